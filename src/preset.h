@@ -1,0 +1,133 @@
+/* src/preset.h - a preset: one INI file that names the data, the layers in
+ * order, the loss, the optimiser and the default device, batch and epochs.
+ * Read with iniparser (raw strings, our own strict number parsing), written by
+ * our own writer (temp file, fsync, rename). The format is documented in
+ * man/nnlab.ini.5. */
+#ifndef NNLAB_PRESET_H
+#define NNLAB_PRESET_H
+
+#include <stddef.h>
+
+#define NN_MAX_LAYERS 64
+#define NN_NAME_LEN 64
+#define NN_TEXT_LEN 256
+#define NN_PATH_LEN 4096
+
+/* A per-sample shape (the batch axis excluded): (features), (C, L) or (C, H, W). */
+typedef struct nn_shape {
+    int rank;                    /* 1, 2 or 3 */
+    int dim[3];
+} nn_shape;
+
+enum nn_layer_kind {
+    NN_LAYER_LINEAR,             /* keys: in, out */
+    NN_LAYER_CONV2D,             /* keys: in, out, kernel, stride (1), padding (0) */
+    NN_LAYER_CONV1D,             /* keys: in, out, kernel, stride (1), padding (0) */
+    NN_LAYER_MAXPOOL2D,          /* keys: kernel, stride (= kernel) */
+    NN_LAYER_MAXPOOL1D,          /* keys: kernel, stride (= kernel) */
+    NN_LAYER_MAXLEN,             /* max over the length axis: (C, L) -> (C) */
+    NN_LAYER_FLATTEN,            /* any -> (features) */
+    NN_LAYER_RESHAPE,            /* key: shape, e.g. "1x16"; element count must match */
+    NN_LAYER_RELU,
+    NN_LAYER_TANH,
+    NN_LAYER_MISH,
+    NN_LAYER_DROPOUT,            /* key: p in [0, 1) */
+    NN_LAYER_KIND_COUNT
+};
+
+typedef struct nn_layer_spec {
+    enum nn_layer_kind kind;
+    int in, out;                 /* linear: features; conv: channels */
+    int kernel, stride, padding;
+    float p;                     /* dropout probability */
+    nn_shape shape;              /* reshape target */
+    nn_shape in_shape, out_shape;/* filled by shape inference */
+} nn_layer_spec;
+
+enum nn_data_kind {
+    NN_DATA_MNIST,               /* 1x28x28, 10 classes, IDX files; default Fashion-MNIST */
+    NN_DATA_CIFAR10,             /* 3x32x32, 10 classes, CIFAR-10 binary version */
+    NN_DATA_RANDOM               /* random rows of `features`, random targets (regression) */
+};
+
+enum nn_loss_kind { NN_LOSS_XENT, NN_LOSS_MSE };
+enum nn_opt_kind { NN_OPT_SGD, NN_OPT_ADAM };
+
+typedef struct nn_preset {
+    char name[NN_NAME_LEN];
+    char description[NN_TEXT_LEN];   /* one line */
+    char path[NN_PATH_LEN];          /* file it was read from ("" if built in memory) */
+
+    /* [data] */
+    enum nn_data_kind data;
+    char data_dir[NN_PATH_LEN];      /* optional default directory ("" = built-in default) */
+    long rows, val_rows;             /* random: rows (1000000), val_rows (2000) */
+    int features, targets;           /* random: features (84), targets (1) */
+
+    /* [train] */
+    enum nn_loss_kind loss;
+    char device[16];                 /* "cpu", "cpu-ref", "gpu" */
+    int batch, epochs;
+    long log_every;                  /* steps between progress lines (2000) */
+
+    /* [optimizer] */
+    enum nn_opt_kind opt;
+    float lr;
+    float momentum, dampening, weight_decay;  /* sgd (weight_decay: both) */
+    int nesterov;
+    float beta1, beta2, eps;                  /* adam */
+
+    int n_layers;
+    nn_layer_spec layers[NN_MAX_LAYERS];
+} nn_preset;
+
+/* Fills p with the defaults every key falls back to. */
+void nn_preset_defaults(nn_preset *p);
+
+/* Reads and validates path. On error returns -1 and a one-line message naming
+ * the file, the section and the key, e.g.
+ *   "my.ini: [layer3] in = 500: the previous layer gives 400". */
+int nn_preset_load(const char *path, nn_preset *p, char *err, size_t err_len);
+
+/* Validates p and fills each layer's in_shape and out_shape. `where` names the
+ * file in messages. */
+int nn_preset_check(nn_preset *p, const char *where, char *err, size_t err_len);
+
+/* Writes p to path atomically (temp file in the same folder, fsync, rename),
+ * creating the folder if needed. A failed save leaves the old file intact. */
+int nn_preset_save(const char *path, const nn_preset *p, char *err, size_t err_len);
+
+/* The input shape and class count (0 for regression) of the preset's data. */
+nn_shape nn_preset_input_shape(const nn_preset *p);
+int nn_preset_classes(const nn_preset *p);
+
+/* Resolves NAME or FILE to a path: a value containing '/' or ending in ".ini"
+ * is a path; otherwise NAME.ini is looked up in nn_preset_user_dir(), then in
+ * $NNLAB_PRESETS_DIR when set, then in the installed presets folder. */
+int nn_preset_find(const char *name_or_path, char *path, size_t path_len,
+                   char *err, size_t err_len);
+
+/* $XDG_CONFIG_HOME/nnlab/presets (or ~/.config/nnlab/presets). */
+int nn_preset_user_dir(char *dir, size_t len);
+/* $NNLAB_PRESETS_DIR if set, else the installed folder ($(pkgdatadir)/presets). */
+const char *nn_preset_system_dir(void);
+
+typedef struct nn_preset_entry {
+    char name[NN_NAME_LEN];
+    char description[NN_TEXT_LEN];
+    char path[NN_PATH_LEN];
+    int user;                    /* 1 when found in the user's folder */
+    int shadowed;                /* a user preset of the same name hides this one */
+    char error[NN_TEXT_LEN * 2]; /* non-empty when the file does not load */
+} nn_preset_entry;
+
+/* Lists the user's presets, then the system's, sorted by name within each.
+ * Returns the count (at most max) or -1. Broken files are listed with error. */
+int nn_preset_list(nn_preset_entry *out, int max, char *err, size_t err_len);
+
+const char *nn_layer_kind_name(enum nn_layer_kind k);
+/* "3x32x32", "400" */
+void nn_shape_format(const nn_shape *s, char *buf, size_t len);
+long nn_shape_count(const nn_shape *s);
+
+#endif
