@@ -1,0 +1,691 @@
+/* backends/cpu_ref.c - the reference backend: plain loops, one thread.
+ *
+ * This file is the oracle every other backend is tested against, so each
+ * operation is written the way its definition reads, its forward and backward
+ * next to each other, with sums that matter (dot products, losses, gradient
+ * reductions) accumulated in double. The elementwise operations, dropout,
+ * losses and optimiser steps are also what the OpenBLAS backend calls
+ * (cpu_ref.h), so those loops are kept branch-light and use restrict pointers
+ * to let the compiler vectorise them.
+ *
+ * Every buffer passed to one call must be distinct (restrict): in-place calls
+ * such as act_forward(x, x) are not supported.
+ */
+#include "cpu_ref.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dropout_hash.h"
+#include "util.h"
+
+/* ------------------------------------------------------------------------ */
+/* Memory: host memory, 64-byte aligned and zeroed.                          */
+
+int nn_ref_alloc(nn_backend *b, size_t bytes, void **out)
+{
+    /* A zero-byte request still gets a real pointer: NULL means "skipped" to
+     * several operations (dx, dlogits), so it must never stand for a buffer. */
+    void *p = nn_alloc_aligned(bytes ? bytes : 1);
+    if (!p) {
+        *out = NULL;
+        return nn_backend_fail(b, "out of host memory allocating %zu bytes", bytes);
+    }
+    *out = p;
+    return 0;
+}
+
+void nn_ref_free(nn_backend *b, void *p)
+{
+    (void)b;
+    nn_free_aligned(p);
+}
+
+int nn_ref_upload(nn_backend *b, void *dst, const void *src, size_t bytes)
+{
+    (void)b;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+int nn_ref_download(nn_backend *b, void *dst, const void *src, size_t bytes)
+{
+    (void)b;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+int nn_ref_zero(nn_backend *b, void *p, size_t bytes)
+{
+    (void)b;
+    memset(p, 0, bytes);
+    return 0;
+}
+
+int nn_ref_synchronize(nn_backend *b)
+{
+    (void)b;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Linear: y = x . w^T + bias.                                               */
+
+int nn_ref_linear_forward(nn_backend *b, int n, int in, int out,
+                          const float *restrict x,     /* (n, in) */
+                          const float *restrict w,     /* (out, in) */
+                          const float *restrict bias,  /* (out) or NULL */
+                          float *restrict y)           /* (n, out) */
+{
+    if (n <= 0 || in <= 0 || out <= 0)
+        return nn_backend_fail(b, "linear_forward: bad shape n=%d in=%d out=%d", n, in, out);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        const float *xi = x + i * (size_t)in;
+        for (size_t o = 0; o < (size_t)out; o++) {
+            const float *wo = w + o * (size_t)in;
+            double acc = bias ? bias[o] : 0.0;
+            for (size_t k = 0; k < (size_t)in; k++)
+                acc += (double)xi[k] * wo[k];
+            y[i * (size_t)out + o] = (float)acc;
+        }
+    }
+    return 0;
+}
+
+int nn_ref_linear_backward(nn_backend *b, int n, int in, int out,
+                           const float *restrict x,    /* (n, in) */
+                           const float *restrict w,    /* (out, in) */
+                           const float *restrict dy,   /* (n, out) */
+                           float *restrict dx,         /* (n, in) or NULL */
+                           float *restrict dw,         /* (out, in) or NULL */
+                           float *restrict dbias)      /* (out) or NULL */
+{
+    if (n <= 0 || in <= 0 || out <= 0)
+        return nn_backend_fail(b, "linear_backward: bad shape n=%d in=%d out=%d", n, in, out);
+    const size_t N = (size_t)n, IN = (size_t)in, OUT = (size_t)out;
+
+    /* dx[i][k] = sum_o dy[i][o] w[o][k] */
+    if (dx)
+        for (size_t i = 0; i < N; i++)
+            for (size_t k = 0; k < IN; k++) {
+                double acc = 0.0;
+                for (size_t o = 0; o < OUT; o++)
+                    acc += (double)dy[i * OUT + o] * w[o * IN + k];
+                dx[i * IN + k] = (float)acc;
+            }
+
+    /* dw[o][k] = sum_i dy[i][o] x[i][k] */
+    if (dw)
+        for (size_t o = 0; o < OUT; o++)
+            for (size_t k = 0; k < IN; k++) {
+                double acc = 0.0;
+                for (size_t i = 0; i < N; i++)
+                    acc += (double)dy[i * OUT + o] * x[i * IN + k];
+                dw[o * IN + k] = (float)acc;
+            }
+
+    /* dbias[o] = sum_i dy[i][o] */
+    if (dbias)
+        for (size_t o = 0; o < OUT; o++) {
+            double acc = 0.0;
+            for (size_t i = 0; i < N; i++)
+                acc += dy[i * OUT + o];
+            dbias[o] = (float)acc;
+        }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 2-D convolution (cross-correlation, as PyTorch), direct loops.            */
+/* x (n, c_in, h_in, w_in), w (c_out, c_in, k_h, k_w), y (n, c_out, h_out, w_out) */
+
+/* Checks the geometry and that the output size is the one the formula gives:
+ * a wrong h_out here is an engine bug that would otherwise read out of bounds. */
+static int conv_geom_check(nn_backend *b, const char *op, const nn_conv_geom *g)
+{
+    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_in <= 0 || g->w_in <= 0 ||
+        g->k_h <= 0 || g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 ||
+        g->pad_h < 0 || g->pad_w < 0)
+        return nn_backend_fail(b, "%s: bad geometry n=%d c_in=%d %dx%d c_out=%d k=%dx%d "
+                               "stride=%dx%d pad=%dx%d", op, g->n, g->c_in, g->h_in, g->w_in,
+                               g->c_out, g->k_h, g->k_w, g->stride_h, g->stride_w,
+                               g->pad_h, g->pad_w);
+    int hp = g->h_in + 2 * g->pad_h, wp = g->w_in + 2 * g->pad_w;
+    if (hp < g->k_h || wp < g->k_w)
+        return nn_backend_fail(b, "%s: kernel %dx%d larger than padded input %dx%d",
+                               op, g->k_h, g->k_w, hp, wp);
+    int h_out = (hp - g->k_h) / g->stride_h + 1, w_out = (wp - g->k_w) / g->stride_w + 1;
+    if (g->h_out != h_out || g->w_out != w_out)
+        return nn_backend_fail(b, "%s: output is %dx%d, the geometry gives %dx%d",
+                               op, g->h_out, g->w_out, h_out, w_out);
+    return 0;
+}
+
+size_t nn_ref_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+{
+    (void)b;
+    (void)g;
+    return 0;   /* direct loops, no im2col */
+}
+
+int nn_ref_conv2d_forward(nn_backend *b, const nn_conv_geom *g,
+                          const float *restrict x, const float *restrict w,
+                          const float *restrict bias,   /* (c_out) or NULL */
+                          float *restrict y, void *ws)
+{
+    (void)ws;
+    if (conv_geom_check(b, "conv2d_forward", g) != 0)
+        return -1;
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w, CI = (size_t)g->c_in;
+
+    /* y[n][co][oh][ow] = bias[co] + sum_{ci,kh,kw} w[co][ci][kh][kw] x[n][ci][ih][iw],
+     * ih = oh*stride_h - pad_h + kh (terms outside the input are the zero padding) */
+    for (int n = 0; n < g->n; n++)
+        for (int co = 0; co < g->c_out; co++)
+            for (int oh = 0; oh < g->h_out; oh++)
+                for (int ow = 0; ow < g->w_out; ow++) {
+                    double acc = bias ? bias[co] : 0.0;
+                    for (int ci = 0; ci < g->c_in; ci++) {
+                        const float *xp = x + ((size_t)n * CI + (size_t)ci) * HI * WI;
+                        const float *wp = w + ((size_t)co * CI + (size_t)ci) * KH * KW;
+                        for (int kh = 0; kh < g->k_h; kh++) {
+                            int ih = oh * g->stride_h - g->pad_h + kh;
+                            if (ih < 0 || ih >= g->h_in)
+                                continue;
+                            for (int kw = 0; kw < g->k_w; kw++) {
+                                int iw = ow * g->stride_w - g->pad_w + kw;
+                                if (iw < 0 || iw >= g->w_in)
+                                    continue;
+                                acc += (double)wp[(size_t)kh * KW + (size_t)kw] *
+                                       xp[(size_t)ih * WI + (size_t)iw];
+                            }
+                        }
+                    }
+                    y[(((size_t)n * (size_t)g->c_out + (size_t)co) * HO + (size_t)oh) * WO +
+                      (size_t)ow] = (float)acc;
+                }
+    return 0;
+}
+
+int nn_ref_conv2d_backward(nn_backend *b, const nn_conv_geom *g,
+                           const float *restrict x, const float *restrict w,
+                           const float *restrict dy,
+                           float *restrict dx,      /* like x, or NULL */
+                           float *restrict dw,      /* like w, or NULL */
+                           float *restrict dbias,   /* (c_out) or NULL */
+                           void *ws)
+{
+    (void)ws;
+    if (conv_geom_check(b, "conv2d_backward", g) != 0)
+        return -1;
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
+    const size_t CI = (size_t)g->c_in, CO = (size_t)g->c_out;
+
+    /* dx[n][ci][ih][iw] = sum over every (co, kh, kw) whose output position
+     * oh = (ih + pad_h - kh) / stride_h is a whole number inside the output,
+     * of w[co][ci][kh][kw] dy[n][co][oh][ow]. Written as a gather, one sum per
+     * dx element, so it is accumulated in double like the forward. */
+    if (dx)
+        for (int n = 0; n < g->n; n++)
+            for (int ci = 0; ci < g->c_in; ci++)
+                for (int ih = 0; ih < g->h_in; ih++)
+                    for (int iw = 0; iw < g->w_in; iw++) {
+                        double acc = 0.0;
+                        for (int co = 0; co < g->c_out; co++) {
+                            const float *dyp = dy + ((size_t)n * CO + (size_t)co) * HO * WO;
+                            const float *wp = w + ((size_t)co * CI + (size_t)ci) * KH * KW;
+                            for (int kh = 0; kh < g->k_h; kh++) {
+                                int th = ih + g->pad_h - kh;
+                                if (th < 0 || th % g->stride_h != 0 || th / g->stride_h >= g->h_out)
+                                    continue;
+                                int oh = th / g->stride_h;
+                                for (int kw = 0; kw < g->k_w; kw++) {
+                                    int tw = iw + g->pad_w - kw;
+                                    if (tw < 0 || tw % g->stride_w != 0 ||
+                                        tw / g->stride_w >= g->w_out)
+                                        continue;
+                                    int ow = tw / g->stride_w;
+                                    acc += (double)wp[(size_t)kh * KW + (size_t)kw] *
+                                           dyp[(size_t)oh * WO + (size_t)ow];
+                                }
+                            }
+                        }
+                        dx[(((size_t)n * CI + (size_t)ci) * HI + (size_t)ih) * WI + (size_t)iw] =
+                            (float)acc;
+                    }
+
+    /* dw[co][ci][kh][kw] = sum_{n,oh,ow} dy[n][co][oh][ow] x[n][ci][ih][iw] */
+    if (dw)
+        for (int co = 0; co < g->c_out; co++)
+            for (int ci = 0; ci < g->c_in; ci++)
+                for (int kh = 0; kh < g->k_h; kh++)
+                    for (int kw = 0; kw < g->k_w; kw++) {
+                        double acc = 0.0;
+                        for (int n = 0; n < g->n; n++) {
+                            const float *xp = x + ((size_t)n * CI + (size_t)ci) * HI * WI;
+                            const float *dyp = dy + ((size_t)n * CO + (size_t)co) * HO * WO;
+                            for (int oh = 0; oh < g->h_out; oh++) {
+                                int ih = oh * g->stride_h - g->pad_h + kh;
+                                if (ih < 0 || ih >= g->h_in)
+                                    continue;
+                                for (int ow = 0; ow < g->w_out; ow++) {
+                                    int iw = ow * g->stride_w - g->pad_w + kw;
+                                    if (iw < 0 || iw >= g->w_in)
+                                        continue;
+                                    acc += (double)dyp[(size_t)oh * WO + (size_t)ow] *
+                                           xp[(size_t)ih * WI + (size_t)iw];
+                                }
+                            }
+                        }
+                        dw[(((size_t)co * CI + (size_t)ci) * KH + (size_t)kh) * KW + (size_t)kw] =
+                            (float)acc;
+                    }
+
+    /* dbias[co] = sum_{n,oh,ow} dy[n][co][oh][ow] */
+    if (dbias)
+        for (size_t co = 0; co < CO; co++) {
+            double acc = 0.0;
+            for (size_t n = 0; n < (size_t)g->n; n++) {
+                const float *dyp = dy + (n * CO + co) * HO * WO;
+                for (size_t k = 0; k < HO * WO; k++)
+                    acc += dyp[k];
+            }
+            dbias[co] = (float)acc;
+        }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Max pooling: no padding, floor mode. x (n, c, h_in, w_in), y (n, c, h_out, w_out). */
+
+static int pool_geom_check(nn_backend *b, const char *op, const nn_pool_geom *g)
+{
+    if (g->n <= 0 || g->c <= 0 || g->h_in <= 0 || g->w_in <= 0 || g->k_h <= 0 ||
+        g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 || g->k_h > g->h_in ||
+        g->k_w > g->w_in)
+        return nn_backend_fail(b, "%s: bad geometry n=%d c=%d %dx%d k=%dx%d stride=%dx%d",
+                               op, g->n, g->c, g->h_in, g->w_in, g->k_h, g->k_w,
+                               g->stride_h, g->stride_w);
+    int h_out = (g->h_in - g->k_h) / g->stride_h + 1, w_out = (g->w_in - g->k_w) / g->stride_w + 1;
+    if (g->h_out != h_out || g->w_out != w_out)
+        return nn_backend_fail(b, "%s: output is %dx%d, the geometry gives %dx%d",
+                               op, g->h_out, g->w_out, h_out, w_out);
+    return 0;
+}
+
+int nn_ref_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g,
+                             const float *restrict x, float *restrict y)
+{
+    if (pool_geom_check(b, "maxpool2d_forward", g) != 0)
+        return -1;
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    for (size_t plane = 0; plane < (size_t)g->n * (size_t)g->c; plane++) {
+        const float *xp = x + plane * HI * WI;
+        float *yp = y + plane * HO * WO;
+        for (size_t oh = 0; oh < HO; oh++)
+            for (size_t ow = 0; ow < WO; ow++) {
+                const float *win = xp + oh * (size_t)g->stride_h * WI + ow * (size_t)g->stride_w;
+                float best = win[0];
+                for (size_t kh = 0; kh < (size_t)g->k_h; kh++)
+                    for (size_t kw = 0; kw < (size_t)g->k_w; kw++) {
+                        float v = win[kh * WI + kw];
+                        if (v > best || isnan(v))   /* a NaN wins, as in PyTorch */
+                            best = v;
+                    }
+                yp[oh * WO + ow] = best;
+            }
+    }
+    return 0;
+}
+
+/* The offset (kh * row + kw) of the first position, in row-major window
+ * order, whose value equals v: where PyTorch routes the gradient among tied
+ * maxima. SIZE_MAX when there is none (v is NaN): that gradient is dropped. */
+static size_t window_find(const float *win, size_t row, size_t k_h, size_t k_w, float v)
+{
+    for (size_t kh = 0; kh < k_h; kh++)
+        for (size_t kw = 0; kw < k_w; kw++)
+            if (win[kh * row + kw] == v)
+                return kh * row + kw;
+    return SIZE_MAX;
+}
+
+int nn_ref_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g,
+                              const float *restrict x, const float *restrict y,
+                              const float *restrict dy, float *restrict dx)
+{
+    if (pool_geom_check(b, "maxpool2d_backward", g) != 0)
+        return -1;
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
+    /* Positions in no window (floor mode leftovers) and non-maxima get 0;
+     * overlapping windows (stride < k) add up at a shared maximum. */
+    memset(dx, 0, (size_t)g->n * (size_t)g->c * HI * WI * sizeof *dx);
+    for (size_t plane = 0; plane < (size_t)g->n * (size_t)g->c; plane++) {
+        const float *xp = x + plane * HI * WI;
+        float *dxp = dx + plane * HI * WI;
+        for (size_t oh = 0; oh < HO; oh++)
+            for (size_t ow = 0; ow < WO; ow++) {
+                size_t o = plane * HO * WO + oh * WO + ow;
+                size_t base = oh * (size_t)g->stride_h * WI + ow * (size_t)g->stride_w;
+                size_t at = window_find(xp + base, WI, KH, KW, y[o]);
+                if (at != SIZE_MAX)
+                    dxp[base + at] += dy[o];
+            }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Activations.                                                              */
+
+/* mish(x) = x tanh(softplus(x)), softplus(x) = log(1 + e^x) written as
+ * log1p(e^-|x|) + max(x, 0) so that it neither overflows nor loses the small
+ * tail. The derivative, with s = tanh(softplus(x)) and softplus' = sigmoid:
+ *   d/dx = s + x sigmoid(x) (1 - s^2).
+ * sigmoid reuses e = e^-|x|: 1/(1+e) for x >= 0, e/(1+e) below. */
+static inline float mish_forward_1(float x)
+{
+    float e = expf(-fabsf(x));
+    float s = tanhf(log1pf(e) + fmaxf(x, 0.0f));
+    return x * s;
+}
+
+static inline float mish_grad_1(float x)
+{
+    float e = expf(-fabsf(x));
+    float s = tanhf(log1pf(e) + fmaxf(x, 0.0f));
+    float r = 1.0f / (1.0f + e);
+    float sig = x >= 0.0f ? r : e * r;
+    return s + x * sig * (1.0f - s * s);
+}
+
+int nn_ref_act_forward(nn_backend *b, enum nn_act act, size_t n,
+                       const float *restrict x, float *restrict y)
+{
+    switch (act) {
+    case NN_ACT_RELU:
+        /* written so that a NaN passes through, as torch.relu does */
+        for (size_t i = 0; i < n; i++)
+            y[i] = x[i] < 0.0f ? 0.0f : x[i];
+        return 0;
+    case NN_ACT_TANH:
+        for (size_t i = 0; i < n; i++)
+            y[i] = tanhf(x[i]);
+        return 0;
+    case NN_ACT_MISH:
+        for (size_t i = 0; i < n; i++)
+            y[i] = mish_forward_1(x[i]);
+        return 0;
+    }
+    return nn_backend_fail(b, "act_forward: unknown activation %d", (int)act);
+}
+
+int nn_ref_act_backward(nn_backend *b, enum nn_act act, size_t n,
+                        const float *restrict x, const float *restrict y,
+                        const float *restrict dy, float *restrict dx)
+{
+    switch (act) {
+    case NN_ACT_RELU:
+        /* 0 at x == 0, as PyTorch; dy is loaded unconditionally so that the
+         * select vectorises */
+        for (size_t i = 0; i < n; i++) {
+            float d = dy[i];
+            dx[i] = x[i] > 0.0f ? d : 0.0f;
+        }
+        return 0;
+    case NN_ACT_TANH:
+        /* tanh' = 1 - tanh^2, from the saved output */
+        for (size_t i = 0; i < n; i++)
+            dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+        return 0;
+    case NN_ACT_MISH:
+        for (size_t i = 0; i < n; i++)
+            dx[i] = dy[i] * mish_grad_1(x[i]);
+        return 0;
+    }
+    return nn_backend_fail(b, "act_backward: unknown activation %d", (int)act);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Inverted dropout, the mask a pure function of (seed, counter, i).         */
+
+/* p == 1 drops everything (PyTorch returns zeros); anything outside [0, 1] is
+ * an error. The scale is computed in float, the same way on every backend. */
+static int dropout_check(nn_backend *b, const char *op, float p)
+{
+    if (!(p >= 0.0f && p <= 1.0f))
+        return nn_backend_fail(b, "%s: probability %g outside [0, 1]", op, (double)p);
+    return 0;
+}
+
+int nn_ref_dropout_forward(nn_backend *b, size_t n, float p, uint64_t seed,
+                           uint64_t counter, const float *restrict x, float *restrict y)
+{
+    if (dropout_check(b, "dropout_forward", p) != 0)
+        return -1;
+    if (p == 0.0f) {
+        memcpy(y, x, n * sizeof *y);
+        return 0;
+    }
+    const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i] * scale;
+        y[i] = nn_dropout_keep(seed, counter, i, p) ? v : 0.0f;
+    }
+    return 0;
+}
+
+int nn_ref_dropout_backward(nn_backend *b, size_t n, float p, uint64_t seed,
+                            uint64_t counter, const float *restrict dy, float *restrict dx)
+{
+    if (dropout_check(b, "dropout_backward", p) != 0)
+        return -1;
+    if (p == 0.0f) {
+        memcpy(dx, dy, n * sizeof *dx);
+        return 0;
+    }
+    const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float v = dy[i] * scale;
+        dx[i] = nn_dropout_keep(seed, counter, i, p) ? v : 0.0f;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Losses: each adds to stats (backend memory) and writes its gradient.     */
+
+int nn_ref_softmax_xent(nn_backend *b, int n, int classes,
+                        const float *restrict logits,   /* (n, classes) */
+                        const int32_t *restrict labels, /* (n) */
+                        float *restrict dlogits,        /* (n, classes) or NULL */
+                        float *restrict stats)          /* [0] loss, [1] correct */
+{
+    if (n <= 0 || classes <= 0)
+        return nn_backend_fail(b, "softmax_xent: bad shape n=%d classes=%d", n, classes);
+    /* Check every label before writing anything, so a failed call leaves
+     * dlogits and stats as they were. */
+    for (int i = 0; i < n; i++)
+        if (labels[i] < 0 || labels[i] >= classes)
+            return nn_backend_fail(b, "softmax_xent: label %ld of sample %d is outside [0, %d)",
+                                   (long)labels[i], i, classes);
+
+    const size_t C = (size_t)classes;
+    const double inv_n = 1.0 / n;
+    double loss = 0.0;
+    long correct = 0;
+    for (size_t i = 0; i < (size_t)n; i++) {
+        const float *l = logits + i * C;
+        const size_t label = (size_t)labels[i];
+        /* the max, for stability, and its first position, for accuracy */
+        size_t arg = 0;
+        for (size_t c = 1; c < C; c++)
+            if (l[c] > l[arg])
+                arg = c;
+        const double mx = l[arg];
+        double sum = 0.0;
+        for (size_t c = 0; c < C; c++)
+            sum += exp((double)l[c] - mx);
+        /* -log softmax[label] = log(sum e^(l - max)) - (l[label] - max) */
+        loss += log(sum) - ((double)l[label] - mx);
+        correct += arg == label;
+        if (dlogits) {
+            float *d = dlogits + i * C;
+            const double inv_sum = 1.0 / sum;
+            for (size_t c = 0; c < C; c++)
+                d[c] = (float)((exp((double)l[c] - mx) * inv_sum - (c == label)) * inv_n);
+        }
+    }
+    stats[0] += (float)(loss * inv_n);
+    stats[1] += (float)correct;
+    return 0;
+}
+
+int nn_ref_mse(nn_backend *b, int n, int width,
+               const float *restrict pred,     /* (n, width) */
+               const float *restrict target,   /* (n, width) */
+               float *restrict dpred,          /* (n, width) or NULL */
+               float *restrict stats)          /* [0] loss */
+{
+    if (n <= 0 || width <= 0)
+        return nn_backend_fail(b, "mse: bad shape n=%d width=%d", n, width);
+    const size_t m = (size_t)n * (size_t)width;
+    const double inv_m = 1.0 / (double)m;
+    double sum = 0.0;
+    for (size_t i = 0; i < m; i++) {
+        double d = (double)pred[i] - target[i];
+        sum += d * d;
+    }
+    if (dpred) {
+        const float scale = (float)(2.0 * inv_m);
+        for (size_t i = 0; i < m; i++)
+            dpred[i] = scale * (pred[i] - target[i]);
+    }
+    stats[0] += (float)(sum * inv_m);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Optimisers over the flat parameter arena.                                 */
+
+/* torch.optim.SGD. Without momentum the velocity is neither read nor written
+ * (it may be NULL) and dampening plays no part, as in PyTorch. With momentum
+ * the velocity starts at zero (the engine zeroes it), so the first step stores
+ * (1 - dampening) g: PyTorch's first step stores g itself, which is the same
+ * only when dampening is 0 (see backend.h). */
+int nn_ref_sgd_step(nn_backend *b, size_t n, float *restrict param,
+                    const float *restrict grad, float *restrict velocity,
+                    const nn_sgd_hyper *h)
+{
+    (void)b;
+    const float lr = h->lr, wd = h->weight_decay, mom = h->momentum;
+    const float keep = 1.0f - h->dampening;
+
+    if (mom == 0.0f) {
+        for (size_t i = 0; i < n; i++)
+            param[i] -= lr * (grad[i] + wd * param[i]);
+    } else if (!h->nesterov) {
+        for (size_t i = 0; i < n; i++) {
+            float g = grad[i] + wd * param[i];
+            float v = mom * velocity[i] + keep * g;
+            velocity[i] = v;
+            param[i] -= lr * v;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            float g = grad[i] + wd * param[i];
+            float v = mom * velocity[i] + keep * g;
+            velocity[i] = v;
+            param[i] -= lr * (g + mom * v);
+        }
+    }
+    return 0;
+}
+
+/* torch.optim.Adam (L2 weight decay into the gradient, not AdamW), in the
+ * form of PyTorch's implementation: step = lr / (1 - b1^t),
+ * denom = sqrt(v) / sqrt(1 - b2^t) + eps, p -= step * m / denom.
+ * The bias corrections are computed once per call in double. */
+int nn_ref_adam_step(nn_backend *b, size_t n, float *restrict param,
+                     const float *restrict grad, float *restrict m, float *restrict v,
+                     const nn_adam_hyper *h, long t)
+{
+    if (t < 1)
+        return nn_backend_fail(b, "adam_step: step %ld, steps count from 1", t);
+    const float b1 = h->beta1, b2 = h->beta2, eps = h->eps, wd = h->weight_decay;
+    const double bc1 = 1.0 - pow(h->beta1, (double)t);
+    const double bc2 = 1.0 - pow(h->beta2, (double)t);
+    const float step = (float)(h->lr / bc1);
+    const float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i] + wd * param[i];
+        float mi = b1 * m[i] + (1.0f - b1) * g;
+        float vi = b2 * v[i] + (1.0f - b2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        param[i] -= step * mi / (sqrtf(vi) * inv_sqrt_bc2 + eps);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The table.                                                                */
+
+static int ref_probe(char *why, size_t why_len)
+{
+    if (why && why_len)
+        why[0] = '\0';
+    return 0;   /* plain C: always available */
+}
+
+static int ref_open(nn_backend *b, const nn_backend_config *cfg)
+{
+    (void)cfg;  /* one thread, whatever cfg->threads says */
+    b->impl = NULL;
+    return 0;
+}
+
+static void ref_close(nn_backend *b)
+{
+    b->impl = NULL;
+}
+
+const nn_backend_ops nn_backend_cpu_ref = {
+    .name = "cpu-ref",
+    .summary = "reference: plain C loops, one thread (the test oracle)",
+    .probe = ref_probe,
+    .open = ref_open,
+    .close = ref_close,
+
+    .alloc = nn_ref_alloc,
+    .free = nn_ref_free,
+    .upload = nn_ref_upload,
+    .download = nn_ref_download,
+    .zero = nn_ref_zero,
+    .synchronize = nn_ref_synchronize,
+
+    .linear_forward = nn_ref_linear_forward,
+    .linear_backward = nn_ref_linear_backward,
+    .conv2d_workspace = nn_ref_conv2d_workspace,
+    .conv2d_forward = nn_ref_conv2d_forward,
+    .conv2d_backward = nn_ref_conv2d_backward,
+    .maxpool2d_forward = nn_ref_maxpool2d_forward,
+    .maxpool2d_backward = nn_ref_maxpool2d_backward,
+    .act_forward = nn_ref_act_forward,
+    .act_backward = nn_ref_act_backward,
+    .dropout_forward = nn_ref_dropout_forward,
+    .dropout_backward = nn_ref_dropout_backward,
+    .softmax_xent = nn_ref_softmax_xent,
+    .mse = nn_ref_mse,
+    .sgd_step = nn_ref_sgd_step,
+    .adam_step = nn_ref_adam_step,
+};
