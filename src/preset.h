@@ -102,8 +102,8 @@ nn_shape nn_preset_input_shape(const nn_preset *p);
 int nn_preset_classes(const nn_preset *p);
 
 /* Resolves NAME or FILE to a path: a value containing '/' or ending in ".ini"
- * is a path; otherwise NAME.ini is looked up in nn_preset_user_dir(), then in
- * $NNLAB_PRESETS_DIR when set, then in the installed presets folder. */
+ * is a path; otherwise NAME.ini is looked up in nn_preset_user_dir(), then
+ * in the shipped presets folder (nn_preset_system_dir). */
 int nn_preset_find(const char *name_or_path, char *path, size_t path_len,
                    char *err, size_t err_len);
 
@@ -118,7 +118,7 @@ typedef struct nn_preset_entry {
     char path[NN_PATH_LEN];
     int user;                    /* 1 when found in the user's folder */
     int shadowed;                /* a user preset of the same name hides this one */
-    char error[NN_TEXT_LEN * 2]; /* non-empty when the file does not load */
+    char error[512];             /* non-empty when the file does not load (NN_ERR_LEN) */
 } nn_preset_entry;
 
 /* Lists the user's presets, then the system's, sorted by name within each.
