@@ -54,6 +54,12 @@ int nn_data_random_regression(int features, int targets, long rows, long val_row
 int nn_data_for_preset(const nn_preset *p, const char *data_dir, uint64_t seed,
                        nn_dataset *ds, char *err, size_t err_len);
 
+/* nn_data_for_preset's MNIST default, with the folder as a parameter so that
+ * the fallback can be tested: the IDX files in default_dir, or synthetic data
+ * whose description says why when the folder holds none of them. */
+int nn_data_mnist_default(const char *default_dir, uint64_t seed, nn_dataset *ds,
+                          char *err, size_t err_len);
+
 void nn_data_free(nn_dataset *ds);
 
 #endif
