@@ -17,6 +17,10 @@
  *    (c_out, c_in, k_h, k_w), each followed by its bias (out) or (c_out).
  *  - Loss operations *add* to a stats accumulator in backend memory, so that a
  *    GPU need not synchronise every step to report a running loss.
+ *  - Buffers passed to one call never overlap (no in-place operations), so
+ *    implementations may use restrict.
+ *  - Optional pointers: a NULL bias in forward means no bias; NULL dx, dw or
+ *    dbias in backward means that gradient is not wanted.
  */
 #ifndef NNLAB_BACKEND_H
 #define NNLAB_BACKEND_H
@@ -113,14 +117,16 @@ typedef struct nn_backend_ops {
                               const float *x, const float *y, const float *dy,
                               float *dx);
 
+    /* Backward reads x for relu and mish and y for tanh; the other may be NULL. */
     int (*act_forward)(nn_backend *b, enum nn_act act, size_t n,
                        const float *x, float *y);
     int (*act_backward)(nn_backend *b, enum nn_act act, size_t n,
                         const float *x, const float *y, const float *dy, float *dx);
 
-    /* Inverted dropout: element i is kept when nn_dropout_keep(seed, counter,
-     * i, p) (backends/dropout_hash.h), and scaled by 1/(1-p). The mask is
-     * recomputed in backward rather than stored. */
+    /* Inverted dropout, p in [0, 1]: element i is kept when
+     * nn_dropout_keep(seed, counter, i, p) (backends/dropout_hash.h), and
+     * scaled by 1.0f/(1.0f-p) computed in float (p = 1 gives zeros). The mask
+     * is recomputed in backward rather than stored. */
     int (*dropout_forward)(nn_backend *b, size_t n, float p, uint64_t seed,
                            uint64_t counter, const float *x, float *y);
     int (*dropout_backward)(nn_backend *b, size_t n, float p, uint64_t seed,

@@ -5,6 +5,7 @@
 #ifndef NNLAB_DROPOUT_HASH_H
 #define NNLAB_DROPOUT_HASH_H
 
+#include <math.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
@@ -13,7 +14,9 @@
 #define NN_HOSTDEV
 #endif
 
-/* splitmix64's finaliser: a strong 64-bit mix, cheap enough per element. */
+#define NN_GOLDEN64 0x9e3779b97f4a7c15ULL
+
+/* splitmix64's finaliser: a strong 64-bit mix. */
 static inline NN_HOSTDEV uint64_t nn_mix64(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -21,16 +24,30 @@ static inline NN_HOSTDEV uint64_t nn_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* A uniform float in [0, 1) from the top 24 bits of the hash. */
-static inline NN_HOSTDEV float nn_dropout_uniform(uint64_t seed, uint64_t counter, uint64_t i)
+/* The part that depends only on the call: computed once per call. */
+static inline NN_HOSTDEV uint64_t nn_dropout_key(uint64_t seed, uint64_t counter)
 {
-    uint64_t h = nn_mix64(seed ^ nn_mix64(counter * 0x9e3779b97f4a7c15ULL + i));
-    return (float)(h >> 40) * (1.0f / 16777216.0f);
+    return nn_mix64(seed ^ nn_mix64(counter * NN_GOLDEN64));
+}
+
+/* 24 uniform bits for element i: splitmix64's stream started at key, so one
+ * mix per element. */
+static inline NN_HOSTDEV uint32_t nn_dropout_bits(uint64_t key, uint64_t i)
+{
+    return (uint32_t)(nn_mix64(key + (i + 1) * NN_GOLDEN64) >> 40);
+}
+
+/* Element i is kept when its bits, read as u = bits / 2^24 in [0, 1), satisfy
+ * u >= p, i.e. bits >= ceil(p 2^24) (exact in float: p 2^24 only shifts the
+ * exponent). p = 1 keeps nothing. */
+static inline NN_HOSTDEV uint32_t nn_dropout_threshold(float p)
+{
+    return (uint32_t)ceilf(p * 16777216.0f);
 }
 
 static inline NN_HOSTDEV int nn_dropout_keep(uint64_t seed, uint64_t counter, uint64_t i, float p)
 {
-    return nn_dropout_uniform(seed, counter, i) >= p;
+    return nn_dropout_bits(nn_dropout_key(seed, counter), i) >= nn_dropout_threshold(p);
 }
 
 #endif
