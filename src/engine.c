@@ -1,0 +1,623 @@
+/* src/engine.c - the training job: a trainer thread that owns the data, the
+ * backend and the network, and publishes snapshots; see engine.h. */
+#include "engine.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "data.h"
+#include "net.h"
+#include "rng.h"
+
+struct nn_job {
+    nn_job_config cfg;           /* resolved: device, batch, epochs, lr, log_every set */
+    const nn_backend_ops *ops;
+    pthread_t thread;
+    int thread_started;
+
+    /* shared with readers, under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;         /* resume and cancel wake a paused trainer */
+    nn_snapshot snap;
+    nn_loss_point *points;       /* capacity fixed at start: no allocation while training */
+    long n_points, cap_points;
+    nn_epoch_result *epoch_results;
+    int n_epoch_results, cap_epoch_results;
+
+    atomic_int pause_requested;
+    atomic_int cancel_requested;
+
+    /* owned by the trainer thread */
+    nn_snapshot mine;            /* the trainer's working copy, published after each step */
+    nn_dataset data;
+    nn_backend backend;
+    int backend_open;
+    nn_net net;
+    int32_t *order;              /* (n_train) sample order of the current epoch */
+    float *batch_x;              /* (batch, sample_floats) gathered on the host */
+    int32_t *batch_y;            /* (batch) */
+    float *batch_t;              /* (batch, target_width) */
+    double *step_times;          /* bench: (timed steps) for the median */
+    nn_rng shuffle_rng;
+    double active_s;             /* training time so far, pauses excluded */
+    double step_s_total;         /* time inside timed steps */
+};
+
+const char *nn_job_state_name(nn_job_state s)
+{
+    static const char *const names[] = { "preparing", "running", "paused", "done", "cancelled", "failed" };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+const char *nn_phase_name(enum nn_phase p)
+{
+    static const char *const names[] = { "copy", "forward", "backward", "optimizer", "sync" };
+    return (unsigned)p < NN_PHASE_COUNT ? names[p] : "?";
+}
+
+void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->preset = *p;
+    cfg->seed = 1;
+}
+
+/* ---- publishing ------------------------------------------------------------ */
+
+static void publish(nn_job *job)
+{
+    pthread_mutex_lock(&job->lock);
+    job->snap = job->mine;
+    pthread_mutex_unlock(&job->lock);
+}
+
+static void publish_point(nn_job *job, const nn_loss_point *pt)
+{
+    pthread_mutex_lock(&job->lock);
+    if (job->n_points < job->cap_points)
+        job->points[job->n_points++] = *pt;
+    job->mine.n_loss_points = job->n_points;
+    job->mine.last_loss = pt->loss;
+    job->snap = job->mine;
+    pthread_mutex_unlock(&job->lock);
+}
+
+static void publish_epoch(nn_job *job, const nn_epoch_result *r)
+{
+    pthread_mutex_lock(&job->lock);
+    if (job->n_epoch_results < job->cap_epoch_results)
+        job->epoch_results[job->n_epoch_results++] = *r;
+    job->mine.n_epoch_results = job->n_epoch_results;
+    job->mine.last_epoch = *r;
+    job->snap = job->mine;
+    pthread_mutex_unlock(&job->lock);
+}
+
+static void fail(nn_job *job, const char *msg)
+{
+    job->mine.state = NN_JOB_FAILED;
+    nn_strlcpy(job->mine.error, msg, sizeof job->mine.error);
+    publish(job);
+}
+
+/* ---- preparation -------------------------------------------------------------- */
+
+static int prepare_buffers(nn_job *job, char *err, size_t err_len)
+{
+    const nn_dataset *d = &job->data;
+    size_t b = (size_t)job->cfg.batch;
+    job->order = malloc((size_t)d->n_train * sizeof *job->order);
+    job->batch_x = malloc(b * d->sample_floats * sizeof(float));
+    if (d->classes > 0)
+        job->batch_y = malloc(b * sizeof(int32_t));
+    else
+        job->batch_t = malloc(b * (size_t)d->target_width * sizeof(float));
+    if (!job->order || !job->batch_x || (!job->batch_y && !job->batch_t))
+        return nn_errorf(err, err_len, "out of host memory for the batch buffers (batch %zu)", b);
+    for (long i = 0; i < d->n_train; i++)
+        job->order[i] = (int32_t)i;
+    if (job->cfg.bench) {
+        job->step_times = malloc((size_t)job->cfg.steps * sizeof(double));
+        if (!job->step_times)
+            return nn_errorf(err, err_len, "out of host memory for %ld step times", job->cfg.steps);
+    }
+    return 0;
+}
+
+static int prepare(nn_job *job, char *err, size_t err_len)
+{
+    nn_job_config *c = &job->cfg;
+    nn_backend_config bc = { c->threads };
+
+    if (nn_data_for_preset(&c->preset, c->data_dir[0] ? c->data_dir : NULL, c->seed,
+                           &job->data, err, err_len) != 0)
+        return -1;
+    nn_strlcpy(job->mine.data_name, job->data.name, sizeof job->mine.data_name);
+    nn_strlcpy(job->mine.data_desc, job->data.description, sizeof job->mine.data_desc);
+    job->mine.data_synthetic = job->data.synthetic;
+    if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
+        return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
+    job->backend_open = 1;
+    if (nn_net_create(&job->net, &job->backend, &c->preset, c->batch, c->seed, err, err_len) != 0)
+        return -1;
+    job->mine.n_params = job->net.n_params;
+    nn_rng_seed(&job->shuffle_rng, c->seed ^ 0x5eed5eedULL);
+    return prepare_buffers(job, err, err_len);
+}
+
+/* ---- one step ------------------------------------------------------------------ */
+
+static void shuffle(nn_job *job)
+{
+    for (long i = job->data.n_train - 1; i > 0; i--) {
+        long j = (long)nn_rng_below(&job->shuffle_rng, (uint64_t)i + 1);
+        int32_t t = job->order[i];
+        job->order[i] = job->order[j];
+        job->order[j] = t;
+    }
+}
+
+/* Gathers samples idx[0..n) of one split and copies them to the device. */
+static int load_batch(nn_job *job, const float *xs, const int32_t *ys, const float *ts,
+                      const int32_t *idx, long first, int n)
+{
+    const nn_dataset *d = &job->data;
+    nn_backend *b = &job->backend;
+    size_t sf = d->sample_floats, tw = (size_t)d->target_width;
+    for (int i = 0; i < n; i++) {
+        long s = idx ? idx[i] : first + i;
+        memcpy(job->batch_x + (size_t)i * sf, xs + (size_t)s * sf, sf * sizeof(float));
+        if (ys)
+            job->batch_y[i] = ys[s];
+        else
+            memcpy(job->batch_t + (size_t)i * tw, ts + (size_t)s * tw, tw * sizeof(float));
+    }
+    if (b->ops->upload(b, job->net.x, job->batch_x, (size_t)n * sf * sizeof(float)) != 0)
+        return -1;
+    if (ys)
+        return b->ops->upload(b, job->net.labels, job->batch_y, (size_t)n * sizeof(int32_t));
+    return b->ops->upload(b, job->net.targets, job->batch_t, (size_t)n * tw * sizeof(float));
+}
+
+/* One training step on n samples starting at position pos of the epoch's
+ * order; phase times are added to t[]. */
+static int train_step(nn_job *job, long pos, int n, long step, double t[NN_PHASE_COUNT])
+{
+    nn_net *net = &job->net;
+    nn_backend *b = &job->backend;
+    const nn_dataset *d = &job->data;
+    double t0 = nn_now(), t1, t2, t3, t4;
+
+    if (load_batch(job, d->train_x, d->train_y, d->train_t, job->order + pos, 0, n) != 0)
+        return -1;
+    t1 = nn_now();
+    const float *out = nn_net_forward(net, n, 1, step);
+    if (!out)
+        return -1;
+    t2 = nn_now();
+    if (nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
+        nn_net_backward(net, n, step, nn_net_dout(net)) != 0)
+        return -1;
+    t3 = nn_now();
+    if (nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0)
+        return -1;
+    t4 = nn_now();
+    if (b->ops->synchronize(b) != 0)
+        return -1;
+    double t5 = nn_now();
+    t[NN_PHASE_COPY] += t1 - t0;
+    t[NN_PHASE_FORWARD] += t2 - t1;
+    t[NN_PHASE_BACKWARD] += t3 - t2;
+    t[NN_PHASE_OPTIMIZER] += t4 - t3;
+    t[NN_PHASE_SYNC] += t5 - t4;
+    return 0;
+}
+
+/* Reads the running loss sum and clears it: the only point where the trainer
+ * waits for the device outside validation. */
+static int take_running_loss(nn_job *job, float *sum)
+{
+    nn_backend *b = &job->backend;
+    float stats[2];
+    if (b->ops->download(b, stats, job->net.stats, sizeof stats) != 0 ||
+        b->ops->zero(b, job->net.stats, sizeof stats) != 0)
+        return -1;
+    *sum = stats[0];
+    return 0;
+}
+
+static int validate(nn_job *job, nn_epoch_result *r)
+{
+    const nn_dataset *d = &job->data;
+    nn_backend *b = &job->backend;
+    double loss = 0.0, correct = 0.0;
+    long seen = 0;
+    for (long first = 0; first < d->n_val; first += job->cfg.batch) {
+        int n = (int)(d->n_val - first < job->cfg.batch ? d->n_val - first : job->cfg.batch);
+        float stats[2];
+        if (b->ops->zero(b, job->net.stats, sizeof stats) != 0 ||
+            load_batch(job, d->val_x, d->val_y, d->val_t, NULL, first, n) != 0)
+            return -1;
+        const float *out = nn_net_forward(&job->net, n, 0, 0);
+        if (!out || nn_net_loss(&job->net, n, out, NULL) != 0 ||
+            b->ops->download(b, stats, job->net.stats, sizeof stats) != 0)
+            return -1;
+        loss += (double)stats[0] * n;   /* the op adds the batch mean */
+        correct += stats[1];
+        seen += n;
+    }
+    if (b->ops->zero(b, job->net.stats, 2 * sizeof(float)) != 0)
+        return -1;
+    r->val_loss = seen ? (float)(loss / (double)seen) : NAN;
+    r->has_accuracy = d->classes > 0;
+    r->val_accuracy = seen && d->classes > 0 ? (float)(correct / (double)seen) : 0.0f;
+    return 0;
+}
+
+/* ---- pause, cancel, progress --------------------------------------------------- */
+
+/* Blocks while a pause is requested; returns 1 when the job must stop. */
+static int honour_requests(nn_job *job)
+{
+    if (atomic_load(&job->cancel_requested))
+        return 1;
+    if (!atomic_load(&job->pause_requested))
+        return 0;
+    job->mine.state = NN_JOB_PAUSED;
+    publish(job);
+    pthread_mutex_lock(&job->lock);
+    while (atomic_load(&job->pause_requested) && !atomic_load(&job->cancel_requested))
+        pthread_cond_wait(&job->wake, &job->lock);
+    pthread_mutex_unlock(&job->lock);
+    job->mine.state = NN_JOB_RUNNING;
+    return atomic_load(&job->cancel_requested);
+}
+
+static void update_progress(nn_job *job, long done_steps, long samples, const double t[NN_PHASE_COUNT],
+                            long timed)
+{
+    nn_snapshot *s = &job->mine;
+    s->step = done_steps;
+    s->elapsed_s = job->active_s;
+    if (timed > 0) {
+        for (int p = 0; p < NN_PHASE_COUNT; p++)
+            s->phase_us[p] = t[p] / (double)timed * 1e6;
+        s->us_per_step = job->step_s_total / (double)timed * 1e6;
+        s->timed_steps = timed;
+    }
+    if (job->active_s > 0 && done_steps > 0) {
+        s->has_rate = 1;
+        s->samples_per_s = job->step_s_total > 0 ? (double)samples / job->step_s_total : 0;
+        s->eta_s = (double)(s->total_steps - done_steps) * job->active_s / (double)done_steps;
+    }
+}
+
+/* ---- the loops ------------------------------------------------------------------ */
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int record_loss_point(nn_job *job, int epoch, long step, long step_in_epoch, long interval)
+{
+    float sum;
+    if (interval <= 0)
+        return 0;
+    if (take_running_loss(job, &sum) != 0)
+        return -1;
+    nn_loss_point pt = { step, epoch, step_in_epoch, sum / (float)interval };
+    publish_point(job, &pt);
+    return 0;
+}
+
+static int run_validation(nn_job *job, int epoch, long step)
+{
+    nn_epoch_result r = { .epoch = epoch, .step = step };
+    if (job->cfg.bench || job->cfg.no_validation || job->data.n_val == 0)
+        return 0;
+    if (validate(job, &r) != 0)
+        return -1;
+    publish_epoch(job, &r);
+    return 0;
+}
+
+/* Trains epoch by epoch until total_steps; returns 1 when cancelled, -1 on error. */
+static int train_loop(nn_job *job)
+{
+    nn_snapshot *s = &job->mine;
+    double t[NN_PHASE_COUNT] = { 0 };
+    long step = 0, samples = 0, timed = 0;
+    long warmup = job->cfg.bench ? job->cfg.warmup : 0;
+
+    for (int epoch = 1; step < s->total_steps; epoch++) {
+        long in_epoch = 0, since_report = 0;
+        s->epoch = epoch;
+        shuffle(job);
+        for (long pos = 0; pos < job->data.n_train && step < s->total_steps; pos += job->cfg.batch) {
+            if (honour_requests(job))
+                return 1;
+            int n = (int)(job->data.n_train - pos < job->cfg.batch ? job->data.n_train - pos : job->cfg.batch);
+            double tw[NN_PHASE_COUNT] = { 0 }, start = nn_now();
+            if (train_step(job, pos, n, step, tw) != 0)
+                return -1;
+            double dt = nn_now() - start;
+            step++, in_epoch++, since_report++;
+            job->active_s += dt;
+            if (step > warmup) {
+                for (int p = 0; p < NN_PHASE_COUNT; p++)
+                    t[p] += tw[p];
+                if (job->step_times)
+                    job->step_times[timed] = dt;
+                job->step_s_total += dt;
+                samples += n;
+                timed++;
+            }
+            if (since_report == job->cfg.log_every) {
+                double r0 = nn_now();
+                if (record_loss_point(job, epoch, step, in_epoch, since_report) != 0)
+                    return -1;
+                job->active_s += nn_now() - r0;
+                since_report = 0;
+            }
+            update_progress(job, step, samples, t, timed);
+            publish(job);
+        }
+        double v0 = nn_now();
+        if (record_loss_point(job, epoch, step, in_epoch, since_report) != 0 ||
+            run_validation(job, epoch, step) != 0)
+            return -1;
+        job->active_s += nn_now() - v0;
+    }
+    if (job->step_times && timed > 0) {
+        qsort(job->step_times, (size_t)timed, sizeof(double), compare_double);
+        s->us_per_step_median = job->step_times[timed / 2] * 1e6;
+    }
+    update_progress(job, step, samples, t, timed);
+    return 0;
+}
+
+/* The histories are sized once the step count is known, before training
+ * starts: one point per log interval plus one per epoch end. */
+static int alloc_histories(nn_job *job, char *err, size_t err_len)
+{
+    long per_epoch = job->mine.steps_per_epoch / job->cfg.log_every + 1;
+    long cap_points = per_epoch * job->mine.epochs;
+    nn_loss_point *points = calloc((size_t)cap_points, sizeof *points);
+    nn_epoch_result *results = calloc((size_t)job->mine.epochs, sizeof *results);
+    if (!points || !results) {
+        free(points);
+        free(results);
+        return nn_errorf(err, err_len, "out of memory for the loss history (%ld points)", cap_points);
+    }
+    pthread_mutex_lock(&job->lock);
+    job->points = points;
+    job->cap_points = cap_points;
+    job->epoch_results = results;
+    job->cap_epoch_results = job->mine.epochs;
+    pthread_mutex_unlock(&job->lock);
+    return 0;
+}
+
+static void block_signals(void)
+{
+    /* Signals belong to the front end (the UI restores the terminal). */
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
+static void *trainer(void *arg)
+{
+    nn_job *job = arg;
+    char err[NN_ERR_LEN] = "";
+    double t0 = nn_now();
+
+    block_signals();
+    if (prepare(job, err, sizeof err) != 0) {
+        fail(job, err);
+        return NULL;
+    }
+    job->mine.prepare_s = nn_now() - t0;
+    job->mine.steps_per_epoch = (job->data.n_train + job->cfg.batch - 1) / job->cfg.batch;
+    if (job->cfg.bench)
+        job->mine.total_steps = job->cfg.warmup + job->cfg.steps;
+    else if (job->cfg.steps > 0)
+        job->mine.total_steps = job->cfg.steps;
+    else
+        job->mine.total_steps = job->mine.steps_per_epoch * job->cfg.epochs;
+    job->mine.epochs = (int)((job->mine.total_steps + job->mine.steps_per_epoch - 1) / job->mine.steps_per_epoch);
+    if (alloc_histories(job, err, sizeof err) != 0) {
+        fail(job, err);
+        return NULL;
+    }
+    job->mine.state = NN_JOB_RUNNING;
+    publish(job);
+
+    int rc = train_loop(job);
+    if (rc < 0) {
+        nn_errorf(err, sizeof err, "training on %s: %s", job->ops->name, job->backend.last_error);
+        fail(job, err);
+        return NULL;
+    }
+    job->mine.state = rc > 0 ? NN_JOB_CANCELLED : NN_JOB_DONE;
+    publish(job);
+    return NULL;
+}
+
+/* ---- the API -------------------------------------------------------------------- */
+
+static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, size_t err_len)
+{
+    *c = *in;
+    const nn_preset *p = &c->preset;
+    if (!c->device[0])
+        nn_strlcpy(c->device, p->device, sizeof c->device);
+    if (c->batch == 0)
+        c->batch = p->batch;
+    if (c->epochs == 0)
+        c->epochs = p->epochs;
+    if (c->lr == 0)
+        c->lr = p->lr;
+    if (c->log_every == 0)
+        c->log_every = p->log_every;
+    if (c->batch < 1 || c->batch > 1048576)
+        return nn_errorf(err, err_len, "batch %d: expected 1..1048576", c->batch);
+    if (c->epochs < 1)
+        return nn_errorf(err, err_len, "epochs %d: expected at least 1", c->epochs);
+    if (c->steps < 0 || (c->bench && c->steps < 1))
+        return nn_errorf(err, err_len, "steps %ld: expected at least 1", c->steps);
+    if (c->warmup < 0)
+        return nn_errorf(err, err_len, "warmup %ld: expected 0 or more", c->warmup);
+    if (!(c->lr > 0) || !isfinite(c->lr))
+        return nn_errorf(err, err_len, "learning rate %g: expected a positive number", c->lr);
+    if (c->log_every < 1)
+        return nn_errorf(err, err_len, "log_every %ld: expected at least 1", c->log_every);
+    if (c->threads < 0)
+        return nn_errorf(err, err_len, "threads %d: expected 0 (all cores) or more", c->threads);
+    return 0;
+}
+
+static int find_device(nn_job *job, char *err, size_t err_len)
+{
+    char why[NN_BACKEND_ERROR_LEN];
+    job->ops = nn_backend_find(job->cfg.device);
+    if (!job->ops) {
+        if (strcmp(job->cfg.device, "gpu") == 0)
+            return nn_errorf(err, err_len, "device gpu: not available: this build of nnlab has no GPU "
+                             "backend (it runs on cpu and cpu-ref)");
+        return nn_errorf(err, err_len, "unknown device '%s' (expected cpu, cpu-ref or gpu)", job->cfg.device);
+    }
+    if (job->ops->probe && job->ops->probe(why, sizeof why) != 0)
+        return nn_errorf(err, err_len, "device %s: not available: %s", job->ops->name, why);
+    return 0;
+}
+
+nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
+{
+    nn_job *job = calloc(1, sizeof *job);
+    if (!job) {
+        nn_errorf(err, err_len, "out of memory for a job");
+        return NULL;
+    }
+    if (resolve_config(&job->cfg, cfg, err, err_len) != 0 || find_device(job, err, err_len) != 0) {
+        free(job);
+        return NULL;
+    }
+    pthread_mutex_init(&job->lock, NULL);
+    pthread_cond_init(&job->wake, NULL);
+    job->mine.state = NN_JOB_PREPARING;
+    nn_strlcpy(job->mine.device, job->ops->name, sizeof job->mine.device);
+    job->mine.batch = job->cfg.batch;
+    job->mine.epochs = job->cfg.epochs;
+    job->mine.threads = job->cfg.threads;
+    job->snap = job->mine;
+    int rc = pthread_create(&job->thread, NULL, trainer, job);
+    if (rc != 0) {
+        nn_errorf(err, err_len, "cannot start the trainer thread: %s", strerror(rc));
+        nn_job_free(job);
+        return NULL;
+    }
+    job->thread_started = 1;
+    return job;
+}
+
+void nn_job_snapshot(nn_job *job, nn_snapshot *out)
+{
+    pthread_mutex_lock(&job->lock);
+    *out = job->snap;
+    pthread_mutex_unlock(&job->lock);
+}
+
+long nn_job_loss_points(nn_job *job, long from, nn_loss_point *out, long max)
+{
+    long n = 0;
+    pthread_mutex_lock(&job->lock);
+    if (from >= 0 && from < job->n_points) {
+        n = job->n_points - from < max ? job->n_points - from : max;
+        memcpy(out, job->points + from, (size_t)n * sizeof *out);
+    }
+    pthread_mutex_unlock(&job->lock);
+    return n;
+}
+
+int nn_job_epoch_results(nn_job *job, int from, nn_epoch_result *out, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&job->lock);
+    if (from >= 0 && from < job->n_epoch_results) {
+        n = job->n_epoch_results - from < max ? job->n_epoch_results - from : max;
+        memcpy(out, job->epoch_results + from, (size_t)n * sizeof *out);
+    }
+    pthread_mutex_unlock(&job->lock);
+    return n;
+}
+
+void nn_job_pause(nn_job *job)
+{
+    atomic_store(&job->pause_requested, 1);
+}
+
+static void wake_trainer(nn_job *job)
+{
+    pthread_mutex_lock(&job->lock);
+    pthread_cond_broadcast(&job->wake);
+    pthread_mutex_unlock(&job->lock);
+}
+
+void nn_job_resume(nn_job *job)
+{
+    atomic_store(&job->pause_requested, 0);
+    wake_trainer(job);
+}
+
+void nn_job_cancel(nn_job *job)
+{
+    atomic_store(&job->cancel_requested, 1);
+    wake_trainer(job);
+}
+
+nn_job_state nn_job_wait(nn_job *job)
+{
+    if (job->thread_started) {
+        pthread_join(job->thread, NULL);
+        job->thread_started = 0;
+    }
+    return job->snap.state;
+}
+
+static void release_trainer_state(nn_job *job)
+{
+    nn_net_destroy(&job->net);
+    if (job->backend_open)
+        nn_backend_close(&job->backend);
+    nn_data_free(&job->data);
+    free(job->order);
+    free(job->batch_x);
+    free(job->batch_y);
+    free(job->batch_t);
+    free(job->step_times);
+}
+
+void nn_job_free(nn_job *job)
+{
+    if (!job)
+        return;
+    if (job->thread_started) {
+        nn_job_cancel(job);
+        nn_job_wait(job);
+    }
+    release_trainer_state(job);
+    free(job->points);
+    free(job->epoch_results);
+    pthread_mutex_destroy(&job->lock);
+    pthread_cond_destroy(&job->wake);
+    free(job);
+}

@@ -1,0 +1,124 @@
+/* src/engine.h - the engine API every front end drives (the CLI in
+ * src/main.c, the ncurses lab in ui/).
+ *
+ * A job = a preset + device + batch + epochs or steps + lr + seed + options.
+ * nn_job_start runs it on its own pthread. The caller may read a consistent
+ * snapshot at any moment; the trainer publishes one after every step under a
+ * mutex held for a small memcpy, so reading never slows training. Pause,
+ * resume and cancel are requests the trainer honours between steps.
+ * Nothing here prints or exits: errors come back as a state and a message. */
+#ifndef NNLAB_ENGINE_H
+#define NNLAB_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "preset.h"
+#include "util.h"
+
+typedef enum nn_job_state {
+    NN_JOB_PREPARING,            /* loading data, building the network */
+    NN_JOB_RUNNING,
+    NN_JOB_PAUSED,
+    NN_JOB_DONE,
+    NN_JOB_CANCELLED,
+    NN_JOB_FAILED
+} nn_job_state;
+
+/* The parts of a training step, timed separately (mean microseconds per step). */
+enum nn_phase {
+    NN_PHASE_COPY,               /* gather the batch and copy it to the device */
+    NN_PHASE_FORWARD,
+    NN_PHASE_BACKWARD,           /* loss and backpropagation */
+    NN_PHASE_OPTIMIZER,
+    NN_PHASE_SYNC,               /* wait for the device and read the loss back */
+    NN_PHASE_COUNT
+};
+
+typedef struct nn_job_config {
+    nn_preset preset;            /* copied into the job */
+    char device[16];             /* "" = the preset's */
+    int batch;                   /* 0 = the preset's */
+    int epochs;                  /* 0 = the preset's */
+    long steps;                  /* > 0: stop after this many steps instead */
+    double lr;                   /* 0 = the preset's */
+    uint64_t seed;
+    int threads;                 /* CPU threads, 0 = all cores */
+    char data_dir[NN_PATH_LEN];  /* "" = the preset's or the default */
+    long log_every;              /* 0 = the preset's */
+    int bench;                   /* time training steps only: no validation */
+    long warmup;                 /* bench: untimed steps first */
+    int no_validation;           /* skip validation at the end of each epoch */
+} nn_job_config;
+
+/* Fills cfg with the preset's defaults (seed 1, warmup 0). */
+void nn_job_config_init(nn_job_config *cfg, const nn_preset *p);
+
+typedef struct nn_loss_point {
+    long step;                   /* global step at which the interval ended (1-based) */
+    int epoch;                   /* 1-based */
+    long step_in_epoch;          /* 1-based, as the write-ups print it */
+    float loss;                  /* mean training loss over the interval */
+} nn_loss_point;
+
+typedef struct nn_epoch_result {
+    int epoch;                   /* 1-based; the last may be partial with --steps */
+    long step;                   /* global step when it was measured */
+    float val_loss;
+    float val_accuracy;          /* classification only */
+    int has_accuracy;
+} nn_epoch_result;
+
+typedef struct nn_snapshot {
+    nn_job_state state;
+    char error[NN_ERR_LEN];      /* FAILED: why */
+    char data_name[NN_NAME_LEN];
+    char data_desc[NN_TEXT_LEN];
+    int data_synthetic;
+    char device[16];
+    int batch, epochs;
+    int epoch;                   /* current epoch, 1-based (0 while preparing) */
+    long step, total_steps, steps_per_epoch;
+    double prepare_s;            /* loading data and building the net */
+    double elapsed_s;            /* training time so far, pauses excluded */
+    double samples_per_s, eta_s; /* valid when has_rate */
+    int has_rate;
+    float last_loss;             /* last reported interval's mean; valid when n_loss_points > 0 */
+    long n_loss_points;
+    int n_epoch_results;
+    nn_epoch_result last_epoch;  /* valid when n_epoch_results > 0 */
+    double phase_us[NN_PHASE_COUNT];   /* mean per step over the timed steps */
+    double us_per_step;          /* mean over the timed steps */
+    double us_per_step_median;   /* bench: median over the timed steps */
+    long timed_steps;
+    size_t n_params;
+    int threads;
+} nn_snapshot;
+
+typedef struct nn_job nn_job;
+
+/* Validates cfg and starts the trainer thread. NULL with a message when cfg
+ * is unusable before anything starts (unknown device, bad batch). Errors
+ * found later (data files, memory) end the job in NN_JOB_FAILED. */
+nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len);
+
+void nn_job_snapshot(nn_job *job, nn_snapshot *out);
+
+/* Copies loss points [from, from+max) (fewer if not yet recorded); returns how many. */
+long nn_job_loss_points(nn_job *job, long from, nn_loss_point *out, long max);
+/* Copies epoch results [from, from+max); returns how many. */
+int nn_job_epoch_results(nn_job *job, int from, nn_epoch_result *out, int max);
+
+void nn_job_pause(nn_job *job);
+void nn_job_resume(nn_job *job);
+void nn_job_cancel(nn_job *job);
+
+/* Waits for the trainer to finish; returns the final state. */
+nn_job_state nn_job_wait(nn_job *job);
+/* Waits (cancelling first if still running) and frees everything. */
+void nn_job_free(nn_job *job);
+
+const char *nn_job_state_name(nn_job_state s);
+const char *nn_phase_name(enum nn_phase p);
+
+#endif

@@ -1,0 +1,410 @@
+/* src/main.c - the headless front end: nnlab train | bench | presets | devices.
+ * It drives the same engine API as the ncurses lab: start a job, poll its
+ * snapshot, print progress on stderr and results (JSON) on stdout. */
+#include "config.h"
+
+#include <getopt.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "engine.h"
+#include "preset.h"
+#include "util.h"
+
+enum { EXIT_USAGE = 2, EXIT_CANCELLED = 130 };
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: nnlab COMMAND [OPTIONS]\n"
+        "\n"
+        "Commands:\n"
+        "  train    train a preset headless; progress on stderr, --json result on stdout\n"
+        "  bench    time training steps only (data in memory); median us/step\n"
+        "  presets  list the presets found, with descriptions and paths\n"
+        "  devices  list the backends and whether each is available here\n"
+        "\n"
+        "Options of train and bench:\n"
+        "  -p, --preset NAME|FILE   preset name or .ini path (required)\n"
+        "  -d, --device DEV         cpu, cpu-ref or gpu (default: the preset's)\n"
+        "  -b, --batch N            batch size (default: the preset's)\n"
+        "  -e, --epochs N           epochs (train; default: the preset's)\n"
+        "  -s, --steps N            stop after N steps (bench: timed steps, default 20)\n"
+        "  -w, --warmup N           bench: untimed steps first (default 3)\n"
+        "  -l, --lr X               learning rate (default: the preset's)\n"
+        "      --seed N             random seed for weights, order and synthetic data (default 1)\n"
+        "  -t, --threads N          CPU threads for the cpu device (default: all cores)\n"
+        "      --data DIR           data folder (MNIST-format IDX or CIFAR-10 binary)\n"
+        "      --log-every N        steps between progress lines (default: the preset's)\n"
+        "      --no-validation      skip validation at the end of each epoch\n"
+        "  -q, --quiet              no progress lines\n"
+        "  -j, --json               print the result as one JSON object on stdout\n"
+        "\n"
+        "  -h, --help               this help\n"
+        "  -V, --version            the version\n"
+        "\n"
+        "See nnlab(1) and nnlab.ini(5).\n");
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+typedef struct cli_options {
+    const char *preset;
+    const char *device;
+    const char *data;
+    long batch, epochs, steps, warmup, threads, log_every;
+    double lr;
+    unsigned long long seed;
+    int json, quiet, no_validation;
+} cli_options;
+
+static int parse_count(const char *opt, const char *arg, long min, long *out)
+{
+    long v;
+    if (nn_parse_long(arg, &v) != 0 || v < min) {
+        fprintf(stderr, "nnlab: --%s %s: expected a whole number >= %ld\n", opt, arg, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, int bench, cli_options *o)
+{
+    static const struct option longopts[] = {
+        { "preset", required_argument, NULL, 'p' },  { "device", required_argument, NULL, 'd' },
+        { "batch", required_argument, NULL, 'b' },   { "epochs", required_argument, NULL, 'e' },
+        { "steps", required_argument, NULL, 's' },   { "warmup", required_argument, NULL, 'w' },
+        { "lr", required_argument, NULL, 'l' },      { "seed", required_argument, NULL, 'S' },
+        { "threads", required_argument, NULL, 't' }, { "data", required_argument, NULL, 'D' },
+        { "log-every", required_argument, NULL, 'L' }, { "no-validation", no_argument, NULL, 'N' },
+        { "quiet", no_argument, NULL, 'q' },         { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 }
+    };
+    int c;
+    long v;
+    double d;
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->steps = bench ? 20 : 0;
+    o->warmup = 3;
+    o->threads = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:d:b:e:s:w:l:t:qjh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p': o->preset = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'D': o->data = optarg; break;
+        case 'b': if (parse_count("batch", optarg, 1, &o->batch)) return -1; break;
+        case 'e': if (parse_count("epochs", optarg, 1, &o->epochs)) return -1; break;
+        case 's': if (parse_count("steps", optarg, 1, &o->steps)) return -1; break;
+        case 'w': if (parse_count("warmup", optarg, 0, &o->warmup)) return -1; break;
+        case 't': if (parse_count("threads", optarg, 1, &o->threads)) return -1; break;
+        case 'L': if (parse_count("log-every", optarg, 1, &o->log_every)) return -1; break;
+        case 'S':
+            if (parse_count("seed", optarg, 0, &v)) return -1;
+            o->seed = (unsigned long long)v;
+            break;
+        case 'l':
+            if (nn_parse_double(optarg, &d) != 0 || !(d > 0)) {
+                fprintf(stderr, "nnlab: --lr %s: expected a positive number\n", optarg);
+                return -1;
+            }
+            o->lr = d;
+            break;
+        case 'N': o->no_validation = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'j': o->json = 1; break;
+        case 'h': usage(stdout); exit(0);
+        default: return -1;   /* getopt has said what was wrong */
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "nnlab: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (!o->preset) {
+        fprintf(stderr, "nnlab: --preset NAME|FILE is required (see `nnlab presets`)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int load_preset(const char *name, nn_preset *p)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    if (nn_preset_find(name, path, sizeof path, err, sizeof err) != 0 ||
+        nn_preset_load(path, p, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void fill_config(nn_job_config *cfg, const nn_preset *p, const cli_options *o, int bench)
+{
+    nn_job_config_init(cfg, p);
+    if (o->device)
+        nn_strlcpy(cfg->device, o->device, sizeof cfg->device);
+    if (o->data)
+        nn_strlcpy(cfg->data_dir, o->data, sizeof cfg->data_dir);
+    cfg->batch = (int)o->batch;
+    cfg->epochs = (int)o->epochs;
+    cfg->steps = o->steps;
+    cfg->lr = o->lr;
+    cfg->seed = o->seed;
+    cfg->threads = (int)o->threads;
+    cfg->log_every = o->log_every;
+    cfg->no_validation = o->no_validation;
+    cfg->bench = bench;
+    cfg->warmup = bench ? o->warmup : 0;
+}
+
+/* ---- progress and results ------------------------------------------------------ */
+
+static void print_new_progress(nn_job *job, long *seen_points, int *seen_epochs, int quiet)
+{
+    nn_loss_point pts[64];
+    nn_epoch_result ep[16];
+    long n;
+    int m;
+    while ((n = nn_job_loss_points(job, *seen_points, pts, 64)) > 0) {
+        for (long i = 0; i < n && !quiet; i++)   /* the write-ups' format */
+            fprintf(stderr, "[%d, %5ld] loss: %.3f\n", pts[i].epoch, pts[i].step_in_epoch, pts[i].loss);
+        *seen_points += n;
+    }
+    while ((m = nn_job_epoch_results(job, *seen_epochs, ep, 16)) > 0) {
+        for (int i = 0; i < m && !quiet; i++) {
+            if (ep[i].has_accuracy)
+                fprintf(stderr, "[%d] validation loss: %.4f  accuracy: %.4f\n", ep[i].epoch,
+                        ep[i].val_loss, ep[i].val_accuracy);
+            else
+                fprintf(stderr, "[%d] validation loss: %.4f\n", ep[i].epoch, ep[i].val_loss);
+        }
+        *seen_epochs += m;
+    }
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_number(const char *key, double v, int last)
+{
+    printf("  \"%s\": ", key);
+    if (isfinite(v))
+        printf("%.6g", v);
+    else
+        printf("null");
+    printf(last ? "\n" : ",\n");
+}
+
+static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench)
+{
+    const nn_epoch_result *e = s->n_epoch_results > 0 ? &s->last_epoch : NULL;
+    printf("{\n  \"command\": \"%s\",\n  \"preset\": ", bench ? "bench" : "train");
+    json_string(cfg->preset.name);
+    printf(",\n  \"device\": ");
+    json_string(s->device);
+    printf(",\n  \"state\": \"%s\",\n", nn_job_state_name(s->state));
+    printf("  \"batch\": %d,\n  \"epochs\": %d,\n  \"steps\": %ld,\n", s->batch, s->epochs, s->step);
+    printf("  \"data\": {\"name\": ");
+    json_string(s->data_name);
+    printf(", \"real\": %s, \"description\": ", s->data_synthetic ? "false" : "true");
+    json_string(s->data_desc);
+    printf("},\n  \"seed\": %llu,\n  \"threads\": %d,\n", (unsigned long long)cfg->seed, s->threads);
+    json_number("lr", cfg->lr ? cfg->lr : cfg->preset.lr, 0);
+    json_number("params", (double)s->n_params, 0);
+    json_number("prepare_s", s->prepare_s, 0);
+    json_number("wall_s", s->elapsed_s, 0);
+    json_number("timed_steps", (double)s->timed_steps, 0);
+    json_number("us_per_step", bench ? s->us_per_step_median : s->us_per_step, 0);
+    json_number("us_per_step_mean", s->us_per_step, 0);
+    json_number("samples_per_s", s->samples_per_s, 0);
+    json_number("train_loss", s->n_loss_points > 0 ? s->last_loss : NAN, 0);
+    json_number("val_loss", e ? e->val_loss : NAN, 0);
+    json_number("val_accuracy", e && e->has_accuracy ? e->val_accuracy : NAN, 0);
+    printf("  \"phases\": {");
+    for (int p = 0; p < NN_PHASE_COUNT; p++)
+        printf("%s\"%s_us\": %.3f", p ? ", " : "", nn_phase_name(p), s->phase_us[p]);
+    printf("}\n}\n");
+}
+
+static void print_summary(const nn_snapshot *s, int bench)
+{
+    fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n",
+            bench ? "bench" : "trained", s->device, s->batch, s->step, s->elapsed_s, s->samples_per_s);
+    fprintf(stderr, "  %.1f us/step%s:", bench ? s->us_per_step_median : s->us_per_step,
+            bench ? " (median)" : " (mean)");
+    for (int p = 0; p < NN_PHASE_COUNT; p++)
+        fprintf(stderr, " %s %.1f", nn_phase_name(p), s->phase_us[p]);
+    fprintf(stderr, "\n");
+    if (s->n_epoch_results > 0 && s->last_epoch.has_accuracy)
+        fprintf(stderr, "  validation: loss %.4f, accuracy %.4f\n", s->last_epoch.val_loss,
+                s->last_epoch.val_accuracy);
+    else if (s->n_epoch_results > 0)
+        fprintf(stderr, "  validation: loss %.4f\n", s->last_epoch.val_loss);
+}
+
+/* ---- commands ----------------------------------------------------------------------- */
+
+static int run_job(int argc, char **argv, int bench)
+{
+    cli_options o;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_snapshot s;
+    char err[NN_ERR_LEN];
+    long seen_points = 0;
+    int seen_epochs = 0, announced = 0;
+
+    if (parse_options(argc, argv, bench, &o) != 0)
+        return EXIT_USAGE;
+    if (load_preset(o.preset, &p) != 0)
+        return EXIT_USAGE;
+    fill_config(&cfg, &p, &o, bench);
+    nn_job *job = nn_job_start(&cfg, err, sizeof err);
+    if (!job) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return EXIT_USAGE;
+    }
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    for (;;) {
+        nn_job_snapshot(job, &s);
+        if (!announced && s.state != NN_JOB_PREPARING && s.state != NN_JOB_FAILED) {
+            if (!o.quiet)
+                fprintf(stderr, "%s: %s on %s, batch %d, %ld steps; data: %s\n", p.name,
+                        bench ? "bench" : "training", s.device, s.batch, s.total_steps, s.data_desc);
+            announced = 1;
+        }
+        print_new_progress(job, &seen_points, &seen_epochs, o.quiet);
+        if (s.state == NN_JOB_DONE || s.state == NN_JOB_FAILED || s.state == NN_JOB_CANCELLED)
+            break;
+        if (interrupted)
+            nn_job_cancel(job);
+        sleep_ms(20);
+    }
+    nn_job_wait(job);
+    print_new_progress(job, &seen_points, &seen_epochs, o.quiet);
+    nn_job_snapshot(job, &s);
+    nn_job_free(job);
+    if (s.state == NN_JOB_FAILED) {
+        fprintf(stderr, "nnlab: %s\n", s.error);
+        return EXIT_FAILURE;
+    }
+    if (!o.quiet || s.state == NN_JOB_DONE)
+        print_summary(&s, bench);
+    if (o.json)
+        print_json(&cfg, &s, bench);
+    if (s.state == NN_JOB_CANCELLED) {
+        fprintf(stderr, "nnlab: cancelled after %ld steps\n", s.step);
+        return EXIT_CANCELLED;
+    }
+    return 0;
+}
+
+static int cmd_presets(int argc, char **argv)
+{
+    nn_preset_entry *list;
+    char err[NN_ERR_LEN];
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "nnlab: presets takes no arguments\n");
+        return EXIT_USAGE;
+    }
+    list = calloc(256, sizeof *list);
+    if (!list) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    int n = nn_preset_list(list, 256, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        free(list);
+        return EXIT_FAILURE;
+    }
+    for (int i = 0; i < n; i++) {
+        const nn_preset_entry *e = &list[i];
+        printf("%-20s %s%s\n", e->name, e->error[0] ? "BROKEN: " : "",
+               e->error[0] ? e->error : e->description);
+        printf("%-20s %s%s%s\n", "", e->path, e->user ? " (yours)" : "",
+               e->shadowed ? " (hidden by your preset of the same name)" : "");
+    }
+    if (n == 0)
+        printf("no presets found (looked in your folder and %s)\n", nn_preset_system_dir());
+    free(list);
+    return 0;
+}
+
+static int cmd_devices(void)
+{
+    char why[NN_BACKEND_ERROR_LEN];
+    for (const nn_backend_ops *const *o = nn_builtin_backends; *o; o++) {
+        int ok = !(*o)->probe || (*o)->probe(why, sizeof why) == 0;
+        printf("%-8s %s: %s\n", (*o)->name, ok ? "available" : "unavailable", ok ? (*o)->summary : why);
+    }
+    printf("%-8s unavailable: this build of nnlab has no GPU backend\n", "gpu");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* Only the character type follows the environment: numbers always parse
+     * and print in the C locale. */
+    setlocale(LC_CTYPE, "");
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+        printf("%s\n", PACKAGE_STRING);
+        return 0;
+    }
+    if (!strcmp(cmd, "train"))
+        return run_job(argc - 1, argv + 1, 0);
+    if (!strcmp(cmd, "bench"))
+        return run_job(argc - 1, argv + 1, 1);
+    if (!strcmp(cmd, "presets"))
+        return cmd_presets(argc - 1, argv + 1);
+    if (!strcmp(cmd, "devices"))
+        return cmd_devices();
+    fprintf(stderr, "nnlab: unknown command '%s' (try nnlab --help)\n", cmd);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,88 @@
+/* src/net.h - a sequential network built from a preset's layer list on one
+ * backend: flat parameter, gradient and optimiser-state arenas, activation
+ * buffers sized for the job's batch, and one training step as a sequence of
+ * backend operations. Everything is allocated in nn_net_create; a step
+ * allocates nothing. */
+#ifndef NNLAB_NET_H
+#define NNLAB_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "preset.h"
+
+typedef struct nn_layer {
+    nn_layer_spec spec;
+    size_t in_floats, out_floats;    /* per sample */
+    size_t n_weights, n_bias;        /* parameters, 0 for parameter-free layers */
+    size_t param_offset;             /* into the arenas: weights, then bias */
+    float *y;                        /* own output buffer (max_batch, out_floats); NULL when aliased */
+} nn_layer;
+
+typedef struct nn_net {
+    nn_backend *b;
+    int n_layers;
+    nn_layer layers[NN_MAX_LAYERS];
+    int max_batch;
+    size_t sample_floats;            /* input floats per sample */
+    int classes;                     /* > 0: cross-entropy over classes */
+    int target_width;                /* MSE width */
+    enum nn_loss_kind loss;
+
+    size_t n_params;
+    float *params, *grads;           /* (n_params) flat arenas, backend memory */
+    float *opt_a, *opt_b;            /* SGD: velocity, NULL; Adam: m, v */
+    long opt_t;                      /* optimiser steps taken (Adam's t) */
+
+    float *x;                        /* (max_batch, sample_floats) input batch */
+    int32_t *labels;                 /* (max_batch) classification labels */
+    float *targets;                  /* (max_batch, target_width) regression targets */
+    float *grad_a, *grad_b;          /* ping-pong activation gradients (max_batch, widest) */
+    void *ws;                        /* convolution workspace, the largest any layer needs */
+    size_t ws_bytes;
+    float *stats;                    /* (2) loss accumulator: sum of batch losses, correct count */
+
+    /* Where each layer read and wrote in the last forward (aliases resolved). */
+    const float *in_ptr[NN_MAX_LAYERS];
+    float *out_ptr[NN_MAX_LAYERS];
+
+    uint64_t seed;                   /* dropout masks */
+} nn_net;
+
+/* Builds the network of p (already checked by nn_preset_check) on backend b,
+ * for batches of at most max_batch, and initialises the parameters like
+ * PyTorch (kaiming-uniform a=sqrt(5) weights, U(+-1/sqrt(fan_in)) biases)
+ * from seed. On failure returns -1, frees what it made, message in err. */
+int nn_net_create(nn_net *net, nn_backend *b, const nn_preset *p, int max_batch,
+                  uint64_t seed, char *err, size_t err_len);
+void nn_net_destroy(nn_net *net);
+
+/* Forward over the n samples in net->x; training enables dropout. step makes
+ * the dropout mask unique per step. Returns the output (n, out) in backend
+ * memory, or NULL with the backend's message. */
+float *nn_net_forward(nn_net *net, int n, int training, long step);
+
+/* Adds the loss of output `out` against labels/targets to net->stats and,
+ * when backward is set, backpropagates through every layer into net->grads. */
+int nn_net_loss(nn_net *net, int n, const float *out, float *dout);
+int nn_net_backward(nn_net *net, int n, long step, const float *dout);
+
+/* One optimiser step over the whole arena with the preset's hyper-parameters
+ * (lr as given, so that a job can override it). */
+int nn_net_optimize(nn_net *net, const nn_preset *p, float lr);
+
+/* The gradient of the loss w.r.t. the network output lives here after
+ * nn_net_loss (the first ping-pong buffer). */
+float *nn_net_dout(nn_net *net);
+
+/* Parameter count, and FLOPs of one forward pass per sample (multiply-adds
+ * counted as 2). */
+size_t nn_net_param_count(const nn_net *net);
+double nn_layer_forward_flops(const nn_layer_spec *s);
+
+/* Fills the backend geometry of conv/pool layers for a batch of n. */
+void nn_layer_conv_geom(const nn_layer_spec *s, int n, nn_conv_geom *g);
+void nn_layer_pool_geom(const nn_layer_spec *s, int n, nn_pool_geom *g);
+
+#endif

@@ -1,0 +1,66 @@
+#!/bin/sh
+# tests/cli.sh - the headless CLI as a user meets it: help, errors that are one
+# line and exit non-zero, and train/bench results as JSON. Speaks TAP.
+# Needs NNLAB (the program) and top_srcdir, which `make check` exports.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -n 20; }
+# check NAME EXPECTED_STATUS COMMAND...: runs the command, output to $tmp/out and $tmp/err
+check() {
+    name=$1 want=$2; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+    if [ "$got" -eq "$want" ]; then ok "$name"; else echo "# exit $got, wanted $want"; not_ok "$name"; fi
+}
+# grep_ok NAME FILE PATTERN
+grep_ok() { if grep -q -e "$3" "$2"; then ok "$1"; else echo "# no '$3' in $2"; not_ok "$1"; fi; }
+one_line_err() { if [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "$1"; else not_ok "$1"; fi; }
+
+check "--help exits 0" 0 "$NNLAB" --help
+grep_ok "--help lists train" "$tmp/out" "train"
+check "--version exits 0" 0 "$NNLAB" --version
+grep_ok "--version names nnlab" "$tmp/out" "^nnlab "
+check "unknown command fails" 2 "$NNLAB" frobnicate
+one_line_err "unknown command: one-line error"
+check "bad option fails" 2 "$NNLAB" train --preset mnist-mlp-128 --batch zero
+grep_ok "bad option names it" "$tmp/err" "batch"
+one_line_err "bad option: one-line error"
+check "missing --preset fails" 2 "$NNLAB" train
+check "unknown preset fails" 2 "$NNLAB" train --preset no-such-preset
+grep_ok "unknown preset named" "$tmp/err" "no-such-preset"
+one_line_err "unknown preset: one-line error"
+check "broken preset fails" 2 "$NNLAB" train --preset "$top_srcdir/tests/fixtures/bad-chain.ini"
+grep_ok "broken preset: names section and key" "$tmp/err" "\[layer.*\] in"
+one_line_err "broken preset: one-line error"
+check "missing data dir fails" 1 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --data "$tmp/none"
+grep_ok "missing data dir named" "$tmp/err" "$tmp/none"
+check "gpu without a GPU fails" 2 "$NNLAB" train --preset mnist-mlp-128 --device gpu
+grep_ok "gpu failure gives the reason" "$tmp/err" "gpu.*not available"
+check "presets lists" 0 "$NNLAB" presets
+for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000; do
+    grep_ok "presets lists $p" "$tmp/out" "^$p "
+done
+check "devices lists" 0 "$NNLAB" devices
+grep_ok "devices: cpu available" "$tmp/out" "^cpu  *available"
+grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
+
+check "train --json" 0 "$NNLAB" train --preset lenet-cifar10 --steps 50 --log-every 10 --json
+for key in preset device batch epochs steps data wall_s us_per_step samples_per_s train_loss val_loss \
+           val_accuracy phases; do
+    grep_ok "train json has $key" "$tmp/out" "\"$key\":"
+done
+grep_ok "train json: synthetic data" "$tmp/out" '"real": false'
+grep_ok "progress in the write-ups' style" "$tmp/err" '^\[1,    10\] loss: [0-9.]*$'
+grep_ok "stderr says which data" "$tmp/err" "data: synthetic"
+if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["steps"]==50 and d["val_loss"] > 0' "$tmp/out"
+    then ok "train json parses"; else not_ok "train json parses"; fi
+fi
+check "bench --json" 0 "$NNLAB" bench --preset conv1d-regression --device cpu --batch 64 --steps 5 --warmup 1 --json
+grep_ok "bench json has us_per_step" "$tmp/out" '"us_per_step": [0-9]'
+grep_ok "bench json timed 5 steps" "$tmp/out" '"timed_steps": 5,'
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,413 @@
+/* tests/test_engine.c - the engine API: a job starts, pauses, resumes and is
+ * cancelled; bad configurations are refused; training makes the loss fall;
+ * the cpu and cpu-ref backends train the same curve; a step allocates nothing. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "preset.h"
+
+#ifndef PRESETS_SRCDIR
+#define PRESETS_SRCDIR "presets"
+#endif
+
+/* ---- allocation counting (linked with -Wl,--wrap=...) ------------------------ */
+
+static long allocations;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+int __real_posix_memalign(void **p, size_t a, size_t n);
+
+void *__wrap_malloc(size_t n)
+{
+    __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t m)
+{
+    __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    return __real_calloc(n, m);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    return __real_realloc(p, n);
+}
+
+int __wrap_posix_memalign(void **p, size_t a, size_t n)
+{
+    __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    return __real_posix_memalign(p, a, n);
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* A small regression MLP on random rows: quick to build, no files needed. */
+static void small_preset(nn_preset *p)
+{
+    char err[NN_ERR_LEN];
+    nn_preset_defaults(p);
+    strcpy(p->name, "test-mlp");
+    p->data = NN_DATA_RANDOM;
+    p->rows = 4096;
+    p->val_rows = 256;
+    p->features = 16;
+    p->targets = 1;
+    p->loss = NN_LOSS_MSE;
+    p->opt = NN_OPT_SGD;
+    p->lr = 0.01f;
+    p->momentum = 0.9f;
+    p->batch = 16;
+    p->epochs = 1;
+    p->n_layers = 4;
+    p->layers[0] = (nn_layer_spec){ .kind = NN_LAYER_LINEAR, .in = 16, .out = 32 };
+    p->layers[1] = (nn_layer_spec){ .kind = NN_LAYER_TANH };
+    p->layers[2] = (nn_layer_spec){ .kind = NN_LAYER_DROPOUT, .p = 0.1f };
+    p->layers[3] = (nn_layer_spec){ .kind = NN_LAYER_LINEAR, .in = 32, .out = 1 };
+    if (nn_preset_check(p, "test-mlp", err, sizeof err) != 0)
+        fail_msg("small preset: %s", err);
+}
+
+static void load_shipped(const char *name, nn_preset *p)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    snprintf(path, sizeof path, "%s/%s.ini", PRESETS_SRCDIR, name);
+    if (nn_preset_load(path, p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+static nn_snapshot wait_until(nn_job *job, int (*ok)(const nn_snapshot *, long), long arg)
+{
+    nn_snapshot s;
+    for (int i = 0; i < 3000; i++) {      /* 30 s at most */
+        nn_job_snapshot(job, &s);
+        if (ok(&s, arg) || s.state == NN_JOB_FAILED)
+            return s;
+        sleep_ms(10);
+    }
+    fail_msg("timed out waiting (state %s, step %ld)", nn_job_state_name(s.state), s.step);
+    return s;
+}
+
+static int past_step(const nn_snapshot *s, long step)
+{
+    return s->state == NN_JOB_RUNNING && s->step > step;
+}
+
+static int is_paused(const nn_snapshot *s, long unused)
+{
+    (void)unused;
+    return s->state == NN_JOB_PAUSED;
+}
+
+static nn_job *start_or_fail(const nn_job_config *cfg)
+{
+    char err[NN_ERR_LEN] = "";
+    nn_job *job = nn_job_start(cfg, err, sizeof err);
+    if (!job)
+        fail_msg("nn_job_start: %s", err);
+    return job;
+}
+
+/* Runs cfg to the end and returns the final snapshot. */
+static nn_snapshot run_to_end(const nn_job_config *cfg)
+{
+    nn_snapshot s;
+    nn_job *job = start_or_fail(cfg);
+    nn_job_wait(job);
+    nn_job_snapshot(job, &s);
+    nn_job_free(job);
+    if (s.state != NN_JOB_DONE)
+        fail_msg("job ended %s: %s", nn_job_state_name(s.state), s.error);
+    return s;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+static void test_pause_resume_cancel(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    small_preset(&p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "cpu-ref");
+    cfg.steps = 100000000;          /* far more than the test lets it run */
+
+    nn_job *job = start_or_fail(&cfg);
+    nn_snapshot s = wait_until(job, past_step, 20);
+    assert_int_equal(s.state, NN_JOB_RUNNING);
+
+    nn_job_pause(job);
+    s = wait_until(job, is_paused, 0);
+    assert_int_equal(s.state, NN_JOB_PAUSED);
+    long paused_at = s.step;
+    sleep_ms(100);
+    nn_job_snapshot(job, &s);
+    assert_int_equal(s.state, NN_JOB_PAUSED);
+    assert_int_equal(s.step, paused_at);      /* nothing trains while paused */
+
+    nn_job_resume(job);
+    s = wait_until(job, past_step, paused_at + 20);
+    assert_true(s.step > paused_at);
+    assert_true(s.has_rate && s.samples_per_s > 0 && s.eta_s > 0);
+
+    nn_job_cancel(job);
+    assert_int_equal(nn_job_wait(job), NN_JOB_CANCELLED);
+    nn_job_snapshot(job, &s);
+    assert_true(s.step < s.total_steps);
+    nn_job_free(job);
+}
+
+static void test_cancel_while_paused(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    small_preset(&p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "cpu");
+    cfg.steps = 100000000;
+    nn_job *job = start_or_fail(&cfg);
+    wait_until(job, past_step, 5);
+    nn_job_pause(job);
+    wait_until(job, is_paused, 0);
+    nn_job_cancel(job);                       /* must wake the paused trainer */
+    assert_int_equal(nn_job_wait(job), NN_JOB_CANCELLED);
+    nn_job_free(job);
+}
+
+static void test_bad_configs_are_refused(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    small_preset(&p);
+
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "abacus");
+    assert_null(nn_job_start(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "abacus"));
+
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "gpu");
+    assert_null(nn_job_start(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "gpu"));
+
+    nn_job_config_init(&cfg, &p);
+    cfg.batch = -3;
+    assert_null(nn_job_start(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "batch"));
+
+    nn_job_config_init(&cfg, &p);
+    cfg.lr = -1;
+    assert_null(nn_job_start(&cfg, err, sizeof err));
+    assert_non_null(strstr(err, "learning rate"));
+}
+
+static void test_missing_data_dir_fails_the_job(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_snapshot s;
+    load_shipped("mnist-mlp-128", &p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.data_dir, "/nonexistent/nnlab-data");
+    nn_job *job = start_or_fail(&cfg);
+    assert_int_equal(nn_job_wait(job), NN_JOB_FAILED);
+    nn_job_snapshot(job, &s);
+    assert_non_null(strstr(s.error, "/nonexistent/nnlab-data"));
+    nn_job_free(job);
+}
+
+/* Mean of the first and the last recorded loss points of a job. */
+static void first_last_loss(const nn_job_config *cfg, float *first, float *last, nn_snapshot *out)
+{
+    nn_loss_point pts[1024];
+    nn_job *job = start_or_fail(cfg);
+    nn_job_wait(job);
+    nn_job_snapshot(job, out);
+    long n = nn_job_loss_points(job, 0, pts, 1024);
+    nn_job_free(job);
+    if (out->state != NN_JOB_DONE)
+        fail_msg("job ended %s: %s", nn_job_state_name(out->state), out->error);
+    assert_true(n >= 2);
+    *first = pts[0].loss;
+    *last = pts[n - 1].loss;
+}
+
+static void test_lenet_loss_falls_on_synthetic_cifar(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_snapshot s;
+    float first, last;
+    load_shipped("lenet-cifar10", &p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "cpu");
+    cfg.steps = 2000;
+    cfg.log_every = 200;
+    cfg.no_validation = 1;
+    first_last_loss(&cfg, &first, &last, &s);
+    assert_true(s.data_synthetic);
+    print_message("# lenet-cifar10 synthetic: loss %.3f -> %.3f\n", first, last);
+    /* the issue asks that it falls; by a clear margin, not by noise */
+    assert_true(last < 0.8f * first);
+}
+
+static void test_mlp_loss_halves(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_snapshot s;
+    float first, last;
+    load_shipped("mnist-mlp-128", &p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "cpu");
+    cfg.steps = 600;
+    cfg.log_every = 25;
+    first_last_loss(&cfg, &first, &last, &s);
+    print_message("# mnist-mlp-128 on %s: loss %.3f -> %.3f, val acc %.3f\n", s.data_name, first, last,
+                  s.last_epoch.val_accuracy);
+    assert_true(last < 0.5f * first);
+    assert_int_equal(s.n_epoch_results, 1);   /* --steps ends inside epoch 1: validated at the end */
+    assert_true(s.last_epoch.val_accuracy > 0.5f);
+}
+
+/* The same seed on cpu and cpu-ref: the same data order, weights and dropout
+ * masks, so the loss curves agree to float rounding. */
+static void test_cpu_matches_reference_curve(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_loss_point a[64], b[64];
+    long na, nb;
+    small_preset(&p);
+    nn_job_config_init(&cfg, &p);
+    cfg.steps = 200;
+    cfg.log_every = 10;
+    cfg.seed = 7;
+
+    const char *devices[2] = { "cpu-ref", "cpu" };
+    nn_loss_point *out[2] = { a, b };
+    long *count[2] = { &na, &nb };
+    for (int d = 0; d < 2; d++) {
+        strcpy(cfg.device, devices[d]);
+        nn_job *job = start_or_fail(&cfg);
+        assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
+        *count[d] = nn_job_loss_points(job, 0, out[d], 64);
+        nn_job_free(job);
+    }
+    assert_int_equal(na, nb);
+    assert_true(na >= 20);
+    for (long i = 0; i < na; i++) {
+        assert_int_equal(a[i].step, b[i].step);
+        if (fabsf(a[i].loss - b[i].loss) > 1e-3f + 1e-3f * fabsf(a[i].loss))
+            fail_msg("point %ld (step %ld): cpu-ref %.6f vs cpu %.6f", i, a[i].step, a[i].loss, b[i].loss);
+    }
+}
+
+static void test_same_seed_same_run(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    small_preset(&p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "cpu");
+    cfg.steps = 100;
+    cfg.seed = 42;
+    nn_snapshot s1 = run_to_end(&cfg), s2 = run_to_end(&cfg);
+    assert_true(s1.last_loss == s2.last_loss);
+    assert_true(s1.last_epoch.val_loss == s2.last_epoch.val_loss);
+    cfg.seed = 43;
+    nn_snapshot s3 = run_to_end(&cfg);
+    assert_true(s1.last_loss != s3.last_loss);
+}
+
+/* Allocations over a whole job do not grow with its step count. */
+static void test_no_allocation_per_step(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    long counts[2];
+    const long steps[2] = { 10, 1000 };
+    small_preset(&p);
+    for (int i = 0; i < 2; i++) {
+        nn_job_config_init(&cfg, &p);
+        strcpy(cfg.device, "cpu");
+        cfg.threads = 1;
+        cfg.steps = steps[i];
+        cfg.log_every = 1000000;           /* one point at the end of each run */
+        cfg.no_validation = 1;
+        long before = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
+        run_to_end(&cfg);
+        counts[i] = __atomic_load_n(&allocations, __ATOMIC_RELAXED) - before;
+    }
+    print_message("# allocations: %ld for %ld steps, %ld for %ld steps\n", counts[0], steps[0], counts[1],
+                  steps[1]);
+    assert_int_equal(counts[0], counts[1]);
+}
+
+static void test_bench_reports_median(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    small_preset(&p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "cpu");
+    cfg.bench = 1;
+    cfg.steps = 30;
+    cfg.warmup = 5;
+    nn_snapshot s = run_to_end(&cfg);
+    assert_int_equal(s.timed_steps, 30);
+    assert_int_equal(s.step, 35);
+    assert_true(s.us_per_step_median > 0);
+    assert_int_equal(s.n_epoch_results, 0);   /* bench does not validate */
+    double sum = 0;
+    for (int ph = 0; ph < NN_PHASE_COUNT; ph++)
+        sum += s.phase_us[ph];
+    assert_true(sum <= s.us_per_step * 1.01 + 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pause_resume_cancel),
+        cmocka_unit_test(test_cancel_while_paused),
+        cmocka_unit_test(test_bad_configs_are_refused),
+        cmocka_unit_test(test_missing_data_dir_fails_the_job),
+        cmocka_unit_test(test_lenet_loss_falls_on_synthetic_cifar),
+        cmocka_unit_test(test_mlp_loss_halves),
+        cmocka_unit_test(test_cpu_matches_reference_curve),
+        cmocka_unit_test(test_same_seed_same_run),
+        cmocka_unit_test(test_no_allocation_per_step),
+        cmocka_unit_test(test_bench_reports_median),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
