@@ -51,9 +51,10 @@ typedef struct nn_pool_geom {
     int stride_h, stride_w;
 } nn_pool_geom;
 
-/* torch.optim.SGD semantics: g = grad + wd*p; v = momentum*v + (1-dampening)*g
- * (v starts at zero, so the first step stores g as PyTorch does when dampening
- * is 0); g = nesterov ? g + momentum*v : v; p -= lr*g. */
+/* torch.optim.SGD semantics: g = grad + wd*p; v = g on the first step (t = 1,
+ * no dampening: PyTorch creates the buffer as a copy of g), later
+ * v = momentum*v + (1-dampening)*g; g = nesterov ? g + momentum*v : v; p -= lr*g.
+ * Without momentum there is no v. */
 typedef struct nn_sgd_hyper {
     float lr, momentum, dampening, weight_decay;
     int nesterov;
@@ -142,9 +143,10 @@ typedef struct nn_backend_ops {
     int (*mse)(nn_backend *b, int n, int width, const float *pred,
                const float *target, float *dpred, float *stats);
 
-    /* One step over a flat parameter arena of n floats. */
+    /* One step over a flat parameter arena of n floats; t counts the steps
+     * from 1 (t < 1 is an error). */
     int (*sgd_step)(nn_backend *b, size_t n, float *param, const float *grad,
-                    float *velocity, const nn_sgd_hyper *h);
+                    float *velocity, const nn_sgd_hyper *h, long t);
     int (*adam_step)(nn_backend *b, size_t n, float *param, const float *grad,
                      float *m, float *v, const nn_adam_hyper *h, long t);
 } nn_backend_ops;

@@ -1290,14 +1290,28 @@ static void dropout_range(size_t lo, size_t hi, float p, uint64_t seed, uint64_t
     }
 }
 
-/* cpu-ref's three SGD loops, in the same arithmetic order */
+/* cpu-ref's SGD in the same arithmetic order, one loop per case so that no
+ * loop holds a branch: the first step (t = 1) stores g itself in the velocity
+ * without reading it, as PyTorch creates its buffer. */
 static void sgd_range(size_t lo, size_t hi, float *restrict p, const float *restrict g,
-                      float *restrict v, const nn_sgd_hyper *h)
+                      float *restrict v, const nn_sgd_hyper *h, long t)
 {
     const float lr = h->lr, wd = h->weight_decay, mom = h->momentum;
     const float keep = 1.0f - h->dampening;
     if (mom == 0.0f)
         FOR_EACH_8(i, lo, hi, p[i] -= lr * (g[i] + wd * p[i]));
+    else if (t == 1 && !h->nesterov)
+        FOR_EACH_8(i, lo, hi, {
+            float gi = g[i] + wd * p[i];
+            v[i] = gi;
+            p[i] -= lr * gi;
+        });
+    else if (t == 1)
+        FOR_EACH_8(i, lo, hi, {
+            float gi = g[i] + wd * p[i];
+            v[i] = gi;
+            p[i] -= lr * (gi + mom * gi);
+        });
     else if (!h->nesterov)
         FOR_EACH_8(i, lo, hi, {
             float vi = mom * v[i] + keep * (g[i] + wd * p[i]);
@@ -1340,7 +1354,7 @@ static void ew_item(void *ctx, int item, int part)
         dropout_range(lo, hi, t->p, t->seed, t->counter, t->x, t->out);
         break;
     case EW_SGD:
-        sgd_range(lo, hi, t->param, t->grad, t->m, t->sgd);
+        sgd_range(lo, hi, t->param, t->grad, t->m, t->sgd, t->t);
         break;
     case EW_ADAM:
         nn_ref_adam_step(t->b, hi - lo, t->param + lo, t->grad + lo, t->m + lo, t->v + lo,
@@ -1411,10 +1425,12 @@ static int blas_dropout_backward(nn_backend *b, size_t n, float p, uint64_t seed
 }
 
 static int blas_sgd_step(nn_backend *b, size_t n, float *param, const float *grad,
-                         float *velocity, const nn_sgd_hyper *h)
+                         float *velocity, const nn_sgd_hyper *h, long step)
 {
+    if (step < 1)
+        return nn_backend_fail(b, "sgd_step: step %ld, steps count from 1", step);
     ew_task t = { .kind = EW_SGD, .b = b, .n = n, .param = param, .grad = grad,
-                  .m = velocity, .sgd = h };
+                  .m = velocity, .sgd = h, .t = step };
     ew_run(&t, 2.0);
     return 0;
 }

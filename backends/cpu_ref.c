@@ -578,34 +578,27 @@ int nn_ref_mse(nn_backend *b, int n, int width,
 
 /* torch.optim.SGD. Without momentum the velocity is neither read nor written
  * (it may be NULL) and dampening plays no part, as in PyTorch. With momentum
- * the velocity starts at zero (the engine zeroes it), so the first step stores
- * (1 - dampening) g: PyTorch's first step stores g itself, which is the same
- * only when dampening is 0 (see backend.h). */
+ * the first step (t = 1) stores g itself, undamped, without reading the old
+ * velocity: PyTorch creates its buffer then as a copy of g. */
 int nn_ref_sgd_step(nn_backend *b, size_t n, float *restrict param,
                     const float *restrict grad, float *restrict velocity,
-                    const nn_sgd_hyper *h)
+                    const nn_sgd_hyper *h, long t)
 {
-    (void)b;
+    if (t < 1)
+        return nn_backend_fail(b, "sgd_step: step %ld, steps count from 1", t);
     const float lr = h->lr, wd = h->weight_decay, mom = h->momentum;
     const float keep = 1.0f - h->dampening;
 
     if (mom == 0.0f) {
         for (size_t i = 0; i < n; i++)
             param[i] -= lr * (grad[i] + wd * param[i]);
-    } else if (!h->nesterov) {
-        for (size_t i = 0; i < n; i++) {
-            float g = grad[i] + wd * param[i];
-            float v = mom * velocity[i] + keep * g;
-            velocity[i] = v;
-            param[i] -= lr * v;
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            float g = grad[i] + wd * param[i];
-            float v = mom * velocity[i] + keep * g;
-            velocity[i] = v;
-            param[i] -= lr * (g + mom * v);
-        }
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i] + wd * param[i];
+        float v = t == 1 ? g : mom * velocity[i] + keep * g;
+        velocity[i] = v;
+        param[i] -= lr * (h->nesterov ? g + mom * v : v);
     }
     return 0;
 }

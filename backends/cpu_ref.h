@@ -40,7 +40,7 @@ int nn_ref_softmax_xent(nn_backend *b, int n, int classes, const float *logits,
 int nn_ref_mse(nn_backend *b, int n, int width, const float *pred, const float *target,
                float *dpred, float *stats);
 int nn_ref_sgd_step(nn_backend *b, size_t n, float *param, const float *grad,
-                    float *velocity, const nn_sgd_hyper *h);
+                    float *velocity, const nn_sgd_hyper *h, long t);
 int nn_ref_adam_step(nn_backend *b, size_t n, float *param, const float *grad,
                      float *m, float *v, const nn_adam_hyper *h, long t);
 

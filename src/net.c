@@ -421,5 +421,6 @@ int nn_net_optimize(nn_net *net, const nn_preset *p, float lr)
                                  net->opt_b, &h, net->opt_t);
     }
     nn_sgd_hyper h = { lr, p->momentum, p->dampening, p->weight_decay, p->nesterov };
-    return b->ops->sgd_step(b, net->n_params, net->params, net->grads, net->opt_a, &h);
+    return b->ops->sgd_step(b, net->n_params, net->params, net->grads, net->opt_a, &h,
+                            net->opt_t);
 }

@@ -33,7 +33,7 @@ typedef struct nn_net {
     size_t n_params;
     float *params, *grads;           /* (n_params) flat arenas, backend memory */
     float *opt_a, *opt_b;            /* SGD: velocity, NULL; Adam: m, v */
-    long opt_t;                      /* optimiser steps taken (Adam's t) */
+    long opt_t;                      /* optimiser steps taken (t of SGD and Adam) */
 
     float *x;                        /* (max_batch, sample_floats) input batch */
     int32_t *labels;                 /* (max_batch) classification labels */

@@ -51,7 +51,7 @@ static void run_sgd(const char *what, const nn_sgd_hyper *h, const float want_p[
     float p[3], v[3] = { 0, 0, 0 };
     memcpy(p, P0, sizeof p);
     for (int s = 0; s < 3; s++) {
-        assert_int_equal(B.ops->sgd_step(&B, 3, p, G[s], v, h), 0);
+        assert_int_equal(B.ops->sgd_step(&B, 3, p, G[s], v, h, s + 1), 0);
         assert_vec_close(what, s + 1, p, want_p[s], 3, TOL);
         if (want_v)
             assert_vec_close(what, s + 1, v, want_v[s], 3, TOL);
@@ -91,12 +91,12 @@ static void test_sgd_weight_decay_no_momentum(void **state)
     float p[3];
     memcpy(p, P0, sizeof p);
     for (int s = 0; s < 3; s++) {
-        assert_int_equal(B.ops->sgd_step(&B, 3, p, G[s], NULL, &h), 0);
+        assert_int_equal(B.ops->sgd_step(&B, 3, p, G[s], NULL, &h, s + 1), 0);
         assert_vec_close("sgd weight decay", s + 1, p, want[s], 3, TOL);
     }
 }
 
-/* Momentum 0.9: v = 0.9 v + g (v starts at 0), p -= 0.1 v:
+/* Momentum 0.9: v = g at step 1, then v = 0.9 v + g; p -= 0.1 v:
  *   1: v = (0.5, -1, 2);                              p = (0.95, -1.9, 0.3)
  *   2: v = (0.45 + 0.25, -0.9 + 0.5, 1.8 - 1) = (0.7, -0.4, 0.8)
  *      p = (0.95 - 0.07, -1.9 + 0.04, 0.3 - 0.08) = (0.88, -1.86, 0.22)
@@ -113,7 +113,8 @@ static void test_sgd_momentum(void **state)
     run_sgd("sgd momentum", &h, want_p, want_v);
 }
 
-/* Momentum 0.9, weight decay 0.01: g = grad + 0.01 p; v = 0.9 v + g; p -= 0.1 v
+/* Momentum 0.9, weight decay 0.01: g = grad + 0.01 p; v = g at step 1, then
+ * v = 0.9 v + g; p -= 0.1 v
  *   1: g = (0.5 + 0.01, -1 - 0.02, 2 + 0.005) = (0.51, -1.02, 2.005) = v
  *      p = (1 - 0.051, -2 + 0.102, 0.5 - 0.2005) = (0.949, -1.898, 0.2995)
  *   2: g = (0.25 + 0.00949, 0.5 - 0.01898, -1 + 0.002995) = (0.25949, 0.48102, -0.997005)
@@ -158,22 +159,53 @@ static void test_sgd_nesterov(void **state)
     run_sgd("sgd nesterov", &h, want_p, want_v);
 }
 
-/* Momentum 0.9, dampening 0.5: v = 0.9 v + 0.5 g from v = 0 (backend.h: the
- * first step stores (1 - dampening) g; PyTorch would store g itself), p -= 0.1 v
- *   1: v = (0.25, -0.5, 1);                        p = (0.975, -1.95, 0.4)
- *   2: v = (0.225 + 0.125, -0.45 + 0.25, 0.9 - 0.5) = (0.35, -0.2, 0.4)
- *      p = (0.975 - 0.035, -1.95 + 0.02, 0.4 - 0.04) = (0.94, -1.93, 0.36)
- *   3: v = (0.315 - 0.25, -0.18 + 0, 0.36 + 0.5) = (0.065, -0.18, 0.86)
- *      p = (0.94 - 0.0065, -1.93 + 0.018, 0.36 - 0.086) = (0.9335, -1.912, 0.274) */
+/* Momentum 0.9, dampening 0.5, as PyTorch: v = g at step 1 (undamped), then
+ * v = 0.9 v + 0.5 g; p -= 0.1 v
+ *   1: v = (0.5, -1, 2);                               p = (0.95, -1.9, 0.3)
+ *   2: v = (0.45 + 0.125, -0.9 + 0.25, 1.8 - 0.5) = (0.575, -0.65, 1.3)
+ *      p = (0.95 - 0.0575, -1.9 + 0.065, 0.3 - 0.13) = (0.8925, -1.835, 0.17)
+ *   3: v = (0.5175 - 0.25, -0.585 + 0, 1.17 + 0.5) = (0.2675, -0.585, 1.67)
+ *      p = (0.8925 - 0.02675, -1.835 + 0.0585, 0.17 - 0.167) = (0.86575, -1.7765, 0.003) */
 static void test_sgd_dampening(void **state)
 {
     (void)state;
     const nn_sgd_hyper h = { .lr = 0.1f, .momentum = 0.9f, .dampening = 0.5f };
-    const float want_p[3][3] = { { 0.975f, -1.95f, 0.4f }, { 0.94f, -1.93f, 0.36f },
-                                 { 0.9335f, -1.912f, 0.274f } };
-    const float want_v[3][3] = { { 0.25f, -0.5f, 1.0f }, { 0.35f, -0.2f, 0.4f },
-                                 { 0.065f, -0.18f, 0.86f } };
+    const float want_p[3][3] = { { 0.95f, -1.9f, 0.3f }, { 0.8925f, -1.835f, 0.17f },
+                                 { 0.86575f, -1.7765f, 0.003f } };
+    const float want_v[3][3] = { { 0.5f, -1.0f, 2.0f }, { 0.575f, -0.65f, 1.3f },
+                                 { 0.2675f, -0.585f, 1.67f } };
     run_sgd("sgd dampening", &h, want_p, want_v);
+}
+
+/* Step 1 creates the velocity as g, whatever the buffer held before (PyTorch
+ * has no buffer yet): with a stale (NaN, 5, -5) the result is step 1 of
+ * test_sgd_dampening. */
+static void test_sgd_first_step_ignores_velocity(void **state)
+{
+    (void)state;
+    const nn_sgd_hyper h = { .lr = 0.1f, .momentum = 0.9f, .dampening = 0.5f };
+    const float want_p[3] = { 0.95f, -1.9f, 0.3f }, want_v[3] = { 0.5f, -1.0f, 2.0f };
+    float p[3], v[3] = { NAN, 5.0f, -5.0f };
+    memcpy(p, P0, sizeof p);
+    assert_int_equal(B.ops->sgd_step(&B, 3, p, G[0], v, &h, 1), 0);
+    assert_vec_close("sgd stale velocity", 1, p, want_p, 3, TOL);
+    assert_vec_close("sgd stale velocity", 1, v, want_v, 3, TOL);
+}
+
+/* t counts from 1, as for Adam; a bad t changes nothing, with or without
+ * momentum. */
+static void test_sgd_bad_step(void **state)
+{
+    (void)state;
+    const nn_sgd_hyper with_mom = { .lr = 0.1f, .momentum = 0.9f, .dampening = 0.5f };
+    const nn_sgd_hyper plain = { .lr = 0.1f };
+    float p[1] = { 1 }, g[1] = { 1 }, v[1] = { 0.5f };
+    B.last_error[0] = '\0';
+    assert_int_equal(B.ops->sgd_step(&B, 1, p, g, v, &with_mom, 0), -1);
+    assert_non_null(strstr(B.last_error, "sgd_step"));
+    assert_int_equal(B.ops->sgd_step(&B, 1, p, g, v, &with_mom, -3), -1);
+    assert_int_equal(B.ops->sgd_step(&B, 1, p, g, NULL, &plain, 0), -1);
+    assert_true(p[0] == 1 && v[0] == 0.5f);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -389,14 +421,23 @@ static void test_adam_matches_double_reference(void **state)
     check_adam_long("adam large lr", &h3, 40, 83);
 }
 
-/* torch.optim.SGD as backend.h states it (the velocity starting from zero). */
+/* torch.optim.SGD, as its documentation states it:
+ *   g = grad + wd * p
+ *   with momentum: buf = g at the first step (no dampening), later
+ *                  buf = momentum buf + (1 - dampening) g;
+ *                  g = nesterov ? g + momentum buf : buf
+ *   p = p - lr g
+ * first plays the part of PyTorch's "buffer is None". */
 static void sgd_ref_step(const nn_sgd_hyper *h, size_t n, double *p, const float *grad,
-                         double *buf)
+                         double *buf, int first)
 {
     for (size_t i = 0; i < n; i++) {
         double g = (double)grad[i] + (double)h->weight_decay * p[i];
         if (h->momentum != 0.0f) {
-            buf[i] = (double)h->momentum * buf[i] + (1.0 - (double)h->dampening) * g;
+            if (first)
+                buf[i] = g;
+            else
+                buf[i] = (double)h->momentum * buf[i] + (1.0 - (double)h->dampening) * g;
             g = h->nesterov ? g + (double)h->momentum * buf[i] : buf[i];
         }
         p[i] -= (double)h->lr * g;
@@ -423,8 +464,8 @@ static void test_sgd_matches_double_reference(void **state)
         for (int t = 1; t <= STEPS; t++) {
             for (int i = 0; i < N; i++)
                 g[i] = nn_rng_range(&rng, -1, 1);
-            assert_int_equal(B.ops->sgd_step(&B, N, p, g, vel, &hs[k]), 0);
-            sgd_ref_step(&hs[k], N, pd, g, bufd);
+            assert_int_equal(B.ops->sgd_step(&B, N, p, g, vel, &hs[k], t), 0);
+            sgd_ref_step(&hs[k], N, pd, g, bufd, t == 1);
         }
         for (int i = 0; i < N; i++)
             if (!(fabs(p[i] - pd[i]) <= 1e-5 + 1e-5 * fabs(pd[i])))
@@ -457,6 +498,8 @@ int main(void)
         cmocka_unit_test(test_sgd_momentum_weight_decay),
         cmocka_unit_test(test_sgd_nesterov),
         cmocka_unit_test(test_sgd_dampening),
+        cmocka_unit_test(test_sgd_first_step_ignores_velocity),
+        cmocka_unit_test(test_sgd_bad_step),
         cmocka_unit_test(test_adam),
         cmocka_unit_test(test_adam_weight_decay),
         cmocka_unit_test(test_adam_bad_step),

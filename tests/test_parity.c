@@ -736,26 +736,29 @@ static void test_sgd(void **state)
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[s];
-            char shape[96];
-            snprintf(shape, sizeof shape, "sgd n=%zu momentum=%g nesterov=%d", n,
-                     (double)hs[h].momentum, hs[h].nesterov);
             float *p_ref = fbuf(n), *g = fbuf(n), *v_ref = fbuf(n), *v = fbuf(n);
             fill(&r, p_ref, n, -1, 1);
             float *p = copy_of(p_ref, n);
-            memset(v_ref, 0, n * sizeof *v_ref);
-            memset(v, 0, n * sizeof *v);
+            /* stale velocities, different on each side: step 1 must not read them */
+            fill(&r, v_ref, n, -1, 1);
+            fill(&r, v, n, -1, 1);
             int with_v = hs[h].momentum != 0.0f;
             nn_backend *ref = &f->ref, *cpu = &f->cpu;
-            for (int step = 0; step < 4; step++) {
+            /* compared after every step: step 1 stores g, later steps damp it */
+            for (long t = 1; t <= 4; t++) {
                 fill(&r, g, n, -1, 1);
-                expect_ok(ref, ref->ops->sgd_step(ref, n, p_ref, g, with_v ? v_ref : NULL, &hs[h]),
+                expect_ok(ref, ref->ops->sgd_step(ref, n, p_ref, g, with_v ? v_ref : NULL,
+                                                  &hs[h], t), "sgd_step");
+                expect_ok(cpu, cpu->ops->sgd_step(cpu, n, p, g, with_v ? v : NULL, &hs[h], t),
                           "sgd_step");
-                expect_ok(cpu, cpu->ops->sgd_step(cpu, n, p, g, with_v ? v : NULL, &hs[h]),
-                          "sgd_step");
+                char shape[128];
+                snprintf(shape, sizeof shape,
+                         "sgd n=%zu momentum=%g dampening=%g nesterov=%d t=%ld", n,
+                         (double)hs[h].momentum, (double)hs[h].dampening, hs[h].nesterov, t);
+                expect_close("sgd param", shape, seed, p_ref, p, n, TOL_ABS, TOL_REL);
+                if (with_v)
+                    expect_close("sgd velocity", shape, seed, v_ref, v, n, TOL_ABS, TOL_REL);
             }
-            expect_close("sgd param", shape, seed, p_ref, p, n, TOL_ABS, TOL_REL);
-            if (with_v)
-                expect_close("sgd velocity", shape, seed, v_ref, v, n, TOL_ABS, TOL_REL);
             free(p_ref); free(p); free(g); free(v_ref); free(v);
         }
 }
@@ -893,6 +896,10 @@ static void test_errors(void **state)
     assert_int_equal(b->ops->dropout_backward(b, 4, -0.5f, 1, 1, x, y), -1);
     nn_adam_hyper h = { .lr = 0.001f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f };
     assert_int_equal(b->ops->adam_step(b, 4, x, y, x + 8, x + 16, &h, 0), -1);
+    nn_sgd_hyper sh = { .lr = 0.01f, .momentum = 0.9f };
+    b->last_error[0] = '\0';
+    assert_int_equal(b->ops->sgd_step(b, 4, x, y, x + 8, &sh, 0), -1);
+    assert_non_null(strstr(b->last_error, "sgd_step"));
 }
 
 int main(void)
