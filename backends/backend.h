@@ -76,6 +76,8 @@ typedef struct nn_backend nn_backend;
 typedef struct nn_backend_ops {
     const char *name;            /* "cpu-ref", "cpu", "gpu" */
     const char *summary;         /* one line for `nnlab devices` */
+    int host_memory;             /* buffers are plain host memory: the engine may
+                                    gather a batch straight into them */
 
     /* 0 when the backend can be opened here; otherwise -1 and the reason. */
     int (*probe)(char *why, size_t why_len);

@@ -1452,6 +1452,7 @@ static int blas_adam_step(nn_backend *b, size_t n, float *param, const float *gr
 const nn_backend_ops nn_backend_cpu = {
     .name = "cpu",
     .summary = "OpenBLAS sgemm and im2col, all cores (own thread pool)",
+    .host_memory = 1,
     .probe = blas_probe,
     .open = blas_open,
     .close = blas_close,

@@ -655,6 +655,7 @@ static void ref_close(nn_backend *b)
 const nn_backend_ops nn_backend_cpu_ref = {
     .name = "cpu-ref",
     .summary = "reference: plain C loops, one thread (the test oracle)",
+    .host_memory = 1,
     .probe = ref_probe,
     .open = ref_open,
     .close = ref_close,

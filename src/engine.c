@@ -163,26 +163,34 @@ static void shuffle(nn_job *job)
     }
 }
 
-/* Gathers samples idx[0..n) of one split and copies them to the device. */
+/* Gathers samples idx[0..n) (or first..first+n) of one split into the
+ * network's input buffers: straight into them when the backend's memory is
+ * host memory, else into host staging buffers that are then uploaded. */
 static int load_batch(nn_job *job, const float *xs, const int32_t *ys, const float *ts,
                       const int32_t *idx, long first, int n)
 {
     const nn_dataset *d = &job->data;
     nn_backend *b = &job->backend;
+    int direct = b->ops->host_memory;
     size_t sf = d->sample_floats, tw = (size_t)d->target_width;
+    float *bx = direct ? job->net.x : job->batch_x;
+    int32_t *by = direct ? job->net.labels : job->batch_y;
+    float *bt = direct ? job->net.targets : job->batch_t;
     for (int i = 0; i < n; i++) {
         long s = idx ? idx[i] : first + i;
-        memcpy(job->batch_x + (size_t)i * sf, xs + (size_t)s * sf, sf * sizeof(float));
+        memcpy(bx + (size_t)i * sf, xs + (size_t)s * sf, sf * sizeof(float));
         if (ys)
-            job->batch_y[i] = ys[s];
+            by[i] = ys[s];
         else
-            memcpy(job->batch_t + (size_t)i * tw, ts + (size_t)s * tw, tw * sizeof(float));
+            memcpy(bt + (size_t)i * tw, ts + (size_t)s * tw, tw * sizeof(float));
     }
-    if (b->ops->upload(b, job->net.x, job->batch_x, (size_t)n * sf * sizeof(float)) != 0)
+    if (direct)
+        return 0;
+    if (b->ops->upload(b, job->net.x, bx, (size_t)n * sf * sizeof(float)) != 0)
         return -1;
     if (ys)
-        return b->ops->upload(b, job->net.labels, job->batch_y, (size_t)n * sizeof(int32_t));
-    return b->ops->upload(b, job->net.targets, job->batch_t, (size_t)n * tw * sizeof(float));
+        return b->ops->upload(b, job->net.labels, by, (size_t)n * sizeof(int32_t));
+    return b->ops->upload(b, job->net.targets, bt, (size_t)n * tw * sizeof(float));
 }
 
 /* One training step on n samples starting at position pos of the epoch's
