@@ -240,6 +240,7 @@ static int take_running_loss(nn_job *job, float *sum)
     return 0;
 }
 
+/* Returns 0, 1 when cancelled part way, -1 on a backend error. */
 static int validate(nn_job *job, nn_epoch_result *r)
 {
     const nn_dataset *d = &job->data;
@@ -249,6 +250,8 @@ static int validate(nn_job *job, nn_epoch_result *r)
     for (long first = 0; first < d->n_val; first += job->cfg.batch) {
         int n = (int)(d->n_val - first < job->cfg.batch ? d->n_val - first : job->cfg.batch);
         float stats[2];
+        if (atomic_load(&job->cancel_requested))
+            return 1;
         if (b->ops->zero(b, job->net.stats, sizeof stats) != 0 ||
             load_batch(job, d->val_x, d->val_y, d->val_t, NULL, first, n) != 0)
             return -1;
@@ -326,15 +329,16 @@ static int record_loss_point(nn_job *job, int epoch, long step, long step_in_epo
     return 0;
 }
 
+/* Returns 0, 1 when cancelled, -1 on error. */
 static int run_validation(nn_job *job, int epoch, long step)
 {
     nn_epoch_result r = { .epoch = epoch, .step = step };
     if (job->cfg.bench || job->cfg.no_validation || job->data.n_val == 0)
         return 0;
-    if (validate(job, &r) != 0)
-        return -1;
-    publish_epoch(job, &r);
-    return 0;
+    int rc = validate(job, &r);
+    if (rc == 0)
+        publish_epoch(job, &r);
+    return rc;
 }
 
 /* Trains epoch by epoch until total_steps; returns 1 when cancelled, -1 on error. */
@@ -379,9 +383,11 @@ static int train_loop(nn_job *job)
             publish(job);
         }
         double v0 = nn_now();
-        if (record_loss_point(job, epoch, step, in_epoch, since_report) != 0 ||
-            run_validation(job, epoch, step) != 0)
+        if (record_loss_point(job, epoch, step, in_epoch, since_report) != 0)
             return -1;
+        int rc = run_validation(job, epoch, step);
+        if (rc != 0)
+            return rc;
         job->active_s += nn_now() - v0;
     }
     if (job->step_times && timed > 0) {
