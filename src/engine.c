@@ -146,7 +146,7 @@ static int prepare(nn_job *job, char *err, size_t err_len)
     job->backend_open = 1;
     if (nn_net_create(&job->net, &job->backend, &c->preset, c->batch, c->seed, err, err_len) != 0)
         return -1;
-    job->mine.n_params = job->net.n_params;
+    job->mine.n_params = nn_net_param_count(&job->net);
     nn_rng_seed(&job->shuffle_rng, c->seed ^ 0x5eed5eedULL);
     return prepare_buffers(job, err, err_len);
 }

@@ -104,7 +104,7 @@ double nn_layer_forward_flops(const nn_layer_spec *s)
 
 size_t nn_net_param_count(const nn_net *net)
 {
-    return net->n_params;
+    return net->n_trainable;
 }
 
 /* ---- creation ------------------------------------------------------------ */
@@ -163,6 +163,7 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
             /* keep each layer's block 16-float aligned for vector loads */
             l->param_offset = offset;
             offset += (l->n_weights + l->n_bias + 15) & ~(size_t)15;
+            net->n_trainable += l->n_weights + l->n_bias;
         }
         if (l->out_floats > *widest)
             *widest = l->out_floats;

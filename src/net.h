@@ -30,7 +30,8 @@ typedef struct nn_net {
     int target_width;                /* MSE width */
     enum nn_loss_kind loss;
 
-    size_t n_params;
+    size_t n_params;                 /* arena length: parameters plus alignment padding */
+    size_t n_trainable;              /* parameters proper */
     float *params, *grads;           /* (n_params) flat arenas, backend memory */
     float *opt_a, *opt_b;            /* SGD: velocity, NULL; Adam: m, v */
     long opt_t;                      /* optimiser steps taken (t of SGD and Adam) */
@@ -76,7 +77,7 @@ int nn_net_optimize(nn_net *net, const nn_preset *p, float lr);
  * nn_net_loss (the first ping-pong buffer). */
 float *nn_net_dout(nn_net *net);
 
-/* Parameter count, and FLOPs of one forward pass per sample (multiply-adds
+/* Trainable parameter count (no padding), and FLOPs of one forward pass per sample (multiply-adds
  * counted as 2). */
 size_t nn_net_param_count(const nn_net *net);
 double nn_layer_forward_flops(const nn_layer_spec *s);

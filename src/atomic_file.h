@@ -1,0 +1,19 @@
+/* src/atomic_file.h - replace a file so that a crash or a full disk never
+ * leaves it half written: temp file in the same folder, every write checked,
+ * fsync, rename, fsync of the folder (htop's Settings_write, plus fsync). */
+#ifndef NNLAB_ATOMIC_FILE_H
+#define NNLAB_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Writes the content fill(f, ctx) produces (0, or -1 with errno set) to path,
+ * creating its folder (mkdir -p) if needed. The old file, if any, keeps its
+ * permissions and is left intact on any failure. Messages name the path. */
+int nn_write_atomic(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx,
+                    char *err, size_t err_len);
+
+/* mkdir -p; 0 or -1 with errno. */
+int nn_make_dirs(const char *dir);
+
+#endif
