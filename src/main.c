@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "cli.h"
 #include "engine.h"
 #include "preset.h"
 #include "util.h"
@@ -37,6 +38,12 @@ static void usage(FILE *f)
         "  bench    time training steps only (data in memory); median us/step\n"
         "  presets  list the presets found, with descriptions and paths\n"
         "  devices  list the backends and whether each is available here\n"
+        "  calibrate [--device D] [--json]\n"
+        "           measure sgemm GFLOP/s, bandwidth, op and copy latency (cached)\n"
+        "  explain --preset P [--device D] [--batch N] [--json]\n"
+        "           predicted vs measured step time, the regime and what would help\n"
+        "  sweep --preset P [--devices cpu,gpu] [--batches 1,4,...] [--steps N] [--csv|--json]\n"
+        "           time a batch-size sweep per device; doubling ratios and the crossover\n"
         "\n"
         "Options of train and bench:\n"
         "  -p, --preset NAME|FILE   preset name or .ini path (required)\n"
@@ -405,6 +412,12 @@ int main(int argc, char **argv)
         return cmd_presets(argc - 1, argv + 1);
     if (!strcmp(cmd, "devices"))
         return cmd_devices();
+    if (!strcmp(cmd, "calibrate"))
+        return nn_cli_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain"))
+        return nn_cli_explain(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep"))
+        return nn_cli_sweep(argc - 1, argv + 1);
     fprintf(stderr, "nnlab: unknown command '%s' (try nnlab --help)\n", cmd);
     return EXIT_USAGE;
 }

@@ -62,5 +62,22 @@ check "bench --json" 0 "$NNLAB" bench --preset conv1d-regression --device cpu --
 grep_ok "bench json has us_per_step" "$tmp/out" '"us_per_step": [0-9]'
 grep_ok "bench json timed 5 steps" "$tmp/out" '"timed_steps": 5,'
 
+# analysis: calibrate (cached under XDG_CACHE_HOME), explain, sweep
+export XDG_CACHE_HOME="$tmp/cache"
+check "calibrate --json" 0 "$NNLAB" calibrate --device cpu --json
+grep_ok "calibrate measures sgemm" "$tmp/out" '"gemm_gflops": [0-9]'
+if [ -f "$tmp/cache/nnlab/calibration-cpu.txt" ]; then ok "calibration cached"; else not_ok "calibration cached"; fi
+check "explain --json" 0 "$NNLAB" explain --preset lenet-cifar10 --device cpu --batch 4 --steps 5 --json
+grep_ok "explain names a regime" "$tmp/out" '"regime": "[a-z]*-bound"'
+grep_ok "explain predicts" "$tmp/out" '"predicted_us": [0-9]'
+grep_ok "explain measures" "$tmp/out" '"measured_us": [0-9]'
+check "sweep --csv" 0 "$NNLAB" sweep --preset mnist-mlp-128 --devices cpu --batches 1,2,4 --steps 3 --csv
+grep_ok "sweep csv header" "$tmp/out" '^device,batch,us_per_step,samples_per_s,doubling,regime$'
+if [ "$(grep -c '^cpu,' "$tmp/out")" -eq 3 ]; then ok "sweep: one row per batch"; else not_ok "sweep: one row per batch"; fi
+if awk -F, '$1 == "cpu" && $2 == 2 && $5 > 0 { found = 1 } END { exit !found }' "$tmp/out"
+then ok "sweep: doubling ratio at batch 2"; else not_ok "sweep: doubling ratio at batch 2"; fi
+check "sweep: bad batch list" 2 "$NNLAB" sweep --preset mnist-mlp-128 --batches 1,x
+one_line_err "sweep: bad batch list: one-line error"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,425 @@
+/* src/cli_analyze.c - the headless analysis commands: calibrate, explain and
+ * sweep. They price the cost model with a calibration and time bench jobs
+ * through the same engine API as `nnlab bench` and the lab. */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "calibrate.h"
+#include "cli.h"
+#include "engine.h"
+#include "explain.h"
+#include "preset.h"
+#include "util.h"
+
+#define MAX_POINTS 64
+#define MAX_DEVICES 4
+
+typedef struct analyze_options {
+    const char *preset, *device, *devices, *batches;
+    long batch, steps, warmup, threads;
+    int json, csv, recalibrate;
+} analyze_options;
+
+static int parse_count(const char *opt, const char *arg, long min, long *out)
+{
+    long v;
+    if (nn_parse_long(arg, &v) != 0 || v < min) {
+        fprintf(stderr, "nnlab: --%s %s: expected a whole number >= %ld\n", opt, arg, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, analyze_options *o)
+{
+    static const struct option longopts[] = {
+        { "preset", required_argument, NULL, 'p' },   { "device", required_argument, NULL, 'd' },
+        { "devices", required_argument, NULL, 'D' },  { "batch", required_argument, NULL, 'b' },
+        { "batches", required_argument, NULL, 'B' },  { "steps", required_argument, NULL, 's' },
+        { "warmup", required_argument, NULL, 'w' },   { "threads", required_argument, NULL, 't' },
+        { "json", no_argument, NULL, 'j' },           { "csv", no_argument, NULL, 'c' },
+        { "recalibrate", no_argument, NULL, 'R' },    { NULL, 0, NULL, 0 }
+    };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:d:b:s:w:t:j", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p': o->preset = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'D': o->devices = optarg; break;
+        case 'B': o->batches = optarg; break;
+        case 'b': if (parse_count("batch", optarg, 1, &o->batch)) return -1; break;
+        case 's': if (parse_count("steps", optarg, 1, &o->steps)) return -1; break;
+        case 'w': if (parse_count("warmup", optarg, 0, &o->warmup)) return -1; break;
+        case 't': if (parse_count("threads", optarg, 1, &o->threads)) return -1; break;
+        case 'j': o->json = 1; break;
+        case 'c': o->csv = 1; break;
+        case 'R': o->recalibrate = 1; break;
+        default: return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "nnlab: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- calibration ------------------------------------------------------------------ */
+
+static void show_progress(void *ctx, double fraction, const char *what)
+{
+    (void)ctx;
+    fprintf(stderr, "\rcalibrating: %3.0f%% %-40s", fraction * 100.0, what);
+    if (fraction >= 1.0)
+        fprintf(stderr, "\n");
+}
+
+/* The cached calibration of device, measured (and cached) on first use. */
+static int get_calibration(const char *device, int threads, int force, int quiet, nn_calibration *cal)
+{
+    char err[NN_ERR_LEN];
+    if (!force && nn_calibration_load(device, cal) == 0)
+        return 0;
+    if (nn_calibrate(device, threads, cal, quiet ? NULL : show_progress, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    if (nn_calibration_save(cal, err, sizeof err) != 0)
+        fprintf(stderr, "nnlab: warning: calibration not cached: %s\n", err);
+    return 0;
+}
+
+static void print_calibration_json(const nn_calibration *c, int last)
+{
+    printf("  {\"device\": \"%s\", \"machine\": \"%s\", \"gemm_gflops\": %.4g, \"gemm_gflops_1thread\": %.4g, "
+           "\"mem_gbps\": %.4g, \"op_us\": %.4g, \"sync_us\": %.4g, \"upload_us\": %.4g, "
+           "\"upload_gbps\": %.4g, \"host_copy_gbps\": %.4g}%s\n",
+           c->device, c->machine, c->gemm_gflops, c->gemm_gflops_1thread, c->mem_gbps, c->op_us, c->sync_us,
+           c->upload_us, c->upload_gbps, c->host_copy_gbps, last ? "" : ",");
+}
+
+static void print_calibration_text(const nn_calibration *c)
+{
+    printf("%s on %s\n", c->device, c->machine);
+    if (c->gemm_gflops_1thread > 0)
+        printf("  sgemm:            %.1f GFLOP/s (one thread: %.1f)\n", c->gemm_gflops, c->gemm_gflops_1thread);
+    else
+        printf("  sgemm:            %.1f GFLOP/s\n", c->gemm_gflops);
+    printf("  streaming:        %.1f GB/s (an elementwise op, read + write)\n", c->mem_gbps);
+    printf("  issue one op:     %.3f us\n", c->op_us);
+    printf("  op + synchronise: %.3f us\n", c->sync_us);
+    printf("  copy to device:   %.3f us fixed, %.1f GB/s\n", c->upload_us, c->upload_gbps);
+    printf("  host memcpy:      %.1f GB/s\n", c->host_copy_gbps);
+}
+
+int nn_cli_calibrate(int argc, char **argv)
+{
+    analyze_options o = { 0 };
+    nn_calibration cal[MAX_DEVICES];
+    const char *devices[MAX_DEVICES];
+    int n = 0;
+    char why[NN_BACKEND_ERROR_LEN];
+    if (parse_options(argc, argv, &o) != 0)
+        return 2;
+    if (o.device) {
+        devices[n++] = o.device;
+    } else {
+        for (const nn_backend_ops *const *b = nn_builtin_backends; *b && n < MAX_DEVICES; b++)
+            if (!(*b)->probe || (*b)->probe(why, sizeof why) == 0)
+                devices[n++] = (*b)->name;
+    }
+    for (int i = 0; i < n; i++)
+        if (get_calibration(devices[i], (int)o.threads, 1, o.json, &cal[i]) != 0)
+            return 1;
+    if (o.json) {
+        printf("[\n");
+        for (int i = 0; i < n; i++)
+            print_calibration_json(&cal[i], i == n - 1);
+        printf("]\n");
+    } else {
+        for (int i = 0; i < n; i++)
+            print_calibration_text(&cal[i]);
+    }
+    return 0;
+}
+
+/* ---- timing a point ------------------------------------------------------------------ */
+
+static int load_preset(const char *name, nn_preset *p)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    if (!name) {
+        fprintf(stderr, "nnlab: --preset NAME|FILE is required (see `nnlab presets`)\n");
+        return -1;
+    }
+    if (nn_preset_find(name, path, sizeof path, err, sizeof err) != 0 ||
+        nn_preset_load(path, p, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Times `steps` training steps of p on device at batch; 0 or -1. */
+static int time_point(const nn_preset *p, const char *device, int batch, const analyze_options *o,
+                      nn_snapshot *s)
+{
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    nn_job_config_init(&cfg, p);
+    nn_strlcpy(cfg.device, device, sizeof cfg.device);
+    cfg.batch = batch;
+    cfg.bench = 1;
+    cfg.steps = o->steps ? o->steps : 20;
+    cfg.warmup = o->warmup ? o->warmup : 3;
+    cfg.threads = (int)o->threads;
+    nn_job *job = nn_job_start(&cfg, err, sizeof err);
+    if (!job) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    nn_job_wait(job);
+    nn_job_snapshot(job, s);
+    nn_job_free(job);
+    if (s->state != NN_JOB_DONE) {
+        fprintf(stderr, "nnlab: %s at batch %d: %s\n", device, batch, s->error);
+        return -1;
+    }
+    return 0;
+}
+
+static nn_explain_options explain_options(const char *device)
+{
+    const nn_backend_ops *ops = nn_backend_find(device);
+    nn_explain_options e = { 0 };
+    e.host_memory = ops && ops->host_memory;
+    e.data_on_device = 1;
+    return e;
+}
+
+/* ---- explain ----------------------------------------------------------------------------- */
+
+static void print_explain_text(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s)
+{
+    printf("%s on %s, batch %d\n", p->name, s->device, e->cost.batch);
+    printf("  model:     %zu parameters, %.3f MFLOP and %.3f MB per step, %d operations\n", e->cost.params,
+           e->cost.total.flops * 1e-6, e->cost.total.bytes * 1e-6, e->ops);
+    printf("  predicted: %.1f us = issue %.1f + copy %.1f + sync %.1f + work %.1f "
+           "(at peak: FLOPs %.1f, bytes %.1f)\n",
+           e->predicted_us, e->issue_us, e->copy_us, e->sync_us, e->work_us, e->compute_us, e->memory_us);
+    printf("  measured:  %.1f us/step (median of %ld):", s->us_per_step_median, s->timed_steps);
+    for (int ph = 0; ph < NN_PHASE_COUNT; ph++)
+        printf(" %s %.1f", nn_phase_name(ph), s->phase_us[ph]);
+    printf("\n  regime:    %s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime), e->why,
+           e->advice);
+    if (s->us_per_step_median > 2.0 * e->predicted_us)
+        printf("  note:      the measured step is %.1fx the model: per-op costs the model does not "
+               "see (thread wake-ups, cache misses, small-matrix inefficiency) dominate\n",
+               s->us_per_step_median / e->predicted_us);
+}
+
+static void print_explain_json(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s)
+{
+    printf("{\n  \"preset\": \"%s\",\n  \"device\": \"%s\",\n  \"batch\": %d,\n", p->name, s->device,
+           e->cost.batch);
+    printf("  \"params\": %zu,\n  \"flops_per_step\": %.6g,\n  \"bytes_per_step\": %.6g,\n  \"ops_per_step\": %d,\n",
+           e->cost.params, e->cost.total.flops, e->cost.total.bytes, e->ops);
+    printf("  \"predicted_us\": %.6g,\n  \"issue_us\": %.6g,\n  \"copy_us\": %.6g,\n  \"sync_us\": %.6g,\n",
+           e->predicted_us, e->issue_us, e->copy_us, e->sync_us);
+    printf("  \"work_us\": %.6g,\n  \"compute_us\": %.6g,\n  \"memory_us\": %.6g,\n", e->work_us, e->compute_us,
+           e->memory_us);
+    printf("  \"measured_us\": %.6g,\n  \"phases\": {", s->us_per_step_median);
+    for (int ph = 0; ph < NN_PHASE_COUNT; ph++)
+        printf("%s\"%s_us\": %.3f", ph ? ", " : "", nn_phase_name(ph), s->phase_us[ph]);
+    printf("},\n  \"regime\": \"%s\",\n  \"why\": \"%s\",\n  \"advice\": \"%s\",\n  \"layers\": [\n",
+           nn_regime_name(e->regime), e->why, e->advice);
+    for (int i = 0; i < e->cost.n_layers; i++) {
+        const nn_layer_cost *l = &e->cost.layers[i];
+        printf("    {\"layer\": \"%s\", \"params\": %zu, \"fwd_flops\": %.6g, \"bwd_flops\": %.6g, "
+               "\"fwd_bytes\": %.6g, \"bwd_bytes\": %.6g}%s\n",
+               l->label, l->params, l->fwd.flops, l->bwd.flops, l->fwd.bytes, l->bwd.bytes,
+               i + 1 < e->cost.n_layers ? "," : "");
+    }
+    printf("  ]\n}\n");
+}
+
+int nn_cli_explain(int argc, char **argv)
+{
+    analyze_options o = { 0 };
+    nn_preset p;
+    nn_calibration cal;
+    nn_snapshot s;
+    nn_explanation e;
+    if (parse_options(argc, argv, &o) != 0 || load_preset(o.preset, &p) != 0)
+        return 2;
+    const char *device = o.device ? o.device : p.device;
+    int batch = o.batch ? (int)o.batch : p.batch;
+    if (!nn_backend_find(device)) {
+        fprintf(stderr, "nnlab: device %s: not available\n", device);
+        return 2;
+    }
+    if (get_calibration(device, (int)o.threads, o.recalibrate, o.json, &cal) != 0 ||
+        time_point(&p, device, batch, &o, &s) != 0)
+        return 1;
+    nn_explain_options eo = explain_options(device);
+    nn_explain(&p, batch, &cal, &eo, &e);
+    if (o.json)
+        print_explain_json(&p, &e, &s);
+    else
+        print_explain_text(&p, &e, &s);
+    return 0;
+}
+
+/* ---- sweep -------------------------------------------------------------------------------- */
+
+typedef struct sweep_point {
+    int batch;
+    int ok;
+    double us, samples_per_s, doubling;   /* doubling: t(b) / t(b/2), 0 if not measured */
+    nn_regime regime;
+} sweep_point;
+
+/* "1,4,16" -> batches; returns the count or -1. */
+static int parse_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    char buf[512], *save = NULL;
+    nn_strlcpy(buf, s, sizeof buf);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (n == max || nn_parse_long(tok, &v) != 0 || v < 1 || v > 1048576)
+            return -1;
+        out[n++] = (int)v;
+    }
+    return n;
+}
+
+static int split_devices(const char *s, char names[MAX_DEVICES][16])
+{
+    int n = 0;
+    char buf[128], *save = NULL;
+    nn_strlcpy(buf, s, sizeof buf);
+    for (char *tok = strtok_r(buf, ",", &save); tok && n < MAX_DEVICES; tok = strtok_r(NULL, ",", &save))
+        nn_strlcpy(names[n++], tok, 16);
+    return n;
+}
+
+/* The smallest batch from which device b's throughput beats device a's at
+ * every larger measured batch; 0 when it never does. */
+static int crossover(const sweep_point *a, const sweep_point *b, int n)
+{
+    int from = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        if (!a[i].ok || !b[i].ok || b[i].samples_per_s <= a[i].samples_per_s)
+            break;
+        from = b[i].batch;
+    }
+    return from;
+}
+
+static void fill_doubling(sweep_point *pts, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (pts[j].batch * 2 == pts[i].batch && pts[i].ok && pts[j].ok && pts[j].us > 0)
+                pts[i].doubling = pts[i].us / pts[j].us;
+}
+
+static void print_sweep(char names[MAX_DEVICES][16], int nd, sweep_point pts[MAX_DEVICES][MAX_POINTS], int nb,
+                        const analyze_options *o)
+{
+    if (o->csv)
+        printf("device,batch,us_per_step,samples_per_s,doubling,regime\n");
+    else if (o->json)
+        printf("{\n  \"points\": [\n");
+    else
+        printf("%-8s %7s %12s %14s %9s  %s\n", "device", "batch", "us/step", "samples/s", "doubling", "regime");
+    int first = 1;
+    for (int d = 0; d < nd; d++)
+        for (int i = 0; i < nb; i++) {
+            const sweep_point *p = &pts[d][i];
+            if (!p->ok)
+                continue;
+            if (o->csv)
+                printf("%s,%d,%.3f,%.1f,%.3f,%s\n", names[d], p->batch, p->us, p->samples_per_s, p->doubling,
+                       nn_regime_name(p->regime));
+            else if (o->json)
+                printf("%s    {\"device\": \"%s\", \"batch\": %d, \"us_per_step\": %.6g, \"samples_per_s\": %.6g, "
+                       "\"doubling\": %.4g, \"regime\": \"%s\"}", first ? "" : ",\n", names[d], p->batch, p->us,
+                       p->samples_per_s, p->doubling, nn_regime_name(p->regime));
+            else {
+                char doubling[16] = "-";
+                if (p->doubling > 0)
+                    snprintf(doubling, sizeof doubling, "%.2f", p->doubling);
+                printf("%-8s %7d %12.1f %14.0f %9s  %s\n", names[d], p->batch, p->us, p->samples_per_s,
+                       doubling, nn_regime_name(p->regime));
+            }
+            first = 0;
+        }
+    if (o->json)
+        printf("\n  ],\n  \"crossovers\": [");
+    for (int d = 1; d < nd; d++) {
+        int x = crossover(pts[0], pts[d], nb);
+        if (o->json)
+            printf("%s{\"from\": \"%s\", \"to\": \"%s\", \"batch\": %d}", d > 1 ? ", " : "", names[0], names[d], x);
+        else if (!o->csv && x)
+            printf("%s overtakes %s from batch %d on\n", names[d], names[0], x);
+        else if (!o->csv)
+            printf("%s does not overtake %s at the measured batches\n", names[d], names[0]);
+    }
+    if (o->json)
+        printf("]\n}\n");
+}
+
+int nn_cli_sweep(int argc, char **argv)
+{
+    analyze_options o = { 0 };
+    nn_preset p;
+    static sweep_point pts[MAX_DEVICES][MAX_POINTS];
+    char names[MAX_DEVICES][16];
+    int batches[MAX_POINTS];
+    if (parse_options(argc, argv, &o) != 0 || load_preset(o.preset, &p) != 0)
+        return 2;
+    int nb = parse_list(o.batches ? o.batches : "1,2,4,8,16,32,64,128,256,512,1024,2048,4096", batches, MAX_POINTS);
+    int nd = split_devices(o.devices ? o.devices : "cpu", names);
+    if (nb < 1) {
+        fprintf(stderr, "nnlab: --batches %s: expected a list like 1,4,16 of whole numbers 1..1048576\n", o.batches);
+        return 2;
+    }
+    for (int d = 0; d < nd; d++) {
+        nn_calibration cal;
+        if (!nn_backend_find(names[d])) {
+            fprintf(stderr, "nnlab: device %s: not available\n", names[d]);
+            return 2;
+        }
+        if (get_calibration(names[d], (int)o.threads, 0, 1, &cal) != 0)
+            return 1;
+        nn_explain_options eo = explain_options(names[d]);
+        for (int i = 0; i < nb; i++) {
+            nn_snapshot s;
+            nn_explanation e;
+            sweep_point *pt = &pts[d][i];
+            pt->batch = batches[i];
+            fprintf(stderr, "\rsweep: %s batch %d ...   ", names[d], batches[i]);
+            if (time_point(&p, names[d], batches[i], &o, &s) != 0)
+                continue;      /* e.g. out of memory at a large batch: the rest still stands */
+            nn_explain(&p, batches[i], &cal, &eo, &e);
+            pt->ok = 1;
+            pt->us = s.us_per_step_median;
+            pt->samples_per_s = pt->us > 0 ? batches[i] * 1e6 / pt->us : 0;
+            pt->regime = e.regime;
+        }
+        fill_doubling(pts[d], nb);
+    }
+    fprintf(stderr, "\r%40s\r", "");
+    print_sweep(names, nd, pts, nb, &o);
+    return 0;
+}
