@@ -1,0 +1,84 @@
+#!/bin/sh
+# bench/compare.sh - nnlab against PyTorch on the CPU, side by side in one run,
+# one benchmark at a time (two at once would oversubscribe the cores).
+#
+#   bench/compare.sh [--quick] [NNLAB]
+#
+# For every training preset and batch it times nnlab's `cpu` device (`nnlab
+# bench`, median µs/step) and the same step in PyTorch (bench/pytorch_step.py:
+# zero_grad, forward, loss, backward, step, loss.item(), data in memory) with
+# every peer installed (Debian's python3-torch for /usr/bin/python3, the pip
+# release in bench/.venv; see bench/setup-peers.sh) at 1 thread and at all
+# cores. The peer is the fastest of those. Prints a Markdown table and saves it
+# with the machine and the date under bench/results/.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+quick=0
+if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+nnlab=${1:-}
+if [ -z "$nnlab" ]; then
+    if [ -x "$here/../build/nnlab" ]; then nnlab=$here/../build/nnlab; else nnlab=nnlab; fi
+fi
+export NNLAB_PRESETS_DIR=${NNLAB_PRESETS_DIR:-$here/../presets}
+presets="lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000"
+batches="1 4 16 64 256 1024"
+[ $quick -eq 1 ] && batches="4 256"
+cores=$(nproc)
+
+peers=""
+for py in /usr/bin/python3 "$here/.venv/bin/python"; do
+    if [ -x "$py" ] && "$py" -c 'import torch' 2>/dev/null; then peers="$peers $py"; fi
+done
+if [ -z "$peers" ]; then
+    echo "compare.sh: no PyTorch found: run bench/setup-peers.sh first (as root)" >&2
+    exit 1
+fi
+
+steps_for() { if [ "$1" -ge 1024 ]; then echo 10; elif [ "$1" -ge 256 ]; then echo 30; else echo 200; fi; }
+
+json_field() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p" | head -n 1; }
+
+nnlab_us() {  # preset batch
+    "$nnlab" bench --preset "$1" --device cpu --batch "$2" --steps "$(steps_for "$2")" --warmup 3 --json 2>/dev/null |
+        json_field us_per_step
+}
+
+# The fastest peer: "us version threads"
+peer_best() {  # preset batch
+    best=""
+    for py in $peers; do
+        for t in 1 "$cores"; do
+            line=$("$py" "$here/pytorch_step.py" "$NNLAB_PRESETS_DIR/$1.ini" --batch "$2" \
+                   --steps "$(steps_for "$2")" --warmup 5 --threads "$t" 2>/dev/null) || continue
+            us=$(echo "$line" | json_field us_per_step)
+            ver=$(echo "$line" | sed -n 's/.*"torch": "\([^"]*\)".*/\1/p')
+            if [ -z "$best" ] || awk -v a="$us" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+                best="$us $ver $t"
+            fi
+        done
+    done
+    echo "$best"
+}
+
+date=$(date -u +%Y-%m-%d)
+out="$here/results/compare-cpu-$date.md"
+mkdir -p "$here/results"
+{
+    echo "# nnlab vs PyTorch, CPU, µs per training step (median)"
+    echo
+    echo "- date: $date; $("$nnlab" --version); machine: $cores cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+    echo "- nnlab: \`nnlab bench --device cpu --batch B --steps S --warmup 3\`"
+    echo "- PyTorch: \`bench/pytorch_step.py\` with each of:$peers; threads 1 and $cores; the fastest is shown"
+    echo
+    echo "| preset | batch | device | nnlab µs/step | PyTorch µs/step | PyTorch (version, threads) | PyTorch / nnlab |"
+    echo "|---|---:|---|---:|---:|---|---:|"
+    for p in $presets; do
+        for b in $batches; do
+            ours=$(nnlab_us "$p" "$b")
+            set -- $(peer_best "$p" "$b")
+            ratio=$(awk -v a="${1:-0}" -v b="${ours:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "?" }')
+            echo "| $p | $b | cpu | $ours | ${1:-?} | ${2:-?}, ${3:-?} | $ratio |"
+        done
+    done
+} | tee "$out"
+echo "saved to $out" >&2
