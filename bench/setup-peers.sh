@@ -11,5 +11,5 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends python3-torch python3-venv >/dev/null
 if [ "${1:-}" != "--debian-only" ]; then
     [ -x "$here/.venv/bin/python" ] || /usr/bin/python3 -m venv "$here/.venv"
-    "$here/.venv/bin/pip" install -q --upgrade torch
+    "$here/.venv/bin/pip" install -q --upgrade torch numpy
 fi
