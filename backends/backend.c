@@ -1,10 +1,27 @@
-/* backends/backend.c - the list of compiled-in backends and the few helpers
- * every backend and the engine share (see backend.h). */
+/* backends/backend.c - the list of compiled-in backends, the loader of the
+ * GPU module, and the few helpers every backend and the engine share (see
+ * backend.h). Plain C: the GPU module is found and opened with dlopen, so
+ * this program links no CUDA library and runs where none is installed. */
+#include "config.h"
+
 #include "backend.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Where the module is looked for (set by Makefile.am): the installed
+ * $(pkglibdir), then the build tree's libtool output folder. */
+#ifndef NN_MODULE_DIR
+#define NN_MODULE_DIR ""
+#endif
+#ifndef NN_BUILD_MODULE_DIR
+#define NN_BUILD_MODULE_DIR ""
+#endif
 
 /* An explicit list rather than self-registration: the order is the order
  * `nnlab devices` shows, and a reader sees every backend in one place. The GPU
@@ -15,14 +32,140 @@ const nn_backend_ops *const nn_builtin_backends[] = {
     NULL,
 };
 
-const nn_backend_ops *nn_backend_find(const char *name)
+const char *const nn_backend_names[] = { "cpu-ref", "cpu", "gpu", NULL };
+
+/* ---- the GPU module ------------------------------------------------------- */
+
+/* Loaded once (nvtop's habit with NVML: look the library up at run time, keep
+ * the reason when it is not there, for the UI to show). The module is never
+ * unloaded: the CUDA runtime it pulls in keeps threads and state. */
+static pthread_once_t gpu_once = PTHREAD_ONCE_INIT;
+static const nn_backend_ops *gpu_ops;
+static char gpu_why[NN_BACKEND_ERROR_LEN];
+
+/* snprintf that may truncate (a reason longer than the buffer is cut). */
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...)
 {
-    if (!name)
+    va_list ap;
+    if (!buf || !len)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Opens the module at path: 0 and *ops, or -1 with the reason in why. */
+static int load_module(const char *path, const nn_backend_ops **ops, char *why, size_t why_len)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        if (e && strstr(e, "cannot open shared object file"))
+            say(why, why_len, "a library the GPU module needs is missing: %s "
+                     "(the CUDA runtime, cuBLAS and cuDNN must be on the library path)", e);
+        else
+            say(why, why_len, "cannot load %s: %s", path, e ? e : "unknown error");
+        return -1;
+    }
+    const int *abi = dlsym(h, NN_GPU_MODULE_ABI_SYMBOL);
+    void *sym = dlsym(h, NN_GPU_MODULE_OPS_SYMBOL);
+    if (!abi || !sym) {
+        say(why, why_len, "%s is not an nnlab GPU module (no %s)", path,
+                 abi ? NN_GPU_MODULE_OPS_SYMBOL : NN_GPU_MODULE_ABI_SYMBOL);
+        dlclose(h);
+        return -1;
+    }
+    if (*abi != NN_BACKEND_ABI) {
+        say(why, why_len, "%s was built for op-table ABI %d, this nnlab needs %d: "
+                 "rebuild or reinstall it", path, *abi, NN_BACKEND_ABI);
+        dlclose(h);
+        return -1;
+    }
+    nn_backend_module_fn fn;
+    memcpy(&fn, &sym, sizeof fn);   /* dlsym's object pointer to a function pointer */
+    const nn_backend_ops *o = fn();
+    if (!o || !o->name || strcmp(o->name, "gpu") != 0) {
+        say(why, why_len, "%s returned no \"gpu\" op table", path);
+        dlclose(h);
+        return -1;
+    }
+    *ops = o;
+    return 0;
+}
+
+static void load_gpu_module(void)
+{
+    const char *env = getenv("NNLAB_MODULE_DIR");
+    const char *dirs[2];
+    int n = 0, found = 0;
+    char looked[NN_BACKEND_ERROR_LEN / 2] = "";
+    size_t used = 0;
+
+    if (env && *env) {
+        dirs[n++] = env;        /* set: the only place looked */
+    } else {
+        if (NN_MODULE_DIR[0])
+            dirs[n++] = NN_MODULE_DIR;
+        if (NN_BUILD_MODULE_DIR[0])
+            dirs[n++] = NN_BUILD_MODULE_DIR;
+    }
+    for (int i = 0; i < n; i++) {
+        char path[4096], why[NN_BACKEND_ERROR_LEN];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], NN_GPU_MODULE_FILE);
+        if (access(path, F_OK) != 0) {
+            int w = snprintf(looked + used, sizeof looked - used, "%s%s", used ? ", " : "", dirs[i]);
+            if (w > 0 && (size_t)w < sizeof looked - used)
+                used += (size_t)w;
+            continue;
+        }
+        if (load_module(path, &gpu_ops, why, sizeof why) == 0)
+            return;
+        if (!found)             /* the first module found that failed says most */
+            say(gpu_why, sizeof gpu_why, "%s", why);
+        found = 1;
+    }
+    if (found)
+        return;
+#ifdef NN_GPU_MODULE_BUILT
+    say(gpu_why, sizeof gpu_why, "the GPU module %s is not in %s (NNLAB_MODULE_DIR names "
+             "its folder)", NN_GPU_MODULE_FILE, used ? looked : "any folder");
+#else
+    if (env && *env)
+        say(gpu_why, sizeof gpu_why, "this build of nnlab has no GPU backend (configured "
+                 "without CUDA), and NNLAB_MODULE_DIR=%s holds no %s", env, NN_GPU_MODULE_FILE);
+    else
+        say(gpu_why, sizeof gpu_why, "this build of nnlab has no GPU backend (configured "
+                 "without CUDA)");
+#endif
+}
+
+const nn_backend_ops *nn_backend_find_why(const char *name, char *why, size_t why_len)
+{
+    if (why && why_len)
+        why[0] = '\0';
+    if (!name) {
+        if (why && why_len)
+            say(why, why_len, "no device named");
         return NULL;
+    }
     for (const nn_backend_ops *const *p = nn_builtin_backends; *p; p++)
         if ((*p)->name && strcmp((*p)->name, name) == 0)
             return *p;
+    if (strcmp(name, "gpu") == 0) {
+        pthread_once(&gpu_once, load_gpu_module);
+        if (!gpu_ops && why && why_len)
+            say(why, why_len, "%s", gpu_why);
+        return gpu_ops;
+    }
+    if (why && why_len)
+        say(why, why_len, "unknown device '%s' (expected cpu, cpu-ref or gpu)", name);
     return NULL;
+}
+
+const nn_backend_ops *nn_backend_find(const char *name)
+{
+    return nn_backend_find_why(name, NULL, 0);
 }
 
 int nn_backend_fail(nn_backend *b, const char *fmt, ...)
@@ -51,7 +194,7 @@ int nn_backend_open(nn_backend *b, const nn_backend_ops *ops, const nn_backend_c
     if (!cfg)
         cfg = &defaults;
 
-    /* Probe first, so that "GPU unavailable: no libcudart.so.12" reaches the
+    /* Probe first, so that "GPU unavailable: no NVIDIA driver" reaches the
      * UI without a half-opened backend to clean up. A table without a probe
      * is always available. */
     if (ops->probe) {

@@ -10,6 +10,9 @@
  *    CPU backends), obtained with ops->alloc.
  *  - Every operation returns 0 on success, or -1 with a message in
  *    b->last_error. Nothing here prints, exits or allocates during a step.
+ *  - A device backend runs operations asynchronously, in call order: a
+ *    failure found while the device runs them (an illegal address, a label
+ *    out of range) is reported by the next download or synchronize.
  *  - Parameter gradients are overwritten, not accumulated: in a sequential
  *    network each parameter is used exactly once per step, so "zero_grad" is
  *    implicit and costs nothing.
@@ -69,7 +72,34 @@ typedef struct nn_adam_hyper {
 
 typedef struct nn_backend_config {
     int threads;                 /* CPU threads; 0 = all cores */
+    int tf32;                    /* GPU: allow TF32 tensor-core math for float32
+                                    products (off: plain FP32, as the CPU) */
 } nn_backend_config;
+
+/* The op table's ABI. The GPU backend is a module built on its own and loaded
+ * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
+ * it was built against this header. Bump it on any change to nn_backend_ops,
+ * struct nn_backend, nn_backend_config or a struct they pass. */
+#define NN_BACKEND_ABI 1
+
+/* The dropout counter of a training step is step * NN_STEP_COUNTER_STRIDE +
+ * layer (src/net.c); a replayed step graph advances it by this much. */
+#define NN_STEP_COUNTER_STRIDE 64
+
+/* What a device backend has done since it was opened, counted by itself.
+ * The engine reads it around steps for the per-step accounting. */
+typedef struct nn_backend_counters {
+    uint64_t kernels;            /* own kernel launches and memsets */
+    uint64_t library_calls;      /* cuBLAS and cuDNN calls: each launches one kernel or more */
+    uint64_t graph_launches;     /* step graphs launched (each one launch) */
+    uint64_t graph_nodes;        /* kernels and library calls replayed inside those graphs */
+    uint64_t h2d_copies, h2d_bytes;
+    uint64_t d2h_copies, d2h_bytes;
+    uint64_t syncs;              /* times the host waited for the device */
+} nn_backend_counters;
+
+/* Marks per step for timing_mark (backends record the time at each mark). */
+#define NN_TIMING_MARKS 8
 
 typedef struct nn_backend nn_backend;
 
@@ -151,6 +181,59 @@ typedef struct nn_backend_ops {
                     float *velocity, const nn_sgd_hyper *h, long t);
     int (*adam_step)(nn_backend *b, size_t n, float *param, const float *grad,
                      float *m, float *v, const nn_adam_hyper *h, long t);
+
+    /* ---- Optional operations: NULL where a backend has no use for them (the
+     * CPU backends leave them all NULL). Callers check before calling. ---- */
+
+    /* One line about the device for `nnlab devices` (name, memory, versions);
+     * called only after probe succeeded. */
+    int (*describe)(char *buf, size_t len);
+
+    /* Page-locked host memory. An upload from it is asynchronous: before the
+     * host rewrites such a buffer it calls host_wait, which returns once the
+     * device has read every upload issued from that buffer. */
+    int (*host_alloc)(nn_backend *b, size_t bytes, void **out);
+    void (*host_free)(nn_backend *b, void *p);
+    int (*host_wait)(nn_backend *b, const void *p);
+
+    /* Gathers a batch from a data set resident in backend memory: row i of x
+     * (n, x_width) is row idx[i] of xs (rows, x_width), or row first + i when
+     * idx is NULL (idx is backend memory). ys/y do the same for rows of
+     * y_width 4-byte words (int32 labels or float targets); skipped when ys is
+     * NULL. No index is checked: the caller owns the data set. */
+    int (*gather_rows)(nn_backend *b, int n, const int32_t *idx, long first,
+                       const float *xs, size_t x_width, float *x,
+                       const void *ys, size_t y_width, void *y);
+
+    /* Step graphs (CUDA Graphs). Between graph_begin and graph_end the calls
+     * of one training step are recorded, not run. graph_launch runs the
+     * recording as the next step: every replay, and every graph_advance (to be
+     * called after a step run eagerly while a recording exists), moves the
+     * recorded step one step on: dropout counters advance by
+     * NN_STEP_COUNTER_STRIDE and the optimiser's t by 1, while buffers, shapes
+     * and every other argument stay as they were recorded. graph_end fails
+     * (and keeps nothing) when a recorded call failed or cannot be recorded;
+     * graph_drop discards a recording. */
+    int (*graph_begin)(nn_backend *b);
+    int (*graph_end)(nn_backend *b);
+    int (*graph_launch)(nn_backend *b);
+    int (*graph_advance)(nn_backend *b);
+    void (*graph_drop)(nn_backend *b);
+
+    /* Cumulative counters since open. */
+    void (*counters)(nn_backend *b, nn_backend_counters *out);
+
+    /* Phase timing on the device's own clock, without waiting for it. Mark 0
+     * starts a step; mark m in 1..NN_TIMING_MARKS-1 ends the part of the step
+     * since the previous mark of that step (marks may be skipped, not
+     * reordered). timing_collect, called between steps, adds the time
+     * (microseconds) of every interval ending at mark m into us[m] and counts
+     * it in n[m], for the steps the device has finished (all of them when
+     * wait is set), and returns how many steps it added, or -1. Marks made
+     * while recording a graph are ignored. */
+    int (*timing_mark)(nn_backend *b, int mark);
+    int (*timing_collect)(nn_backend *b, int wait, double us[NN_TIMING_MARKS],
+                          long n[NN_TIMING_MARKS]);
 } nn_backend_ops;
 
 struct nn_backend {
@@ -164,8 +247,29 @@ extern const nn_backend_ops nn_backend_cpu_ref;
 extern const nn_backend_ops nn_backend_cpu;
 extern const nn_backend_ops *const nn_builtin_backends[];
 
-/* Finds a backend by name; NULL when unknown. */
+/* Every backend name nnlab knows, in the order `nnlab devices` lists them:
+ * the built-in ones, then "gpu" (the module). NULL-terminated. */
+extern const char *const nn_backend_names[];
+
+/* Finds a backend by name; NULL when unknown or, for "gpu", when the module
+ * cannot be loaded. "gpu" loads the module on first use (see
+ * nn_backend_find_why). */
 const nn_backend_ops *nn_backend_find(const char *name);
+
+/* The same, with the reason in why when it returns NULL: an unknown name, or
+ * why the GPU module is not there: not built, not found (the folders
+ * searched), a library it needs is missing (the loader's message), or a
+ * module of another ABI. Whether a device is present is the table's probe.
+ * The module is looked for in $NNLAB_MODULE_DIR when set, else in the
+ * installed folder, else in the build tree. Thread-safe; loaded once. */
+const nn_backend_ops *nn_backend_find_why(const char *name, char *why, size_t why_len);
+
+/* The file name of the GPU module, and the symbols it exports: an int equal
+ * to NN_BACKEND_ABI, and a function returning its table. */
+#define NN_GPU_MODULE_FILE "nnlab-cuda.so"
+#define NN_GPU_MODULE_ABI_SYMBOL "nn_backend_module_abi"
+#define NN_GPU_MODULE_OPS_SYMBOL "nn_backend_module_ops"
+typedef const nn_backend_ops *(*nn_backend_module_fn)(void);
 
 /* Opens ops into b (b->ops set, b->last_error cleared). On failure returns -1
  * with the reason in b->last_error. */

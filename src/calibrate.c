@@ -205,7 +205,7 @@ static int measure(nn_backend *b, nn_calibration *out, nn_progress_fn progress, 
 static int measure_one_thread(const nn_backend_ops *ops, nn_calibration *out, char *err, size_t err_len)
 {
     nn_backend b;
-    nn_backend_config one = { 1 };
+    nn_backend_config one = { .threads = 1 };
     bench_ctx c;
     if (!ops->host_memory)
         return 0;
@@ -224,7 +224,7 @@ int nn_calibrate(const char *device, int threads, nn_calibration *out,
 {
     const nn_backend_ops *ops = nn_backend_find(device);
     nn_backend b;
-    nn_backend_config cfg = { threads };
+    nn_backend_config cfg = { .threads = threads };
     if (err && err_len)
         err[0] = '\0';
     memset(out, 0, sizeof *out);

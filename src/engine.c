@@ -47,7 +47,31 @@ struct nn_job {
     nn_rng shuffle_rng;
     double active_s;             /* training time so far, pauses excluded */
     double step_s_total;         /* time inside timed steps */
+
+    /* A device backend (not host memory): the GPU paths and switches apply. */
+    int device;
+    int resident;                /* the data set lives in backend memory */
+    int use_pinned;              /* batches staged in page-locked memory */
+    int use_graph, graph_ready;  /* graphs asked for (and possible); one recorded */
+    int dev_timing;              /* the backend times phases on its own clock */
+    float *dev_train_x, *dev_val_x;   /* resident data set, backend memory */
+    void *dev_train_y, *dev_val_y;    /* int32 labels or float targets */
+    int32_t *dev_order;          /* (n_train) this epoch's order, backend memory */
+    float *pin_x[2];             /* page-locked staging, two so that one fills */
+    void *pin_y[2];              /*   while the other is read by the device */
+    int pin_next;
+    float step_stats[2];         /* sync_every_step: the accumulator, read each step */
+    double dev_us[NN_TIMING_MARKS];   /* device-clock phase times of timed steps */
+    long dev_n[NN_TIMING_MARKS];
+    double graph_host_s;         /* host time of the compute part of graph-job steps */
+    nn_backend_counters cnt_base;     /* counters when timing started */
+    nn_backend_counters cnt_skip;     /* traffic outside steps (validation) since then */
 };
+
+/* Timing marks of a device step (backend.h timing_mark): mark p + 1 ends phase
+ * p for copy, forward, backward and optimizer; a graph job marks the whole
+ * compute part (replayed or eager) with MARK_GRAPH. */
+#define MARK_GRAPH 6
 
 const char *nn_job_state_name(nn_job_state s)
 {
@@ -66,6 +90,8 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
     memset(cfg, 0, sizeof *cfg);
     cfg->preset = *p;
     cfg->seed = 1;
+    cfg->data_on_device = 1;
+    cfg->graph = 1;
 }
 
 /* ---- publishing ------------------------------------------------------------ */
@@ -130,10 +156,98 @@ static int prepare_buffers(nn_job *job, char *err, size_t err_len)
     return 0;
 }
 
+/* ---- a device backend: switches, resident data, page-locked staging ------------- */
+
+static size_t label_words(const nn_dataset *d)
+{
+    return d->classes > 0 ? 1 : (size_t)d->target_width;
+}
+
+/* Allocates backend memory for `what` and uploads bytes from host into it. */
+static int upload_new(nn_job *job, const void *host, size_t bytes, void **out, const char *what,
+                      char *err, size_t err_len)
+{
+    nn_backend *b = &job->backend;
+    if (b->ops->alloc(b, bytes, out) != 0 || b->ops->upload(b, *out, host, bytes) != 0)
+        return nn_errorf(err, err_len, "uploading %s (%.1f MB) to %s: %s (--no-data-on-device "
+                         "copies each batch instead)", what, (double)bytes / 1e6, b->ops->name,
+                         b->last_error);
+    return 0;
+}
+
+static int upload_dataset(nn_job *job, char *err, size_t err_len)
+{
+    const nn_dataset *d = &job->data;
+    size_t sf = d->sample_floats * sizeof(float), yw = label_words(d) * 4;
+    const void *ty = d->classes > 0 ? (const void *)d->train_y : (const void *)d->train_t;
+    const void *vy = d->classes > 0 ? (const void *)d->val_y : (const void *)d->val_t;
+    nn_backend *b = &job->backend;
+    if (upload_new(job, d->train_x, (size_t)d->n_train * sf, (void **)&job->dev_train_x,
+                   "the training set", err, err_len) != 0 ||
+        upload_new(job, ty, (size_t)d->n_train * yw, &job->dev_train_y, "the training labels",
+                   err, err_len) != 0)
+        return -1;
+    if (d->n_val > 0 &&
+        (upload_new(job, d->val_x, (size_t)d->n_val * sf, (void **)&job->dev_val_x,
+                    "the validation set", err, err_len) != 0 ||
+         upload_new(job, vy, (size_t)d->n_val * yw, &job->dev_val_y, "the validation labels",
+                    err, err_len) != 0))
+        return -1;
+    if (b->ops->alloc(b, (size_t)d->n_train * sizeof(int32_t), (void **)&job->dev_order) != 0)
+        return nn_errorf(err, err_len, "allocating the sample order on %s: %s", b->ops->name,
+                         b->last_error);
+    return 0;
+}
+
+static int alloc_pinned(nn_job *job, char *err, size_t err_len)
+{
+    nn_backend *b = &job->backend;
+    const nn_dataset *d = &job->data;
+    size_t nb = (size_t)job->cfg.batch;
+    for (int k = 0; k < 2; k++)
+        if (b->ops->host_alloc(b, nb * d->sample_floats * sizeof(float), (void **)&job->pin_x[k]) != 0 ||
+            b->ops->host_alloc(b, nb * label_words(d) * 4, &job->pin_y[k]) != 0)
+            return nn_errorf(err, err_len, "allocating page-locked batch buffers on %s: %s",
+                             b->ops->name, b->last_error);
+    return 0;
+}
+
+/* Decides which switches apply on this backend, records them in the
+ * snapshot, and sets up what they need. */
+static int prepare_device(nn_job *job, char *err, size_t err_len)
+{
+    const nn_backend_ops *o = job->ops;
+    nn_snapshot *s = &job->mine;
+    job->device = !o->host_memory;
+    s->sync_every_step = job->cfg.sync_every_step;
+    if (!job->device)
+        return 0;
+    s->has_switches = 1;
+    job->resident = job->cfg.data_on_device && o->gather_rows;
+    job->use_pinned = !job->resident && job->cfg.pinned && o->host_alloc && o->host_wait;
+    job->use_graph = job->cfg.graph && o->graph_begin && o->graph_end && o->graph_launch &&
+                     o->graph_advance && o->graph_drop;
+    job->dev_timing = o->timing_mark && o->timing_collect;
+    s->data_on_device = job->resident;
+    s->pinned = job->use_pinned;
+    s->graph = job->use_graph;
+    s->tf32 = job->cfg.tf32;
+    s->has_counters = o->counters != NULL;
+    s->steps_async = !job->cfg.sync_every_step;
+    if (job->cfg.data_on_device && !job->resident)
+        nn_strlcpy(s->note, "this device cannot gather batches itself: each batch is copied",
+                   sizeof s->note);
+    if (job->resident && upload_dataset(job, err, err_len) != 0)
+        return -1;
+    if (job->use_pinned && alloc_pinned(job, err, err_len) != 0)
+        return -1;
+    return 0;
+}
+
 static int prepare(nn_job *job, char *err, size_t err_len)
 {
     nn_job_config *c = &job->cfg;
-    nn_backend_config bc = { c->threads };
+    nn_backend_config bc = { .threads = c->threads, .tf32 = c->tf32 };
 
     if (nn_data_for_preset(&c->preset, c->data_dir[0] ? c->data_dir : NULL, c->seed,
                            &job->data, err, err_len) != 0)
@@ -148,7 +262,9 @@ static int prepare(nn_job *job, char *err, size_t err_len)
         return -1;
     job->mine.n_params = nn_net_param_count(&job->net);
     nn_rng_seed(&job->shuffle_rng, c->seed ^ 0x5eed5eedULL);
-    return prepare_buffers(job, err, err_len);
+    if (prepare_buffers(job, err, err_len) != 0)
+        return -1;
+    return prepare_device(job, err, err_len);
 }
 
 /* ---- one step ------------------------------------------------------------------ */
@@ -166,6 +282,20 @@ static void shuffle(nn_job *job)
 /* Gathers samples idx[0..n) (or first..first+n) of one split into the
  * network's input buffers: straight into them when the backend's memory is
  * host memory, else into host staging buffers that are then uploaded. */
+static void gather_host(const nn_dataset *d, const float *xs, const int32_t *ys, const float *ts,
+                        const int32_t *idx, long first, int n, float *bx, int32_t *by, float *bt)
+{
+    size_t sf = d->sample_floats, tw = (size_t)d->target_width;
+    for (int i = 0; i < n; i++) {
+        long s = idx ? idx[i] : first + i;
+        memcpy(bx + (size_t)i * sf, xs + (size_t)s * sf, sf * sizeof(float));
+        if (ys)
+            by[i] = ys[s];
+        else
+            memcpy(bt + (size_t)i * tw, ts + (size_t)s * tw, tw * sizeof(float));
+    }
+}
+
 static int load_batch(nn_job *job, const float *xs, const int32_t *ys, const float *ts,
                       const int32_t *idx, long first, int n)
 {
@@ -176,14 +306,7 @@ static int load_batch(nn_job *job, const float *xs, const int32_t *ys, const flo
     float *bx = direct ? job->net.x : job->batch_x;
     int32_t *by = direct ? job->net.labels : job->batch_y;
     float *bt = direct ? job->net.targets : job->batch_t;
-    for (int i = 0; i < n; i++) {
-        long s = idx ? idx[i] : first + i;
-        memcpy(bx + (size_t)i * sf, xs + (size_t)s * sf, sf * sizeof(float));
-        if (ys)
-            by[i] = ys[s];
-        else
-            memcpy(bt + (size_t)i * tw, ts + (size_t)s * tw, tw * sizeof(float));
-    }
+    gather_host(d, xs, ys, ts, idx, first, n, bx, by, bt);
     if (direct)
         return 0;
     if (b->ops->upload(b, job->net.x, bx, (size_t)n * sf * sizeof(float)) != 0)
@@ -216,13 +339,157 @@ static int train_step(nn_job *job, long pos, int n, long step, double t[NN_PHASE
     if (nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0)
         return -1;
     t4 = nn_now();
-    if (b->ops->synchronize(b) != 0)
+    if (b->ops->synchronize(b) != 0 ||
+        (job->cfg.sync_every_step &&
+         b->ops->download(b, job->step_stats, net->stats, sizeof job->step_stats) != 0))
         return -1;
     double t5 = nn_now();
     t[NN_PHASE_COPY] += t1 - t0;
     t[NN_PHASE_FORWARD] += t2 - t1;
     t[NN_PHASE_BACKWARD] += t3 - t2;
     t[NN_PHASE_OPTIMIZER] += t4 - t3;
+    t[NN_PHASE_SYNC] += t5 - t4;
+    return 0;
+}
+
+/* ---- one step on a device backend ----------------------------------------------- */
+
+static int mark(nn_job *job, int m)
+{
+    nn_backend *b = &job->backend;
+    return job->dev_timing ? b->ops->timing_mark(b, m) : 0;
+}
+
+/* The batch into net->x and the labels or targets: gathered on the device
+ * from the resident set (after uploading this epoch's order with the epoch's
+ * first batch), or gathered on the host and copied, from page-locked memory
+ * or plain (pageable) memory. */
+static int copy_batch_device(nn_job *job, long pos, int n)
+{
+    const nn_dataset *d = &job->data;
+    nn_backend *b = &job->backend;
+    nn_net *net = &job->net;
+    void *y = d->classes > 0 ? (void *)net->labels : (void *)net->targets;
+    size_t yw = label_words(d);
+    if (job->resident) {
+        const void *ys = job->dev_train_y;
+        if (pos == 0 &&
+            b->ops->upload(b, job->dev_order, job->order, (size_t)d->n_train * sizeof(int32_t)) != 0)
+            return -1;
+        return b->ops->gather_rows(b, n, job->dev_order + pos, 0, job->dev_train_x,
+                                   d->sample_floats, net->x, ys, yw, y);
+    }
+    if (job->use_pinned) {
+        int k = job->pin_next;
+        job->pin_next ^= 1;
+        /* the device may still be reading what this buffer held two steps ago */
+        if (b->ops->host_wait(b, job->pin_x[k]) != 0 || b->ops->host_wait(b, job->pin_y[k]) != 0)
+            return -1;
+        gather_host(d, d->train_x, d->train_y, d->train_t, job->order + pos, 0, n, job->pin_x[k],
+                    (int32_t *)job->pin_y[k], (float *)job->pin_y[k]);
+        if (b->ops->upload(b, net->x, job->pin_x[k], (size_t)n * d->sample_floats * sizeof(float)) != 0)
+            return -1;
+        return b->ops->upload(b, y, job->pin_y[k], (size_t)n * yw * 4);
+    }
+    return load_batch(job, d->train_x, d->train_y, d->train_t, job->order + pos, 0, n);
+}
+
+/* Forward, loss and backward, optimiser: issued one by one. split: mark the
+ * end of each on the device's clock (an eager job); a graph job's eager
+ * steps (a partial batch) are timed as one, like its replays. */
+static int step_eager(nn_job *job, int n, long step, int split, double *t_fwd, double *t_bwd)
+{
+    nn_net *net = &job->net;
+    const float *out = nn_net_forward(net, n, 1, step);
+    if (!out || (split && mark(job, NN_PHASE_FORWARD + 1) != 0))
+        return -1;
+    *t_fwd = nn_now();
+    if (nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
+        nn_net_backward(net, n, step, nn_net_dout(net)) != 0 ||
+        (split && mark(job, NN_PHASE_BACKWARD + 1) != 0))
+        return -1;
+    *t_bwd = nn_now();
+    if (nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0 ||
+        (split && mark(job, NN_PHASE_OPTIMIZER + 1) != 0))
+        return -1;
+    return 0;
+}
+
+/* Records forward, loss, backward and optimiser of one full batch as a graph.
+ * When the backend cannot (or a call fails while recording), the job goes on
+ * eagerly and the snapshot's note says why. */
+static void record_step(nn_job *job, int n, long step)
+{
+    nn_backend *b = &job->backend;
+    nn_net *net = &job->net;
+    long t_saved = net->opt_t;
+    char why[NN_BACKEND_ERROR_LEN] = "";
+    if (b->ops->graph_begin(b) != 0) {
+        nn_strlcpy(why, b->last_error, sizeof why);
+    } else {
+        const float *out = nn_net_forward(net, n, 1, step);
+        int failed = !out || nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
+                     nn_net_backward(net, n, step, nn_net_dout(net)) != 0 ||
+                     nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0;
+        if (failed)
+            nn_strlcpy(why, b->last_error, sizeof why);
+        net->opt_t = t_saved;       /* recording is not a step; each replay is */
+        if (b->ops->graph_end(b) != 0 && !why[0])
+            nn_strlcpy(why, b->last_error, sizeof why);
+        if (!why[0]) {
+            job->graph_ready = 1;
+            return;
+        }
+        b->ops->graph_drop(b);
+    }
+    job->use_graph = 0;
+    job->mine.graph = 0;
+    nn_errorf(job->mine.note, sizeof job->mine.note, "no CUDA graph, steps run eagerly: %s", why);
+}
+
+/* One training step on a device. The host times go to t[] (a graph job's
+ * compute part to *t_graph); the device times are marked for timing_collect.
+ * Only sync_every_step waits here. */
+static int train_step_device(nn_job *job, long pos, int n, long step, double t[NN_PHASE_COUNT],
+                             double *t_graph)
+{
+    nn_net *net = &job->net;
+    nn_backend *b = &job->backend;
+    double t0 = nn_now(), t1, t2 = 0, t3 = 0, t4, t5;
+
+    if (mark(job, 0) != 0 || copy_batch_device(job, pos, n) != 0 || mark(job, NN_PHASE_COPY + 1) != 0)
+        return -1;
+    t1 = nn_now();
+    int full = n == job->cfg.batch;
+    if (job->use_graph && full && !job->graph_ready)
+        record_step(job, n, step);
+    int graph_job = job->use_graph;
+    if (graph_job && full && job->graph_ready) {
+        if (b->ops->graph_launch(b) != 0)
+            return -1;
+        net->opt_t++;
+    } else {
+        if (step_eager(job, n, step, !graph_job, &t2, &t3) != 0)
+            return -1;
+        /* the recording stays in step with the steps run without it */
+        if (job->graph_ready && b->ops->graph_advance(b) != 0)
+            return -1;
+    }
+    if (graph_job && mark(job, MARK_GRAPH) != 0)
+        return -1;
+    t4 = nn_now();
+    if (job->cfg.sync_every_step &&
+        b->ops->download(b, job->step_stats, net->stats, sizeof job->step_stats) != 0)
+        return -1;
+    t5 = nn_now();
+    t[NN_PHASE_COPY] += t1 - t0;
+    if (graph_job) {
+        *t_graph += t4 - t1;
+    } else {
+        t[NN_PHASE_FORWARD] += t2 - t1;
+        t[NN_PHASE_BACKWARD] += t3 - t2;
+        t[NN_PHASE_OPTIMIZER] += t4 - t3;
+    }
     t[NN_PHASE_SYNC] += t5 - t4;
     return 0;
 }
@@ -252,9 +519,16 @@ static int validate(nn_job *job, nn_epoch_result *r)
         float stats[2];
         if (atomic_load(&job->cancel_requested))
             return 1;
-        if (b->ops->zero(b, job->net.stats, sizeof stats) != 0 ||
-            load_batch(job, d->val_x, d->val_y, d->val_t, NULL, first, n) != 0)
+        if (b->ops->zero(b, job->net.stats, sizeof stats) != 0)
             return -1;
+        if (job->resident) {
+            void *y = d->classes > 0 ? (void *)job->net.labels : (void *)job->net.targets;
+            if (b->ops->gather_rows(b, n, NULL, first, job->dev_val_x, d->sample_floats, job->net.x,
+                                    job->dev_val_y, label_words(d), y) != 0)
+                return -1;
+        } else if (load_batch(job, d->val_x, d->val_y, d->val_t, NULL, first, n) != 0) {
+            return -1;
+        }
         const float *out = nn_net_forward(&job->net, n, 0, 0);
         if (!out || nn_net_loss(&job->net, n, out, NULL) != 0 ||
             b->ops->download(b, stats, job->net.stats, sizeof stats) != 0)
@@ -290,6 +564,70 @@ static int honour_requests(nn_job *job)
     return atomic_load(&job->cancel_requested);
 }
 
+static void read_counters(nn_job *job, nn_backend_counters *c)
+{
+    nn_backend *b = &job->backend;
+    memset(c, 0, sizeof *c);
+    if (b->ops->counters)
+        b->ops->counters(b, c);
+}
+
+/* The backend's counters over the timed steps, less validation, per step. */
+static void step_counters(nn_job *job, long timed)
+{
+    nn_backend_counters now;
+    const nn_backend_counters *a = &job->cnt_base, *k = &job->cnt_skip;
+    nn_step_counters *c = &job->mine.per_step;
+    const double inv = 1.0 / (double)timed;
+    read_counters(job, &now);
+#define PER_STEP(f) ((double)(now.f - a->f - k->f) * inv)
+    c->kernels = PER_STEP(kernels);
+    c->library_calls = PER_STEP(library_calls);
+    c->graph_launches = PER_STEP(graph_launches);
+    c->graph_nodes = PER_STEP(graph_nodes);
+    c->h2d_copies = PER_STEP(h2d_copies);
+    c->h2d_bytes = PER_STEP(h2d_bytes);
+    c->d2h_copies = PER_STEP(d2h_copies);
+    c->d2h_bytes = PER_STEP(d2h_bytes);
+    c->syncs = PER_STEP(syncs);
+#undef PER_STEP
+    c->launches = c->kernels + c->library_calls + c->graph_launches;
+}
+
+/* Phase times of a device job: the device's clock where it timed them (mark
+ * p + 1 ends phase p), the host's for sync (time spent waiting) and where the
+ * backend has no timer. A graph job has no separate forward, backward and
+ * optimizer: they are one replay, graph_us. */
+static void device_phases(nn_job *job, long timed)
+{
+    nn_snapshot *s = &job->mine;
+    unsigned valid = 1u << NN_PHASE_SYNC;
+    int graph_job = job->use_graph;
+    s->phase_us[NN_PHASE_SYNC] = s->host_phase_us[NN_PHASE_SYNC];
+    for (int p = NN_PHASE_COPY; p <= NN_PHASE_OPTIMIZER; p++) {
+        s->phase_us[p] = 0.0;
+        if (job->dev_timing) {
+            if (job->dev_n[p + 1] > 0) {
+                s->phase_us[p] = job->dev_us[p + 1] / (double)job->dev_n[p + 1];
+                valid |= 1u << p;
+            }
+        } else if (p == NN_PHASE_COPY || !graph_job) {
+            s->phase_us[p] = s->host_phase_us[p];
+            valid |= 1u << p;
+        }
+    }
+    s->has_graph_us = 0;
+    if (job->dev_timing && job->dev_n[MARK_GRAPH] > 0) {
+        s->graph_us = job->dev_us[MARK_GRAPH] / (double)job->dev_n[MARK_GRAPH];
+        s->has_graph_us = 1;
+    } else if (!job->dev_timing && graph_job) {
+        s->graph_us = job->graph_host_s / (double)timed * 1e6;
+        s->has_graph_us = 1;
+    }
+    s->phase_valid = valid;
+    s->phase_device_clock = job->dev_timing;
+}
+
 static void update_progress(nn_job *job, long done_steps, long samples, const double t[NN_PHASE_COUNT],
                             long timed)
 {
@@ -298,9 +636,18 @@ static void update_progress(nn_job *job, long done_steps, long samples, const do
     s->elapsed_s = job->active_s;
     if (timed > 0) {
         for (int p = 0; p < NN_PHASE_COUNT; p++)
-            s->phase_us[p] = t[p] / (double)timed * 1e6;
+            s->host_phase_us[p] = t[p] / (double)timed * 1e6;
+        if (job->device) {
+            device_phases(job, timed);
+        } else {
+            for (int p = 0; p < NN_PHASE_COUNT; p++)
+                s->phase_us[p] = s->host_phase_us[p];
+            s->phase_valid = (1u << NN_PHASE_COUNT) - 1;
+        }
         s->us_per_step = job->step_s_total / (double)timed * 1e6;
         s->timed_steps = timed;
+        if (s->has_counters)
+            step_counters(job, timed);
     }
     if (job->active_s > 0 && done_steps > 0) {
         s->has_rate = 1;
@@ -341,14 +688,60 @@ static int run_validation(nn_job *job, int epoch, long step)
     return rc;
 }
 
+/* Device jobs: folds the device-clock phase times the device has finished
+ * (all of them with wait) into the job's. */
+static int collect_timing(nn_job *job, int wait)
+{
+    nn_backend *b = &job->backend;
+    double us[NN_TIMING_MARKS] = { 0 };
+    long n[NN_TIMING_MARKS] = { 0 };
+    if (!job->dev_timing)
+        return 0;
+    if (b->ops->timing_collect(b, wait, us, n) < 0)
+        return -1;
+    for (int m = 0; m < NN_TIMING_MARKS; m++) {
+        job->dev_us[m] += us[m];
+        job->dev_n[m] += n[m];
+    }
+    return 0;
+}
+
+/* Device jobs, after the warm-up steps: wait for them, so that the timed
+ * steps neither inherit their work nor their timings and counts. */
+static int start_timing(nn_job *job)
+{
+    nn_backend *b = &job->backend;
+    if (b->ops->synchronize(b) != 0 || collect_timing(job, 1) != 0)
+        return -1;
+    memset(job->dev_us, 0, sizeof job->dev_us);
+    memset(job->dev_n, 0, sizeof job->dev_n);
+    read_counters(job, &job->cnt_base);
+    memset(&job->cnt_skip, 0, sizeof job->cnt_skip);
+    return 0;
+}
+
+/* A device runs behind the host: the waits (loss read-backs, the final one)
+ * are part of the steps' time, so that the mean step time is the real rate. */
+static void add_wait(nn_job *job, double dt, double t[NN_PHASE_COUNT], int timed_step)
+{
+    job->active_s += dt;
+    if (job->device && timed_step) {
+        job->step_s_total += dt;
+        t[NN_PHASE_SYNC] += dt;
+    }
+}
+
 /* Trains epoch by epoch until total_steps; returns 1 when cancelled, -1 on error. */
 static int train_loop(nn_job *job)
 {
     nn_snapshot *s = &job->mine;
+    nn_backend *b = &job->backend;
     double t[NN_PHASE_COUNT] = { 0 };
     long step = 0, samples = 0, timed = 0;
     long warmup = job->cfg.bench ? job->cfg.warmup : 0;
 
+    if (job->device)
+        read_counters(job, &job->cnt_base);
     for (int epoch = 1; step < s->total_steps; epoch++) {
         long in_epoch = 0, since_report = 0;
         s->epoch = epoch;
@@ -357,8 +750,10 @@ static int train_loop(nn_job *job)
             if (honour_requests(job))
                 return 1;
             int n = (int)(job->data.n_train - pos < job->cfg.batch ? job->data.n_train - pos : job->cfg.batch);
-            double tw[NN_PHASE_COUNT] = { 0 }, start = nn_now();
-            if (train_step(job, pos, n, step, tw) != 0)
+            double tw[NN_PHASE_COUNT] = { 0 }, tg = 0.0, start = nn_now();
+            int rc = job->device ? train_step_device(job, pos, n, step, tw, &tg)
+                                 : train_step(job, pos, n, step, tw);
+            if (rc != 0)
                 return -1;
             double dt = nn_now() - start;
             step++, in_epoch++, since_report++;
@@ -369,6 +764,7 @@ static int train_loop(nn_job *job)
                 if (job->step_times)
                     job->step_times[timed] = dt;
                 job->step_s_total += dt;
+                job->graph_host_s += tg;
                 samples += n;
                 timed++;
             }
@@ -376,19 +772,44 @@ static int train_loop(nn_job *job)
                 double r0 = nn_now();
                 if (record_loss_point(job, epoch, step, in_epoch, since_report) != 0)
                     return -1;
-                job->active_s += nn_now() - r0;
+                add_wait(job, nn_now() - r0, t, step > warmup);
                 since_report = 0;
             }
+            if (job->device && warmup > 0 && step == warmup && start_timing(job) != 0)
+                return -1;
+            if (job->device && collect_timing(job, 0) != 0)
+                return -1;
             update_progress(job, step, samples, t, timed);
             publish(job);
         }
         double v0 = nn_now();
         if (record_loss_point(job, epoch, step, in_epoch, since_report) != 0)
             return -1;
+        add_wait(job, nn_now() - v0, t, step > warmup);
+        v0 = nn_now();
+        nn_backend_counters c0, c1;
+        if (job->device)
+            read_counters(job, &c0);
         int rc = run_validation(job, epoch, step);
         if (rc != 0)
             return rc;
+        if (job->device) {
+            read_counters(job, &c1);
+#define SKIP(f) job->cnt_skip.f += c1.f - c0.f
+            SKIP(kernels); SKIP(library_calls); SKIP(graph_launches); SKIP(graph_nodes);
+            SKIP(h2d_copies); SKIP(h2d_bytes); SKIP(d2h_copies); SKIP(d2h_bytes); SKIP(syncs);
+#undef SKIP
+        }
         job->active_s += nn_now() - v0;
+    }
+    if (job->device) {
+        /* the last steps may still be running: their time is the steps' */
+        double d0 = nn_now();
+        if (b->ops->synchronize(b) != 0)
+            return -1;
+        add_wait(job, nn_now() - d0, t, timed > 0);
+        if (collect_timing(job, 1) != 0)
+            return -1;
     }
     if (job->step_times && timed > 0) {
         qsort(job->step_times, (size_t)timed, sizeof(double), compare_double);
@@ -496,17 +917,19 @@ static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, 
         return nn_errorf(err, err_len, "log_every %ld: expected at least 1", c->log_every);
     if (c->threads < 0)
         return nn_errorf(err, err_len, "threads %d: expected 0 (all cores) or more", c->threads);
+    if (c->pinned && c->data_on_device)
+        return nn_errorf(err, err_len, "pinned copies each batch from page-locked memory: it needs "
+                         "the data set off the device (--no-data-on-device)");
     return 0;
 }
 
 static int find_device(nn_job *job, char *err, size_t err_len)
 {
     char why[NN_BACKEND_ERROR_LEN];
-    job->ops = nn_backend_find(job->cfg.device);
+    job->ops = nn_backend_find_why(job->cfg.device, why, sizeof why);
     if (!job->ops) {
         if (strcmp(job->cfg.device, "gpu") == 0)
-            return nn_errorf(err, err_len, "device gpu: not available: this build of nnlab has no GPU "
-                             "backend (it runs on cpu and cpu-ref)");
+            return nn_errorf(err, err_len, "device gpu: not available: %s", why);
         return nn_errorf(err, err_len, "unknown device '%s' (expected cpu, cpu-ref or gpu)", job->cfg.device);
     }
     if (job->ops->probe && job->ops->probe(why, sizeof why) != 0)
@@ -609,6 +1032,22 @@ nn_job_state nn_job_wait(nn_job *job)
 
 static void release_trainer_state(nn_job *job)
 {
+    if (job->backend_open) {
+        nn_backend *b = &job->backend;
+        void *dev[] = { job->dev_train_x, job->dev_train_y, job->dev_val_x, job->dev_val_y,
+                        job->dev_order };
+        if (job->graph_ready)
+            b->ops->graph_drop(b);
+        for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+            if (dev[i])
+                b->ops->free(b, dev[i]);
+        for (int k = 0; k < 2; k++) {
+            if (job->pin_x[k])
+                b->ops->host_free(b, job->pin_x[k]);
+            if (job->pin_y[k])
+                b->ops->host_free(b, job->pin_y[k]);
+        }
+    }
     nn_net_destroy(&job->net);
     if (job->backend_open)
         nn_backend_close(&job->backend);

@@ -49,9 +49,19 @@ typedef struct nn_job_config {
     int bench;                   /* time training steps only: no validation */
     long warmup;                 /* bench: untimed steps first */
     int no_validation;           /* skip validation at the end of each epoch */
+
+    /* GPU teaching switches (docs/gpu-backend.md). Each changes only what it
+     * names; a host-memory (CPU) device ignores all but sync_every_step. */
+    int data_on_device;          /* 1: upload the data set once and gather each batch
+                                    on the device; 0: copy each batch from host memory */
+    int pinned;                  /* with data_on_device 0: copy from page-locked memory */
+    int sync_every_step;         /* read the loss back after every step, like loss.item() */
+    int graph;                   /* record one full-batch step as a CUDA graph and replay it */
+    int tf32;                    /* allow TF32 tensor-core math (off: FP32 as the CPU) */
 } nn_job_config;
 
-/* Fills cfg with the preset's defaults (seed 1, warmup 0). */
+/* Fills cfg with the preset's defaults (seed 1, warmup 0, the data on the
+ * device and CUDA graphs on, no sync every step, no TF32). */
 void nn_job_config_init(nn_job_config *cfg, const nn_preset *p);
 
 typedef struct nn_loss_point {
@@ -68,6 +78,19 @@ typedef struct nn_epoch_result {
     float val_accuracy;          /* classification only */
     int has_accuracy;
 } nn_epoch_result;
+
+/* What a device backend did per timed step, on average, counted by the
+ * backend itself (nn_backend_counters). */
+typedef struct nn_step_counters {
+    double launches;             /* what the host issued: kernels + library calls + graph launches */
+    double kernels;              /* own kernels and memsets */
+    double library_calls;        /* cuBLAS and cuDNN calls */
+    double graph_launches;
+    double graph_nodes;          /* kernels and library calls run inside those graphs */
+    double h2d_copies, h2d_bytes;
+    double d2h_copies, d2h_bytes;
+    double syncs;                /* host waits for the device */
+} nn_step_counters;
 
 typedef struct nn_snapshot {
     nn_job_state state;
@@ -87,12 +110,37 @@ typedef struct nn_snapshot {
     long n_loss_points;
     int n_epoch_results;
     nn_epoch_result last_epoch;  /* valid when n_epoch_results > 0 */
-    double phase_us[NN_PHASE_COUNT];   /* mean per step over the timed steps */
+    double phase_us[NN_PHASE_COUNT];   /* mean per step over the timed steps; bit p of
+                                          phase_valid says whether phase p was measured */
+    unsigned phase_valid;
+    int phase_device_clock;      /* copy, forward, backward and optimizer were timed on the
+                                    device's clock (CUDA events); sync is always the host's
+                                    time spent waiting. With --graph, forward, backward and
+                                    optimizer run as one graph: graph_us, not phase_us */
+    double host_phase_us[NN_PHASE_COUNT];  /* the host's time per phase (on a GPU: issuing) */
+    double graph_us;             /* device time of the replayed step; valid when has_graph_us */
+    int has_graph_us;
+    int steps_async;             /* steps were not waited for one by one (a GPU without
+                                    sync_every_step): us_per_step_median times issuing, and
+                                    the mean us_per_step (which includes every wait) is the
+                                    figure to use */
     double us_per_step;          /* mean over the timed steps */
     double us_per_step_median;   /* bench: median over the timed steps */
     long timed_steps;
     size_t n_params;
     int threads;
+
+    /* The GPU teaching switches as applied; valid when has_switches (a device
+     * backend; sync_every_step applies everywhere). note says why one asked
+     * for did not apply ("" when none). */
+    int has_switches;
+    int data_on_device, pinned, graph, tf32;
+    int sync_every_step;
+    char note[NN_TEXT_LEN];
+
+    /* Per-step accounting from the backend; valid when has_counters. */
+    int has_counters;
+    nn_step_counters per_step;
 } nn_snapshot;
 
 typedef struct nn_job nn_job;

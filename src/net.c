@@ -265,9 +265,13 @@ void nn_net_destroy(nn_net *net)
 
 /* ---- one step -------------------------------------------------------------- */
 
+/* Unique per (step, layer). The stride is part of the op table's contract: a
+ * replayed step graph advances the recorded counters by it (backend.h). */
+_Static_assert(NN_MAX_LAYERS <= NN_STEP_COUNTER_STRIDE, "dropout counters of two layers collide");
+
 static uint64_t dropout_counter(long step, int layer)
 {
-    return (uint64_t)step * NN_MAX_LAYERS + (uint64_t)layer;
+    return (uint64_t)step * NN_STEP_COUNTER_STRIDE + (uint64_t)layer;
 }
 
 static int layer_forward(nn_net *net, int i, int n, int training, long step, const float *x)

@@ -1,0 +1,188 @@
+/* backends/cuda/cuda_backend.h - what the GPU module's three files share: the
+ * backend's state, the checks that turn a CUDA, cuBLAS or cuDNN status into a
+ * message in b->last_error, and the launch accounting.
+ *
+ *   cuda_module.cu   probe, open/close, memory and copies, graphs, timing,
+ *                    counters, the op table and the module's two exports
+ *   cuda_dense.cu    linear (cuBLAS) and convolution (cuDNN, one plan per shape)
+ *   cuda_kernels.cu  our own kernels: activations, pooling, dropout, losses,
+ *                    optimisers, bias add and bias gradient, batch gather
+ *
+ * CUDA C compiled by nvcc (as C++, for the launch syntax; no other C++). Every
+ * operation runs on the backend's one stream, in call order; nothing waits for
+ * the device except download, synchronize, host_wait and timing_collect(wait).
+ * Every symbol is hidden except the two exports (-fvisibility=hidden). */
+#ifndef NNLAB_CUDA_BACKEND_H
+#define NNLAB_CUDA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+extern "C" {
+#include "backend.h"
+}
+
+#define GPU_THREADS 256              /* threads per block of the elementwise kernels */
+#define GPU_MAX_BLOCKS 4096          /* beyond this, grid-stride loops */
+#define GPU_RED_BLOCKS 1024          /* blocks of the loss reductions (one partial each) */
+#define GPU_PLANS 32                 /* convolution geometries remembered */
+#define GPU_PINNED 16                /* page-locked buffers tracked */
+#define GPU_TIMING_SLOTS 256         /* steps whose timing events may be in flight */
+#define GPU_BLAS_WORKSPACE ((size_t)32 << 20)     /* cuBLAS's, set so that graphs can record it */
+#define GPU_CONV_WORKSPACE_CAP ((size_t)256 << 20) /* the most one convolution may ask for */
+
+/* One convolution geometry: its cuDNN descriptors and the algorithms chosen
+ * for it, once (cudnnGet*Algorithm_v7's heuristics, no trial runs). */
+typedef struct gpu_conv_plan {
+    int used;
+    unsigned long long last_use;     /* for eviction when the table is full */
+    nn_conv_geom g;
+    cudnnTensorDescriptor_t x, y, bias;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+    cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math;
+    size_t ws;                       /* the largest workspace of the three */
+} gpu_conv_plan;
+
+/* A page-locked host buffer and the event after the last upload from it. */
+typedef struct gpu_pinned {
+    char *p;
+    size_t bytes;
+    cudaEvent_t read;
+    int pending;                     /* an upload was issued since the last wait */
+} gpu_pinned;
+
+/* The timing events of one step (see timing_mark in backend.h). */
+typedef struct gpu_timing_slot {
+    cudaEvent_t ev[NN_TIMING_MARKS];
+    unsigned marks;                  /* bit m: ev[m] recorded */
+} gpu_timing_slot;
+
+typedef struct gpu_state {
+    int device;
+    int tf32;
+    cudaStream_t stream;             /* non-blocking: graphs record only such streams */
+    cublasHandle_t blas;
+    cudnnHandle_t dnn;
+    void *blas_ws;                   /* (GPU_BLAS_WORKSPACE) */
+
+    /* Deterministic loss reductions: each block writes a partial, the last
+     * block to finish sums them in block order and adds to stats. */
+    double *partials;                /* (GPU_RED_BLOCKS, 2) */
+    unsigned int *blocks_done;       /* (1), back to 0 after each reduction */
+
+    /* A failure a kernel found (a label out of range): claimed on the device,
+     * described in mapped host memory, reported after the next wait. */
+    int *fault_claim;                /* (1) device */
+    volatile int *fault_host;        /* (4) mapped: set, sample, value, limit */
+    int *fault_dev;                  /* fault_host as the device sees it */
+
+    /* Step graphs: the recorded step is moved on by *replays steps. */
+    int capturing;
+    long long *replays;              /* (1) device */
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+
+    /* Counters: live, and what the recording holds while recording. */
+    nn_backend_counters live, recorded;
+    nn_backend_counters *count;      /* &live, or &recorded while recording */
+
+    gpu_conv_plan plans[GPU_PLANS];
+    unsigned long long plan_clock;
+    size_t ws_limit;                 /* largest workspace conv2d_workspace reported */
+
+    gpu_pinned pinned[GPU_PINNED];
+
+    gpu_timing_slot slots[GPU_TIMING_SLOTS];
+    int slots_made;                  /* events created */
+    long t_head, t_tail;             /* steps started, steps collected */
+    double t_us[NN_TIMING_MARKS];    /* folded into by a full ring, not yet collected */
+    long t_n[NN_TIMING_MARKS];
+    long t_steps;
+} gpu_state;
+
+static inline gpu_state *gpu_of(nn_backend *b)
+{
+    return (gpu_state *)b->impl;
+}
+
+/* ---- reporting (cuda_module.cu) --------------------------------------------- */
+
+/* Formats into b->last_error; returns -1. The module's own nn_backend_fail:
+ * the module links nothing of the program. */
+int gpu_fail(nn_backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 0 when the status is success; otherwise -1 with
+ * "op: fn failed: NAME: description (while doing)". */
+int gpu_cuda(nn_backend *b, cudaError_t e, const char *op, const char *fn,
+             const char *doing, ...) __attribute__((format(printf, 5, 6)));
+int gpu_blas(nn_backend *b, cublasStatus_t st, const char *op, const char *fn,
+             const char *doing, ...) __attribute__((format(printf, 5, 6)));
+int gpu_dnn(nn_backend *b, cudnnStatus_t st, const char *op, const char *fn,
+            const char *doing, ...) __attribute__((format(printf, 5, 6)));
+
+/* After a <<<>>> launch: checks it (cudaGetLastError) and counts it. */
+int gpu_launched(nn_backend *b, const char *op, const char *kernel);
+
+/* A cuBLAS or cuDNN call that launched work. */
+static inline void gpu_count_library(nn_backend *b)
+{
+    gpu_of(b)->count->library_calls++;
+}
+
+/* What kernels whose result depends on the step read while recording: the
+ * device counter of replays, or NULL when running eagerly. */
+static inline const long long *gpu_replays(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    return s->capturing ? s->replays : NULL;
+}
+
+/* ---- cuda_dense.cu ------------------------------------------------------------- */
+
+int gpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x, const float *w,
+                       const float *bias, float *y);
+int gpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x, const float *w,
+                        const float *dy, float *dx, float *dw, float *dbias);
+size_t gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g);
+int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
+                       const float *bias, float *y, void *ws);
+int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
+                        const float *dy, float *dx, float *dw, float *dbias, void *ws);
+void gpu_plans_destroy(gpu_state *s);
+
+/* ---- cuda_kernels.cu ------------------------------------------------------------- */
+
+int gpu_bias_rows(nn_backend *b, const char *op, int n, int out, const float *bias, float *y);
+int gpu_bias_grad(nn_backend *b, const char *op, int n, int out, const float *dy, float *db);
+int gpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y);
+int gpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x, const float *y,
+                           const float *dy, float *dx);
+int gpu_act_forward(nn_backend *b, enum nn_act act, size_t n, const float *x, float *y);
+int gpu_act_backward(nn_backend *b, enum nn_act act, size_t n, const float *x, const float *y,
+                     const float *dy, float *dx);
+int gpu_dropout_forward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
+                        const float *x, float *y);
+int gpu_dropout_backward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
+                         const float *dy, float *dx);
+int gpu_softmax_xent(nn_backend *b, int n, int classes, const float *logits,
+                     const int32_t *labels, float *dlogits, float *stats);
+int gpu_mse(nn_backend *b, int n, int width, const float *pred, const float *target,
+            float *dpred, float *stats);
+int gpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float *velocity,
+                 const nn_sgd_hyper *h, long t);
+int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m, float *v,
+                  const nn_adam_hyper *h, long t);
+int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const float *xs,
+                    size_t x_width, float *x, const void *ys, size_t y_width, void *y);
+/* One launch: *replays += 1 (the last node of a recorded step, and graph_advance). */
+int gpu_advance_replays(nn_backend *b);
+
+#endif

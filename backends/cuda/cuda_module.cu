@@ -1,0 +1,768 @@
+/* backends/cuda/cuda_module.cu - the GPU backend as a run-time module: the
+ * probe that says why there is no GPU, opening and closing the device, memory
+ * and copies, page-locked buffers, step graphs, timing events, counters, the
+ * op table, and the module's only two exported symbols (backend.h):
+ *   const int nn_backend_module_abi;            == NN_BACKEND_ABI
+ *   const nn_backend_ops *nn_backend_module_ops(void);
+ * nnlab dlopens this file (backends/backend.c), so the program itself links no
+ * CUDA library; this module links the CUDA runtime, cuBLAS and cuDNN. */
+#include "cuda_backend.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NN_EXPORT extern "C" __attribute__((visibility("default")))
+
+/* ---- reporting -------------------------------------------------------------------------- */
+
+static int vfail(nn_backend *b, const char *fmt, va_list ap)
+{
+    if (b)
+        vsnprintf(b->last_error, sizeof b->last_error, fmt, ap);
+    return -1;
+}
+
+int gpu_fail(nn_backend *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(b, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "op: fn failed: what (while doing)" */
+static int status_fail(nn_backend *b, const char *op, const char *fn, const char *what,
+                       const char *doing, va_list ap)
+{
+    char while_[256];
+    vsnprintf(while_, sizeof while_, doing, ap);
+    return gpu_fail(b, "%s: %s failed: %s (while %s)", op, fn, what, while_);
+}
+
+int gpu_cuda(nn_backend *b, cudaError_t e, const char *op, const char *fn, const char *doing, ...)
+{
+    char what[192];
+    if (e == cudaSuccess)
+        return 0;
+    /* reported here: take it out of the runtime's last error, so that the
+     * next launch check does not report it again against another kernel */
+    cudaGetLastError();
+    snprintf(what, sizeof what, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+    va_list ap;
+    va_start(ap, doing);
+    status_fail(b, op, fn, what, doing, ap);
+    va_end(ap);
+    return -1;
+}
+
+int gpu_blas(nn_backend *b, cublasStatus_t st, const char *op, const char *fn, const char *doing, ...)
+{
+    char what[192];
+    if (st == CUBLAS_STATUS_SUCCESS)
+        return 0;
+    snprintf(what, sizeof what, "%s: %s", cublasGetStatusName(st), cublasGetStatusString(st));
+    va_list ap;
+    va_start(ap, doing);
+    status_fail(b, op, fn, what, doing, ap);
+    va_end(ap);
+    return -1;
+}
+
+int gpu_dnn(nn_backend *b, cudnnStatus_t st, const char *op, const char *fn, const char *doing, ...)
+{
+    char what[320], detail[256] = "";
+    if (st == CUDNN_STATUS_SUCCESS)
+        return 0;
+    cudnnGetLastErrorString(detail, sizeof detail);   /* cuDNN 9: the reason, when it kept one */
+    snprintf(what, sizeof what, "%s%s%s", cudnnGetErrorString(st), detail[0] ? ": " : "", detail);
+    va_list ap;
+    va_start(ap, doing);
+    status_fail(b, op, fn, what, doing, ap);
+    va_end(ap);
+    return -1;
+}
+
+int gpu_launched(nn_backend *b, const char *op, const char *kernel)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return gpu_fail(b, "%s: launching %s failed: %s: %s", op, kernel, cudaGetErrorName(e),
+                        cudaGetErrorString(e));
+    gpu_of(b)->count->kernels++;
+    return 0;
+}
+
+/* After a wait: a failure a kernel described (the only one so far: a label
+ * out of range), reported once and cleared. */
+static int check_fault(nn_backend *b, const char *op)
+{
+    gpu_state *s = gpu_of(b);
+    if (!s->fault_host[0])
+        return 0;
+    int sample = s->fault_host[1], value = s->fault_host[2], limit = s->fault_host[3];
+    s->fault_host[0] = 0;
+    cudaMemsetAsync(s->fault_claim, 0, sizeof(int), s->stream);
+    return gpu_fail(b, "%s: softmax_xent found label %d of sample %d outside [0, %d)", op, value,
+                    sample, limit);
+}
+
+/* ---- probe and describe --------------------------------------------------------------------- */
+
+__global__ void probe_kernel(int *p)
+{
+    if (p)
+        *p = 0;
+}
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_rc;
+static char probe_why[NN_BACKEND_ERROR_LEN];
+
+static void version_text(int v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+/* Why there is no usable GPU, in the order a user would fix it: no driver,
+ * a driver older than this runtime, no device, a device this module has no
+ * code for. Probed once: the answer does not change while nnlab runs. */
+static void probe_once_fn(void)
+{
+    int drv = 0, rt = 0, count = 0;
+    char dv[16], rv[16];
+    probe_rc = -1;
+
+    /* The driver is the one library the CUDA runtime loads itself; without it
+     * cudart says only "insufficient driver", so look first. */
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(probe_why, sizeof probe_why, "no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)",
+                 e ? e : "not found");
+        return;
+    }
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    version_text(drv, dv, sizeof dv);
+    version_text(rt, rv, sizeof rv);
+    if (drv == 0) {
+        snprintf(probe_why, sizeof probe_why, "no NVIDIA driver is loaded (libcuda.so.1 is there, "
+                 "but reports no CUDA version)");
+        return;
+    }
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaErrorInsufficientDriver || (e == cudaSuccess && drv < rt && count == 0)) {
+        snprintf(probe_why, sizeof probe_why, "the NVIDIA driver is too old: it supports CUDA %s, "
+                 "this module was built with the CUDA %s runtime (update the driver)", dv, rv);
+        cudaGetLastError();
+        return;
+    }
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
+        const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+        snprintf(probe_why, sizeof probe_why, "no CUDA device found (driver CUDA %s%s%s)", dv,
+                 vis ? ", CUDA_VISIBLE_DEVICES=" : "", vis ? vis : "");
+        cudaGetLastError();
+        return;
+    }
+    if (e != cudaSuccess) {
+        snprintf(probe_why, sizeof probe_why, "cudaGetDeviceCount failed: %s: %s (driver CUDA %s, "
+                 "runtime %s)", cudaGetErrorName(e), cudaGetErrorString(e), dv, rv);
+        cudaGetLastError();
+        return;
+    }
+    /* Code for this device: the module carries sm_90 machine code and PTX the
+     * driver compiles for others (NVCC_GENCODE in configure). */
+    cudaFuncAttributes attr;
+    e = cudaFuncGetAttributes(&attr, (const void *)probe_kernel);
+    if (e != cudaSuccess) {
+        cudaDeviceProp prop;
+        memset(&prop, 0, sizeof prop);
+        cudaGetDeviceProperties(&prop, 0);
+        snprintf(probe_why, sizeof probe_why, "this module has no code for %s (compute capability "
+                 "%d.%d): %s (rebuild with NVCC_GENCODE for it)", prop.name, prop.major, prop.minor,
+                 cudaGetErrorString(e));
+        cudaGetLastError();
+        return;
+    }
+    probe_rc = 0;
+    probe_why[0] = '\0';
+}
+
+static int gpu_probe(char *why, size_t why_len)
+{
+    pthread_once(&probe_once, probe_once_fn);
+    if (why && why_len)
+        snprintf(why, why_len, "%s", probe_why);
+    return probe_rc;
+}
+
+static int gpu_describe(char *buf, size_t len)
+{
+    cudaDeviceProp prop;
+    int count = 0, drv = 0, rt = 0, blas_major = 0, blas_minor = 0, blas_patch = 0;
+    char dv[16], rv[16];
+    size_t dnn = cudnnGetVersion();
+    if (cudaGetDeviceCount(&count) != cudaSuccess || cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(buf, len, "a CUDA device (its properties could not be read)");
+        return -1;
+    }
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    version_text(drv, dv, sizeof dv);
+    version_text(rt, rv, sizeof rv);
+    cublasGetProperty(MAJOR_VERSION, &blas_major);
+    cublasGetProperty(MINOR_VERSION, &blas_minor);
+    cublasGetProperty(PATCH_LEVEL, &blas_patch);
+    snprintf(buf, len, "%s (GPU 0 of %d), %.1f GiB, compute capability %d.%d, %d SMs; driver CUDA %s, "
+             "runtime %s, cuBLAS %d.%d.%d, cuDNN %zu.%zu.%zu", prop.name, count,
+             (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0), prop.major, prop.minor,
+             prop.multiProcessorCount, dv, rv, blas_major, blas_minor, blas_patch, dnn / 10000,
+             (dnn % 10000) / 100, dnn % 100);
+    return 0;
+}
+
+/* ---- open and close ----------------------------------------------------------------------- */
+
+static void timing_release(gpu_state *s)
+{
+    for (int i = 0; i < s->slots_made; i++)
+        for (int m = 0; m < NN_TIMING_MARKS; m++)
+            cudaEventDestroy(s->slots[i].ev[m]);
+    s->slots_made = 0;
+}
+
+static void gpu_graph_drop(nn_backend *b);
+
+static void gpu_close(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    if (!s)
+        return;
+    if (s->stream)
+        cudaStreamSynchronize(s->stream);
+    if (s->capturing) {
+        cudaGraph_t g = NULL;
+        cudaStreamEndCapture(s->stream, &g);
+        if (g)
+            cudaGraphDestroy(g);
+        s->capturing = 0;
+    }
+    gpu_graph_drop(b);
+    gpu_plans_destroy(s);
+    timing_release(s);
+    for (int i = 0; i < GPU_PINNED; i++)
+        if (s->pinned[i].p) {
+            cudaEventDestroy(s->pinned[i].read);
+            cudaFreeHost(s->pinned[i].p);
+        }
+    if (s->dnn)
+        cudnnDestroy(s->dnn);
+    if (s->blas)
+        cublasDestroy(s->blas);
+    cudaFree(s->blas_ws);
+    cudaFree(s->partials);
+    cudaFree(s->blocks_done);
+    cudaFree(s->fault_claim);
+    cudaFree(s->replays);
+    if (s->fault_host)
+        cudaFreeHost((void *)s->fault_host);
+    if (s->stream)
+        cudaStreamDestroy(s->stream);
+    cudaGetLastError();
+    free(s);
+    b->impl = NULL;
+}
+
+/* cudaMalloc and zero, for the backend's own buffers. */
+static int own_buffer(nn_backend *b, void **p, size_t bytes, const char *what)
+{
+    gpu_state *s = gpu_of(b);
+    if (gpu_cuda(b, cudaMalloc(p, bytes), "open", "cudaMalloc", "allocating %s (%zu bytes)", what, bytes) ||
+        gpu_cuda(b, cudaMemsetAsync(*p, 0, bytes, s->stream), "open", "cudaMemsetAsync",
+                 "clearing %s", what))
+        return -1;
+    return 0;
+}
+
+static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
+{
+    gpu_state *s = (gpu_state *)calloc(1, sizeof *s);
+    if (!s)
+        return gpu_fail(b, "open: out of host memory for the GPU backend's state");
+    b->impl = s;
+    s->count = &s->live;
+    s->tf32 = cfg ? cfg->tf32 : 0;
+    s->device = 0;      /* CUDA_VISIBLE_DEVICES picks which one that is */
+
+    if (gpu_cuda(b, cudaSetDevice(s->device), "open", "cudaSetDevice", "selecting GPU %d", s->device) ||
+        gpu_cuda(b, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "open",
+                 "cudaStreamCreateWithFlags", "creating the stream"))
+        goto fail;
+    if (gpu_blas(b, cublasCreate(&s->blas), "open", "cublasCreate", "creating the cuBLAS handle") ||
+        gpu_blas(b, cublasSetStream(s->blas, s->stream), "open", "cublasSetStream", "binding cuBLAS to the stream") ||
+        /* after SetStream, which resets it: cuBLAS's own workspace, so that a
+         * recorded graph allocates nothing */
+        own_buffer(b, &s->blas_ws, GPU_BLAS_WORKSPACE, "the cuBLAS workspace") ||
+        gpu_blas(b, cublasSetWorkspace(s->blas, s->blas_ws, GPU_BLAS_WORKSPACE), "open",
+                 "cublasSetWorkspace", "giving cuBLAS %zu bytes of workspace", GPU_BLAS_WORKSPACE) ||
+        /* FP32 products stay FP32 (no TF32) unless the job asked for TF32 */
+        gpu_blas(b, cublasSetMathMode(s->blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+                 "open", "cublasSetMathMode", "choosing %s math", s->tf32 ? "TF32" : "FP32"))
+        goto fail;
+    if (gpu_dnn(b, cudnnCreate(&s->dnn), "open", "cudnnCreate", "creating the cuDNN handle") ||
+        gpu_dnn(b, cudnnSetStream(s->dnn, s->stream), "open", "cudnnSetStream", "binding cuDNN to the stream"))
+        goto fail;
+    if (own_buffer(b, (void **)&s->partials, GPU_RED_BLOCKS * 2 * sizeof(double), "the loss partial sums") ||
+        own_buffer(b, (void **)&s->blocks_done, sizeof(unsigned int), "the reduction counter") ||
+        own_buffer(b, (void **)&s->fault_claim, sizeof(int), "the fault flag") ||
+        own_buffer(b, (void **)&s->replays, sizeof(long long), "the graph step counter"))
+        goto fail;
+    {
+        void *host = NULL, *dev = NULL;
+        if (gpu_cuda(b, cudaHostAlloc(&host, 4 * sizeof(int), cudaHostAllocMapped), "open",
+                     "cudaHostAlloc", "allocating the fault report") ||
+            gpu_cuda(b, cudaHostGetDevicePointer(&dev, host, 0), "open", "cudaHostGetDevicePointer",
+                     "mapping the fault report"))
+            goto fail;
+        memset(host, 0, 4 * sizeof(int));
+        s->fault_host = (volatile int *)host;
+        s->fault_dev = (int *)dev;
+    }
+    for (; s->slots_made < GPU_TIMING_SLOTS; s->slots_made++) {
+        gpu_timing_slot *t = &s->slots[s->slots_made];
+        for (int m = 0; m < NN_TIMING_MARKS; m++)
+            if (gpu_cuda(b, cudaEventCreate(&t->ev[m]), "open", "cudaEventCreate", "creating timing events")) {
+                for (int k = 0; k < m; k++)
+                    cudaEventDestroy(t->ev[k]);
+                goto fail;
+            }
+    }
+    if (gpu_cuda(b, cudaStreamSynchronize(s->stream), "open", "cudaStreamSynchronize",
+                 "finishing the set-up"))
+        goto fail;
+    return 0;
+fail: {
+        char why[NN_BACKEND_ERROR_LEN];
+        memcpy(why, b->last_error, sizeof why);
+        gpu_close(b);
+        memcpy(b->last_error, why, sizeof why);
+        return -1;
+    }
+}
+
+/* ---- memory and copies ------------------------------------------------------------------- */
+
+static int gpu_alloc(nn_backend *b, size_t bytes, void **out)
+{
+    gpu_state *s = gpu_of(b);
+    size_t want = bytes ? bytes : 1;   /* a real pointer even for 0 bytes: NULL means "skipped" */
+    *out = NULL;
+    cudaError_t e = cudaMalloc(out, want);
+    if (e == cudaErrorMemoryAllocation) {
+        size_t free_b = 0, total = 0;
+        cudaGetLastError();
+        cudaMemGetInfo(&free_b, &total);
+        *out = NULL;
+        return gpu_fail(b, "out of GPU memory: cudaMalloc of %zu bytes (%.1f MiB) failed with "
+                        "%.1f MiB free of %.1f MiB", bytes, (double)bytes / 1048576.0,
+                        (double)free_b / 1048576.0, (double)total / 1048576.0);
+    }
+    if (gpu_cuda(b, e, "alloc", "cudaMalloc", "allocating %zu bytes", bytes)) {
+        *out = NULL;
+        return -1;
+    }
+    /* zeroed, as the contract says: in stream order, before any use */
+    if (gpu_cuda(b, cudaMemsetAsync(*out, 0, want, s->stream), "alloc", "cudaMemsetAsync",
+                 "zeroing %zu new bytes", bytes)) {
+        cudaFree(*out);
+        *out = NULL;
+        return -1;
+    }
+    s->count->kernels++;
+    return 0;
+}
+
+static void gpu_free(nn_backend *b, void *p)
+{
+    (void)b;
+    if (p)
+        cudaFree(p);   /* waits for the device: never inside a step */
+}
+
+static gpu_pinned *pinned_of(gpu_state *s, const void *p)
+{
+    const char *c = (const char *)p;
+    for (int i = 0; i < GPU_PINNED; i++)
+        if (s->pinned[i].p && c >= s->pinned[i].p && c < s->pinned[i].p + s->pinned[i].bytes)
+            return &s->pinned[i];
+    return NULL;
+}
+
+static int gpu_upload(nn_backend *b, void *dst, const void *src, size_t bytes)
+{
+    gpu_state *s = gpu_of(b);
+    if (bytes == 0)
+        return 0;
+    /* From pageable memory the runtime stages the bytes before it returns, so
+     * src may be reused at once; from page-locked memory the copy runs later,
+     * and an event tells host_wait when it has. */
+    if (gpu_cuda(b, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->stream), "upload",
+                 "cudaMemcpyAsync", "copying %zu bytes to the GPU", bytes))
+        return -1;
+    s->count->h2d_copies++;
+    s->count->h2d_bytes += bytes;
+    gpu_pinned *pin = pinned_of(s, src);
+    if (pin) {
+        if (gpu_cuda(b, cudaEventRecord(pin->read, s->stream), "upload", "cudaEventRecord",
+                     "marking the end of a copy from page-locked memory"))
+            return -1;
+        pin->pending = 1;
+    }
+    return 0;
+}
+
+static int gpu_download(nn_backend *b, void *dst, const void *src, size_t bytes)
+{
+    gpu_state *s = gpu_of(b);
+    if (bytes == 0)
+        return 0;
+    if (gpu_cuda(b, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s->stream), "download",
+                 "cudaMemcpyAsync", "copying %zu bytes from the GPU", bytes) ||
+        gpu_cuda(b, cudaStreamSynchronize(s->stream), "download", "cudaStreamSynchronize",
+                 "waiting for %zu bytes from the GPU (an earlier operation may have failed)", bytes))
+        return -1;
+    s->count->d2h_copies++;
+    s->count->d2h_bytes += bytes;
+    s->count->syncs++;
+    return check_fault(b, "download");
+}
+
+static int gpu_zero(nn_backend *b, void *p, size_t bytes)
+{
+    gpu_state *s = gpu_of(b);
+    if (bytes == 0)
+        return 0;
+    if (gpu_cuda(b, cudaMemsetAsync(p, 0, bytes, s->stream), "zero", "cudaMemsetAsync",
+                 "zeroing %zu bytes", bytes))
+        return -1;
+    s->count->kernels++;
+    return 0;
+}
+
+static int gpu_synchronize(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    if (gpu_cuda(b, cudaStreamSynchronize(s->stream), "synchronize", "cudaStreamSynchronize",
+                 "waiting for the GPU (an earlier operation may have failed)"))
+        return -1;
+    s->count->syncs++;
+    return check_fault(b, "synchronize");
+}
+
+/* ---- page-locked host memory ------------------------------------------------------------- */
+
+static int gpu_host_alloc(nn_backend *b, size_t bytes, void **out)
+{
+    gpu_state *s = gpu_of(b);
+    gpu_pinned *slot = NULL;
+    *out = NULL;
+    for (int i = 0; i < GPU_PINNED && !slot; i++)
+        if (!s->pinned[i].p)
+            slot = &s->pinned[i];
+    if (!slot)
+        return gpu_fail(b, "host_alloc: more than %d page-locked buffers", GPU_PINNED);
+    if (gpu_cuda(b, cudaEventCreateWithFlags(&slot->read, cudaEventDisableTiming), "host_alloc",
+                 "cudaEventCreateWithFlags", "creating the event of a page-locked buffer"))
+        return -1;
+    cudaError_t e = cudaHostAlloc((void **)&slot->p, bytes ? bytes : 1, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        cudaEventDestroy(slot->read);
+        slot->p = NULL;
+        cudaGetLastError();
+        return gpu_fail(b, "out of page-locked host memory: cudaHostAlloc of %zu bytes failed: %s",
+                        bytes, cudaGetErrorString(e));
+    }
+    memset(slot->p, 0, bytes ? bytes : 1);
+    slot->bytes = bytes ? bytes : 1;
+    slot->pending = 0;
+    *out = slot->p;
+    return 0;
+}
+
+static void gpu_host_free(nn_backend *b, void *p)
+{
+    gpu_state *s = gpu_of(b);
+    gpu_pinned *pin = p ? pinned_of(s, p) : NULL;
+    if (!pin)
+        return;
+    cudaEventSynchronize(pin->read);
+    cudaEventDestroy(pin->read);
+    cudaFreeHost(pin->p);
+    memset(pin, 0, sizeof *pin);
+}
+
+static int gpu_host_wait(nn_backend *b, const void *p)
+{
+    gpu_state *s = gpu_of(b);
+    gpu_pinned *pin = pinned_of(s, p);
+    if (!pin || !pin->pending)
+        return 0;
+    cudaError_t e = cudaEventQuery(pin->read);
+    if (e == cudaErrorNotReady) {
+        cudaGetLastError();
+        e = cudaEventSynchronize(pin->read);
+        s->count->syncs++;
+    }
+    if (gpu_cuda(b, e, "host_wait", "cudaEventSynchronize", "waiting for a copy from page-locked memory"))
+        return -1;
+    pin->pending = 0;
+    return 0;
+}
+
+/* ---- step graphs -------------------------------------------------------------------------- */
+
+static int gpu_graph_begin(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    if (s->capturing || s->exec)
+        return gpu_fail(b, "graph_begin: %s", s->capturing ? "already recording" : "a recording exists (drop it first)");
+    /* the recorded step is step 0 of the recording; replays move it on */
+    if (gpu_cuda(b, cudaMemsetAsync(s->replays, 0, sizeof(long long), s->stream), "graph_begin",
+                 "cudaMemsetAsync", "resetting the graph step counter"))
+        return -1;
+    s->count->kernels++;
+    if (gpu_cuda(b, cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal), "graph_begin",
+                 "cudaStreamBeginCapture", "starting to record a step"))
+        return -1;
+    memset(&s->recorded, 0, sizeof s->recorded);
+    s->count = &s->recorded;
+    s->capturing = 1;
+    return 0;
+}
+
+static int gpu_graph_end(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    cudaGraph_t g = NULL;
+    if (!s->capturing)
+        return gpu_fail(b, "graph_end: not recording");
+    /* the last node moves the recording on by one step */
+    int rc = gpu_advance_replays(b);
+    char first[NN_BACKEND_ERROR_LEN];
+    memcpy(first, b->last_error, sizeof first);
+    cudaError_t e = cudaStreamEndCapture(s->stream, &g);
+    s->capturing = 0;
+    s->count = &s->live;
+    if (rc != 0 || e != cudaSuccess || !g) {
+        if (g)
+            cudaGraphDestroy(g);
+        cudaGetLastError();
+        if (rc != 0)
+            memcpy(b->last_error, first, sizeof first);
+        else
+            gpu_cuda(b, e != cudaSuccess ? e : cudaErrorStreamCaptureInvalidated, "graph_end",
+                     "cudaStreamEndCapture", "finishing the recording of a step");
+        return -1;
+    }
+    e = cudaGraphInstantiate(&s->exec, g, 0);
+    if (e != cudaSuccess) {
+        cudaGraphDestroy(g);
+        s->exec = NULL;
+        return gpu_cuda(b, e, "graph_end", "cudaGraphInstantiate", "instantiating the recorded step");
+    }
+    s->graph = g;
+    if (gpu_cuda(b, cudaGraphUpload(s->exec, s->stream), "graph_end", "cudaGraphUpload",
+                 "uploading the recorded step")) {
+        gpu_graph_drop(b);
+        return -1;
+    }
+    return 0;
+}
+
+static int gpu_graph_launch(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    if (!s->exec)
+        return gpu_fail(b, "graph_launch: nothing recorded");
+    if (gpu_cuda(b, cudaGraphLaunch(s->exec, s->stream), "graph_launch", "cudaGraphLaunch",
+                 "replaying the recorded step"))
+        return -1;
+    s->live.graph_launches++;
+    s->live.graph_nodes += s->recorded.kernels + s->recorded.library_calls;
+    return 0;
+}
+
+static int gpu_graph_advance(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    return s->exec ? gpu_advance_replays(b) : 0;
+}
+
+static void gpu_graph_drop(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    if (s->exec)
+        cudaGraphExecDestroy(s->exec);
+    if (s->graph)
+        cudaGraphDestroy(s->graph);
+    s->exec = NULL;
+    s->graph = NULL;
+}
+
+/* ---- counters and timing --------------------------------------------------------------------- */
+
+static void gpu_counters(nn_backend *b, nn_backend_counters *out)
+{
+    *out = gpu_of(b)->live;
+}
+
+/* Adds the intervals of slot k into us/n. */
+static int fold_slot(nn_backend *b, gpu_timing_slot *t, double *us, long *n)
+{
+    int prev = 0;
+    for (int m = 1; m < NN_TIMING_MARKS; m++) {
+        if (!(t->marks & (1u << m)))
+            continue;
+        float ms = 0.0f;
+        if (gpu_cuda(b, cudaEventElapsedTime(&ms, t->ev[prev], t->ev[m]), "timing_collect",
+                     "cudaEventElapsedTime", "reading the time of a step's phase"))
+            return -1;
+        us[m] += (double)ms * 1000.0;
+        n[m]++;
+        prev = m;
+    }
+    return 0;
+}
+
+static int gpu_timing_mark(nn_backend *b, int mark)
+{
+    gpu_state *s = gpu_of(b);
+    if (s->capturing || mark < 0 || mark >= NN_TIMING_MARKS)
+        return 0;
+    if (mark == 0) {
+        if (s->t_head - s->t_tail == GPU_TIMING_SLOTS) {
+            /* the ring is full: the oldest step is long done; fold it now */
+            gpu_timing_slot *old = &s->slots[s->t_tail % GPU_TIMING_SLOTS];
+            int last = 0;
+            for (int m = 0; m < NN_TIMING_MARKS; m++)
+                if (old->marks & (1u << m))
+                    last = m;
+            if (gpu_cuda(b, cudaEventSynchronize(old->ev[last]), "timing_mark", "cudaEventSynchronize",
+                         "waiting for an old step's timing") ||
+                fold_slot(b, old, s->t_us, s->t_n) != 0)
+                return -1;
+            s->t_steps++;
+            s->t_tail++;
+        }
+        s->slots[s->t_head % GPU_TIMING_SLOTS].marks = 0;
+        s->t_head++;
+    } else if (s->t_head == s->t_tail) {
+        return 0;           /* no step started */
+    }
+    gpu_timing_slot *t = &s->slots[(s->t_head - 1) % GPU_TIMING_SLOTS];
+    if (gpu_cuda(b, cudaEventRecord(t->ev[mark], s->stream), "timing_mark", "cudaEventRecord",
+                 "marking phase %d of a step", mark))
+        return -1;
+    t->marks |= 1u << mark;
+    return 0;
+}
+
+static int gpu_timing_collect(nn_backend *b, int wait, double us[NN_TIMING_MARKS], long n[NN_TIMING_MARKS])
+{
+    gpu_state *s = gpu_of(b);
+    long steps = s->t_steps;
+    for (int m = 0; m < NN_TIMING_MARKS; m++) {
+        us[m] += s->t_us[m];
+        n[m] += s->t_n[m];
+        s->t_us[m] = 0.0;
+        s->t_n[m] = 0;
+    }
+    s->t_steps = 0;
+    while (s->t_tail < s->t_head) {
+        gpu_timing_slot *t = &s->slots[s->t_tail % GPU_TIMING_SLOTS];
+        int last = 0;
+        for (int m = 0; m < NN_TIMING_MARKS; m++)
+            if (t->marks & (1u << m))
+                last = m;
+        cudaError_t e = wait ? cudaEventSynchronize(t->ev[last]) : cudaEventQuery(t->ev[last]);
+        if (e == cudaErrorNotReady) {
+            cudaGetLastError();
+            break;          /* later steps are later in the stream */
+        }
+        if (gpu_cuda(b, e, "timing_collect", wait ? "cudaEventSynchronize" : "cudaEventQuery",
+                     "reading a step's timing"))
+            return -1;
+        if (fold_slot(b, t, us, n) != 0)
+            return -1;
+        steps++;
+        s->t_tail++;
+    }
+    return (int)(steps > 0x7fffffff ? 0x7fffffff : steps);
+}
+
+/* ---- the table and the exports ----------------------------------------------------------------- */
+
+static nn_backend_ops gpu_ops;
+static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+
+/* Filled field by field: C++ has no C99 designated initialisers in nvcc's
+ * default dialect. */
+static void ops_init(void)
+{
+    nn_backend_ops *o = &gpu_ops;
+    memset(o, 0, sizeof *o);
+    o->name = "gpu";
+    o->summary = "CUDA: cuBLAS, cuDNN and own kernels (module " NN_GPU_MODULE_FILE ")";
+    o->host_memory = 0;
+    o->probe = gpu_probe;
+    o->open = gpu_open;
+    o->close = gpu_close;
+    o->alloc = gpu_alloc;
+    o->free = gpu_free;
+    o->upload = gpu_upload;
+    o->download = gpu_download;
+    o->zero = gpu_zero;
+    o->synchronize = gpu_synchronize;
+    o->linear_forward = gpu_linear_forward;
+    o->linear_backward = gpu_linear_backward;
+    o->conv2d_workspace = gpu_conv2d_workspace;
+    o->conv2d_forward = gpu_conv2d_forward;
+    o->conv2d_backward = gpu_conv2d_backward;
+    o->maxpool2d_forward = gpu_maxpool2d_forward;
+    o->maxpool2d_backward = gpu_maxpool2d_backward;
+    o->act_forward = gpu_act_forward;
+    o->act_backward = gpu_act_backward;
+    o->dropout_forward = gpu_dropout_forward;
+    o->dropout_backward = gpu_dropout_backward;
+    o->softmax_xent = gpu_softmax_xent;
+    o->mse = gpu_mse;
+    o->sgd_step = gpu_sgd_step;
+    o->adam_step = gpu_adam_step;
+    o->describe = gpu_describe;
+    o->host_alloc = gpu_host_alloc;
+    o->host_free = gpu_host_free;
+    o->host_wait = gpu_host_wait;
+    o->gather_rows = gpu_gather_rows;
+    o->graph_begin = gpu_graph_begin;
+    o->graph_end = gpu_graph_end;
+    o->graph_launch = gpu_graph_launch;
+    o->graph_advance = gpu_graph_advance;
+    o->graph_drop = gpu_graph_drop;
+    o->counters = gpu_counters;
+    o->timing_mark = gpu_timing_mark;
+    o->timing_collect = gpu_timing_collect;
+}
+
+NN_EXPORT const int nn_backend_module_abi = NN_BACKEND_ABI;
+
+NN_EXPORT const nn_backend_ops *nn_backend_module_ops(void)
+{
+    pthread_once(&ops_once, ops_init);
+    return &gpu_ops;
+}
