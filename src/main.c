@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "engine.h"
+#include "lab.h"
 #include "preset.h"
 #include "util.h"
 
@@ -61,6 +62,15 @@ static void usage(FILE *f)
         "  -q, --quiet              no progress lines\n"
         "  -j, --json               print the result as one JSON object on stdout\n"
         "\n"
+        "GPU switches of train and bench (each changes only what it names):\n"
+        "      --data-on-device     upload the data set once, gather batches there (default)\n"
+        "      --no-data-on-device  copy each batch from host memory instead\n"
+        "      --pinned             ... from page-locked memory (with --no-data-on-device)\n"
+        "      --sync-every-step    read the loss back every step, like loss.item()\n"
+        "      --graph              replay one recorded step as a CUDA graph (default)\n"
+        "      --no-graph           launch every operation of every step\n"
+        "      --tf32               allow TF32 tensor-core math (default: FP32)\n"
+        "\n"
         "  -h, --help               this help\n"
         "  -V, --version            the version\n"
         "\n"
@@ -77,7 +87,14 @@ typedef struct cli_options {
     double lr;
     unsigned long long seed;
     int json, quiet, no_validation;
+    int data_on_device, pinned, sync_every_step, graph, tf32;   /* the GPU switches */
 } cli_options;
+
+/* getopt codes of the long-only options */
+enum {
+    OPT_DATA_ON_DEVICE = 256, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP,
+    OPT_GRAPH, OPT_NO_GRAPH, OPT_TF32
+};
 
 static int parse_count(const char *opt, const char *arg, long min, long *out)
 {
@@ -100,6 +117,12 @@ static int parse_options(int argc, char **argv, int bench, cli_options *o)
         { "threads", required_argument, NULL, 't' }, { "data", required_argument, NULL, 'D' },
         { "log-every", required_argument, NULL, 'L' }, { "no-validation", no_argument, NULL, 'N' },
         { "quiet", no_argument, NULL, 'q' },         { "json", no_argument, NULL, 'j' },
+        { "data-on-device", no_argument, NULL, OPT_DATA_ON_DEVICE },
+        { "no-data-on-device", no_argument, NULL, OPT_NO_DATA_ON_DEVICE },
+        { "pinned", no_argument, NULL, OPT_PINNED },
+        { "sync-every-step", no_argument, NULL, OPT_SYNC_EVERY_STEP },
+        { "graph", no_argument, NULL, OPT_GRAPH },   { "no-graph", no_argument, NULL, OPT_NO_GRAPH },
+        { "tf32", no_argument, NULL, OPT_TF32 },
         { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 }
     };
     int c;
@@ -110,6 +133,8 @@ static int parse_options(int argc, char **argv, int bench, cli_options *o)
     o->steps = bench ? 20 : 0;
     o->warmup = 3;
     o->threads = 0;
+    o->data_on_device = 1;
+    o->graph = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "p:d:b:e:s:w:l:t:qjh", longopts, NULL)) != -1) {
         switch (c) {
@@ -134,6 +159,13 @@ static int parse_options(int argc, char **argv, int bench, cli_options *o)
             o->lr = d;
             break;
         case 'N': o->no_validation = 1; break;
+        case OPT_DATA_ON_DEVICE: o->data_on_device = 1; break;
+        case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; break;
+        case OPT_PINNED: o->pinned = 1; break;
+        case OPT_SYNC_EVERY_STEP: o->sync_every_step = 1; break;
+        case OPT_GRAPH: o->graph = 1; break;
+        case OPT_NO_GRAPH: o->graph = 0; break;
+        case OPT_TF32: o->tf32 = 1; break;
         case 'q': o->quiet = 1; break;
         case 'j': o->json = 1; break;
         case 'h': usage(stdout); exit(0);
@@ -146,6 +178,11 @@ static int parse_options(int argc, char **argv, int bench, cli_options *o)
     }
     if (!o->preset) {
         fprintf(stderr, "nnlab: --preset NAME|FILE is required (see `nnlab presets`)\n");
+        return -1;
+    }
+    if (o->pinned && o->data_on_device) {
+        fprintf(stderr, "nnlab: --pinned copies each batch from page-locked memory: add "
+                "--no-data-on-device\n");
         return -1;
     }
     return 0;
@@ -179,6 +216,11 @@ static void fill_config(nn_job_config *cfg, const nn_preset *p, const cli_option
     cfg->no_validation = o->no_validation;
     cfg->bench = bench;
     cfg->warmup = bench ? o->warmup : 0;
+    cfg->data_on_device = o->data_on_device;
+    cfg->pinned = o->pinned;
+    cfg->sync_every_step = o->sync_every_step;
+    cfg->graph = o->graph;
+    cfg->tf32 = o->tf32;
 }
 
 /* ---- progress and results ------------------------------------------------------ */
@@ -237,6 +279,71 @@ static void json_number(const char *key, double v, int last)
     printf(last ? "\n" : ",\n");
 }
 
+/* bench reports the median step, unless steps were not waited for one by
+ * one (a GPU without --sync-every-step): then a step's own time is only the
+ * time to issue it, and the mean, which includes every wait, is the rate. */
+static int bench_uses_median(const nn_snapshot *s)
+{
+    return !s->steps_async;
+}
+
+static const char *json_bool(int v)
+{
+    return v ? "true" : "false";
+}
+
+/* "name_us": value or null, for a set of phase times with validity bits */
+static void json_phases(const char *key, const double *us, unsigned valid)
+{
+    printf("  \"%s\": {", key);
+    for (int p = 0; p < NN_PHASE_COUNT; p++) {
+        printf("%s\"%s_us\": ", p ? ", " : "", nn_phase_name(p));
+        if (valid & (1u << p))
+            printf("%.3f", us[p]);
+        else
+            printf("null");
+    }
+    printf("},\n");
+}
+
+/* The GPU part of the result: switches as applied, the per-step accounting
+ * counted by the backend, and how the phases were timed. null where a field
+ * does not apply (a CPU device). */
+static void print_json_gpu(const nn_snapshot *s)
+{
+    printf("  \"phase_clock\": \"%s\",\n", s->phase_device_clock ? "device" : "host");
+    /* a graph job issues forward, backward and optimizer as one launch */
+    unsigned host_valid = (1u << NN_PHASE_COUNT) - 1;
+    if (s->has_graph_us)
+        host_valid &= ~((1u << NN_PHASE_FORWARD) | (1u << NN_PHASE_BACKWARD) | (1u << NN_PHASE_OPTIMIZER));
+    json_phases("host_phases", s->host_phase_us, host_valid);
+    printf("  \"graph_us\": ");
+    if (s->has_graph_us)
+        printf("%.3f,\n", s->graph_us);
+    else
+        printf("null,\n");
+    if (s->has_switches)
+        printf("  \"switches\": {\"data_on_device\": %s, \"pinned\": %s, \"sync_every_step\": %s, "
+               "\"graph\": %s, \"tf32\": %s},\n", json_bool(s->data_on_device), json_bool(s->pinned),
+               json_bool(s->sync_every_step), json_bool(s->graph), json_bool(s->tf32));
+    else
+        printf("  \"switches\": {\"data_on_device\": null, \"pinned\": null, \"sync_every_step\": %s, "
+               "\"graph\": null, \"tf32\": null},\n", json_bool(s->sync_every_step));
+    if (s->has_counters && s->timed_steps > 0) {
+        const nn_step_counters *c = &s->per_step;
+        printf("  \"per_step\": {\"launches\": %.4g, \"kernels\": %.4g, \"library_calls\": %.4g, "
+               "\"graph_launches\": %.4g, \"graph_nodes\": %.4g, \"h2d_copies\": %.4g, "
+               "\"h2d_bytes\": %.6g, \"d2h_copies\": %.4g, \"d2h_bytes\": %.6g, \"syncs\": %.4g},\n",
+               c->launches, c->kernels, c->library_calls, c->graph_launches, c->graph_nodes,
+               c->h2d_copies, c->h2d_bytes, c->d2h_copies, c->d2h_bytes, c->syncs);
+    } else {
+        printf("  \"per_step\": null,\n");
+    }
+    printf("  \"note\": ");
+    json_string(s->note);
+    printf(",\n");
+}
+
 static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench)
 {
     const nn_epoch_result *e = s->n_epoch_results > 0 ? &s->last_epoch : NULL;
@@ -256,15 +363,23 @@ static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench
     json_number("prepare_s", s->prepare_s, 0);
     json_number("wall_s", s->elapsed_s, 0);
     json_number("timed_steps", (double)s->timed_steps, 0);
-    json_number("us_per_step", bench ? s->us_per_step_median : s->us_per_step, 0);
+    json_number("us_per_step", bench && bench_uses_median(s) ? s->us_per_step_median : s->us_per_step, 0);
+    printf("  \"us_per_step_stat\": \"%s\",\n", bench && bench_uses_median(s) ? "median" : "mean");
     json_number("us_per_step_mean", s->us_per_step, 0);
     json_number("samples_per_s", s->samples_per_s, 0);
     json_number("train_loss", s->n_loss_points > 0 ? s->last_loss : NAN, 0);
     json_number("val_loss", e ? e->val_loss : NAN, 0);
     json_number("val_accuracy", e && e->has_accuracy ? e->val_accuracy : NAN, 0);
+    print_json_gpu(s);
+    /* last, without a trailing comma: the phases, null where not measured */
     printf("  \"phases\": {");
-    for (int p = 0; p < NN_PHASE_COUNT; p++)
-        printf("%s\"%s_us\": %.3f", p ? ", " : "", nn_phase_name(p), s->phase_us[p]);
+    for (int p = 0; p < NN_PHASE_COUNT; p++) {
+        printf("%s\"%s_us\": ", p ? ", " : "", nn_phase_name(p));
+        if (s->phase_valid & (1u << p))
+            printf("%.3f", s->phase_us[p]);
+        else
+            printf("null");
+    }
     printf("}\n}\n");
 }
 
@@ -272,11 +387,23 @@ static void print_summary(const nn_snapshot *s, int bench)
 {
     fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n",
             bench ? "bench" : "trained", s->device, s->batch, s->step, s->elapsed_s, s->samples_per_s);
-    fprintf(stderr, "  %.1f us/step%s:", bench ? s->us_per_step_median : s->us_per_step,
-            bench ? " (median)" : " (mean)");
+    int median = bench && bench_uses_median(s);
+    fprintf(stderr, "  %.1f us/step%s:", median ? s->us_per_step_median : s->us_per_step,
+            median ? " (median)" : " (mean)");
     for (int p = 0; p < NN_PHASE_COUNT; p++)
-        fprintf(stderr, " %s %.1f", nn_phase_name(p), s->phase_us[p]);
+        if (s->phase_valid & (1u << p))
+            fprintf(stderr, " %s %.1f", nn_phase_name(p), s->phase_us[p]);
+    if (s->has_graph_us)
+        fprintf(stderr, " graph %.1f", s->graph_us);
+    if (s->phase_device_clock)
+        fprintf(stderr, " (device clock; sync is host waiting)");
     fprintf(stderr, "\n");
+    if (s->has_counters && s->timed_steps > 0)
+        fprintf(stderr, "  per step: %.1f launches, %.1f copies to the device (%.0f bytes), "
+                "%.1f back, %.1f waits\n", s->per_step.launches, s->per_step.h2d_copies,
+                s->per_step.h2d_bytes, s->per_step.d2h_copies, s->per_step.syncs);
+    if (s->note[0])
+        fprintf(stderr, "  note: %s\n", s->note);
     if (s->n_epoch_results > 0 && s->last_epoch.has_accuracy)
         fprintf(stderr, "  validation: loss %.4f, accuracy %.4f\n", s->last_epoch.val_loss,
                 s->last_epoch.val_accuracy);
@@ -375,14 +502,26 @@ static int cmd_presets(int argc, char **argv)
     return 0;
 }
 
+/* Every backend nnlab knows, available or not, with the device or the reason:
+ * for the GPU, the module's state (not built, not found, a library missing)
+ * or the probe's (no driver, driver too old, no device). */
 static int cmd_devices(void)
 {
-    char why[NN_BACKEND_ERROR_LEN];
-    for (const nn_backend_ops *const *o = nn_builtin_backends; *o; o++) {
-        int ok = !(*o)->probe || (*o)->probe(why, sizeof why) == 0;
-        printf("%-8s %s: %s\n", (*o)->name, ok ? "available" : "unavailable", ok ? (*o)->summary : why);
+    char why[NN_BACKEND_ERROR_LEN], about[NN_BACKEND_ERROR_LEN];
+    for (const char *const *name = nn_backend_names; *name; name++) {
+        const nn_backend_ops *o = nn_backend_find_why(*name, why, sizeof why);
+        if (o && o->probe && o->probe(why, sizeof why) != 0)
+            o = NULL;
+        if (!o) {
+            printf("%-8s unavailable: %s\n", *name, why);
+            continue;
+        }
+        if (!o->describe || o->describe(about, sizeof about) != 0)
+            nn_strlcpy(about, o->summary, sizeof about);
+        else if (strlen(about) + strlen(o->summary) + 3 < sizeof about)
+            strcat(strcat(about, "; "), o->summary);
+        printf("%-8s available: %s\n", o->name, about);
     }
-    printf("%-8s unavailable: this build of nnlab has no GPU backend\n", "gpu");
     return 0;
 }
 
@@ -391,10 +530,8 @@ int main(int argc, char **argv)
     /* Only the character type follows the environment: numbers always parse
      * and print in the C locale. */
     setlocale(LC_CTYPE, "");
-    if (argc < 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (argc < 2)
+        return nn_lab_main();   /* no command: the ncurses lab (ui/) */
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         usage(stdout);

@@ -1,0 +1,141 @@
+/* tests/test_ui_layout.c - the lab's layout as a pure function of the
+ * terminal size: every panel inside the screen, no two panels overlapping,
+ * the exact split at 100x30, and "too small" below 80x24. One cmocka group. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "layout.h"
+
+static void assert_rect(ui_rect r, int x, int y, int w, int h)
+{
+    assert_int_equal(r.x, x);
+    assert_int_equal(r.y, y);
+    assert_int_equal(r.w, w);
+    assert_int_equal(r.h, h);
+}
+
+/* Every shown panel lies inside cols x rows and overlaps no other. */
+static void check_sound(int cols, int rows, enum ui_screen screen, int n_jobs)
+{
+    ui_layout l;
+    assert_int_equal(ui_layout_compute(cols, rows, screen, n_jobs, &l), 0);
+    assert_false(l.too_small);
+    ui_rect all[] = { l.title, l.status, l.presets, l.fields, l.details, l.chart, l.side, l.jobs, l.sys };
+    int n = (int)(sizeof all / sizeof all[0]);
+    for (int i = 0; i < n; i++) {
+        if (all[i].w == 0 && all[i].h == 0)
+            continue;
+        assert_true(all[i].x >= 0 && all[i].y >= 0);
+        assert_true(all[i].w > 0 && all[i].h > 0);
+        assert_true(all[i].x + all[i].w <= cols);
+        assert_true(all[i].y + all[i].h <= rows);
+        for (int j = i + 1; j < n; j++)
+            assert_true(ui_rect_disjoint(all[i], all[j]));
+    }
+    assert_rect(l.title, 0, 0, cols, 1);
+    assert_rect(l.status, 0, rows - 1, cols, 1);
+}
+
+static void test_every_size_is_sound(void **state)
+{
+    static const int sizes[][2] = { { 80, 24 }, { 100, 30 }, { 200, 60 }, { 81, 25 }, { 132, 43 }, { 300, 100 } };
+    (void)state;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        check_sound(sizes[i][0], sizes[i][1], UI_SETUP, 1);
+        check_sound(sizes[i][0], sizes[i][1], UI_RUN, 1);
+        check_sound(sizes[i][0], sizes[i][1], UI_RUN, 2);
+        check_sound(sizes[i][0], sizes[i][1], UI_SWEEP, 1);
+    }
+}
+
+static void test_setup_80x24(void **state)
+{
+    ui_layout l;
+    (void)state;
+    assert_int_equal(ui_layout_compute(80, 24, UI_SETUP, 1, &l), 0);
+    /* the fields keep their full height; the list gets the rest of the left column */
+    assert_rect(l.fields, 0, 8, 38, UI_SETUP_FIELD_ROWS + 2);
+    assert_rect(l.presets, 0, 1, 38, 7);
+    assert_rect(l.details, 38, 1, 42, 22);
+    assert_true(ui_rect_inner(l.presets).h >= 5);    /* five shipped presets visible */
+}
+
+static void test_run_100x30(void **state)
+{
+    ui_layout l;
+    (void)state;
+    assert_int_equal(ui_layout_compute(100, 30, UI_RUN, 1, &l), 0);
+    assert_rect(l.chart, 0, 1, 74, 19);
+    assert_rect(l.side, 74, 1, 26, 19);
+    assert_rect(l.jobs, 0, 20, 100, 4);              /* two rows for the one job */
+    assert_rect(l.sys, 0, 24, 100, 5);
+    /* side by side: two more job rows, taken from the chart */
+    assert_int_equal(ui_layout_compute(100, 30, UI_RUN, 2, &l), 0);
+    assert_rect(l.jobs, 0, 18, 100, 6);
+    assert_int_equal(l.chart.h, 17);
+}
+
+static void test_run_200x60(void **state)
+{
+    ui_layout l;
+    (void)state;
+    assert_int_equal(ui_layout_compute(200, 60, UI_RUN, 1, &l), 0);
+    assert_rect(l.side, 156, 1, 44, 48);             /* the side panel stops growing at 44 */
+    assert_rect(l.chart, 0, 1, 156, 48);
+    assert_int_equal(l.sys.h, 6);                    /* one more row for many cores */
+    assert_int_equal(l.sys.y + l.sys.h, 59);
+}
+
+static void test_sweep_80x24(void **state)
+{
+    ui_layout l;
+    (void)state;
+    assert_int_equal(ui_layout_compute(80, 24, UI_SWEEP, 1, &l), 0);
+    assert_rect(l.chart, 0, 1, 44, 19);
+    assert_rect(l.side, 44, 1, 36, 19);
+    assert_rect(l.jobs, 0, 20, 80, 3);
+    /* the table holds 13 batch sizes (1..4096), a header and three lines below */
+    assert_true(ui_rect_inner(l.side).h >= 13 + 1 + 3);
+}
+
+static void test_too_small(void **state)
+{
+    static const int sizes[][2] = { { 79, 24 }, { 80, 23 }, { 60, 20 }, { 0, 0 }, { 1000, 5 } };
+    ui_layout l;
+    (void)state;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        assert_int_equal(ui_layout_compute(sizes[i][0], sizes[i][1], UI_RUN, 1, &l), -1);
+        assert_true(l.too_small);
+        assert_int_equal(l.chart.w, 0);
+        assert_int_equal(l.cols, sizes[i][0]);
+    }
+}
+
+static void test_rect_helpers(void **state)
+{
+    (void)state;
+    ui_rect a = { 0, 0, 10, 5 }, b = { 10, 0, 5, 5 }, c = { 9, 4, 3, 3 }, z = { 3, 3, 0, 0 };
+    assert_true(ui_rect_disjoint(a, b));
+    assert_false(ui_rect_disjoint(a, c));
+    assert_true(ui_rect_disjoint(a, z));
+    assert_rect(ui_rect_inner(a), 1, 1, 8, 3);
+    assert_rect(ui_rect_inner((ui_rect){ 5, 5, 1, 1 }), 5, 5, 0, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_size_is_sound),
+        cmocka_unit_test(test_setup_80x24),
+        cmocka_unit_test(test_run_100x30),
+        cmocka_unit_test(test_run_200x60),
+        cmocka_unit_test(test_sweep_80x24),
+        cmocka_unit_test(test_too_small),
+        cmocka_unit_test(test_rect_helpers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,210 @@
+#!/bin/sh
+# tests/tui.sh - the ncurses lab as a user drives it, in a detached tmux
+# session on its own server socket: the setup screen, a run with its progress
+# bar and loss chart moving, pause, resizing (and "too small"), the help,
+# saving a preset, a small batch sweep, quitting while a job runs, and the
+# terminal given back. Speaks TAP. Needs NNLAB and NNLAB_PRESETS_DIR, which
+# `make check` exports. Every wait polls with a timeout; no fixed sleeps.
+: "${NNLAB:=./nnlab}"
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not installed"
+    exit 0
+fi
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+sock=nnlab-test-$$
+T() { tmux -L "$sock" "$@"; }
+# the server's socket file: removed with the server, whatever state it is in
+sock_file="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
+trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
+XDG_CONFIG_HOME="$tmp/config"
+export XDG_CONFIG_HOME
+# In a sanitizer build a report must end the lab (and fail the exit-status
+# check): its text goes to the pane, where no log would show it.
+UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
+export UBSAN_OPTIONS
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+    sed 's/^/# /' "$tmp/screen" 2>/dev/null
+}
+cap() { T capture-pane -p -t lab >"$tmp/screen" 2>/dev/null; }
+# The whole script gives up after this, so that a lab that died early fails
+# fast instead of waiting out every step.
+deadline=$(($(date +%s) + 120))
+# wait_for PATTERN [SECONDS]: polls the screen until PATTERN (grep -E) shows
+wait_for() {
+    end=$(($(date +%s) + ${2:-10}))
+    [ "$end" -gt "$deadline" ] && end=$deadline
+    while :; do
+        cap
+        grep -q -E -e "$1" "$tmp/screen" && return 0
+        [ "$(date +%s)" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
+# expect NAME PATTERN [SECONDS]
+expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
+# wait_change FILE ROWS [SECONDS]: until rows ROWS (sed range) differ from FILE
+wait_change() {
+    end=$(($(date +%s) + ${3:-10}))
+    [ "$end" -gt "$deadline" ] && end=$deadline
+    while :; do
+        cap
+        sed -n "$2p" "$tmp/screen" >"$tmp/now"
+        cmp -s "$1" "$tmp/now" || return 0
+        [ "$(date +%s)" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
+# focus_field LABEL: moves the focus to the settings, then down to LABEL
+focus_field() {
+    cap
+    grep -q '^│>[A-Z]' "$tmp/screen" || keys Tab
+    i=0
+    while [ $i -lt 14 ]; do
+        wait_for "^│>$1 " 1 && return 0
+        keys Down
+        i=$((i + 1))
+    done
+    return 1
+}
+rows() { cap; sed -n "$1p" "$tmp/screen" >"$2"; }
+keys() { T send-keys -t lab "$@"; }
+# child_of PID: the first process whose parent is PID (the pane's shell runs the lab)
+child_of() {
+    for d in /proc/[0-9]*; do
+        [ "$(awk '{ print $4 }' "$d/stat" 2>/dev/null)" = "$1" ] && { echo "${d#/proc/}"; return; }
+    done
+}
+
+mkdir -p "$XDG_CONFIG_HOME/nnlab/presets"
+printf '[preset]\nname = "broken"\n[train]\nbatch = many\n' >"$XDG_CONFIG_HOME/nnlab/presets/broken.ini"
+printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+T -f "$tmp/tmux.conf" new-session -d -s lab -x 100 -y 30 \
+    "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300" || { echo "1..0 # SKIP tmux cannot start"; exit 0; }
+
+# --- setup ------------------------------------------------------------------
+expect "the lab opens on the setup screen" "Presets \([0-9]+\)"
+expect "a broken preset is listed as broken" "  broken +broken"
+keys Home
+expect "selected, it shows its error" "This preset does not load"
+i=0
+while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+expect "mnist-mlp-128 is selected" "> mnist-mlp-128 "
+expect "its network summary: layers, parameters, FLOPs" "linear 784->128.*100.5k"
+expect "the data it would use" "data +(Fashion-MNIST \(real|synthetic 1x28x28)"
+expect "an unavailable device is shown with its reason" "gpu +(unavailable: .|available)"
+expect "the GPU switches are marked GPU only" "CUDA graph +\[.\] GPU only"
+keys Tab
+expect "Tab moves to the settings; the device is the CPU" ">Device +cpu \(OpenBLAS\)"
+if grep -q -E "gpu +unavailable: ." "$tmp/screen"; then
+    keys Right Right Right
+    expect "CPU and GPU side by side is marked unavailable" ">Device +cpu \+ gpu \(n/a\)"
+    keys Enter
+    expect "without a GPU the lab says why it cannot race" "cannot race: gpu unavailable: ."
+    keys Left Left Left
+else
+    ok "CPU and GPU side by side # SKIP a GPU is available"
+    ok "without a GPU the lab says why it cannot race # SKIP a GPU is available"
+fi
+keys Down Down Down Down 2 0 0 0 0 Enter
+expect "a step count is typed into its field" ">Steps +20000"
+
+# --- run ----------------------------------------------------------------------
+keys Enter
+expect "Enter starts the run: the dashboard" "Job ─|Job -" 10
+expect "the job is running with a progress bar" "cpu .*% (epoch|ep) [0-9]+/[0-9]+ +(step )?[0-9]+/20000 .*running" 20
+rows 22 "$tmp/job1"
+if wait_change "$tmp/job1" 22 10; then ok "the progress bar advances"; else not_ok "the progress bar advances"; fi
+rows 2,19 "$tmp/chart1"
+if wait_change "$tmp/chart1" 2,19 10; then ok "the loss chart advances"; else not_ok "the loss chart advances"; fi
+expect "the phases of a step are shown" "phases .*copy [0-9]+ +fwd [0-9]+ +bwd [0-9]+"
+expect "the machine panel shows CPU use per core" "CPU +0 \["
+keys p
+expect "p pauses" "paused│|paused\|" 10
+rows 22 "$tmp/job1"
+wait_change "$tmp/job1" 22 1 && not_ok "a paused job stands still" || ok "a paused job stands still"
+
+# --- resizing -------------------------------------------------------------------
+T resize-window -t lab -x 120 -y 40
+expect "a bigger terminal is redrawn" "Machine" 5
+T resize-window -t lab -x 60 -y 20
+expect "below 80x24: terminal too small" "terminal too small: 60x20" 5
+T resize-window -t lab -x 100 -y 30
+expect "back at 100x30 the dashboard returns, still paused" "paused│|paused\|" 5
+keys p
+expect "p resumes" "running│|running\|" 10
+keys q
+expect "q asks while a job runs" "Quit and cancel it\?" 5
+keys n
+expect "n keeps it running" "running│|running\|" 5
+keys c
+expect "c cancels the run" "cancelled│|cancelled\|" 15
+keys Escape
+expect "Esc goes back to setup" "Presets \([0-9]+\)" 10
+
+# --- help ----------------------------------------------------------------------------
+keys '?'
+expect "? opens the help" "Keys \(any key closes\)" 5
+keys x
+wait_for "Presets \([0-9]+\)" 5
+if grep -q "any key closes" "$tmp/screen"; then not_ok "any key closes the help"; else ok "any key closes the help"; fi
+
+# --- save a preset -----------------------------------------------------------------------
+keys s
+expect "s asks for a name" "Name: mnist-mlp-128_" 5
+keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
+keys -l 'my test/preset'
+expect "the name is sanitised to a file name" "file: .*/nnlab/presets/my-test-preset\.ini" 5
+keys Enter
+expect "the preset is saved" "saved my-test-preset as" 5
+expect "it is in the list at once" "> my-test-preset +yours" 5
+f="$XDG_CONFIG_HOME/nnlab/presets/my-test-preset.ini"
+if [ -f "$f" ] && grep -q '^name = "my-test-preset"' "$f"; then ok "the file is on disk"; else not_ok "the file is on disk"; fi
+keys s
+wait_for "Name: my-test-preset_" 5
+keys Enter
+expect "saving again asks before overwriting" "exists\. Overwrite it\?" 5
+keys y
+expect "y overwrites" "saved my-test-preset as" 5
+
+# --- a small batch sweep ---------------------------------------------------------------------
+focus_field "Sweep from" && keys 1 6 Enter
+focus_field "Sweep to" && keys 3 2 Enter
+focus_field "Sweep steps" && keys 3 Enter
+expect "the sweep range is set" "Sweep to +32" 5
+keys w
+expect "w runs the sweep" "Sweep: one bench job at a time" 10
+expect "the sweep finishes" "done: 2 of 2 points" 30
+expect "the table has the measured points" "│ +16 +[0-9.]+k? " 5
+keys Escape
+expect "Esc goes back to setup after the sweep" "Presets \([0-9]+\)" 10
+
+# --- quit while running, with Ctrl-C ---------------------------------------------------------
+keys Enter
+expect "a second run starts" "running│|running\|" 20
+keys C-c
+expect "Ctrl-C asks while a job runs" "Quit and cancel it\?" 5
+keys y
+expect "y quits, with exit status 0" "nnlab exited with status 0" 15
+if [ "$(T display -p -t lab '#{alternate_on}')" = 0 ]; then ok "the alternate screen is gone"; else not_ok "the alternate screen is gone"; fi
+if grep -q "Presets\|Job" "$tmp/screen"; then not_ok "the terminal is back to the shell's text"; else ok "the terminal is back to the shell's text"; fi
+
+# --- a crash signal gives the terminal back too -------------------------------------------
+T new-window -t lab -n crash "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300"
+T select-window -t lab:crash
+expect "the lab starts again" "Presets \([0-9]+\)"
+pid=$(T display -p -t lab:crash '#{pane_pid}')
+lab_pid=$(child_of "$pid")
+if [ -n "$lab_pid" ] && kill -s ABRT "$lab_pid"; then
+    expect "SIGABRT: the lab dies of it (status 134)" "nnlab exited with status 134" 10
+    if [ "$(T display -p -t lab:crash '#{alternate_on}')" = 0 ]; then ok "after a crash the alternate screen is gone"
+    else not_ok "after a crash the alternate screen is gone"; fi
+else
+    not_ok "the lab's process is found"
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,117 @@
+/* ui/chart_view.c - a boxed chart: the raster of ui/chart.c with its y tick
+ * labels and axis line, the x tick labels below, the x axis title on the
+ * bottom edge and a legend on the top edge. */
+#include "ui.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Widest y label, so that the plot starts right after the labels. */
+static int label_width(const double *ticks, int n)
+{
+    int w = 1;
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        ui_format_tick(ticks[i], buf, sizeof buf);
+        if ((int)strlen(buf) > w)
+            w = (int)strlen(buf);
+    }
+    return w;
+}
+
+static void draw_legend(ui_lab *lab, ui_rect box, const char *title, const ui_series *s, int ns)
+{
+    int x = box.x + 2, end = box.x + box.w - 2;
+    x += ui_putf(box.y, x, end - x, A_BOLD, " %s ", title);
+    for (int i = 0; i < ns && x < end; i++) {
+        char mark[8];
+        int cols = 1;
+        if (!lab->utf8)
+            snprintf(mark, sizeof mark, "%c", lab->chart.mark[i]);
+        else if (s[i].connect)
+            snprintf(mark, sizeof mark, "\u2501\u2501"), cols = 2;
+        else
+            snprintf(mark, sizeof mark, "\u2022");
+        ui_put(box.y, x + 1, end - x - 1, ui_attr(lab, s[i].role), mark);
+        x += 1 + cols;
+        x += ui_putf(box.y, x, end - x, A_NORMAL, " %s ", s[i].name);
+    }
+}
+
+static void draw_cells(ui_lab *lab, int px, int py, const ui_series *s, int ns)
+{
+    const ui_chart *c = &lab->chart;
+    for (int row = 0; row < c->h; row++)
+        for (int col = 0; col < c->w; col++) {
+            char cell[8];
+            unsigned owner = ui_chart_cell(c, col, row, cell, sizeof cell);
+            if (!owner)
+                continue;
+            attr_t a = A_BOLD;       /* several series share the cell */
+            for (int i = 0; i <= ns; i++)
+                if (owner == 1u << i)
+                    a = i < ns ? ui_attr(lab, s[i].role) : ui_attr(lab, UI_ERROR);
+            attron(a);
+            mvaddstr(py + row, px + col, cell);
+            attroff(a);
+        }
+}
+
+static void draw_y_axis(ui_lab *lab, int x, int lw, int py, int ph, const ui_axis *ay,
+                        const double *ticks, int n)
+{
+    attr_t dim = ui_attr(lab, UI_DIM);
+    attron(dim);
+    mvvline(py, x + lw, ACS_VLINE, ph);
+    attroff(dim);
+    for (int i = 0; i < n; i++) {
+        int cell = ui_axis_cell(ay, ticks[i], ph);
+        char buf[32];
+        if (cell < 0)
+            continue;
+        ui_format_tick(ticks[i], buf, sizeof buf);
+        ui_putf(py + ph - 1 - cell, x, lw, A_NORMAL, "%*s", lw, buf);
+        attron(dim);
+        mvaddch(py + ph - 1 - cell, x + lw, ACS_RTEE);
+        attroff(dim);
+    }
+}
+
+void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
+                   const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
+                   const double *vlines, int nv)
+{
+    ui_rect in = ui_rect_inner(box);
+    double yt[16], xt[24];
+    char row[UI_CHART_MAX_W + 1];
+    ui_box(lab, box, NULL);
+    if (in.w < 16 || in.h < 4)
+        return;
+    int ph = in.h - 1;               /* the last inside row holds the x labels */
+    int nyt = ui_axis_ticks(ay, ph / 2 > 2 ? (ph / 2 < 8 ? ph / 2 : 8) : 2, yt, 16);
+    int lw = label_width(yt, nyt);
+    int px = in.x + lw + 1, pw = in.w - lw - 1;
+    ui_chart_init(&lab->chart, pw, ph, lab->utf8);
+    lab->chart.mark[ns < UI_CHART_SERIES ? ns : UI_CHART_SERIES - 1] = '|';
+    draw_legend(lab, box, title, s, ns);
+    int points = 0;
+    for (int i = 0; i < ns && i < UI_CHART_SERIES - 1; i++) {
+        ui_chart_plot(&lab->chart, i, s[i].x, s[i].y, s[i].n, ax, ay, s[i].connect);
+        points += s[i].n;
+    }
+    for (int i = 0; i < nv; i++)
+        ui_chart_vline(&lab->chart, ns, vlines[i], ax);
+    draw_y_axis(lab, in.x, lw, in.y, ph, ay, yt, nyt);
+    draw_cells(lab, px, in.y, s, ns);
+    int nxt = ui_axis_ticks(ax, pw / 10 > 2 ? pw / 10 : 2, xt, 24);
+    if (pw > UI_CHART_MAX_W)
+        pw = UI_CHART_MAX_W;
+    ui_axis_label_row(ax, xt, nxt, pw, row);
+    ui_put(in.y + ph, px, pw, A_NORMAL, row);
+    if (x_title && (int)strlen(x_title) + 4 < box.w)
+        ui_putf(box.y + box.h - 1, box.x + box.w - (int)strlen(x_title) - 4, (int)strlen(x_title) + 2,
+                A_BOLD, " %s ", x_title);
+    if (points == 0)
+        ui_put(in.y + ph / 2, px + (pw > 34 ? (pw - 34) / 2 : 0), pw, ui_attr(lab, UI_DIM),
+               "waiting for the first loss point");
+}

@@ -1,0 +1,415 @@
+/* ui/dashboard.c - the run screen: the loss chart (training points and
+ * validation per epoch), validation accuracy, one progress row and one
+ * phase bar per job, the side-by-side summary, and the machine's CPU and
+ * GPU. Data comes from ui/run.c copies; nothing here holds an engine lock. */
+#include "ui.h"
+#include "format.h"
+#include "setup_fields.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_compat.h"
+
+int ui_dashboard_start(ui_lab *lab)
+{
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    int devs[2], n = ui_choice_devices(lab->set.device, devs);
+    ui_setup_job_config(lab, &cfg);
+    ui_run_free(&lab->run);
+    if (ui_run_start(&lab->run, &cfg, ui_device_name(devs[0]), n == 2 ? ui_device_name(devs[1]) : NULL,
+                     lab->set.sequential, err, sizeof err) != 0) {
+        ui_run_free(&lab->run);
+        ui_set_message(lab, 1, "cannot start: %s", err);
+        return -1;
+    }
+    lab->log_scale = 0;
+    ui_set_screen(lab, UI_RUN);
+    return 0;
+}
+
+/* ---- chart ------------------------------------------------------------------------- */
+
+/* One job's curves as the chart wants them (x = global step). */
+typedef struct curves {
+    double *tx, *ty, *vx, *vy;
+} curves;
+
+static int make_curves(const ui_run_job *j, curves *c, ui_axis *ay)
+{
+    c->tx = malloc(((size_t)j->n_pts + 1) * sizeof(double));
+    c->ty = malloc(((size_t)j->n_pts + 1) * sizeof(double));
+    c->vx = malloc(((size_t)j->n_eps + 1) * sizeof(double));
+    c->vy = malloc(((size_t)j->n_eps + 1) * sizeof(double));
+    if (!c->tx || !c->ty || !c->vx || !c->vy)
+        return -1;
+    for (long i = 0; i < j->n_pts; i++) {
+        c->tx[i] = (double)j->pts[i].step;
+        c->ty[i] = j->pts[i].loss;
+        ui_axis_include(ay, c->ty[i]);
+    }
+    for (int i = 0; i < j->n_eps; i++) {
+        c->vx[i] = (double)j->eps[i].step;
+        c->vy[i] = j->eps[i].val_loss;
+        ui_axis_include(ay, c->vy[i]);
+    }
+    return 0;
+}
+
+static void free_curves(curves *c)
+{
+    free(c->tx);
+    free(c->ty);
+    free(c->vx);
+    free(c->vy);
+}
+
+static void draw_chart(ui_lab *lab)
+{
+    ui_run *r = &lab->run;
+    ui_series s[4];
+    curves c[2] = { { 0 } };
+    char names[4][32];
+    ui_axis ax = { 0, 1, 0 }, ay;
+    int ns = 0;
+    ui_axis_begin(&ay, lab->log_scale ? 10 : 0);
+    for (int k = 0; k < r->n_jobs; k++) {
+        const ui_run_job *j = &r->j[k];
+        /* the x axis spans the whole run, so the curve grows rightwards */
+        if ((double)j->snap.total_steps > ax.hi)
+            ax.hi = (double)j->snap.total_steps;
+        if (make_curves(j, &c[k], &ay) != 0)
+            continue;                /* out of memory: this job's curves are left out */
+        snprintf(names[2 * k], sizeof names[0], "%s", j->device);
+        snprintf(names[2 * k + 1], sizeof names[0], "%s val", j->device);
+        s[ns++] = (ui_series){ c[k].tx, c[k].ty, (int)j->n_pts, 1, k ? UI_SERIES2 : UI_SERIES0, names[2 * k] };
+        s[ns++] = (ui_series){ c[k].vx, c[k].vy, j->n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[2 * k + 1] };
+    }
+    ui_axis_finish(&ay, 0);
+    ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "loss (log)" : "loss", "step", &ax, &ay, s, ns,
+                  NULL, 0);
+    for (int k = 0; k < 2; k++)
+        free_curves(&c[k]);
+}
+
+/* ---- side panel: validation and the side-by-side summary ---------------------------- */
+
+/* The table of a job's epochs: the last ones that fit, then the training loss. */
+static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, int rows)
+{
+    int first = j->n_eps > rows - 3 ? j->n_eps - (rows - 3) : 0;
+    ui_putf(y++, in.x, in.w, A_BOLD, "%s  %s", j->device, j->snap.data_synthetic ? "(synthetic data)" : "");
+    ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%3s %9s %8s", "ep", "val loss", "accuracy");
+    for (int i = first; i < j->n_eps; i++) {
+        const nn_epoch_result *e = &j->eps[i];
+        if (e->has_accuracy)
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %9.4f %7.2f%%", e->epoch, e->val_loss, 100.0 * e->val_accuracy);
+        else
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %9.4f %8s", e->epoch, e->val_loss, "-");
+    }
+    if (j->snap.n_loss_points > 0)
+        ui_putf(y++, in.x, in.w, A_NORMAL, "train loss %.4f", j->snap.last_loss);
+    return y;
+}
+
+/* Two rows when there is no room for the table: the last epoch and the training loss. */
+static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, int y)
+{
+    const nn_epoch_result *e = j->n_eps > 0 ? &j->eps[j->n_eps - 1] : NULL;
+    ui_put(y, in.x, 8, A_BOLD, j->device);
+    if (!e)
+        ui_put(y, in.x + 8, in.w - 8, ui_attr(lab, UI_DIM), "no epoch yet");
+    else if (e->has_accuracy)
+        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %.4f %.1f%%", e->epoch, e->val_loss, 100.0 * e->val_accuracy);
+    else
+        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %.4f", e->epoch, e->val_loss);
+    if (j->snap.n_loss_points > 0)
+        ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %.4f", j->snap.last_loss);
+    return y + 2;
+}
+
+#define SUMMARY_ROWS 5
+
+/* Wall time, samples/s and the ratio once both jobs of a side-by-side run
+ * ended; the training time too when the panel is wide enough. */
+static void draw_summary(ui_lab *lab, ui_rect in, int y)
+{
+    const ui_run *r = &lab->run;
+    const ui_run_job *a = &r->j[0], *b = &r->j[1];
+    int wide = in.w >= 34;
+    if (wide)
+        ui_putf(y++, in.x, in.w, A_BOLD, "Summary, %s", r->sequential ? "one after the other" : "raced (shared CPU)");
+    else
+        ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
+    for (int k = 0; k < 2; k++) {
+        const ui_run_job *j = &r->j[k];
+        char rate[16];
+        ui_fmt_si(j->snap.has_rate ? j->snap.samples_per_s : NAN, rate, sizeof rate);
+        if (wide)
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s wall %6.1fs %7s/s  train %.1fs", j->device, ui_run_wall(j), rate,
+                    j->snap.elapsed_s);
+        else
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.1fs %6s/s", j->device, ui_run_wall(j), rate);
+    }
+    if (a->snap.has_rate && b->snap.has_rate && a->snap.samples_per_s > 0 && b->snap.samples_per_s > 0) {
+        const ui_run_job *fast = a->snap.samples_per_s >= b->snap.samples_per_s ? a : b, *slow = fast == a ? b : a;
+        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "%s %.2fx faster%s%s", fast->device,
+                fast->snap.samples_per_s / slow->snap.samples_per_s, wide ? " than " : "", wide ? slow->device : "");
+    } else {
+        ui_put(y, in.x, in.w, ui_attr(lab, UI_ERROR), "no ratio: a job did not finish");
+    }
+}
+
+static void draw_side(ui_lab *lab)
+{
+    ui_rect box = lab->layout.side, in = ui_rect_inner(box);
+    ui_run *r = &lab->run;
+    int summary = r->n_jobs == 2 && !ui_run_active(r) && in.h >= SUMMARY_ROWS + 4;
+    int avail = in.h - (summary ? SUMMARY_ROWS : 0), y = in.y;
+    int per_job = avail / r->n_jobs;
+    ui_box(lab, box, "Validation");
+    for (int k = 0; k < r->n_jobs; k++) {
+        if (per_job >= 4)
+            y = draw_validation(lab, &r->j[k], in, y, k + 1 < r->n_jobs ? per_job : in.y + avail - y);
+        else
+            y = draw_validation_short(lab, &r->j[k], in, y);
+    }
+    if (summary)
+        draw_summary(lab, in, in.y + in.h - SUMMARY_ROWS + 1);
+}
+
+/* ---- job rows ----------------------------------------------------------------------- */
+
+static const char *state_tag(const ui_run *r, const ui_run_job *j)
+{
+    if (!j->started)
+        return r->cancelled ? "not run" : "waiting";
+    return nn_job_state_name(j->snap.state);
+}
+
+/* A phase the device did not time (phase_valid) counts as 0 in the bar. */
+static void measured_phases(const nn_snapshot *s, double us[NN_PHASE_COUNT])
+{
+    for (int p = 0; p < NN_PHASE_COUNT; p++) {
+        us[p] = s->phase_us[p];
+#if UI_HAVE_GPU_SWITCHES
+        if (!(s->phase_valid & (1u << p)))
+            us[p] = 0;
+#endif
+    }
+}
+
+static void draw_phases(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
+{
+    static const char letter[NN_PHASE_COUNT] = { 'c', 'f', 'b', 'o', 's' };
+    double us[NN_PHASE_COUNT];
+    int cols[NN_PHASE_COUNT], at = x + 9;
+    char legend[160];
+    measured_phases(&j->snap, us);
+    ui_put(y, x, 9, ui_attr(lab, UI_DIM), "  phases");
+    if (j->snap.timed_steps <= 0) {
+        ui_put(y, at, w - 9, ui_attr(lab, UI_DIM), "no step timed yet");
+        return;
+    }
+    int n = snprintf(legend, sizeof legend, w >= 88 ? " copy %.0f  fwd %.0f  bwd %.0f  opt %.0f  sync %.0f = %.0f us/step"
+                                                    : " c %.0f f %.0f b %.0f o %.0f s %.0f = %.0f us",
+                     us[0], us[1], us[2], us[3], us[4], j->snap.us_per_step);
+    int bw = w - 9 - n;
+    bw = bw > 50 ? 50 : bw < 10 ? 10 : bw;
+    ui_phase_split(us, NN_PHASE_COUNT, bw, cols);
+    for (int p = 0; p < NN_PHASE_COUNT; p++) {
+        attr_t a = ui_attr(lab, (enum ui_role)(UI_PHASE0 + p));
+        attron(a);
+        for (int c = 0; c < cols[p]; c++)
+            mvaddch(y, at++, (chtype)letter[p]);
+        attroff(a);
+    }
+    ui_put(y, at, x + w - at, A_NORMAL, legend);
+}
+
+static void draw_job(ui_lab *lab, int k, int y, int x, int w)
+{
+    const ui_run *r = &lab->run;
+    const ui_run_job *j = &r->j[k];
+    char status[160], bar[512];
+    const char *tag = state_tag(r, j);
+    ui_put(y, x, 8, A_BOLD, j->device);
+    if (!j->started) {
+        ui_putf(y, x + 9, w - 9, ui_attr(lab, UI_DIM), "%s: starts when %s ends (one after the other)", tag,
+                r->j[0].device);
+        return;
+    }
+    if (j->snap.state == NN_JOB_FAILED) {
+        ui_putf(y, x + 9, w - 9, ui_attr(lab, UI_ERROR), "failed: %s", j->error[0] ? j->error : j->snap.error);
+        return;
+    }
+    ui_fmt_job_status(&j->snap, status, sizeof status, 0);
+    if (9 + 10 + 6 + (int)strlen(status) + 11 > w)   /* label, a 10-column bar, "100% ", the state */
+        ui_fmt_job_status(&j->snap, status, sizeof status, 1);
+    double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;
+    int bw = w - 9 - 6 - (int)strlen(status) - 12;
+    if (bw < 10)
+        bw = 10;
+    ui_bar_text(bar, sizeof bar, bw, frac, lab->utf8);
+    ui_put(y, x + 9, bw, ui_attr(lab, k ? UI_SERIES2 : UI_SERIES0), bar);
+    ui_putf(y, x + 9 + bw, w - 9 - bw, A_NORMAL, " %3.0f%% %s", 100.0 * frac, status);
+    enum ui_role tr = j->snap.state == NN_JOB_PAUSED || j->snap.state == NN_JOB_CANCELLED ? UI_ERROR : UI_OK;
+    int tx = x + w - 11;
+    ui_putf(y, tx, 11, ui_attr(lab, tr), " %10s", tag);
+    draw_phases(lab, j, y + 1, x, w - 1);
+}
+
+static void draw_jobs(ui_lab *lab)
+{
+    ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
+    ui_box(lab, box, lab->run.n_jobs == 2 ? "Jobs, side by side" : "Job");
+    for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
+        mvhline(in.y + 2 * k, in.x, ' ', in.w);
+        mvhline(in.y + 2 * k + 1, in.x, ' ', in.w);
+        draw_job(lab, k, in.y + 2 * k, in.x, in.w);
+    }
+}
+
+/* ---- the machine -------------------------------------------------------------------- */
+
+/* One character per core (a sparkline) when the cores do not fit as bars. */
+static void draw_cpu_compact(ui_lab *lab, const ui_sysinfo *si, int y, int x, int w)
+{
+    static const char *const levels[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
+                                            "\u2585", "\u2586", "\u2587", "\u2588" };
+    double sum = 0;
+    for (int i = 0; i < si->n_cpus; i++)
+        sum += si->cpu_pct[i];
+    x += ui_putf(y, x, w, A_NORMAL, "avg %3.0f%% ", sum / si->n_cpus);
+    for (int i = 0; i < si->n_cpus && x < COLS - 1; i++, x++) {
+        int l = (int)(si->cpu_pct[i] / 100.0 * 7.999);
+        char d[2] = { (char)('0' + (si->cpu_pct[i] >= 95 ? 9 : (int)(si->cpu_pct[i] / 10))), 0 };
+        ui_put(y, x, 1, ui_attr(lab, UI_SERIES0), lab->utf8 ? levels[l < 0 ? 0 : l] : d);
+    }
+}
+
+static void draw_cpu(ui_lab *lab, const ui_sysinfo *si, int y, int x, int w, int rows)
+{
+    const int cell = 19;             /* "12 [||||||||] 100% " */
+    int per_row = (w - 5) / cell;
+    ui_put(y, x, 4, A_BOLD, "CPU");
+    if (!si->has_cpu) {
+        ui_put(y, x + 5, w - 5, ui_attr(lab, UI_DIM), si->cpu_why[0] ? si->cpu_why : "measuring...");
+        return;
+    }
+    if (per_row < 1 || si->n_cpus > per_row * rows) {
+        draw_cpu_compact(lab, si, y, x + 5, w - 5);
+        return;
+    }
+    for (int i = 0; i < si->n_cpus; i++) {
+        char bar[64];
+        int r = i / per_row, c = i % per_row;
+        ui_bar_text(bar, sizeof bar, 8, si->cpu_pct[i] / 100.0, 0);
+        for (char *p = bar; *p; p++)
+            *p = *p == '#' ? '|' : ' ';   /* htop's look */
+        ui_putf(y + r, x + 5 + c * cell, cell, A_NORMAL, "%2d [", i);
+        ui_put(y + r, x + 9 + c * cell, 8, ui_attr(lab, UI_SERIES0), bar);
+        ui_putf(y + r, x + 17 + c * cell, cell - 12, A_NORMAL, "]%4.0f%%", si->cpu_pct[i]);
+    }
+}
+
+static void draw_gpu(ui_lab *lab, const ui_gpu_info *g, int y, int x, int w)
+{
+    char line[320], mem[64] = "mem n/a", clk[64] = "clocks n/a", util[32] = "util n/a";
+    ui_put(y, x, 4, A_BOLD, "GPU");
+    if (!g->valid) {
+        ui_putf(y, x + 5, w - 5, ui_attr(lab, UI_DIM), "n/a: %s", g->why);
+        return;
+    }
+    if (g->has_util)
+        snprintf(util, sizeof util, "util %u%%", g->util_gpu);
+    if (g->has_mem)
+        snprintf(mem, sizeof mem, "mem %.1f/%.1f GiB", g->mem_used / 1073741824.0, g->mem_total / 1073741824.0);
+    if (g->has_clocks)
+        snprintf(clk, sizeof clk, "SM %u MHz, mem %u MHz", g->clock_sm, g->clock_mem);
+    snprintf(line, sizeof line, "%s  %s  %s  %s", g->name, util, mem, clk);
+    ui_put(y, x + 5, w - 5, A_NORMAL, line);
+}
+
+void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
+{
+    ui_rect in = ui_rect_inner(box);
+    ui_box(lab, box, "Machine");
+    if (in.h < 3)
+        return;
+    draw_cpu(lab, &lab->sys, in.y, in.x, in.w, in.h - 2);
+    draw_gpu(lab, &lab->sys.gpu, in.y + in.h - 2, in.x, in.w);
+    ui_put(in.y + in.h - 1, in.x + 5, in.w - 5, ui_attr(lab, UI_DIM), UI_NVML_NOTE);
+}
+
+/* ---- the screen --------------------------------------------------------------------- */
+
+static void draw_title(ui_lab *lab)
+{
+    const ui_run *r = &lab->run;
+    const nn_job_config *c = &r->cfg;
+    char t[512], data[NN_TEXT_LEN + 8] = "";
+    const nn_snapshot *s = &r->j[0].snap;
+    if (s->data_desc[0])
+        snprintf(data, sizeof data, "  data: %s", s->data_desc);
+    if (r->n_jobs == 2)
+        snprintf(t, sizeof t, "nnlab - %s: %s vs %s, %s, batch %d%s", c->preset.name, r->j[0].device,
+                 r->j[1].device, r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
+    else
+        snprintf(t, sizeof t, "nnlab - %s on %s, batch %d, loss every %ld steps%s", c->preset.name,
+                 r->j[0].device, c->batch, c->log_every, data);
+    ui_draw_title(lab, t);
+}
+
+void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
+{
+    if (dirty & UI_D_TITLE)
+        draw_title(lab);
+    if (dirty & UI_D_CHART)
+        draw_chart(lab);
+    if (dirty & UI_D_SIDE)
+        draw_side(lab);
+    if (dirty & UI_D_JOBS)
+        draw_jobs(lab);
+    if (dirty & UI_D_SYS)
+        ui_draw_sysinfo(lab, lab->layout.sys);
+    if (dirty & UI_D_STATUS)
+        ui_draw_status(lab, ui_run_active(&lab->run)
+                                ? "p pause/resume  c cancel  l log scale  Esc back  ? help  q quit"
+                                : "finished: Enter or Esc back to setup  l log scale  ? help  q quit");
+}
+
+int ui_dashboard_key(ui_lab *lab, int ch)
+{
+    ui_run *r = &lab->run;
+    switch (ch) {
+    case 'p':
+        if (!ui_run_active(r))
+            return 1;
+        ui_run_toggle_pause(r);
+        ui_set_message(lab, 0, r->paused ? "paused (p resumes)" : "resumed");
+        return 1;
+    case 'c':
+        if (ui_run_active(r)) {
+            ui_run_cancel(r);
+            ui_set_message(lab, 0, "cancelling...");
+        }
+        return 1;
+    case 'l':
+        lab->log_scale = !lab->log_scale;
+        lab->dirty |= UI_D_CHART;
+        return 1;
+    case 27: case 'b': case '\n': case '\r': case KEY_ENTER:
+        if (ui_run_active(r)) {
+            if (ch == 27 || ch == 'b')
+                lab->dialog = UI_DLG_BACK, lab->dirty |= UI_D_OVERLAY;
+            return 1;
+        }
+        ui_go_setup(lab);
+        return 1;
+    }
+    return 0;
+}

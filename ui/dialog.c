@@ -1,0 +1,170 @@
+/* ui/dialog.c - the questions the lab asks in a box over the screen: the
+ * name to save a preset under (sanitised to a safe file name), whether to
+ * overwrite it, whether to quit or go back while a job runs. Every error
+ * goes to the status row, never to the terminal. */
+#include "ui.h"
+#include "format.h"
+#include "setup_fields.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void ui_dialog_open_save(ui_lab *lab)
+{
+    if (!lab->preset_ok) {
+        ui_set_message(lab, 1, "this preset does not load, so it cannot be saved: %s", lab->preset_err);
+        return;
+    }
+    snprintf(lab->input, sizeof lab->input, "%s", lab->preset.name);
+    lab->dialog = UI_DLG_SAVE;
+    lab->dirty |= UI_D_OVERLAY;
+}
+
+static void close_dialog(ui_lab *lab)
+{
+    lab->dialog = UI_DLG_NONE;
+    lab->dirty |= UI_D_ALL;          /* repaint what the box covered */
+}
+
+/* The file the typed name would be saved to; -1 with a message when none. */
+static int save_target(ui_lab *lab, char *name, size_t nlen, char *path, size_t plen)
+{
+    char dir[NN_PATH_LEN];
+    if (ui_sanitize_name(lab->input, name, nlen) != 0)
+        return ui_set_message(lab, 1, "type a name: letters, digits, '.', '_' or '-'"), -1;
+    if (nn_preset_user_dir(dir, sizeof dir) != 0)
+        return ui_set_message(lab, 1, "no folder for your presets: set HOME or XDG_CONFIG_HOME"), -1;
+    if ((size_t)snprintf(path, plen, "%s/%s.ini", dir, name) >= plen)
+        return ui_set_message(lab, 1, "the preset folder's path is too long"), -1;
+    return 0;
+}
+
+/* Saves the selected preset with the current settings under path. */
+static void save(ui_lab *lab, const char *name, const char *path)
+{
+    static nn_preset p;              /* 14 KB: kept off the stack */
+    char err[NN_ERR_LEN];
+    int devs[2];
+    p = lab->preset;
+    ui_choice_devices(lab->set.device, devs);
+    snprintf(p.name, sizeof p.name, "%s", name);
+    snprintf(p.device, sizeof p.device, "%s", ui_device_name(devs[0]));
+    p.batch = lab->set.batch;
+    p.epochs = lab->set.epochs;
+    p.lr = (float)lab->set.lr;
+    close_dialog(lab);
+    if (nn_preset_save(path, &p, err, sizeof err) != 0) {
+        ui_set_message(lab, 1, "not saved: %s", err);
+        return;
+    }
+    ui_setup_reload(lab, path);
+    ui_set_message(lab, 0, "saved %s as %s", name, path);
+}
+
+static void save_key(ui_lab *lab, int ch)
+{
+    char name[NN_NAME_LEN], path[NN_PATH_LEN];
+    size_t n = strlen(lab->input);
+    if (ch == 27) {
+        close_dialog(lab);
+    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        if (save_target(lab, name, sizeof name, path, sizeof path) != 0)
+            return;
+        if (access(path, F_OK) == 0) {
+            snprintf(lab->save_path, sizeof lab->save_path, "%s", path);
+            lab->dialog = UI_DLG_OVERWRITE;
+            return;
+        }
+        save(lab, name, path);
+    } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+        if (n > 0)
+            lab->input[n - 1] = '\0';
+    } else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof lab->input) {
+        lab->input[n] = (char)ch;    /* sanitised when saved; shown as typed */
+        lab->input[n + 1] = '\0';
+    }
+}
+
+int ui_dialog_key(ui_lab *lab, int ch)
+{
+    char name[NN_NAME_LEN], path[NN_PATH_LEN];
+    int yes = ch == 'y' || ch == 'Y', no = ch == 'n' || ch == 'N' || ch == 27;
+    enum ui_dialog before = lab->dialog;
+    lab->dirty |= UI_D_OVERLAY;
+    switch (lab->dialog) {
+    case UI_DLG_SAVE:
+        save_key(lab, ch);
+        break;
+    case UI_DLG_OVERWRITE:
+        if (yes && save_target(lab, name, sizeof name, path, sizeof path) == 0)
+            save(lab, name, path);
+        else if (no)
+            lab->dialog = UI_DLG_SAVE;   /* back to the name */
+        break;
+    case UI_DLG_QUIT:
+        if (yes)
+            lab->quit = 1;
+        else if (no || ch == 'q')
+            close_dialog(lab);
+        break;
+    case UI_DLG_BACK:
+        if (yes) {
+            close_dialog(lab);
+            ui_run_cancel(&lab->run);
+            ui_sweep_cancel(&lab->sweep);
+            ui_go_setup(lab);
+        } else if (no) {
+            close_dialog(lab);
+        }
+        break;
+    default:
+        break;
+    }
+    if (lab->dialog != before)
+        lab->dirty |= UI_D_ALL;      /* the next box may be smaller: repaint under it */
+    return 1;
+}
+
+static void question(ui_lab *lab, const char *title, const char *line1, const char *line2)
+{
+    int w = lab->cols - 8 < 70 ? lab->cols - 8 : 70;
+    ui_rect box = { (lab->cols - w) / 2, lab->rows / 2 - 3, w, 6 }, in = ui_rect_inner(box);
+    ui_box(lab, box, title);
+    ui_put_wrapped(in.y, in.x + 1, in.w - 2, 2, A_NORMAL, line1);
+    ui_put(in.y + 3, in.x + 1, in.w - 2, ui_attr(lab, UI_KEY), line2);
+}
+
+void ui_dialog_draw(ui_lab *lab)
+{
+    char name[NN_NAME_LEN], dir[NN_PATH_LEN] = "?", line[NN_PATH_LEN + NN_NAME_LEN + 16];
+    switch (lab->dialog) {
+    case UI_DLG_SAVE: {
+        int w = lab->cols - 8 < 70 ? lab->cols - 8 : 70;
+        ui_rect box = { (lab->cols - w) / 2, lab->rows / 2 - 3, w, 7 }, in = ui_rect_inner(box);
+        ui_box(lab, box, "Save the settings as a preset");
+        ui_putf(in.y, in.x + 1, in.w - 2, A_NORMAL, "Name: %s_", lab->input);
+        (void)nn_preset_user_dir(dir, sizeof dir);
+        if (ui_sanitize_name(lab->input, name, sizeof name) == 0)
+            snprintf(line, sizeof line, "file: %s/%s.ini", dir, name);
+        else
+            snprintf(line, sizeof line, "file: (type a name: letters, digits, '.', '_' or '-')");
+        ui_put_wrapped(in.y + 1, in.x + 1, in.w - 2, 2, ui_attr(lab, UI_DIM), line);
+        ui_put(in.y + 4, in.x + 1, in.w - 2, ui_attr(lab, UI_KEY), "Enter save  Esc cancel");
+        break;
+    }
+    case UI_DLG_OVERWRITE:
+        snprintf(line, sizeof line, "%s exists. Overwrite it?", lab->save_path);
+        question(lab, "Overwrite?", line, "y overwrite  n back to the name");
+        break;
+    case UI_DLG_QUIT:
+        question(lab, "Quit?", "A job is running. Quit and cancel it?", "y quit  n keep running");
+        break;
+    case UI_DLG_BACK:
+        question(lab, "Back to setup?", "A job is running. Cancel it and go back to the setup screen?",
+                 "y cancel and go back  n keep running");
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,210 @@
+/* ui/draw.c - drawing helpers every screen shares: colour roles with a
+ * monochrome fallback, boxes, clipped and wrapped text, the title and status
+ * rows. */
+#include "ui.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* fg, bg per role (-1: the terminal's default), and the attribute used when
+ * there is no colour (NO_COLOR set, or a monochrome terminal). */
+static const struct {
+    short fg, bg;
+    attr_t mono;
+} roles[UI_ROLE_COUNT] = {
+    [UI_NORMAL] = { -1, -1, A_NORMAL },
+    [UI_TITLE] = { COLOR_BLACK, COLOR_CYAN, A_REVERSE },
+    [UI_DIM] = { COLOR_BLUE, -1, A_DIM },
+    [UI_ERROR] = { COLOR_RED, -1, A_BOLD },
+    [UI_OK] = { COLOR_GREEN, -1, A_NORMAL },
+    [UI_KEY] = { COLOR_CYAN, -1, A_BOLD },
+    [UI_SELECTED] = { COLOR_BLACK, COLOR_WHITE, A_REVERSE },
+    [UI_FRAME] = { COLOR_BLUE, -1, A_NORMAL },
+    [UI_SERIES0] = { COLOR_GREEN, -1, A_BOLD },
+    [UI_SERIES1] = { COLOR_CYAN, -1, A_NORMAL },
+    [UI_SERIES2] = { COLOR_YELLOW, -1, A_BOLD },
+    [UI_SERIES3] = { COLOR_MAGENTA, -1, A_NORMAL },
+    [UI_PHASE0] = { COLOR_BLACK, COLOR_BLUE, A_REVERSE },
+    [UI_PHASE1] = { COLOR_BLACK, COLOR_GREEN, A_REVERSE },
+    [UI_PHASE2] = { COLOR_BLACK, COLOR_YELLOW, A_REVERSE },
+    [UI_PHASE3] = { COLOR_BLACK, COLOR_MAGENTA, A_REVERSE },
+    [UI_PHASE4] = { COLOR_BLACK, COLOR_RED, A_REVERSE },
+};
+
+void ui_colors_init(ui_lab *lab)
+{
+    const char *no_color = getenv("NO_COLOR");   /* no-color.org: set and not empty */
+    lab->color = has_colors() && !(no_color && no_color[0]) && start_color() == OK;
+    if (!lab->color)
+        return;
+    int defaults = use_default_colors() == OK;
+    for (int r = 1; r < UI_ROLE_COUNT && r < COLOR_PAIRS; r++) {
+        short fg = roles[r].fg, bg = roles[r].bg;
+        if (!defaults) {             /* no "default" colour: white on black */
+            fg = fg < 0 ? COLOR_WHITE : fg;
+            bg = bg < 0 ? COLOR_BLACK : bg;
+        }
+        if (init_pair((short)r, fg, bg) != OK) {
+            lab->color = 0;
+            return;
+        }
+    }
+}
+
+attr_t ui_attr(const ui_lab *lab, enum ui_role role)
+{
+    if ((unsigned)role >= UI_ROLE_COUNT)
+        return A_NORMAL;
+    if (!lab->color)
+        return roles[role].mono;
+    attr_t extra = role == UI_TITLE || role == UI_KEY ? A_BOLD : A_NORMAL;
+    return role == UI_NORMAL ? A_NORMAL : (COLOR_PAIR(role) | extra);
+}
+
+void ui_clear_rect(ui_rect r)
+{
+    for (int y = r.y; y < r.y + r.h; y++)
+        mvhline(y, r.x, ' ', r.w);
+}
+
+void ui_box(const ui_lab *lab, ui_rect r, const char *title)
+{
+    if (r.w < 2 || r.h < 2)
+        return;
+    attr_t a = ui_attr(lab, UI_FRAME);
+    ui_clear_rect(ui_rect_inner(r));
+    attron(a);
+    mvhline(r.y, r.x + 1, ACS_HLINE, r.w - 2);
+    mvhline(r.y + r.h - 1, r.x + 1, ACS_HLINE, r.w - 2);
+    mvvline(r.y + 1, r.x, ACS_VLINE, r.h - 2);
+    mvvline(r.y + 1, r.x + r.w - 1, ACS_VLINE, r.h - 2);
+    mvaddch(r.y, r.x, ACS_ULCORNER);
+    mvaddch(r.y, r.x + r.w - 1, ACS_URCORNER);
+    mvaddch(r.y + r.h - 1, r.x, ACS_LLCORNER);
+    mvaddch(r.y + r.h - 1, r.x + r.w - 1, ACS_LRCORNER);
+    attroff(a);
+    if (title && title[0])
+        ui_putf(r.y, r.x + 2, r.w - 4, A_BOLD, " %s ", title);
+}
+
+/* Bytes of the first `cols` characters of s (UTF-8 continuation bytes do not
+ * start a character; every character we print is one column wide). */
+static int bytes_for_cols(const char *s, int cols)
+{
+    int i = 0, c = 0;
+    while (s[i]) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (c == cols)
+                break;
+            c++;
+        }
+        i++;
+    }
+    return i;
+}
+
+int ui_put(int y, int x, int w, attr_t attr, const char *text)
+{
+    char clean[1024];
+    int n = 0;
+    if (x >= COLS || y >= LINES || y < 0 || x < 0)
+        return 0;
+    if (x + w > COLS)
+        w = COLS - x;
+    if (w <= 0)
+        return 0;
+    /* control characters (a newline in an error message) would move the cursor */
+    for (const char *p = text; *p && n < (int)sizeof clean - 1; p++)
+        clean[n++] = (unsigned char)*p < 0x20 ? ' ' : *p;
+    clean[n] = '\0';
+    int bytes = bytes_for_cols(clean, w);
+    attron(attr);
+    mvaddnstr(y, x, clean, bytes);
+    attroff(attr);
+    return bytes;
+}
+
+int ui_putf(int y, int x, int w, attr_t attr, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return ui_put(y, x, w, attr, buf);
+}
+
+/* Wraps text at spaces into rows of width w (at most max_rows, the last
+ * ending in "..." when text is left); draws them when draw is set. Returns
+ * the rows used. */
+static int wrap(int y, int x, int w, int max_rows, attr_t attr, const char *text, int draw)
+{
+    int rows = 0;
+    const char *p = text;
+    while (*p && rows < max_rows && w > 0) {
+        int len = (int)strlen(p), cut = len;
+        if (len > w) {
+            cut = w;
+            while (cut > 0 && p[cut] != ' ')   /* break at the last space that fits */
+                cut--;
+            if (cut == 0)
+                cut = w;
+        }
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", cut, p);
+        if (rows == max_rows - 1 && len > cut && w > 3)
+            snprintf(line, sizeof line, "%.*s...", w - 3, p);
+        if (draw)
+            ui_put(y + rows, x, w, attr, line);
+        rows++;
+        p += cut;
+        while (*p == ' ')
+            p++;
+    }
+    return rows;
+}
+
+int ui_put_wrapped(int y, int x, int w, int max_rows, attr_t attr, const char *text)
+{
+    return wrap(y, x, w, max_rows, attr, text, 1);
+}
+
+int ui_wrapped_rows(int w, int max_rows, const char *text)
+{
+    return wrap(0, 0, w, max_rows, A_NORMAL, text, 0);
+}
+
+void ui_draw_title(ui_lab *lab, const char *left)
+{
+    static const char right[] = "F1/? help  q quit ";
+    attr_t a = ui_attr(lab, UI_TITLE);
+    attron(a);
+    mvhline(0, 0, ' ', lab->cols);
+    attroff(a);
+    int rw = (int)sizeof right - 1;
+    ui_put(0, 1, lab->cols - rw - 2, a, left);
+    ui_put(0, lab->cols - rw, rw, a, right);
+}
+
+void ui_draw_status(ui_lab *lab, const char *keys)
+{
+    int y = lab->rows - 1;
+    move(y, 0);
+    clrtoeol();
+    if (lab->message[0])
+        ui_put(y, 1, lab->cols - 2, ui_attr(lab, lab->message_error ? UI_ERROR : UI_OK), lab->message);
+    else
+        ui_put(y, 1, lab->cols - 2, ui_attr(lab, UI_KEY), keys);
+}
+
+void ui_set_message(ui_lab *lab, int error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(lab->message, sizeof lab->message, fmt, ap);
+    va_end(ap);
+    lab->message_error = error;
+    lab->dirty |= UI_D_STATUS;
+}

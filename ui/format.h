@@ -1,0 +1,38 @@
+/* ui/format.h - the lab's text, as pure functions: numbers with SI suffixes,
+ * durations, progress and phase bars, the job status line, and the preset
+ * name sanitiser. No curses (tests/test_ui_text.c). */
+#ifndef NNLAB_UI_FORMAT_H
+#define NNLAB_UI_FORMAT_H
+
+#include <stddef.h>
+
+#include "engine.h"
+
+/* 950 -> "950", 61820 -> "61.8k", 1.5e6 -> "1.5M", 0.25 -> "0.25". */
+void ui_fmt_si(double v, char *buf, size_t len);
+
+/* 7 -> "0:07", 723 -> "12:03", 3723 -> "1:02:03"; negative or not finite -> "--:--". */
+void ui_fmt_duration(double s, char *buf, size_t len);
+
+/* A bar exactly `width` columns wide filled to frac (clamped to [0, 1]):
+ * UTF-8 full blocks with an eighth-block edge on a light-shade track, or
+ * '#' on '-'. Returns the bytes written (buf holds at most len-1). */
+int ui_bar_text(char *buf, size_t len, int width, double frac, int utf8);
+
+/* Splits `width` columns among n parts in proportion to us[] by the largest
+ * remainder (the columns add up to width unless every part is 0).
+ * Returns the columns given out. */
+int ui_phase_split(const double *us, int n, int width, int *cols);
+
+/* "epoch 1/3  step 845/5625  61.8k samples/s  ETA 0:03" (compact:
+ * "ep 1/3  845/5625  61.8k/s  ETA 0:03"), or the state ("preparing",
+ * "failed: ...") when there is no progress to show. */
+void ui_fmt_job_status(const nn_snapshot *s, char *buf, size_t len, int compact);
+
+/* A name typed by the user made safe as a file stem: letters, digits, '.',
+ * '_' and '-' kept; anything else becomes '-' (runs collapse); no leading
+ * '.' or '-', no trailing '-' or '.', a typed ".ini" dropped; cut to len-1
+ * and at most 48 characters. Returns 0, or -1 when nothing usable is left. */
+int ui_sanitize_name(const char *in, char *out, size_t len);
+
+#endif

@@ -1,0 +1,329 @@
+/* ui/lab.c - the lab's main loop: curses set-up and tear-down, signals,
+ * screen switching, key dispatch and the frame budget.
+ *
+ * The loop wakes on getch with a timeout (100 ms while a job runs), copies
+ * what the jobs published since the last wake (ui/run.c, ui/sweep.c), and
+ * redraws only the panels whose data changed: the job rows and the chart at
+ * most five times a second, the machine panel once a second, everything at
+ * once on a key or a change of state. Signal handlers only set flags; the
+ * loop acts on them. */
+#include "lab.h"
+#include "ui.h"
+#include "format.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define JOBS_FRAME_S 0.2             /* job rows and chart: at most 5 redraws a second */
+#define SYS_PERIOD_S 1.0             /* /proc/stat and NVML: once a second */
+
+static volatile sig_atomic_t got_interrupt, got_terminate;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    got_interrupt = 1;
+}
+
+static void on_terminate(int sig)
+{
+    (void)sig;
+    got_terminate = 1;
+}
+
+/* A crash must not leave the terminal in curses mode: restore it, then die
+ * of the same signal (SA_RESETHAND put the default action back). endwin is
+ * not async-signal-safe, but the process is ending either way. */
+static void on_crash(int sig)
+{
+    endwin();
+    raise(sig);
+}
+
+static const int crash_signals[] = { SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL };
+#define N_CRASH ((int)(sizeof crash_signals / sizeof crash_signals[0]))
+
+typedef struct saved_signals {
+    struct sigaction intr, term, hup, crash[N_CRASH];
+} saved_signals;
+
+static int install_signals(saved_signals *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_interrupt;    /* no SA_RESTART: getch returns at once */
+    if (sigaction(SIGINT, &sa, &old->intr) != 0)
+        return -1;
+    sa.sa_handler = on_terminate;
+    if (sigaction(SIGTERM, &sa, &old->term) != 0 || sigaction(SIGHUP, &sa, &old->hup) != 0)
+        return -1;
+    sa.sa_handler = on_crash;
+    sa.sa_flags = SA_RESETHAND;
+    for (int i = 0; i < N_CRASH; i++)
+        if (sigaction(crash_signals[i], &sa, &old->crash[i]) != 0)
+            return -1;
+    return 0;
+}
+
+static void restore_signals(const saved_signals *old)
+{
+    sigaction(SIGINT, &old->intr, NULL);
+    sigaction(SIGTERM, &old->term, NULL);
+    sigaction(SIGHUP, &old->hup, NULL);
+    for (int i = 0; i < N_CRASH; i++)
+        sigaction(crash_signals[i], &old->crash[i], NULL);
+}
+
+/* ---- screens ---------------------------------------------------------------------- */
+
+int ui_jobs_active(const ui_lab *lab)
+{
+    return ui_run_active(&lab->run) || ui_sweep_active(&lab->sweep);
+}
+
+static void relayout(ui_lab *lab)
+{
+    getmaxyx(stdscr, lab->rows, lab->cols);
+    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs, &lab->layout);
+    erase();
+    lab->dirty = UI_D_ALL;
+}
+
+void ui_set_screen(ui_lab *lab, enum ui_screen s)
+{
+    lab->screen = s;
+    lab->frame_at = 0;
+    lab->pending = 0;
+    relayout(lab);
+}
+
+void ui_go_setup(ui_lab *lab)
+{
+    ui_run_free(&lab->run);
+    ui_sweep_free(&lab->sweep);
+    memset(&lab->sweep, 0, sizeof lab->sweep);
+    lab->log_scale = 0;
+    ui_set_screen(lab, UI_SETUP);
+}
+
+static void request_quit(ui_lab *lab)
+{
+    if (ui_jobs_active(lab)) {
+        lab->dialog = UI_DLG_QUIT;
+        lab->dirty |= UI_D_OVERLAY;
+    } else {
+        lab->quit = 1;
+    }
+}
+
+/* ---- input -------------------------------------------------------------------------- */
+
+static void handle_key(ui_lab *lab, int ch)
+{
+    if (lab->layout.too_small) {
+        if (ch == 'q')
+            request_quit(lab);
+        return;
+    }
+    if (lab->dialog != UI_DLG_NONE) {
+        ui_dialog_key(lab, ch);
+        return;
+    }
+    if (lab->help) {
+        lab->help = 0;               /* any key closes it */
+        lab->dirty = UI_D_ALL;
+        return;
+    }
+    if (lab->message[0]) {           /* a message lasts until the next key */
+        lab->message[0] = '\0';
+        lab->dirty |= UI_D_STATUS;
+    }
+    if (ch == KEY_F(1) || ch == '?') {
+        lab->help = 1;
+        lab->dirty |= UI_D_OVERLAY;
+        return;
+    }
+    if (ch == 'q') {
+        request_quit(lab);
+        return;
+    }
+    switch (lab->screen) {
+    case UI_SETUP: ui_setup_key(lab, ch); break;
+    case UI_RUN: ui_dashboard_key(lab, ch); break;
+    case UI_SWEEP: ui_sweep_screen_key(lab, ch); break;
+    }
+}
+
+static void handle_signals(ui_lab *lab)
+{
+    if (got_terminate) {
+        got_terminate = 0;
+        lab->quit = 1;
+    }
+    if (got_interrupt) {
+        got_interrupt = 0;
+        /* a second Ctrl-C at the question quits */
+        if (lab->dialog == UI_DLG_QUIT || !ui_jobs_active(lab))
+            lab->quit = 1;
+        else
+            request_quit(lab);
+    }
+}
+
+/* ---- polling the jobs ---------------------------------------------------------------- */
+
+/* New data marks panels pending; they are redrawn at most every
+ * JOBS_FRAME_S, except on a change of state, which is drawn at once. */
+static void poll_jobs(ui_lab *lab, double now)
+{
+    if (lab->screen == UI_RUN) {
+        unsigned bits = ui_run_poll(&lab->run);
+        if (bits & UI_RUN_POINTS)
+            lab->pending |= UI_D_CHART | UI_D_SIDE;
+        if (bits & UI_RUN_PROGRESS)
+            lab->pending |= UI_D_JOBS;
+        if (bits & UI_RUN_STATE)
+            lab->dirty |= UI_D_TITLE | UI_D_JOBS | UI_D_SIDE | UI_D_CHART | UI_D_STATUS;
+        if (now - lab->sys_at >= SYS_PERIOD_S) {
+            ui_sysinfo_sample(&lab->sys);
+            lab->sys_at = now;
+            lab->dirty |= UI_D_SYS;
+        }
+    } else if (lab->screen == UI_SWEEP) {
+        int bits = ui_sweep_poll(&lab->sweep);
+        if (bits & UI_SWEEP_RESULTS)
+            lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS;
+        if (bits & UI_SWEEP_PROGRESS)
+            lab->pending |= UI_D_JOBS;
+    }
+    if (lab->pending && now - lab->frame_at >= JOBS_FRAME_S) {
+        lab->dirty |= lab->pending;
+        lab->pending = 0;
+    }
+}
+
+/* ---- drawing -------------------------------------------------------------------------- */
+
+static void draw_too_small(ui_lab *lab)
+{
+    char msg[96];
+    erase();
+    snprintf(msg, sizeof msg, "terminal too small: %dx%d", lab->cols, lab->rows);
+    mvaddnstr(lab->rows / 2 - 1, 0, msg, lab->cols);
+    snprintf(msg, sizeof msg, "the lab needs %dx%d (q quits)", UI_MIN_COLS, UI_MIN_ROWS);
+    mvaddnstr(lab->rows / 2, 0, msg, lab->cols);
+}
+
+static void draw(ui_lab *lab, double now)
+{
+    unsigned d = lab->dirty;
+    if (!d)
+        return;
+    lab->dirty = 0;
+    if (lab->layout.too_small) {
+        draw_too_small(lab);
+    } else {
+        if (d & (UI_D_JOBS | UI_D_CHART))
+            lab->frame_at = now;
+        switch (lab->screen) {
+        case UI_SETUP: ui_setup_draw(lab, d); break;
+        case UI_RUN: ui_dashboard_draw(lab, d); break;
+        case UI_SWEEP: ui_sweep_screen_draw(lab, d); break;
+        }
+        if (lab->help)
+            ui_help_draw(lab);
+        if (lab->dialog != UI_DLG_NONE)
+            ui_dialog_draw(lab);
+    }
+    refresh();                       /* one terminal update per frame, changed cells only */
+}
+
+static void run_loop(ui_lab *lab)
+{
+    while (!lab->quit) {
+        int active = ui_jobs_active(lab);
+        timeout(active ? 100 : 500);
+        int ch = getch();
+        double now = nn_now();
+        handle_signals(lab);
+        if (ch == KEY_RESIZE)
+            relayout(lab);
+        else if (ch != ERR)
+            handle_key(lab, ch);
+        if (!lab->quit)
+            poll_jobs(lab, now);
+        if (lab->help || lab->dialog != UI_DLG_NONE)
+            lab->dirty |= lab->dirty ? UI_D_OVERLAY : 0;   /* keep the box on top */
+        draw(lab, now);
+    }
+}
+
+/* ---- set-up and tear-down --------------------------------------------------------------- */
+
+static int start_curses(ui_lab *lab, SCREEN **scr)
+{
+    *scr = newterm(NULL, stdout, stdin);
+    if (!*scr)
+        return -1;
+    set_term(*scr);
+    if (cbreak() == ERR || noecho() == ERR || keypad(stdscr, TRUE) == ERR)
+        return -1;
+    curs_set(0);                     /* may fail on a terminal without cursor control */
+    set_escdelay(25);                /* Esc alone must not wait a second */
+    lab->utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    ui_colors_init(lab);
+    return 0;
+}
+
+static void free_lab(ui_lab *lab)
+{
+    ui_run_free(&lab->run);          /* cancels and waits for running trainers */
+    ui_sweep_free(&lab->sweep);
+    ui_sysinfo_close(&lab->sys);
+    free(lab->entries);
+    free(lab);
+}
+
+int nn_lab_main(void)
+{
+    saved_signals old;
+    SCREEN *scr = NULL;
+    memset(&old, 0, sizeof old);     /* SIG_DFL wherever install_signals stopped */
+    setlocale(LC_CTYPE, "");         /* only the character type follows the environment */
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "nnlab: the lab needs a terminal; see nnlab --help for the headless commands\n");
+        return 1;
+    }
+    ui_lab *lab = calloc(1, sizeof *lab);
+    if (!lab) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return 1;
+    }
+    if (install_signals(&old) != 0 || start_curses(lab, &scr) != 0) {
+        if (scr) {
+            endwin();
+            delscreen(scr);
+        }
+        restore_signals(&old);
+        free(lab);
+        fprintf(stderr, "nnlab: cannot use this terminal (TERM=%s)\n", getenv("TERM") ? getenv("TERM") : "");
+        return 1;
+    }
+    ui_sysinfo_open(&lab->sys);
+    ui_setup_init(lab);
+    relayout(lab);
+    run_loop(lab);
+    erase();
+    refresh();
+    endwin();
+    free_lab(lab);
+    delscreen(scr);
+    restore_signals(&old);
+    return 0;
+}

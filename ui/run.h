@@ -1,0 +1,59 @@
+/* ui/run.h - one training run as the dashboard shows it: one job, or the
+ * same job on two devices side by side, either racing (both at once, sharing
+ * the CPU) or one after the other (fair timing). The UI thread polls it:
+ * each poll copies the snapshot and the loss points it has not seen yet, so
+ * drawing never holds an engine lock. No curses here. */
+#ifndef NNLAB_UI_RUN_H
+#define NNLAB_UI_RUN_H
+
+#include "engine.h"
+
+/* What a poll found new (bits). */
+enum {
+    UI_RUN_PROGRESS = 1,             /* a snapshot changed: progress, rate, phases */
+    UI_RUN_POINTS = 2,               /* new loss points or epoch results */
+    UI_RUN_STATE = 4                 /* a job started, paused, ended */
+};
+
+typedef struct ui_run_job {
+    char device[16];
+    nn_job *job;                     /* NULL before it starts (sequential) and after it is freed */
+    int started, ended;
+    nn_snapshot snap;                /* the last copy */
+    nn_loss_point *pts;              /* the loss points seen so far */
+    long n_pts, cap_pts;
+    nn_epoch_result *eps;
+    int n_eps, cap_eps;
+    double t_start, t_end;           /* nn_now() at start and when the end was seen */
+    char error[NN_ERR_LEN];          /* could not start, or failed */
+} ui_run_job;
+
+typedef struct ui_run {
+    int n_jobs;                      /* 1, or 2 side by side */
+    int sequential;                  /* 2 jobs: the second starts when the first ends */
+    int paused, cancelled;
+    nn_job_config cfg;               /* device set per job */
+    ui_run_job j[2];
+} ui_run;
+
+/* Starts the run (the first job, or both when racing). dev1 NULL: one job.
+ * Returns -1 with the reason when the first job cannot start. */
+int ui_run_start(ui_run *r, const nn_job_config *cfg, const char *dev0, const char *dev1,
+                 int sequential, char *err, size_t err_len);
+/* Copies what is new; starts the second job of a sequential run. Returns
+ * UI_RUN_* bits. */
+unsigned ui_run_poll(ui_run *r);
+/* Pauses every running job, or resumes them. */
+void ui_run_toggle_pause(ui_run *r);
+/* Asks every job to stop (collected by the next polls). */
+void ui_run_cancel(ui_run *r);
+/* 1 while a job is preparing, running or paused, or one is still to start. */
+int ui_run_active(const ui_run *r);
+/* Cancels what still runs, waits, and frees everything. */
+void ui_run_free(ui_run *r);
+
+/* Wall time (start to end as the UI saw it, data loading included), or the
+ * time so far while it runs; 0 before it starts. */
+double ui_run_wall(const ui_run_job *j);
+
+#endif

@@ -1,0 +1,423 @@
+/* ui/setup_screen.c - the first screen: the presets (the user's and the
+ * shipped ones, broken ones with their error), the selected preset's
+ * description, data and network summary, the devices and why one is
+ * unavailable, and the fields (ui/setup_fields.c). */
+#include "ui.h"
+#include "format.h"
+#include "setup_fields.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "data.h"
+#include "net.h"
+
+#define DEFAULT_PRESET "mnist-mlp-128"
+
+/* ---- devices ---------------------------------------------------------------------- */
+
+/* Availability through the backend's own probe; a device this build does not
+ * have at all is unavailable with that as the reason (never hidden). */
+static const nn_backend_ops *find_backend(const char *name, char *why, size_t why_len)
+{
+#ifdef NN_BACKEND_ABI
+    /* the GPU module loader says why "gpu" is missing (not built, not found, a library missing) */
+    return nn_backend_find_why(name, why, why_len);
+#else
+    const nn_backend_ops *ops = nn_backend_find(name);
+    if (!ops)
+        snprintf(why, why_len, "this build of nnlab has no %s backend", name);
+    return ops;
+#endif
+}
+
+static void probe_devices(ui_lab *lab)
+{
+    for (int d = 0; d < UI_N_DEVICES; d++) {
+        char *why = lab->dev_why[d];
+        why[0] = '\0';
+        const nn_backend_ops *ops = find_backend(ui_device_name(d), why, NN_ERR_LEN);
+        if (!ops) {
+            lab->dev_ok[d] = 0;
+            if (!why[0])
+                snprintf(why, NN_ERR_LEN, "this build of nnlab has no %s backend", ui_device_name(d));
+        } else {
+            lab->dev_ok[d] = !ops->probe || ops->probe(why, NN_ERR_LEN) == 0;
+            if (!lab->dev_ok[d] && !why[0])
+                snprintf(why, NN_ERR_LEN, "not available here");
+        }
+    }
+}
+
+/* ---- the selected preset ----------------------------------------------------------- */
+
+static int idx_present(const char *dir)
+{
+    static const char *const names[] = { "train-images-idx3-ubyte.gz", "train-images-idx3-ubyte",
+                                         "train-images.idx3-ubyte" };
+    char path[NN_PATH_LEN];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (access(path, R_OK) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Which data the preset would use (the job's data_desc says it exactly once running). */
+static void data_note(const nn_preset *p, char *buf, size_t len)
+{
+    switch (p->data) {
+    case NN_DATA_MNIST:
+        if (p->data_dir[0])
+            snprintf(buf, len, "MNIST-format IDX files from %s", p->data_dir);
+        else if (idx_present(NN_FASHION_MNIST_DIR))
+            snprintf(buf, len, "Fashion-MNIST (real, %s)", NN_FASHION_MNIST_DIR);
+        else
+            snprintf(buf, len, "synthetic 1x28x28, 10 classes (no IDX files in %s: "
+                     "apt-get install dataset-fashion-mnist)", NN_FASHION_MNIST_DIR);
+        break;
+    case NN_DATA_CIFAR10:
+        if (p->data_dir[0])
+            snprintf(buf, len, "CIFAR-10 binary files from %s", p->data_dir);
+        else
+            snprintf(buf, len, "synthetic 3x32x32, 10 classes (no CIFAR-10 directory in the preset)");
+        break;
+    default:
+        snprintf(buf, len, "random regression rows: %ld train, %ld validation, %d features -> %d",
+                 p->rows, p->val_rows, p->features, p->targets);
+    }
+}
+
+static void load_selected(ui_lab *lab)
+{
+    const nn_preset_entry *e = lab->n_entries > 0 ? &lab->entries[lab->selected] : NULL;
+    lab->preset_ok = 0;
+    lab->preset_err[0] = '\0';
+    if (!e) {
+        snprintf(lab->preset_err, sizeof lab->preset_err, "no presets found (looked in your folder and %s)",
+                 nn_preset_system_dir());
+        return;
+    }
+    if (nn_preset_load(e->path, &lab->preset, lab->preset_err, sizeof lab->preset_err) != 0 ||
+        nn_preset_check(&lab->preset, e->path, lab->preset_err, sizeof lab->preset_err) != 0)
+        return;
+    lab->preset_ok = 1;
+    nn_cost_model(&lab->preset, 1, &lab->cost);
+    data_note(&lab->preset, lab->data_note, sizeof lab->data_note);
+    ui_settings_from_preset(&lab->set, &lab->preset);
+}
+
+static void select_preset(ui_lab *lab, int i)
+{
+    if (lab->n_entries == 0)
+        return;
+    i = i < 0 ? 0 : i >= lab->n_entries ? lab->n_entries - 1 : i;
+    if (i == lab->selected && lab->preset_ok)
+        return;
+    lab->selected = i;
+    lab->edit[0] = '\0';
+    load_selected(lab);
+    lab->dirty |= UI_D_LIST | UI_D_FIELDS | UI_D_DETAILS | UI_D_STATUS;
+}
+
+void ui_setup_reload(ui_lab *lab, const char *select_path)
+{
+    char err[NN_ERR_LEN], keep[NN_NAME_LEN] = DEFAULT_PRESET;
+    if (lab->n_entries > 0)
+        snprintf(keep, sizeof keep, "%s", lab->entries[lab->selected].name);
+    if (!lab->entries)
+        lab->entries = calloc(UI_MAX_PRESETS, sizeof *lab->entries);
+    int n = lab->entries ? nn_preset_list(lab->entries, UI_MAX_PRESETS, err, sizeof err) : -1;
+    if (n < 0) {
+        ui_set_message(lab, 1, "%s", lab->entries ? err : "out of memory for the preset list");
+        n = 0;
+    }
+    lab->n_entries = n;
+    lab->selected = 0;
+    for (int i = 0; i < n; i++)
+        if (select_path ? !strcmp(lab->entries[i].path, select_path)
+                        : !strcmp(lab->entries[i].name, keep) && !lab->entries[i].shadowed) {
+            lab->selected = i;
+            break;
+        }
+    lab->scroll = 0;
+    load_selected(lab);
+    lab->dirty |= UI_D_ALL;
+}
+
+void ui_setup_init(ui_lab *lab)
+{
+    ui_settings_defaults(&lab->set);
+    probe_devices(lab);
+    ui_setup_reload(lab, NULL);
+}
+
+/* ---- drawing ------------------------------------------------------------------------ */
+
+static void draw_list(ui_lab *lab)
+{
+    ui_rect box = lab->layout.presets, in = ui_rect_inner(box);
+    char title[48];
+    snprintf(title, sizeof title, "Presets (%d)", lab->n_entries);
+    ui_box(lab, box, title);
+    if (in.h <= 0)
+        return;
+    if (lab->selected < lab->scroll)
+        lab->scroll = lab->selected;
+    if (lab->selected >= lab->scroll + in.h)
+        lab->scroll = lab->selected - in.h + 1;
+    for (int r = 0; r < in.h && lab->scroll + r < lab->n_entries; r++) {
+        int i = lab->scroll + r, sel = i == lab->selected;
+        const nn_preset_entry *e = &lab->entries[i];
+        const char *tag = e->error[0] ? "broken" : e->shadowed ? "hidden" : e->user ? "yours" : "";
+        attr_t a = sel ? ui_attr(lab, lab->focus_fields ? UI_KEY : UI_SELECTED) : A_NORMAL;
+        if (e->error[0] && !sel)
+            a = ui_attr(lab, UI_ERROR);
+        mvhline(in.y + r, in.x, ' ', in.w);
+        ui_putf(in.y + r, in.x, in.w, a, "%c %-*.*s %6s", sel ? '>' : ' ', in.w - 9, in.w - 9, e->name, tag);
+    }
+}
+
+static void draw_fields(ui_lab *lab)
+{
+    ui_rect box = lab->layout.fields, in = ui_rect_inner(box);
+    int devs[2], n = ui_choice_devices(lab->set.device, devs);
+    ui_box(lab, box, "Settings");
+    for (int f = 0; f < UI_N_FIELDS && f < in.h; f++) {
+        char label[32], value[96];
+        int sel = lab->focus_fields && f == lab->field;
+        ui_field_text(lab, f, label, sizeof label, value, sizeof value);
+        if (sel && lab->edit[0])
+            snprintf(value, sizeof value, "%s_", lab->edit);
+        attr_t la = sel ? ui_attr(lab, UI_SELECTED) : A_NORMAL, va = A_BOLD;
+        if ((f == UI_F_COMPARE && n < 2) || ui_field_gpu_only(f))
+            va = ui_attr(lab, UI_DIM);   /* not used by the chosen device */
+        if (f == UI_F_DEVICE && !(lab->dev_ok[devs[0]] && (n < 2 || lab->dev_ok[devs[1]])))
+            va = ui_attr(lab, UI_ERROR);
+        ui_putf(in.y + f, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
+        ui_put(in.y + f, in.x + 17, in.w - 17, va, value);
+    }
+}
+
+/* Layer, output shape, parameters and FLOPs per sample; a narrow pane (80
+ * columns) drops the "#" and output columns so that the labels stay whole. */
+static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
+{
+    const nn_preset *p = &lab->preset;
+    int wide = in.w >= 58, lw = in.w - (wide ? 37 : 18);
+    char params[16], flops[16];
+    double total_flops = 0;
+    if (lw > 24)
+        lw = 24;
+    if (wide)
+        ui_putf(y++, in.x, in.w, A_BOLD, "%3s  %-*s %-10s%8s %12s", "#", lw, "layer", "output", "params",
+                "FLOPs/sample");
+    else
+        ui_putf(y++, in.x, in.w, A_BOLD, "%-*s %7s %9s", lw, "layer", "params", "FLOPs/smp");
+    for (int i = 0; i < p->n_layers; i++)
+        total_flops += nn_layer_forward_flops(&p->layers[i]);
+    for (int i = 0; i < p->n_layers; i++) {
+        char shape[32];
+        const char *label = lab->cost.layers[i].label;
+        if (i >= max_rows - 3 && i < p->n_layers - 1) {
+            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "  ... %d more layers", p->n_layers - i);
+            break;
+        }
+        nn_shape_format(&p->layers[i].out_shape, shape, sizeof shape);
+        ui_fmt_si((double)lab->cost.layers[i].params, params, sizeof params);
+        ui_fmt_si(nn_layer_forward_flops(&p->layers[i]), flops, sizeof flops);
+        if (wide)
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d  %-*.*s %-10.10s%8s %12s", i + 1, lw, lw, label, shape,
+                    params, flops);
+        else
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-*.*s %7s %9s", lw, lw, label, params, flops);
+    }
+    ui_fmt_si((double)lab->cost.params, params, sizeof params);
+    ui_fmt_si(total_flops, flops, sizeof flops);
+    if (wide)
+        ui_putf(y++, in.x, in.w, A_BOLD, "%3s  %-*s %-10s%8s %12s", "", lw, "total", "", params, flops);
+    else
+        ui_putf(y++, in.x, in.w, A_BOLD, "%-*s %7s %9s", lw, "total", params, flops);
+    return y;
+}
+
+static const char *why_line(const char *why, char *buf, size_t len)
+{
+    snprintf(buf, len, "unavailable: %s", why);
+    return buf;
+}
+
+#define WHY_ROWS 4                   /* at most, per unavailable device */
+
+/* Rows the device list needs: a heading, one row per available device, the
+ * reason of each unavailable one wrapped. */
+static int devices_rows(ui_lab *lab, int w)
+{
+    char line[NN_ERR_LEN + 16];
+    int rows = 1;
+    for (int d = 0; d < UI_N_DEVICES; d++)
+        rows += lab->dev_ok[d] ? 1
+                               : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->dev_why[d], line, sizeof line));
+    return rows;
+}
+
+static void draw_devices(ui_lab *lab, ui_rect in, int y)
+{
+    char line[NN_ERR_LEN + 16];
+    ui_put(y++, in.x, in.w, A_BOLD, "Devices");
+    for (int d = 0; d < UI_N_DEVICES && y < in.y + in.h; d++) {
+        const nn_backend_ops *ops = nn_backend_find(ui_device_name(d));
+        ui_putf(y, in.x, 10, A_NORMAL, " %-8s", ui_device_name(d));
+        if (lab->dev_ok[d])
+            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", ops ? ops->summary : "");
+        else
+            y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
+                                why_line(lab->dev_why[d], line, sizeof line));
+    }
+}
+
+static void draw_details(ui_lab *lab)
+{
+    ui_rect box = lab->layout.details, in = ui_rect_inner(box);
+    const nn_preset_entry *e = lab->n_entries ? &lab->entries[lab->selected] : NULL;
+    const nn_preset *p = &lab->preset;
+    int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - devices_rows(lab, in.w);
+    ui_box(lab, box, e ? e->name : "no preset");
+    if (in.h <= 0)
+        return;
+    if (!lab->preset_ok) {
+        ui_put(y++, in.x, in.w, ui_attr(lab, UI_ERROR), e ? "This preset does not load:" : "");
+        y += ui_put_wrapped(y, in.x, in.w, bottom - y, ui_attr(lab, UI_ERROR), lab->preset_err);
+    } else {
+        y += ui_put_wrapped(y, in.x, in.w, 2, A_NORMAL, p->description);
+        if (wide)                    /* a narrow pane keeps its rows for the layers */
+            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "file   %s%s", e->path,
+                    e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
+        ui_put(y, in.x, 7, A_BOLD, "data");
+        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, lab->data_note);
+        ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
+                p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
+        y += wide;
+        if (bottom - y >= 4)
+            y = draw_layers(lab, in, y, bottom - y);
+    }
+    draw_devices(lab, in, bottom);
+}
+
+void ui_setup_draw(ui_lab *lab, unsigned dirty)
+{
+    if (dirty & UI_D_TITLE)
+        ui_draw_title(lab, "nnlab - setup: pick a preset, a device and a batch size");
+    if (dirty & UI_D_LIST)
+        draw_list(lab);
+    if (dirty & UI_D_FIELDS)
+        draw_fields(lab);
+    if (dirty & UI_D_DETAILS)
+        draw_details(lab);
+    if (dirty & UI_D_STATUS)
+        ui_draw_status(lab, "Enter run  w sweep  s save  Tab move  +/- batch  F5 rescan  ? help  q quit");
+}
+
+/* ---- keys --------------------------------------------------------------------------- */
+
+/* Refuses a device choice that cannot run here, saying why. */
+static int devices_ready(ui_lab *lab)
+{
+    int devs[2], n = ui_choice_devices(lab->set.device, devs);
+    for (int i = 0; i < n; i++)
+        if (!lab->dev_ok[devs[i]]) {
+            ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "",
+                           ui_device_name(devs[i]), lab->dev_why[devs[i]]);
+            return 0;
+        }
+    return 1;
+}
+
+static int start(ui_lab *lab, int sweep)
+{
+    ui_field_commit(lab);
+    if (!lab->preset_ok) {
+        ui_set_message(lab, 1, "this preset does not load: %s", lab->preset_err);
+        return 1;
+    }
+    if (sweep)
+        return ui_sweep_screen_start(lab), 1;
+    if (devices_ready(lab))
+        ui_dashboard_start(lab);
+    return 1;
+}
+
+static int list_key(ui_lab *lab, int ch)
+{
+    int page = lab->layout.presets.h > 3 ? lab->layout.presets.h - 3 : 1;
+    switch (ch) {
+    case KEY_UP: select_preset(lab, lab->selected - 1); return 1;
+    case KEY_DOWN: select_preset(lab, lab->selected + 1); return 1;
+    case KEY_PPAGE: select_preset(lab, lab->selected - page); return 1;
+    case KEY_NPAGE: select_preset(lab, lab->selected + page); return 1;
+    case KEY_HOME: select_preset(lab, 0); return 1;
+    case KEY_END: select_preset(lab, lab->n_entries - 1); return 1;
+    }
+    return 0;
+}
+
+static int fields_key(ui_lab *lab, int ch)
+{
+    switch (ch) {
+    case KEY_UP:
+        ui_field_commit(lab);
+        lab->field = (lab->field + UI_N_FIELDS - 1) % UI_N_FIELDS;
+        return 1;
+    case KEY_DOWN:
+        ui_field_commit(lab);
+        lab->field = (lab->field + 1) % UI_N_FIELDS;
+        return 1;
+    case KEY_LEFT: case KEY_RIGHT: case ' ':
+        lab->edit[0] = '\0';
+        ui_field_adjust(lab, lab->field, ch == KEY_LEFT ? -1 : 1);
+        return 1;
+    case KEY_BACKSPACE: case 127: case 8:
+        if (lab->edit[0])
+            lab->edit[strlen(lab->edit) - 1] = '\0';
+        return 1;
+    }
+    return ui_field_type(lab, ch);
+}
+
+int ui_setup_key(ui_lab *lab, int ch)
+{
+    int handled = 1;
+    if (ch == 27 && lab->edit[0]) {           /* Esc drops a number being typed */
+        lab->edit[0] = '\0';
+    } else if (ch == '\t' || ch == KEY_BTAB) {
+        ui_field_commit(lab);
+        lab->focus_fields = !lab->focus_fields;
+        lab->dirty |= UI_D_LIST;
+    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        if (lab->edit[0])
+            ui_field_commit(lab);
+        else
+            return start(lab, 0);
+    } else if (ch == 'r' || ch == 'w') {
+        return start(lab, ch == 'w');
+    } else if (ch == 's') {
+        ui_field_commit(lab);
+        ui_dialog_open_save(lab);
+    } else if (ch == KEY_F(5)) {
+        probe_devices(lab);
+        ui_setup_reload(lab, NULL);
+        ui_set_message(lab, 0, "presets and devices scanned again");
+    } else if ((ch == '+' || ch == '-') && !lab->edit[0]) {
+        ui_field_adjust(lab, UI_F_BATCH, ch == '+' ? 1 : -1);
+    } else if (lab->focus_fields) {
+        handled = fields_key(lab, ch);
+    } else {
+        handled = list_key(lab, ch);
+    }
+    lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
+    return handled;
+}

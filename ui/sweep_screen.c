@@ -1,0 +1,230 @@
+/* ui/sweep_screen.c - the batch sweep screen: samples/s against batch size
+ * on a log axis, one curve per device, the point where the GPU overtakes
+ * the CPU, the table of every point, and the sweep's progress. The runner is
+ * ui/sweep.c; partial results stay when it is cancelled. */
+#include "ui.h"
+#include "format.h"
+#include "setup_fields.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void add_skipped(ui_sweep *sw, const char *dev, const char *why)
+{
+    size_t n = strlen(sw->skipped);
+    snprintf(sw->skipped + n, sizeof sw->skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
+}
+
+int ui_sweep_screen_start(ui_lab *lab)
+{
+    static const int order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
+    nn_job_config cfg;
+    ui_sweep *sw = &lab->sweep;
+    ui_setup_job_config(lab, &cfg);
+    cfg.log_every = 0;               /* the preset's, as `nnlab bench`: no extra loss read-backs */
+    ui_sweep_free(sw);
+    ui_sweep_init(sw, &cfg, lab->set.sweep_from, lab->set.sweep_to, lab->set.sweep_steps, 3);
+    for (int i = 0; i < UI_N_DEVICES; i++) {
+        int d = order[i];
+        if (d == UI_DEV_CPU_REF && !lab->set.sweep_all)
+            continue;
+        if (lab->dev_ok[d])
+            ui_sweep_add_device(sw, ui_device_name(d));
+        else
+            add_skipped(sw, ui_device_name(d), lab->dev_why[d]);
+    }
+    if (sw->n_devices == 0 || sw->n_batches == 0) {
+        ui_set_message(lab, 1, "nothing to sweep: %s", sw->n_devices ? "no batch size in the range" : sw->skipped);
+        return -1;
+    }
+    lab->log_scale = 1;              /* samples/s spans decades */
+    ui_set_screen(lab, UI_SWEEP);
+    return 0;
+}
+
+static int device_index(const ui_sweep *sw, const char *name)
+{
+    for (int d = 0; d < sw->n_devices; d++)
+        if (!strcmp(sw->device[d], name))
+            return d;
+    return -1;
+}
+
+/* The index where the GPU overtakes the CPU, or -1; -2 when either is missing. */
+static int crossover(const ui_sweep *sw)
+{
+    int c = device_index(sw, "cpu"), g = device_index(sw, "gpu");
+    if (c < 0 || g < 0)
+        return -2;
+    return ui_sweep_crossover(sw->rate[c], sw->rate[g], sw->n_batches);
+}
+
+static void draw_chart(ui_lab *lab)
+{
+    const ui_sweep *sw = &lab->sweep;
+    static const int roles[UI_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2 };
+    double bx[UI_SWEEP_MAX_BATCHES], vline[1];
+    char names[UI_SWEEP_MAX_DEVICES][24];
+    ui_series s[UI_SWEEP_MAX_DEVICES];
+    ui_axis ax, ay;
+    ui_axis_begin(&ax, 2);
+    ui_axis_begin(&ay, lab->log_scale ? 10 : 0);
+    for (int i = 0; i < sw->n_batches; i++) {
+        bx[i] = sw->batch[i];
+        ui_axis_include(&ax, bx[i]);
+        for (int d = 0; d < sw->n_devices; d++)
+            ui_axis_include(&ay, sw->rate[d][i]);
+    }
+    for (int d = 0; d < sw->n_devices; d++) {
+        snprintf(names[d], sizeof names[d], "%s", sw->device[d]);
+        s[d] = (ui_series){ bx, sw->rate[d], sw->n_batches, 1, roles[d], names[d] };
+    }
+    ui_axis_finish(&ax, 0);
+    ui_axis_finish(&ay, 1);
+    int x = crossover(sw), nv = x >= 0;
+    if (nv)
+        vline[0] = sw->batch[x];
+    ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", "batch (log2)",
+                  &ax, &ay, s, sw->n_devices, vline, nv);
+}
+
+static void point_text(const ui_sweep *sw, int d, int i, char *buf, size_t len)
+{
+    switch (sw->state[d][i]) {
+    case UI_PT_DONE: ui_fmt_si(sw->rate[d][i], buf, len); break;
+    case UI_PT_RUNNING: snprintf(buf, len, "..."); break;
+    case UI_PT_FAILED: snprintf(buf, len, "failed"); break;
+    case UI_PT_CANCELLED: snprintf(buf, len, "cancel"); break;
+    default: snprintf(buf, len, "-");
+    }
+}
+
+static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
+{
+    const ui_sweep *sw = &lab->sweep;
+    int x = crossover(sw), g = device_index(sw, "gpu");
+    if (x == -2 && g < 0)
+        ui_put_wrapped(y, in.x, in.w, 2, ui_attr(lab, UI_DIM),
+                       "no GPU in this sweep, so no crossover to mark");
+    else if (x == -2)
+        ui_put(y, in.x, in.w, ui_attr(lab, UI_DIM), "no CPU in this sweep");
+    else if (x < 0)
+        ui_put(y, in.x, in.w, ui_attr(lab, UI_OK), "the GPU does not overtake the CPU here");
+    else if (x == 0)
+        ui_put(y, in.x, in.w, ui_attr(lab, UI_OK), "the GPU is faster at every batch size");
+    else
+        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "the GPU overtakes the CPU at batch %d", sw->batch[x]);
+}
+
+static void draw_table(ui_lab *lab)
+{
+    const ui_sweep *sw = &lab->sweep;
+    ui_rect box = lab->layout.side, in = ui_rect_inner(box);
+    int c = device_index(sw, "cpu"), g = device_index(sw, "gpu"), y = in.y, x;
+    ui_box(lab, box, "samples/s per batch size");
+    x = in.x + ui_putf(y, in.x, 6, A_BOLD, "%6s", "batch");
+    for (int d = 0; d < sw->n_devices; d++)
+        x += ui_putf(y, x, 9, A_BOLD, "%9s", sw->device[d]);
+    if (c >= 0 && g >= 0)
+        ui_putf(y, x, 9, A_BOLD, "%9s", "gpu/cpu");
+    y++;
+    int cross = crossover(sw), rows = in.h - 4;   /* the header and three note rows stay */
+    for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {
+        attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
+        x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);
+        for (int d = 0; d < sw->n_devices; d++) {
+            char v[16];
+            point_text(sw, d, i, v, sizeof v);
+            x += ui_putf(y, x, 9, a, "%9s", v);
+        }
+        if (c >= 0 && g >= 0 && isfinite(sw->rate[c][i]) && isfinite(sw->rate[g][i]))
+            ui_putf(y, x, 9, a, "%8.2fx", sw->rate[g][i] / sw->rate[c][i]);
+    }
+    /* the notes under the table: the crossover, then a failure or the devices
+     * left out; a blank row before them when there is room */
+    int left = in.y + in.h - y;
+    if (left > 6)
+        left = 6;
+    if (left >= 4)
+        left--;
+    y = in.y + in.h - left;
+    draw_crossover_line(lab, in, y++);
+    if (sw->last_error[0])
+        ui_put_wrapped(y, in.x, in.w, left - 1, ui_attr(lab, UI_ERROR), sw->last_error);
+    else if (sw->skipped[0])
+        ui_put_wrapped(y, in.x, in.w, left - 1, ui_attr(lab, UI_DIM), sw->skipped);
+}
+
+static void draw_progress(ui_lab *lab)
+{
+    const ui_sweep *sw = &lab->sweep;
+    ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
+    int total = sw->n_batches * sw->n_devices, done = 0;
+    char bar[512], line[256], el[16];
+    for (int d = 0; d < sw->n_devices; d++)
+        for (int i = 0; i < sw->n_batches; i++)
+            done += sw->state[d][i] == UI_PT_DONE || sw->state[d][i] == UI_PT_FAILED;
+    ui_fmt_duration((sw->finished ? sw->t_end : nn_now()) - sw->t_start, el, sizeof el);
+    if (sw->finished)
+        snprintf(line, sizeof line, "%s: %d of %d points in %s", sw->cancelled ? "cancelled" : "done", done,
+                 total, el);
+    else if (sw->job)
+        snprintf(line, sizeof line, "%d/%d  %s batch %d: %s, step %ld/%ld  (%ld timed, %ld warm-up)  %s",
+                 done, total, sw->device[sw->cur_dev], sw->batch[sw->cur_batch],
+                 nn_job_state_name(sw->snap.state), sw->snap.step, sw->snap.total_steps, sw->base.steps,
+                 sw->base.warmup, el);
+    else
+        snprintf(line, sizeof line, "%d/%d", done, total);
+    ui_box(lab, box, "Sweep: one bench job at a time");
+    int bw = in.w / 3;
+    ui_bar_text(bar, sizeof bar, bw, total ? (double)done / total : 0, lab->utf8);
+    ui_put(in.y, in.x, bw, ui_attr(lab, UI_SERIES0), bar);
+    ui_put(in.y, in.x + bw + 1, in.w - bw - 1, A_NORMAL, line);
+}
+
+void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
+{
+    if (dirty & UI_D_TITLE) {
+        char t[256];
+        snprintf(t, sizeof t, "nnlab - batch sweep of %s: batch %d..%d, %ld timed steps per point",
+                 lab->sweep.base.preset.name, lab->set.sweep_from, lab->set.sweep_to, lab->sweep.base.steps);
+        ui_draw_title(lab, t);
+    }
+    if (dirty & UI_D_CHART)
+        draw_chart(lab);
+    if (dirty & UI_D_SIDE)
+        draw_table(lab);
+    if (dirty & UI_D_JOBS)
+        draw_progress(lab);
+    if (dirty & UI_D_STATUS)
+        ui_draw_status(lab, ui_sweep_active(&lab->sweep)
+                                ? "c cancel (results so far stay)  l log/linear y  Esc back  ? help  q quit"
+                                : "finished: Enter or Esc back to setup  l log/linear y  ? help  q quit");
+}
+
+int ui_sweep_screen_key(ui_lab *lab, int ch)
+{
+    switch (ch) {
+    case 'c':
+        if (ui_sweep_active(&lab->sweep)) {
+            ui_sweep_cancel(&lab->sweep);
+            ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
+            lab->dirty |= UI_D_SIDE | UI_D_JOBS;
+        }
+        return 1;
+    case 'l':
+        lab->log_scale = !lab->log_scale;
+        lab->dirty |= UI_D_CHART;
+        return 1;
+    case 27: case 'b': case '\n': case '\r': case KEY_ENTER:
+        if (ui_sweep_active(&lab->sweep)) {
+            if (ch == 27 || ch == 'b')
+                lab->dialog = UI_DLG_BACK, lab->dirty |= UI_D_OVERLAY;
+            return 1;
+        }
+        ui_go_setup(lab);
+        return 1;
+    }
+    return 0;
+}

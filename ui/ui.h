@@ -1,0 +1,173 @@
+/* ui/ui.h - the lab's state and the functions each screen file provides.
+ * Only the UI thread touches any of this, and only it calls curses: jobs
+ * run on the engine's threads and are read through snapshots (ui/run.h,
+ * ui/sweep.h). */
+#ifndef NNLAB_UI_H
+#define NNLAB_UI_H
+
+#include <curses.h>
+
+#include "chart.h"
+#include "cost.h"
+#include "engine.h"
+#include "layout.h"
+#include "preset.h"
+#include "run.h"
+#include "sweep.h"
+#include "sysinfo.h"
+
+#define UI_MAX_PRESETS 256
+
+/* The panels a frame redraws (bits); UI_D_ALL after a resize or an overlay. */
+enum {
+    UI_D_TITLE = 1 << 0, UI_D_STATUS = 1 << 1,
+    UI_D_LIST = 1 << 2, UI_D_FIELDS = 1 << 3, UI_D_DETAILS = 1 << 4,
+    UI_D_CHART = 1 << 5, UI_D_SIDE = 1 << 6, UI_D_JOBS = 1 << 7, UI_D_SYS = 1 << 8,
+    UI_D_OVERLAY = 1 << 9,
+    UI_D_ALL = (1 << 10) - 1
+};
+
+/* Colour roles; each has a monochrome attribute too (ui/draw.c). */
+enum ui_role {
+    UI_NORMAL, UI_TITLE, UI_DIM, UI_ERROR, UI_OK, UI_KEY, UI_SELECTED, UI_FRAME,
+    UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3,
+    UI_PHASE0, UI_PHASE1, UI_PHASE2, UI_PHASE3, UI_PHASE4,
+    UI_ROLE_COUNT
+};
+
+/* The devices the lab knows, in the order the setup screen offers them. */
+enum { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU, UI_N_DEVICES };
+enum ui_device_choice { UI_CH_CPU, UI_CH_CPU_REF, UI_CH_GPU, UI_CH_CPU_GPU, UI_CH_CPU_CPU_REF, UI_N_CHOICES };
+
+enum ui_field {
+    UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
+    UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH,
+    UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
+    UI_N_FIELDS
+};
+
+typedef struct ui_settings {
+    int device;                      /* enum ui_device_choice */
+    int sequential;                  /* side by side: 1 one after the other, 0 race */
+    int batch, epochs;
+    long steps;                      /* 0: all epochs */
+    double lr;
+    int data_on_device, sync_every_step, cuda_graph;   /* GPU teaching switches */
+    int sweep_from, sweep_to;
+    long sweep_steps;
+    int sweep_all;                   /* sweep cpu-ref too */
+} ui_settings;
+
+enum ui_dialog { UI_DLG_NONE, UI_DLG_SAVE, UI_DLG_OVERWRITE, UI_DLG_QUIT, UI_DLG_BACK };
+
+typedef struct ui_lab {
+    /* terminal */
+    int cols, rows;
+    int utf8, color;
+    ui_layout layout;
+    enum ui_screen screen;
+    unsigned dirty;                  /* UI_D_* */
+    int help;                        /* the help overlay is open */
+    enum ui_dialog dialog;
+    char input[64];                  /* the save dialog's text */
+    char save_path[NN_PATH_LEN];     /* the overwrite question's file */
+    char message[NN_ERR_LEN];        /* the status row's message, until the next key */
+    int message_error;
+    int quit;
+
+    /* presets */
+    nn_preset_entry *entries;
+    int n_entries, selected, scroll;
+    nn_preset preset;                /* the selected one, loaded and checked */
+    int preset_ok;
+    char preset_err[NN_ERR_LEN];
+    nn_cost cost;                    /* its per-layer summary at batch 1 */
+    char data_note[NN_PATH_LEN + 128]; /* which data it would use */
+
+    /* setup */
+    ui_settings set;
+    int focus_fields;                /* 0: the preset list, 1: the fields */
+    int field;
+    char edit[32];                   /* a number being typed; "" when none */
+
+    /* devices, probed at start and on F5 */
+    int dev_ok[UI_N_DEVICES];
+    char dev_why[UI_N_DEVICES][NN_ERR_LEN];
+
+    /* run and sweep */
+    ui_run run;
+    ui_sweep sweep;
+    int log_scale;                   /* run: log loss axis; sweep: log samples/s axis */
+    unsigned pending;                /* UI_D_* with new data, drawn at the next frame slot */
+    double frame_at;                 /* when the job rows or the chart were last drawn */
+    ui_chart chart;                  /* scratch raster for whichever chart is drawn */
+
+    /* machine */
+    ui_sysinfo sys;
+    double sys_at;
+} ui_lab;
+
+/* ---- ui/draw.c: shared drawing --------------------------------------------- */
+void ui_colors_init(ui_lab *lab);
+attr_t ui_attr(const ui_lab *lab, enum ui_role role);
+void ui_clear_rect(ui_rect r);
+/* A box with a title on its top edge; the inside is cleared. */
+void ui_box(const ui_lab *lab, ui_rect r, const char *title);
+/* Prints at most w columns of text (UTF-8, one column per character). */
+int ui_put(int y, int x, int w, attr_t attr, const char *text);
+int ui_putf(int y, int x, int w, attr_t attr, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Text wrapped over at most max_rows rows of width w; returns the rows used. */
+int ui_put_wrapped(int y, int x, int w, int max_rows, attr_t attr, const char *text);
+/* The rows ui_put_wrapped would use. */
+int ui_wrapped_rows(int w, int max_rows, const char *text);
+void ui_draw_title(ui_lab *lab, const char *left);
+void ui_draw_status(ui_lab *lab, const char *keys);
+void ui_set_message(ui_lab *lab, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- ui/chart_view.c: a boxed chart with axes, labels and a legend -------------- */
+typedef struct ui_series {
+    const double *x, *y;
+    int n;
+    int connect;
+    int role;                        /* UI_SERIES0.. */
+    const char *name;
+} ui_series;
+void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
+                   const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
+                   const double *vlines, int nv);
+
+/* ---- screens ------------------------------------------------------------------ */
+/* ui/setup_screen.c */
+void ui_setup_init(ui_lab *lab);
+void ui_setup_reload(ui_lab *lab, const char *select_path);
+void ui_setup_draw(ui_lab *lab, unsigned dirty);
+int ui_setup_key(ui_lab *lab, int ch);
+const char *ui_device_name(int dev);
+/* Fills cfg from the selected preset and the settings. */
+void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg);
+
+/* ui/dashboard.c */
+int ui_dashboard_start(ui_lab *lab);
+void ui_dashboard_draw(ui_lab *lab, unsigned dirty);
+int ui_dashboard_key(ui_lab *lab, int ch);
+void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
+
+/* ui/sweep_screen.c */
+int ui_sweep_screen_start(ui_lab *lab);
+void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty);
+int ui_sweep_screen_key(ui_lab *lab, int ch);
+
+/* ui/help.c */
+void ui_help_draw(ui_lab *lab);
+
+/* ui/dialog.c: save, overwrite, quit and back questions */
+void ui_dialog_open_save(ui_lab *lab);
+void ui_dialog_draw(ui_lab *lab);
+int ui_dialog_key(ui_lab *lab, int ch);
+
+/* ui/lab.c */
+int ui_jobs_active(const ui_lab *lab);
+void ui_go_setup(ui_lab *lab);
+void ui_set_screen(ui_lab *lab, enum ui_screen s);
+
+#endif
