@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_compat.h"
-
 int ui_dashboard_start(ui_lab *lab)
 {
     nn_job_config cfg;
@@ -112,6 +110,8 @@ static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, 
     }
     if (j->snap.n_loss_points > 0)
         ui_putf(y++, in.x, in.w, A_NORMAL, "train loss %.4f", j->snap.last_loss);
+    if (j->snap.has_switches && j->snap.note[0])   /* why a switch asked for did not apply */
+        y += ui_put_wrapped(y, in.x, in.w, 3, ui_attr(lab, UI_DIM), j->snap.note);
     return y;
 }
 
@@ -190,37 +190,55 @@ static const char *state_tag(const ui_run *r, const ui_run_job *j)
     return nn_job_state_name(j->snap.state);
 }
 
-/* A phase the device did not time (phase_valid) counts as 0 in the bar. */
-static void measured_phases(const nn_snapshot *s, double us[NN_PHASE_COUNT])
+/* The parts of a step as the bar shows them: the five phases the engine
+ * timed (phase_valid), and with a CUDA graph the replayed step, which holds
+ * forward, backward and optimiser in one. */
+#define UI_PARTS (NN_PHASE_COUNT + 1)
+
+static int step_parts(const nn_snapshot *s, double us[UI_PARTS])
 {
+    int valid = 0;
     for (int p = 0; p < NN_PHASE_COUNT; p++) {
-        us[p] = s->phase_us[p];
-#if UI_HAVE_GPU_SWITCHES
-        if (!(s->phase_valid & (1u << p)))
-            us[p] = 0;
-#endif
+        int ok = (s->phase_valid & (1u << p)) != 0;
+        us[p] = ok ? s->phase_us[p] : 0.0;
+        valid |= ok << p;
     }
+    us[NN_PHASE_COUNT] = s->has_graph_us ? s->graph_us : 0.0;
+    return valid | (s->has_graph_us ? 1 << NN_PHASE_COUNT : 0);
+}
+
+/* " copy 16  fwd 94 ... = 317 us/step", or the one-letter form when narrow. */
+static int parts_legend(const nn_snapshot *s, const double us[UI_PARTS], int valid, int wide, char *buf,
+                        size_t len)
+{
+    static const char *const names[UI_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
+    int n = 0;
+    buf[0] = '\0';
+    for (int p = 0; p < UI_PARTS && (size_t)n < len; p++)
+        if (valid & (1 << p))
+            n += snprintf(buf + n, len - (size_t)n, wide ? " %s %.0f " : " %.1s %.0f", names[p], us[p]);
+    if ((size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, wide ? "= %.0f us/step" : " = %.0f us", s->us_per_step);
+    return (size_t)n < len ? n : (int)len - 1;
 }
 
 static void draw_phases(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
 {
-    static const char letter[NN_PHASE_COUNT] = { 'c', 'f', 'b', 'o', 's' };
-    double us[NN_PHASE_COUNT];
-    int cols[NN_PHASE_COUNT], at = x + 9;
-    char legend[160];
-    measured_phases(&j->snap, us);
+    static const char letter[UI_PARTS] = { 'c', 'f', 'b', 'o', 's', 'g' };
+    double us[UI_PARTS];
+    int cols[UI_PARTS], at = x + 9;
+    char legend[192];
+    int valid = step_parts(&j->snap, us);
     ui_put(y, x, 9, ui_attr(lab, UI_DIM), "  phases");
     if (j->snap.timed_steps <= 0) {
         ui_put(y, at, w - 9, ui_attr(lab, UI_DIM), "no step timed yet");
         return;
     }
-    int n = snprintf(legend, sizeof legend, w >= 88 ? " copy %.0f  fwd %.0f  bwd %.0f  opt %.0f  sync %.0f = %.0f us/step"
-                                                    : " c %.0f f %.0f b %.0f o %.0f s %.0f = %.0f us",
-                     us[0], us[1], us[2], us[3], us[4], j->snap.us_per_step);
+    int n = parts_legend(&j->snap, us, valid, w >= 88, legend, sizeof legend);
     int bw = w - 9 - n;
     bw = bw > 50 ? 50 : bw < 10 ? 10 : bw;
-    ui_phase_split(us, NN_PHASE_COUNT, bw, cols);
-    for (int p = 0; p < NN_PHASE_COUNT; p++) {
+    ui_phase_split(us, UI_PARTS, bw, cols);
+    for (int p = 0; p < UI_PARTS; p++) {
         attr_t a = ui_attr(lab, (enum ui_role)(UI_PHASE0 + p));
         attron(a);
         for (int c = 0; c < cols[p]; c++)

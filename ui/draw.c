@@ -31,6 +31,7 @@ static const struct {
     [UI_PHASE2] = { COLOR_BLACK, COLOR_YELLOW, A_REVERSE },
     [UI_PHASE3] = { COLOR_BLACK, COLOR_MAGENTA, A_REVERSE },
     [UI_PHASE4] = { COLOR_BLACK, COLOR_RED, A_REVERSE },
+    [UI_PHASE5] = { COLOR_BLACK, COLOR_CYAN, A_REVERSE },
 };
 
 void ui_colors_init(ui_lab *lab)

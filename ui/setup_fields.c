@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_compat.h"
-
 static const char *const device_names[UI_N_DEVICES] = { "cpu", "cpu-ref", "gpu" };
 
 const char *ui_device_name(int dev)
@@ -73,7 +71,7 @@ int ui_field_is_number(int f)
 
 int ui_field_gpu_only(int f)
 {
-    return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH || (f == UI_F_SYNC_EVERY_STEP && !UI_HAVE_GPU_SWITCHES);
+    return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH;
 }
 
 /* The label and the value text of field f. */
@@ -103,7 +101,7 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     case UI_F_LR: snprintf(value, vlen, "%g", s->lr); break;
     case UI_F_DATA_ON_DEVICE: snprintf(value, vlen, "[%c] GPU only", s->data_on_device ? 'x' : ' '); break;
     case UI_F_SYNC_EVERY_STEP:       /* the engine reads the loss back on any device */
-        snprintf(value, vlen, "[%c]%s", s->sync_every_step ? 'x' : ' ', UI_HAVE_GPU_SWITCHES ? "" : " GPU only");
+        snprintf(value, vlen, "[%c]", s->sync_every_step ? 'x' : ' ');
         break;
     case UI_F_CUDA_GRAPH: snprintf(value, vlen, "[%c] GPU only", s->cuda_graph ? 'x' : ' '); break;
     case UI_F_SWEEP_FROM: snprintf(value, vlen, "%d", s->sweep_from); break;
@@ -227,10 +225,8 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     long total = s->steps > 0 ? s->steps : (estimated_rows(p) + s->batch - 1) / s->batch * (long)s->epochs;
     long every = total / 200 > 50 ? total / 200 : 50;
     cfg->log_every = every < p->log_every ? every : p->log_every;
-#if UI_HAVE_GPU_SWITCHES
     /* The teaching switches; a CPU device ignores all but sync_every_step. */
     cfg->data_on_device = s->data_on_device;
     cfg->sync_every_step = s->sync_every_step;
     cfg->graph = s->cuda_graph;
-#endif
 }

@@ -20,26 +20,14 @@
 /* ---- devices ---------------------------------------------------------------------- */
 
 /* Availability through the backend's own probe; a device this build does not
- * have at all is unavailable with that as the reason (never hidden). */
-static const nn_backend_ops *find_backend(const char *name, char *why, size_t why_len)
-{
-#ifdef NN_BACKEND_ABI
-    /* the GPU module loader says why "gpu" is missing (not built, not found, a library missing) */
-    return nn_backend_find_why(name, why, why_len);
-#else
-    const nn_backend_ops *ops = nn_backend_find(name);
-    if (!ops)
-        snprintf(why, why_len, "this build of nnlab has no %s backend", name);
-    return ops;
-#endif
-}
-
+ * have at all is unavailable with the loader's reason (the GPU module not
+ * built, not found, a library it needs missing), never hidden. */
 static void probe_devices(ui_lab *lab)
 {
     for (int d = 0; d < UI_N_DEVICES; d++) {
         char *why = lab->dev_why[d];
         why[0] = '\0';
-        const nn_backend_ops *ops = find_backend(ui_device_name(d), why, NN_ERR_LEN);
+        const nn_backend_ops *ops = nn_backend_find_why(ui_device_name(d), why, NN_ERR_LEN);
         if (!ops) {
             lab->dev_ok[d] = 0;
             if (!why[0])

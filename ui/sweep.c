@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_compat.h"
-
 int ui_sweep_batches(int from, int to, int *out, int max)
 {
     int n = 0;
@@ -97,10 +95,8 @@ static void collect(ui_sweep *sw)
     nn_job_wait(sw->job);
     nn_job_snapshot(sw->job, &sw->snap);
     double us = sw->snap.us_per_step_median;
-#if UI_HAVE_GPU_SWITCHES
     if (sw->snap.steps_async)
         us = sw->snap.us_per_step;   /* the median timed only the issuing; the mean has every wait */
-#endif
     if (sw->snap.state == NN_JOB_DONE && us > 0) {
         sw->us_step[d][i] = us;
         sw->rate[d][i] = sw->batch[i] * 1e6 / us;

@@ -105,8 +105,7 @@ static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
     const ui_sweep *sw = &lab->sweep;
     int x = crossover(sw), g = device_index(sw, "gpu");
     if (x == -2 && g < 0)
-        ui_put_wrapped(y, in.x, in.w, 2, ui_attr(lab, UI_DIM),
-                       "no GPU in this sweep, so no crossover to mark");
+        ui_put(y, in.x, in.w, ui_attr(lab, UI_DIM), "no GPU swept: no crossover to mark");
     else if (x == -2)
         ui_put(y, in.x, in.w, ui_attr(lab, UI_DIM), "no CPU in this sweep");
     else if (x < 0)
