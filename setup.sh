@@ -2,7 +2,7 @@
 # setup.sh - set up nnlab on a fresh Debian 12 machine (as root) and run it.
 #
 #   ./setup.sh run     install the build dependencies, build, install, and
-#                      train the default preset (mnist-mlp-128, one epoch)
+#                      open the lab (nnlab) on its default preset, mnist-mlp-128
 #   ./setup.sh check   install the dependencies, build with warnings as errors,
 #                      run `make check`, then again under ASan+UBSan; ends with
 #                      one line "N passed, N failed, N skipped"
@@ -71,7 +71,7 @@ case "${1:-}" in
         deps
         build
         make -C build install >/dev/null
-        nnlab train --preset mnist-mlp-128 --epochs 1
+        exec nnlab
         ;;
     check)
         deps

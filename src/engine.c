@@ -843,10 +843,18 @@ static int alloc_histories(nn_job *job, char *err, size_t err_len)
 
 static void block_signals(void)
 {
-    /* Signals belong to the front end (the UI restores the terminal). */
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    /* Signals belong to the front end (the UI restores the terminal). A
+     * fault raised by this thread itself is delivered to this thread whatever
+     * the mask says, and blocked it would kill the process without running
+     * the front end's handler: leave those open so the terminal comes back. */
+    sigset_t mask;
+    sigfillset(&mask);
+    sigdelset(&mask, SIGSEGV);
+    sigdelset(&mask, SIGBUS);
+    sigdelset(&mask, SIGFPE);
+    sigdelset(&mask, SIGILL);
+    sigdelset(&mask, SIGABRT);
+    pthread_sigmask(SIG_BLOCK, &mask, NULL);
 }
 
 static void *trainer(void *arg)

@@ -32,7 +32,8 @@ static void on_interrupt(int sig)
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: nnlab COMMAND [OPTIONS]\n"
+        "usage: nnlab                    open the lab (the ncurses front end)\n"
+        "       nnlab COMMAND [OPTIONS]\n"
         "\n"
         "Commands:\n"
         "  train    train a preset headless; progress on stderr, --json result on stdout\n"
