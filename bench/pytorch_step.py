@@ -139,7 +139,7 @@ def main():
             times.append(dt)
     print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "device": a.device,
                       "threads": torch.get_num_threads(), "batch": a.batch, "steps": a.steps,
-                      "us_per_step": statistics.median(times) * 1e6}))
+                      "us_per_step": round(statistics.median(times) * 1e6, 1)}))
 
 
 if __name__ == "__main__":
