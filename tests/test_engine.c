@@ -86,6 +86,14 @@ static void small_preset(nn_preset *p)
         fail_msg("small preset: %s", err);
 }
 
+/* cfg: the small preset's defaults (p keeps the preset) on device. */
+static void small_config(nn_preset *p, nn_job_config *cfg, const char *device)
+{
+    small_preset(p);
+    nn_job_config_init(cfg, p);
+    strcpy(cfg->device, device);
+}
+
 static void load_shipped(const char *name, nn_preset *p)
 {
     char path[NN_PATH_LEN], err[NN_ERR_LEN];
@@ -147,9 +155,7 @@ static void test_pause_resume_cancel(void **state)
     (void)state;
     nn_preset p;
     nn_job_config cfg;
-    small_preset(&p);
-    nn_job_config_init(&cfg, &p);
-    strcpy(cfg.device, "cpu-ref");
+    small_config(&p, &cfg, "cpu-ref");
     cfg.steps = 100000000;          /* far more than the test lets it run */
 
     nn_job *job = start_or_fail(&cfg);
@@ -182,9 +188,7 @@ static void test_cancel_while_paused(void **state)
     (void)state;
     nn_preset p;
     nn_job_config cfg;
-    small_preset(&p);
-    nn_job_config_init(&cfg, &p);
-    strcpy(cfg.device, "cpu");
+    small_config(&p, &cfg, "cpu");
     cfg.steps = 100000000;
     nn_job *job = start_or_fail(&cfg);
     wait_until(job, past_step, 5);
@@ -335,9 +339,7 @@ static void test_same_seed_same_run(void **state)
     (void)state;
     nn_preset p;
     nn_job_config cfg;
-    small_preset(&p);
-    nn_job_config_init(&cfg, &p);
-    strcpy(cfg.device, "cpu");
+    small_config(&p, &cfg, "cpu");
     cfg.steps = 100;
     cfg.seed = 42;
     nn_snapshot s1 = run_to_end(&cfg), s2 = run_to_end(&cfg);
@@ -378,9 +380,7 @@ static void test_bench_reports_median(void **state)
     (void)state;
     nn_preset p;
     nn_job_config cfg;
-    small_preset(&p);
-    nn_job_config_init(&cfg, &p);
-    strcpy(cfg.device, "cpu");
+    small_config(&p, &cfg, "cpu");
     cfg.bench = 1;
     cfg.steps = 30;
     cfg.warmup = 5;

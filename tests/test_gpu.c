@@ -27,16 +27,13 @@
 #include "engine.h"
 #include "preset.h"
 #include "rng.h"
+#include "parity_util.h"
 
 #ifndef PRESETS_SRCDIR
 #define PRESETS_SRCDIR "presets"
 #endif
 
 #define BASE_SEED 20241121ULL
-#define TOL_ABS 1e-4
-#define TOL_REL 1e-4
-#define TOL_SUM_ABS 1e-3
-#define TOL_SUM_REL 1e-3
 
 typedef struct fixture {
     nn_backend ref;     /* cpu-ref, the oracle */
@@ -44,68 +41,7 @@ typedef struct fixture {
     uint64_t seed;
 } fixture;
 
-static uint64_t base_seed = BASE_SEED;
-
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-static uint64_t case_seed(const fixture *f, int test, int k)
-{
-    return f->seed + (uint64_t)test * 1000003ULL + (uint64_t)k * 7919ULL;
-}
-
-static float *fbuf(size_t n)
-{
-    float *p = malloc(n ? n * sizeof *p : 1);
-    assert_non_null(p);
-    return p;
-}
-
-static void fill(nn_rng *r, float *p, size_t n, float lo, float hi)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = nn_rng_range(r, lo, hi);
-}
-
-static void fill_ties(nn_rng *r, float *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (float)nn_rng_below(r, 4) * 0.5f;
-}
-
-static int rnd(nn_rng *r, int lo, int hi)
-{
-    return lo + (int)nn_rng_below(r, (uint64_t)(hi - lo + 1));
-}
-
-static void expect_ok(nn_backend *b, int rc, const char *what)
-{
-    if (rc != 0)
-        fail_msg("%s on %s failed: %s", what, b->ops->name, b->last_error);
-}
-
-static void expect_close(const char *what, const char *shape, uint64_t seed, const float *ref,
-                         const float *got, size_t n, double abs_tol, double rel_tol)
-{
-    double worst = -1.0;
-    size_t at = 0;
-    for (size_t i = 0; i < n; i++) {
-        double r = ref[i], g = got[i], ratio;
-        if (isnan(r) || isnan(g))
-            ratio = isnan(r) && isnan(g) ? 0.0 : INFINITY;
-        else
-            ratio = fabs(g - r) / (abs_tol + rel_tol * fabs(r));
-        if (ratio > worst) {
-            worst = ratio;
-            at = i;
-        }
-    }
-    if (worst > 1.0)
-        fail_msg("%s [%s] case seed %llu (NNLAB_PARITY_SEED=%llu replays it): worst element "
-                 "%zu of %zu: gpu %.9g, cpu-ref %.9g, |diff| %.3g > tol %.3g", what, shape,
-                 (unsigned long long)seed, (unsigned long long)base_seed, at, n, (double)got[at],
-                 (double)ref[at], fabs((double)got[at] - ref[at]),
-                 abs_tol + rel_tol * fabs((double)ref[at]));
-}
 
 /* Device buffers: a copy of host data, or n floats of poison. */
 static float *dev_copy(fixture *f, const void *host, size_t bytes)
@@ -147,13 +83,8 @@ static int group_setup(void **state)
     nn_backend_config one = { .threads = 1 };
     if (!f)
         return -1;
-    f->seed = BASE_SEED;
-    const char *env = getenv("NNLAB_PARITY_SEED");
-    if (env && *env)
-        f->seed = strtoull(env, NULL, 10);
-    base_seed = f->seed;
-    fprintf(stderr, "# gpu parity seed %llu (NNLAB_PARITY_SEED replays it)\n",
-            (unsigned long long)f->seed);
+    f->seed = parity_seed_init(BASE_SEED, "gpu parity seed");
+    parity_report_as("gpu", 0);
     if (nn_backend_open(&f->ref, nn_backend_find("cpu-ref"), &one) != 0) {
         fprintf(stderr, "# cpu-ref: %s\n", f->ref.last_error);
         return -1;
@@ -293,9 +224,9 @@ static void test_linear(void **state)
         { 4, 400, 120 }, { 4, 84, 10 }, { 32, 784, 128 }, { 4096, 16, 1 }, { 300, 299, 301 },
     };
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
-        linear_case(f, case_seed(f, 1, (int)k), fixed[k][0], fixed[k][1], fixed[k][2], 1, 1);
+        linear_case(f, case_seed(f->seed, 1, (int)k), fixed[k][0], fixed[k][1], fixed[k][2], 1, 1);
     for (int k = 0; k < 16; k++) {
-        uint64_t seed = case_seed(f, 2, k);
+        uint64_t seed = case_seed(f->seed, 2, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         int n = rnd(&r, 1, 300), in = rnd(&r, 1, 300), out = rnd(&r, 1, 300);
@@ -305,56 +236,13 @@ static void test_linear(void **state)
 
 /* ---- convolution ------------------------------------------------------------------------ */
 
-static void conv_fix_output(nn_conv_geom *g)
-{
-    g->h_out = (g->h_in + 2 * g->pad_h - g->k_h) / g->stride_h + 1;
-    g->w_out = (g->w_in + 2 * g->pad_w - g->k_w) / g->stride_w + 1;
-}
-
-static nn_conv_geom conv_geom(int n, int c_in, int h, int w, int c_out, int k, int stride, int pad)
-{
-    nn_conv_geom g = { .n = n, .c_in = c_in, .h_in = h, .w_in = w, .c_out = c_out,
-                       .k_h = h == 1 ? 1 : k, .k_w = k, .stride_h = h == 1 ? 1 : stride,
-                       .stride_w = stride, .pad_h = h == 1 ? 0 : pad, .pad_w = pad };
-    conv_fix_output(&g);
-    return g;
-}
-
-static nn_conv_geom random_conv(nn_rng *r, int conv1d, int max_n)
-{
-    static const int kernels[] = { 1, 3, 5 };
-    nn_conv_geom g;
-    memset(&g, 0, sizeof g);
-    g.n = rnd(r, 1, max_n);
-    g.c_in = rnd(r, 1, 16);
-    g.c_out = rnd(r, 1, 16);
-    g.k_w = kernels[nn_rng_below(r, 3)];
-    g.stride_w = rnd(r, 1, 2);
-    g.pad_w = rnd(r, 0, 2);
-    int min_w = g.k_w - 2 * g.pad_w > 1 ? g.k_w - 2 * g.pad_w : 1;
-    g.w_in = min_w + rnd(r, 0, conv1d ? 30 : 14);
-    if (conv1d) {
-        g.h_in = g.k_h = g.stride_h = 1;
-        g.pad_h = 0;
-    } else {
-        g.k_h = nn_rng_below(r, 4) == 0 ? kernels[nn_rng_below(r, 3)] : g.k_w;
-        g.stride_h = rnd(r, 1, 2);
-        g.pad_h = rnd(r, 0, 2);
-        int min_h = g.k_h - 2 * g.pad_h > 1 ? g.k_h - 2 * g.pad_h : 1;
-        g.h_in = min_h + rnd(r, 0, 14);
-    }
-    conv_fix_output(&g);
-    return g;
-}
-
 /* Forward and backward of one geometry, with a workspace of exactly the size
  * the GPU reported for it. */
 static void conv_case(fixture *f, uint64_t seed, const nn_conv_geom *g, int with_bias, int with_dx)
 {
-    char shape[192];
-    snprintf(shape, sizeof shape, "conv n=%d c_in=%d %dx%d -> c_out=%d %dx%d k=%dx%d stride=%dx%d "
-             "pad=%dx%d bias=%d dx=%d", g->n, g->c_in, g->h_in, g->w_in, g->c_out, g->h_out, g->w_out,
-             g->k_h, g->k_w, g->stride_h, g->stride_w, g->pad_h, g->pad_w, with_bias, with_dx);
+    char shape[192], extra[32];
+    snprintf(extra, sizeof extra, " bias=%d dx=%d", with_bias, with_dx);
+    conv_shape(shape, sizeof shape, g, extra);
     nn_rng r;
     nn_rng_seed(&r, seed);
     size_t nx = (size_t)g->n * g->c_in * g->h_in * g->w_in;
@@ -417,9 +305,9 @@ static void test_conv(void **state)
         conv_geom(3, 5, 5, 3, 4, 5, 1, 2),       /* kernel as large as the padded input */
     };
     for (size_t k = 0; k < sizeof presets / sizeof presets[0]; k++)
-        conv_case(f, case_seed(f, 3, (int)k), &presets[k], 1, 1);
+        conv_case(f, case_seed(f->seed, 3, (int)k), &presets[k], 1, 1);
     for (int k = 0; k < 40; k++) {
-        uint64_t seed = case_seed(f, 4, k);
+        uint64_t seed = case_seed(f->seed, 4, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         nn_conv_geom g = random_conv(&r, k % 3 == 0, 8);
@@ -428,15 +316,6 @@ static void test_conv(void **state)
 }
 
 /* ---- pooling ------------------------------------------------------------------------------ */
-
-static nn_pool_geom pool_geom(int n, int c, int h, int w, int kh, int kw, int sh, int sw)
-{
-    nn_pool_geom g = { .n = n, .c = c, .h_in = h, .w_in = w, .k_h = kh, .k_w = kw,
-                       .stride_h = sh, .stride_w = sw };
-    g.h_out = (h - kh) / sh + 1;
-    g.w_out = (w - kw) / sw + 1;
-    return g;
-}
 
 /* ties: values on a coarse grid, so the first-maximum rule decides; nan: some
  * NaNs, which win the forward and lose their gradient. Exact comparison: the
@@ -479,25 +358,10 @@ static void test_maxpool(void **state)
 {
     fixture *f = *state;
     for (int k = 0; k < 24; k++) {
-        uint64_t seed = case_seed(f, 5, k);
+        uint64_t seed = case_seed(f->seed, 5, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
-        int n = rnd(&r, 1, 8), c = rnd(&r, 1, 16);
-        nn_pool_geom g;
-        switch (k % 6) {
-        case 0:
-        case 1: g = pool_geom(n, c, rnd(&r, 2, 29), rnd(&r, 2, 29), 2, 2, 2, 2); break;
-        case 2: g = pool_geom(n * 8, c, 1, rnd(&r, 3, 40), 1, 3, 1, 3); break;
-        case 3: {
-            int len = rnd(&r, 1, 40);
-            g = pool_geom(n * 8, c, 1, len, 1, len, 1, rnd(&r, 1, 2));
-            break;
-        }
-        case 4: g = pool_geom(n, c, rnd(&r, 3, 20), rnd(&r, 3, 20), 3, 3, 2, 2); break;
-        default:
-            g = pool_geom(n, c, rnd(&r, 3, 20), rnd(&r, 2, 20), 3, 2, rnd(&r, 1, 3), rnd(&r, 1, 3));
-            break;
-        }
+        nn_pool_geom g = random_pool(&r, k);
         pool_case(f, seed, &g, k % 2 == 0, 0);
     }
     const nn_pool_geom presets[] = {
@@ -505,10 +369,10 @@ static void test_maxpool(void **state)
         pool_geom(512, 8, 1, 16, 1, 3, 1, 3), pool_geom(512, 16, 1, 5, 1, 5, 1, 1),
     };
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        pool_case(f, case_seed(f, 6, (int)i), &presets[i], 1, 0);
+        pool_case(f, case_seed(f->seed, 6, (int)i), &presets[i], 1, 0);
     nn_pool_geom a = pool_geom(2, 3, 6, 7, 2, 2, 2, 2), b = pool_geom(2, 3, 6, 7, 3, 3, 1, 2);
-    pool_case(f, case_seed(f, 7, 0), &a, 0, 1);
-    pool_case(f, case_seed(f, 7, 1), &b, 0, 1);
+    pool_case(f, case_seed(f->seed, 7, 0), &a, 0, 1);
+    pool_case(f, case_seed(f->seed, 7, 1), &b, 0, 1);
 }
 
 /* ---- activations and dropout -------------------------------------------------------------- */
@@ -522,17 +386,14 @@ static void test_activations(void **state)
     int k = 0;
     for (size_t a = 0; a < 3; a++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, k++) {
-            uint64_t seed = case_seed(f, 8, k);
+            uint64_t seed = case_seed(f->seed, 8, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[si];
             char shape[64];
             snprintf(shape, sizeof shape, "%s n=%zu", names[a], n);
             float *x = fbuf(n), *dy = fbuf(n), *y_ref = fbuf(n), *y = fbuf(n), *dx_ref = fbuf(n), *dx = fbuf(n);
-            for (size_t i = 0; i < n; i++) {
-                uint64_t u = nn_rng_below(&r, 10);
-                x[i] = u == 0 ? nn_rng_range(&r, -100, 100) : u == 1 ? 0.0f : nn_rng_range(&r, -6, 6);
-            }
+            fill_act_inputs(&r, x, n);
             fill(&r, dy, n, -1, 1);
             float *gx = dev_copy(f, x, n * 4), *gdy = dev_copy(f, dy, n * 4);
             float *gy = dev_poison(f, n), *gdx = dev_poison(f, n);
@@ -561,7 +422,7 @@ static void test_dropout(void **state)
     int k = 0;
     for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, k++) {
-            uint64_t seed = case_seed(f, 9, k);
+            uint64_t seed = case_seed(f->seed, 9, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[si];
@@ -591,7 +452,7 @@ static void test_softmax_xent(void **state)
 {
     fixture *f = *state;
     for (int k = 0; k < 12; k++) {
-        uint64_t seed = case_seed(f, 10, k);
+        uint64_t seed = case_seed(f->seed, 10, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         int n = k == 0 ? 1 : k == 3 ? 100000 : rnd(&r, 1, 300), classes = k == 1 ? 1 : rnd(&r, 1, 20);
@@ -635,7 +496,7 @@ static void test_mse(void **state)
 {
     fixture *f = *state;
     for (int k = 0; k < 12; k++) {
-        uint64_t seed = case_seed(f, 11, k);
+        uint64_t seed = case_seed(f->seed, 11, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         int n = k == 0 ? 1 : k == 1 ? 300000 : rnd(&r, 1, 4096), width = rnd(&r, 1, 5);
@@ -678,7 +539,7 @@ static void test_sgd(void **state)
     int k = 0;
     for (size_t h = 0; h < sizeof hs / sizeof hs[0]; h++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, k++) {
-            uint64_t seed = case_seed(f, 12, k);
+            uint64_t seed = case_seed(f->seed, 12, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[si];
@@ -721,7 +582,7 @@ static void test_adam(void **state)
     int k = 0;
     for (size_t h = 0; h < sizeof hs / sizeof hs[0]; h++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, k++) {
-            uint64_t seed = case_seed(f, 13, k);
+            uint64_t seed = case_seed(f->seed, 13, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[si];
@@ -759,7 +620,7 @@ static void test_gather_rows(void **state)
     fixture *f = *state;
     nn_backend *gpu = &f->gpu;
     nn_rng r;
-    nn_rng_seed(&r, case_seed(f, 14, 0));
+    nn_rng_seed(&r, case_seed(f->seed, 14, 0));
     const int rows = 5000, n = 97;
     const size_t xw = 3072, yw = 3;
     float *xs = fbuf((size_t)rows * xw), *ys = fbuf((size_t)rows * yw);
@@ -801,7 +662,7 @@ static void test_graph_replay(void **state)
         return;
     }
     nn_rng r;
-    nn_rng_seed(&r, case_seed(f, 15, 0));
+    nn_rng_seed(&r, case_seed(f->seed, 15, 0));
     const size_t n = 50000;
     const uint64_t dseed = 99, step0 = 5, layer = 2;
     const float p = 0.3f;

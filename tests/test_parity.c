@@ -24,15 +24,9 @@
 
 #include "backend.h"
 #include "rng.h"
+#include "parity_util.h"
 
 #define BASE_SEED 20240611ULL
-
-/* elementwise results; dot products of up to a few hundred terms */
-#define TOL_ABS 1e-4
-#define TOL_REL 1e-4
-/* reductions over a batch (dw, dbias, the losses) */
-#define TOL_SUM_ABS 1e-3
-#define TOL_SUM_REL 1e-3
 
 typedef struct fixture {
     nn_backend ref;     /* cpu-ref, the oracle */
@@ -45,84 +39,9 @@ typedef struct fixture {
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
 
-static uint64_t base_seed = BASE_SEED;   /* for the failure messages */
-
-static uint64_t case_seed(const fixture *f, int test, int k)
-{
-    return f->seed + (uint64_t)test * 1000003ULL + (uint64_t)k * 7919ULL;
-}
-
-/* exact-size host buffers, so that ASan sees the first byte past the end */
-static float *fbuf(size_t n)
-{
-    float *p = malloc(n ? n * sizeof *p : 1);
-    assert_non_null(p);
-    return p;
-}
-
-static void fill(nn_rng *r, float *p, size_t n, float lo, float hi)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = nn_rng_range(r, lo, hi);
-}
-
-/* values on a coarse grid, so that maxima tie and the "first maximum" rule
- * of max pooling is exercised */
-static void fill_ties(nn_rng *r, float *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (float)nn_rng_below(r, 4) * 0.5f;
-}
-
-static float *copy_of(const float *src, size_t n)
-{
-    float *p = fbuf(n);
-    memcpy(p, src, n * sizeof *p);
-    return p;
-}
-
-static int rnd(nn_rng *r, int lo, int hi)   /* uniform in [lo, hi] */
-{
-    return lo + (int)nn_rng_below(r, (uint64_t)(hi - lo + 1));
-}
-
-/* Fails the test, naming the worst element, when any |got - ref| exceeds
- * abs + rel |ref| (a NaN on one side only always fails). */
-static void expect_close(const char *what, const char *shape, uint64_t seed,
-                         const float *ref, const float *got, size_t n,
-                         double abs_tol, double rel_tol)
-{
-    double worst = -1.0;
-    size_t at = 0;
-    for (size_t i = 0; i < n; i++) {
-        double r = ref[i], g = got[i], ratio;
-        if (isnan(r) || isnan(g))
-            ratio = isnan(r) && isnan(g) ? 0.0 : INFINITY;
-        else
-            ratio = fabs(g - r) / (abs_tol + rel_tol * fabs(r));
-        if (ratio > worst) {
-            worst = ratio;
-            at = i;
-        }
-    }
-    if (worst > 1.0)
-        fail_msg("%s [%s] case seed %llu (NNLAB_PARITY_SEED=%llu replays it): worst element "
-                 "%zu of %zu: cpu %.9g, cpu-ref %.9g, |diff| %.3g > tol %.3g (abs %.0e + rel %.0e)",
-                 what, shape, (unsigned long long)seed, (unsigned long long)base_seed, at, n,
-                 (double)got[at],
-                 (double)ref[at], fabs((double)got[at] - ref[at]),
-                 abs_tol + rel_tol * fabs((double)ref[at]), abs_tol, rel_tol);
-}
-
 static const char *label(const fixture *f, const nn_backend *fast)
 {
     return fast == &f->cpu1 ? "1 thread" : fast == &f->cpu3 ? "3 threads" : "2 threads";
-}
-
-static void expect_ok(nn_backend *b, int rc, const char *what)
-{
-    if (rc != 0)
-        fail_msg("%s on %s failed: %s", what, b->ops->name, b->last_error);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -144,13 +63,8 @@ static int group_setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    f->seed = BASE_SEED;
-    const char *env = getenv("NNLAB_PARITY_SEED");
-    if (env && *env)
-        f->seed = strtoull(env, NULL, 10);
-    base_seed = f->seed;
-    fprintf(stderr, "# parity seed %llu (NNLAB_PARITY_SEED replays it)\n",
-            (unsigned long long)f->seed);
+    f->seed = parity_seed_init(BASE_SEED, "parity seed");
+    parity_report_as("cpu", 1);
     nn_backend_config one = { .threads = 1 };
     if (nn_backend_open(&f->ref, nn_backend_find("cpu-ref"), &one) != 0 ||
         open_cpu(&f->cpu, 2) != 0 || open_cpu(&f->cpu1, 1) != 0 || open_cpu(&f->cpu3, 3) != 0) {
@@ -262,10 +176,10 @@ static void test_linear(void **state)
         { 4, 400, 120 }, { 4, 84, 10 }, { 32, 784, 128 }, { 17, 1, 20 }, { 300, 299, 301 },
     };
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
-        linear_case(f, &f->cpu, case_seed(f, 1, (int)k), fixed[k][0], fixed[k][1],
+        linear_case(f, &f->cpu, case_seed(f->seed, 1, (int)k), fixed[k][0], fixed[k][1],
                     fixed[k][2], 1, 1);
     for (int k = 0; k < 16; k++) {
-        uint64_t seed = case_seed(f, 2, k);
+        uint64_t seed = case_seed(f->seed, 2, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         int n = rnd(&r, 1, 300), in = rnd(&r, 1, 300), out = rnd(&r, 1, 300);
@@ -275,49 +189,6 @@ static void test_linear(void **state)
 
 /* ------------------------------------------------------------------------ */
 /* Convolution                                                               */
-
-static void conv_fix_output(nn_conv_geom *g)
-{
-    g->h_out = (g->h_in + 2 * g->pad_h - g->k_h) / g->stride_h + 1;
-    g->w_out = (g->w_in + 2 * g->pad_w - g->k_w) / g->stride_w + 1;
-}
-
-static nn_conv_geom random_conv(nn_rng *r, int conv1d, int max_n)
-{
-    static const int kernels[] = { 1, 3, 5 };
-    nn_conv_geom g;
-    memset(&g, 0, sizeof g);
-    g.n = rnd(r, 1, max_n);
-    g.c_in = rnd(r, 1, 16);
-    g.c_out = rnd(r, 1, 16);
-    g.k_w = kernels[nn_rng_below(r, 3)];
-    g.stride_w = rnd(r, 1, 2);
-    g.pad_w = rnd(r, 0, 2);
-    int min_w = g.k_w - 2 * g.pad_w > 1 ? g.k_w - 2 * g.pad_w : 1;
-    g.w_in = min_w + rnd(r, 0, conv1d ? 30 : 14);
-    if (conv1d) {
-        g.h_in = 1;
-        g.k_h = 1;
-        g.stride_h = 1;
-        g.pad_h = 0;
-    } else {
-        /* rectangular inputs, and now and then a rectangular kernel */
-        g.k_h = nn_rng_below(r, 4) == 0 ? kernels[nn_rng_below(r, 3)] : g.k_w;
-        g.stride_h = rnd(r, 1, 2);
-        g.pad_h = rnd(r, 0, 2);
-        int min_h = g.k_h - 2 * g.pad_h > 1 ? g.k_h - 2 * g.pad_h : 1;
-        g.h_in = min_h + rnd(r, 0, 14);
-    }
-    conv_fix_output(&g);
-    return g;
-}
-
-static void conv_shape(char *s, size_t len, const nn_conv_geom *g, const char *extra)
-{
-    snprintf(s, len, "conv n=%d c_in=%d %dx%d -> c_out=%d %dx%d k=%dx%d stride=%dx%d pad=%dx%d%s",
-             g->n, g->c_in, g->h_in, g->w_in, g->c_out, g->h_out, g->w_out, g->k_h, g->k_w,
-             g->stride_h, g->stride_w, g->pad_h, g->pad_w, extra);
-}
 
 /* Forward and backward of one geometry on `fast` against cpu-ref, with a
  * workspace of exactly the reported size. */
@@ -374,7 +245,7 @@ static void test_conv2d_random(void **state)
 {
     fixture *f = *state;
     for (int k = 0; k < 40; k++) {
-        uint64_t seed = case_seed(f, 3, k);
+        uint64_t seed = case_seed(f->seed, 3, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         nn_conv_geom g = random_conv(&r, 0, 6);
@@ -386,23 +257,12 @@ static void test_conv1d_random(void **state)
 {
     fixture *f = *state;
     for (int k = 0; k < 30; k++) {
-        uint64_t seed = case_seed(f, 4, k);
+        uint64_t seed = case_seed(f->seed, 4, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         nn_conv_geom g = random_conv(&r, 1, 40);
         conv_case(f, &f->cpu, seed, &g, k % 5 != 3, k % 4 != 1);
     }
-}
-
-static nn_conv_geom conv_geom(int n, int c_in, int h, int w, int c_out, int k, int stride,
-                              int pad)
-{
-    nn_conv_geom g = { .n = n, .c_in = c_in, .h_in = h, .w_in = w, .c_out = c_out,
-                       .k_h = h == 1 ? 1 : k, .k_w = k,
-                       .stride_h = h == 1 ? 1 : stride, .stride_w = stride,
-                       .pad_h = h == 1 ? 0 : pad, .pad_w = pad };
-    conv_fix_output(&g);
-    return g;
 }
 
 /* The presets' convolutions, and geometries chosen to hit each path of the
@@ -429,9 +289,9 @@ static void test_conv2d_presets_and_chunks(void **state)
         conv_geom(2, 16, 29, 29, 6, 5, 2, 2),    /* tiles, stride 2, padding 2 */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        conv_case(f, &f->cpu, case_seed(f, 5, (int)k), &cases[k], 1, 1);
-        conv_case(f, &f->cpu1, case_seed(f, 5, (int)k), &cases[k], 1, 1);
-        conv_case(f, &f->cpu3, case_seed(f, 5, (int)k), &cases[k], 1, 0);
+        conv_case(f, &f->cpu, case_seed(f->seed, 5, (int)k), &cases[k], 1, 1);
+        conv_case(f, &f->cpu1, case_seed(f->seed, 5, (int)k), &cases[k], 1, 1);
+        conv_case(f, &f->cpu3, case_seed(f->seed, 5, (int)k), &cases[k], 1, 0);
     }
 }
 
@@ -444,7 +304,7 @@ static void test_conv2d_workspace(void **state)
     nn_backend *b = &f->cpu;
     for (int k = 0; k < 50; k++) {
         nn_rng r;
-        nn_rng_seed(&r, case_seed(f, 6, k));
+        nn_rng_seed(&r, case_seed(f->seed, 6, k));
         nn_conv_geom g = random_conv(&r, k % 2, 64);
         size_t a = b->ops->conv2d_workspace(b, &g), a2 = b->ops->conv2d_workspace(b, &g);
         assert_int_equal(a, a2);
@@ -457,15 +317,6 @@ static void test_conv2d_workspace(void **state)
 
 /* ------------------------------------------------------------------------ */
 /* Max pooling                                                               */
-
-static nn_pool_geom pool_geom(int n, int c, int h, int w, int kh, int kw, int sh, int sw)
-{
-    nn_pool_geom g = { .n = n, .c = c, .h_in = h, .w_in = w, .k_h = kh, .k_w = kw,
-                       .stride_h = sh, .stride_w = sw };
-    g.h_out = (h - kh) / sh + 1;
-    g.w_out = (w - kw) / sw + 1;
-    return g;
-}
 
 static void pool_case(fixture *f, nn_backend *fast, uint64_t seed, const nn_pool_geom *g,
                       int ties)
@@ -504,33 +355,10 @@ static void test_maxpool(void **state)
     fixture *f = *state;
     int k = 0;
     for (int rep = 0; rep < 24; rep++, k++) {
-        uint64_t seed = case_seed(f, 7, k);
+        uint64_t seed = case_seed(f->seed, 7, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
-        int n = rnd(&r, 1, 8), c = rnd(&r, 1, 16);
-        nn_pool_geom g;
-        switch (rep % 6) {
-        case 0:   /* 2x2 stride 2, odd sizes leave a row/column out */
-        case 1:
-            g = pool_geom(n, c, rnd(&r, 2, 29), rnd(&r, 2, 29), 2, 2, 2, 2);
-            break;
-        case 2: { /* 1-D, 3 stride 3 */
-            g = pool_geom(n * 8, c, 1, rnd(&r, 3, 40), 1, 3, 1, 3);
-            break;
-        }
-        case 3: { /* max over the whole length */
-            int len = rnd(&r, 1, 40);
-            g = pool_geom(n * 8, c, 1, len, 1, len, 1, rnd(&r, 1, 2));
-            break;
-        }
-        case 4:   /* overlapping windows: 3x3 stride 2, and 3 stride 1 */
-            g = pool_geom(n, c, rnd(&r, 3, 20), rnd(&r, 3, 20), 3, 3, 2, 2);
-            break;
-        default:  /* rectangular window and strides */
-            g = pool_geom(n, c, rnd(&r, 3, 20), rnd(&r, 2, 20), 3, 2, rnd(&r, 1, 3),
-                          rnd(&r, 1, 3));
-            break;
-        }
+        nn_pool_geom g = random_pool(&r, rep);
         pool_case(f, &f->cpu, seed, &g, rep % 2 == 0);
     }
     /* the presets' pools at a batch large enough to be split between threads */
@@ -541,8 +369,8 @@ static void test_maxpool(void **state)
         pool_geom(512, 16, 1, 5, 1, 5, 1, 1),
     };
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
-        pool_case(f, &f->cpu, case_seed(f, 8, (int)i), &presets[i], 1);
-        pool_case(f, &f->cpu3, case_seed(f, 8, (int)i), &presets[i], 0);
+        pool_case(f, &f->cpu, case_seed(f->seed, 8, (int)i), &presets[i], 1);
+        pool_case(f, &f->cpu3, case_seed(f->seed, 8, (int)i), &presets[i], 0);
     }
 }
 
@@ -555,7 +383,7 @@ static void test_maxpool_nan(void **state)
     nn_pool_geom g2 = pool_geom(2, 3, 6, 7, 3, 3, 1, 2);
     const nn_pool_geom *gs[] = { &g, &g2 };
     for (int k = 0; k < 2; k++) {
-        uint64_t seed = case_seed(f, 9, k);
+        uint64_t seed = case_seed(f->seed, 9, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         size_t nx = (size_t)gs[k]->n * gs[k]->c * gs[k]->h_in * gs[k]->w_in;
@@ -591,7 +419,7 @@ static void test_activations(void **state)
     int k = 0;
     for (size_t a = 0; a < 3; a++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++, k++) {
-            uint64_t seed = case_seed(f, 10, k);
+            uint64_t seed = case_seed(f->seed, 10, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[s];
@@ -599,12 +427,7 @@ static void test_activations(void **state)
             snprintf(shape, sizeof shape, "%s n=%zu", names[a], n);
             float *x = fbuf(n), *dy = fbuf(n), *y_ref = fbuf(n), *y = fbuf(n);
             float *dx_ref = fbuf(n), *dx = fbuf(n);
-            /* mostly the interesting range, some far out (mish's tails), exact zeros */
-            for (size_t i = 0; i < n; i++) {
-                uint64_t u = nn_rng_below(&r, 10);
-                x[i] = u == 0 ? nn_rng_range(&r, -100, 100) : u == 1 ? 0.0f
-                     : nn_rng_range(&r, -6, 6);
-            }
+            fill_act_inputs(&r, x, n);
             fill(&r, dy, n, -1, 1);
             nn_backend *ref = &f->ref, *cpu = &f->cpu;
             expect_ok(ref, ref->ops->act_forward(ref, acts[a], n, x, y_ref), "act_forward");
@@ -630,7 +453,7 @@ static void test_dropout(void **state)
     int k = 0;
     for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++, k++) {
-            uint64_t seed = case_seed(f, 11, k);
+            uint64_t seed = case_seed(f->seed, 11, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[s];
@@ -661,7 +484,7 @@ static void test_softmax_xent(void **state)
 {
     fixture *f = *state;
     for (int k = 0; k < 12; k++) {
-        uint64_t seed = case_seed(f, 12, k);
+        uint64_t seed = case_seed(f->seed, 12, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         int n = k == 0 ? 1 : rnd(&r, 1, 300), classes = k == 1 ? 1 : rnd(&r, 1, 20);
@@ -692,7 +515,7 @@ static void test_mse(void **state)
 {
     fixture *f = *state;
     for (int k = 0; k < 12; k++) {
-        uint64_t seed = case_seed(f, 13, k);
+        uint64_t seed = case_seed(f->seed, 13, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         int n = rnd(&r, 1, 4096), width = rnd(&r, 1, 5);
@@ -732,7 +555,7 @@ static void test_sgd(void **state)
     int k = 0;
     for (size_t h = 0; h < sizeof hs / sizeof hs[0]; h++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++, k++) {
-            uint64_t seed = case_seed(f, 14, k);
+            uint64_t seed = case_seed(f->seed, 14, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[s];
@@ -774,7 +597,7 @@ static void test_adam(void **state)
     int k = 0;
     for (size_t h = 0; h < sizeof hs / sizeof hs[0]; h++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++, k++) {
-            uint64_t seed = case_seed(f, 15, k);
+            uint64_t seed = case_seed(f->seed, 15, k);
             nn_rng r;
             nn_rng_seed(&r, seed);
             size_t n = sizes[s];
@@ -810,7 +633,7 @@ static void test_thread_counts(void **state)
     fixture *f = *state;
     nn_backend *fast[] = { &f->cpu1, &f->cpu, &f->cpu3 };
     for (int k = 0; k < 6; k++) {
-        uint64_t seed = case_seed(f, 16, k);
+        uint64_t seed = case_seed(f->seed, 16, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
         int n = rnd(&r, 1, 300), in = rnd(&r, 1, 300), out = rnd(&r, 1, 300);
@@ -823,8 +646,8 @@ static void test_thread_counts(void **state)
     /* the big products of mnist-mlp-1000 and LeNet at batch 256 */
     nn_conv_geom lenet1 = conv_geom(64, 3, 32, 32, 6, 5, 1, 0);
     for (int t = 0; t < 3; t += 2) {
-        linear_case(f, fast[t], case_seed(f, 17, t), 256, 784, 1000, 1, 1);
-        conv_case(f, fast[t], case_seed(f, 17, t), &lenet1, 1, 0);
+        linear_case(f, fast[t], case_seed(f->seed, 17, t), 256, 784, 1000, 1, 1);
+        conv_case(f, fast[t], case_seed(f->seed, 17, t), &lenet1, 1, 0);
     }
 }
 
@@ -835,7 +658,7 @@ static void test_deterministic(void **state)
     fixture *f = *state;
     nn_backend *b = &f->cpu3;
     nn_rng r;
-    nn_rng_seed(&r, case_seed(f, 18, 0));
+    nn_rng_seed(&r, case_seed(f->seed, 18, 0));
     nn_conv_geom g = conv_geom(37, 6, 14, 14, 16, 5, 1, 0);
     size_t nx = (size_t)g.n * g.c_in * g.h_in * g.w_in, nw = (size_t)g.c_out * g.c_in * 25;
     size_t ny = (size_t)g.n * g.c_out * g.h_out * g.w_out;
