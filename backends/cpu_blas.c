@@ -20,6 +20,7 @@
  *
  * Every buffer passed to one call must be distinct, as for cpu-ref.
  */
+#include "geom_check.h"
 #include "cpu_ref.h"
 
 #include <cblas.h>
@@ -569,22 +570,8 @@ static size_t round16(size_t floats)    /* keeps every area 64-byte aligned */
 
 static int conv_check(nn_backend *b, const char *op, const nn_conv_geom *g)
 {
-    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_in <= 0 || g->w_in <= 0 ||
-        g->k_h <= 0 || g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 ||
-        g->pad_h < 0 || g->pad_w < 0)
-        return nn_backend_fail(b, "%s: bad geometry n=%d c_in=%d %dx%d c_out=%d k=%dx%d "
-                               "stride=%dx%d pad=%dx%d", op, g->n, g->c_in, g->h_in, g->w_in,
-                               g->c_out, g->k_h, g->k_w, g->stride_h, g->stride_w,
-                               g->pad_h, g->pad_w);
-    int hp = g->h_in + 2 * g->pad_h, wp = g->w_in + 2 * g->pad_w;
-    if (hp < g->k_h || wp < g->k_w)
-        return nn_backend_fail(b, "%s: kernel %dx%d larger than padded input %dx%d",
-                               op, g->k_h, g->k_w, hp, wp);
-    int h_out = (hp - g->k_h) / g->stride_h + 1, w_out = (wp - g->k_w) / g->stride_w + 1;
-    if (g->h_out != h_out || g->w_out != w_out)
-        return nn_backend_fail(b, "%s: output is %dx%d, the geometry gives %dx%d",
-                               op, g->h_out, g->w_out, h_out, w_out);
-    return 0;
+    char why[192];
+    return nn_conv_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
 }
 
 /* A pure function of the geometry and the thread count, so that the
@@ -1011,17 +998,8 @@ static int blas_conv2d_backward(nn_backend *b, const nn_conv_geom *g,
 
 static int pool_check(nn_backend *b, const char *op, const nn_pool_geom *g)
 {
-    if (g->n <= 0 || g->c <= 0 || g->h_in <= 0 || g->w_in <= 0 || g->k_h <= 0 ||
-        g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 || g->k_h > g->h_in ||
-        g->k_w > g->w_in)
-        return nn_backend_fail(b, "%s: bad geometry n=%d c=%d %dx%d k=%dx%d stride=%dx%d",
-                               op, g->n, g->c, g->h_in, g->w_in, g->k_h, g->k_w,
-                               g->stride_h, g->stride_w);
-    int h_out = (g->h_in - g->k_h) / g->stride_h + 1, w_out = (g->w_in - g->k_w) / g->stride_w + 1;
-    if (g->h_out != h_out || g->w_out != w_out)
-        return nn_backend_fail(b, "%s: output is %dx%d, the geometry gives %dx%d",
-                               op, g->h_out, g->w_out, h_out, w_out);
-    return 0;
+    char why[192];
+    return nn_pool_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
 }
 
 /* written without && or || so that it compiles to a select, not a branch */

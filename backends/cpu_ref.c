@@ -11,6 +11,7 @@
  * Every buffer passed to one call must be distinct (restrict): in-place calls
  * such as act_forward(x, x) are not supported.
  */
+#include "geom_check.h"
 #include "cpu_ref.h"
 
 #include <math.h>
@@ -144,22 +145,8 @@ int nn_ref_linear_backward(nn_backend *b, int n, int in, int out,
  * a wrong h_out here is an engine bug that would otherwise read out of bounds. */
 static int conv_geom_check(nn_backend *b, const char *op, const nn_conv_geom *g)
 {
-    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_in <= 0 || g->w_in <= 0 ||
-        g->k_h <= 0 || g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 ||
-        g->pad_h < 0 || g->pad_w < 0)
-        return nn_backend_fail(b, "%s: bad geometry n=%d c_in=%d %dx%d c_out=%d k=%dx%d "
-                               "stride=%dx%d pad=%dx%d", op, g->n, g->c_in, g->h_in, g->w_in,
-                               g->c_out, g->k_h, g->k_w, g->stride_h, g->stride_w,
-                               g->pad_h, g->pad_w);
-    int hp = g->h_in + 2 * g->pad_h, wp = g->w_in + 2 * g->pad_w;
-    if (hp < g->k_h || wp < g->k_w)
-        return nn_backend_fail(b, "%s: kernel %dx%d larger than padded input %dx%d",
-                               op, g->k_h, g->k_w, hp, wp);
-    int h_out = (hp - g->k_h) / g->stride_h + 1, w_out = (wp - g->k_w) / g->stride_w + 1;
-    if (g->h_out != h_out || g->w_out != w_out)
-        return nn_backend_fail(b, "%s: output is %dx%d, the geometry gives %dx%d",
-                               op, g->h_out, g->w_out, h_out, w_out);
-    return 0;
+    char why[192];
+    return nn_conv_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
 }
 
 size_t nn_ref_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
@@ -305,17 +292,8 @@ int nn_ref_conv2d_backward(nn_backend *b, const nn_conv_geom *g,
 
 static int pool_geom_check(nn_backend *b, const char *op, const nn_pool_geom *g)
 {
-    if (g->n <= 0 || g->c <= 0 || g->h_in <= 0 || g->w_in <= 0 || g->k_h <= 0 ||
-        g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 || g->k_h > g->h_in ||
-        g->k_w > g->w_in)
-        return nn_backend_fail(b, "%s: bad geometry n=%d c=%d %dx%d k=%dx%d stride=%dx%d",
-                               op, g->n, g->c, g->h_in, g->w_in, g->k_h, g->k_w,
-                               g->stride_h, g->stride_w);
-    int h_out = (g->h_in - g->k_h) / g->stride_h + 1, w_out = (g->w_in - g->k_w) / g->stride_w + 1;
-    if (g->h_out != h_out || g->w_out != w_out)
-        return nn_backend_fail(b, "%s: output is %dx%d, the geometry gives %dx%d",
-                               op, g->h_out, g->w_out, h_out, w_out);
-    return 0;
+    char why[192];
+    return nn_pool_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
 }
 
 int nn_ref_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g,

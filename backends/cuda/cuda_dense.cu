@@ -17,6 +17,7 @@
  * gets algorithms that fit in the largest workspace reported so far.
  * Among cuDNN's heuristic choices, deterministic algorithms come first, so
  * that a run repeats bit for bit; with TF32 off, only FMA math (plain FP32). */
+#include "geom_check.h"
 #include "cuda_backend.h"
 
 #include <string.h>
@@ -70,21 +71,8 @@ int gpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x, c
 /* cpu-ref's check: a wrong output size is an engine bug, caught before cuDNN. */
 static int conv_check(nn_backend *b, const char *op, const nn_conv_geom *g)
 {
-    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_in <= 0 || g->w_in <= 0 ||
-        g->k_h <= 0 || g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 || g->pad_h < 0 ||
-        g->pad_w < 0)
-        return gpu_fail(b, "%s: bad geometry n=%d c_in=%d %dx%d c_out=%d k=%dx%d stride=%dx%d "
-                        "pad=%dx%d", op, g->n, g->c_in, g->h_in, g->w_in, g->c_out, g->k_h,
-                        g->k_w, g->stride_h, g->stride_w, g->pad_h, g->pad_w);
-    int hp = g->h_in + 2 * g->pad_h, wp = g->w_in + 2 * g->pad_w;
-    if (hp < g->k_h || wp < g->k_w)
-        return gpu_fail(b, "%s: kernel %dx%d larger than padded input %dx%d", op, g->k_h, g->k_w,
-                        hp, wp);
-    int h_out = (hp - g->k_h) / g->stride_h + 1, w_out = (wp - g->k_w) / g->stride_w + 1;
-    if (g->h_out != h_out || g->w_out != w_out)
-        return gpu_fail(b, "%s: output is %dx%d, the geometry gives %dx%d", op, g->h_out,
-                        g->w_out, h_out, w_out);
-    return 0;
+    char why[192];
+    return nn_conv_geom_problem(op, g, why, sizeof why) ? gpu_fail(b, "%s", why) : 0;
 }
 
 static void plan_release(gpu_conv_plan *p)

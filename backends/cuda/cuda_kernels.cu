@@ -11,6 +11,7 @@
  * both x and y, which the contract lets a caller pass as NULL, and cuDNN does
  * not promise to route a pooling gradient to the *first* maximum among ties,
  * nor to drop it at a NaN, as PyTorch and cpu-ref do. One launch either way. */
+#include "geom_check.h"
 #include "cuda_backend.h"
 
 #include <math.h>
@@ -80,16 +81,8 @@ int gpu_bias_grad(nn_backend *b, const char *op, int n, int out, const float *dy
 
 static int pool_check(nn_backend *b, const char *op, const nn_pool_geom *g)
 {
-    if (g->n <= 0 || g->c <= 0 || g->h_in <= 0 || g->w_in <= 0 || g->k_h <= 0 ||
-        g->k_w <= 0 || g->stride_h <= 0 || g->stride_w <= 0 || g->k_h > g->h_in ||
-        g->k_w > g->w_in)
-        return gpu_fail(b, "%s: bad geometry n=%d c=%d %dx%d k=%dx%d stride=%dx%d", op, g->n,
-                        g->c, g->h_in, g->w_in, g->k_h, g->k_w, g->stride_h, g->stride_w);
-    int h_out = (g->h_in - g->k_h) / g->stride_h + 1, w_out = (g->w_in - g->k_w) / g->stride_w + 1;
-    if (g->h_out != h_out || g->w_out != w_out)
-        return gpu_fail(b, "%s: output is %dx%d, the geometry gives %dx%d", op, g->h_out,
-                        g->w_out, h_out, w_out);
-    return 0;
+    char why[192];
+    return nn_pool_geom_problem(op, g, why, sizeof why) ? gpu_fail(b, "%s", why) : 0;
 }
 
 /* One thread per output: the window's maximum, a NaN winning (as PyTorch). */
