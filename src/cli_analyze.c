@@ -26,17 +26,6 @@ typedef struct analyze_options {
     int json, csv, recalibrate;
 } analyze_options;
 
-static int parse_count(const char *opt, const char *arg, long min, long *out)
-{
-    long v;
-    if (nn_parse_long(arg, &v) != 0 || v < min) {
-        fprintf(stderr, "nnlab: --%s %s: expected a whole number >= %ld\n", opt, arg, min);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_options(int argc, char **argv, analyze_options *o)
 {
     static const struct option longopts[] = {
@@ -55,10 +44,10 @@ static int parse_options(int argc, char **argv, analyze_options *o)
         case 'd': o->device = optarg; break;
         case 'D': o->devices = optarg; break;
         case 'B': o->batches = optarg; break;
-        case 'b': if (parse_count("batch", optarg, 1, &o->batch)) return -1; break;
-        case 's': if (parse_count("steps", optarg, 1, &o->steps)) return -1; break;
-        case 'w': if (parse_count("warmup", optarg, 0, &o->warmup)) return -1; break;
-        case 't': if (parse_count("threads", optarg, 1, &o->threads)) return -1; break;
+        case 'b': if (nn_cli_parse_count("batch", optarg, 1, &o->batch)) return -1; break;
+        case 's': if (nn_cli_parse_count("steps", optarg, 1, &o->steps)) return -1; break;
+        case 'w': if (nn_cli_parse_count("warmup", optarg, 0, &o->warmup)) return -1; break;
+        case 't': if (nn_cli_parse_count("threads", optarg, 1, &o->threads)) return -1; break;
         case 'j': o->json = 1; break;
         case 'c': o->csv = 1; break;
         case 'R': o->recalibrate = 1; break;
@@ -153,21 +142,6 @@ int nn_cli_calibrate(int argc, char **argv)
 
 /* ---- timing a point ------------------------------------------------------------------ */
 
-static int load_preset(const char *name, nn_preset *p)
-{
-    char path[NN_PATH_LEN], err[NN_ERR_LEN];
-    if (!name) {
-        fprintf(stderr, "nnlab: --preset NAME|FILE is required (see `nnlab presets`)\n");
-        return -1;
-    }
-    if (nn_preset_find(name, path, sizeof path, err, sizeof err) != 0 ||
-        nn_preset_load(path, p, err, sizeof err) != 0) {
-        fprintf(stderr, "nnlab: %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
 /* Times `steps` training steps of p on device at batch; 0 or -1. */
 static int time_point(const nn_preset *p, const char *device, int batch, const analyze_options *o,
                       nn_snapshot *s)
@@ -258,7 +232,7 @@ int nn_cli_explain(int argc, char **argv)
     nn_calibration cal;
     nn_snapshot s;
     nn_explanation e;
-    if (parse_options(argc, argv, &o) != 0 || load_preset(o.preset, &p) != 0)
+    if (parse_options(argc, argv, &o) != 0 || nn_cli_load_preset(o.preset, &p) != 0)
         return 2;
     const char *device = o.device ? o.device : p.device;
     int batch = o.batch ? (int)o.batch : p.batch;
@@ -386,7 +360,7 @@ int nn_cli_sweep(int argc, char **argv)
     static sweep_point pts[MAX_DEVICES][MAX_POINTS];
     char names[MAX_DEVICES][16];
     int batches[MAX_POINTS];
-    if (parse_options(argc, argv, &o) != 0 || load_preset(o.preset, &p) != 0)
+    if (parse_options(argc, argv, &o) != 0 || nn_cli_load_preset(o.preset, &p) != 0)
         return 2;
     int nb = parse_list(o.batches ? o.batches : "1,2,4,8,16,32,64,128,256,512,1024,2048,4096", batches, MAX_POINTS);
     int nd = split_devices(o.devices ? o.devices : "cpu", names);

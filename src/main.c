@@ -97,7 +97,7 @@ enum {
     OPT_GRAPH, OPT_NO_GRAPH, OPT_TF32
 };
 
-static int parse_count(const char *opt, const char *arg, long min, long *out)
+int nn_cli_parse_count(const char *opt, const char *arg, long min, long *out)
 {
     long v;
     if (nn_parse_long(arg, &v) != 0 || v < min) {
@@ -142,14 +142,14 @@ static int parse_options(int argc, char **argv, int bench, cli_options *o)
         case 'p': o->preset = optarg; break;
         case 'd': o->device = optarg; break;
         case 'D': o->data = optarg; break;
-        case 'b': if (parse_count("batch", optarg, 1, &o->batch)) return -1; break;
-        case 'e': if (parse_count("epochs", optarg, 1, &o->epochs)) return -1; break;
-        case 's': if (parse_count("steps", optarg, 1, &o->steps)) return -1; break;
-        case 'w': if (parse_count("warmup", optarg, 0, &o->warmup)) return -1; break;
-        case 't': if (parse_count("threads", optarg, 1, &o->threads)) return -1; break;
-        case 'L': if (parse_count("log-every", optarg, 1, &o->log_every)) return -1; break;
+        case 'b': if (nn_cli_parse_count("batch", optarg, 1, &o->batch)) return -1; break;
+        case 'e': if (nn_cli_parse_count("epochs", optarg, 1, &o->epochs)) return -1; break;
+        case 's': if (nn_cli_parse_count("steps", optarg, 1, &o->steps)) return -1; break;
+        case 'w': if (nn_cli_parse_count("warmup", optarg, 0, &o->warmup)) return -1; break;
+        case 't': if (nn_cli_parse_count("threads", optarg, 1, &o->threads)) return -1; break;
+        case 'L': if (nn_cli_parse_count("log-every", optarg, 1, &o->log_every)) return -1; break;
         case 'S':
-            if (parse_count("seed", optarg, 0, &v)) return -1;
+            if (nn_cli_parse_count("seed", optarg, 0, &v)) return -1;
             o->seed = (unsigned long long)v;
             break;
         case 'l':
@@ -189,9 +189,13 @@ static int parse_options(int argc, char **argv, int bench, cli_options *o)
     return 0;
 }
 
-static int load_preset(const char *name, nn_preset *p)
+int nn_cli_load_preset(const char *name, nn_preset *p)
 {
     char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    if (!name) {
+        fprintf(stderr, "nnlab: --preset NAME|FILE is required (see `nnlab presets`)\n");
+        return -1;
+    }
     if (nn_preset_find(name, path, sizeof path, err, sizeof err) != 0 ||
         nn_preset_load(path, p, err, sizeof err) != 0) {
         fprintf(stderr, "nnlab: %s\n", err);
@@ -426,7 +430,7 @@ static int run_job(int argc, char **argv, int bench)
 
     if (parse_options(argc, argv, bench, &o) != 0)
         return EXIT_USAGE;
-    if (load_preset(o.preset, &p) != 0)
+    if (nn_cli_load_preset(o.preset, &p) != 0)
         return EXIT_USAGE;
     fill_config(&cfg, &p, &o, bench);
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
