@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_conv_direct.h"
 #include "dropout_hash.h"
 #include "util.h"
 
@@ -621,14 +622,6 @@ static size_t conv_ws_floats(const conv_plan *p)
     return (size_t)p->threads * p->thread_stride + (size_t)p->slots * p->slot_stride;
 }
 
-static size_t blas_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
-{
-    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_out <= 0 || g->w_out <= 0 ||
-        g->k_h <= 0 || g->k_w <= 0)
-        return 0;   /* the operation itself reports the bad geometry */
-    conv_plan p = conv_plan_for(b, g);
-    return conv_ws_floats(&p) * sizeof(float);
-}
 
 /* Copies and zero-fills of short runs (one output row: 28 floats in LeNet).
  * A memcpy call per row costs more than the copy, so whole 8- and 4-float
@@ -792,6 +785,194 @@ static void col2im(const nn_conv_geom *g, const float *col, int nb, int r0, int 
             }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Direct convolution (cpu_conv_direct.c): stride 1, few output channels.    */
+/*                                                                          */
+/* Workspace: the shared tables (tap offsets; the transposed weights for dx),  */
+/* then one area per thread (padded inputs, wide outputs or output gradients),  */
+/* then the slots of partial weight gradients, as for im2col.                 */
+
+/* Floats of padded input and margined output gradient per backward chunk:
+ * half a core's L2, so the weight-gradient sweeps read them from cache. */
+#define DIRECT_CHUNK_FLOATS 32768
+
+typedef struct dconv_plan {
+    dconv_dims d;
+    int threads;
+    int row_parts;        /* forward items per sample (rows split when n < threads) */
+    int nb;               /* backward samples per chunk */
+    int chunks, slots;
+    size_t table_floats;  /* offs (K ints), offs_t (Kt ints), w_t (c_in Kt) */
+    size_t thread_stride; /* max(forward: xp + yw, backward: nb (xp + dyp) + dxp) */
+    size_t slot_stride;   /* dw (c_out K) + dbias (c_out) */
+} dconv_plan;
+
+static dconv_plan dconv_plan_for(const nn_backend *b, const nn_conv_geom *g)
+{
+    dconv_plan p;
+    nn_direct_conv_dims(g, &p.d);
+    const dconv_dims *d = &p.d;
+    double macs = (double)g->n * (double)g->c_out * (double)d->K * (double)g->h_out * g->w_out;
+    p.threads = threads_for(b, macs, PAR_MIN_MACS);
+    p.row_parts = 1;
+    if (g->n < p.threads)
+        p.row_parts = (p.threads + g->n - 1) / g->n < g->h_out ? (p.threads + g->n - 1) / g->n
+                                                                : g->h_out;
+    size_t per_sample = d->xp_floats + d->dyp_floats;
+    size_t fit = DIRECT_CHUNK_FLOATS / per_sample;
+    size_t per_thread = ((size_t)g->n + (size_t)p.threads - 1) / (size_t)p.threads;
+    p.nb = (int)(fit < 1 ? 1 : fit < per_thread ? fit : per_thread);
+    p.chunks = (g->n + p.nb - 1) / p.nb;
+    p.slots = p.chunks < CONV_SLOTS ? p.chunks : CONV_SLOTS;
+    p.table_floats = round16(d->K + d->Kt + (size_t)g->c_in * d->Kt);
+    size_t fwd = d->xp_floats + d->yw_floats;
+    size_t bwd = (size_t)p.nb * per_sample + d->dxp_floats + nn_direct_conv_wgrad_floats(g, d);
+    p.thread_stride = round16(fwd > bwd ? fwd : bwd);
+    p.slot_stride = round16((size_t)g->c_out * d->K + (size_t)g->c_out);
+    return p;
+}
+
+static size_t dconv_ws_floats(const dconv_plan *p)
+{
+    int parts = p->threads;
+    return p->table_floats + (size_t)parts * p->thread_stride + (size_t)p->slots * p->slot_stride;
+}
+
+typedef struct dconv_task {
+    const nn_conv_geom *g;
+    dconv_plan plan;
+    const float *x, *w, *bias, *dy;
+    float *y, *dx, *dw, *dbias;
+    const int *offs, *offs_t;
+    const float *w_t;
+    float *threads_ws, *slots_ws;
+} dconv_task;
+
+static void dconv_task_layout(dconv_task *t, void *ws, int with_dx)
+{
+    float *f = ws;
+    int *offs = ws;
+    const dconv_dims *d = &t->plan.d;
+    nn_direct_conv_tables(t->g, d, t->w, offs, with_dx ? offs + d->K : NULL,
+                          with_dx ? f + d->K + d->Kt : NULL);
+    t->offs = offs;
+    t->offs_t = offs + d->K;
+    t->w_t = f + d->K + d->Kt;
+    t->threads_ws = f + t->plan.table_floats;
+    t->slots_ws = t->threads_ws + (size_t)t->plan.threads * t->plan.thread_stride;
+}
+
+/* Forward of item = sample * row_parts + part: its output rows. */
+static void dconv_forward_item(void *ctx, int item, int part)
+{
+    const dconv_task *t = ctx;
+    const nn_conv_geom *g = t->g;
+    const dconv_plan *p = &t->plan;
+    const dconv_dims *d = &p->d;
+    float *xp = t->threads_ws + (size_t)part * p->thread_stride;
+    float *yw = xp + d->xp_floats;
+    const size_t s = (size_t)(item / p->row_parts);
+    const int rp = item % p->row_parts;
+    const int oh0 = g->h_out * rp / p->row_parts, oh1 = g->h_out * (rp + 1) / p->row_parts;
+    const size_t in_sample = (size_t)g->c_in * (size_t)g->h_in * (size_t)g->w_in;
+    const size_t out_sample = (size_t)g->c_out * (size_t)g->h_out * (size_t)g->w_out;
+    size_t q0, q1;
+    nn_direct_conv_rows(d, oh0, oh1, &q0, &q1);
+    nn_direct_conv_pad_input(g, d, t->x + s * in_sample, xp);
+    nn_direct_conv_forward(g, d, t->w, t->offs, xp, yw, q0, q1);
+    nn_direct_conv_store(g, d, yw, t->bias, t->y + s * out_sample, oh0, oh1);
+}
+
+static void dconv_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
+                          const float *bias, float *y, void *ws)
+{
+    dconv_task t = { .g = g, .plan = dconv_plan_for(b, g), .x = x, .w = w, .bias = bias, .y = y };
+    dconv_task_layout(&t, ws, 0);
+    par_for(b, t.plan.threads, g->n * t.plan.row_parts, dconv_forward_item, &t);
+}
+
+/* Backward of slot `item`: its chunks' dx, and its partial dw and dbias. */
+static void dconv_backward_item(void *ctx, int item, int part)
+{
+    const dconv_task *t = ctx;
+    const nn_conv_geom *g = t->g;
+    const dconv_plan *p = &t->plan;
+    const dconv_dims *d = &p->d;
+    float *xps = t->threads_ws + (size_t)part * p->thread_stride;
+    float *dyps = xps + (size_t)p->nb * d->xp_floats;
+    float *dxp = dyps + (size_t)p->nb * d->dyp_floats;
+    float *acc = dxp + d->dxp_floats;
+    float *dw_slot = t->slots_ws + (size_t)item * p->slot_stride;
+    float *db_slot = dw_slot + (size_t)g->c_out * d->K;
+    const size_t CO = (size_t)g->c_out, HW = (size_t)g->h_out * (size_t)g->w_out;
+    const size_t in_sample = (size_t)g->c_in * (size_t)g->h_in * (size_t)g->w_in;
+    const size_t out_sample = CO * HW;
+    size_t c0, c1;
+    split_range((size_t)p->chunks, item, p->slots, 1, &c0, &c1);
+    const size_t s0 = c0 * (size_t)p->nb;
+    const size_t s1 = c1 * (size_t)p->nb < (size_t)g->n ? c1 * (size_t)p->nb : (size_t)g->n;
+
+    if (t->dbias)
+        for (size_t co = 0; co < CO; co++) {
+            double acc = 0.0;
+            for (size_t s = s0; s < s1; s++)
+                acc += sum_run(t->dy + s * out_sample + co * HW, HW);
+            db_slot[co] = (float)acc;
+        }
+    memset(dw_slot, 0, CO * d->K * sizeof *dw_slot);
+    for (size_t s = s0; s < s1; s += (size_t)p->nb) {
+        const int nb = (int)(s1 - s < (size_t)p->nb ? s1 - s : (size_t)p->nb);
+        for (int j = 0; j < nb; j++) {
+            nn_direct_conv_pad_input(g, d, t->x + (s + (size_t)j) * in_sample,
+                                     xps + (size_t)j * d->xp_floats);
+            nn_direct_conv_widen(g, d, t->dy + (s + (size_t)j) * out_sample,
+                                 dyps + (size_t)j * d->dyp_floats);
+        }
+        if (t->dw)
+            nn_direct_conv_weight_grad(g, d, t->offs, xps, dyps, nb, dw_slot, acc);
+        if (t->dx)
+            for (int j = 0; j < nb; j++)
+                nn_direct_conv_input_grad(g, d, t->w_t, t->offs_t, dyps + (size_t)j * d->dyp_floats,
+                                          dxp, t->dx + (s + (size_t)j) * in_sample);
+    }
+}
+
+static void dconv_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
+                           const float *dy, float *dx, float *dw, float *dbias, void *ws)
+{
+    dconv_task t = { .g = g, .plan = dconv_plan_for(b, g), .x = x, .w = w, .dy = dy, .dx = dx,
+                     .dw = dw, .dbias = dbias };
+    const dconv_plan *p = &t.plan;
+    dconv_task_layout(&t, ws, dx != NULL);
+    par_for(b, p->threads, p->slots, dconv_backward_item, &t);
+
+    /* add up the slots' partial dw and dbias, in slot order */
+    const size_t wn = (size_t)g->c_out * p->d.K;
+    if (dw) {
+        memcpy(dw, t.slots_ws, wn * sizeof *dw);
+        for (int i = 1; i < p->slots; i++)
+            add_run(dw, t.slots_ws + (size_t)i * p->slot_stride, wn);
+    }
+    if (dbias) {
+        memcpy(dbias, t.slots_ws + wn, (size_t)g->c_out * sizeof *dbias);
+        for (int i = 1; i < p->slots; i++)
+            add_run(dbias, t.slots_ws + (size_t)i * p->slot_stride + wn, (size_t)g->c_out);
+    }
+}
+
+static size_t blas_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+{
+    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_out <= 0 || g->w_out <= 0 ||
+        g->k_h <= 0 || g->k_w <= 0)
+        return 0;   /* the operation itself reports the bad geometry */
+    if (nn_direct_conv_usable(g)) {
+        dconv_plan p = dconv_plan_for(b, g);
+        return dconv_ws_floats(&p) * sizeof(float);
+    }
+    conv_plan p = conv_plan_for(b, g);
+    return conv_ws_floats(&p) * sizeof(float);
+}
+
 typedef struct conv_task {
     const nn_conv_geom *g;
     conv_plan plan;
@@ -860,6 +1041,10 @@ static int blas_conv2d_forward(nn_backend *b, const nn_conv_geom *g,
         return -1;
     if (!ws)
         return nn_backend_fail(b, "conv2d_forward: no workspace");
+    if (nn_direct_conv_usable(g)) {
+        dconv_forward(b, g, x, w, bias, y, ws);
+        return 0;
+    }
     conv_task t = { .g = g, .plan = conv_plan_for(b, g), .x = x, .w = w, .bias = bias, .y = y,
                     .ws = ws };
     par_for(b, t.plan.threads, t.plan.chunks * t.plan.tiles, conv_forward_item, &t);
@@ -971,6 +1156,10 @@ static int blas_conv2d_backward(nn_backend *b, const nn_conv_geom *g,
         return -1;
     if (!ws)
         return nn_backend_fail(b, "conv2d_backward: no workspace");
+    if (nn_direct_conv_usable(g)) {
+        dconv_backward(b, g, x, w, dy, dx, dw, dbias, ws);
+        return 0;
+    }
     conv_task t = { .g = g, .plan = conv_plan_for(b, g), .x = x, .w = w, .dy = dy, .dx = dx,
                     .dw = dw, .dbias = dbias, .ws = ws };
     const conv_plan *p = &t.plan;

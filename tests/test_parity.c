@@ -287,6 +287,12 @@ static void test_conv2d_presets_and_chunks(void **state)
         conv_geom(3, 5, 5, 3, 4, 5, 1, 2),       /* kernel as large as the padded input */
         conv_geom(2, 16, 20, 20, 8, 5, 1, 2),    /* K*HW = 160000: tiles of 8 output rows */
         conv_geom(2, 16, 29, 29, 6, 5, 2, 2),    /* tiles, stride 2, padding 2 */
+        /* the direct kernels (cpu_conv_direct.c; tests/parity-im2col.sh runs
+         * these through im2col instead) */
+        conv_geom(1, 2, 30, 30, 13, 3, 1, 1),    /* rows split between threads, 6+6+1 channels */
+        conv_geom(3, 3, 28, 28, 32, 5, 1, 2),    /* 32 channels, an odd tap count, padding */
+        conv_geom(2, 1, 40, 40, 7, 7, 1, 0),     /* 7x7, one input channel */
+        conv_geom(5, 4, 16, 16, 5, 2, 1, 0),     /* an even kernel, 16 of 17 columns */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         conv_case(f, &f->cpu, case_seed(f->seed, 5, (int)k), &cases[k], 1, 1);
