@@ -1243,6 +1243,17 @@ static void maxpool_forward_planes(const nn_pool_geom *g, const float *x, float 
     }
 }
 
+/* cond ? v : 0.0f as a bit mask, without a branch (and without 0 * v, which
+ * would turn an infinite gradient into NaN) */
+static inline float keep_if(int cond, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    u &= (uint32_t)0 - (uint32_t)cond;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
 static void maxpool_backward_planes(const nn_pool_geom *g, const float *x, const float *y,
                                     const float *dy, float *dx, size_t p0, size_t p1)
 {
@@ -1261,16 +1272,19 @@ static void maxpool_backward_planes(const nn_pool_geom *g, const float *x, const
                 const float *r0 = xp + 2 * oh * WI, *r1 = r0 + WI;
                 float *d0 = dxp + 2 * oh * WI, *d1 = d0 + WI;
                 for (size_t ow = 0; ow < WO; ow++) {
-                    float m = yp[oh * WO + ow], d = dyp[oh * WO + ow];
-                    size_t c = 2 * ow;
-                    int a = r0[c] == m;
-                    int bb = !a && r0[c + 1] == m;
-                    int cc = !a && !bb && r1[c] == m;
-                    int dd = !a && !bb && !cc && r1[c + 1] == m;
-                    d0[c] = a ? d : 0.0f;
-                    d0[c + 1] = bb ? d : 0.0f;
-                    d1[c] = cc ? d : 0.0f;
-                    d1[c + 1] = dd ? d : 0.0f;
+                    /* branch-free: where the maximum sits is data, and a
+                     * mispredicted branch per window made this loop 10% of
+                     * LeNet's step at batch 4 */
+                    const float m = yp[oh * WO + ow], d = dyp[oh * WO + ow];
+                    const size_t c = 2 * ow;
+                    const int a = r0[c] == m;
+                    const int bb = (r0[c + 1] == m) & !a;
+                    const int cc = (r1[c] == m) & !(a | bb);
+                    const int dd = (r1[c + 1] == m) & !(a | bb | cc);
+                    d0[c] = keep_if(a, d);
+                    d0[c + 1] = keep_if(bb, d);
+                    d1[c] = keep_if(cc, d);
+                    d1[c + 1] = keep_if(dd, d);
                 }
                 if (WI > 2 * WO) {
                     d0[WI - 1] = 0.0f;

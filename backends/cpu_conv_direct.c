@@ -13,10 +13,11 @@
  * micro-kernel gets full row blocks) and the direct kernel's weight
  * broadcasts no longer pay. */
 #define DIRECT_MAX_C_OUT 32
-/* Below this share of useful outputs im2col wins: LeNet's second convolution
- * (10 of every 14 columns, 100 of 144 positions: 69%) measured 20% slower
- * direct than with im2col; its first (784 of 896: 87.5%) twice as fast. */
-#define DIRECT_MIN_USEFUL 0.75
+/* Below this share of useful outputs im2col wins. Measured at batch 256
+ * (tools in bench/README): LeNet's second convolution, 100 of 144 positions
+ * (69%), ran 1.5x faster direct (forward 94 vs 60 GFLOP/s; backward with dx
+ * 61-73 vs 39); its first, 784 of 896 (87.5%), twice as fast. */
+#define DIRECT_MIN_USEFUL 0.6
 
 static size_t round16(size_t floats)
 {
