@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <float.h>
 #include <math.h>
 #include <cmocka.h>
 
@@ -448,6 +449,37 @@ static void test_activations(void **state)
         }
 }
 
+/* The edges of the activations' fast paths: cpu's mish clamps its exponent
+ * to [-87, 20] and special-cases beyond; the infinities and NaN must come out
+ * as cpu-ref's. */
+static void test_activation_edges(void **state)
+{
+    fixture *f = *state;
+    static const float xs[] = {
+        NAN, INFINITY, -INFINITY, -FLT_MAX, -1e30f, -1000.0f, -104.0f, -88.0f, -87.0f,
+        -86.99f, -50.0f, -20.0f, -5.0f, -1.1924f, -1e-30f, -0.0f, 0.0f, 1e-38f, 1e-3f, 0.5f,
+        3.0f, 19.99f, 20.0f, 20.01f, 30.0f, 44.0f, 45.0f, 88.0f, 1000.0f, 1e30f, FLT_MAX,
+    };
+    static const enum nn_act acts[] = { NN_ACT_RELU, NN_ACT_TANH, NN_ACT_MISH };
+    static const char *names[] = { "relu edges", "tanh edges", "mish edges" };
+    const size_t n = sizeof xs / sizeof xs[0];
+    float dy[sizeof xs / sizeof xs[0]];
+    float y_ref[sizeof xs / sizeof xs[0]], y[sizeof xs / sizeof xs[0]];
+    float dx_ref[sizeof xs / sizeof xs[0]], dx[sizeof xs / sizeof xs[0]];
+    for (size_t i = 0; i < n; i++)
+        dy[i] = i % 2 ? 0.5f : -2.0f;
+    for (size_t a = 0; a < 3; a++) {
+        nn_backend *ref = &f->ref, *cpu = &f->cpu;
+        expect_ok(ref, ref->ops->act_forward(ref, acts[a], n, xs, y_ref), "act_forward");
+        expect_ok(cpu, cpu->ops->act_forward(cpu, acts[a], n, xs, y), "act_forward");
+        expect_close("act_forward", names[a], 0, y_ref, y, n, TOL_ABS, TOL_REL);
+        expect_ok(ref, ref->ops->act_backward(ref, acts[a], n, xs, y_ref, dy, dx_ref),
+                  "act_backward");
+        expect_ok(cpu, cpu->ops->act_backward(cpu, acts[a], n, xs, y, dy, dx), "act_backward");
+        expect_close("act_backward", names[a], 0, dx_ref, dx, n, TOL_ABS, TOL_REL);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Dropout: the mask is a shared pure function, so results are identical.    */
 
@@ -743,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_maxpool),
         cmocka_unit_test(test_maxpool_nan),
         cmocka_unit_test(test_activations),
+        cmocka_unit_test(test_activation_edges),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_softmax_xent),
         cmocka_unit_test(test_mse),
