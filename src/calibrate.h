@@ -10,6 +10,22 @@
 
 #include <stddef.h>
 
+#include "cost.h"
+
+/* How fast one kind of operation runs as its size grows: small products run
+ * far below the sgemm peak (packing, thread wake-ups, short loops), so a
+ * step of small layers is priced at the rate measured near its own size.
+ * Point i: one call of flops[i] FLOPs (counted as cost.h counts them) ran at
+ * gflops[i] once the fixed cost of a call (matrix_op_us) is taken off. */
+#define NN_CURVE_POINTS 8
+#define NN_ELEM_CALIBRATION 262144
+
+typedef struct nn_rate_curve {
+    int n;                               /* points, by increasing flops; 0 = not measured */
+    double flops[NN_CURVE_POINTS];
+    double gflops[NN_CURVE_POINTS];
+} nn_rate_curve;
+
 typedef struct nn_calibration {
     char device[16];
     char machine[256];           /* CPU model and cores (and the device's own summary) */
@@ -22,7 +38,34 @@ typedef struct nn_calibration {
     double upload_gbps;          /* copying 64 MiB to the device from pageable host memory */
     double host_copy_gbps;       /* memcpy in host memory */
     long long created;           /* unix time */
+
+    /* Since cache format 2 (an older cache file is stale: see nn_calibration_load). */
+    double download_us;          /* copying 4 bytes back to the host: a copy plus the wait for it */
+    int has_pinned;              /* the backend has page-locked memory (host_alloc): */
+    double pinned_upload_us;     /*   4 bytes to the device from it */
+    double pinned_upload_gbps;   /*   64 MiB to the device from it */
+    int has_graph;               /* the backend records and replays graphs: */
+    double graph_launch_us;      /*   launching a recorded graph (its own bookkeeping node included) */
+    double graph_node_us;        /*   each node a replay runs (a tiny kernel) */
+    double matrix_op_us;         /* fixed cost of one matrix product: a 1x1x1 linear_forward */
+    nn_rate_curve linear_fwd;    /* linear_forward at the presets' layer shapes, up to 1024^3 */
+    nn_rate_curve linear_bwd;    /* linear_backward (dx, dw, dbias) at the same shapes */
+    nn_rate_curve conv_fwd;      /* conv2d_forward of LeNet's first convolution, batch 1..256 */
+    nn_rate_curve conv_bwd;      /* conv2d_backward (dx, dw, dbias) of the same */
+    /* Nanoseconds per element ([class][0] forward, [1] backward) of the ops
+     * that are not matrix products, at NN_ELEM_CALIBRATION elements (about a
+     * cache's worth): the cost of their arithmetic (mish's exp, log and tanh,
+     * a window's compares), as the bytes they move are priced apart. Rows of
+     * views and matrix products stay 0; a loss and an optimiser are one call
+     * each, in [class][0]. */
+    double elem_ns[NN_OP_CLASSES][2];
+    char note[160];              /* what could not be measured, and why ("" when all was) */
 } nn_calibration;
+
+/* The rate of curve c for one call of `flops` FLOPs: linear in log(FLOPs)
+ * between points, the nearest point's rate outside them; 0 when c has no
+ * points. */
+double nn_curve_gflops(const nn_rate_curve *c, double flops);
 
 typedef void (*nn_progress_fn)(void *ctx, double fraction, const char *what);
 
@@ -34,8 +77,11 @@ int nn_calibrate(const char *device, int threads, nn_calibration *out,
 /* This machine's description ("AMD EPYC ..., 2 cores"). */
 void nn_machine_description(char *buf, size_t len);
 
-/* Reads the cached calibration of device; -1 when there is none, or it was
- * made on another machine. */
+/* Reads the cached calibration of device; -1 when there is none, it was
+ * made on another machine, or it is stale: written in an older format
+ * (NN_CALIBRATION_FORMAT) or missing a figure. A stale cache is measured
+ * again rather than read as zeros. */
+#define NN_CALIBRATION_FORMAT 2
 int nn_calibration_load(const char *device, nn_calibration *out);
 /* Writes it atomically (temp file, fsync, rename). */
 int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len);

@@ -24,11 +24,20 @@ typedef struct analyze_options {
     const char *preset, *device, *devices, *batches;
     long batch, steps, warmup, threads;
     int json, csv, recalibrate;
+    int data_on_device, pinned, sync_every_step, graph;   /* the GPU switches, as train and bench */
 } analyze_options;
+
+/* getopt codes of the long-only GPU switches */
+enum { OPT_DATA_ON_DEVICE = 256, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH, OPT_NO_GRAPH };
 
 static int parse_options(int argc, char **argv, analyze_options *o)
 {
     static const struct option longopts[] = {
+        { "data-on-device", no_argument, NULL, OPT_DATA_ON_DEVICE },
+        { "no-data-on-device", no_argument, NULL, OPT_NO_DATA_ON_DEVICE },
+        { "pinned", no_argument, NULL, OPT_PINNED },
+        { "sync-every-step", no_argument, NULL, OPT_SYNC_EVERY_STEP },
+        { "graph", no_argument, NULL, OPT_GRAPH },    { "no-graph", no_argument, NULL, OPT_NO_GRAPH },
         { "preset", required_argument, NULL, 'p' },   { "device", required_argument, NULL, 'd' },
         { "devices", required_argument, NULL, 'D' },  { "batch", required_argument, NULL, 'b' },
         { "batches", required_argument, NULL, 'B' },  { "steps", required_argument, NULL, 's' },
@@ -37,6 +46,9 @@ static int parse_options(int argc, char **argv, analyze_options *o)
         { "recalibrate", no_argument, NULL, 'R' },    { NULL, 0, NULL, 0 }
     };
     int c;
+    /* the engine's defaults (nn_job_config_init): data on the device, graphs on */
+    o->data_on_device = 1;
+    o->graph = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "p:d:b:s:w:t:j", longopts, NULL)) != -1) {
         switch (c) {
@@ -51,11 +63,22 @@ static int parse_options(int argc, char **argv, analyze_options *o)
         case 'j': o->json = 1; break;
         case 'c': o->csv = 1; break;
         case 'R': o->recalibrate = 1; break;
+        case OPT_DATA_ON_DEVICE: o->data_on_device = 1; break;
+        case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; break;
+        case OPT_PINNED: o->pinned = 1; break;
+        case OPT_SYNC_EVERY_STEP: o->sync_every_step = 1; break;
+        case OPT_GRAPH: o->graph = 1; break;
+        case OPT_NO_GRAPH: o->graph = 0; break;
         default: return -1;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "nnlab: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (o->pinned && o->data_on_device) {
+        fprintf(stderr, "nnlab: --pinned copies each batch from page-locked memory: add "
+                "--no-data-on-device\n");
         return -1;
     }
     return 0;
@@ -86,13 +109,74 @@ static int get_calibration(const char *device, int threads, int force, int quiet
     return 0;
 }
 
+static void print_curve_json(const char *name, const nn_rate_curve *c)
+{
+    printf(", \"%s\": [", name);
+    for (int i = 0; i < c->n; i++)
+        printf("%s{\"flops\": %.4g, \"gflops\": %.4g}", i ? ", " : "", c->flops[i], c->gflops[i]);
+    printf("]");
+}
+
+/* s as a JSON string: a backend's message may hold quotes or backslashes */
+static void print_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+/* A figure the backend cannot have (no pinned memory, no graphs) is null. */
+static void print_optional_json(const char *name, int valid, double v)
+{
+    if (valid)
+        printf(", \"%s\": %.4g", name, v);
+    else
+        printf(", \"%s\": null", name);
+}
+
 static void print_calibration_json(const nn_calibration *c, int last)
 {
     printf("  {\"device\": \"%s\", \"machine\": \"%s\", \"gemm_gflops\": %.4g, \"gemm_gflops_1thread\": %.4g, "
            "\"mem_gbps\": %.4g, \"op_us\": %.4g, \"sync_us\": %.4g, \"upload_us\": %.4g, "
-           "\"upload_gbps\": %.4g, \"host_copy_gbps\": %.4g}%s\n",
+           "\"upload_gbps\": %.4g, \"host_copy_gbps\": %.4g, \"download_us\": %.4g",
            c->device, c->machine, c->gemm_gflops, c->gemm_gflops_1thread, c->mem_gbps, c->op_us, c->sync_us,
-           c->upload_us, c->upload_gbps, c->host_copy_gbps, last ? "" : ",");
+           c->upload_us, c->upload_gbps, c->host_copy_gbps, c->download_us);
+    print_optional_json("pinned_upload_us", c->has_pinned, c->pinned_upload_us);
+    print_optional_json("pinned_upload_gbps", c->has_pinned, c->pinned_upload_gbps);
+    print_optional_json("graph_launch_us", c->has_graph, c->graph_launch_us);
+    print_optional_json("graph_node_us", c->has_graph, c->graph_node_us);
+    printf(", \"matrix_op_us\": %.4g", c->matrix_op_us);
+    print_curve_json("linear_fwd", &c->linear_fwd);
+    print_curve_json("linear_bwd", &c->linear_bwd);
+    print_curve_json("conv_fwd", &c->conv_fwd);
+    print_curve_json("conv_bwd", &c->conv_bwd);
+    printf(", \"elem_ns\": {");
+    for (int k = NN_OP_RELU; k < NN_OP_CLASSES; k++)
+        printf("%s\"%s\": [%.4g, %.4g]", k > NN_OP_RELU ? ", " : "", nn_op_class_name((nn_op_class)k),
+               c->elem_ns[k][0], c->elem_ns[k][1]);
+    printf("}");
+    printf(", \"note\": ");
+    print_json_string(c->note);
+    printf("}%s\n", last ? "" : ",");
+}
+
+/* "2.7e+03: 5.4" per point, GFLOP/s by FLOPs per call */
+static void print_curve_text(const char *what, const nn_rate_curve *c)
+{
+    if (c->n == 0)
+        return;
+    printf("  %-18s", what);
+    for (int i = 0; i < c->n; i++)
+        printf(" %.2g:%.1f", c->flops[i], c->gflops[i]);
+    printf("\n");
 }
 
 static void print_calibration_text(const nn_calibration *c)
@@ -106,7 +190,26 @@ static void print_calibration_text(const nn_calibration *c)
     printf("  issue one op:     %.3f us\n", c->op_us);
     printf("  op + synchronise: %.3f us\n", c->sync_us);
     printf("  copy to device:   %.3f us fixed, %.1f GB/s\n", c->upload_us, c->upload_gbps);
+    if (c->has_pinned)
+        printf("  ... pinned:       %.3f us fixed, %.1f GB/s\n", c->pinned_upload_us, c->pinned_upload_gbps);
+    printf("  copy to host:     %.3f us (4 bytes and the wait for them)\n", c->download_us);
+    if (c->has_graph)
+        printf("  graph replay:     %.3f us a launch + %.3f us a node\n", c->graph_launch_us, c->graph_node_us);
     printf("  host memcpy:      %.1f GB/s\n", c->host_copy_gbps);
+    printf("  matrix product:   %.3f us fixed; GFLOP/s by FLOPs per call:\n", c->matrix_op_us);
+    print_curve_text("linear forward", &c->linear_fwd);
+    print_curve_text("linear backward", &c->linear_bwd);
+    print_curve_text("conv forward", &c->conv_fwd);
+    print_curve_text("conv backward", &c->conv_bwd);
+    printf("  per element (ns, forward/backward; a loss or a step is one call):\n   ");
+    for (int k = NN_OP_RELU; k < NN_OP_CLASSES; k++)
+        if (k < NN_OP_SOFTMAX_XENT)
+            printf(" %s %.2f/%.2f", nn_op_class_name((nn_op_class)k), c->elem_ns[k][0], c->elem_ns[k][1]);
+        else
+            printf(" %s %.2f", nn_op_class_name((nn_op_class)k), c->elem_ns[k][0]);
+    printf("\n");
+    if (c->note[0])
+        printf("  note:             %s\n", c->note);
 }
 
 int nn_cli_calibrate(int argc, char **argv)
@@ -155,6 +258,10 @@ static int time_point(const nn_preset *p, const char *device, int batch, const a
     cfg.steps = o->steps ? o->steps : 20;
     cfg.warmup = o->warmup ? o->warmup : 3;
     cfg.threads = (int)o->threads;
+    cfg.data_on_device = o->data_on_device;
+    cfg.pinned = o->pinned;
+    cfg.sync_every_step = o->sync_every_step;
+    cfg.graph = o->graph;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
@@ -170,34 +277,63 @@ static int time_point(const nn_preset *p, const char *device, int batch, const a
     return 0;
 }
 
-static nn_explain_options explain_options(const char *device)
+/* The job as the engine ran it: the switches as applied (a device backend
+ * reports them; a CPU device applies only sync_every_step) and the launches
+ * and graph nodes the backend counted per step. */
+static nn_explain_options explain_options(const char *device, const analyze_options *o, const nn_snapshot *s)
 {
     const nn_backend_ops *ops = nn_backend_find(device);
     nn_explain_options e = { 0 };
     e.host_memory = ops && ops->host_memory;
-    e.data_on_device = 1;
+    e.data_on_device = s->has_switches ? s->data_on_device : o->data_on_device;
+    e.pinned = s->has_switches ? s->pinned : o->pinned;
+    e.graph = s->has_switches ? s->graph : o->graph;
+    e.sync_every_step = s->sync_every_step;
+    if (s->has_counters) {
+        e.launches_per_step = (int)lround(s->per_step.launches);
+        e.graph_nodes_per_step = (int)lround(s->per_step.graph_nodes);
+    }
     return e;
 }
 
 /* ---- explain ----------------------------------------------------------------------------- */
 
+/* The step time to set beside the model: the median, unless the steps were
+ * not waited for one by one (a GPU without --sync-every-step), when a step's
+ * own time is only issuing it and the mean, which includes every wait, is
+ * the rate (as `nnlab bench` reports). */
+static double measured_us(const nn_snapshot *s)
+{
+    return s->steps_async ? s->us_per_step : s->us_per_step_median;
+}
+
 static void print_explain_text(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s)
 {
+    double measured = measured_us(s);
     printf("%s on %s, batch %d\n", p->name, s->device, e->cost.batch);
-    printf("  model:     %zu parameters, %.3f MFLOP and %.3f MB per step, %d operations\n", e->cost.params,
-           e->cost.total.flops * 1e-6, e->cost.total.bytes * 1e-6, e->ops);
-    printf("  predicted: %.1f us = issue %.1f + copy %.1f + sync %.1f + work %.1f "
-           "(at peak: FLOPs %.1f, bytes %.1f)\n",
-           e->predicted_us, e->issue_us, e->copy_us, e->sync_us, e->work_us, e->compute_us, e->memory_us);
-    printf("  measured:  %.1f us/step (median of %ld):", s->us_per_step_median, s->timed_steps);
+    printf("  model:     %zu parameters, %.3f MFLOP and %.3f MB per step, %d operations%s\n", e->cost.params,
+           e->cost.total.flops * 1e-6, e->cost.total.bytes * 1e-6, e->ops,
+           s->has_counters ? " (counted by the backend)" : "");
+    printf("  predicted: %.1f us = issue %.1f + copy %.1f + sync %.1f + fixed %.1f + work %.1f\n",
+           e->predicted_us, e->issue_us, e->copy_us, e->sync_us, e->fixed_us, e->work_us);
+    printf("             work: FLOPs %.1f at the rates of their sizes (%.1f at peak), bytes %.1f\n",
+           e->sized_compute_us, e->compute_us, e->memory_us);
+    if (e->priced_graph)
+        printf("             issue: one graph of %d nodes%s\n", e->graph_nodes,
+               e->priced_pinned ? "; copies from pinned memory" : "");
+    else if (e->priced_pinned)
+        printf("             copies from pinned memory\n");
+    printf("  measured:  %.1f us/step (%s of %ld):", measured, s->steps_async ? "mean" : "median",
+           s->timed_steps);
     for (int ph = 0; ph < NN_PHASE_COUNT; ph++)
         printf(" %s %.1f", nn_phase_name(ph), s->phase_us[ph]);
     printf("\n  regime:    %s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime), e->why,
            e->advice);
-    if (s->us_per_step_median > 2.0 * e->predicted_us)
+    if (s->note[0])
+        printf("  switches:  %s\n", s->note);
+    if (measured > 2.0 * e->predicted_us)
         printf("  note:      the measured step is %.1fx the model: per-op costs the model does not "
-               "see (thread wake-ups, cache misses, small-matrix inefficiency) dominate\n",
-               s->us_per_step_median / e->predicted_us);
+               "see (thread wake-ups, cache misses) dominate\n", measured / e->predicted_us);
 }
 
 static void print_explain_json(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s)
@@ -208,9 +344,14 @@ static void print_explain_json(const nn_preset *p, const nn_explanation *e, cons
            e->cost.params, e->cost.total.flops, e->cost.total.bytes, e->ops);
     printf("  \"predicted_us\": %.6g,\n  \"issue_us\": %.6g,\n  \"copy_us\": %.6g,\n  \"sync_us\": %.6g,\n",
            e->predicted_us, e->issue_us, e->copy_us, e->sync_us);
-    printf("  \"work_us\": %.6g,\n  \"compute_us\": %.6g,\n  \"memory_us\": %.6g,\n", e->work_us, e->compute_us,
-           e->memory_us);
-    printf("  \"measured_us\": %.6g,\n  \"phases\": {", s->us_per_step_median);
+    printf("  \"fixed_us\": %.6g,\n  \"matrix_calls\": %d,\n", e->fixed_us, e->matrix_calls);
+    printf("  \"work_us\": %.6g,\n  \"sized_compute_us\": %.6g,\n  \"compute_us\": %.6g,\n  \"memory_us\": %.6g,\n",
+           e->work_us, e->sized_compute_us, e->compute_us, e->memory_us);
+    printf("  \"graph\": %s,\n  \"graph_nodes\": %d,\n  \"pinned\": %s,\n  \"graph_saving_us\": %.6g,\n",
+           e->priced_graph ? "true" : "false", e->graph_nodes, e->priced_pinned ? "true" : "false",
+           e->graph_saving_us);
+    printf("  \"measured_us\": %.6g,\n  \"measured_stat\": \"%s\",\n  \"phases\": {", measured_us(s),
+           s->steps_async ? "mean" : "median");
     for (int ph = 0; ph < NN_PHASE_COUNT; ph++)
         printf("%s\"%s_us\": %.3f", ph ? ", " : "", nn_phase_name(ph), s->phase_us[ph]);
     printf("},\n  \"regime\": \"%s\",\n  \"why\": \"%s\",\n  \"advice\": \"%s\",\n  \"layers\": [\n",
@@ -243,7 +384,7 @@ int nn_cli_explain(int argc, char **argv)
     if (get_calibration(device, (int)o.threads, o.recalibrate, o.json, &cal) != 0 ||
         time_point(&p, device, batch, &o, &s) != 0)
         return 1;
-    nn_explain_options eo = explain_options(device);
+    nn_explain_options eo = explain_options(device, &o, &s);
     nn_explain(&p, batch, &cal, &eo, &e);
     if (o.json)
         print_explain_json(&p, &e, &s);
@@ -376,7 +517,6 @@ int nn_cli_sweep(int argc, char **argv)
         }
         if (get_calibration(names[d], (int)o.threads, 0, 1, &cal) != 0)
             return 1;
-        nn_explain_options eo = explain_options(names[d]);
         for (int i = 0; i < nb; i++) {
             nn_snapshot s;
             nn_explanation e;
@@ -385,9 +525,10 @@ int nn_cli_sweep(int argc, char **argv)
             fprintf(stderr, "\rsweep: %s batch %d ...   ", names[d], batches[i]);
             if (time_point(&p, names[d], batches[i], &o, &s) != 0)
                 continue;      /* e.g. out of memory at a large batch: the rest still stands */
+            nn_explain_options eo = explain_options(names[d], &o, &s);
             nn_explain(&p, batches[i], &cal, &eo, &e);
             pt->ok = 1;
-            pt->us = s.us_per_step_median;
+            pt->us = measured_us(&s);
             pt->samples_per_s = pt->us > 0 ? batches[i] * 1e6 / pt->us : 0;
             pt->regime = e.regime;
         }

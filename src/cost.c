@@ -48,6 +48,29 @@ static void matrix_layer(nn_layer_cost *c, double rows, double cols, double k, d
     }
 }
 
+const char *nn_op_class_name(nn_op_class c)
+{
+    static const char *const names[NN_OP_CLASSES] = {
+        "none", "linear", "conv", "relu", "tanh", "mish", "dropout", "pool2x2", "pool",
+        "softmax_xent", "mse", "sgd", "adam"
+    };
+    return (unsigned)c < NN_OP_CLASSES ? names[c] : "?";
+}
+
+/* The class of a layer that is not a matrix product or a view. */
+static nn_op_class elementwise_class(const nn_layer_spec *s)
+{
+    switch (s->kind) {
+    case NN_LAYER_RELU: return NN_OP_RELU;
+    case NN_LAYER_TANH: return NN_OP_TANH;
+    case NN_LAYER_MISH: return NN_OP_MISH;
+    case NN_LAYER_DROPOUT: return NN_OP_DROPOUT;
+    case NN_LAYER_MAXPOOL2D:
+        return s->kernel == 2 && s->stride == 2 ? NN_OP_POOL2X2 : NN_OP_POOL;
+    default: return NN_OP_POOL;   /* maxpool1d, maxlen */
+    }
+}
+
 static void layer_label(const nn_layer_spec *s, char *buf, size_t len)
 {
     const char *kind = nn_layer_kind_name(s->kind);
@@ -71,12 +94,14 @@ static void model_layer(const nn_layer_spec *s, double n, int need_dx, nn_layer_
     switch (s->kind) {
     case NN_LAYER_LINEAR:
         matrix_layer(c, n, s->out, s->in, in, need_dx);
+        c->op_class = NN_OP_LINEAR;
         return;
     case NN_LAYER_CONV2D:
     case NN_LAYER_CONV1D: {
         double positions = out / s->out;         /* N * h_out * w_out */
         double k = (double)s->in * s->kernel * (s->kind == NN_LAYER_CONV2D ? s->kernel : 1);
         matrix_layer(c, positions, s->out, k, in, need_dx);
+        c->op_class = NN_OP_CONV;
         return;
     }
     case NN_LAYER_MAXPOOL2D:
@@ -88,6 +113,8 @@ static void model_layer(const nn_layer_spec *s, double n, int need_dx, nn_layer_
                       : s->kind == NN_LAYER_MAXPOOL1D ? (double)s->kernel
                       : (double)s->in_shape.dim[1];
         c->fwd = (nn_op_cost){ out * window, F * (in + out) };
+        c->op_class = elementwise_class(s);
+        c->elems = in;
         if (need_dx)
             c->bwd = (nn_op_cost){ out * window, F * (2.0 * in + 2.0 * out) };
         return;
@@ -97,6 +124,8 @@ static void model_layer(const nn_layer_spec *s, double n, int need_dx, nn_layer_
         return;
     default:                                      /* relu, tanh, mish, dropout */
         c->fwd = (nn_op_cost){ out * elementwise_flops(s->kind), F * 2.0 * out };
+        c->op_class = elementwise_class(s);
+        c->elems = out;
         if (need_dx)
             c->bwd = (nn_op_cost){ out * (elementwise_flops(s->kind) + 1.0), F * 3.0 * out };
         return;
@@ -142,7 +171,10 @@ void nn_cost_model(const nn_preset *p, int batch, nn_cost *out)
         add(&out->total, c->bwd);
     }
     out->loss = loss_cost(p, n);
+    out->loss_class = p->loss == NN_LOSS_XENT ? NN_OP_SOFTMAX_XENT : NN_OP_MSE;
+    out->loss_elems = n * (p->loss == NN_LOSS_XENT ? nn_preset_classes(p) : p->targets);
     out->optimizer = optimizer_cost(p, (double)out->params);
+    out->optimizer_class = p->opt == NN_OPT_ADAM ? NN_OP_ADAM : NN_OP_SGD;
     add(&out->total, out->loss);
     add(&out->total, out->optimizer);
     nn_shape in = nn_preset_input_shape(p);

@@ -1,7 +1,8 @@
 /* src/explain.h - why a step takes the time it takes: the cost model (cost.h)
  * priced with a device's calibration (calibrate.h), split into fixed
- * overheads (operations issued, copies, synchronisation) and work (per op the
- * larger of FLOPs at the sgemm peak and bytes at the streaming bandwidth, a
+ * overheads (operations issued, copies, synchronisation, the fixed cost of
+ * each matrix product) and work (per op the larger of FLOPs at the rate
+ * measured for calls of its size and bytes at the streaming bandwidth, a
  * roofline), and the regime named with the numbers behind it. */
 #ifndef NNLAB_EXPLAIN_H
 #define NNLAB_EXPLAIN_H
@@ -16,26 +17,48 @@ typedef enum nn_regime {
     NN_REGIME_COMPUTE
 } nn_regime;
 
+/* The job being explained. Zero everywhere is a GPU-style job issuing every
+ * operation itself and copying each batch from pageable memory; the switches
+ * mean what they mean in nn_job_config (engine.h). */
 typedef struct nn_explain_options {
     int host_memory;             /* the device computes in host memory (CPU) */
     int data_on_device;          /* GPU: the data set is resident, batches gathered there */
     int sync_every_step;         /* the loss is read back every step */
-    int launches_per_step;       /* measured by the backend; 0 = estimate one per op */
+    int launches_per_step;       /* measured by the backend (kernels, library calls and graph
+                                    launches); 0 = estimate one per op */
+    int graph;                   /* GPU: forward, loss, backward and optimiser replayed as one
+                                    recorded graph (priced so when the calibration has graphs) */
+    int pinned;                  /* GPU, data not on the device: batches copied from page-locked
+                                    memory (priced so when the calibration has pinned figures) */
+    int graph_nodes_per_step;    /* with graph: nodes replayed, measured; 0 = one per op */
 } nn_explain_options;
 
 typedef struct nn_explanation {
     nn_cost cost;
-    int ops;                     /* operations issued per step (launches on a GPU) */
-    double issue_us;             /* ops x the calibrated cost of issuing one */
+    int ops;                     /* operations issued per step (launches on a GPU; a graph is one) */
+    double issue_us;             /* issuing them: ops x the cost of one, or with a graph its
+                                    launch + nodes x the replay cost of a node */
     double copy_us;              /* the batch to the device: fixed cost + bytes / bandwidth */
     double sync_us;              /* one round trip when the loss is read every step */
     double compute_us;           /* all FLOPs at the sgemm peak */
     double memory_us;            /* all bytes at the streaming bandwidth */
-    double work_us;              /* sum over ops of max(FLOPs/peak, bytes/bandwidth) */
-    double predicted_us;         /* issue + copy + sync + work */
+    double work_us;              /* sum over ops of max(FLOPs/rate, bytes/bandwidth), the rate
+                                    measured for calls of that size where calibrated */
+    double predicted_us;         /* issue + copy + sync + fixed + work */
     nn_regime regime;
     char why[512];               /* the numbers behind the regime */
     char advice[512];            /* the change that would help most */
+
+    /* Added with the rate curves and the graph and pinned figures. */
+    int matrix_calls;            /* linear and convolution calls per step */
+    double fixed_us;             /* matrix_calls x their fixed cost beyond issuing one op */
+    double sized_compute_us;     /* all FLOPs at the rates of their call sizes (compute_us
+                                    when the calibration has no curves) */
+    int graph_nodes;             /* nodes of the replayed graph (0 without one) */
+    int priced_graph;            /* issue_us is a graph replay (opt->graph and calibrated) */
+    int priced_pinned;           /* copy_us is from page-locked memory (opt->pinned and calibrated) */
+    double graph_saving_us;      /* what replaying the step as a graph would save, from the
+                                    calibration; 0 when priced as one already or not calibrated */
 } nn_explanation;
 
 void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,

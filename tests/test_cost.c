@@ -21,17 +21,23 @@
  *  loss: 7 * 4 * 10 = 280; SGD with momentum: 6 * 6,882 = 41,292 FLOPs,
  *    20 bytes * 6,882 = 137,640 bytes
  */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "calibrate.h"
 #include "cost.h"
+#include "explain.h"
 #include "preset.h"
+#include "util.h"
 
 #ifndef PRESETS_SRCDIR
 #define PRESETS_SRCDIR "presets"
@@ -144,6 +150,307 @@ static void test_conv1d_regression(void **state)
     assert_count(c.loss.flops, 5);
 }
 
+
+/* ---- explain: the model priced with a synthetic calibration ----------------------------- */
+
+/* A device where only what a test sets costs anything: the peak so high and
+ * bytes free (mem_gbps 0 prices no bytes) that the work is ~0. */
+static nn_calibration free_device(void)
+{
+    nn_calibration c;
+    memset(&c, 0, sizeof c);
+    c.gemm_gflops = 1e9;
+    return c;
+}
+
+/* LeNet at batch 4 issues 16 ops per step: conv1, relu, pool, conv2, relu,
+ * pool, linear, each forward and backward (14; flatten is a view), the loss
+ * and the optimiser; a GPU with the data resident adds one gather. */
+static void test_explain_graph(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_explanation e;
+    nn_calibration cal = free_device();
+    nn_explain_options eager = { .data_on_device = 1 }, graph = { .data_on_device = 1, .graph = 1 };
+    load("lenet-cifar10", &p);
+    cal.op_us = 4.0;
+    cal.has_graph = 1;
+    cal.graph_launch_us = 10.0;
+    cal.graph_node_us = 1.0;
+
+    nn_explain(&p, 4, &cal, &eager, &e);
+    assert_int_equal(e.ops, 17);
+    assert_float_equal(e.issue_us, 68.0, 1e-9);          /* 17 launches x 4 us */
+    assert_false(e.priced_graph);
+    /* recorded: 16 ops x 4 us = 64 us become 10 + 16 x 1 = 26 us */
+    assert_float_equal(e.graph_saving_us, 38.0, 1e-9);
+    assert_int_equal(e.regime, NN_REGIME_OVERHEAD);
+    assert_non_null(strstr(e.advice, "a CUDA graph would save ~38 us"));
+    assert_non_null(strstr(e.why, "17 launches x 4.00 us = 68.0 us"));
+
+    nn_explain(&p, 4, &cal, &graph, &e);
+    assert_true(e.priced_graph);
+    assert_int_equal(e.graph_nodes, 16);
+    assert_int_equal(e.ops, 2);                          /* the gather and the graph launch */
+    assert_float_equal(e.issue_us, 4.0 + 10.0 + 16.0, 1e-9);
+    assert_float_equal(e.graph_saving_us, 0.0, 1e-9);
+    assert_float_equal(e.predicted_us, 30.0, 1e-3);
+
+    /* counted by the backend: 41 launches eagerly; with the graph 2 launches
+     * (gather, graph) and 40 nodes */
+    eager.launches_per_step = 41;
+    nn_explain(&p, 4, &cal, &eager, &e);
+    assert_float_equal(e.issue_us, 164.0, 1e-9);
+    assert_float_equal(e.graph_saving_us, 40 * 4.0 - (10.0 + 40 * 1.0), 1e-9);
+    graph.launches_per_step = 2;
+    graph.graph_nodes_per_step = 40;
+    nn_explain(&p, 4, &cal, &graph, &e);
+    assert_float_equal(e.issue_us, 4.0 + 10.0 + 40.0, 1e-9);
+
+    /* graphs asked for on a calibration without them: priced eagerly */
+    cal.has_graph = 0;
+    graph.launches_per_step = 0;
+    graph.graph_nodes_per_step = 0;
+    nn_explain(&p, 4, &cal, &graph, &e);
+    assert_false(e.priced_graph);
+    assert_float_equal(e.issue_us, 68.0, 1e-9);
+    assert_float_equal(e.graph_saving_us, 0.0, 1e-9);
+
+    /* a CPU device issues no launches worth a graph */
+    nn_explain_options cpu = { .host_memory = 1, .graph = 1 };
+    cal.has_graph = 1;
+    nn_explain(&p, 4, &cal, &cpu, &e);
+    assert_false(e.priced_graph);
+    assert_int_equal(e.ops, 16);
+    assert_float_equal(e.graph_saving_us, 0.0, 1e-9);
+}
+
+/* The batch of LeNet at 4: 4 x 3072 floats + 4 labels = 49,168 bytes. Copied
+ * from the host: gathered there (read + write at host_copy_gbps), then two
+ * uploads (samples, labels), each with its fixed cost. */
+static void test_explain_pinned(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_explanation e;
+    nn_calibration cal = free_device();
+    nn_explain_options pageable = { 0 }, pinned = { .pinned = 1 };
+    load("lenet-cifar10", &p);
+    cal.upload_us = 10.0;
+    cal.upload_gbps = 1.0;                 /* 1,000 bytes a microsecond */
+    cal.host_copy_gbps = 10.0;
+    cal.has_pinned = 1;
+    cal.pinned_upload_us = 5.0;
+    cal.pinned_upload_gbps = 4.0;
+
+    nn_explain(&p, 4, &cal, &pageable, &e);
+    /* 2 x 10 + 49,168 / 1,000 + 2 x 49,168 / 10,000 */
+    assert_float_equal(e.copy_us, 20.0 + 49.168 + 9.8336, 1e-9);
+    assert_false(e.priced_pinned);
+
+    nn_explain(&p, 4, &cal, &pinned, &e);
+    /* 2 x 5 + 49,168 / 4,000 + the same gather */
+    assert_float_equal(e.copy_us, 10.0 + 12.292 + 9.8336, 1e-9);
+    assert_true(e.priced_pinned);
+
+    cal.has_pinned = 0;                    /* no page-locked figures: pageable ones */
+    nn_explain(&p, 4, &cal, &pinned, &e);
+    assert_float_equal(e.copy_us, 20.0 + 49.168 + 9.8336, 1e-9);
+    assert_false(e.priced_pinned);
+
+    /* a resident data set: a gather in device memory, read + write */
+    nn_explain_options resident = { .data_on_device = 1 };
+    cal.mem_gbps = 100.0;
+    nn_explain(&p, 4, &cal, &resident, &e);
+    assert_float_equal(e.copy_us, 2.0 * 49168 / 100e3, 1e-9);
+}
+
+/* Reading the loss back every step costs a download (and the wait); an
+ * older calibration without one falls back to a tiny op's round trip. */
+static void test_explain_sync(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_explanation e;
+    nn_calibration cal = free_device();
+    nn_explain_options sync = { .data_on_device = 1, .sync_every_step = 1 }, nosync = { .data_on_device = 1 };
+    load("mnist-mlp-128", &p);
+    cal.sync_us = 7.0;
+    cal.download_us = 20.0;
+    nn_explain(&p, 32, &cal, &sync, &e);
+    assert_float_equal(e.sync_us, 20.0, 1e-9);
+    nn_explain(&p, 32, &cal, &nosync, &e);
+    assert_float_equal(e.sync_us, 0.0, 1e-9);
+    cal.download_us = 0;
+    nn_explain(&p, 32, &cal, &sync, &e);
+    assert_float_equal(e.sync_us, 7.0, 1e-9);
+}
+
+/* Rates interpolate linearly in log(FLOPs) and hold at the ends. */
+static void test_curve_interpolation(void **state)
+{
+    (void)state;
+    nn_rate_curve c = { .n = 3, .flops = { 1e4, 1e6, 1e8 }, .gflops = { 10, 50, 100 } };
+    nn_rate_curve none = { 0 };
+    assert_float_equal(nn_curve_gflops(&c, 1e4), 10.0, 1e-9);    /* at the points */
+    assert_float_equal(nn_curve_gflops(&c, 1e6), 50.0, 1e-9);
+    assert_float_equal(nn_curve_gflops(&c, 1e8), 100.0, 1e-9);
+    assert_float_equal(nn_curve_gflops(&c, 1e5), 30.0, 1e-9);    /* halfway in log: halfway */
+    assert_float_equal(nn_curve_gflops(&c, 1e7), 75.0, 1e-9);
+    /* a quarter of the way from 1e4 to 1e6 in log is 10^4.5 */
+    assert_float_equal(nn_curve_gflops(&c, 31622.776601683792), 20.0, 1e-6);
+    assert_float_equal(nn_curve_gflops(&c, 10), 10.0, 1e-9);     /* below: the smallest's */
+    assert_float_equal(nn_curve_gflops(&c, 1e12), 100.0, 1e-9);  /* above: the largest's */
+    assert_float_equal(nn_curve_gflops(&none, 1e6), 0.0, 1e-9);
+}
+
+/* mnist-mlp-128 at batch 4, its linear layers priced on a two-point curve
+ * {1e4: 10, 1e6: 100 GFLOP/s}, i.e. rate(f) = 10 + 90 log(f/1e4)/log(100):
+ *   linear 784->128 forward 2*4*784*128 + 4*128 = 803,328 FLOPs: rate
+ *     10 + 90 log(80.3328)/log(100) = 95.7202, 8.392462 us; backward (no dx)
+ *     the same FLOPs and time
+ *   linear 128->10 forward 2*4*128*10 + 40 = 10,280: rate 10.5397, 0.975361 us
+ *     backward 10,280 + 10,240 = 20,520: rate 24.0480, 0.853294 us
+ *   work 18.613579 us, the rest (relu, dropout, loss, Adam) ~0 at the 1e9 peak.
+ * And four matrix calls, each with 1.0 - 0.25 us of fixed cost beyond issuing. */
+static void test_explain_sized_rates(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_explanation e;
+    nn_calibration cal = free_device();
+    nn_explain_options cpu = { .host_memory = 1 };
+    nn_rate_curve c = { .n = 2, .flops = { 1e4, 1e6 }, .gflops = { 10, 100 } };
+    load("mnist-mlp-128", &p);
+    cal.linear_fwd = c;
+    cal.linear_bwd = c;
+    cal.matrix_op_us = 1.0;
+    cal.op_us = 0.25;
+    nn_explain(&p, 4, &cal, &cpu, &e);
+    assert_float_equal(e.work_us, 2 * 8.392462 + 0.975361 + 0.853294, 1e-5);
+    assert_int_equal(e.matrix_calls, 4);
+    assert_float_equal(e.fixed_us, 3.0, 1e-9);
+    /* without curves the products run at the peak: the work vanishes */
+    cal.linear_fwd.n = 0;
+    cal.linear_bwd.n = 0;
+    nn_explain(&p, 4, &cal, &cpu, &e);
+    assert_true(e.work_us < 1e-3);
+
+    /* a per-element cost: relu over 4 x 128 outputs at 2 ns forward and
+     * 3 ns backward = 1.024 + 1.536 us */
+    cal.elem_ns[NN_OP_RELU][0] = 2.0;
+    cal.elem_ns[NN_OP_RELU][1] = 3.0;
+    nn_explain(&p, 4, &cal, &cpu, &e);
+    assert_float_equal(e.work_us, 2.56, 1e-3);
+    /* and bytes bound it from below: 4*512*2 bytes forward at 1 GB/s is 4.096 us > 1.024 */
+    cal.mem_gbps = 1.0;
+    nn_explain(&p, 4, &cal, &cpu, &e);
+    assert_true(e.work_us > 4.096 + 1.536);
+}
+
+/* ---- the calibration cache: complete files read back, old ones are stale ---------------------- */
+
+static char cache_dir[64];
+
+static int make_cache(void **state)
+{
+    (void)state;
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/nnlab-test-cost-XXXXXX");
+    if (!mkdtemp(cache_dir))
+        return -1;
+    return setenv("XDG_CACHE_HOME", cache_dir, 1);
+}
+
+static int remove_cache(void **state)
+{
+    char cmd[128];
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Copies path to itself without the line starting with `key =`. */
+static void drop_line(const char *path, const char *key)
+{
+    char text[8192] = "", line[1024];
+    size_t used = 0, klen = strlen(key);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f))
+        if (!(strncmp(line, key, klen) == 0 && strncmp(line + klen, " =", 2) == 0))
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s", line);
+    fclose(f);
+    assert_true(used < sizeof text);
+    write_text(path, text);
+}
+
+static void test_cache_staleness(void **state)
+{
+    (void)state;
+    nn_calibration c, back;
+    char path[4096], err[512], old[1024];
+    memset(&c, 0, sizeof c);
+    nn_strlcpy(c.device, "cpu", sizeof c.device);
+    nn_machine_description(c.machine, sizeof c.machine);
+    c.gemm_gflops = 100;
+    c.mem_gbps = 20;
+    c.op_us = 0.02;
+    c.download_us = 3.5;
+    c.has_graph = 1;
+    c.graph_launch_us = 2.5;
+    c.graph_node_us = 0.75;
+    c.matrix_op_us = 0.125;
+    c.linear_fwd = (nn_rate_curve){ .n = 2, .flops = { 2704, 2.14853e9 }, .gflops = { 6.5, 90 } };
+    c.elem_ns[NN_OP_MISH][0] = 4.5;
+    c.elem_ns[NN_OP_ADAM][0] = 1.25;
+    assert_int_equal(nn_calibration_path("cpu", path, sizeof path), 0);
+
+    /* the round trip */
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    assert_int_equal(nn_calibration_load("cpu", &back), 0);
+    assert_float_equal(back.download_us, 3.5, 1e-9);
+    assert_int_equal(back.has_graph, 1);
+    assert_int_equal(back.has_pinned, 0);
+    assert_float_equal(back.graph_node_us, 0.75, 1e-9);
+    assert_int_equal(back.linear_fwd.n, 2);
+    assert_float_equal(back.linear_fwd.flops[1], 2.14853e9, 1e3);
+    assert_float_equal(back.linear_fwd.gflops[0], 6.5, 1e-9);
+    assert_int_equal(back.conv_fwd.n, 0);
+    assert_float_equal(back.elem_ns[NN_OP_MISH][0], 4.5, 1e-9);
+    assert_float_equal(back.elem_ns[NN_OP_ADAM][0], 1.25, 1e-9);
+
+    /* a file of format 1 (before graphs, pinned copies and curves) is stale,
+     * not a calibration with zeros */
+    snprintf(old, sizeof old,
+             "# nnlab calibration: `nnlab calibrate --device cpu` remakes it\n"
+             "device = cpu\nmachine = %s\ncreated = 1795000000\n"
+             "gemm_gflops = 155\ngemm_gflops_1thread = 92\nmem_gbps = 36\nop_us = 0.02\nsync_us = 0.02\n"
+             "upload_us = 0.005\nupload_gbps = 9\nhost_copy_gbps = 19\n", c.machine);
+    write_text(path, old);
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
+
+    /* so is a format-2 file missing one figure */
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    drop_line(path, "graph_node_us");
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    drop_line(path, "elem_ns");
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
+    /* and one from another machine */
+    nn_strlcpy(c.machine, "another machine, 64 cores", sizeof c.machine);
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +458,12 @@ int main(void)
         cmocka_unit_test(test_lenet_totals),
         cmocka_unit_test(test_batch_scaling),
         cmocka_unit_test(test_conv1d_regression),
+        cmocka_unit_test(test_explain_graph),
+        cmocka_unit_test(test_explain_pinned),
+        cmocka_unit_test(test_explain_sync),
+        cmocka_unit_test(test_curve_interpolation),
+        cmocka_unit_test(test_explain_sized_rates),
+        cmocka_unit_test_setup_teardown(test_cache_staleness, make_cache, remove_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
