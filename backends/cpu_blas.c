@@ -1296,6 +1296,25 @@ static void maxpool_backward_planes(const nn_pool_geom *g, const float *x, const
             continue;
         }
         memset(dxp, 0, HI * WI * sizeof *dxp);
+        if (SH >= KH && SW >= KW) {
+            /* windows that do not overlap (conv1d-regression's 3-wide pool
+             * with stride 3): each position is written at most once, so the
+             * first match can be selected without a branch */
+            for (size_t oh = 0; oh < HO; oh++)
+                for (size_t ow = 0; ow < WO; ow++) {
+                    const float m = yp[oh * WO + ow], d = dyp[oh * WO + ow];
+                    const size_t base = oh * SH * WI + ow * SW;
+                    int found = 0;
+                    for (size_t kh = 0; kh < KH; kh++)
+                        for (size_t kw = 0; kw < KW; kw++) {
+                            const size_t at = base + kh * WI + kw;
+                            const int hit = (xp[at] == m) & !found;
+                            dxp[at] = keep_if(hit, d);
+                            found |= hit;
+                        }
+                }
+            continue;
+        }
         for (size_t oh = 0; oh < HO; oh++)
             for (size_t ow = 0; ow < WO; ow++) {
                 const float m = yp[oh * WO + ow];

@@ -374,6 +374,8 @@ static void test_maxpool(void **state)
         pool_geom(64, 16, 10, 10, 2, 2, 2, 2),
         pool_geom(512, 8, 1, 16, 1, 3, 1, 3),
         pool_geom(512, 16, 1, 5, 1, 5, 1, 1),
+        pool_geom(3, 2, 9, 11, 3, 3, 3, 3),      /* non-overlapping 3x3 windows */
+        pool_geom(2, 2, 7, 9, 2, 2, 3, 4),       /* gaps between the windows */
     };
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
         pool_case(f, &f->cpu, case_seed(f->seed, 8, (int)i), &presets[i], 1);
@@ -388,8 +390,9 @@ static void test_maxpool_nan(void **state)
     fixture *f = *state;
     nn_pool_geom g = pool_geom(2, 3, 6, 7, 2, 2, 2, 2);
     nn_pool_geom g2 = pool_geom(2, 3, 6, 7, 3, 3, 1, 2);
-    const nn_pool_geom *gs[] = { &g, &g2 };
-    for (int k = 0; k < 2; k++) {
+    nn_pool_geom g3 = pool_geom(2, 3, 1, 16, 1, 3, 1, 3);
+    const nn_pool_geom *gs[] = { &g, &g2, &g3 };
+    for (int k = 0; k < 3; k++) {
         uint64_t seed = case_seed(f->seed, 9, k);
         nn_rng r;
         nn_rng_seed(&r, seed);
