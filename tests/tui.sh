@@ -1,8 +1,11 @@
 #!/bin/sh
 # tests/tui.sh - the ncurses lab as a user drives it, in a detached tmux
-# session on its own server socket: the setup screen, a run with its progress
-# bar and loss chart moving, pause, resizing (and "too small"), the help,
-# saving a preset, a small batch sweep, quitting while a job runs, and the
+# session on its own server socket: the setup screen, calibrating the CPU on
+# first use (progress, then the dashboard, then the cache file), a run with
+# its progress bar and loss chart moving, the Explain panel (toggled in the
+# chart's place, then beside it on a wide terminal), pause, resizing (and
+# "too small"), the help, saving a preset, a small batch sweep with each
+# point's regime and its explanation, quitting while a job runs, and the
 # terminal given back. Speaks TAP. Needs NNLAB and NNLAB_PRESETS_DIR, which
 # `make check` exports. Every wait polls with a timeout; no fixed sleeps.
 : "${NNLAB:=./nnlab}"
@@ -18,7 +21,9 @@ T() { tmux -L "$sock" "$@"; }
 sock_file="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
 trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
 XDG_CONFIG_HOME="$tmp/config"
-export XDG_CONFIG_HOME
+# an empty cache: the first run calibrates the CPU
+XDG_CACHE_HOME="$tmp/cache"
+export XDG_CONFIG_HOME XDG_CACHE_HOME
 # In a sanitizer build a report must end the lab (and fail the exit-status
 # check): its text goes to the pane, where no log would show it.
 UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
@@ -32,7 +37,7 @@ not_ok() {
 cap() { T capture-pane -p -t lab >"$tmp/screen" 2>/dev/null; }
 # The whole script gives up after this, so that a lab that died early fails
 # fast instead of waiting out every step.
-deadline=$(($(date +%s) + 120))
+deadline=$(($(date +%s) + 180))
 # wait_for PATTERN [SECONDS]: polls the screen until PATTERN (grep -E) shows
 wait_for() {
     end=$(($(date +%s) + ${2:-10}))
@@ -112,9 +117,16 @@ fi
 keys Down Down Down Down 2 0 0 0 0 Enter
 expect "a step count is typed into its field" ">Steps +20000"
 
-# --- run ----------------------------------------------------------------------
+# --- first use: calibrating, then the run --------------------------------------
+regime="(overhead|memory|compute)-bound"
 keys Enter
-expect "Enter starts the run: the dashboard" "Job ─|Job -" 10
+expect "no calibration yet: Enter calibrates the CPU first" "Calibrating cpu \(first use\)" 10
+expect "with a progress bar and what it measures" "now: [a-z]" 10
+expect "Enter starts the run: the dashboard" "Job ─|Job -" 60
+cal_file="$XDG_CACHE_HOME/nnlab/calibration-cpu.txt"
+if [ -s "$cal_file" ]; then ok "the calibration is cached"; else not_ok "the calibration is cached"; fi
+cal_sum=$(cksum <"$cal_file" 2>/dev/null)
+if grep -q "Calibrating" "$tmp/screen"; then not_ok "the calibration box is gone"; else ok "the calibration box is gone"; fi
 expect "the job is running with a progress bar" "cpu .*% (epoch|ep) [0-9]+/[0-9]+ +(step )?[0-9]+/20000 .*running" 20
 rows 22 "$tmp/job1"
 if wait_change "$tmp/job1" 22 10; then ok "the progress bar advances"; else not_ok "the progress bar advances"; fi
@@ -122,6 +134,18 @@ rows 2,19 "$tmp/chart1"
 if wait_change "$tmp/chart1" 2,19 10; then ok "the loss chart advances"; else not_ok "the loss chart advances"; fi
 expect "the phases of a step are shown" "phases .*copy [0-9]+ +fwd [0-9]+ +bwd [0-9]+"
 expect "the machine panel shows CPU use per core" "CPU +0 \["
+
+# --- the Explain panel -------------------------------------------------------------
+expect "the status row offers e at 100 columns" "e explain" 5
+keys e
+expect "e shows the Explain panel in the chart's place" "Explain \(e: back to the chart\)" 5
+expect "it names the regime of the job" "cpu, batch 32: $regime" 10
+expect "it gives the predicted step" "predicted [0-9.]+ us/step" 5
+expect "beside the measured one" "measured +[0-9.]+ us/step \([0-9.]+x the model\)" 10
+expect "with why" "^│why: " 5
+expect "and advice" "^│advice: " 5
+keys e
+expect "e again brings the chart back" "─ loss ─|- loss -" 5
 keys p
 expect "p pauses" "paused│|paused\|" 10
 rows 22 "$tmp/job1"
@@ -130,6 +154,10 @@ wait_change "$tmp/job1" 22 1 && not_ok "a paused job stands still" || ok "a paus
 # --- resizing -------------------------------------------------------------------
 T resize-window -t lab -x 120 -y 40
 expect "a bigger terminal is redrawn" "Machine" 5
+T resize-window -t lab -x 150 -y 40
+expect "at 150 columns the Explain panel is beside the chart" "Explain: model vs measured" 5
+expect "with the chart still there" "─ loss ─|- loss -" 5
+expect "and the regime" "│cpu, batch 32: $regime" 5
 T resize-window -t lab -x 60 -y 20
 expect "below 80x24: terminal too small" "terminal too small: 60x20" 5
 T resize-window -t lab -x 100 -y 30
@@ -176,9 +204,23 @@ focus_field "Sweep to" && keys 3 2 Enter
 focus_field "Sweep steps" && keys 3 Enter
 expect "the sweep range is set" "Sweep to +32" 5
 keys w
-expect "w runs the sweep" "Sweep: one bench job at a time" 10
+expect "w runs the sweep, without calibrating again" "Sweep: one bench job at a time" 10
+# measured again, the file would be written again with other figures
+if [ "$(cksum <"$cal_file" 2>/dev/null)" = "$cal_sum" ] && ! grep -q "Calibrating" "$tmp/screen"; then
+    ok "the cached calibration is used"
+else
+    not_ok "the cached calibration is used"
+fi
 expect "the sweep finishes" "done: 2 of 2 points" 30
 expect "the table has the measured points" "│ +16 +[0-9.]+k? " 5
+expect "each point with its regime" "│ +16 +[0-9.]+k? +(ovh|mem|cmp) " 5
+keys e
+expect "e explains the latest point" "cpu, batch 32: $regime" 5
+expect "why and advice for it" "^│why: " 5
+keys Up
+expect "Up explains the point above" "cpu, batch 16: $regime" 5
+keys e
+expect "e again brings the sweep chart back" "samples/s \(log\)" 5
 keys Escape
 expect "Esc goes back to setup after the sweep" "Presets \([0-9]+\)" 10
 

@@ -1,7 +1,9 @@
 /* ui/dashboard.c - the run screen: the loss chart (training points and
  * validation per epoch), validation accuracy, one progress row and one
- * phase bar per job, the side-by-side summary, and the machine's CPU and
- * GPU. Data comes from ui/run.c copies; nothing here holds an engine lock. */
+ * phase bar per job, the side-by-side summary, the machine's CPU and GPU,
+ * and the Explain panel (ui/explain_panel.c) beside them or, on a narrow
+ * terminal, in the chart's place while `e` shows it. Data comes from
+ * ui/run.c copies; nothing here holds an engine lock. */
 #include "ui.h"
 #include "format.h"
 #include "setup_fields.h"
@@ -25,6 +27,7 @@ int ui_dashboard_start(ui_lab *lab)
         return -1;
     }
     lab->log_scale = 0;
+    ui_explain_jobs_init(lab);
     ui_set_screen(lab, UI_RUN);
     return 0;
 }
@@ -384,10 +387,14 @@ static void draw_title(ui_lab *lab)
 
 void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
 {
+    int replaces;
+    ui_rect ex = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces);
     if (dirty & UI_D_TITLE)
         draw_title(lab);
-    if (dirty & UI_D_CHART)
+    if ((dirty & UI_D_CHART) && !replaces)
         draw_chart(lab);
+    if ((dirty & (UI_D_EXPLAIN | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
+        ui_explain_draw_run(lab);
     if (dirty & UI_D_SIDE)
         draw_side(lab);
     if (dirty & UI_D_JOBS)
@@ -396,8 +403,8 @@ void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
         ui_draw_sysinfo(lab, lab->layout.sys);
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, ui_run_active(&lab->run)
-                                ? "p pause/resume  c cancel  l log scale  Esc back  ? help  q quit"
-                                : "finished: Enter or Esc back to setup  l log scale  ? help  q quit");
+                                ? "p pause/resume  c cancel  l log scale  e explain  Esc back  ? help  q quit"
+                                : "finished: Enter or Esc back to setup  l log scale  e explain  ? help  q quit");
 }
 
 int ui_dashboard_key(ui_lab *lab, int ch)
@@ -419,6 +426,9 @@ int ui_dashboard_key(ui_lab *lab, int ch)
     case 'l':
         lab->log_scale = !lab->log_scale;
         lab->dirty |= UI_D_CHART;
+        return 1;
+    case 'e':
+        ui_explain_toggle(lab);
         return 1;
     case 27: case 'b': case '\n': case '\r': case KEY_ENTER:
         if (ui_run_active(r)) {

@@ -1,6 +1,7 @@
 /* ui/dialog.c - the questions the lab asks in a box over the screen: the
  * name to save a preset under (sanitised to a safe file name), whether to
- * overwrite it, whether to quit or go back while a job runs. Every error
+ * overwrite it, whether to quit or go back while a job runs; the
+ * calibration boxes are ui/calib_dialog.c's. Every error
  * goes to the status row, never to the terminal. */
 #include "ui.h"
 #include "format.h"
@@ -108,6 +109,9 @@ int ui_dialog_key(ui_lab *lab, int ch)
         else if (no || ch == 'q')
             close_dialog(lab);
         break;
+    case UI_DLG_CALIBRATE: case UI_DLG_CALIB_FAILED:
+        ui_calibrate_key(lab, ch);
+        break;
     case UI_DLG_BACK:
         if (yes) {
             close_dialog(lab);
@@ -163,6 +167,9 @@ void ui_dialog_draw(ui_lab *lab)
     case UI_DLG_BACK:
         question(lab, "Back to setup?", "A job is running. Cancel it and go back to the setup screen?",
                  "y cancel and go back  n keep running");
+        break;
+    case UI_DLG_CALIBRATE: case UI_DLG_CALIB_FAILED:
+        ui_calibrate_draw(lab);
         break;
     default:
         break;

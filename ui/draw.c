@@ -2,6 +2,7 @@
  * monochrome fallback, boxes, clipped and wrapped text, the title and status
  * rows. */
 #include "ui.h"
+#include "format.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,24 +146,16 @@ static int wrap(int y, int x, int w, int max_rows, attr_t attr, const char *text
     int rows = 0;
     const char *p = text;
     while (*p && rows < max_rows && w > 0) {
-        int len = (int)strlen(p), cut = len;
-        if (len > w) {
-            cut = w;
-            while (cut > 0 && p[cut] != ' ')   /* break at the last space that fits */
-                cut--;
-            if (cut == 0)
-                cut = w;
-        }
+        const char *next;
+        int cut = ui_wrap_next(p, w, &next);
         char line[1024];
         snprintf(line, sizeof line, "%.*s", cut, p);
-        if (rows == max_rows - 1 && len > cut && w > 3)
+        if (rows == max_rows - 1 && *next && w > 3)
             snprintf(line, sizeof line, "%.*s...", w - 3, p);
         if (draw)
             ui_put(y + rows, x, w, attr, line);
         rows++;
-        p += cut;
-        while (*p == ' ')
-            p++;
+        p = next;
     }
     return rows;
 }

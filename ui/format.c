@@ -155,3 +155,24 @@ int ui_sanitize_name(const char *in, char *out, size_t len)
         out[--n] = '\0';
     return n > 0 ? 0 : -1;
 }
+
+int ui_wrap_next(const char *text, int width, const char **next)
+{
+    int len = (int)strlen(text), cut = len;
+    if (width < 1 || len == 0) {
+        *next = text + len;
+        return 0;
+    }
+    if (len > width) {
+        cut = width;
+        while (cut > 0 && text[cut] != ' ')   /* break at the last space that fits */
+            cut--;
+        if (cut == 0)
+            cut = width;
+    }
+    const char *p = text + cut;
+    while (*p == ' ')
+        p++;
+    *next = p;
+    return cut;
+}

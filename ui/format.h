@@ -35,4 +35,11 @@ void ui_fmt_job_status(const nn_snapshot *s, char *buf, size_t len, int compact)
  * and at most 48 characters. Returns 0, or -1 when nothing usable is left. */
 int ui_sanitize_name(const char *in, char *out, size_t len);
 
+/* One row of text wrapped at spaces to `width` bytes: the length of the row
+ * that starts at text (the last space that fits, or a hard cut at width for
+ * a longer word), and in *next where the following row starts (spaces
+ * skipped). 0 when text is empty or width < 1. Every wrapped text in the lab
+ * (ui/draw.c, ui/explain_text.c) breaks where this says. */
+int ui_wrap_next(const char *text, int width, const char **next);
+
 #endif

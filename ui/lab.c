@@ -182,14 +182,19 @@ static void handle_signals(ui_lab *lab)
  * JOBS_FRAME_S, except on a change of state, which is drawn at once. */
 static void poll_jobs(ui_lab *lab, double now)
 {
+    ui_calibrate_poll(lab);          /* may start the run or the sweep that waited */
     if (lab->screen == UI_RUN) {
         unsigned bits = ui_run_poll(&lab->run);
         if (bits & UI_RUN_POINTS)
             lab->pending |= UI_D_CHART | UI_D_SIDE;
         if (bits & UI_RUN_PROGRESS)
-            lab->pending |= UI_D_JOBS;
+            lab->pending |= UI_D_JOBS | UI_D_EXPLAIN;   /* the measured step moves */
         if (bits & UI_RUN_STATE)
-            lab->dirty |= UI_D_TITLE | UI_D_JOBS | UI_D_SIDE | UI_D_CHART | UI_D_STATUS;
+            lab->dirty |= UI_D_TITLE | UI_D_JOBS | UI_D_SIDE | UI_D_CHART | UI_D_STATUS | UI_D_EXPLAIN;
+        /* the model runs again only when the job's batch, device, switches
+         * or launch count changed, not on every snapshot */
+        if ((bits & (UI_RUN_PROGRESS | UI_RUN_STATE)) && ui_explain_jobs_update(lab))
+            lab->dirty |= UI_D_EXPLAIN;
         if (now - lab->sys_at >= SYS_PERIOD_S) {
             ui_sysinfo_sample(&lab->sys);
             lab->sys_at = now;
@@ -198,7 +203,7 @@ static void poll_jobs(ui_lab *lab, double now)
     } else if (lab->screen == UI_SWEEP) {
         int bits = ui_sweep_poll(&lab->sweep);
         if (bits & UI_SWEEP_RESULTS)
-            lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS;
+            lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS | UI_D_EXPLAIN;
         if (bits & UI_SWEEP_PROGRESS)
             lab->pending |= UI_D_JOBS;
     }
@@ -247,7 +252,7 @@ static void draw(ui_lab *lab, double now)
 static void run_loop(ui_lab *lab)
 {
     while (!lab->quit) {
-        int active = ui_jobs_active(lab);
+        int active = ui_jobs_active(lab) || ui_calibrating_now(lab);
         timeout(active ? 100 : 500);
         int ch = getch();
         double now = nn_now();
@@ -283,6 +288,7 @@ static int start_curses(ui_lab *lab, SCREEN **scr)
 
 static void free_lab(ui_lab *lab)
 {
+    ui_calibrate_free(lab);          /* waits for a measurement still running */
     ui_run_free(&lab->run);          /* cancels and waits for running trainers */
     ui_sweep_free(&lab->sweep);
     ui_sysinfo_close(&lab->sys);

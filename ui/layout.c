@@ -42,28 +42,57 @@ static void layout_setup(ui_layout *l, int body_y, int body_h)
 }
 
 /* Chart and side panel on top, the job rows and the system box below: the
- * chart takes whatever height is left, so a taller terminal gives it all. */
+ * chart takes whatever height is left, so a taller terminal gives it all.
+ * A wide terminal adds the Explain panel at the right of the chart and the
+ * side panel, with their height: it is read beside the loss curve. */
 static void layout_run(ui_layout *l, int body_y, int body_h, int n_jobs)
 {
-    int side_w = clamp(l->cols / 4, 26, 44);
+    int explain_w = l->cols >= UI_EXPLAIN_BESIDE_COLS ? clamp(l->cols * 3 / 10, 44, 60) : 0;
+    int rest = l->cols - explain_w;
+    int side_w = clamp(rest / 4, 26, 44);
     int jobs_h = 2 * n_jobs + 2;
     int sys_h = l->rows >= 40 ? 6 : 5;
     int chart_h = body_h - jobs_h - sys_h;
-    l->chart = rect(0, body_y, l->cols - side_w, chart_h);
-    l->side = rect(l->cols - side_w, body_y, side_w, chart_h);
+    l->chart = rect(0, body_y, rest - side_w, chart_h);
+    l->side = rect(rest - side_w, body_y, side_w, chart_h);
+    if (explain_w)
+        l->explain = rect(rest, body_y, explain_w, chart_h);
     l->jobs = rect(0, body_y + chart_h, l->cols, jobs_h);
     l->sys = rect(0, body_y + chart_h + jobs_h, l->cols, sys_h);
 }
 
 /* Chart on the left, the results table on the right (wide enough for one
- * column per device and the ratio), one progress row below. */
+ * column per device and the ratio), one progress row below. A tall
+ * terminal puts the Explain panel under the chart. */
 static void layout_sweep(ui_layout *l, int body_y, int body_h)
 {
     int side_w = clamp(l->cols * 2 / 5, 36, 60);
-    int jobs_h = 3;
-    l->chart = rect(0, body_y, l->cols - side_w, body_h - jobs_h);
-    l->side = rect(l->cols - side_w, body_y, side_w, body_h - jobs_h);
-    l->jobs = rect(0, body_y + body_h - jobs_h, l->cols, jobs_h);
+    int jobs_h = 3, top_h = body_h - jobs_h;
+    int explain_h = l->rows >= UI_EXPLAIN_BELOW_ROWS ? clamp(top_h / 3, 10, 14) : 0;
+    l->chart = rect(0, body_y, l->cols - side_w, top_h - explain_h);
+    if (explain_h)
+        l->explain = rect(0, body_y + top_h - explain_h, l->cols - side_w, explain_h);
+    l->side = rect(l->cols - side_w, body_y, side_w, top_h);
+    l->jobs = rect(0, body_y + top_h, l->cols, jobs_h);
+}
+
+ui_rect ui_explain_rect(const ui_layout *l, int shown, int *replaces_chart)
+{
+    *replaces_chart = 0;
+    if (l->too_small)
+        return rect(0, 0, 0, 0);
+    if (l->explain.w > 0 && l->explain.h > 0)
+        return l->explain;
+    if (!shown)
+        return rect(0, 0, 0, 0);
+    *replaces_chart = 1;
+    return l->chart;
+}
+
+int ui_sweep_cell_width(int inner_w, int n_devices, int ratio)
+{
+    int wide = 6 + n_devices * UI_SWEEP_CELL_WIDE + (ratio ? 9 : 0);
+    return wide <= inner_w ? UI_SWEEP_CELL_WIDE : UI_SWEEP_CELL_NARROW;
 }
 
 int ui_layout_compute(int cols, int rows, enum ui_screen screen, int n_jobs, ui_layout *out)

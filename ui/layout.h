@@ -27,7 +27,16 @@ typedef struct ui_layout {
     ui_rect side;                /* run: epochs, accuracy, summary; sweep: the table (boxed) */
     ui_rect jobs;                /* run: two rows per job (progress, phases); sweep: one row */
     ui_rect sys;                 /* run: CPU per core, GPU (boxed) */
+    ui_rect explain;             /* run, sweep: the Explain panel (boxed) when there is room
+                                    for it beside the others; w = h = 0: it takes the
+                                    chart's place when asked for (ui_explain_rect) */
 } ui_layout;
+
+/* The run screen shows the Explain panel beside the chart and the side
+ * panel from this width on; the sweep screen under its chart from this
+ * height on. */
+#define UI_EXPLAIN_BESIDE_COLS 130
+#define UI_EXPLAIN_BELOW_ROWS 36
 
 /* Number of setup fields the fields box must hold (ui/setup_screen.c). */
 #define UI_SETUP_FIELD_ROWS 13
@@ -35,6 +44,19 @@ typedef struct ui_layout {
 /* Lays out `screen` on a cols x rows terminal; n_jobs (1 or 2) sizes the
  * run screen's job box. Returns 0, or -1 with out->too_small set. */
 int ui_layout_compute(int cols, int rows, enum ui_screen screen, int n_jobs, ui_layout *out);
+
+/* Where the Explain panel goes: its own rect when the layout has one,
+ * else the chart's when `shown` (toggled on), else nowhere. *replaces_chart
+ * says whether the chart is hidden. */
+ui_rect ui_explain_rect(const ui_layout *l, int shown, int *replaces_chart);
+
+/* The sweep table's cell per device: samples/s in 7 columns, a space and
+ * the regime, three letters (UI_SWEEP_CELL_WIDE) when the batch column
+ * (6), n_devices cells and the ratio column (9, when shown) fit in inner_w,
+ * else one letter (UI_SWEEP_CELL_NARROW). */
+#define UI_SWEEP_CELL_WIDE 11
+#define UI_SWEEP_CELL_NARROW 9
+int ui_sweep_cell_width(int inner_w, int n_devices, int ratio);
 
 /* The inside of a boxed rect (one cell of border on each side). */
 ui_rect ui_rect_inner(ui_rect r);

@@ -332,10 +332,19 @@ static int start(ui_lab *lab, int sweep)
         ui_set_message(lab, 1, "this preset does not load: %s", lab->preset_err);
         return 1;
     }
-    if (sweep)
-        return ui_sweep_screen_start(lab), 1;
-    if (devices_ready(lab))
-        ui_dashboard_start(lab);
+    const char *names[UI_N_DEVICES];
+    int n = 0;
+    if (sweep) {
+        n = ui_sweep_devices(lab, names, UI_N_DEVICES);
+    } else {
+        int devs[2];
+        if (!devices_ready(lab))
+            return 1;
+        for (int i = 0, nd = ui_choice_devices(lab->set.device, devs); i < nd; i++)
+            names[n++] = ui_device_name(devs[i]);
+    }
+    /* a device without a calibration is measured first (a few seconds) */
+    ui_calibrate_then(lab, sweep ? UI_AFTER_SWEEP : UI_AFTER_RUN, names, n);
     return 1;
 }
 

@@ -43,17 +43,43 @@ void ui_sweep_init(ui_sweep *sw, const nn_job_config *base, int from, int to, lo
     sw->base.warmup = warmup >= 0 ? warmup : 3;
     sw->base.epochs = 0;
     sw->n_batches = ui_sweep_batches(from, to, sw->batch, UI_SWEEP_MAX_BATCHES);
+    sw->latest_dev = sw->latest_batch = -1;
     for (int d = 0; d < UI_SWEEP_MAX_DEVICES; d++)
         for (int i = 0; i < UI_SWEEP_MAX_BATCHES; i++) {
             sw->rate[d][i] = NAN;
             sw->us_step[d][i] = NAN;
+            sw->regime[d][i] = -1;
         }
 }
 
-void ui_sweep_add_device(ui_sweep *sw, const char *device)
+void ui_sweep_add_device(ui_sweep *sw, const char *device, const nn_calibration *cal, const char *why)
 {
-    if (sw->n_devices < UI_SWEEP_MAX_DEVICES)
-        snprintf(sw->device[sw->n_devices++], sizeof sw->device[0], "%s", device);
+    if (sw->n_devices == UI_SWEEP_MAX_DEVICES)
+        return;
+    int d = sw->n_devices++;
+    snprintf(sw->device[d], sizeof sw->device[0], "%s", device);
+    sw->has_cal[d] = cal != NULL;
+    if (cal)
+        sw->cal[d] = *cal;
+    else
+        snprintf(sw->cal_why[d], sizeof sw->cal_why[0], "%s", why && why[0] ? why : "none measured");
+}
+
+void ui_sweep_explain_point(ui_sweep *sw, int d, int i, const nn_snapshot *s)
+{
+    static nn_explanation e;         /* 7 KB, UI thread only: kept off the stack */
+    nn_explain_options o = { 0 };
+    sw->latest_dev = d;
+    sw->latest_batch = i;
+    if (ui_explain_inputs_from(s, &sw->inputs[d][i]) != 0) {
+        sw->regime[d][i] = -1;
+        return;
+    }
+    if (!sw->has_cal[d])
+        return;
+    ui_explain_options_from(&sw->inputs[d][i], &o);
+    nn_explain(&sw->base.preset, sw->batch[i], &sw->cal[d], &o, &e);
+    sw->regime[d][i] = (signed char)e.regime;
 }
 
 int ui_sweep_active(const ui_sweep *sw)
@@ -101,6 +127,7 @@ static void collect(ui_sweep *sw)
         sw->us_step[d][i] = us;
         sw->rate[d][i] = sw->batch[i] * 1e6 / us;
         sw->state[d][i] = UI_PT_DONE;
+        ui_sweep_explain_point(sw, d, i, &sw->snap);
     } else if (sw->snap.state == NN_JOB_CANCELLED) {
         sw->state[d][i] = UI_PT_CANCELLED;
     } else {

@@ -7,6 +7,7 @@
 #define NNLAB_UI_SWEEP_H
 
 #include "engine.h"
+#include "explain_text.h"
 
 #define UI_SWEEP_MAX_BATCHES 24      /* 1 .. 2^23 */
 #define UI_SWEEP_MAX_DEVICES 3
@@ -24,6 +25,15 @@ typedef struct ui_sweep {
     double us_step[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];  /* median */
     unsigned char state[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];
     char last_error[NN_ERR_LEN + 64];    /* "device batch N: " + the job's error */
+
+    /* Explain: each device's calibration (has_cal 0: none, cal_why says why),
+     * and per measured point what its explanation depends on and its regime */
+    int has_cal[UI_SWEEP_MAX_DEVICES];
+    nn_calibration cal[UI_SWEEP_MAX_DEVICES];
+    char cal_why[UI_SWEEP_MAX_DEVICES][NN_ERR_LEN];
+    ui_explain_inputs inputs[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];
+    signed char regime[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];   /* nn_regime; -1: none */
+    int latest_dev, latest_batch;    /* the last point measured; -1 before any */
 
     int next;                        /* points started so far, batch-major */
     int cur_dev, cur_batch;          /* the running point */
@@ -43,8 +53,13 @@ int ui_sweep_crossover(const double *base, const double *challenger, int n);
 
 /* Prepares a sweep (nothing starts yet). */
 void ui_sweep_init(ui_sweep *sw, const nn_job_config *base, int from, int to, long steps, long warmup);
-/* Adds a device to sweep. */
-void ui_sweep_add_device(ui_sweep *sw, const char *device);
+/* Adds a device to sweep, with its calibration (NULL: none, for `why`),
+ * which names each point's regime. */
+void ui_sweep_add_device(ui_sweep *sw, const char *device, const nn_calibration *cal, const char *why);
+
+/* Names the regime of point (d, i) measured with snapshot s (its last);
+ * called when a point is collected, public for the tests. */
+void ui_sweep_explain_point(ui_sweep *sw, int d, int i, const nn_snapshot *s);
 
 enum { UI_SWEEP_PROGRESS = 1, UI_SWEEP_RESULTS = 2 };
 

@@ -1,7 +1,8 @@
 /* ui/sweep_screen.c - the batch sweep screen: samples/s against batch size
  * on a log axis, one curve per device, the point where the GPU overtakes
- * the CPU, the table of every point, and the sweep's progress. The runner is
- * ui/sweep.c; partial results stay when it is cancelled. */
+ * the CPU, the table of every point with its regime, the Explain panel for
+ * the point picked (ui/explain_panel.c), and the sweep's progress. The
+ * runner is ui/sweep.c; partial results stay when it is cancelled. */
 #include "ui.h"
 #include "format.h"
 #include "setup_fields.h"
@@ -16,9 +17,25 @@ static void add_skipped(ui_sweep *sw, const char *dev, const char *why)
     snprintf(sw->skipped + n, sizeof sw->skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
 }
 
+static const int sweep_order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
+
+/* A device the sweep's settings include (available or not). */
+static int swept(const ui_lab *lab, int d)
+{
+    return d != UI_DEV_CPU_REF || lab->set.sweep_all;
+}
+
+int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
+{
+    int n = 0;
+    for (int i = 0; i < UI_N_DEVICES && n < max; i++)
+        if (swept(lab, sweep_order[i]) && lab->dev_ok[sweep_order[i]])
+            names[n++] = ui_device_name(sweep_order[i]);
+    return n;
+}
+
 int ui_sweep_screen_start(ui_lab *lab)
 {
-    static const int order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
     nn_job_config cfg;
     ui_sweep *sw = &lab->sweep;
     ui_setup_job_config(lab, &cfg);
@@ -26,19 +43,22 @@ int ui_sweep_screen_start(ui_lab *lab)
     ui_sweep_free(sw);
     ui_sweep_init(sw, &cfg, lab->set.sweep_from, lab->set.sweep_to, lab->set.sweep_steps, 3);
     for (int i = 0; i < UI_N_DEVICES; i++) {
-        int d = order[i];
-        if (d == UI_DEV_CPU_REF && !lab->set.sweep_all)
+        int d = sweep_order[i];
+        const char *name = ui_device_name(d), *why = "";
+        if (!swept(lab, d))
             continue;
         if (lab->dev_ok[d])
-            ui_sweep_add_device(sw, ui_device_name(d));
+            ui_sweep_add_device(sw, name, ui_cal_get(&lab->cals, name, &why), why);
         else
-            add_skipped(sw, ui_device_name(d), lab->dev_why[d]);
+            add_skipped(sw, name, lab->dev_why[d]);
     }
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s", sw->n_devices ? "no batch size in the range" : sw->skipped);
         return -1;
     }
     lab->log_scale = 1;              /* samples/s spans decades */
+    lab->sweep_follow = 1;           /* explain the latest point until a key picks one */
+    ui_explain_reset(&lab->sweep_explain, NULL, "");
     ui_set_screen(lab, UI_SWEEP);
     return 0;
 }
@@ -89,15 +109,22 @@ static void draw_chart(ui_lab *lab)
                   &ax, &ay, s, sw->n_devices, vline, nv);
 }
 
-static void point_text(const ui_sweep *sw, int d, int i, char *buf, size_t len)
+/* A point's cell: samples/s and, once measured with a calibration, the
+ * regime (ovh, mem, cmp; one letter when the table is narrow). */
+static void point_text(const ui_sweep *sw, int d, int i, int cell, char *buf, size_t len)
 {
+    char v[16];
+    const char *regime = "";
     switch (sw->state[d][i]) {
-    case UI_PT_DONE: ui_fmt_si(sw->rate[d][i], buf, len); break;
-    case UI_PT_RUNNING: snprintf(buf, len, "..."); break;
-    case UI_PT_FAILED: snprintf(buf, len, "failed"); break;
-    case UI_PT_CANCELLED: snprintf(buf, len, "cancel"); break;
-    default: snprintf(buf, len, "-");
+    case UI_PT_DONE: ui_fmt_si(sw->rate[d][i], v, sizeof v); break;
+    case UI_PT_RUNNING: snprintf(v, sizeof v, "..."); break;
+    case UI_PT_FAILED: snprintf(v, sizeof v, "failed"); break;
+    case UI_PT_CANCELLED: snprintf(v, sizeof v, "cancel"); break;
+    default: snprintf(v, sizeof v, "-");
     }
+    if (sw->state[d][i] == UI_PT_DONE && sw->regime[d][i] >= 0)
+        regime = ui_regime_short((nn_regime)sw->regime[d][i], cell < UI_SWEEP_CELL_WIDE);
+    snprintf(buf, len, "%7s %-*s", v, cell - 8, regime);
 }
 
 static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
@@ -116,16 +143,45 @@ static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
         ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "the GPU overtakes the CPU at batch %d", sw->batch[x]);
 }
 
+/* The notes under the table: the crossover, the regime legend when there
+ * is room, then a failure or the devices left out. */
+static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
+{
+    const ui_sweep *sw = &lab->sweep;
+    int left = in.y + in.h - y;
+    if (left > 6)
+        left = 6;
+    if (left >= 4)
+        left--;                      /* a blank row before the notes */
+    y = in.y + in.h - left;
+    draw_crossover_line(lab, in, y++);
+    left--;
+    const char *legend = cell < UI_SWEEP_CELL_WIDE ? "regime: o overhead, m memory, c compute-bound"
+                                                  : "regime: ovh overhead, mem memory, cmp compute-bound";
+    int legend_rows = ui_wrapped_rows(in.w, 2, legend);
+    if (left - legend_rows >= 2) {   /* a failure or the devices left out keep two rows */
+        y += ui_put_wrapped(y, in.x, in.w, legend_rows, ui_attr(lab, UI_DIM), legend);
+        left -= legend_rows;
+    }
+    if (sw->last_error[0])
+        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_ERROR), sw->last_error);
+    else if (sw->skipped[0])
+        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), sw->skipped);
+}
+
 static void draw_table(ui_lab *lab)
 {
     const ui_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    int c = device_index(sw, "cpu"), g = device_index(sw, "gpu"), y = in.y, x;
-    ui_box(lab, box, "samples/s per batch size");
+    int c = device_index(sw, "cpu"), g = device_index(sw, "gpu"), y = in.y, x, sel_d, sel_i;
+    int ratio = c >= 0 && g >= 0, cell = ui_sweep_cell_width(in.w, sw->n_devices, ratio);
+    if (ui_explain_sweep_selected(lab, &sel_d, &sel_i) != 0)
+        sel_d = sel_i = -1;
+    ui_box(lab, box, "samples/s and regime per batch size");
     x = in.x + ui_putf(y, in.x, 6, A_BOLD, "%6s", "batch");
     for (int d = 0; d < sw->n_devices; d++)
-        x += ui_putf(y, x, 9, A_BOLD, "%9s", sw->device[d]);
-    if (c >= 0 && g >= 0)
+        x += ui_putf(y, x, cell, A_BOLD, "%7s%*s", sw->device[d], cell - 7, "");
+    if (ratio)
         ui_putf(y, x, 9, A_BOLD, "%9s", "gpu/cpu");
     y++;
     int cross = crossover(sw), rows = in.h - 4;   /* the header and three note rows stay */
@@ -133,26 +189,15 @@ static void draw_table(ui_lab *lab)
         attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
         x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);
         for (int d = 0; d < sw->n_devices; d++) {
-            char v[16];
-            point_text(sw, d, i, v, sizeof v);
-            x += ui_putf(y, x, 9, a, "%9s", v);
+            char v[32];
+            point_text(sw, d, i, cell, v, sizeof v);
+            /* the point the Explain panel is about */
+            x += ui_put(y, x, cell, d == sel_d && i == sel_i ? ui_attr(lab, UI_SELECTED) : a, v);
         }
-        if (c >= 0 && g >= 0 && isfinite(sw->rate[c][i]) && isfinite(sw->rate[g][i]))
+        if (ratio && isfinite(sw->rate[c][i]) && isfinite(sw->rate[g][i]))
             ui_putf(y, x, 9, a, "%8.2fx", sw->rate[g][i] / sw->rate[c][i]);
     }
-    /* the notes under the table: the crossover, then a failure or the devices
-     * left out; a blank row before them when there is room */
-    int left = in.y + in.h - y;
-    if (left > 6)
-        left = 6;
-    if (left >= 4)
-        left--;
-    y = in.y + in.h - left;
-    draw_crossover_line(lab, in, y++);
-    if (sw->last_error[0])
-        ui_put_wrapped(y, in.x, in.w, left - 1, ui_attr(lab, UI_ERROR), sw->last_error);
-    else if (sw->skipped[0])
-        ui_put_wrapped(y, in.x, in.w, left - 1, ui_attr(lab, UI_DIM), sw->skipped);
+    draw_notes(lab, in, y, cell);
 }
 
 static void draw_progress(ui_lab *lab)
@@ -190,20 +235,26 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
                  lab->sweep.base.preset.name, lab->set.sweep_from, lab->set.sweep_to, lab->sweep.base.steps);
         ui_draw_title(lab, t);
     }
-    if (dirty & UI_D_CHART)
+    int replaces;
+    ui_rect ex = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces);
+    if ((dirty & UI_D_CHART) && !replaces)
         draw_chart(lab);
+    if ((dirty & (UI_D_EXPLAIN | UI_D_SIDE | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
+        ui_explain_draw_sweep(lab);  /* a new point or a new selection shows in the table too */
     if (dirty & UI_D_SIDE)
         draw_table(lab);
     if (dirty & UI_D_JOBS)
         draw_progress(lab);
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, ui_sweep_active(&lab->sweep)
-                                ? "c cancel (results so far stay)  l log/linear y  Esc back  ? help  q quit"
-                                : "finished: Enter or Esc back to setup  l log/linear y  ? help  q quit");
+                                ? "c cancel  arrows pick a point  e explain  l log/linear y  Esc back  ? help"
+                                : "finished: Enter/Esc setup  arrows pick a point  e explain  l log y  ? help");
 }
 
 int ui_sweep_screen_key(ui_lab *lab, int ch)
 {
+    if (ui_explain_sweep_key(lab, ch))
+        return 1;
     switch (ch) {
     case 'c':
         if (ui_sweep_active(&lab->sweep)) {
@@ -215,6 +266,9 @@ int ui_sweep_screen_key(ui_lab *lab, int ch)
     case 'l':
         lab->log_scale = !lab->log_scale;
         lab->dirty |= UI_D_CHART;
+        return 1;
+    case 'e':
+        ui_explain_toggle(lab);
         return 1;
     case 27: case 'b': case '\n': case '\r': case KEY_ENTER:
         if (ui_sweep_active(&lab->sweep)) {

@@ -7,9 +7,11 @@
 
 #include <curses.h>
 
+#include "calib.h"
 #include "chart.h"
 #include "cost.h"
 #include "engine.h"
+#include "explain_text.h"
 #include "layout.h"
 #include "preset.h"
 #include "run.h"
@@ -23,8 +25,8 @@ enum {
     UI_D_TITLE = 1 << 0, UI_D_STATUS = 1 << 1,
     UI_D_LIST = 1 << 2, UI_D_FIELDS = 1 << 3, UI_D_DETAILS = 1 << 4,
     UI_D_CHART = 1 << 5, UI_D_SIDE = 1 << 6, UI_D_JOBS = 1 << 7, UI_D_SYS = 1 << 8,
-    UI_D_OVERLAY = 1 << 9,
-    UI_D_ALL = (1 << 10) - 1
+    UI_D_OVERLAY = 1 << 9, UI_D_EXPLAIN = 1 << 10,
+    UI_D_ALL = (1 << 11) - 1
 };
 
 /* Colour roles; each has a monochrome attribute too (ui/draw.c). */
@@ -58,7 +60,28 @@ typedef struct ui_settings {
     int sweep_all;                   /* sweep cpu-ref too */
 } ui_settings;
 
-enum ui_dialog { UI_DLG_NONE, UI_DLG_SAVE, UI_DLG_OVERWRITE, UI_DLG_QUIT, UI_DLG_BACK };
+enum ui_dialog {
+    UI_DLG_NONE, UI_DLG_SAVE, UI_DLG_OVERWRITE, UI_DLG_QUIT, UI_DLG_BACK,
+    UI_DLG_CALIBRATE,                /* first use: measuring a device, with progress */
+    UI_DLG_CALIB_FAILED              /* what failed; the job ran without a prediction */
+};
+
+/* What the lab does once the devices it needs are calibrated. */
+enum ui_after_calib { UI_AFTER_NOTHING, UI_AFTER_RUN, UI_AFTER_SWEEP };
+
+/* Calibrating on first use (ui/calib_dialog.c): the devices still to
+ * measure, the one being measured, and what failed. */
+typedef struct ui_calibrating {
+    int active;                      /* the dialog is up and a thread measures */
+    int after;                       /* enum ui_after_calib */
+    char queue[UI_CAL_MAX_DEVICES][16];
+    int n_queue, at;                 /* at: the one being measured */
+    ui_calib_run run;
+    double fraction;                 /* the last progress polled */
+    char what[64];
+    char failed[NN_ERR_LEN * 2];     /* the failures so far, for the dialog after */
+    char warning[NN_ERR_LEN + 64];   /* measured but not cached: for the status row */
+} ui_calibrating;
 
 typedef struct ui_lab {
     /* terminal */
@@ -105,6 +128,16 @@ typedef struct ui_lab {
     /* machine */
     ui_sysinfo sys;
     double sys_at;
+
+    /* Explain: the calibrations, first-use measuring, one explanation per
+     * job (recomputed only when its inputs change) and the sweep's */
+    ui_cal_store cals;
+    ui_calibrating calib;
+    ui_explain explain[2];
+    int explain_shown;               /* narrow terminal: the panel replaces the chart */
+    ui_explain sweep_explain;
+    int sweep_sel_dev, sweep_sel_batch;  /* the sweep point explained */
+    int sweep_follow;                /* 1: the latest point measured, until a key moves it */
 } ui_lab;
 
 /* ---- ui/draw.c: shared drawing --------------------------------------------- */
@@ -153,9 +186,39 @@ int ui_dashboard_key(ui_lab *lab, int ch);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
 /* ui/sweep_screen.c */
+/* The devices a sweep would run on (available, in the order swept). */
+int ui_sweep_devices(const ui_lab *lab, const char **names, int max);
 int ui_sweep_screen_start(ui_lab *lab);
 void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty);
 int ui_sweep_screen_key(ui_lab *lab, int ch);
+
+/* ui/explain_panel.c: the Explain panel, on the dashboard and the sweep */
+/* `e`: shows the panel in the chart's place, or the chart again (narrow
+ * terminals; a wide one shows both). */
+void ui_explain_toggle(ui_lab *lab);
+/* Sets each job's explanation up from the lab's calibrations. */
+void ui_explain_jobs_init(ui_lab *lab);
+/* Re-runs a job's model when its inputs changed; returns 1 when one did. */
+int ui_explain_jobs_update(ui_lab *lab);
+void ui_explain_draw_run(ui_lab *lab);
+/* The sweep's selected point (the latest measured unless a key moved it). */
+void ui_explain_draw_sweep(ui_lab *lab);
+/* The sweep point explained (device, batch index); -1 when none yet. */
+int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i);
+/* Up, Down, Left, Right move the explained sweep point; 1 when handled. */
+int ui_explain_sweep_key(ui_lab *lab, int ch);
+
+/* ui/calib_dialog.c: calibrating on first use */
+/* Measures the devices that have no calibration, then runs `after`; with
+ * nothing to measure, runs it at once. */
+void ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, int n);
+/* Follows the measurement; starts the next one, or what waited for them. */
+void ui_calibrate_poll(ui_lab *lab);
+int ui_calibrating_now(const ui_lab *lab);
+void ui_calibrate_draw(ui_lab *lab);
+int ui_calibrate_key(ui_lab *lab, int ch);
+/* Waits for a measurement still running (quitting). */
+void ui_calibrate_free(ui_lab *lab);
 
 /* ui/help.c */
 void ui_help_draw(ui_lab *lab);

@@ -1,0 +1,166 @@
+/* ui/explain_panel.c - the Explain panel: for each running job, or for the
+ * sweep point selected, the cost model's predicted step and its split, the
+ * measured step and its phases, the regime, why and what would help. It sits
+ * beside the charts when the terminal has room (ui/layout.c) and otherwise
+ * replaces the chart while `e` has it shown. The text is ui/explain_text.c's;
+ * this file only places and draws it. */
+#include "ui.h"
+#include "format.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static attr_t style_attr(const ui_lab *lab, int style)
+{
+    switch (style) {
+    case UI_TS_BOLD: return A_BOLD;
+    case UI_TS_DIM: return ui_attr(lab, UI_DIM);
+    case UI_TS_OK: return ui_attr(lab, UI_OK);
+    case UI_TS_ERROR: return ui_attr(lab, UI_ERROR);
+    default: return A_NORMAL;
+    }
+}
+
+static int draw_text(const ui_lab *lab, const ui_text *t, int y, int x, int w)
+{
+    for (int i = 0; i < t->n; i++)
+        ui_put(y + i, x, w, style_attr(lab, t->style[i]), t->line[i]);
+    return t->n;
+}
+
+void ui_explain_toggle(ui_lab *lab)
+{
+    if (lab->layout.explain.w > 0) {
+        ui_set_message(lab, 0, "the Explain panel is shown beside the charts at this size");
+        return;
+    }
+    lab->explain_shown = !lab->explain_shown;
+    lab->dirty |= UI_D_CHART | UI_D_EXPLAIN;
+}
+
+/* ---- the dashboard ------------------------------------------------------------------ */
+
+void ui_explain_jobs_init(ui_lab *lab)
+{
+    for (int k = 0; k < 2; k++) {
+        const char *why = "";
+        const nn_calibration *cal = k < lab->run.n_jobs ? ui_cal_get(&lab->cals, lab->run.j[k].device, &why) : NULL;
+        ui_explain_reset(&lab->explain[k], cal, why);
+    }
+}
+
+int ui_explain_jobs_update(ui_lab *lab)
+{
+    int changed = 0;
+    for (int k = 0; k < lab->run.n_jobs; k++) {
+        ui_explain_inputs in;
+        if (ui_explain_inputs_from(&lab->run.j[k].snap, &in) == 0)
+            changed |= ui_explain_update(&lab->explain[k], &lab->run.cfg.preset, &in);
+    }
+    return changed;
+}
+
+void ui_explain_draw_run(ui_lab *lab)
+{
+    static ui_text t;                /* 12 KB: kept off the stack (UI thread only) */
+    const ui_run *r = &lab->run;
+    int replaces;
+    ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
+    if (in.w <= 0 || in.h <= 0)
+        return;
+    ui_box(lab, box, replaces ? "Explain (e: back to the chart)" : "Explain: model vs measured");
+    int y = in.y, per_job = r->n_jobs == 2 ? (in.h - 1) / 2 : in.h;
+    for (int k = 0; k < r->n_jobs; k++) {
+        const ui_run_job *j = &r->j[k];
+        char phases[192];
+        double measured = j->snap.timed_steps > 0 ? j->snap.us_per_step : 0;
+        ui_fmt_phase_list(&j->snap, phases, sizeof phases);
+        ui_explain_format(&lab->explain[k], j->device, r->cfg.batch, measured, phases, in.w, per_job, &t);
+        draw_text(lab, &t, y, in.x, in.w);
+        y += per_job + 1;            /* a blank row between the two jobs */
+    }
+}
+
+/* ---- the sweep ---------------------------------------------------------------------- */
+
+/* The point explained: the latest measured while following, else the one
+ * the keys moved to; -1 when there is none yet. */
+int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
+{
+    const ui_sweep *sw = &lab->sweep;
+    *d = lab->sweep_follow ? sw->latest_dev : lab->sweep_sel_dev;
+    *i = lab->sweep_follow ? sw->latest_batch : lab->sweep_sel_batch;
+    return *d >= 0 && *d < sw->n_devices && *i >= 0 && *i < sw->n_batches ? 0 : -1;
+}
+
+/* Points x at the calibration of device d (kept while it is the same device). */
+static void sweep_explain_for(ui_lab *lab, int d)
+{
+    const ui_sweep *sw = &lab->sweep;
+    ui_explain *x = &lab->sweep_explain;
+    if (!sw->has_cal[d])
+        ui_explain_reset(x, NULL, sw->cal_why[d]);
+    else if (!x->has_cal || strcmp(x->cal.device, sw->cal[d].device) != 0)
+        ui_explain_reset(x, &sw->cal[d], NULL);
+}
+
+static const char *point_state(int state)
+{
+    switch (state) {
+    case UI_PT_RUNNING: return "being measured";
+    case UI_PT_FAILED: return "failed";
+    case UI_PT_CANCELLED: return "cancelled";
+    default: return "not measured yet";
+    }
+}
+
+void ui_explain_draw_sweep(ui_lab *lab)
+{
+    static ui_text t;
+    const ui_sweep *sw = &lab->sweep;
+    int replaces, d, i;
+    ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
+    if (in.w <= 0 || in.h <= 0)
+        return;
+    ui_box(lab, box, replaces ? "Explain (e: back to the chart)" : "Explain the selected point");
+    if (ui_explain_sweep_selected(lab, &d, &i) != 0) {
+        ui_put(in.y, in.x, in.w, ui_attr(lab, UI_DIM), "no point measured yet");
+        return;
+    }
+    if (sw->state[d][i] != UI_PT_DONE) {
+        ui_putf(in.y, in.x, in.w, A_BOLD, "%s, batch %d: %s", sw->device[d], sw->batch[i],
+                point_state(sw->state[d][i]));
+        ui_put(in.y + 1, in.x, in.w, ui_attr(lab, UI_DIM), "Up Down Left Right pick another point");
+        return;
+    }
+    sweep_explain_for(lab, d);
+    (void)ui_explain_update(&lab->sweep_explain, &sw->base.preset, &sw->inputs[d][i]);
+    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], sw->us_step[d][i], "", in.w, in.h, &t);
+    draw_text(lab, &t, in.y, in.x, in.w);
+}
+
+int ui_explain_sweep_key(ui_lab *lab, int ch)
+{
+    const ui_sweep *sw = &lab->sweep;
+    int d, i;
+    if (ch != KEY_UP && ch != KEY_DOWN && ch != KEY_LEFT && ch != KEY_RIGHT)
+        return 0;
+    if (sw->n_devices == 0 || sw->n_batches == 0)
+        return 1;
+    if (ui_explain_sweep_selected(lab, &d, &i) != 0)
+        d = 0, i = 0;
+    if (ch == KEY_UP)
+        i = i > 0 ? i - 1 : 0;
+    else if (ch == KEY_DOWN)
+        i = i + 1 < sw->n_batches ? i + 1 : i;
+    else if (ch == KEY_LEFT)
+        d = d > 0 ? d - 1 : 0;
+    else
+        d = d + 1 < sw->n_devices ? d + 1 : d;
+    lab->sweep_follow = 0;           /* the user picked: stop following the latest */
+    lab->sweep_sel_dev = d;
+    lab->sweep_sel_batch = i;
+    lab->dirty |= UI_D_SIDE | UI_D_EXPLAIN;
+    return 1;
+}

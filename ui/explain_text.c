@@ -1,0 +1,300 @@
+/* ui/explain_text.c - the Explain panel's content; see explain_text.h. */
+#include "explain_text.h"
+#include "format.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void ui_explain_reset(ui_explain *x, const nn_calibration *cal, const char *why)
+{
+    memset(x, 0, sizeof *x);
+    if (cal) {
+        x->cal = *cal;
+        x->has_cal = 1;
+    } else {
+        snprintf(x->no_cal_why, sizeof x->no_cal_why, "%s", why && why[0] ? why : "none measured");
+    }
+}
+
+int ui_explain_inputs_from(const nn_snapshot *s, ui_explain_inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    if (s->state == NN_JOB_PREPARING || !s->device[0] || s->batch <= 0)
+        return -1;
+    snprintf(in->device, sizeof in->device, "%s", s->device);
+    in->batch = s->batch;
+    in->host_memory = !s->has_switches;
+    /* a host-memory device gathers its batches where the data already is,
+     * which the model prices as data on the device (as `nnlab explain`) */
+    in->data_on_device = s->has_switches ? s->data_on_device : 1;
+    in->sync_every_step = s->sync_every_step;
+    in->pinned = s->has_switches && s->pinned;
+    in->graph = s->has_switches && s->graph;
+    if (s->has_counters && s->timed_steps > 0 && s->per_step.launches > 0) {
+        in->launches = (int)lround(s->per_step.launches);
+        in->graph_nodes = (int)lround(s->per_step.graph_nodes);
+    }
+    return 0;
+}
+
+void ui_explain_options_from(const ui_explain_inputs *in, nn_explain_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->host_memory = in->host_memory;
+    o->data_on_device = in->data_on_device;
+    o->sync_every_step = in->sync_every_step;
+    o->pinned = in->pinned;
+    o->graph = in->graph;
+    o->launches_per_step = in->launches;
+    o->graph_nodes_per_step = in->graph_nodes;
+}
+
+static int same_inputs(const ui_explain_inputs *a, const ui_explain_inputs *b)
+{
+    return !strcmp(a->device, b->device) && a->batch == b->batch && a->host_memory == b->host_memory &&
+           a->data_on_device == b->data_on_device && a->sync_every_step == b->sync_every_step &&
+           a->pinned == b->pinned && a->graph == b->graph && a->launches == b->launches &&
+           a->graph_nodes == b->graph_nodes;
+}
+
+int ui_explain_update(ui_explain *x, const nn_preset *p, const ui_explain_inputs *in)
+{
+    nn_explain_options o = { 0 };
+    if (!x->has_cal || (x->valid && same_inputs(&x->in, in)))
+        return 0;
+    ui_explain_options_from(in, &o);
+    nn_explain(p, in->batch, &x->cal, &o, &x->e);
+    x->in = *in;
+    x->valid = 1;
+    x->recomputed++;
+    return 1;
+}
+
+const char *ui_regime_short(nn_regime r, int one_letter)
+{
+    static const char *const names[3] = { "ovh", "mem", "cmp" }, *const letters[3] = { "o", "m", "c" };
+    if ((unsigned)r >= 3)
+        return "?";
+    return one_letter ? letters[r] : names[r];
+}
+
+/* ---- lines ------------------------------------------------------------------------ */
+
+static int add_line(ui_text *t, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int add_line(ui_text *t, int style, const char *fmt, ...)
+{
+    va_list ap;
+    if (t->n >= UI_TEXT_ROWS)
+        return 0;
+    va_start(ap, fmt);
+    vsnprintf(t->line[t->n], UI_TEXT_COLS, fmt, ap);
+    va_end(ap);
+    t->style[t->n++] = (unsigned char)style;
+    return 1;
+}
+
+int ui_text_wrap(ui_text *t, int style, int width, int max_rows, const char *text)
+{
+    int rows = 0;
+    const char *p = text;
+    if (width >= UI_TEXT_COLS)
+        width = UI_TEXT_COLS - 1;
+    while (*p && rows < max_rows && t->n < UI_TEXT_ROWS && width > 0) {
+        const char *next;
+        int cut = ui_wrap_next(p, width, &next);
+        if (rows == max_rows - 1 && *next && width > 3)
+            add_line(t, style, "%.*s...", cut < width - 3 ? cut : width - 3, p);
+        else
+            add_line(t, style, "%.*s", cut, p);
+        rows++;
+        p = next;
+    }
+    return rows;
+}
+
+int ui_text_rows(int width, const char *text)
+{
+    int rows = 0;
+    const char *p = text;
+    while (*p && width > 0) {
+        (void)ui_wrap_next(p, width, &p);
+        rows++;
+    }
+    return rows;
+}
+
+/* Microseconds as the panel prints them: one decimal below 10. */
+static const char *us_text(double us, char *buf, size_t len)
+{
+    snprintf(buf, len, fabs(us) < 9.95 ? "%.1f" : "%.0f", us);
+    return buf;
+}
+
+void ui_fmt_phase_list(const nn_snapshot *s, char *buf, size_t len)
+{
+    static const char *const names[NN_PHASE_COUNT] = { "copy", "fwd", "bwd", "opt", "sync" };
+    size_t n = 0;
+    char v[32];
+    buf[0] = '\0';
+    for (int p = 0; p < NN_PHASE_COUNT && n < len; p++)
+        if (s->phase_valid & (1u << p))
+            n += (size_t)snprintf(buf + n, len - n, "%s%s %s", n ? "  " : "", names[p],
+                                  us_text(s->phase_us[p], v, sizeof v));
+    if (s->has_graph_us && n < len)
+        snprintf(buf + n, len - n, "%sgraph %s", n ? "  " : "", us_text(s->graph_us, v, sizeof v));
+}
+
+/* The measured line: the mean step and how far it is from the model. */
+static void measured_text(double measured_us, double predicted_us, char *buf, size_t len)
+{
+    char a[32];
+    if (measured_us <= 0)
+        snprintf(buf, len, "measured  - (no step timed yet)");
+    else if (predicted_us > 0)
+        snprintf(buf, len, "measured  %s us/step (%.1fx the model)", us_text(measured_us, a, sizeof a),
+                 measured_us / predicted_us);
+    else
+        snprintf(buf, len, "measured  %s us/step", us_text(measured_us, a, sizeof a));
+}
+
+static int format_no_cal(const ui_explain *x, const char *head, double measured_us, const char *phases,
+                         int width, int max_rows, ui_text *out)
+{
+    char why[NN_ERR_LEN + 32], measured[96], ph[200];
+    snprintf(why, sizeof why, "no calibration: %s", x ? x->no_cal_why : "none measured");
+    snprintf(ph, sizeof ph, "  %s", phases ? phases : "");
+    measured_text(measured_us, 0, measured, sizeof measured);
+    int m_rows = ui_text_rows(width, measured), p_rows = phases && phases[0] ? ui_text_rows(width, ph) : 0;
+    ui_text_wrap(out, UI_TS_BOLD, width, 1, head);
+    /* the reason first (at least a row), then the measurement, the phases last */
+    int left = max_rows - out->n;
+    int why_rows = left - m_rows - p_rows >= 1 ? left - m_rows - p_rows : left - m_rows >= 1 ? left - m_rows : left;
+    ui_text_wrap(out, UI_TS_ERROR, width, why_rows, why);
+    ui_text_wrap(out, measured_us > 0 ? UI_TS_NORMAL : UI_TS_DIM, width, max_rows - out->n, measured);
+    if (p_rows && max_rows - out->n >= p_rows)
+        ui_text_wrap(out, UI_TS_DIM, width, p_rows, ph);
+    return out->n;
+}
+
+/* The rows of the model's panel: the head, the prediction and the
+ * measurement always; why and advice at least a row each; the detail rows
+ * while there is room: the split and the phases before a full why and
+ * advice, the operation count and the peak split after them. Every row is
+ * wrapped to the width, so a detail costs the rows it wraps to. */
+enum { R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_PEAK, R_MEASURED, R_PHASES, R_WHY, R_ADVICE, N_ROWS };
+
+typedef struct panel_item {
+    char text[600];
+    int style, rows, given;
+} panel_item;
+
+static void fill_items(const ui_explain *x, const char *head, double measured_us, const char *phases,
+                       panel_item *it)
+{
+    const nn_explanation *e = &x->e;
+    char a[32], b[32], c[32], d[32], f[32];
+    snprintf(it[R_HEAD].text, sizeof it[0].text, "%s: %s", head, nn_regime_name(e->regime));
+    snprintf(it[R_PREDICTED].text, sizeof it[0].text, "predicted %s us/step", us_text(e->predicted_us, a, sizeof a));
+    snprintf(it[R_SPLIT].text, sizeof it[0].text, "  issue %s + copy %s + sync %s + calls %s + work %s",
+             us_text(e->issue_us, a, sizeof a), us_text(e->copy_us, b, sizeof b), us_text(e->sync_us, c, sizeof c),
+             us_text(e->fixed_us, f, sizeof f), us_text(e->work_us, d, sizeof d));
+    snprintf(it[R_OPS].text, sizeof it[0].text, "  %d ops a step (%s)", e->ops,
+             x->in.launches > 0 ? "counted by the device" : "one per op, estimated");
+    snprintf(it[R_PEAK].text, sizeof it[0].text, "  at peak: FLOPs %s us, bytes %s us",
+             us_text(e->compute_us, a, sizeof a), us_text(e->memory_us, b, sizeof b));
+    measured_text(measured_us, e->predicted_us, it[R_MEASURED].text, sizeof it[0].text);
+    snprintf(it[R_PHASES].text, sizeof it[0].text, "%s%s", phases && phases[0] && measured_us > 0 ? "  " : "",
+             phases && measured_us > 0 ? phases : "");
+    snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s", e->why);
+    snprintf(it[R_ADVICE].text, sizeof it[0].text, "advice: %s", e->advice);
+    static const int styles[N_ROWS] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_DIM, UI_TS_DIM, UI_TS_DIM,
+                                        UI_TS_NORMAL, UI_TS_DIM, UI_TS_NORMAL, UI_TS_OK };
+    for (int k = 0; k < N_ROWS; k++)
+        it[k].style = styles[k];
+    if (measured_us <= 0)
+        it[R_MEASURED].style = UI_TS_DIM;
+}
+
+/* Decides it[k].given, the rows each item gets out of max_rows. */
+static void give_rows(panel_item *it, int width, int max_rows)
+{
+    static const int details[] = { R_SPLIT, R_PHASES, R_OPS, R_PEAK };
+    for (int k = 0; k < N_ROWS; k++) {
+        it[k].rows = ui_text_rows(width, it[k].text);
+        it[k].given = 0;
+    }
+    /* the head and the two figures take one row each (cut, not wrapped, when short) */
+    it[R_HEAD].given = it[R_PREDICTED].given = it[R_MEASURED].given = 1;
+    int left = max_rows - 3;
+    int text_full = it[R_WHY].rows + it[R_ADVICE].rows;
+    for (int i = 0; i < 4; i++) {
+        int k = details[i], need = k == R_SPLIT || k == R_PHASES ? 2 : text_full;
+        if (it[k].rows > 0 && left - it[k].rows >= need) {
+            it[k].given = it[k].rows;
+            left -= it[k].rows;
+        }
+    }
+    /* the figures wrap when a row is left over beyond why and advice */
+    static const int figures[] = { R_PREDICTED, R_MEASURED };
+    for (int i = 0; i < 2; i++) {
+        int k = figures[i];
+        if (it[k].rows > 1 && left - (it[k].rows - 1) >= text_full) {
+            left -= it[k].rows - 1;
+            it[k].given = it[k].rows;
+        }
+    }
+    /* advice keeps up to half the text rows, why takes what it needs of the
+     * rest, and advice gets back what why leaves */
+    int half = left / 2 > 1 ? left / 2 : 1;
+    int adv = it[R_ADVICE].rows < half ? it[R_ADVICE].rows : half;
+    it[R_WHY].given = it[R_WHY].rows < left - adv ? it[R_WHY].rows : left - adv;
+    it[R_ADVICE].given = it[R_ADVICE].rows < left - it[R_WHY].given ? it[R_ADVICE].rows : left - it[R_WHY].given;
+}
+
+static void format_model(const ui_explain *x, const char *head, double measured_us, const char *phases,
+                         int width, int max_rows, ui_text *out)
+{
+    static panel_item it[N_ROWS];    /* 5 KB, UI thread only */
+    fill_items(x, head, measured_us, phases, it);
+    give_rows(it, width, max_rows);
+    for (int k = 0; k < N_ROWS; k++)
+        if (it[k].given > 0)
+            ui_text_wrap(out, it[k].style, width, it[k].given, it[k].text);
+}
+
+int ui_explain_format(const ui_explain *x, const char *device, int batch, double measured_us, const char *phases,
+                      int width, int max_rows, ui_text *out)
+{
+    char head[64];
+    out->n = 0;
+    if (max_rows > UI_TEXT_ROWS)
+        max_rows = UI_TEXT_ROWS;
+    if (max_rows < 1 || width < 1)
+        return 0;
+    snprintf(head, sizeof head, "%s, batch %d", device, batch);
+    if (!x || !x->has_cal)
+        return format_no_cal(x, head, measured_us, phases, width, max_rows, out);
+    if (!x->valid) {
+        add_line(out, UI_TS_BOLD, "%s", head);
+        if (max_rows > 1)
+            add_line(out, UI_TS_DIM, "waiting for the job to start");
+        return out->n;
+    }
+    if (max_rows < 5) {                  /* too short for why: a row each, cut */
+        static char rows[4][600];
+        static const int styles[4] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_OK };
+        char a[32];
+        snprintf(rows[0], sizeof rows[0], "%s: %s", head, nn_regime_name(x->e.regime));
+        snprintf(rows[1], sizeof rows[1], "predicted %s us/step", us_text(x->e.predicted_us, a, sizeof a));
+        measured_text(measured_us, x->e.predicted_us, rows[2], sizeof rows[2]);
+        snprintf(rows[3], sizeof rows[3], "advice: %s", x->e.advice);
+        for (int k = 0; k < 4 && out->n < max_rows; k++)
+            ui_text_wrap(out, k == 2 && measured_us <= 0 ? UI_TS_DIM : styles[k], width, 1, rows[k]);
+        return out->n;
+    }
+    format_model(x, head, measured_us, phases, width, max_rows, out);
+    return out->n;
+}
