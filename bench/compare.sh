@@ -61,12 +61,14 @@ peer_best() {  # preset batch
 }
 
 date=$(date -u +%Y-%m-%d)
-out="$here/results/compare-cpu-$date.md"
+# the commit measured, when run from a git tree: two runs on one day keep both tables
+commit=$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || true)
+out="$here/results/compare-cpu-$date${commit:+-$commit}.md"
 mkdir -p "$here/results"
 {
     echo "# nnlab vs PyTorch, CPU, µs per training step (median)"
     echo
-    echo "- date: $date; $("$nnlab" --version); machine: $cores cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+    echo "- date: $date; $("$nnlab" --version)${commit:+ (commit $commit)}; machine: $cores cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
     echo "- nnlab: \`nnlab bench --device cpu --batch B --steps S --warmup 3\`"
     echo "- PyTorch: \`bench/pytorch_step.py\` with each of:$peers; threads 1 and $cores; the fastest is shown"
     echo
