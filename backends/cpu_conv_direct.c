@@ -258,7 +258,10 @@ KERNEL void wgrad_block(const int mr, const float *x0, const float *x1, const fl
         const __m256 v0 = _mm256_loadu_ps(x0 + q), v1 = _mm256_loadu_ps(x1 + q);
 #pragma GCC unroll 6
         for (int m = 0; m < mr; m++) {
-            const __m256 dv = _mm256_loadu_ps(dy + (size_t)m * ld_dy + q);
+            __m256 dv = _mm256_loadu_ps(dy + (size_t)m * ld_dy + q);
+            /* keep dv in a register: GCC otherwise folds it into both FMAs
+             * as a memory operand, 14 loads per 12 FMAs instead of 8 */
+            __asm__("" : "+x"(dv));
             a0[m] = _mm256_fmadd_ps(dv, v0, a0[m]);
             a1[m] = _mm256_fmadd_ps(dv, v1, a1[m]);
         }
