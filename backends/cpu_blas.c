@@ -785,6 +785,25 @@ static void col2im(const nn_conv_geom *g, const float *col, int nb, int r0, int 
             }
 }
 
+/* dw and dbias = the sum of the slots' partials (slot i at slot0 + i *
+ * stride: c_out x K weights, then c_out biases), added in slot order so the
+ * result does not depend on which thread ran which slot. */
+static void sum_conv_slots(const float *slot0, int slots, size_t stride, size_t c_out, size_t K,
+                           float *dw, float *dbias)
+{
+    const size_t wn = c_out * K;
+    if (dw) {
+        memcpy(dw, slot0, wn * sizeof *dw);
+        for (int i = 1; i < slots; i++)
+            add_run(dw, slot0 + (size_t)i * stride, wn);
+    }
+    if (dbias) {
+        memcpy(dbias, slot0 + wn, c_out * sizeof *dbias);
+        for (int i = 1; i < slots; i++)
+            add_run(dbias, slot0 + (size_t)i * stride + wn, c_out);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Direct convolution (cpu_conv_direct.c): stride 1, few output channels.    */
 /*                                                                          */
@@ -946,18 +965,7 @@ static void dconv_backward(nn_backend *b, const nn_conv_geom *g, const float *x,
     dconv_task_layout(&t, ws, dx != NULL);
     par_for(b, p->threads, p->slots, dconv_backward_item, &t);
 
-    /* add up the slots' partial dw and dbias, in slot order */
-    const size_t wn = (size_t)g->c_out * p->d.K;
-    if (dw) {
-        memcpy(dw, t.slots_ws, wn * sizeof *dw);
-        for (int i = 1; i < p->slots; i++)
-            add_run(dw, t.slots_ws + (size_t)i * p->slot_stride, wn);
-    }
-    if (dbias) {
-        memcpy(dbias, t.slots_ws + wn, (size_t)g->c_out * sizeof *dbias);
-        for (int i = 1; i < p->slots; i++)
-            add_run(dbias, t.slots_ws + (size_t)i * p->slot_stride + wn, (size_t)g->c_out);
-    }
+    sum_conv_slots(t.slots_ws, p->slots, p->slot_stride, (size_t)g->c_out, p->d.K, dw, dbias);
 }
 
 static size_t blas_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
@@ -1165,19 +1173,8 @@ static int blas_conv2d_backward(nn_backend *b, const nn_conv_geom *g,
     const conv_plan *p = &t.plan;
     par_for(b, p->threads, p->slots, conv_backward_item, &t);
 
-    /* add up the slots' partial dw and dbias, in slot order */
-    const size_t wn = (size_t)g->c_out * p->K;
-    const float *slot0 = t.ws + (size_t)p->threads * p->thread_stride;
-    if (dw) {
-        memcpy(dw, slot0, wn * sizeof *dw);
-        for (int i = 1; i < p->slots; i++)
-            add_run(dw, slot0 + (size_t)i * p->slot_stride, wn);
-    }
-    if (dbias) {
-        memcpy(dbias, slot0 + wn, (size_t)g->c_out * sizeof *dbias);
-        for (int i = 1; i < p->slots; i++)
-            add_run(dbias, slot0 + (size_t)i * p->slot_stride + wn, (size_t)g->c_out);
-    }
+    sum_conv_slots(t.ws + (size_t)p->threads * p->thread_stride, p->slots, p->slot_stride,
+                   (size_t)g->c_out, p->K, dw, dbias);
     return 0;
 }
 

@@ -8,6 +8,8 @@
  * one-line error naming it; a preset by name or path, or a one-line error. */
 int nn_cli_parse_count(const char *opt, const char *arg, long min, long *out);
 int nn_cli_load_preset(const char *name, nn_preset *p);
+/* Prints s as a JSON string, quotes included. */
+void nn_cli_json_string(const char *s);
 
 /* Each takes the arguments after its command name (argv[0] is the command). */
 int nn_cli_calibrate(int argc, char **argv);

@@ -117,8 +117,8 @@ static void print_curve_json(const char *name, const nn_rate_curve *c)
     printf("]");
 }
 
-/* s as a JSON string: a backend's message may hold quotes or backslashes */
-static void print_json_string(const char *s)
+/* s as a JSON string: a message may hold quotes, backslashes or control characters */
+void nn_cli_json_string(const char *s)
 {
     putchar('"');
     for (; *s; s++) {
@@ -164,7 +164,7 @@ static void print_calibration_json(const nn_calibration *c, int last)
                c->elem_ns[k][0], c->elem_ns[k][1]);
     printf("}");
     printf(", \"note\": ");
-    print_json_string(c->note);
+    nn_cli_json_string(c->note);
     printf("}%s\n", last ? "" : ",");
 }
 

@@ -259,21 +259,6 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void json_number(const char *key, double v, int last)
 {
     printf("  \"%s\": ", key);
@@ -345,7 +330,7 @@ static void print_json_gpu(const nn_snapshot *s)
         printf("  \"per_step\": null,\n");
     }
     printf("  \"note\": ");
-    json_string(s->note);
+    nn_cli_json_string(s->note);
     printf(",\n");
 }
 
@@ -353,15 +338,15 @@ static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench
 {
     const nn_epoch_result *e = s->n_epoch_results > 0 ? &s->last_epoch : NULL;
     printf("{\n  \"command\": \"%s\",\n  \"preset\": ", bench ? "bench" : "train");
-    json_string(cfg->preset.name);
+    nn_cli_json_string(cfg->preset.name);
     printf(",\n  \"device\": ");
-    json_string(s->device);
+    nn_cli_json_string(s->device);
     printf(",\n  \"state\": \"%s\",\n", nn_job_state_name(s->state));
     printf("  \"batch\": %d,\n  \"epochs\": %d,\n  \"steps\": %ld,\n", s->batch, s->epochs, s->step);
     printf("  \"data\": {\"name\": ");
-    json_string(s->data_name);
+    nn_cli_json_string(s->data_name);
     printf(", \"real\": %s, \"description\": ", s->data_synthetic ? "false" : "true");
-    json_string(s->data_desc);
+    nn_cli_json_string(s->data_desc);
     printf("},\n  \"seed\": %llu,\n  \"threads\": %d,\n", (unsigned long long)cfg->seed, s->threads);
     json_number("lr", cfg->lr ? cfg->lr : cfg->preset.lr, 0);
     json_number("params", (double)s->n_params, 0);
