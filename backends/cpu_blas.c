@@ -1426,13 +1426,21 @@ static inline float exp_clamped(float x)
     return p * scale;
 }
 
+/* x clamped to exp_clamped's domain [-87, 20]; a NaN becomes -87, since
+ * converting NaN to an integer there is undefined (the result still carries
+ * the NaN through x itself). */
+static inline float exp_domain(float x)
+{
+    return x > -87.0f ? (x < 20.0f ? x : 20.0f) : -87.0f;
+}
+
 /* mish(x) = x tanh(log(1 + e^x)) = x n / (n + 2), n = e^x (e^x + 2): one
  * exponential. Above 20, mish(x) = x to float precision (and e^2x would
  * overflow near 44); below -87 it is x e^x, which underflows: x * 0 there,
  * which is also cpu-ref's NaN at -inf. A NaN propagates through x. */
 static inline float mish_fwd_1(float x)
 {
-    const float xc = x < -87.0f ? -87.0f : x > 20.0f ? 20.0f : x;
+    const float xc = exp_domain(x);
     const float e = exp_clamped(xc), n = e * (e + 2.0f);
     const float y = x * n / (n + 2.0f);
     return x > 20.0f ? x : x < -87.0f ? x * 0.0f : y;
@@ -1442,7 +1450,7 @@ static inline float mish_fwd_1(float x)
  * -87, and NaN at +-inf as in cpu-ref (inf * 0 there) */
 static inline float mish_grad_1(float x)
 {
-    const float xc = x < -87.0f ? -87.0f : x > 20.0f ? 20.0f : x;
+    const float xc = exp_domain(x);
     const float e = exp_clamped(xc), n = e * (e + 2.0f), d = 1.0f / (n + 2.0f);
     const float g = n * d + 4.0f * x * e * (1.0f + e) * d * d;
     return x > 20.0f ? x * 0.0f + 1.0f : x < -87.0f ? x * 0.0f : g;
