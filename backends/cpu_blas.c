@@ -833,10 +833,10 @@ static dconv_plan dconv_plan_for(const nn_backend *b, const nn_conv_geom *g)
     const dconv_dims *d = &p.d;
     double macs = (double)g->n * (double)g->c_out * (double)d->K * (double)g->h_out * g->w_out;
     p.threads = threads_for(b, macs, PAR_MIN_MACS);
-    p.row_parts = 1;
-    if (g->n < p.threads)
-        p.row_parts = (p.threads + g->n - 1) / g->n < g->h_out ? (p.threads + g->n - 1) / g->n
-                                                                : g->h_out;
+    /* fewer samples than threads: split each sample's output rows too */
+    p.row_parts = g->n < p.threads ? (p.threads + g->n - 1) / g->n : 1;
+    if (p.row_parts > g->h_out)
+        p.row_parts = g->h_out;
     size_t per_sample = d->xp_floats + d->dyp_floats;
     size_t fit = DIRECT_CHUNK_FLOATS / per_sample;
     size_t per_thread = ((size_t)g->n + (size_t)p.threads - 1) / (size_t)p.threads;
@@ -853,8 +853,8 @@ static dconv_plan dconv_plan_for(const nn_backend *b, const nn_conv_geom *g)
 
 static size_t dconv_ws_floats(const dconv_plan *p)
 {
-    int parts = p->threads;
-    return p->table_floats + (size_t)parts * p->thread_stride + (size_t)p->slots * p->slot_stride;
+    return p->table_floats + (size_t)p->threads * p->thread_stride +
+           (size_t)p->slots * p->slot_stride;
 }
 
 typedef struct dconv_task {

@@ -1,6 +1,7 @@
 /* backends/cpu_conv_direct.c - see cpu_conv_direct.h. */
 #include "cpu_conv_direct.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,9 +143,9 @@ void nn_direct_conv_widen(const nn_conv_geom *g, const dconv_dims *d, const floa
 int nn_direct_conv_usable(const nn_conv_geom *g)
 {
     /* NNLAB_NO_DIRECT_CONV=1 keeps im2col + sgemm: the parity tests run both
-     * paths, and it lets anyone compare them. A benign race: every thread
-     * computes the same value. */
-    static int enabled = -1;
+     * paths, and it lets anyone compare them. Atomic: threads may race to
+     * compute it, and all compute the same value. */
+    static _Atomic int enabled = -1;
     if (enabled < 0) {
         __builtin_cpu_init();
         const char *off = getenv("NNLAB_NO_DIRECT_CONV");
