@@ -83,7 +83,7 @@ typedef struct nn_backend_config {
 #define NN_BACKEND_ABI 1
 
 /* The dropout counter of a training step is step * NN_STEP_COUNTER_STRIDE +
- * layer (src/net.c); a replayed step graph advances it by this much. */
+ * layer (src/core/net.c); a replayed step graph advances it by this much. */
 #define NN_STEP_COUNTER_STRIDE 64
 
 /* What a device backend has done since it was opened, counted by itself.

@@ -1,6 +1,6 @@
 /* backends/dropout_hash.h - the dropout mask as a pure function of
  * (seed, counter, index), shared by every backend so that CPU and GPU drop the
- * same elements. counter is unique per (step, layer); see src/net.c.
+ * same elements. counter is unique per (step, layer); see src/core/net.c.
  * Plain C that nvcc also compiles (NN_HOSTDEV marks it for both sides). */
 #ifndef NNLAB_DROPOUT_HASH_H
 #define NNLAB_DROPOUT_HASH_H

@@ -33,10 +33,10 @@
 
 #include <cmocka.h>
 
-#include "calibrate.h"
-#include "cost.h"
-#include "explain.h"
-#include "preset.h"
+#include "nnlab/calibrate.h"
+#include "nnlab/cost.h"
+#include "nnlab/explain.h"
+#include "nnlab/preset.h"
 #include "util.h"
 
 #ifndef PRESETS_SRCDIR

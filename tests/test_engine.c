@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
-#include "preset.h"
+#include "nnlab/engine.h"
+#include "nnlab/preset.h"
 
 #ifndef PRESETS_SRCDIR
 #define PRESETS_SRCDIR "presets"

@@ -24,8 +24,8 @@
 #include <cmocka.h>
 
 #include "backend.h"
-#include "engine.h"
-#include "preset.h"
+#include "nnlab/engine.h"
+#include "nnlab/preset.h"
 #include "rng.h"
 #include "parity_util.h"
 

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "preset.h"
+#include "nnlab/preset.h"
 #include "util.h"
 
 #ifndef PRESETS_SRCDIR

@@ -1,5 +1,5 @@
 /* ui/calib.h - the lab's calibrations: which devices have one (in memory,
- * or in the cache of src/calibrate.h), and measuring one on first use on a
+ * or in the cache of src/include/nnlab/calibrate.h), and measuring one on first use on a
  * background thread, so that the lab keeps drawing while it runs. The
  * thread reports progress into a mutex-protected struct that the UI thread
  * polls; nothing here draws (ui/calib_dialog.c does). The lab starts a
@@ -10,7 +10,7 @@
 
 #include <pthread.h>
 
-#include "calibrate.h"
+#include "nnlab/calibrate.h"
 #include "util.h"
 
 #define UI_CAL_MAX_DEVICES 8

@@ -4,15 +4,15 @@
  * given width and height. No curses (tests/test_ui_text.c); ui/explain_panel.c
  * draws the lines.
  *
- * The explanation mirrors `nnlab explain` (src/cli_analyze.c) with one
+ * The explanation mirrors `nnlab explain` (src/cli/cli_analyze.c) with one
  * difference: the switches are the ones the running job applied (its
  * snapshot), not the engine's defaults, and the launches are the backend's
  * own count once it has one. */
 #ifndef NNLAB_UI_EXPLAIN_TEXT_H
 #define NNLAB_UI_EXPLAIN_TEXT_H
 
-#include "engine.h"
-#include "explain.h"
+#include "nnlab/engine.h"
+#include "nnlab/explain.h"
 
 /* What an explanation depends on besides the preset and the calibration. */
 typedef struct ui_explain_inputs {

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "engine.h"
+#include "nnlab/engine.h"
 
 /* 950 -> "950", 61820 -> "61.8k", 1.5e6 -> "1.5M", 0.25 -> "0.25". */
 void ui_fmt_si(double v, char *buf, size_t len);

@@ -6,7 +6,7 @@
 #ifndef NNLAB_UI_RUN_H
 #define NNLAB_UI_RUN_H
 
-#include "engine.h"
+#include "nnlab/engine.h"
 
 /* What a poll found new (bits). */
 enum {

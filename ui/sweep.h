@@ -6,7 +6,7 @@
 #ifndef NNLAB_UI_SWEEP_H
 #define NNLAB_UI_SWEEP_H
 
-#include "engine.h"
+#include "nnlab/engine.h"
 #include "explain_text.h"
 
 #define UI_SWEEP_MAX_BATCHES 24      /* 1 .. 2^23 */

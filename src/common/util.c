@@ -1,4 +1,4 @@
-/* src/util.c - see util.h */
+/* src/common/util.c - see util.h */
 #define _POSIX_C_SOURCE 200809L
 #include "util.h"
 

@@ -1,4 +1,4 @@
-/* src/atomic_file.c - see atomic_file.h */
+/* src/common/atomic_file.c - see atomic_file.h */
 #define _POSIX_C_SOURCE 200809L
 #include "atomic_file.h"
 

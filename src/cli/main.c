@@ -1,4 +1,4 @@
-/* src/main.c - the headless front end: nnlab train | bench | presets | devices.
+/* src/cli/main.c - the headless front end: nnlab train | bench | presets | devices.
  * It drives the same engine API as the ncurses lab: start a job, poll its
  * snapshot, print progress on stderr and results (JSON) on stdout. */
 #include "config.h"
@@ -14,9 +14,9 @@
 
 #include "backend.h"
 #include "cli.h"
-#include "engine.h"
+#include "nnlab/engine.h"
 #include "lab.h"
-#include "preset.h"
+#include "nnlab/preset.h"
 #include "util.h"
 
 enum { EXIT_USAGE = 2, EXIT_CANCELLED = 130 };

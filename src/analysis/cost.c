@@ -1,5 +1,5 @@
-/* src/cost.c - the cost model of a training step; see cost.h for the rules. */
-#include "cost.h"
+/* src/analysis/cost.c - the cost model of a training step; see cost.h for the rules. */
+#include "nnlab/cost.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* src/rng.h - a small seeded generator (splitmix64) so a run is reproducible:
+/* src/common/rng.h - a small seeded generator (splitmix64) so a run is reproducible:
  * the same seed gives the same initial weights, data order and synthetic data. */
 #ifndef NNLAB_RNG_H
 #define NNLAB_RNG_H

@@ -1,4 +1,4 @@
-/* src/data.c - see data.h.
+/* src/core/data.c - see data.h.
  *
  * The readers stream their files in small chunks and keep a byte offset, so
  * that a truncated or corrupt file is reported where it goes wrong. Every

@@ -1,6 +1,6 @@
-/* src/engine.c - the training job: a trainer thread that owns the data, the
+/* src/core/engine.c - the training job: a trainer thread that owns the data, the
  * backend and the network, and publishes snapshots; see engine.h. */
-#include "engine.h"
+#include "nnlab/engine.h"
 
 #include <math.h>
 #include <pthread.h>

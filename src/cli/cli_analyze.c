@@ -1,4 +1,4 @@
-/* src/cli_analyze.c - the headless analysis commands: calibrate, explain and
+/* src/cli/cli_analyze.c - the headless analysis commands: calibrate, explain and
  * sweep. They price the cost model with a calibration and time bench jobs
  * through the same engine API as `nnlab bench` and the lab. */
 #include "config.h"
@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "backend.h"
-#include "calibrate.h"
+#include "nnlab/calibrate.h"
 #include "cli.h"
-#include "engine.h"
-#include "explain.h"
-#include "preset.h"
+#include "nnlab/engine.h"
+#include "nnlab/explain.h"
+#include "nnlab/preset.h"
 #include "util.h"
 
 #define MAX_POINTS 64

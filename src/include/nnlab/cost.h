@@ -1,4 +1,4 @@
-/* src/cost.h - the cost model of one training step: per layer, the FLOPs of
+/* src/include/nnlab/cost.h - the cost model of one training step: per layer, the FLOPs of
  * forward and backward, the bytes each operation must read and write, and the
  * parameter count; then the loss and the optimiser over the flat arena.
  *
@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "preset.h"
+#include "nnlab/preset.h"
 
 typedef struct nn_op_cost {
     double flops;

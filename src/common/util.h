@@ -1,4 +1,4 @@
-/* src/util.h - small helpers every engine file uses: error formatting,
+/* src/common/util.h - small helpers every engine file uses: error formatting,
  * bounded string copies, aligned allocation, a monotonic clock. */
 #ifndef NNLAB_UTIL_H
 #define NNLAB_UTIL_H

@@ -1,8 +1,8 @@
-/* src/cli.h - the headless commands beyond train and bench (src/main.c). */
+/* src/cli/cli.h - the headless commands beyond train and bench (src/main.c). */
 #ifndef NNLAB_CLI_H
 #define NNLAB_CLI_H
 
-#include "preset.h"
+#include "nnlab/preset.h"
 
 /* Shared by every command (src/main.c): a whole-number option >= min, or a
  * one-line error naming it; a preset by name or path, or a one-line error. */

@@ -1,4 +1,4 @@
-/* src/preset.h - a preset: one INI file that names the data, the layers in
+/* src/include/nnlab/preset.h - a preset: one INI file that names the data, the layers in
  * order, the loss, the optimiser and the default device, batch and epochs.
  * Read with iniparser (raw strings, our own strict number parsing), written by
  * our own writer (temp file, fsync, rename). The format is documented in

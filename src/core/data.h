@@ -1,4 +1,4 @@
-/* src/data.h - data sets held in host memory as normalised float32.
+/* src/core/data.h - data sets held in host memory as normalised float32.
  *
  * Real files: MNIST-format IDX directories (gzip or plain; Debian's
  * dataset-fashion-mnist is the default) and CIFAR-10's binary version. Without
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "preset.h"
+#include "nnlab/preset.h"
 
 #define NN_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 

@@ -1,8 +1,8 @@
-/* src/calibrate.c - measures a device through its op table; see calibrate.h.
+/* src/analysis/calibrate.c - measures a device through its op table; see calibrate.h.
  * Each figure is the best of a few repetitions: the machines are shared and
  * noisy, and the best run is the closest to what the hardware can do. */
 #define _POSIX_C_SOURCE 200809L
-#include "calibrate.h"
+#include "nnlab/calibrate.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
-/* src/explain.c - see explain.h. */
-#include "explain.h"
+/* src/analysis/explain.c - see explain.h. */
+#include "nnlab/explain.h"
 
 #include <stdio.h>
 #include <string.h>

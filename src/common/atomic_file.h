@@ -1,4 +1,4 @@
-/* src/atomic_file.h - replace a file so that a crash or a full disk never
+/* src/common/atomic_file.h - replace a file so that a crash or a full disk never
  * leaves it half written: temp file in the same folder, every write checked,
  * fsync, rename, fsync of the folder (htop's Settings_write, plus fsync). */
 #ifndef NNLAB_ATOMIC_FILE_H

@@ -1,4 +1,4 @@
-/* src/preset.c - see preset.h.
+/* src/core/preset.c - see preset.h.
  *
  * Reading: iniparser splits the file into "section:key" -> raw string; every
  * value is parsed here (strict numbers, range checks), and every section and
@@ -11,7 +11,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
-#include "preset.h"
+#include "nnlab/preset.h"
 #include "atomic_file.h"
 #include "util.h"
 

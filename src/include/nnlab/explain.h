@@ -1,4 +1,4 @@
-/* src/explain.h - why a step takes the time it takes: the cost model (cost.h)
+/* src/include/nnlab/explain.h - why a step takes the time it takes: the cost model (cost.h)
  * priced with a device's calibration (calibrate.h), split into fixed
  * overheads (operations issued, copies, synchronisation, the fixed cost of
  * each matrix product) and work (per op the larger of FLOPs at the rate
@@ -7,9 +7,9 @@
 #ifndef NNLAB_EXPLAIN_H
 #define NNLAB_EXPLAIN_H
 
-#include "calibrate.h"
-#include "cost.h"
-#include "preset.h"
+#include "nnlab/calibrate.h"
+#include "nnlab/cost.h"
+#include "nnlab/preset.h"
 
 typedef enum nn_regime {
     NN_REGIME_OVERHEAD,          /* fixed costs per step exceed the work */

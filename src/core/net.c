@@ -1,4 +1,4 @@
-/* src/net.c - a sequential network on one backend; see net.h. */
+/* src/core/net.c - a sequential network on one backend; see net.h. */
 #include "net.h"
 
 #include <math.h>

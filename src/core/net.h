@@ -1,4 +1,4 @@
-/* src/net.h - a sequential network built from a preset's layer list on one
+/* src/core/net.h - a sequential network built from a preset's layer list on one
  * backend: flat parameter, gradient and optimiser-state arenas, activation
  * buffers sized for the job's batch, and one training step as a sequence of
  * backend operations. Everything is allocated in nn_net_create; a step
@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "preset.h"
+#include "nnlab/preset.h"
 
 typedef struct nn_layer {
     nn_layer_spec spec;

@@ -1,4 +1,4 @@
-/* src/engine.h - the engine API every front end drives (the CLI in
+/* src/include/nnlab/engine.h - the engine API every front end drives (the CLI in
  * src/main.c, the ncurses lab in ui/).
  *
  * A job = a preset + device + batch + epochs or steps + lr + seed + options.
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "preset.h"
+#include "nnlab/preset.h"
 #include "util.h"
 
 typedef enum nn_job_state {

@@ -1,4 +1,4 @@
-/* src/calibrate.h - measures what a device can do, through the same op table
+/* src/include/nnlab/calibrate.h - measures what a device can do, through the same op table
  * the training step uses, so that the cost model (cost.h) can turn FLOPs,
  * bytes and launches into predicted microseconds (explain.h).
  *
@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "cost.h"
+#include "nnlab/cost.h"
 
 /* How fast one kind of operation runs as its size grows: small products run
  * far below the sgemm peak (packing, thread wake-ups, short loops), so a
