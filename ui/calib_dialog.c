@@ -15,25 +15,23 @@ int ui_calibrating_now(const ui_lab *lab)
     return lab->calib.active;
 }
 
-/* Starts what waited for the calibrations, then shows what failed. */
-static void carry_on(ui_lab *lab)
+/* The calibrations ended: shows what failed, and returns what waited for
+ * them (the main loop starts it). */
+static ui_action carry_on(ui_lab *lab)
 {
     ui_calibrating *c = &lab->calib;
-    int after = c->after;
+    ui_action after = c->after;
     c->active = 0;
-    c->after = UI_AFTER_NOTHING;
+    c->after = UI_ACT_HANDLED;
     lab->dialog = UI_DLG_NONE;
     lab->dirty |= UI_D_ALL;
-    if (after == UI_AFTER_RUN)
-        ui_dashboard_start(lab);
-    else if (after == UI_AFTER_SWEEP)
-        ui_sweep_screen_start(lab);
     if (c->failed[0]) {
         lab->dialog = UI_DLG_CALIB_FAILED;
         lab->dirty |= UI_D_OVERLAY;
     } else if (c->warning[0]) {
         ui_set_message(lab, 1, "%s", c->warning);
     }
+    return after;
 }
 
 /* Starts measuring the next device of the queue; 0, or -1 when none is left. */
@@ -55,23 +53,22 @@ static int start_next(ui_lab *lab)
     return -1;
 }
 
-void ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, int n)
+ui_action ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, int n)
 {
     ui_calibrating *c = &lab->calib;
     if (c->active)
-        return;                      /* one at a time: the dialog is up */
+        return UI_ACT_HANDLED;       /* one at a time: the dialog is up */
     memset(c, 0, sizeof *c);
     c->after = after;
     for (int i = 0; i < n && c->n_queue < UI_CAL_MAX_DEVICES; i++)
         if (ui_cal_needed(&lab->cals, devices[i]))
             snprintf(c->queue[c->n_queue++], sizeof c->queue[0], "%s", devices[i]);
     c->active = 1;
-    if (c->n_queue == 0 || start_next(lab) != 0) {
-        carry_on(lab);
-        return;
-    }
+    if (c->n_queue == 0 || start_next(lab) != 0)
+        return carry_on(lab);
     lab->dialog = UI_DLG_CALIBRATE;
     lab->dirty |= UI_D_OVERLAY;
+    return UI_ACT_HANDLED;
 }
 
 /* The measurement of queue[at] ended: keep it (and cache it), or the reason. */
@@ -92,11 +89,11 @@ static void collect(ui_lab *lab)
         snprintf(c->warning, sizeof c->warning, "%s calibrated, but not cached: %s", dev, err);
 }
 
-void ui_calibrate_poll(ui_lab *lab)
+ui_action ui_calibrate_poll(ui_lab *lab)
 {
     ui_calibrating *c = &lab->calib;
     if (!c->active)
-        return;
+        return UI_ACT_HANDLED;
     double fraction = c->fraction;
     char what[sizeof c->what];
     int done = ui_calib_poll(&c->run, &fraction, what, sizeof what);
@@ -106,14 +103,14 @@ void ui_calibrate_poll(ui_lab *lab)
         lab->dirty |= UI_D_OVERLAY;
     }
     if (!done)
-        return;
+        return UI_ACT_HANDLED;
     collect(lab);
     c->at++;
     if (start_next(lab) == 0) {
         lab->dirty |= UI_D_OVERLAY;
-        return;
+        return UI_ACT_HANDLED;
     }
-    carry_on(lab);
+    return carry_on(lab);
 }
 
 void ui_calibrate_draw(ui_lab *lab)
@@ -150,26 +147,27 @@ void ui_calibrate_draw(ui_lab *lab)
     if (c->n_queue > 1)
         ui_putf(in.y + 5, in.x + 1, in.w - 2, ui_attr(lab, UI_DIM), "device %d of %d", c->at + 1, c->n_queue);
     ui_put(in.y + 6, in.x + 1, in.w - 2, ui_attr(lab, UI_KEY),
-           c->after ? "Esc: do not start the job afterwards   q quit" : "the job will not start   q quit");
+           c->after != UI_ACT_HANDLED ? "Esc: do not start the job afterwards   q quit"
+                                      : "the job will not start   q quit");
 }
 
-int ui_calibrate_key(ui_lab *lab, int ch)
+ui_action ui_calibrate_key(ui_lab *lab, int ch)
 {
     ui_calibrating *c = &lab->calib;
     if (lab->dialog == UI_DLG_CALIB_FAILED) {
         lab->dialog = UI_DLG_NONE;   /* any key closes it */
         lab->dirty |= UI_D_ALL;
-        return 1;
+        return UI_ACT_HANDLED;
     }
-    if (ch == 27 && c->after != UI_AFTER_NOTHING) {
+    if (ch == 27 && c->after != UI_ACT_HANDLED) {
         /* the measurement cannot be stopped halfway; it ends in seconds and is kept */
-        c->after = UI_AFTER_NOTHING;
+        c->after = UI_ACT_HANDLED;
         ui_set_message(lab, 0, "the job will not start; the calibration finishes and is kept");
         lab->dirty |= UI_D_OVERLAY;
     } else if (ch == 'q') {
-        lab->quit = 1;               /* the thread is joined on the way out */
+        return UI_ACT_QUIT;          /* the thread is joined on the way out */
     }
-    return 1;
+    return UI_ACT_HANDLED;
 }
 
 void ui_calibrate_free(ui_lab *lab)

@@ -28,7 +28,6 @@ int ui_dashboard_start(ui_lab *lab)
     }
     lab->log_scale = 0;
     ui_explain_jobs_init(lab);
-    ui_set_screen(lab, UI_RUN);
     return 0;
 }
 
@@ -407,37 +406,14 @@ void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
                                 : "finished: Enter or Esc back to setup  l log scale  e explain  ? help  q quit");
 }
 
-int ui_dashboard_key(ui_lab *lab, int ch)
+ui_action ui_dashboard_key(ui_lab *lab, int ch)
 {
     ui_run *r = &lab->run;
-    switch (ch) {
-    case 'p':
-        if (!ui_run_active(r))
-            return 1;
+    if (ch != 'p')
+        return ui_job_screen_key(lab, ch);
+    if (ui_run_active(r)) {
         ui_run_toggle_pause(r);
         ui_set_message(lab, 0, r->paused ? "paused (p resumes)" : "resumed");
-        return 1;
-    case 'c':
-        if (ui_run_active(r)) {
-            ui_run_cancel(r);
-            ui_set_message(lab, 0, "cancelling...");
-        }
-        return 1;
-    case 'l':
-        lab->log_scale = !lab->log_scale;
-        lab->dirty |= UI_D_CHART;
-        return 1;
-    case 'e':
-        ui_explain_toggle(lab);
-        return 1;
-    case 27: case 'b': case '\n': case '\r': case KEY_ENTER:
-        if (ui_run_active(r)) {
-            if (ch == 27 || ch == 'b')
-                lab->dialog = UI_DLG_BACK, lab->dirty |= UI_D_OVERLAY;
-            return 1;
-        }
-        ui_go_setup(lab);
-        return 1;
     }
-    return 0;
+    return UI_ACT_HANDLED;
 }

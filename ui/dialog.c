@@ -87,8 +87,9 @@ static void save_key(ui_lab *lab, int ch)
     }
 }
 
-int ui_dialog_key(ui_lab *lab, int ch)
+ui_action ui_dialog_key(ui_lab *lab, int ch)
 {
+    ui_action act = UI_ACT_HANDLED;
     char name[NN_NAME_LEN], path[NN_PATH_LEN];
     int yes = ch == 'y' || ch == 'Y', no = ch == 'n' || ch == 'N' || ch == 27;
     enum ui_dialog before = lab->dialog;
@@ -105,19 +106,17 @@ int ui_dialog_key(ui_lab *lab, int ch)
         break;
     case UI_DLG_QUIT:
         if (yes)
-            lab->quit = 1;
+            act = UI_ACT_QUIT;
         else if (no || ch == 'q')
             close_dialog(lab);
         break;
     case UI_DLG_CALIBRATE: case UI_DLG_CALIB_FAILED:
-        ui_calibrate_key(lab, ch);
+        act = ui_calibrate_key(lab, ch);
         break;
     case UI_DLG_BACK:
         if (yes) {
             close_dialog(lab);
-            ui_run_cancel(&lab->run);
-            ui_sweep_cancel(&lab->sweep);
-            ui_go_setup(lab);
+            act = UI_ACT_GO_SETUP;   /* the main loop cancels what runs */
         } else if (no) {
             close_dialog(lab);
         }
@@ -127,7 +126,7 @@ int ui_dialog_key(ui_lab *lab, int ch)
     }
     if (lab->dialog != before)
         lab->dirty |= UI_D_ALL;      /* the next box may be smaller: repaint under it */
-    return 1;
+    return act;
 }
 
 static void question(ui_lab *lab, const char *title, const char *line1, const char *line2)

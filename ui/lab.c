@@ -95,7 +95,7 @@ static void relayout(ui_lab *lab)
     lab->dirty = UI_D_ALL;
 }
 
-void ui_set_screen(ui_lab *lab, enum ui_screen s)
+static void set_screen(ui_lab *lab, enum ui_screen s)
 {
     lab->screen = s;
     lab->frame_at = 0;
@@ -103,42 +103,78 @@ void ui_set_screen(ui_lab *lab, enum ui_screen s)
     relayout(lab);
 }
 
-void ui_go_setup(ui_lab *lab)
+/* Cancels and frees what the run or the sweep still holds. */
+static void go_setup(ui_lab *lab)
 {
+    ui_run_cancel(&lab->run);
+    ui_sweep_cancel(&lab->sweep);
     ui_run_free(&lab->run);
     ui_sweep_free(&lab->sweep);
     memset(&lab->sweep, 0, sizeof lab->sweep);
     lab->log_scale = 0;
-    ui_set_screen(lab, UI_SETUP);
+    set_screen(lab, UI_SETUP);
 }
 
-static void request_quit(ui_lab *lab)
+static void ask(ui_lab *lab, enum ui_dialog d)
 {
-    if (ui_jobs_active(lab)) {
-        lab->dialog = UI_DLG_QUIT;
-        lab->dirty |= UI_D_OVERLAY;
-    } else {
-        lab->quit = 1;
+    lab->dialog = d;
+    lab->dirty |= UI_D_OVERLAY;
+}
+
+static ui_action start_jobs(ui_lab *lab, int sweep)
+{
+    const char *names[UI_N_DEVICES];
+    int n = ui_setup_start_devices(lab, sweep, names, UI_N_DEVICES);
+    if (n < 0)
+        return UI_ACT_HANDLED;       /* the status row says why */
+    /* a device without a calibration is measured first (a few seconds) */
+    return ui_calibrate_then(lab, sweep ? UI_ACT_GO_SWEEP : UI_ACT_GO_RUN, names, n);
+}
+
+/* The one place that moves between screens, asks the guarding questions
+ * and quits: every key handler and poll returns its wish here. */
+static void act(ui_lab *lab, ui_action a)
+{
+    while (a > UI_ACT_HANDLED) {
+        ui_action next = UI_ACT_HANDLED;
+        switch (a) {
+        case UI_ACT_START_RUN: next = start_jobs(lab, 0); break;
+        case UI_ACT_START_SWEEP: next = start_jobs(lab, 1); break;
+        case UI_ACT_GO_RUN:
+            if (ui_dashboard_start(lab) == 0)
+                set_screen(lab, UI_RUN);
+            break;
+        case UI_ACT_GO_SWEEP:
+            if (ui_sweep_screen_start(lab) == 0)
+                set_screen(lab, UI_SWEEP);
+            break;
+        case UI_ACT_GO_SETUP: go_setup(lab); break;
+        case UI_ACT_ASK_BACK: ask(lab, UI_DLG_BACK); break;
+        case UI_ACT_ASK_QUIT:
+            if (ui_jobs_active(lab))
+                ask(lab, UI_DLG_QUIT);
+            else
+                lab->quit = 1;
+            break;
+        case UI_ACT_QUIT: lab->quit = 1; break;
+        default: break;
+        }
+        a = next;
     }
 }
 
 /* ---- input -------------------------------------------------------------------------- */
 
-static void handle_key(ui_lab *lab, int ch)
+static ui_action handle_key(ui_lab *lab, int ch)
 {
-    if (lab->layout.too_small) {
-        if (ch == 'q')
-            request_quit(lab);
-        return;
-    }
-    if (lab->dialog != UI_DLG_NONE) {
-        ui_dialog_key(lab, ch);
-        return;
-    }
+    if (lab->layout.too_small)
+        return ch == 'q' ? UI_ACT_ASK_QUIT : UI_ACT_HANDLED;
+    if (lab->dialog != UI_DLG_NONE)
+        return ui_dialog_key(lab, ch);
     if (lab->help) {
         lab->help = 0;               /* any key closes it */
         lab->dirty = UI_D_ALL;
-        return;
+        return UI_ACT_HANDLED;
     }
     if (lab->message[0]) {           /* a message lasts until the next key */
         lab->message[0] = '\0';
@@ -147,17 +183,16 @@ static void handle_key(ui_lab *lab, int ch)
     if (ch == KEY_F(1) || ch == '?') {
         lab->help = 1;
         lab->dirty |= UI_D_OVERLAY;
-        return;
+        return UI_ACT_HANDLED;
     }
-    if (ch == 'q') {
-        request_quit(lab);
-        return;
-    }
+    if (ch == 'q')
+        return UI_ACT_ASK_QUIT;
     switch (lab->screen) {
-    case UI_SETUP: ui_setup_key(lab, ch); break;
-    case UI_RUN: ui_dashboard_key(lab, ch); break;
-    case UI_SWEEP: ui_sweep_screen_key(lab, ch); break;
+    case UI_SETUP: return ui_setup_key(lab, ch);
+    case UI_RUN: return ui_dashboard_key(lab, ch);
+    case UI_SWEEP: return ui_sweep_screen_key(lab, ch);
     }
+    return UI_ACT_IGNORED;
 }
 
 static void handle_signals(ui_lab *lab)
@@ -172,7 +207,7 @@ static void handle_signals(ui_lab *lab)
         if (lab->dialog == UI_DLG_QUIT || !ui_jobs_active(lab))
             lab->quit = 1;
         else
-            request_quit(lab);
+            act(lab, UI_ACT_ASK_QUIT);
     }
 }
 
@@ -182,7 +217,7 @@ static void handle_signals(ui_lab *lab)
  * JOBS_FRAME_S, except on a change of state, which is drawn at once. */
 static void poll_jobs(ui_lab *lab, double now)
 {
-    ui_calibrate_poll(lab);          /* may start the run or the sweep that waited */
+    act(lab, ui_calibrate_poll(lab));   /* may start the run or the sweep that waited */
     if (lab->screen == UI_RUN) {
         unsigned bits = ui_run_poll(&lab->run);
         if (bits & UI_RUN_POINTS)
@@ -260,7 +295,7 @@ static void run_loop(ui_lab *lab)
         if (ch == KEY_RESIZE)
             relayout(lab);
         else if (ch != ERR)
-            handle_key(lab, ch);
+            act(lab, handle_key(lab, ch));
         if (!lab->quit)
             poll_jobs(lab, now);
         if (lab->help || lab->dialog != UI_DLG_NONE)

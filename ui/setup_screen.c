@@ -325,27 +325,27 @@ static int devices_ready(ui_lab *lab)
     return 1;
 }
 
-static int start(ui_lab *lab, int sweep)
+int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
 {
-    ui_field_commit(lab);
     if (!lab->preset_ok) {
         ui_set_message(lab, 1, "this preset does not load: %s", lab->preset_err);
-        return 1;
+        return -1;
     }
-    const char *names[UI_N_DEVICES];
-    int n = 0;
-    if (sweep) {
-        n = ui_sweep_devices(lab, names, UI_N_DEVICES);
-    } else {
-        int devs[2];
-        if (!devices_ready(lab))
-            return 1;
-        for (int i = 0, nd = ui_choice_devices(lab->set.device, devs); i < nd; i++)
-            names[n++] = ui_device_name(devs[i]);
-    }
-    /* a device without a calibration is measured first (a few seconds) */
-    ui_calibrate_then(lab, sweep ? UI_AFTER_SWEEP : UI_AFTER_RUN, names, n);
-    return 1;
+    if (sweep)
+        return ui_sweep_devices(lab, names, max);
+    int devs[2], n = 0;
+    if (!devices_ready(lab))
+        return -1;
+    for (int i = 0, nd = ui_choice_devices(lab->set.device, devs); i < nd && n < max; i++)
+        names[n++] = ui_device_name(devs[i]);
+    return n;
+}
+
+/* Enter, r or w: the main loop starts it (after calibrating what needs it). */
+static ui_action start(ui_lab *lab, int sweep)
+{
+    ui_field_commit(lab);
+    return sweep ? UI_ACT_START_SWEEP : UI_ACT_START_RUN;
 }
 
 static int list_key(ui_lab *lab, int ch)
@@ -385,7 +385,7 @@ static int fields_key(ui_lab *lab, int ch)
     return ui_field_type(lab, ch);
 }
 
-int ui_setup_key(ui_lab *lab, int ch)
+ui_action ui_setup_key(ui_lab *lab, int ch)
 {
     int handled = 1;
     if (ch == 27 && lab->edit[0]) {           /* Esc drops a number being typed */
@@ -416,5 +416,5 @@ int ui_setup_key(ui_lab *lab, int ch)
         handled = list_key(lab, ch);
     }
     lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
-    return handled;
+    return handled ? UI_ACT_HANDLED : UI_ACT_IGNORED;
 }

@@ -59,7 +59,6 @@ int ui_sweep_screen_start(ui_lab *lab)
     lab->log_scale = 1;              /* samples/s spans decades */
     lab->sweep_follow = 1;           /* explain the latest point until a key picks one */
     ui_explain_reset(&lab->sweep_explain, NULL, "");
-    ui_set_screen(lab, UI_SWEEP);
     return 0;
 }
 
@@ -251,33 +250,9 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
                                 : "finished: Enter/Esc setup  arrows pick a point  e explain  l log y  ? help");
 }
 
-int ui_sweep_screen_key(ui_lab *lab, int ch)
+ui_action ui_sweep_screen_key(ui_lab *lab, int ch)
 {
-    if (ui_explain_sweep_key(lab, ch))
-        return 1;
-    switch (ch) {
-    case 'c':
-        if (ui_sweep_active(&lab->sweep)) {
-            ui_sweep_cancel(&lab->sweep);
-            ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
-            lab->dirty |= UI_D_SIDE | UI_D_JOBS;
-        }
-        return 1;
-    case 'l':
-        lab->log_scale = !lab->log_scale;
-        lab->dirty |= UI_D_CHART;
-        return 1;
-    case 'e':
-        ui_explain_toggle(lab);
-        return 1;
-    case 27: case 'b': case '\n': case '\r': case KEY_ENTER:
-        if (ui_sweep_active(&lab->sweep)) {
-            if (ch == 27 || ch == 'b')
-                lab->dialog = UI_DLG_BACK, lab->dirty |= UI_D_OVERLAY;
-            return 1;
-        }
-        ui_go_setup(lab);
-        return 1;
-    }
-    return 0;
+    if (ui_explain_sweep_key(lab, ch))   /* the arrows pick the point explained */
+        return UI_ACT_HANDLED;
+    return ui_job_screen_key(lab, ch);
 }

@@ -20,6 +20,23 @@
 
 #define UI_MAX_PRESETS 256
 
+/* What a key handler or a poll asks of the lab's main loop (htop's
+ * HANDLED | REDRAW | BREAK_LOOP): a screen marks what to redraw in
+ * lab->dirty and returns an action; only ui/lab.c moves between screens,
+ * opens the questions that guard a running job, and quits. */
+typedef enum ui_action {
+    UI_ACT_IGNORED = 0,              /* not this handler's key: the caller may try another */
+    UI_ACT_HANDLED,                  /* done; what changed is marked in lab->dirty */
+    UI_ACT_START_RUN,                /* setup: run the settings, calibrating first if needed */
+    UI_ACT_START_SWEEP,              /* setup: sweep the batch size, likewise */
+    UI_ACT_GO_RUN,                   /* calibrated: open the dashboard on a new run */
+    UI_ACT_GO_SWEEP,                 /* calibrated: open the sweep screen on a new sweep */
+    UI_ACT_GO_SETUP,                 /* back to setup; what still runs is cancelled */
+    UI_ACT_ASK_BACK,                 /* a job runs: ask before going back */
+    UI_ACT_QUIT,
+    UI_ACT_ASK_QUIT                  /* quit, asking first when a job runs */
+} ui_action;
+
 /* The panels a frame redraws (bits); UI_D_ALL after a resize or an overlay. */
 enum {
     UI_D_TITLE = 1 << 0, UI_D_STATUS = 1 << 1,
@@ -66,14 +83,11 @@ enum ui_dialog {
     UI_DLG_CALIB_FAILED              /* what failed; the job ran without a prediction */
 };
 
-/* What the lab does once the devices it needs are calibrated. */
-enum ui_after_calib { UI_AFTER_NOTHING, UI_AFTER_RUN, UI_AFTER_SWEEP };
-
 /* Calibrating on first use (ui/calib_dialog.c): the devices still to
  * measure, the one being measured, and what failed. */
 typedef struct ui_calibrating {
     int active;                      /* the dialog is up and a thread measures */
-    int after;                       /* enum ui_after_calib */
+    int after;                       /* UI_ACT_GO_RUN, UI_ACT_GO_SWEEP, or UI_ACT_HANDLED: nothing */
     char queue[UI_CAL_MAX_DEVICES][16];
     int n_queue, at;                 /* at: the one being measured */
     ui_calib_run run;
@@ -174,15 +188,20 @@ void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_ti
 void ui_setup_init(ui_lab *lab);
 void ui_setup_reload(ui_lab *lab, const char *select_path);
 void ui_setup_draw(ui_lab *lab, unsigned dirty);
-int ui_setup_key(ui_lab *lab, int ch);
+ui_action ui_setup_key(ui_lab *lab, int ch);
+/* The devices a run (sweep 0) or a sweep (1) of the settings would use;
+ * returns how many, or -1 after saying on the status row why it cannot. */
+int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max);
 const char *ui_device_name(int dev);
 /* Fills cfg from the selected preset and the settings. */
 void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg);
 
 /* ui/dashboard.c */
+/* Starts a run of the settings; -1 (said on the status row) when it cannot.
+ * The caller (ui/lab.c) then shows the screen. */
 int ui_dashboard_start(ui_lab *lab);
 void ui_dashboard_draw(ui_lab *lab, unsigned dirty);
-int ui_dashboard_key(ui_lab *lab, int ch);
+ui_action ui_dashboard_key(ui_lab *lab, int ch);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
 /* ui/sweep_screen.c */
@@ -190,7 +209,11 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 int ui_sweep_devices(const ui_lab *lab, const char **names, int max);
 int ui_sweep_screen_start(ui_lab *lab);
 void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty);
-int ui_sweep_screen_key(ui_lab *lab, int ch);
+ui_action ui_sweep_screen_key(ui_lab *lab, int ch);
+
+/* ui/job_keys.c: the keys the run and the sweep screens share (c cancel,
+ * l log scale, e explain, Esc/b/Enter back) */
+ui_action ui_job_screen_key(ui_lab *lab, int ch);
 
 /* ui/explain_panel.c: the Explain panel, on the dashboard and the sweep */
 /* `e`: shows the panel in the chart's place, or the chart again (narrow
@@ -209,14 +232,15 @@ int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i);
 int ui_explain_sweep_key(ui_lab *lab, int ch);
 
 /* ui/calib_dialog.c: calibrating on first use */
-/* Measures the devices that have no calibration, then runs `after`; with
- * nothing to measure, runs it at once. */
-void ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, int n);
-/* Follows the measurement; starts the next one, or what waited for them. */
-void ui_calibrate_poll(ui_lab *lab);
+/* Measures the devices that have no calibration, then asks for `after`
+ * (UI_ACT_GO_RUN or UI_ACT_GO_SWEEP, returned at once when nothing needs
+ * measuring, else by the poll that sees the last measurement end). */
+ui_action ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, int n);
+/* Follows the measurement; starts the next one, or returns what waited. */
+ui_action ui_calibrate_poll(ui_lab *lab);
 int ui_calibrating_now(const ui_lab *lab);
 void ui_calibrate_draw(ui_lab *lab);
-int ui_calibrate_key(ui_lab *lab, int ch);
+ui_action ui_calibrate_key(ui_lab *lab, int ch);
 /* Waits for a measurement still running (quitting). */
 void ui_calibrate_free(ui_lab *lab);
 
@@ -226,11 +250,9 @@ void ui_help_draw(ui_lab *lab);
 /* ui/dialog.c: save, overwrite, quit and back questions */
 void ui_dialog_open_save(ui_lab *lab);
 void ui_dialog_draw(ui_lab *lab);
-int ui_dialog_key(ui_lab *lab, int ch);
+ui_action ui_dialog_key(ui_lab *lab, int ch);
 
 /* ui/lab.c */
 int ui_jobs_active(const ui_lab *lab);
-void ui_go_setup(ui_lab *lab);
-void ui_set_screen(ui_lab *lab, enum ui_screen s);
 
 #endif
