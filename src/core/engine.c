@@ -245,6 +245,8 @@ static int run_step(nn_job *job, long pos)
     int n = (int)(left < job->cfg.batch ? left : job->cfg.batch);
     double t[NN_PHASE_COUNT] = { 0 }, t_graph = 0.0, start = nn_now();
     long step = job->tot.steps;
+    if (nn_net_set_step(&job->net, step) != 0)
+        return -1;
     int rc = job->device ? engine_device_step(job, pos, n, step, t, &t_graph)
                          : engine_host_step(job, pos, n, step, t);
     if (rc != 0)

@@ -70,7 +70,7 @@ int engine_device_prepare(nn_job *job, char *err, size_t err_len)
     job->resident = job->cfg.data_on_device && o->gather_rows;
     job->use_pinned = !job->resident && job->cfg.pinned && o->host_alloc && o->host_wait;
     job->use_graph = job->cfg.graph && o->graph_begin && o->graph_end && o->graph_launch &&
-                     o->graph_advance && o->graph_drop;
+                     o->graph_drop && o->set_step;
     job->dev_timing = o->timing_mark && o->timing_collect;
     s->data_on_device = job->resident;
     s->pinned = job->use_pinned;
@@ -220,7 +220,8 @@ static void record_step(nn_job *job, int n, long step)
 }
 
 /* The compute part of a step: the recorded graph for a full batch once there
- * is one, else eagerly. Sets t_fwd and t_bwd when it ran eagerly. */
+ * is one, else eagerly. Sets t_fwd and t_bwd when it ran eagerly. The step's
+ * values (nn_net_set_step) were given before, so a replay runs this step. */
 static int compute_step(nn_job *job, int n, long step, double *t_fwd, double *t_bwd)
 {
     nn_net *net = &job->net;
@@ -235,12 +236,8 @@ static int compute_step(nn_job *job, int n, long step, double *t_fwd, double *t_
         net->opt_t++;
         return 0;
     }
-    if (step_eager(job, n, step, !graph_job, t_fwd, t_bwd) != 0)
-        return -1;
-    /* the recording stays in step with the steps run without it */
-    if (job->graph_ready && b->ops->graph_advance(b) != 0)
-        return -1;
-    return 0;
+    /* a recording needs nothing more: the next replay reads its step's values */
+    return step_eager(job, n, step, !graph_job, t_fwd, t_bwd);
 }
 
 /* Only sync_every_step waits here. */
