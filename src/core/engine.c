@@ -36,7 +36,7 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
 
 /* ---- publishing ------------------------------------------------------------ */
 
-static void publish(nn_job *job)
+void engine_publish(nn_job *job)
 {
     pthread_mutex_lock(&job->lock);
     job->snap = job->mine;
@@ -65,11 +65,11 @@ static void publish_epoch(nn_job *job, const nn_epoch_result *r)
     pthread_mutex_unlock(&job->lock);
 }
 
-static void fail(nn_job *job, const char *msg)
+void engine_fail(nn_job *job, const char *msg)
 {
     job->mine.state = NN_JOB_FAILED;
     nn_strlcpy(job->mine.error, msg, sizeof job->mine.error);
-    publish(job);
+    engine_publish(job);
 }
 
 /* ---- preparation -------------------------------------------------------------- */
@@ -143,7 +143,7 @@ static int honour_requests(nn_job *job)
     if (!atomic_load(&job->pause_requested))
         return 0;
     job->mine.state = NN_JOB_PAUSED;
-    publish(job);
+    engine_publish(job);
     pthread_mutex_lock(&job->lock);
     while (atomic_load(&job->pause_requested) && !atomic_load(&job->cancel_requested))
         pthread_cond_wait(&job->wake, &job->lock);
@@ -265,7 +265,7 @@ static int after_step(nn_job *job)
     if (job->device && engine_device_collect(job, 0) != 0)
         return -1;
     engine_stats_update(job);
-    publish(job);
+    engine_publish(job);
     return 0;
 }
 
@@ -355,38 +355,53 @@ static void block_signals(void)
     pthread_sigmask(SIG_BLOCK, &mask, NULL);
 }
 
-static void *trainer(void *arg)
+static void train(nn_job *job)
 {
-    nn_job *job = arg;
     char err[NN_ERR_LEN] = "";
     double t0 = nn_now();
 
-    block_signals();
     if (prepare(job, err, sizeof err) != 0) {
-        fail(job, err);
-        return NULL;
+        engine_fail(job, err);
+        return;
     }
     job->mine.prepare_s = nn_now() - t0;
     plan_steps(job);
     if (alloc_histories(job, err, sizeof err) != 0) {
-        fail(job, err);
-        return NULL;
+        engine_fail(job, err);
+        return;
     }
     job->mine.state = NN_JOB_RUNNING;
-    publish(job);
+    engine_publish(job);
 
     int rc = train_loop(job);
     if (rc < 0) {
         nn_errorf(err, sizeof err, "training on %s: %s", job->ops->name, job->backend.last_error);
-        fail(job, err);
-        return NULL;
+        engine_fail(job, err);
+        return;
     }
     job->mine.state = rc > 0 ? NN_JOB_CANCELLED : NN_JOB_DONE;
-    publish(job);
+    engine_publish(job);
+}
+
+static void *trainer(void *arg)
+{
+    nn_job *job = arg;
+    block_signals();
+    if (job->cfg.kind == NN_JOB_CALIBRATE)
+        engine_calibrate(job);
+    else
+        train(job);
     return NULL;
 }
 
 /* ---- the API -------------------------------------------------------------------- */
+
+static int check_threads(const nn_job_config *c, char *err, size_t err_len)
+{
+    if (c->threads < 0)
+        return nn_errorf(err, err_len, "threads %d: expected 0 (all cores) or more", c->threads);
+    return 0;
+}
 
 static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, size_t err_len)
 {
@@ -394,6 +409,10 @@ static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, 
     const nn_preset *p = &c->preset;
     if (!c->device[0])
         nn_strlcpy(c->device, p->device, sizeof c->device);
+    if (c->kind == NN_JOB_CALIBRATE)
+        return check_threads(c, err, err_len);      /* the rest is training's */
+    if (c->kind != NN_JOB_TRAIN)
+        return nn_errorf(err, err_len, "job kind %d: expected training or calibration", (int)c->kind);
     if (c->batch == 0)
         c->batch = p->batch;
     if (c->epochs == 0)
@@ -414,8 +433,8 @@ static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, 
         return nn_errorf(err, err_len, "learning rate %g: expected a positive number", c->lr);
     if (c->log_every < 1)
         return nn_errorf(err, err_len, "log_every %ld: expected at least 1", c->log_every);
-    if (c->threads < 0)
-        return nn_errorf(err, err_len, "threads %d: expected 0 (all cores) or more", c->threads);
+    if (check_threads(c, err, err_len) != 0)
+        return -1;
     if (c->pinned && c->data_on_device)
         return nn_errorf(err, err_len, "pinned copies each batch from page-locked memory: it needs "
                          "the data set off the device (--no-data-on-device)");
@@ -449,6 +468,7 @@ nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
     }
     pthread_mutex_init(&job->lock, NULL);
     pthread_cond_init(&job->wake, NULL);
+    job->mine.kind = job->cfg.kind;
     job->mine.state = NN_JOB_PREPARING;
     nn_strlcpy(job->mine.device, job->ops->name, sizeof job->mine.device);
     job->mine.batch = job->cfg.batch;

@@ -8,6 +8,7 @@
  *                     graph record and replay, phase timing on the device's clock
  *   engine_stats.c    per-step statistics: phase sums, the median, the
  *                     backend's counters per step, rate and ETA
+ *   job_calibrate.c   the calibration job kind (NN_JOB_CALIBRATE)
  *
  * Everything a step touches is allocated before the first step (the
  * *_prepare functions); a step allocates nothing (tests/test_engine.c). */
@@ -62,6 +63,9 @@ struct nn_job {
     nn_epoch_result *epoch_results;
     int n_epoch_results, cap_epoch_results;
 
+    nn_calibration calibration;  /* a calibration job's result, once has_calibration */
+    int has_calibration;
+
     atomic_int pause_requested;
     atomic_int cancel_requested;
 
@@ -92,6 +96,18 @@ struct nn_job {
     void *pin_y[2];              /*   while the other is read by the device */
     int pin_next;
 };
+
+/* ---- engine.c ----------------------------------------------------------------- */
+
+/* Publishes the trainer's working snapshot (job->mine) under the lock. */
+void engine_publish(nn_job *job);
+/* Ends the job as FAILED with msg, published. */
+void engine_fail(nn_job *job, const char *msg);
+
+/* ---- job_calibrate.c ----------------------------------------------------------- */
+
+/* The trainer thread's body for a calibration job. */
+void engine_calibrate(nn_job *job);
 
 /* ---- engine_batch.c ---------------------------------------------------------- */
 

@@ -174,6 +174,7 @@ void engine_stats_update(nn_job *job)
     nn_snapshot *s = &job->mine;
     const engine_totals *tot = &job->tot;
     s->step = tot->steps;
+    s->fraction_done = s->total_steps > 0 ? (double)tot->steps / (double)s->total_steps : 0.0;
     s->elapsed_s = tot->active_s;
     if (tot->timed > 0)
         timed_means(job);
