@@ -80,11 +80,16 @@ typedef struct nn_backend_config {
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
  * it was built against this header. Bump it on any change to nn_backend_ops,
  * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 1
+#define NN_BACKEND_ABI 2
 
-/* The dropout counter of a training step is step * NN_STEP_COUNTER_STRIDE +
- * layer (src/core/net.c); a replayed step graph advances it by this much. */
-#define NN_STEP_COUNTER_STRIDE 64
+/* The values a training step's operations take from the step itself, given
+ * to set_step before the step runs. The caller picks them (src/core/net.c):
+ * in that step every dropout call passes counter = dropout_base + an offset of
+ * its own (one per layer and direction), and the optimiser passes t = opt_t. */
+typedef struct nn_step_values {
+    uint64_t dropout_base;       /* the step's dropout counters start here */
+    long opt_t;                  /* the optimiser's t of the step, from 1 */
+} nn_step_values;
 
 /* What a device backend has done since it was opened, counted by itself.
  * The engine reads it around steps for the per-step accounting. */
@@ -205,19 +210,27 @@ typedef struct nn_backend_ops {
                        const float *xs, size_t x_width, float *x,
                        const void *ys, size_t y_width, void *y);
 
-    /* Step graphs (CUDA Graphs). Between graph_begin and graph_end the calls
-     * of one training step are recorded, not run. graph_launch runs the
-     * recording as the next step: every replay, and every graph_advance (to be
-     * called after a step run eagerly while a recording exists), moves the
-     * recorded step one step on: dropout counters advance by
-     * NN_STEP_COUNTER_STRIDE and the optimiser's t by 1, while buffers, shapes
-     * and every other argument stay as they were recorded. graph_end fails
-     * (and keeps nothing) when a recorded call failed or cannot be recorded;
-     * graph_drop discards a recording. */
+    /* The values of the training step about to run (nn_step_values), given
+     * before every training step, run eagerly or replayed, and never while
+     * recording. Run eagerly, an operation uses its own arguments, so a
+     * backend without graphs has no use for them: the CPU backends leave
+     * set_step NULL. A backend with graphs keeps them where recorded
+     * operations read them at replay (see below); t < 1 is an error. */
+    int (*set_step)(nn_backend *b, const nn_step_values *v);
+
+    /* Step graphs (CUDA Graphs); a backend that has them has set_step.
+     * Between graph_begin and graph_end the calls of one training step are
+     * recorded, not run. graph_launch runs the recording as the step whose
+     * values set_step gave last: a recorded dropout call keeps its offset
+     * (counter - dropout_base) and the optimiser its t - opt_t, both taken
+     * from the values set before the recording, and adds them to the values
+     * of the replayed step; buffers, shapes and every other argument stay as
+     * recorded. Steps run eagerly in between need nothing more than their
+     * set_step. graph_end fails (and keeps nothing) when a recorded call
+     * cannot be recorded; graph_drop discards a recording. */
     int (*graph_begin)(nn_backend *b);
     int (*graph_end)(nn_backend *b);
     int (*graph_launch)(nn_backend *b);
-    int (*graph_advance)(nn_backend *b);
     void (*graph_drop)(nn_backend *b);
 
     /* Cumulative counters since open. */

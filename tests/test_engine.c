@@ -1,6 +1,7 @@
 /* tests/test_engine.c - the engine API: a job starts, pauses, resumes and is
  * cancelled; bad configurations are refused; training makes the loss fall;
- * the cpu and cpu-ref backends train the same curve; a step allocates nothing. */
+ * the cpu and cpu-ref backends train the same curve; a step allocates nothing;
+ * a calibration job shows its progress, gives its result and can be cancelled. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -395,6 +397,119 @@ static void test_bench_reports_median(void **state)
     assert_true(sum <= s.us_per_step * 1.01 + 1);
 }
 
+/* ---- the calibration job kind ------------------------------------------------ */
+
+/* A cache folder of the tests' own, so that calibrating writes nothing of the
+ * user's; removed at the end. */
+static char cache_dir[] = "/tmp/nnlab-test-engine-XXXXXX";
+static int cache_made;
+
+static void private_cache(void)
+{
+    if (!cache_made) {
+        if (!mkdtemp(cache_dir))
+            fail_msg("mkdtemp %s failed", cache_dir);
+        cache_made = 1;
+    }
+    setenv("XDG_CACHE_HOME", cache_dir, 1);
+}
+
+static int remove_cache(void **state)
+{
+    (void)state;
+    char path[NN_PATH_LEN];
+    if (!cache_made)
+        return 0;
+    if (nn_calibration_path("cpu", path, sizeof path) == 0)
+        unlink(path);
+    snprintf(path, sizeof path, "%s/nnlab", cache_dir);
+    rmdir(path);
+    rmdir(cache_dir);
+    return 0;
+}
+
+/* A calibration needs no preset: a zeroed configuration with a device. */
+static void calibration_config(nn_job_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = NN_JOB_CALIBRATE;
+    strcpy(cfg->device, "cpu");
+    cfg->threads = 1;
+}
+
+static int calibration_under_way(const nn_snapshot *s, long unused)
+{
+    (void)unused;
+    return s->state == NN_JOB_RUNNING && s->fraction_done > 0 && s->activity[0];
+}
+
+static void test_calibration_job(void **state)
+{
+    (void)state;
+    nn_job_config cfg;
+    nn_snapshot s;
+    nn_calibration cal, cached;
+    private_cache();
+    calibration_config(&cfg);
+    nn_job *job = start_or_fail(&cfg);
+    s = wait_until(job, calibration_under_way, 0);
+    assert_int_equal(s.kind, NN_JOB_CALIBRATE);
+    assert_int_equal(s.state, NN_JOB_RUNNING);
+    assert_true(s.fraction_done < 1.0);
+    print_message("# calibrating: %.0f%% %s\n", s.fraction_done * 100, s.activity);
+    int early = nn_job_calibration(job, &cal);
+    nn_job_snapshot(job, &s);
+    assert_true(early != 0 || s.state == NN_JOB_DONE);   /* no result before the end */
+    assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
+    nn_job_snapshot(job, &s);
+    assert_true(s.fraction_done >= 1.0);
+    assert_int_equal(nn_job_calibration(job, &cal), 0);
+    nn_job_free(job);
+    print_message("# cpu, one thread: %.1f GFLOP/s, %.1f GB/s\n", cal.gemm_gflops, cal.mem_gbps);
+    assert_string_equal(cal.device, "cpu");
+    assert_true(cal.gemm_gflops > 0);
+    assert_string_equal(s.note, "");         /* cached: */
+    assert_int_equal(nn_calibration_load("cpu", &cached), 0);
+}
+
+static void test_calibration_cancel(void **state)
+{
+    (void)state;
+    nn_job_config cfg;
+    nn_calibration cal, cached;
+    char path[NN_PATH_LEN];
+    private_cache();
+    assert_int_equal(nn_calibration_path("cpu", path, sizeof path), 0);
+    unlink(path);
+    calibration_config(&cfg);
+    nn_job *job = start_or_fail(&cfg);
+    wait_until(job, calibration_under_way, 0);
+    nn_job_cancel(job);
+    assert_int_equal(nn_job_wait(job), NN_JOB_CANCELLED);
+    assert_int_equal(nn_job_calibration(job, &cal), -1);
+    nn_job_free(job);
+    assert_int_equal(nn_calibration_load("cpu", &cached), -1);    /* a cancelled job keeps nothing */
+}
+
+/* A training job has no calibration to give. */
+static void test_training_job_has_no_calibration(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_calibration cal;
+    small_config(&p, &cfg, "cpu-ref");
+    cfg.steps = 5;
+    nn_job *job = start_or_fail(&cfg);
+    assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
+    assert_int_equal(nn_job_calibration(job, &cal), -1);
+    nn_snapshot s;
+    nn_job_snapshot(job, &s);
+    assert_int_equal(s.kind, NN_JOB_TRAIN);
+    assert_true(s.fraction_done == 1.0);
+    nn_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +523,9 @@ int main(void)
         cmocka_unit_test(test_same_seed_same_run),
         cmocka_unit_test(test_no_allocation_per_step),
         cmocka_unit_test(test_bench_reports_median),
+        cmocka_unit_test(test_calibration_job),
+        cmocka_unit_test(test_calibration_cancel),
+        cmocka_unit_test(test_training_job_has_no_calibration),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, remove_cache);
 }

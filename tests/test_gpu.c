@@ -650,9 +650,10 @@ static void test_gather_rows(void **state)
     free(xs); free(ys); free(x_ref); free(y_ref); free(x); free(y);
 }
 
-/* The replay contract of backend.h: a recorded step replayed k steps later
- * runs with its dropout counter advanced by k strides and its t by k; a step
- * run eagerly in between is followed by graph_advance. */
+/* The replay contract of backend.h: a recorded step replayed runs as the step
+ * set_step gave last (its dropout counter that step's base plus the offset
+ * recorded, its t that step's); a step run eagerly in between needs nothing
+ * but its own set_step. */
 static void test_graph_replay(void **state)
 {
     fixture *f = *state;
@@ -661,10 +662,11 @@ static void test_graph_replay(void **state)
         skip();
         return;
     }
+    assert_non_null(gpu->ops->set_step);         /* graphs need the step's values */
     nn_rng r;
     nn_rng_seed(&r, case_seed(f->seed, 15, 0));
     const size_t n = 50000;
-    const uint64_t dseed = 99, step0 = 5, layer = 2;
+    const uint64_t dseed = 99, step0 = 5, layer = 2, stride = 64;   /* any stride: the caller's */
     const float p = 0.3f;
     nn_sgd_hyper h = { .lr = 0.01f, .momentum = 0.9f, .dampening = 0.1f };
     float *x = fbuf(n), *grad = fbuf(n), *w_ref = fbuf(n), *v_ref = fbuf(n), *y_ref = fbuf(n);
@@ -676,18 +678,21 @@ static void test_graph_replay(void **state)
     float *gx = dev_copy(f, x, n * 4), *gg = dev_copy(f, grad, n * 4), *gw = dev_copy(f, w_ref, n * 4);
     float *gv = dev_copy(f, v_ref, n * 4), *gy = dev_poison(f, n);
 
+    nn_step_values sv = { .dropout_base = step0 * stride, .opt_t = 1 };
+    expect_ok(gpu, gpu->ops->set_step(gpu, &sv), "set_step");
     expect_ok(gpu, gpu->ops->graph_begin(gpu), "graph_begin");
-    expect_ok(gpu, gpu->ops->dropout_forward(gpu, n, p, dseed, step0 * NN_STEP_COUNTER_STRIDE + layer, gx, gy),
+    expect_ok(gpu, gpu->ops->dropout_forward(gpu, n, p, dseed, step0 * stride + layer, gx, gy),
               "dropout_forward (recorded)");
     expect_ok(gpu, gpu->ops->sgd_step(gpu, n, gw, gg, gv, &h, 1), "sgd_step (recorded)");
     expect_ok(gpu, gpu->ops->graph_end(gpu), "graph_end");
 
     for (long k = 0; k < 5; k++) {
-        uint64_t counter = (step0 + (uint64_t)k) * NN_STEP_COUNTER_STRIDE + layer;
-        if (k == 3) {       /* run eagerly, then keep the recording in step */
+        uint64_t counter = (step0 + (uint64_t)k) * stride + layer;
+        sv = (nn_step_values){ .dropout_base = (step0 + (uint64_t)k) * stride, .opt_t = k + 1 };
+        expect_ok(gpu, gpu->ops->set_step(gpu, &sv), "set_step");
+        if (k == 3) {       /* run eagerly: the recording needs nothing more */
             expect_ok(gpu, gpu->ops->dropout_forward(gpu, n, p, dseed, counter, gx, gy), "dropout_forward");
             expect_ok(gpu, gpu->ops->sgd_step(gpu, n, gw, gg, gv, &h, k + 1), "sgd_step");
-            expect_ok(gpu, gpu->ops->graph_advance(gpu), "graph_advance");
         } else {
             expect_ok(gpu, gpu->ops->graph_launch(gpu), "graph_launch");
         }
@@ -844,7 +849,7 @@ static void test_curve_mnist_mlp_128(void **state)
  * graph or eager, data resident or copied (pageable or pinned), loss read
  * every step or not: the same numbers. At batch 7000 each epoch of the
  * 60000 samples ends on a partial batch, which a graph job runs eagerly
- * (then graph_advance): 30 steps cross three of them. */
+ * (between replays): 30 steps cross three of them. */
 static void test_switches_same_numbers(void **state)
 {
     (void)state;

@@ -59,6 +59,21 @@ typedef struct gpu_pinned {
     int pending;                     /* an upload was issued since the last wait */
 } gpu_pinned;
 
+/* The step values (backend.h set_step) as recorded kernels read them. */
+typedef struct gpu_step_values {
+    unsigned long long dropout_base;
+    long long opt_t;
+} gpu_step_values;
+
+/* The arguments of the kernel that writes the step values, laid out as a
+ * kernel node's parameters want them (cudaKernelNodeParams.kernelParams
+ * points at params, and params at dst and v). */
+typedef struct gpu_step_node_args {
+    gpu_step_values *dst;
+    gpu_step_values v;
+    void *params[2];
+} gpu_step_node_args;
+
 /* The timing events of one step (see timing_mark in backend.h). */
 typedef struct gpu_timing_slot {
     cudaEvent_t ev[NN_TIMING_MARKS];
@@ -84,11 +99,17 @@ typedef struct gpu_state {
     volatile int *fault_host;        /* (4) mapped: set, sample, value, limit */
     int *fault_dev;                  /* fault_host as the device sees it */
 
-    /* Step graphs: the recorded step is moved on by *replays steps. */
+    /* Step graphs. The recording's first node (step_node) writes the values
+     * of the step set last into step_dev, where the recorded kernels that
+     * depend on the step read them; each launch first sets that node's
+     * arguments. set_step is refused while recording, so that step holds
+     * the values recorded calls keep their offsets from. */
     int capturing;
-    long long *replays;              /* (1) device */
+    nn_step_values step;             /* set last (set_step) */
+    gpu_step_values *step_dev;       /* (1) device */
     cudaGraph_t graph;
     cudaGraphExec_t exec;
+    cudaGraphNode_t step_node;       /* a node of graph */
 
     /* Counters: live, and what the recording holds while recording. */
     nn_backend_counters live, recorded;
@@ -137,12 +158,27 @@ static inline void gpu_count_library(nn_backend *b)
     gpu_of(b)->count->library_calls++;
 }
 
-/* What kernels whose result depends on the step read while recording: the
- * device counter of replays, or NULL when running eagerly. */
-static inline const long long *gpu_replays(nn_backend *b)
+/* What a kernel whose result depends on the step reads. Run eagerly: NULL,
+ * and the call's own counter and t. While recording: the device's step
+ * values, and the call's offsets from the values set before the recording
+ * (unsigned arithmetic: the offset wraps, the sum comes back right), so that
+ * a replay computes its own step's counter and t. */
+static inline const gpu_step_values *gpu_recorded_step(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
-    return s->capturing ? s->replays : NULL;
+    return s->capturing ? s->step_dev : NULL;
+}
+
+static inline unsigned long long gpu_counter_arg(nn_backend *b, uint64_t counter)
+{
+    gpu_state *s = gpu_of(b);
+    return s->capturing ? (unsigned long long)(counter - s->step.dropout_base) : counter;
+}
+
+static inline long long gpu_t_arg(nn_backend *b, long t)
+{
+    gpu_state *s = gpu_of(b);
+    return s->capturing ? (long long)t - (long long)s->step.opt_t : (long long)t;
 }
 
 /* ---- cuda_dense.cu ------------------------------------------------------------- */
@@ -182,7 +218,11 @@ int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, floa
                   const nn_adam_hyper *h, long t);
 int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const float *xs,
                     size_t x_width, float *x, const void *ys, size_t y_width, void *y);
-/* One launch: *replays += 1 (the last node of a recorded step, and graph_advance). */
-int gpu_advance_replays(nn_backend *b);
+/* Launches the kernel that writes the values set last into step_dev: the
+ * first node of a recording (graph_begin). */
+int gpu_write_step_values(nn_backend *b);
+/* The parameters of that kernel with the values set last, into p (which
+ * points into args): each launch gives them to the recording's step node. */
+void gpu_step_node_params(gpu_state *s, gpu_step_node_args *args, cudaKernelNodeParams *p);
 
 #endif

@@ -250,14 +250,15 @@ int gpu_act_backward(nn_backend *b, enum nn_act act, size_t n, const float *x, c
 
 /* ---- dropout: the mask of backends/dropout_hash.h, the same bits as the CPU ---- */
 
-/* Recorded in a graph, the counter moves on by NN_STEP_COUNTER_STRIDE per
- * replay (backend.h); run eagerly, replays is NULL. The key is per call, one
- * mix per element after it, as on the CPU. */
+/* Run eagerly, step is NULL and counter the call's own; recorded in a graph,
+ * counter is the call's offset from the step's base, read from step at
+ * replay (gpu_recorded_step). The key is per call, one mix per element after
+ * it, as on the CPU. */
 __global__ void dropout_kernel(size_t n, uint32_t threshold, float scale, uint64_t seed,
-                               uint64_t counter, const long long *replays,
+                               unsigned long long counter, const gpu_step_values *step,
                                const float *__restrict__ in, float *__restrict__ out)
 {
-    uint64_t c = counter + (replays ? (uint64_t)*replays * NN_STEP_COUNTER_STRIDE : 0);
+    uint64_t c = step ? (uint64_t)(step->dropout_base + counter) : (uint64_t)counter;
     uint64_t key = nn_dropout_key(seed, c);
     GRID_STRIDE(i, n) {
         float v = in[i] * scale;
@@ -276,7 +277,8 @@ static int dropout(nn_backend *b, const char *op, size_t n, float p, uint64_t se
         return 0;
     const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
     dropout_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        n, nn_dropout_threshold(p), scale, seed, counter, gpu_replays(b), in, out);
+        n, nn_dropout_threshold(p), scale, seed, gpu_counter_arg(b, counter), gpu_recorded_step(b), in,
+        out);
     return gpu_launched(b, op, "dropout_kernel");
 }
 
@@ -431,12 +433,14 @@ int gpu_mse(nn_backend *b, int n, int width, const float *pred, const float *tar
 
 /* ---- optimisers: one fused kernel each over the flat arena ----------------------------- */
 
-/* torch.optim.SGD as cpu-ref: the first step (t = 1) stores g, undamped. */
+/* torch.optim.SGD as cpu-ref: the first step (t = 1) stores g, undamped.
+ * t0: the call's t, or recorded in a graph its offset from the step's t,
+ * read from step at replay (gpu_recorded_step). */
 __global__ void sgd_kernel(size_t n, float *__restrict__ param, const float *__restrict__ grad,
                            float *__restrict__ velocity, float lr, float wd, float mom,
-                           float keep, int nesterov, long long t0, const long long *replays)
+                           float keep, int nesterov, long long t0, const gpu_step_values *step)
 {
-    const long long t = t0 + (replays ? *replays : 0);
+    const long long t = step ? step->opt_t + t0 : t0;
     if (mom == 0.0f) {
         GRID_STRIDE(i, n)
             param[i] -= lr * (grad[i] + wd * param[i]);
@@ -459,23 +463,23 @@ int gpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float
         return 0;
     sgd_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
         n, param, grad, velocity, h->lr, h->weight_decay, h->momentum, 1.0f - h->dampening,
-        h->nesterov, (long long)t, gpu_replays(b));
+        h->nesterov, gpu_t_arg(b, t), gpu_recorded_step(b));
     return gpu_launched(b, "sgd_step", "sgd_kernel");
 }
 
 /* torch.optim.Adam as cpu-ref. The bias corrections depend on t, which a
- * replayed graph moves on, so each block's thread 0 computes them (in double,
- * as cpu-ref does once per call) from the t it reads. */
+ * replay reads from step (t0 as in sgd_kernel), so each block's thread 0
+ * computes them (in double, as cpu-ref does once per call) from that t. */
 __global__ void adam_kernel(size_t n, float *__restrict__ param, const float *__restrict__ grad,
                             float *__restrict__ m, float *__restrict__ v, float lr, float b1,
-                            float b2, float eps, float wd, long long t0, const long long *replays)
+                            float b2, float eps, float wd, long long t0, const gpu_step_values *step)
 {
-    __shared__ float step, inv_sqrt_bc2;
+    __shared__ float step_size, inv_sqrt_bc2;
     if (threadIdx.x == 0) {
-        const long long t = t0 + (replays ? *replays : 0);
+        const long long t = step ? step->opt_t + t0 : t0;
         const double bc1 = 1.0 - pow((double)b1, (double)t);
         const double bc2 = 1.0 - pow((double)b2, (double)t);
-        step = (float)((double)lr / bc1);
+        step_size = (float)((double)lr / bc1);
         inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
     }
     __syncthreads();
@@ -485,7 +489,7 @@ __global__ void adam_kernel(size_t n, float *__restrict__ param, const float *__
         float vi = b2 * v[i] + (1.0f - b2) * g * g;
         m[i] = mi;
         v[i] = vi;
-        param[i] -= step * mi / (sqrtf(vi) * inv_sqrt_bc2 + eps);
+        param[i] -= step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + eps);
     }
 }
 
@@ -497,8 +501,8 @@ int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, floa
     if (n == 0)
         return 0;
     adam_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        n, param, grad, m, v, h->lr, h->beta1, h->beta2, h->eps, h->weight_decay, (long long)t,
-        gpu_replays(b));
+        n, param, grad, m, v, h->lr, h->beta1, h->beta2, h->eps, h->weight_decay, gpu_t_arg(b, t),
+        gpu_recorded_step(b));
     return gpu_launched(b, "adam_step", "adam_kernel");
 }
 
@@ -538,14 +542,38 @@ int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const 
 
 /* ---- step graphs ------------------------------------------------------------------------- */
 
-__global__ void advance_kernel(long long *replays)
+/* The first node of a recorded step: the values of the step it runs as. */
+__global__ void step_values_kernel(gpu_step_values *dst, gpu_step_values v)
 {
-    *replays += 1;
+    *dst = v;
 }
 
-int gpu_advance_replays(nn_backend *b)
+static gpu_step_values device_values(const nn_step_values *v)
+{
+    gpu_step_values d;
+    d.dropout_base = (unsigned long long)v->dropout_base;
+    d.opt_t = (long long)v->opt_t;
+    return d;
+}
+
+int gpu_write_step_values(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
-    advance_kernel<<<1, 1, 0, s->stream>>>(s->replays);
-    return gpu_launched(b, "graph_advance", "advance_kernel");
+    step_values_kernel<<<1, 1, 0, s->stream>>>(s->step_dev, device_values(&s->step));
+    return gpu_launched(b, "graph_begin", "step_values_kernel");
+}
+
+void gpu_step_node_params(gpu_state *s, gpu_step_node_args *args, cudaKernelNodeParams *p)
+{
+    args->dst = s->step_dev;
+    args->v = device_values(&s->step);
+    args->params[0] = &args->dst;
+    args->params[1] = &args->v;
+    *p = cudaKernelNodeParams();        /* value-initialised: every field zero */
+    p->func = (void *)step_values_kernel;
+    p->gridDim = dim3(1, 1, 1);
+    p->blockDim = dim3(1, 1, 1);
+    p->sharedMemBytes = 0;
+    p->kernelParams = args->params;
+    p->extra = NULL;
 }

@@ -269,7 +269,7 @@ static void gpu_close(nn_backend *b)
     cudaFree(s->partials);
     cudaFree(s->blocks_done);
     cudaFree(s->fault_claim);
-    cudaFree(s->replays);
+    cudaFree(s->step_dev);
     if (s->fault_host)
         cudaFreeHost((void *)s->fault_host);
     if (s->stream)
@@ -321,7 +321,7 @@ static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
     if (own_buffer(b, (void **)&s->partials, GPU_RED_BLOCKS * 2 * sizeof(double), "the loss partial sums") ||
         own_buffer(b, (void **)&s->blocks_done, sizeof(unsigned int), "the reduction counter") ||
         own_buffer(b, (void **)&s->fault_claim, sizeof(int), "the fault flag") ||
-        own_buffer(b, (void **)&s->replays, sizeof(long long), "the graph step counter"))
+        own_buffer(b, (void **)&s->step_dev, sizeof(gpu_step_values), "the step values of graphs"))
         goto fail;
     {
         void *host = NULL, *dev = NULL;
@@ -527,22 +527,70 @@ static int gpu_host_wait(nn_backend *b, const void *p)
 
 /* ---- step graphs -------------------------------------------------------------------------- */
 
+static int gpu_set_step(nn_backend *b, const nn_step_values *v)
+{
+    gpu_state *s = gpu_of(b);
+    if (s->capturing)
+        return gpu_fail(b, "set_step: called while recording a step");
+    if (v->opt_t < 1)
+        return gpu_fail(b, "set_step: step %ld, steps count from 1", v->opt_t);
+    s->step = *v;       /* eager calls carry their own values; graph_launch passes these on */
+    return 0;
+}
+
+/* Ends a recording that went wrong and discards what it captured. */
+static void abandon_capture(gpu_state *s)
+{
+    cudaGraph_t g = NULL;
+    cudaStreamEndCapture(s->stream, &g);
+    if (g)
+        cudaGraphDestroy(g);
+    cudaGetLastError();
+    s->capturing = 0;
+    s->count = &s->live;
+}
+
 static int gpu_graph_begin(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
     if (s->capturing || s->exec)
         return gpu_fail(b, "graph_begin: %s", s->capturing ? "already recording" : "a recording exists (drop it first)");
-    /* the recorded step is step 0 of the recording; replays move it on */
-    if (gpu_cuda(b, cudaMemsetAsync(s->replays, 0, sizeof(long long), s->stream), "graph_begin",
-                 "cudaMemsetAsync", "resetting the graph step counter"))
-        return -1;
-    s->count->kernels++;
     if (gpu_cuda(b, cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal), "graph_begin",
                  "cudaStreamBeginCapture", "starting to record a step"))
         return -1;
     memset(&s->recorded, 0, sizeof s->recorded);
     s->count = &s->recorded;
     s->capturing = 1;
+    /* the first node, so that every recorded kernel runs after it */
+    if (gpu_write_step_values(b) != 0) {
+        abandon_capture(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* The recording's first node, which graph_begin made: a capture on one
+ * stream is a chain, so it is the graph's only root. */
+static int find_step_node(nn_backend *b, cudaGraph_t g)
+{
+    gpu_state *s = gpu_of(b);
+    cudaGraphNode_t root = NULL;
+    cudaGraphNodeType type;
+    size_t n = 0;
+    if (gpu_cuda(b, cudaGraphGetRootNodes(g, NULL, &n), "graph_end", "cudaGraphGetRootNodes",
+                 "counting the recording's first nodes"))
+        return -1;
+    if (n != 1)
+        return gpu_fail(b, "graph_end: the recorded step has %zu first nodes, expected its step "
+                        "values alone", n);
+    if (gpu_cuda(b, cudaGraphGetRootNodes(g, &root, &n), "graph_end", "cudaGraphGetRootNodes",
+                 "finding the recording's first node") ||
+        gpu_cuda(b, cudaGraphNodeGetType(root, &type), "graph_end", "cudaGraphNodeGetType",
+                 "checking the recording's first node"))
+        return -1;
+    if (n != 1 || !root || type != cudaGraphNodeTypeKernel)
+        return gpu_fail(b, "graph_end: the recorded step does not begin with its step values");
+    s->step_node = root;
     return 0;
 }
 
@@ -552,28 +600,26 @@ static int gpu_graph_end(nn_backend *b)
     cudaGraph_t g = NULL;
     if (!s->capturing)
         return gpu_fail(b, "graph_end: not recording");
-    /* the last node moves the recording on by one step */
-    int rc = gpu_advance_replays(b);
-    char first[NN_BACKEND_ERROR_LEN];
-    memcpy(first, b->last_error, sizeof first);
     cudaError_t e = cudaStreamEndCapture(s->stream, &g);
     s->capturing = 0;
     s->count = &s->live;
-    if (rc != 0 || e != cudaSuccess || !g) {
+    if (e != cudaSuccess || !g) {
         if (g)
             cudaGraphDestroy(g);
         cudaGetLastError();
-        if (rc != 0)
-            memcpy(b->last_error, first, sizeof first);
-        else
-            gpu_cuda(b, e != cudaSuccess ? e : cudaErrorStreamCaptureInvalidated, "graph_end",
-                     "cudaStreamEndCapture", "finishing the recording of a step");
+        return gpu_cuda(b, e != cudaSuccess ? e : cudaErrorStreamCaptureInvalidated, "graph_end",
+                        "cudaStreamEndCapture", "finishing the recording of a step");
+    }
+    if (find_step_node(b, g) != 0) {
+        cudaGraphDestroy(g);
+        s->step_node = NULL;
         return -1;
     }
     e = cudaGraphInstantiate(&s->exec, g, 0);
     if (e != cudaSuccess) {
         cudaGraphDestroy(g);
         s->exec = NULL;
+        s->step_node = NULL;
         return gpu_cuda(b, e, "graph_end", "cudaGraphInstantiate", "instantiating the recorded step");
     }
     s->graph = g;
@@ -585,23 +631,24 @@ static int gpu_graph_end(nn_backend *b)
     return 0;
 }
 
+/* The recording runs as the step set last: its first node writes that step's
+ * values (launches already issued keep the values they were given). */
 static int gpu_graph_launch(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
+    gpu_step_node_args args;
+    cudaKernelNodeParams p;
     if (!s->exec)
         return gpu_fail(b, "graph_launch: nothing recorded");
-    if (gpu_cuda(b, cudaGraphLaunch(s->exec, s->stream), "graph_launch", "cudaGraphLaunch",
+    gpu_step_node_params(s, &args, &p);
+    if (gpu_cuda(b, cudaGraphExecKernelNodeSetParams(s->exec, s->step_node, &p), "graph_launch",
+                 "cudaGraphExecKernelNodeSetParams", "giving the recorded step its values") ||
+        gpu_cuda(b, cudaGraphLaunch(s->exec, s->stream), "graph_launch", "cudaGraphLaunch",
                  "replaying the recorded step"))
         return -1;
     s->live.graph_launches++;
     s->live.graph_nodes += s->recorded.kernels + s->recorded.library_calls;
     return 0;
-}
-
-static int gpu_graph_advance(nn_backend *b)
-{
-    gpu_state *s = gpu_of(b);
-    return s->exec ? gpu_advance_replays(b) : 0;
 }
 
 static void gpu_graph_drop(nn_backend *b)
@@ -613,6 +660,7 @@ static void gpu_graph_drop(nn_backend *b)
         cudaGraphDestroy(s->graph);
     s->exec = NULL;
     s->graph = NULL;
+    s->step_node = NULL;
 }
 
 /* ---- counters and timing --------------------------------------------------------------------- */
@@ -749,10 +797,10 @@ static void ops_init(void)
     o->host_free = gpu_host_free;
     o->host_wait = gpu_host_wait;
     o->gather_rows = gpu_gather_rows;
+    o->set_step = gpu_set_step;
     o->graph_begin = gpu_graph_begin;
     o->graph_end = gpu_graph_end;
     o->graph_launch = gpu_graph_launch;
-    o->graph_advance = gpu_graph_advance;
     o->graph_drop = gpu_graph_drop;
     o->counters = gpu_counters;
     o->timing_mark = gpu_timing_mark;

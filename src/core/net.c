@@ -265,13 +265,22 @@ void nn_net_destroy(nn_net *net)
 
 /* ---- one step -------------------------------------------------------------- */
 
-/* Unique per (step, layer). The stride is part of the op table's contract: a
- * replayed step graph advances the recorded counters by it (backend.h). */
-_Static_assert(NN_MAX_LAYERS <= NN_STEP_COUNTER_STRIDE, "dropout counters of two layers collide");
+/* Dropout counters are unique per (step, layer): the step's base, a multiple
+ * of the stride, plus the layer. The stride is the net's own business: the
+ * backend learns each step's base through set_step (nn_net_set_step). */
+#define STEP_COUNTER_STRIDE 64
+_Static_assert(NN_MAX_LAYERS <= STEP_COUNTER_STRIDE, "dropout counters of two layers collide");
 
 static uint64_t dropout_counter(long step, int layer)
 {
-    return (uint64_t)step * NN_STEP_COUNTER_STRIDE + (uint64_t)layer;
+    return (uint64_t)step * STEP_COUNTER_STRIDE + (uint64_t)layer;
+}
+
+int nn_net_set_step(nn_net *net, long step)
+{
+    nn_backend *b = net->b;
+    nn_step_values v = { .dropout_base = dropout_counter(step, 0), .opt_t = net->opt_t + 1 };
+    return b->ops->set_step ? b->ops->set_step(b, &v) : 0;
 }
 
 static int layer_forward(nn_net *net, int i, int n, int training, long step, const float *x)

@@ -64,6 +64,11 @@ void nn_net_destroy(nn_net *net);
  * memory, or NULL with the backend's message. */
 float *nn_net_forward(nn_net *net, int n, int training, long step);
 
+/* Gives the backend the values of training step `step` (backend.h set_step):
+ * its dropout counters' base and the optimiser's next t. Called before every
+ * training step, run eagerly or replayed from a graph. */
+int nn_net_set_step(nn_net *net, long step);
+
 /* Adds the loss of output `out` against labels/targets to net->stats and,
  * when backward is set, backpropagates through every layer into net->grads. */
 int nn_net_loss(nn_net *net, int n, const float *out, float *dout);

@@ -1,11 +1,13 @@
 /* src/include/nnlab/engine.h - the engine API every front end drives (the CLI in
- * src/main.c, the ncurses lab in ui/).
+ * src/cli/, the ncurses lab in ui/).
  *
  * A job = a preset + device + batch + epochs or steps + lr + seed + options.
  * nn_job_start runs it on its own pthread. The caller may read a consistent
  * snapshot at any moment; the trainer publishes one after every step under a
  * mutex held for a small memcpy, so reading never slows training. Pause,
  * resume and cancel are requests the trainer honours between steps.
+ * A job may instead calibrate a device (NN_JOB_CALIBRATE): the same thread,
+ * snapshot and cancel, and the result from nn_job_calibration.
  * Nothing here prints or exits: errors come back as a state and a message. */
 #ifndef NNLAB_ENGINE_H
 #define NNLAB_ENGINE_H
@@ -13,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nnlab/calibrate.h"
 #include "nnlab/preset.h"
 #include "util.h"
 
@@ -35,7 +38,15 @@ enum nn_phase {
     NN_PHASE_COUNT
 };
 
+/* What a job does. */
+enum nn_job_kind {
+    NN_JOB_TRAIN,                /* train (or bench) the preset: the default */
+    NN_JOB_CALIBRATE             /* measure the device for the cost model (nnlab/calibrate.h) */
+};
+
 typedef struct nn_job_config {
+    enum nn_job_kind kind;       /* NN_JOB_TRAIN (0) or NN_JOB_CALIBRATE; a calibration
+                                    reads only device (or the preset's) and threads */
     nn_preset preset;            /* copied into the job */
     char device[16];             /* "" = the preset's */
     int batch;                   /* 0 = the preset's */
@@ -93,8 +104,12 @@ typedef struct nn_step_counters {
 } nn_step_counters;
 
 typedef struct nn_snapshot {
+    enum nn_job_kind kind;
     nn_job_state state;
     char error[NN_ERR_LEN];      /* FAILED: why */
+    double fraction_done;        /* 0..1: steps done of total_steps, or how far a
+                                    calibration has come */
+    char activity[NN_TEXT_LEN];  /* a calibration: what it is measuring now ("" training) */
     char data_name[NN_NAME_LEN];
     char data_desc[NN_TEXT_LEN];
     int data_synthetic;
@@ -132,7 +147,8 @@ typedef struct nn_snapshot {
 
     /* The GPU teaching switches as applied; valid when has_switches (a device
      * backend; sync_every_step applies everywhere). note says why one asked
-     * for did not apply ("" when none). */
+     * for did not apply, or for a calibration why it was not cached ("" when
+     * none). */
     int has_switches;
     int data_on_device, pinned, graph, tf32;
     int sync_every_step;
@@ -160,6 +176,16 @@ int nn_job_epoch_results(nn_job *job, int from, nn_epoch_result *out, int max);
 void nn_job_pause(nn_job *job);
 void nn_job_resume(nn_job *job);
 void nn_job_cancel(nn_job *job);
+
+/* A calibration job's result, once its state is NN_JOB_DONE: 0 and *out, or
+ * -1 (not done yet, cancelled, failed, or a training job). The job has
+ * already written it to the device's cache (nn_calibration_save); when that
+ * failed, the result is still here and the snapshot's note says why it was
+ * not cached. A calibration honours cancel before it starts measuring and
+ * when it ends (the result is then dropped and nothing cached): nn_calibrate
+ * cannot be stopped part way, so a cancel waits for it (a few seconds on the
+ * cpu devices). Pause does not apply to a calibration. */
+int nn_job_calibration(nn_job *job, nn_calibration *out);
 
 /* Waits for the trainer to finish; returns the final state. */
 nn_job_state nn_job_wait(nn_job *job);

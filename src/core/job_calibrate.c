@@ -1,0 +1,86 @@
+/* src/core/job_calibrate.c - the calibration job kind: nn_calibrate
+ * (src/analysis/calibrate.c) run on the job's thread, its progress published
+ * in the snapshot like a training step's, the result cached and kept for
+ * nn_job_calibration; see engine.h.
+ *
+ * Why a job kind rather than a thread of its own in each front end: the lab
+ * and the CLI then share one thread model, one cancel and one rule for the
+ * cache, and the lab draws a calibration's progress as it draws training's. */
+#include <stdatomic.h>
+
+#include "engine_internal.h"
+#include "nnlab/calibrate.h"
+
+typedef struct calib_run {
+    nn_job *job;
+    double t0;
+} calib_run;
+
+/* nn_calibrate's progress callback, on the job's thread, between measurements.
+ * It cannot stop the measurement (the callback returns nothing), so a cancel
+ * is honoured when nn_calibrate returns. */
+static void on_progress(void *ctx, double fraction, const char *what)
+{
+    calib_run *run = ctx;
+    nn_snapshot *s = &run->job->mine;
+    s->fraction_done = fraction;
+    nn_strlcpy(s->activity, what ? what : "", sizeof s->activity);
+    s->elapsed_s = nn_now() - run->t0;
+    engine_publish(run->job);
+}
+
+static void end_cancelled(nn_job *job)
+{
+    job->mine.state = NN_JOB_CANCELLED;
+    engine_publish(job);
+}
+
+/* Keeps the result (and DONE) under the lock, so that a reader who sees DONE
+ * finds the result. */
+static void end_done(nn_job *job, const nn_calibration *cal)
+{
+    pthread_mutex_lock(&job->lock);
+    job->calibration = *cal;
+    job->has_calibration = 1;
+    job->mine.state = NN_JOB_DONE;
+    job->snap = job->mine;
+    pthread_mutex_unlock(&job->lock);
+}
+
+void engine_calibrate(nn_job *job)
+{
+    char err[NN_ERR_LEN] = "";
+    calib_run run = { job, nn_now() };
+    nn_calibration cal;
+
+    if (atomic_load(&job->cancel_requested)) {
+        end_cancelled(job);
+        return;
+    }
+    job->mine.state = NN_JOB_RUNNING;
+    nn_strlcpy(job->mine.activity, "starting", sizeof job->mine.activity);
+    engine_publish(job);
+    if (nn_calibrate(job->ops->name, job->cfg.threads, &cal, on_progress, &run, err, sizeof err) != 0) {
+        engine_fail(job, err);
+        return;
+    }
+    job->mine.elapsed_s = nn_now() - run.t0;
+    if (atomic_load(&job->cancel_requested)) {
+        end_cancelled(job);     /* measured, but a cancelled job keeps nothing */
+        return;
+    }
+    /* the one place a fresh calibration is cached, whichever front end asked */
+    if (nn_calibration_save(&cal, err, sizeof err) != 0)
+        nn_errorf(job->mine.note, sizeof job->mine.note, "calibration not cached: %s", err);
+    end_done(job, &cal);
+}
+
+int nn_job_calibration(nn_job *job, nn_calibration *out)
+{
+    pthread_mutex_lock(&job->lock);
+    int ok = job->has_calibration;
+    if (ok)
+        *out = job->calibration;
+    pthread_mutex_unlock(&job->lock);
+    return ok ? 0 : -1;
+}
