@@ -125,10 +125,10 @@ static int read_stems(const char *dir, stem **out, char *err, size_t err_len)
 
 /* Appends dir's presets to out[0..max), loading each for its description or
  * its error. Returns how many were added, or -1. */
-static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, nn_preset *scratch,
-                    char *err, size_t err_len)
+static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, char *err, size_t err_len)
 {
     stem *stems;
+    nn_preset scratch;
     int n = read_stems(dir, &stems, err, err_len), k = 0;
     for (int i = 0; i < n && k < max; i++) {
         nn_preset_entry *e = &out[k];
@@ -137,8 +137,8 @@ static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, nn
         if ((size_t)snprintf(e->path, sizeof e->path, "%s/%s.ini", dir, stems[i]) >= sizeof e->path)
             continue;
         e->user = user;
-        if (nn_preset_load(e->path, scratch, e->error, sizeof e->error) == 0)
-            nn_strlcpy(e->description, scratch->description, sizeof e->description);
+        if (nn_preset_load(e->path, &scratch, e->error, sizeof e->error) == 0)
+            nn_strlcpy(e->description, scratch.description, sizeof e->description);
         k++;
     }
     free(stems);
@@ -148,15 +148,10 @@ static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, nn
 int nn_preset_list(nn_preset_entry *out, int max, char *err, size_t err_len)
 {
     char user[NN_PATH_LEN];
-    nn_preset *scratch = malloc(sizeof *scratch);
     int n_user = 0, n_sys;
-    if (!scratch)
-        return nn_errorf(err, err_len, "out of memory");
     if (nn_preset_user_dir(user, sizeof user) == 0)
-        n_user = list_dir(user, 1, out, max, scratch, err, err_len);
-    n_sys = n_user < 0 ? -1
-          : list_dir(nn_preset_system_dir(), 0, out + n_user, max - n_user, scratch, err, err_len);
-    free(scratch);
+        n_user = list_dir(user, 1, out, max, err, err_len);
+    n_sys = n_user < 0 ? -1 : list_dir(nn_preset_system_dir(), 0, out + n_user, max - n_user, err, err_len);
     if (n_sys < 0)
         return -1;
     for (int i = n_user; i < n_user + n_sys; i++)

@@ -343,8 +343,6 @@ int nn_preset_load(const char *path, nn_preset *p, char *err, size_t err_len)
     reader r = { NULL, path, { path, err, err_len } };
     int rc;
     nn_preset_defaults(p);
-    if (nn_strlcpy(p->path, path, sizeof p->path) >= sizeof p->path)
-        return nn_errorf(err, err_len, "%.64s...: path too long", path);
     if (open_dict(&r) != 0)
         return -1;
     rc = read_preset(&r, p);

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+/* check_text's limit for a dir value, not the array, must be the binding one */
+_Static_assert(NN_DIR_LEN > NN_MAX_LINE, "a [data] dir the format allows must fit the preset");
+
 const char *const nn_data_names[3] = { "mnist", "cifar10", "random" };
 const char *const nn_loss_names[2] = { "cross_entropy", "mse" };
 const char *const nn_opt_names[2] = { "sgd", "adam" };

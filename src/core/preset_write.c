@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct writer {
@@ -98,14 +97,8 @@ int nn_preset_save(const char *path, const nn_preset *p, char *err, size_t err_l
 {
     /* check a copy: it fills `in` and the shapes, and refuses a preset that
      * would not load back */
-    nn_preset *copy = malloc(sizeof *copy);
-    int rc;
-    if (!copy)
-        return nn_errorf(err, err_len, "%s: out of memory", path);
-    *copy = *p;
-    rc = nn_preset_check(copy, path, err, err_len);
-    if (rc == 0)
-        rc = nn_write_atomic(path, fill_preset, copy, err, err_len);
-    free(copy);
-    return rc;
+    nn_preset copy = *p;
+    if (nn_preset_check(&copy, path, err, err_len) != 0)
+        return -1;
+    return nn_write_atomic(path, fill_preset, &copy, err, err_len);
 }

@@ -13,7 +13,10 @@
 #define NN_MAX_LAYERS 64
 #define NN_NAME_LEN 64
 #define NN_TEXT_LEN 256
-#define NN_PATH_LEN 4096
+#define NN_PATH_LEN 4096             /* a file or folder path outside a preset */
+/* A [data] dir value: an INI line holds at most ~1000 characters (NN_MAX_LINE),
+ * so this holds any folder a preset can store. */
+#define NN_DIR_LEN 1024
 
 /* Where set = mnist looks when the preset names no folder (Debian's
  * dataset-fashion-mnist); without the files the data is synthetic. */
@@ -28,14 +31,15 @@ enum nn_data_kind {
 enum nn_loss_kind { NN_LOSS_XENT, NN_LOSS_MSE };
 enum nn_opt_kind { NN_OPT_SGD, NN_OPT_ADAM };
 
+/* A plain value: it owns no memory, so `=` copies it (a job keeps its own
+ * copy, the lab keeps the selected one) and nothing needs freeing. */
 typedef struct nn_preset {
     char name[NN_NAME_LEN];
     char description[NN_TEXT_LEN];   /* one line */
-    char path[NN_PATH_LEN];          /* file it was read from ("" if built in memory) */
 
     /* [data] */
     enum nn_data_kind data;
-    char data_dir[NN_PATH_LEN];      /* optional default directory ("" = built-in default) */
+    char data_dir[NN_DIR_LEN];       /* optional default directory ("" = built-in default) */
     long rows, val_rows;             /* random: rows (1000000), val_rows (2000) */
     int features, targets;           /* random: features (84), targets (1) */
 
