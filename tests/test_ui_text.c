@@ -359,7 +359,7 @@ static void test_explain_inputs(void **state)
 
 static void test_explain_recomputed_on_change_only(void **state)
 {
-    static nn_preset p;
+    nn_preset p;
     static ui_explain x;
     static nn_explanation want;
     nn_calibration cal;
@@ -449,7 +449,7 @@ static int find_row(const ui_text *t, const char *needle)
 
 static void test_explain_panel_text(void **state)
 {
-    static nn_preset p;
+    nn_preset p;
     static ui_explain x;
     static ui_text t;
     static const int widths[] = { 24, 38, 42, 58, 72, 120 }, heights[] = { 1, 2, 4, 5, 6, 8, 11, 14, 22, 40 };
@@ -551,8 +551,8 @@ static void test_sweep_regimes(void **state)
 {
     static ui_sweep sw;
     static nn_explanation want;
-    static nn_preset p;
-    static nn_job_config cfg;
+    nn_preset p;
+    nn_job_config cfg;
     nn_calibration cal;
     nn_snapshot s;
     nn_explain_options o = { 0 };

@@ -44,10 +44,9 @@ static int save_target(ui_lab *lab, char *name, size_t nlen, char *path, size_t 
 /* Saves the selected preset with the current settings under path. */
 static void save(ui_lab *lab, const char *name, const char *path)
 {
-    static nn_preset p;              /* 14 KB: kept off the stack */
+    nn_preset p = lab->preset;
     char err[NN_ERR_LEN];
     int devs[2];
-    p = lab->preset;
     ui_choice_devices(lab->set.device, devs);
     snprintf(p.name, sizeof p.name, "%s", name);
     snprintf(p.device, sizeof p.device, "%s", ui_device_name(devs[0]));

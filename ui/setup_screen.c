@@ -4,6 +4,7 @@
  * unavailable, and the fields (ui/setup_fields.c). */
 #include "ui.h"
 #include "format.h"
+#include "net_summary.h"
 #include "setup_fields.h"
 
 #include <stdio.h>
@@ -12,8 +13,6 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "data.h"
-#include "net.h"
 
 #define DEFAULT_PRESET "mnist-mlp-128"
 
@@ -191,14 +190,25 @@ static void draw_fields(ui_lab *lab)
     }
 }
 
-/* Layer, output shape, parameters and FLOPs per sample; a narrow pane (80
- * columns) drops the "#" and output columns so that the labels stay whole. */
+static int draw_row(ui_rect in, int y, int wide, int lw, const char *num,
+                    const ui_summary_row *r, attr_t a)
+{
+    if (wide)
+        ui_putf(y, in.x, in.w, a, "%3s  %-*.*s %-10.10s%8s %12s", num, lw, lw, r->label, r->shape,
+                r->params_text, r->flops_text);
+    else
+        ui_putf(y, in.x, in.w, a, "%-*.*s %7s %9s", lw, lw, r->label, r->params_text, r->flops_text);
+    return y + 1;
+}
+
+/* Layer, output shape, parameters and FLOPs per sample (ui/net_summary.c, from
+ * the cost model); a narrow pane (80 columns) drops the "#" and output columns
+ * so that the labels stay whole. */
 static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
 {
-    const nn_preset *p = &lab->preset;
+    ui_net_summary sum;
     int wide = in.w >= 58, lw = in.w - (wide ? 37 : 18);
-    char params[16], flops[16];
-    double total_flops = 0;
+    ui_net_summary_of(&lab->cost, &sum);
     if (lw > 24)
         lw = 24;
     if (wide)
@@ -206,31 +216,16 @@ static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
                 "FLOPs/sample");
     else
         ui_putf(y++, in.x, in.w, A_BOLD, "%-*s %7s %9s", lw, "layer", "params", "FLOPs/smp");
-    for (int i = 0; i < p->n_layers; i++)
-        total_flops += nn_layer_forward_flops(&p->layers[i]);
-    for (int i = 0; i < p->n_layers; i++) {
-        char shape[32];
-        const char *label = lab->cost.layers[i].label;
-        if (i >= max_rows - 3 && i < p->n_layers - 1) {
-            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "  ... %d more layers", p->n_layers - i);
+    for (int i = 0; i < sum.n_layers; i++) {
+        char num[12];
+        if (i >= max_rows - 3 && i < sum.n_layers - 1) {
+            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "  ... %d more layers", sum.n_layers - i);
             break;
         }
-        nn_shape_format(&p->layers[i].out_shape, shape, sizeof shape);
-        ui_fmt_si((double)lab->cost.layers[i].params, params, sizeof params);
-        ui_fmt_si(nn_layer_forward_flops(&p->layers[i]), flops, sizeof flops);
-        if (wide)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d  %-*.*s %-10.10s%8s %12s", i + 1, lw, lw, label, shape,
-                    params, flops);
-        else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-*.*s %7s %9s", lw, lw, label, params, flops);
+        snprintf(num, sizeof num, "%d", i + 1);
+        y = draw_row(in, y, wide, lw, num, &sum.layers[i], A_NORMAL);
     }
-    ui_fmt_si((double)lab->cost.params, params, sizeof params);
-    ui_fmt_si(total_flops, flops, sizeof flops);
-    if (wide)
-        ui_putf(y++, in.x, in.w, A_BOLD, "%3s  %-*s %-10s%8s %12s", "", lw, "total", "", params, flops);
-    else
-        ui_putf(y++, in.x, in.w, A_BOLD, "%-*s %7s %9s", lw, "total", params, flops);
-    return y;
+    return draw_row(in, y, wide, lw, "", &sum.total, A_BOLD);
 }
 
 static const char *why_line(const char *why, char *buf, size_t len)

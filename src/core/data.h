@@ -13,8 +13,6 @@
 
 #include "nnlab/preset.h"
 
-#define NN_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-
 typedef struct nn_dataset {
     char name[NN_NAME_LEN];          /* "Fashion-MNIST", "MNIST-format IDX", "CIFAR-10", "synthetic", "random" */
     char description[NN_TEXT_LEN];   /* e.g. "Fashion-MNIST (real, /usr/share/datasets/fashion-mnist): 60000 train, 10000 validation" */

@@ -1,5 +1,6 @@
 /* src/core/net.c - a sequential network on one backend; see net.h. */
 #include "net.h"
+#include "layer_kind.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,99 +9,6 @@
 
 #include "rng.h"
 #include "util.h"
-
-/* ---- shapes and geometry ------------------------------------------------ */
-
-static int layer_has_params(enum nn_layer_kind k)
-{
-    return k == NN_LAYER_LINEAR || k == NN_LAYER_CONV2D || k == NN_LAYER_CONV1D;
-}
-
-/* flatten and reshape only relabel the axes of contiguous NCHW data */
-static int layer_is_view(enum nn_layer_kind k)
-{
-    return k == NN_LAYER_FLATTEN || k == NN_LAYER_RESHAPE;
-}
-
-static enum nn_act layer_act(enum nn_layer_kind k)
-{
-    return k == NN_LAYER_TANH ? NN_ACT_TANH : k == NN_LAYER_MISH ? NN_ACT_MISH : NN_ACT_RELU;
-}
-
-void nn_layer_conv_geom(const nn_layer_spec *s, int n, nn_conv_geom *g)
-{
-    int two_d = s->kind == NN_LAYER_CONV2D;
-    memset(g, 0, sizeof *g);
-    g->n = n;
-    g->c_in = s->in_shape.dim[0];
-    g->h_in = two_d ? s->in_shape.dim[1] : 1;
-    g->w_in = two_d ? s->in_shape.dim[2] : s->in_shape.dim[1];
-    g->c_out = s->out_shape.dim[0];
-    g->h_out = two_d ? s->out_shape.dim[1] : 1;
-    g->w_out = two_d ? s->out_shape.dim[2] : s->out_shape.dim[1];
-    g->k_h = two_d ? s->kernel : 1;
-    g->k_w = s->kernel;
-    g->stride_h = two_d ? s->stride : 1;
-    g->stride_w = s->stride;
-    g->pad_h = two_d ? s->padding : 0;
-    g->pad_w = s->padding;
-}
-
-void nn_layer_pool_geom(const nn_layer_spec *s, int n, nn_pool_geom *g)
-{
-    memset(g, 0, sizeof *g);
-    g->n = n;
-    g->c = s->in_shape.dim[0];
-    if (s->kind == NN_LAYER_MAXPOOL2D) {
-        g->h_in = s->in_shape.dim[1];
-        g->w_in = s->in_shape.dim[2];
-        g->h_out = s->out_shape.dim[1];
-        g->w_out = s->out_shape.dim[2];
-        g->k_h = g->k_w = s->kernel;
-        g->stride_h = g->stride_w = s->stride;
-        return;
-    }
-    /* 1-D: (C, L) as height 1; max over length is one window of the whole row */
-    g->h_in = g->h_out = 1;
-    g->w_in = s->in_shape.dim[1];
-    g->k_h = g->stride_h = 1;
-    if (s->kind == NN_LAYER_MAXLEN) {
-        g->w_out = 1;
-        g->k_w = g->stride_w = g->w_in;
-    } else {
-        g->w_out = s->out_shape.dim[1];
-        g->k_w = s->kernel;
-        g->stride_w = s->stride;
-    }
-}
-
-static size_t weight_count(const nn_layer_spec *s)
-{
-    switch (s->kind) {
-    case NN_LAYER_LINEAR: return (size_t)s->in * (size_t)s->out;
-    case NN_LAYER_CONV2D: return (size_t)s->out * (size_t)s->in * (size_t)s->kernel * (size_t)s->kernel;
-    case NN_LAYER_CONV1D: return (size_t)s->out * (size_t)s->in * (size_t)s->kernel;
-    default: return 0;
-    }
-}
-
-double nn_layer_forward_flops(const nn_layer_spec *s)
-{
-    double out = (double)nn_shape_count(&s->out_shape);
-    switch (s->kind) {
-    case NN_LAYER_LINEAR:
-    case NN_LAYER_CONV2D:
-    case NN_LAYER_CONV1D:
-        /* each output element: a dot product of the weights of one output unit */
-        return 2.0 * out * (double)weight_count(s) / (double)s->out;
-    case NN_LAYER_MAXPOOL2D: return out * s->kernel * s->kernel;
-    case NN_LAYER_MAXPOOL1D: return out * s->kernel;
-    case NN_LAYER_MAXLEN: return (double)nn_shape_count(&s->in_shape);
-    case NN_LAYER_FLATTEN:
-    case NN_LAYER_RESHAPE: return 0.0;
-    default: return out;     /* elementwise */
-    }
-}
 
 size_t nn_net_param_count(const nn_net *net)
 {
@@ -132,7 +40,7 @@ static int init_params(nn_net *net, uint64_t seed, char *err, size_t err_len)
     nn_rng_seed(&rng, seed);
     for (int i = 0; i < net->n_layers; i++) {
         const nn_layer *l = &net->layers[i];
-        if (!layer_has_params(l->spec.kind))
+        if (l->n_weights == 0)
             continue;
         float bound = 1.0f / sqrtf((float)(l->n_weights / (size_t)l->spec.out));
         float *w = host + l->param_offset;
@@ -157,9 +65,9 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
         l->spec = p->layers[i];
         l->in_floats = (size_t)nn_shape_count(&l->spec.in_shape);
         l->out_floats = (size_t)nn_shape_count(&l->spec.out_shape);
-        if (layer_has_params(l->spec.kind)) {
-            l->n_weights = weight_count(&l->spec);
-            l->n_bias = (size_t)l->spec.out;
+        l->n_weights = nn_layer_weights(&l->spec);
+        l->n_bias = nn_layer_bias(&l->spec);
+        if (l->n_weights + l->n_bias > 0) {
             /* keep each layer's block 16-float aligned for vector loads */
             l->param_offset = offset;
             offset += (l->n_weights + l->n_bias + 15) & ~(size_t)15;
@@ -169,6 +77,7 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
             *widest = l->out_floats;
     }
     net->n_params = offset;
+    net->first_working = nn_layer_first_working(p->layers, p->n_layers);
     return 0;
 }
 
@@ -196,7 +105,7 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
     }
     for (int i = 0; i < net->n_layers; i++) {
         nn_layer *l = &net->layers[i];
-        if (layer_is_view(l->spec.kind))
+        if (nn_layer_is_view(&l->spec))
             continue;
         char what[64];
         snprintf(what, sizeof what, "the output of layer %d (%s)", i + 1, nn_layer_kind_name(l->spec.kind));
@@ -211,11 +120,8 @@ static int alloc_workspace(nn_net *net, char *err, size_t err_len)
     net->ws_bytes = 0;
     for (int i = 0; i < net->n_layers; i++) {
         const nn_layer_spec *s = &net->layers[i].spec;
-        if (s->kind != NN_LAYER_CONV2D && s->kind != NN_LAYER_CONV1D)
-            continue;
-        nn_conv_geom g;
-        nn_layer_conv_geom(s, net->max_batch, &g);
-        size_t need = net->b->ops->conv2d_workspace(net->b, &g);
+        const nn_layer_def *d = nn_layer_def_of(s->kind);
+        size_t need = d->workspace ? d->workspace(net->b, s, net->max_batch) : 0;
         if (need > net->ws_bytes)
             net->ws_bytes = need;
     }
@@ -283,42 +189,20 @@ int nn_net_set_step(nn_net *net, long step)
     return b->ops->set_step ? b->ops->set_step(b, &v) : 0;
 }
 
-static int layer_forward(nn_net *net, int i, int n, int training, long step, const float *x)
+/* What layer i's forward or backward gets: its parameters, gradients and the
+ * shared buffers, for a batch of n. */
+static nn_layer_call layer_call(nn_net *net, int i, int n, int training, long step)
 {
-    nn_backend *b = net->b;
-    const nn_backend_ops *o = b->ops;
-    nn_layer *l = &net->layers[i];
-    const nn_layer_spec *s = &l->spec;
-    const float *w = net->params + l->param_offset;
-    size_t count = (size_t)n * l->out_floats;
-
-    switch (s->kind) {
-    case NN_LAYER_LINEAR:
-        return o->linear_forward(b, n, s->in, s->out, x, w, w + l->n_weights, l->y);
-    case NN_LAYER_CONV2D:
-    case NN_LAYER_CONV1D: {
-        nn_conv_geom g;
-        nn_layer_conv_geom(s, n, &g);
-        return o->conv2d_forward(b, &g, x, w, w + l->n_weights, l->y, net->ws);
-    }
-    case NN_LAYER_MAXPOOL2D:
-    case NN_LAYER_MAXPOOL1D:
-    case NN_LAYER_MAXLEN: {
-        nn_pool_geom g;
-        nn_layer_pool_geom(s, n, &g);
-        return o->maxpool2d_forward(b, &g, x, l->y);
-    }
-    case NN_LAYER_RELU:
-    case NN_LAYER_TANH:
-    case NN_LAYER_MISH:
-        return o->act_forward(b, layer_act(s->kind), count, x, l->y);
-    case NN_LAYER_DROPOUT:
-        /* at evaluation dropout is the identity (p = 0 copies) */
-        return o->dropout_forward(b, count, training ? s->p : 0.0f, net->seed,
-                                  dropout_counter(step, i), x, l->y);
-    default:
-        return 0;
-    }
+    const nn_layer *l = &net->layers[i];
+    float *w = net->params + l->param_offset, *dw = net->grads + l->param_offset;
+    int has_params = l->n_weights > 0;
+    return (nn_layer_call){
+        .b = net->b, .s = &l->spec, .n = n, .count = (size_t)n * l->out_floats,
+        .w = has_params ? w : NULL, .bias = has_params ? w + l->n_weights : NULL,
+        .dw = has_params ? dw : NULL, .dbias = has_params ? dw + l->n_weights : NULL,
+        .ws = net->ws, .training = training,
+        .seed = net->seed, .counter = dropout_counter(step, i),
+    };
 }
 
 float *nn_net_forward(nn_net *net, int n, int training, long step)
@@ -326,12 +210,14 @@ float *nn_net_forward(nn_net *net, int n, int training, long step)
     float *cur = net->x;
     for (int i = 0; i < net->n_layers; i++) {
         nn_layer *l = &net->layers[i];
+        const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
         net->in_ptr[i] = cur;
-        if (layer_is_view(l->spec.kind)) {
+        if (d->view) {
             net->out_ptr[i] = cur;
             continue;
         }
-        if (layer_forward(net, i, n, training, step, cur) != 0)
+        nn_layer_call c = layer_call(net, i, n, training, step);
+        if (d->forward(&c, cur, l->y) != 0)
             return NULL;
         net->out_ptr[i] = l->y;
         cur = l->y;
@@ -352,73 +238,21 @@ int nn_net_loss(nn_net *net, int n, const float *out, float *dout)
     return b->ops->mse(b, n, net->target_width, out, net->targets, dout, net->stats);
 }
 
-/* Backpropagates layer i from dy into dx (dx NULL: the input's gradient is not needed). */
-static int layer_backward(nn_net *net, int i, int n, long step, const float *dy, float *dx)
-{
-    nn_backend *b = net->b;
-    const nn_backend_ops *o = b->ops;
-    nn_layer *l = &net->layers[i];
-    const nn_layer_spec *s = &l->spec;
-    const float *x = net->in_ptr[i], *y = net->out_ptr[i];
-    const float *w = net->params + l->param_offset;
-    float *dw = net->grads + l->param_offset;
-    size_t count = (size_t)n * l->out_floats;
-
-    switch (s->kind) {
-    case NN_LAYER_LINEAR:
-        return o->linear_backward(b, n, s->in, s->out, x, w, dy, dx, dw, dw + l->n_weights);
-    case NN_LAYER_CONV2D:
-    case NN_LAYER_CONV1D: {
-        nn_conv_geom g;
-        nn_layer_conv_geom(s, n, &g);
-        return o->conv2d_backward(b, &g, x, w, dy, dx, dw, dw + l->n_weights, net->ws);
-    }
-    default:
-        break;
-    }
-    if (!dx)        /* a parameter-free first layer: nothing to propagate */
-        return 0;
-    switch (s->kind) {
-    case NN_LAYER_MAXPOOL2D:
-    case NN_LAYER_MAXPOOL1D:
-    case NN_LAYER_MAXLEN: {
-        nn_pool_geom g;
-        nn_layer_pool_geom(s, n, &g);
-        return o->maxpool2d_backward(b, &g, x, y, dy, dx);
-    }
-    case NN_LAYER_RELU:
-    case NN_LAYER_TANH:
-    case NN_LAYER_MISH:
-        return o->act_backward(b, layer_act(s->kind), count, x, y, dy, dx);
-    case NN_LAYER_DROPOUT:
-        return o->dropout_backward(b, count, s->p, net->seed, dropout_counter(step, i), dy, dx);
-    default:
-        return 0;
-    }
-}
-
-/* The input gradient of layer i is needed only when a layer before it does
- * work (a leading flatten is a view): skipping it saves the largest product
- * of an MLP's backward pass. */
-static int first_working_layer(const nn_net *net)
-{
-    int i = 0;
-    while (i < net->n_layers && layer_is_view(net->layers[i].spec.kind))
-        i++;
-    return i;
-}
-
 int nn_net_backward(nn_net *net, int n, long step, const float *dout)
 {
     const float *dy = dout;
-    int first = first_working_layer(net);
+    int first = net->first_working;
     for (int i = net->n_layers - 1; i >= 0; i--) {
-        if (layer_is_view(net->layers[i].spec.kind))
+        const nn_layer *l = &net->layers[i];
+        const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
+        if (d->view)
             continue;       /* the gradient keeps its buffer, only its shape changes */
         float *dx = NULL;
         if (i > first)
             dx = dy == net->grad_a ? net->grad_b : net->grad_a;
-        if (layer_backward(net, i, n, step, dy, dx) != 0)
+        /* without parameters and without dx to compute, nothing to do */
+        nn_layer_call c = layer_call(net, i, n, 1, step);
+        if ((dx || l->n_weights > 0) && d->backward(&c, net->in_ptr[i], net->out_ptr[i], dy, dx) != 0)
             return -1;
         dy = dx;
     }

@@ -24,6 +24,8 @@ typedef struct nn_net {
     nn_backend *b;
     int n_layers;
     nn_layer layers[NN_MAX_LAYERS];
+    int first_working;               /* layers before it are views: it needs no input
+                                        gradient (nn_layer_first_working) */
     int max_batch;
     size_t sample_floats;            /* input floats per sample */
     int classes;                     /* > 0: cross-entropy over classes */
@@ -82,13 +84,7 @@ int nn_net_optimize(nn_net *net, const nn_preset *p, float lr);
  * nn_net_loss (the first ping-pong buffer). */
 float *nn_net_dout(nn_net *net);
 
-/* Trainable parameter count (no padding), and FLOPs of one forward pass per sample (multiply-adds
- * counted as 2). */
+/* Trainable parameter count (no padding). */
 size_t nn_net_param_count(const nn_net *net);
-double nn_layer_forward_flops(const nn_layer_spec *s);
-
-/* Fills the backend geometry of conv/pool layers for a batch of n. */
-void nn_layer_conv_geom(const nn_layer_spec *s, int n, nn_conv_geom *g);
-void nn_layer_pool_geom(const nn_layer_spec *s, int n, nn_pool_geom *g);
 
 #endif

@@ -8,41 +8,19 @@
 
 #include <stddef.h>
 
+#include "nnlab/layer.h"
+
 #define NN_MAX_LAYERS 64
 #define NN_NAME_LEN 64
 #define NN_TEXT_LEN 256
-#define NN_PATH_LEN 4096
+#define NN_PATH_LEN 4096             /* a file or folder path outside a preset */
+/* A [data] dir value: an INI line holds at most ~1000 characters (NN_MAX_LINE),
+ * so this holds any folder a preset can store. */
+#define NN_DIR_LEN 1024
 
-/* A per-sample shape (the batch axis excluded): (features), (C, L) or (C, H, W). */
-typedef struct nn_shape {
-    int rank;                    /* 1, 2 or 3 */
-    int dim[3];
-} nn_shape;
-
-enum nn_layer_kind {
-    NN_LAYER_LINEAR,             /* keys: in, out */
-    NN_LAYER_CONV2D,             /* keys: in, out, kernel, stride (1), padding (0) */
-    NN_LAYER_CONV1D,             /* keys: in, out, kernel, stride (1), padding (0) */
-    NN_LAYER_MAXPOOL2D,          /* keys: kernel, stride (= kernel) */
-    NN_LAYER_MAXPOOL1D,          /* keys: kernel, stride (= kernel) */
-    NN_LAYER_MAXLEN,             /* max over the length axis: (C, L) -> (C) */
-    NN_LAYER_FLATTEN,            /* any -> (features) */
-    NN_LAYER_RESHAPE,            /* key: shape, e.g. "1x16"; element count must match */
-    NN_LAYER_RELU,
-    NN_LAYER_TANH,
-    NN_LAYER_MISH,
-    NN_LAYER_DROPOUT,            /* key: p in [0, 1) */
-    NN_LAYER_KIND_COUNT
-};
-
-typedef struct nn_layer_spec {
-    enum nn_layer_kind kind;
-    int in, out;                 /* linear: features; conv: channels */
-    int kernel, stride, padding;
-    float p;                     /* dropout probability */
-    nn_shape shape;              /* reshape target */
-    nn_shape in_shape, out_shape;/* filled by shape inference */
-} nn_layer_spec;
+/* Where set = mnist looks when the preset names no folder (Debian's
+ * dataset-fashion-mnist); without the files the data is synthetic. */
+#define NN_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 enum nn_data_kind {
     NN_DATA_MNIST,               /* 1x28x28, 10 classes, IDX files; default Fashion-MNIST */
@@ -53,14 +31,15 @@ enum nn_data_kind {
 enum nn_loss_kind { NN_LOSS_XENT, NN_LOSS_MSE };
 enum nn_opt_kind { NN_OPT_SGD, NN_OPT_ADAM };
 
+/* A plain value: it owns no memory, so `=` copies it (a job keeps its own
+ * copy, the lab keeps the selected one) and nothing needs freeing. */
 typedef struct nn_preset {
     char name[NN_NAME_LEN];
     char description[NN_TEXT_LEN];   /* one line */
-    char path[NN_PATH_LEN];          /* file it was read from ("" if built in memory) */
 
     /* [data] */
     enum nn_data_kind data;
-    char data_dir[NN_PATH_LEN];      /* optional default directory ("" = built-in default) */
+    char data_dir[NN_DIR_LEN];       /* optional default directory ("" = built-in default) */
     long rows, val_rows;             /* random: rows (1000000), val_rows (2000) */
     int features, targets;           /* random: features (84), targets (1) */
 
@@ -124,10 +103,5 @@ typedef struct nn_preset_entry {
 /* Lists the user's presets, then the system's, sorted by name within each.
  * Returns the count (at most max) or -1. Broken files are listed with error. */
 int nn_preset_list(nn_preset_entry *out, int max, char *err, size_t err_len);
-
-const char *nn_layer_kind_name(enum nn_layer_kind k);
-/* "3x32x32", "400" */
-void nn_shape_format(const nn_shape *s, char *buf, size_t len);
-long nn_shape_count(const nn_shape *s);
 
 #endif

@@ -1,0 +1,128 @@
+/* src/core/layer_kind.h - the layer table: everything a layer kind is, in one
+ * entry (kann's ops, as a table). Each entry lives in src/core/layers/ with
+ * its family (linear.c, conv.c, pool.c, activation.c, dropout.c, view.c);
+ * layers.c lists them by kind. The preset reader and checker, the network and
+ * the cost model only walk the table: adding a kind is an enum value in
+ * nnlab/layer.h, one entry here, its line in layers.c, and its backend ops.
+ * Private to src/core. */
+#ifndef NNLAB_LAYER_KIND_H
+#define NNLAB_LAYER_KIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "nnlab/layer.h"
+#include "preset_schema.h"
+
+/* ---- INI keys -------------------------------------------------------------- */
+
+/* The keys of [layerN] besides `type`, in the order messages list them and the
+ * writer writes them. A kind names the keys it takes and those it must give. */
+enum nn_layer_key {
+    NN_KEY_IN, NN_KEY_OUT, NN_KEY_KERNEL, NN_KEY_STRIDE, NN_KEY_PADDING, NN_KEY_P, NN_KEY_SHAPE,
+    NN_LAYER_KEY_COUNT
+};
+#define NN_KEY(k) (1u << (k))
+
+typedef struct nn_layer_key_def {
+    const char *key;
+    enum nn_vtype type;
+    size_t off;                  /* into nn_layer_spec */
+    nn_range r;
+} nn_layer_key_def;
+
+extern const nn_layer_key_def nn_layer_keys[NN_LAYER_KEY_COUNT];
+/* The key named `key`, or NULL. */
+const nn_layer_key_def *nn_find_layer_key(const char *key);
+/* 1 when a layer of kind k takes the key named `key` (besides type). */
+int nn_layer_takes_key(enum nn_layer_kind k, const char *key);
+
+/* ---- one call of forward or backward ------------------------------------------ */
+
+/* What the network hands a kind's forward or backward: the backend, the layer,
+ * the batch and the buffers it keeps for the layer. */
+typedef struct nn_layer_call {
+    nn_backend *b;
+    const nn_layer_spec *s;
+    int n;                       /* samples in the batch */
+    size_t count;                /* n * output values per sample: elementwise ops */
+    const float *w, *bias;       /* (weights), (bias); NULL without parameters */
+    float *dw, *dbias;           /* their gradients, written (not added to) by backward */
+    void *ws;                    /* the convolution workspace */
+    int training;                /* dropout drops only when training */
+    uint64_t seed, counter;      /* dropout's mask: seed, and a counter unique per (step, layer) */
+} nn_layer_call;
+
+/* ---- the entry --------------------------------------------------------------- */
+
+typedef struct nn_layer_def {
+    const char *name;            /* the INI type */
+    unsigned keys, required;     /* NN_KEY() bits: the keys it takes, those it must give */
+    int view;                    /* relabels its input's axes: no work, no buffer of its own */
+
+    /* After the reader read the keys: defaults that depend on other keys (a
+     * pool's stride is its kernel). NULL: none. */
+    void (*fill_defaults)(nn_layer_spec *s);
+    /* Shape inference: checks what arrives (rank, `in`, which it fills when
+     * absent) and gives the output shape; errors name [layer i+1] and a key. */
+    int (*infer)(const nn_checker *c, int i, nn_layer_spec *s, nn_shape in, nn_shape *out);
+    /* Parameters: weights, then bias, in the flat arena. NULL: none. */
+    void (*params)(const nn_layer_spec *s, size_t *weights, size_t *bias);
+    /* "conv2d 3->6 k5". NULL: the name alone. */
+    void (*label)(const nn_layer_spec *s, char *buf, size_t len);
+    /* FLOPs and bytes of forward and backward over n samples, the op class and
+     * the elements a per-element price applies to (cost.h's rules). NULL: free. */
+    void (*cost)(const nn_layer_spec *s, double n, int need_dx, nn_layer_cost *c);
+    /* Bytes of backend workspace for a batch of n. NULL: none. */
+    size_t (*workspace)(nn_backend *b, const nn_layer_spec *s, int n);
+    /* The backend calls. backward gets dx NULL when the input gradient is not
+     * needed; a kind without parameters is then not called at all. */
+    int (*forward)(const nn_layer_call *c, const float *x, float *y);
+    int (*backward)(const nn_layer_call *c, const float *x, const float *y, const float *dy,
+                    float *dx);
+} nn_layer_def;
+
+/* The entry of kind k; NULL when k is not a kind. */
+const nn_layer_def *nn_layer_def_of(enum nn_layer_kind k);
+
+/* The entries, one per kind (layers.c lists them). */
+extern const nn_layer_def nn_layer_linear_def;
+extern const nn_layer_def nn_layer_conv2d_def, nn_layer_conv1d_def;
+extern const nn_layer_def nn_layer_maxpool2d_def, nn_layer_maxpool1d_def, nn_layer_maxlen_def;
+extern const nn_layer_def nn_layer_flatten_def, nn_layer_reshape_def;
+extern const nn_layer_def nn_layer_relu_def, nn_layer_tanh_def, nn_layer_mish_def;
+extern const nn_layer_def nn_layer_dropout_def;
+
+/* ---- helpers the entries share ---------------------------------------------- */
+
+/* "type, in and out": the keys kind k takes, or (required) those it must give. */
+void nn_layer_key_list(enum nn_layer_kind k, int required, char *buf, size_t len);
+
+/* Shape inference's messages: "WHERE: [layerN] key = value: why", the value
+ * read back from the spec (the kind's name for "type"). */
+int nn_layer_error(const nn_checker *c, int i, const nn_layer_spec *l, const char *key,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* "the data gives" for the first layer, "the previous layer gives" after. */
+const char *nn_layer_from(int i);
+/* The input must have this rank; the message says which layer to add. */
+int nn_layer_need_rank(const nn_checker *c, int i, const nn_layer_spec *l, nn_shape in, int rank);
+/* `in` against what arrives (features, or channels): filled when absent (0). */
+int nn_layer_check_in(const nn_checker *c, int i, nn_layer_spec *l, nn_shape in);
+/* *out = d[0..rank), or an error when that is more than NN_MAX_VALUES values. */
+int nn_layer_out_shape(const nn_checker *c, int i, const nn_layer_spec *l, int rank,
+                       const long *d, nn_shape *out);
+
+/* The infer of an elementwise kind: the output has the input's shape. */
+int nn_layer_same_shape(const nn_checker *c, int i, nn_layer_spec *l, nn_shape in, nn_shape *out);
+
+/* cost.h's rules for the two shapes of work. A matrix-shaped layer: `rows`
+ * output rows of `cols` outputs, each a dot product of length k, plus a bias
+ * per column. An elementwise one: `flops` per output forward, one more
+ * backward. */
+void nn_cost_matrix(nn_layer_cost *c, double rows, double cols, double k, double in_floats,
+                    int need_dx);
+void nn_cost_elementwise(nn_layer_cost *c, double outs, double flops, int need_dx,
+                         nn_op_class op_class);
+
+#endif

@@ -1,0 +1,204 @@
+/* src/core/layers/layers.c - the layer table (layer_kind.h): the entries by
+ * kind, the keys of [layerN], and the public queries of nnlab/layer.h that
+ * answer from it. */
+#include "layer_kind.h"
+#include "util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define F 4.0                    /* bytes per float32 */
+
+/* Indexed by kind: an explicit list, not self-registration. */
+static const nn_layer_def *const table[NN_LAYER_KIND_COUNT] = {
+    [NN_LAYER_LINEAR] = &nn_layer_linear_def,
+    [NN_LAYER_CONV2D] = &nn_layer_conv2d_def,
+    [NN_LAYER_CONV1D] = &nn_layer_conv1d_def,
+    [NN_LAYER_MAXPOOL2D] = &nn_layer_maxpool2d_def,
+    [NN_LAYER_MAXPOOL1D] = &nn_layer_maxpool1d_def,
+    [NN_LAYER_MAXLEN] = &nn_layer_maxlen_def,
+    [NN_LAYER_FLATTEN] = &nn_layer_flatten_def,
+    [NN_LAYER_RESHAPE] = &nn_layer_reshape_def,
+    [NN_LAYER_RELU] = &nn_layer_relu_def,
+    [NN_LAYER_TANH] = &nn_layer_tanh_def,
+    [NN_LAYER_MISH] = &nn_layer_mish_def,
+    [NN_LAYER_DROPOUT] = &nn_layer_dropout_def,
+};
+
+const nn_layer_def *nn_layer_def_of(enum nn_layer_kind k)
+{
+    return (unsigned)k < NN_LAYER_KIND_COUNT ? table[k] : NULL;
+}
+
+const char *nn_layer_kind_name(enum nn_layer_kind k)
+{
+    const nn_layer_def *d = nn_layer_def_of(k);
+    return d ? d->name : "?";
+}
+
+/* ---- keys ---------------------------------------------------------------------- */
+
+/* `in` is optional for every kind: inferred when absent, checked when given. */
+#define LF(f) offsetof(nn_layer_spec, f)
+const nn_layer_key_def nn_layer_keys[NN_LAYER_KEY_COUNT] = {
+    [NN_KEY_IN] = { "in", NN_V_INT, LF(in), NN_CLOSED(1, NN_MAX_DIM) },
+    [NN_KEY_OUT] = { "out", NN_V_INT, LF(out), NN_CLOSED(1, NN_MAX_DIM) },
+    [NN_KEY_KERNEL] = { "kernel", NN_V_INT, LF(kernel), NN_CLOSED(1, NN_MAX_DIM) },
+    [NN_KEY_STRIDE] = { "stride", NN_V_INT, LF(stride), NN_CLOSED(1, NN_MAX_DIM) },
+    [NN_KEY_PADDING] = { "padding", NN_V_INT, LF(padding), NN_CLOSED(0, NN_MAX_DIM) },
+    [NN_KEY_P] = { "p", NN_V_FLOAT, LF(p), NN_UNIT_HALF_OPEN },
+    [NN_KEY_SHAPE] = { "shape", NN_V_SHAPE, LF(shape), NN_CLOSED(0, 0) /* unused */ },
+};
+
+const nn_layer_key_def *nn_find_layer_key(const char *key)
+{
+    for (int k = 0; k < NN_LAYER_KEY_COUNT; k++)
+        if (strcmp(nn_layer_keys[k].key, key) == 0)
+            return &nn_layer_keys[k];
+    return NULL;
+}
+
+int nn_layer_takes_key(enum nn_layer_kind kind, const char *key)
+{
+    const nn_layer_def *d = nn_layer_def_of(kind);
+    const nn_layer_key_def *k = nn_find_layer_key(key);
+    return d && k && (d->keys & NN_KEY(k - nn_layer_keys)) != 0;
+}
+
+void nn_layer_key_list(enum nn_layer_kind kind, int required, char *buf, size_t len)
+{
+    const nn_layer_def *d = nn_layer_def_of(kind);
+    const char *names[NN_LAYER_KEY_COUNT + 1];
+    unsigned mask = d ? (required ? d->required : d->keys) : 0;
+    int n = 0;
+    if (!required)
+        names[n++] = "type";
+    for (int k = 0; k < NN_LAYER_KEY_COUNT; k++)
+        if (mask & NN_KEY(k))
+            names[n++] = nn_layer_keys[k].key;
+    nn_join_names(names, n, buf, len);
+}
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+void nn_shape_format(const nn_shape *s, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = '\0';
+    if (s->rank < 1 || s->rank > 3) {
+        nn_strlcpy(buf, "?", len);
+        return;
+    }
+    size_t used = 0;
+    for (int i = 0; i < s->rank && used < len; i++) {
+        int w = snprintf(buf + used, len - used, i ? "x%d" : "%d", s->dim[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+long nn_shape_count(const nn_shape *s)
+{
+    long n = 1;
+    if (s->rank < 1 || s->rank > 3)
+        return -1;
+    for (int i = 0; i < s->rank; i++) {
+        if (s->dim[i] < 1 || n > LONG_MAX / s->dim[i])
+            return -1;
+        n *= s->dim[i];
+    }
+    return n;
+}
+
+/* ---- public queries ----------------------------------------------------------- */
+
+static void param_counts(const nn_layer_spec *s, size_t *weights, size_t *bias)
+{
+    const nn_layer_def *d = nn_layer_def_of(s->kind);
+    *weights = *bias = 0;
+    if (d && d->params)
+        d->params(s, weights, bias);
+}
+
+size_t nn_layer_weights(const nn_layer_spec *s)
+{
+    size_t w, b;
+    param_counts(s, &w, &b);
+    return w;
+}
+
+size_t nn_layer_bias(const nn_layer_spec *s)
+{
+    size_t w, b;
+    param_counts(s, &w, &b);
+    return b;
+}
+
+size_t nn_layer_params(const nn_layer_spec *s)
+{
+    size_t w, b;
+    param_counts(s, &w, &b);
+    return w + b;
+}
+
+int nn_layer_is_view(const nn_layer_spec *s)
+{
+    const nn_layer_def *d = nn_layer_def_of(s->kind);
+    return d && d->view;
+}
+
+int nn_layer_first_working(const nn_layer_spec *layers, int n)
+{
+    int i = 0;
+    while (i < n && nn_layer_is_view(&layers[i]))
+        i++;
+    return i;
+}
+
+void nn_layer_cost_model(const nn_layer_spec *s, int batch, int need_dx, nn_layer_cost *c)
+{
+    const nn_layer_def *d = nn_layer_def_of(s->kind);
+    memset(c, 0, sizeof *c);
+    c->out_shape = s->out_shape;
+    c->params = nn_layer_params(s);
+    if (!d) {
+        nn_strlcpy(c->label, "?", sizeof c->label);
+        return;
+    }
+    if (d->label)
+        d->label(s, c->label, sizeof c->label);
+    else
+        nn_strlcpy(c->label, d->name, sizeof c->label);
+    if (d->cost)
+        d->cost(s, (double)batch, need_dx, c);
+}
+
+/* ---- cost.h's rules, shared by the kinds ----------------------------------------- */
+
+void nn_cost_matrix(nn_layer_cost *c, double rows, double cols, double k, double in_floats,
+                    int need_dx)
+{
+    double weights = cols * k, outs = rows * cols, macs = outs * k;
+    c->fwd.flops = 2.0 * macs + outs;
+    c->fwd.bytes = F * (in_floats + weights + cols + outs);
+    /* dW = dy^T x, db = sum dy, and dx = dy W when a working layer precedes */
+    c->bwd.flops = 2.0 * macs + outs;
+    c->bwd.bytes = F * (outs + in_floats + weights) + F * (outs + cols);
+    if (need_dx) {
+        c->bwd.flops += 2.0 * macs;
+        c->bwd.bytes += F * (outs + weights + in_floats);
+    }
+}
+
+void nn_cost_elementwise(nn_layer_cost *c, double outs, double flops, int need_dx,
+                         nn_op_class op_class)
+{
+    c->fwd = (nn_op_cost){ outs * flops, F * 2.0 * outs };
+    c->op_class = op_class;
+    c->elems = outs;
+    if (need_dx)
+        c->bwd = (nn_op_cost){ outs * (flops + 1.0), F * 3.0 * outs };
+}

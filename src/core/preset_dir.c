@@ -1,0 +1,162 @@
+/* src/core/preset_dir.c - where presets live: the user's folder
+ * ($XDG_CONFIG_HOME/nnlab/presets) and the shipped one, NAME lookup (the
+ * user's first) and the listing the lab and `nnlab presets` show. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "preset_values.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef NN_SYSTEM_PRESETS_DIR
+#define NN_SYSTEM_PRESETS_DIR "/usr/local/share/nnlab/presets"
+#endif
+
+int nn_preset_user_dir(char *dir, size_t len)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && xdg[0] == '/')          /* the XDG spec: ignore a relative value */
+        n = snprintf(dir, len, "%s/nnlab/presets", xdg);
+    else if (home && home[0])
+        n = snprintf(dir, len, "%s/.config/nnlab/presets", home);
+    else
+        return -1;
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+const char *nn_preset_system_dir(void)
+{
+    const char *env = getenv("NNLAB_PRESETS_DIR");
+    return env && env[0] ? env : NN_SYSTEM_PRESETS_DIR;
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int ends_with_ini(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 4 && strcmp(s + n - 4, ".ini") == 0;
+}
+
+/* The folders a NAME is looked up in, in order; returns how many. They are
+ * the folders nn_preset_list shows: $NNLAB_PRESETS_DIR replaces the installed
+ * folder rather than adding to it. */
+static int search_dirs(const char *dirs[3], char *user, size_t user_len)
+{
+    int n = 0;
+    if (nn_preset_user_dir(user, user_len) == 0)
+        dirs[n++] = user;
+    dirs[n++] = nn_preset_system_dir();
+    return n;
+}
+
+int nn_preset_find(const char *name_or_path, char *path, size_t path_len,
+                   char *err, size_t err_len)
+{
+    const char *dirs[3];
+    char user[NN_PATH_LEN], looked[3 * NN_PATH_LEN];
+    int n;
+    if (!name_or_path || !name_or_path[0])
+        return nn_errorf(err, err_len, "no preset name given");
+    if (strchr(name_or_path, '/') || ends_with_ini(name_or_path)) {
+        if (!is_file(name_or_path))
+            return nn_errorf(err, err_len, "%s: no such preset file", name_or_path);
+        if (nn_strlcpy(path, name_or_path, path_len) >= path_len)
+            return nn_errorf(err, err_len, "%.64s...: path too long", name_or_path);
+        return 0;
+    }
+    n = search_dirs(dirs, user, sizeof user);
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(path, path_len, "%s/%s.ini", dirs[i], name_or_path);
+        if (w > 0 && (size_t)w < path_len && is_file(path))
+            return 0;
+    }
+    path[0] = '\0';
+    nn_join_names(dirs, n, looked, sizeof looked);
+    return nn_errorf(err, err_len, "preset '%s' not found (looked for %s.ini in %s)",
+                     name_or_path, name_or_path, n ? looked : "no folder: HOME is not set");
+}
+
+typedef char stem[NN_NAME_LEN];
+
+static int cmp_stems(const void *a, const void *b) { return strcmp(a, b); }
+
+/* The *.ini stems in dir, sorted; a missing folder has none. Returns the count
+ * or -1; *out is malloc'ed. */
+static int read_stems(const char *dir, stem **out, char *err, size_t err_len)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0, cap = 0;
+    *out = NULL;
+    if (!d)
+        return errno == ENOENT || errno == ENOTDIR ? 0
+             : nn_errorf(err, err_len, "%s: cannot read the folder: %s", dir, strerror(errno));
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || !ends_with_ini(e->d_name) || len == 4 || len - 4 >= NN_NAME_LEN)
+            continue;
+        if (n == cap) {
+            stem *grown = realloc(*out, (size_t)(cap ? 2 * cap : 16) * sizeof **out);
+            if (!grown) {
+                closedir(d);
+                return nn_errorf(err, err_len, "%s: out of memory", dir);
+            }
+            *out = grown;
+            cap = cap ? 2 * cap : 16;
+        }
+        snprintf((*out)[n++], NN_NAME_LEN, "%.*s", (int)(len - 4), e->d_name);
+    }
+    closedir(d);
+    qsort(*out, (size_t)n, sizeof **out, cmp_stems);
+    return n;
+}
+
+/* Appends dir's presets to out[0..max), loading each for its description or
+ * its error. Returns how many were added, or -1. */
+static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, char *err, size_t err_len)
+{
+    stem *stems;
+    nn_preset scratch;
+    int n = read_stems(dir, &stems, err, err_len), k = 0;
+    for (int i = 0; i < n && k < max; i++) {
+        nn_preset_entry *e = &out[k];
+        memset(e, 0, sizeof *e);
+        nn_strlcpy(e->name, stems[i], sizeof e->name);
+        if ((size_t)snprintf(e->path, sizeof e->path, "%s/%s.ini", dir, stems[i]) >= sizeof e->path)
+            continue;
+        e->user = user;
+        if (nn_preset_load(e->path, &scratch, e->error, sizeof e->error) == 0)
+            nn_strlcpy(e->description, scratch.description, sizeof e->description);
+        k++;
+    }
+    free(stems);
+    return n < 0 ? -1 : k;
+}
+
+int nn_preset_list(nn_preset_entry *out, int max, char *err, size_t err_len)
+{
+    char user[NN_PATH_LEN];
+    int n_user = 0, n_sys;
+    if (nn_preset_user_dir(user, sizeof user) == 0)
+        n_user = list_dir(user, 1, out, max, err, err_len);
+    n_sys = n_user < 0 ? -1 : list_dir(nn_preset_system_dir(), 0, out + n_user, max - n_user, err, err_len);
+    if (n_sys < 0)
+        return -1;
+    for (int i = n_user; i < n_user + n_sys; i++)
+        for (int j = 0; j < n_user; j++)
+            if (strcmp(out[i].name, out[j].name) == 0)
+                out[i].shadowed = 1;
+    return n_user + n_sys;
+}

@@ -1,0 +1,234 @@
+/* src/core/preset_schema.c - the keys of a preset and the checker: every
+ * value in range, the texts storable, the layers' shapes inferred through the
+ * layer table, and the loss matching the last layer. Used on every load and
+ * on a preset built in memory (the lab's save). */
+#include "preset_schema.h"
+#include "layer_kind.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- keys */
+
+static int is_random(const nn_preset *p) { return p->data == NN_DATA_RANDOM; }
+static int is_sgd(const nn_preset *p) { return p->opt == NN_OPT_SGD; }
+static int is_adam(const nn_preset *p) { return p->opt == NN_OPT_ADAM; }
+
+#define PF(f) offsetof(nn_preset, f)
+const nn_scalar_key nn_scalar_keys[] = {
+    { "data", "rows", NN_V_LONG, PF(rows), NN_CLOSED(1, NN_MAX_ROWS), is_random, "set = random" },
+    { "data", "val_rows", NN_V_LONG, PF(val_rows), NN_CLOSED(0, NN_MAX_ROWS), is_random, "set = random" },
+    { "data", "features", NN_V_INT, PF(features), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
+    { "data", "targets", NN_V_INT, PF(targets), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
+    { "train", "batch", NN_V_INT, PF(batch), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
+    { "train", "epochs", NN_V_INT, PF(epochs), NN_CLOSED(1, 100000), NULL, NULL },
+    { "train", "log_every", NN_V_LONG, PF(log_every), NN_AT_LEAST(1), NULL, NULL },
+    { "optimizer", "lr", NN_V_FLOAT, PF(lr), NN_ABOVE(0), NULL, NULL },
+    { "optimizer", "momentum", NN_V_FLOAT, PF(momentum), NN_CLOSED(0, 1), is_sgd, "type = sgd" },
+    { "optimizer", "dampening", NN_V_FLOAT, PF(dampening), NN_CLOSED(0, 1), is_sgd, "type = sgd" },
+    { "optimizer", "nesterov", NN_V_BOOL, PF(nesterov), NN_CLOSED(0, 1), is_sgd, "type = sgd" },
+    { "optimizer", "beta1", NN_V_FLOAT, PF(beta1), NN_UNIT_HALF_OPEN, is_adam, "type = adam" },
+    { "optimizer", "beta2", NN_V_FLOAT, PF(beta2), NN_UNIT_HALF_OPEN, is_adam, "type = adam" },
+    { "optimizer", "eps", NN_V_FLOAT, PF(eps), NN_ABOVE(0), is_adam, "type = adam" },
+    { "optimizer", "weight_decay", NN_V_FLOAT, PF(weight_decay), NN_AT_LEAST(0), NULL, NULL },
+};
+const size_t nn_n_scalar_keys = NN_COUNT(nn_scalar_keys);
+
+static const struct { const char *section, *key; } text_keys[] = {
+    { "preset", "name" }, { "preset", "description" },
+    { "data", "set" }, { "data", "dir" },
+    { "train", "loss" }, { "train", "device" },
+    { "optimizer", "type" },
+};
+
+static const char *const static_sections[] = { "preset", "data", "train", "optimizer" };
+
+int nn_scalar_applies(const nn_scalar_key *k, const nn_preset *p)
+{
+    return !k->applies || k->applies(p);
+}
+
+const nn_scalar_key *nn_find_scalar_key(const char *section, const char *key)
+{
+    for (size_t i = 0; i < NN_COUNT(nn_scalar_keys); i++)
+        if (!strcmp(nn_scalar_keys[i].section, section) && !strcmp(nn_scalar_keys[i].key, key))
+            return &nn_scalar_keys[i];
+    return NULL;
+}
+
+int nn_is_text_key(const char *section, const char *key)
+{
+    for (size_t i = 0; i < NN_COUNT(text_keys); i++)
+        if (!strcmp(text_keys[i].section, section) && !strcmp(text_keys[i].key, key))
+            return 1;
+    return 0;
+}
+
+void nn_section_key_list(const char *section, char *buf, size_t len)
+{
+    const char *names[NN_COUNT(text_keys) + NN_COUNT(nn_scalar_keys)];
+    int n = 0;
+    for (size_t i = 0; i < NN_COUNT(text_keys); i++)
+        if (!strcmp(text_keys[i].section, section))
+            names[n++] = text_keys[i].key;
+    for (size_t i = 0; i < NN_COUNT(nn_scalar_keys); i++)
+        if (!strcmp(nn_scalar_keys[i].section, section))
+            names[n++] = nn_scalar_keys[i].key;
+    nn_join_names(names, n, buf, len);
+}
+
+int nn_is_static_section(const char *section)
+{
+    return nn_find_name(static_sections, NN_COUNT(static_sections), section) >= 0;
+}
+
+int nn_key_error(const nn_checker *c, const char *section, const char *key,
+                 const char *value, const char *fmt, ...)
+{
+    char why[NN_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return nn_errorf(c->err, c->err_len, "%s: [%s] %s = %s: %s", c->where, section, key,
+                     value, why);
+}
+
+/* ---------------------------------------------------------------- texts and scalars */
+
+/* A string survives our writer and iniparser: one line, quotable with " or ',
+ * short enough for iniparser's line buffer. */
+static const char *text_problem(const char *s, size_t max)
+{
+    if (strlen(s) > max)
+        return "too long";
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        if (*u < 0x20 || *u == 0x7f)
+            return "control characters cannot be stored";
+    if (strchr(s, '"') && strchr(s, '\''))
+        return "cannot hold both ' and \" (INI has no escapes)";
+    return NULL;
+}
+
+static int check_text(const nn_checker *c, const char *section, const char *key, const char *s)
+{
+    const char *why = text_problem(s, NN_MAX_LINE - strlen(key) - 5);
+    return why ? nn_key_error(c, section, key, s, "%s", why) : 0;
+}
+
+/* An enum field of a preset built in memory holds one of its names. */
+static int check_enum(const nn_checker *c, const char *section, const char *key, int v,
+                      const char *const *names, int n)
+{
+    char list[NN_TEXT_LEN], value[16];
+    if (v >= 0 && v < n)
+        return 0;
+    nn_join_names(names, n, list, sizeof list);
+    snprintf(value, sizeof value, "%d", v);
+    return nn_key_error(c, section, key, value, "expected %s", list);
+}
+
+static int check_texts(const nn_checker *c, const nn_preset *p)
+{
+    if (check_enum(c, "data", "set", (int)p->data, nn_data_names, NN_COUNT(nn_data_names))
+        || check_enum(c, "train", "loss", (int)p->loss, nn_loss_names, NN_COUNT(nn_loss_names))
+        || check_enum(c, "optimizer", "type", (int)p->opt, nn_opt_names, NN_COUNT(nn_opt_names)))
+        return -1;
+    if (nn_find_name(nn_device_names, NN_COUNT(nn_device_names), p->device) < 0)
+        return nn_key_error(c, "train", "device", p->device, "expected cpu, cpu-ref or gpu");
+    if (p->name[0] == '\0')
+        return nn_key_error(c, "preset", "name", "\"\"", "must not be empty");
+    if (check_text(c, "preset", "name", p->name) || check_text(c, "preset", "description", p->description)
+        || check_text(c, "data", "dir", p->data_dir))
+        return -1;
+    return 0;
+}
+
+static int check_scalars(const nn_checker *c, const nn_preset *p)
+{
+    char why[NN_ERR_LEN], v[64];
+    for (size_t i = 0; i < NN_COUNT(nn_scalar_keys); i++) {
+        const nn_scalar_key *k = &nn_scalar_keys[i];
+        const void *src = (const char *)p + k->off;
+        if (!nn_scalar_applies(k, p))
+            continue;
+        if (nn_value_check(k->type, src, k->r, why, sizeof why) != 0) {
+            nn_value_format(k->type, src, v, sizeof v);
+            return nn_key_error(c, k->section, k->key, v, "%s", why);
+        }
+    }
+    /* PyTorch's rule: Nesterov momentum needs momentum and no dampening */
+    if (p->opt == NN_OPT_SGD && p->nesterov && (p->momentum <= 0 || p->dampening != 0))
+        return nn_key_error(c, "optimizer", "nesterov", "true", "needs momentum > 0 and dampening = 0");
+    return 0;
+}
+
+/* ---------------------------------------------------------------- layers */
+
+/* The values of the keys this kind takes; `in` may be 0 (= infer). */
+static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l, const nn_layer_def *d)
+{
+    char why[NN_ERR_LEN];
+    for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
+        const nn_layer_key_def *lk = &nn_layer_keys[k];
+        const void *src = (const char *)l + lk->off;
+        if (!(d->keys & NN_KEY(k)) || (k == NN_KEY_IN && l->in == 0))
+            continue;
+        if (nn_value_check(lk->type, src, lk->r, why, sizeof why) != 0)
+            return nn_layer_error(c, i, l, lk->key, "%s", why);
+    }
+    return 0;
+}
+
+/* Each layer's values, then its shapes from what the one before gives. */
+static int check_layers(const nn_checker *c, nn_preset *p)
+{
+    nn_shape s = nn_preset_input_shape(p);
+    if (p->n_layers < 1 || p->n_layers > NN_MAX_LAYERS)
+        return nn_errorf(c->err, c->err_len, "%s: %d layers: a preset needs 1 to %d ([layer1] ...)",
+                         c->where, p->n_layers, NN_MAX_LAYERS);
+    for (int i = 0; i < p->n_layers; i++) {
+        nn_layer_spec *l = &p->layers[i];
+        const nn_layer_def *d = nn_layer_def_of(l->kind);
+        if (!d)
+            return nn_layer_error(c, i, l, "type", "unknown layer kind %d", (int)l->kind);
+        if (check_layer_values(c, i, l, d) != 0)
+            return -1;
+        l->in_shape = s;
+        if (d->infer(c, i, l, s, &l->out_shape) != 0)
+            return -1;
+        s = l->out_shape;
+    }
+    return 0;
+}
+
+/* cross_entropy needs one logit per class; mse one output per target. */
+static int check_loss(const nn_checker *c, const nn_preset *p)
+{
+    const nn_shape *out = &p->layers[p->n_layers - 1].out_shape;
+    const char *loss = nn_loss_names[p->loss], *set = nn_data_names[p->data];
+    int classes = nn_preset_classes(p), want = p->loss == NN_LOSS_XENT ? classes : p->targets;
+    char s[64];
+    if (p->loss == NN_LOSS_XENT && classes == 0)
+        return nn_key_error(c, "train", "loss", loss, "set = %s has regression targets: use mse", set);
+    if (p->loss == NN_LOSS_MSE && classes != 0)
+        return nn_key_error(c, "train", "loss", loss, "set = %s has class labels: use cross_entropy", set);
+    if (out->rank == 1 && out->dim[0] == want)
+        return 0;
+    nn_shape_format(out, s, sizeof s);
+    if (p->loss == NN_LOSS_XENT)
+        return nn_key_error(c, "train", "loss", loss, "the last layer ([layer%d]) gives %s, but %s has %d classes: end with a linear layer with out = %d",
+                            p->n_layers, s, set, classes, classes);
+    return nn_key_error(c, "train", "loss", loss, "the last layer ([layer%d]) gives %s, but [data] targets = %d",
+                        p->n_layers, s, p->targets);
+}
+
+int nn_preset_check(nn_preset *p, const char *where, char *err, size_t err_len)
+{
+    nn_checker c = { where ? where : "preset", err, err_len };
+    if (check_texts(&c, p) || check_scalars(&c, p) || check_layers(&c, p) || check_loss(&c, p))
+        return -1;
+    return 0;
+}

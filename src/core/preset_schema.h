@@ -1,0 +1,52 @@
+/* src/core/preset_schema.h - which keys a preset has: the numeric keys of
+ * [data], [train] and [optimizer] with their ranges and the condition under
+ * which each applies, the text keys, the fixed sections, and the one-line
+ * message every rule reports through. The keys of [layerN] are the layer
+ * table's (layer_kind.h). Private to src/core. */
+#ifndef NNLAB_PRESET_SCHEMA_H
+#define NNLAB_PRESET_SCHEMA_H
+
+#include <stddef.h>
+
+#include "preset_values.h"
+
+/* Where messages go: "WHERE: [section] key = value: why". */
+typedef struct nn_checker {
+    const char *where;           /* the file, or "preset" for one built in memory */
+    char *err;
+    size_t err_len;
+} nn_checker;
+
+/* "WHERE: [section] key = value: why"; returns -1. */
+int nn_key_error(const nn_checker *c, const char *section, const char *key,
+                 const char *value, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* A numeric key of [data], [train] or [optimizer]. The reader, the checker and
+ * the writer all walk nn_scalar_keys (in the order the writer writes them), so
+ * a key added there is read, checked and saved. */
+typedef struct nn_scalar_key {
+    const char *section, *key;
+    enum nn_vtype type;
+    size_t off;                          /* into nn_preset */
+    nn_range r;
+    int (*applies)(const nn_preset *);   /* NULL: always */
+    const char *only;                    /* "set = random": the condition, for messages */
+} nn_scalar_key;
+
+extern const nn_scalar_key nn_scalar_keys[];
+extern const size_t nn_n_scalar_keys;
+
+/* 1 when key k is meant for p's data set and optimiser. */
+int nn_scalar_applies(const nn_scalar_key *k, const nn_preset *p);
+const nn_scalar_key *nn_find_scalar_key(const char *section, const char *key);
+
+/* Text keys (name, description, set, dir, loss, device, type): read and
+ * written by hand because each one is special. */
+int nn_is_text_key(const char *section, const char *key);
+/* "name, description" etc.: every key of a fixed section, for messages. */
+void nn_section_key_list(const char *section, char *buf, size_t len);
+/* [preset], [data], [train], [optimizer] */
+int nn_is_static_section(const char *section);
+
+#endif

@@ -1,0 +1,240 @@
+/* src/core/preset_values.c - the preset's values: the defaults every key falls
+ * back to, the input each data set gives, and the value rules of
+ * preset_values.h (strict parsing, range checks, the writer's text). */
+#include "preset_values.h"
+#include "util.h"
+
+#include <float.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* check_text's limit for a dir value, not the array, must be the binding one */
+_Static_assert(NN_DIR_LEN > NN_MAX_LINE, "a [data] dir the format allows must fit the preset");
+
+const char *const nn_data_names[3] = { "mnist", "cifar10", "random" };
+const char *const nn_loss_names[2] = { "cross_entropy", "mse" };
+const char *const nn_opt_names[2] = { "sgd", "adam" };
+const char *const nn_device_names[3] = { "cpu", "cpu-ref", "gpu" };
+
+/* ---------------------------------------------------------------- defaults */
+
+void nn_preset_defaults(nn_preset *p)
+{
+    memset(p, 0, sizeof *p);           /* memcmp-able specs: no stray bytes */
+    p->data = NN_DATA_MNIST;
+    p->rows = 1000000;
+    p->val_rows = 2000;
+    p->features = 84;
+    p->targets = 1;
+    p->loss = NN_LOSS_XENT;
+    nn_strlcpy(p->device, "cpu", sizeof p->device);
+    p->batch = 32;
+    p->epochs = 1;
+    p->log_every = 2000;
+    p->opt = NN_OPT_SGD;
+    p->lr = 0.001f;
+    p->beta1 = 0.9f;
+    p->beta2 = 0.999f;
+    p->eps = 1e-8f;
+}
+
+nn_shape nn_preset_input_shape(const nn_preset *p)
+{
+    nn_shape s = { 0, { 0, 0, 0 } };
+    switch (p->data) {
+    case NN_DATA_MNIST:   s = (nn_shape){ 3, { 1, 28, 28 } }; break;
+    case NN_DATA_CIFAR10: s = (nn_shape){ 3, { 3, 32, 32 } }; break;
+    case NN_DATA_RANDOM:  s = (nn_shape){ 1, { p->features, 0, 0 } }; break;
+    }
+    return s;
+}
+
+int nn_preset_classes(const nn_preset *p)
+{
+    return p->data == NN_DATA_RANDOM ? 0 : 10;
+}
+
+/* ---------------------------------------------------------------- names */
+
+void nn_join_names(const char *const *names, int n, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < len; i++) {
+        const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+        int w = snprintf(buf + used, len - used, "%s%s", sep, names[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+int nn_find_name(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+int nn_shape_make(nn_shape *s, int rank, const long *d)
+{
+    long n = 1;
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < rank; i++) {
+        if (d[i] < 1 || n > NN_MAX_VALUES / d[i])
+            return -1;
+        n *= d[i];
+        s->dim[i] = (int)d[i];
+    }
+    s->rank = rank;
+    return 0;
+}
+
+/* "1x16" -> (1, 16). Ranks 1..3, every dim in 1..NN_MAX_VALUES. */
+static int parse_shape(const char *s, nn_shape *out, char *why, size_t len)
+{
+    char buf[128];
+    long d[3];
+    int rank = 0;
+    if (nn_strlcpy(buf, s, sizeof buf) >= sizeof buf)
+        return nn_errorf(why, len, "too long");
+    for (char *tok = buf, *x; tok; tok = x) {
+        x = strchr(tok, 'x');
+        if (x)
+            *x++ = '\0';
+        if (rank == 3 || nn_parse_long(tok, &d[rank]) != 0)
+            return nn_errorf(why, len, "expected 1 to 3 sizes like 1x16 or 3x32x32");
+        if (d[rank] < 1)
+            return nn_errorf(why, len, "every size must be >= 1");
+        rank++;
+    }
+    if (nn_shape_make(out, rank, d) != 0)
+        return nn_errorf(why, len, "more than %ld values", NN_MAX_VALUES);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ranges */
+
+static int in_range(double v, nn_range r)
+{
+    if (!isfinite(v))
+        return 0;
+    if (r.lo_open ? !(v > r.lo) : !(v >= r.lo))
+        return 0;
+    return r.hi_open ? v < r.hi : v <= r.hi;
+}
+
+static int range_error(nn_range r, int integral, char *why, size_t len)
+{
+    if (isinf(r.hi))
+        return nn_errorf(why, len, "must be %s %g", r.lo_open ? ">" : ">=", r.lo);
+    if (integral)
+        return nn_errorf(why, len, "must be in %.0f..%.0f", r.lo, r.hi);
+    return nn_errorf(why, len, "must be in %c%g, %g%c", r.lo_open ? '(' : '[', r.lo,
+                     r.hi, r.hi_open ? ')' : ']');
+}
+
+/* ---------------------------------------------------------------- parse, check, format */
+
+static int parse_integer(enum nn_vtype t, const char *s, nn_range r, void *dst, char *why, size_t len)
+{
+    long l;
+    if (nn_parse_long(s, &l) != 0)
+        return nn_errorf(why, len, "not a whole number");
+    if (!in_range((double)l, r))
+        return range_error(r, 1, why, len);
+    if (t == NN_V_INT)
+        *(int *)dst = (int)l;         /* every int range lies within int */
+    else
+        *(long *)dst = l;
+    return 0;
+}
+
+static int parse_float(const char *s, nn_range r, float *dst, char *why, size_t len)
+{
+    double v;
+    if (nn_parse_double(s, &v) != 0)
+        return nn_errorf(why, len, "not a number");
+    /* the value is kept as a float: check the float that will be kept */
+    if (fabs(v) > FLT_MAX)
+        return nn_errorf(why, len, "too large for a float");
+    if (v != 0 && (float)v == 0)
+        return nn_errorf(why, len, "too small for a float");
+    if (!in_range((double)(float)v, r))
+        return range_error(r, 0, why, len);
+    *dst = (float)v;
+    return 0;
+}
+
+int nn_value_parse(enum nn_vtype t, const char *s, nn_range r, void *dst, char *why, size_t len)
+{
+    if (s[strspn(s, " \t")] == '\0')
+        return nn_errorf(why, len, "no value given");
+    switch (t) {
+    case NN_V_INT:
+    case NN_V_LONG:
+        return parse_integer(t, s, r, dst, why, len);
+    case NN_V_FLOAT:
+        return parse_float(s, r, dst, why, len);
+    case NN_V_BOOL:
+        if (strcasecmp(s, "true") == 0)
+            *(int *)dst = 1;
+        else if (strcasecmp(s, "false") == 0)
+            *(int *)dst = 0;
+        else
+            return nn_errorf(why, len, "expected true or false");
+        return 0;
+    case NN_V_SHAPE:
+        return parse_shape(s, dst, why, len);
+    }
+    return nn_errorf(why, len, "internal: unknown value type");
+}
+
+int nn_value_check(enum nn_vtype t, const void *src, nn_range r, char *why, size_t len)
+{
+    const nn_shape *s;
+    switch (t) {
+    case NN_V_INT:
+        return in_range(*(const int *)src, r) ? 0 : range_error(r, 1, why, len);
+    case NN_V_LONG:
+        return in_range((double)*(const long *)src, r) ? 0 : range_error(r, 1, why, len);
+    case NN_V_FLOAT:
+        return in_range(*(const float *)src, r) ? 0 : range_error(r, 0, why, len);
+    case NN_V_BOOL:
+        return (*(const int *)src & ~1) == 0 ? 0 : nn_errorf(why, len, "expected true or false");
+    case NN_V_SHAPE:
+        s = src;
+        if (s->rank < 1 || s->rank > 3 || nn_shape_count(s) < 1 || nn_shape_count(s) > NN_MAX_VALUES)
+            return nn_errorf(why, len, "expected 1 to 3 sizes >= 1, like 1x16");
+        return 0;
+    }
+    return nn_errorf(why, len, "internal: unknown value type");
+}
+
+/* The shortest "%.Ng" (N <= 9) that reads back as the same float: 9 digits
+ * always round-trip a float, fewer keep 0.001 from becoming 0.00100000005. */
+static void format_float(float f, char *buf, size_t len)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, len, "%.*g", digits, (double)f);
+        if ((float)strtod(buf, NULL) == f)
+            return;
+    }
+}
+
+void nn_value_format(enum nn_vtype t, const void *src, char *buf, size_t len)
+{
+    switch (t) {
+    case NN_V_INT:   snprintf(buf, len, "%d", *(const int *)src); break;
+    case NN_V_LONG:  snprintf(buf, len, "%ld", *(const long *)src); break;
+    case NN_V_FLOAT: format_float(*(const float *)src, buf, len); break;
+    case NN_V_BOOL:  snprintf(buf, len, "%s", *(const int *)src ? "true" : "false"); break;
+    case NN_V_SHAPE: nn_shape_format((const nn_shape *)src, buf, len); break;
+    }
+}

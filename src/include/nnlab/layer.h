@@ -1,0 +1,109 @@
+/* src/include/nnlab/layer.h - one layer of a sequential network: its kind, its
+ * settings and shapes, and what it costs. Every kind is defined once, in the
+ * layer table (src/core/layers/): its INI keys, shape inference, parameters,
+ * FLOPs and bytes, op class, forward and backward. The functions below are
+ * the table's public face, so that the preset reader, the network, the cost
+ * model, explain and the lab all use the same numbers. */
+#ifndef NNLAB_LAYER_H
+#define NNLAB_LAYER_H
+
+#include <stddef.h>
+
+/* A per-sample shape (the batch axis excluded): (features), (C, L) or (C, H, W). */
+typedef struct nn_shape {
+    int rank;                    /* 1, 2 or 3 */
+    int dim[3];
+} nn_shape;
+
+enum nn_layer_kind {
+    NN_LAYER_LINEAR,             /* keys: in, out */
+    NN_LAYER_CONV2D,             /* keys: in, out, kernel, stride (1), padding (0) */
+    NN_LAYER_CONV1D,             /* keys: in, out, kernel, stride (1), padding (0) */
+    NN_LAYER_MAXPOOL2D,          /* keys: kernel, stride (= kernel) */
+    NN_LAYER_MAXPOOL1D,          /* keys: kernel, stride (= kernel) */
+    NN_LAYER_MAXLEN,             /* max over the length axis: (C, L) -> (C) */
+    NN_LAYER_FLATTEN,            /* any -> (features) */
+    NN_LAYER_RESHAPE,            /* key: shape, e.g. "1x16"; element count must match */
+    NN_LAYER_RELU,
+    NN_LAYER_TANH,
+    NN_LAYER_MISH,
+    NN_LAYER_DROPOUT,            /* key: p in [0, 1) */
+    NN_LAYER_KIND_COUNT
+};
+
+typedef struct nn_layer_spec {
+    enum nn_layer_kind kind;
+    int in, out;                 /* linear: features; conv: channels */
+    int kernel, stride, padding;
+    float p;                     /* dropout probability */
+    nn_shape shape;              /* reshape target */
+    nn_shape in_shape, out_shape;/* filled by shape inference */
+} nn_layer_spec;
+
+/* FLOPs and the float32 bytes an operation must read and write (cost.h has
+ * the counting rules). */
+typedef struct nn_op_cost {
+    double flops;
+    double bytes;
+} nn_op_cost;
+
+/* What an operation is, for pricing (explain.h): a matrix product runs at
+ * the rate measured for products of its size, every other op at the cost
+ * per element measured for its kind (calibrate.h), each no faster than its
+ * bytes at the streaming bandwidth. */
+typedef enum nn_op_class {
+    NN_OP_NONE,                  /* a view (flatten, reshape): no operation */
+    NN_OP_LINEAR,                /* one linear_forward / linear_backward call */
+    NN_OP_CONV,                  /* one conv2d_forward / conv2d_backward call */
+    NN_OP_RELU,                  /* elements: the outputs */
+    NN_OP_TANH,
+    NN_OP_MISH,
+    NN_OP_DROPOUT,
+    NN_OP_POOL2X2,               /* 2x2 max pooling, stride 2; elements: the inputs */
+    NN_OP_POOL,                  /* any other window (1-D pools, max over length); the inputs */
+    NN_OP_SOFTMAX_XENT,          /* elements: the logits */
+    NN_OP_MSE,                   /* elements: the predictions */
+    NN_OP_SGD,                   /* elements: the parameters (with momentum or without) */
+    NN_OP_ADAM,
+    NN_OP_CLASSES
+} nn_op_class;
+
+/* One layer's share of a training step, for a whole batch. */
+typedef struct nn_layer_cost {
+    char label[48];              /* "conv2d 3->6 k5", "relu" */
+    nn_shape out_shape;
+    size_t params;
+    nn_op_cost fwd, bwd;         /* for the whole batch */
+    nn_op_class op_class;        /* how fwd and bwd are priced (each one call) */
+    double elems;                /* elements the per-element cost applies to (not for
+                                    matrix products or views) */
+} nn_layer_cost;
+
+/* "linear", "conv2d", ...: the INI name of a kind ("?" if out of range). */
+const char *nn_layer_kind_name(enum nn_layer_kind k);
+
+/* "3x32x32", "400" */
+void nn_shape_format(const nn_shape *s, char *buf, size_t len);
+/* The number of values; -1 for a malformed shape or one that overflows a long. */
+long nn_shape_count(const nn_shape *s);
+
+/* Trainable parameters of a layer whose shapes are inferred: weights, then
+ * bias (each 0 for a parameter-free kind). */
+size_t nn_layer_weights(const nn_layer_spec *s);
+size_t nn_layer_bias(const nn_layer_spec *s);
+size_t nn_layer_params(const nn_layer_spec *s);
+
+/* 1 for flatten and reshape: they relabel the axes of their input and do no work. */
+int nn_layer_is_view(const nn_layer_spec *s);
+
+/* The first layer that is not a view. No layer before it does work, so it
+ * need not compute its input's gradient: the engine skips it and the cost
+ * model does not count it (for an MLP that is the largest product of the
+ * backward pass). */
+int nn_layer_first_working(const nn_layer_spec *layers, int n);
+
+/* Fills c with what layer s costs over a batch of `batch` samples; need_dx
+ * says whether its backward computes the input gradient (see above). */
+void nn_layer_cost_model(const nn_layer_spec *s, int batch, int need_dx, nn_layer_cost *c);
+
+#endif
