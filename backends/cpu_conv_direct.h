@@ -1,6 +1,6 @@
 /* backends/cpu_conv_direct.h - direct convolution kernels of the `cpu`
- * backend (cpu_blas.c) for stride-1 convolutions with few output channels,
- * where im2col + sgemm wastes most of its time copying.
+ * backend (run by cpu_conv_direct_run.c) for stride-1 convolutions with few
+ * output channels, where im2col + sgemm wastes most of its time copying.
  *
  * Why: LeNet's first convolution is a 6 x 75 x 784 product per sample. The
  * im2col copy expands the 3 KiB input 25-fold, OpenBLAS then packs that copy

@@ -13,7 +13,6 @@
 
 static uint64_t base_seed;                 /* for the failure messages */
 static const char *tested_name = "cpu";
-static int report_tol_parts;
 
 /* ---- seeds ------------------------------------------------------------------------------- */
 
@@ -34,10 +33,9 @@ uint64_t case_seed(uint64_t base, int test, int k)
     return base + (uint64_t)test * 1000003ULL + (uint64_t)k * 7919ULL;
 }
 
-void parity_report_as(const char *tested, int tol_parts)
+void parity_report_as(const char *tested)
 {
     tested_name = tested;
-    report_tol_parts = tol_parts;
 }
 
 /* ---- host buffers ------------------------------------------------------------------------ */
@@ -68,6 +66,53 @@ float *copy_of(const float *src, size_t n)
     return p;
 }
 
+/* ---- buffers in the tested backend's memory ------------------------------------------- */
+
+void *bk_alloc(nn_backend *b, size_t bytes)
+{
+    void *p = NULL;
+    if (b->ops->host_memory) {
+        p = malloc(bytes ? bytes : 1);
+        assert_non_null(p);
+        return p;
+    }
+    expect_ok(b, b->ops->alloc(b, bytes, &p), "alloc");
+    assert_non_null(p);
+    return p;
+}
+
+void bk_free(nn_backend *b, void *p)
+{
+    if (!p)
+        return;
+    if (b->ops->host_memory)
+        free(p);
+    else
+        b->ops->free(b, p);
+}
+
+void *bk_copy(nn_backend *b, const void *host, size_t bytes)
+{
+    void *p = bk_alloc(b, bytes);
+    expect_ok(b, b->ops->upload(b, p, host, bytes), "upload");
+    return p;
+}
+
+float *bk_poison(nn_backend *b, size_t n)
+{
+    float *host = fbuf(n);
+    for (size_t i = 0; i < n; i++)
+        host[i] = (i & 1) ? NAN : 1e30f;
+    float *p = bk_copy(b, host, n * sizeof *host);
+    free(host);
+    return p;
+}
+
+void bk_read(nn_backend *b, void *host, const void *src, size_t bytes)
+{
+    expect_ok(b, b->ops->download(b, host, src, bytes), "download");
+}
+
 int rnd(nn_rng *r, int lo, int hi)
 {
     return lo + (int)nn_rng_below(r, (uint64_t)(hi - lo + 1));
@@ -84,8 +129,9 @@ void fill_act_inputs(nn_rng *r, float *x, size_t n)
 /* ---- checks ------------------------------------------------------------------------------ */
 
 void expect_close(const char *what, const char *shape, uint64_t seed, const float *ref,
-                  const float *got, size_t n, double abs_tol, double rel_tol)
+                  const float *got, size_t n, parity_tol tol)
 {
+    const double abs_tol = tol.abs, rel_tol = tol.rel;
     double worst = -1.0;
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -101,14 +147,22 @@ void expect_close(const char *what, const char *shape, uint64_t seed, const floa
     }
     if (worst <= 1.0)
         return;
-    char parts[64] = "";
-    if (report_tol_parts)
-        snprintf(parts, sizeof parts, " (abs %.0e + rel %.0e)", abs_tol, rel_tol);
+    char parts[64];
+    snprintf(parts, sizeof parts, " (abs %.0e + rel %.0e)", abs_tol, rel_tol);
     fail_msg("%s [%s] case seed %llu (NNLAB_PARITY_SEED=%llu replays it): worst element "
              "%zu of %zu: %s %.9g, cpu-ref %.9g, |diff| %.3g > tol %.3g%s",
              what, shape, (unsigned long long)seed, (unsigned long long)base_seed, at, n,
              tested_name, (double)got[at], (double)ref[at], fabs((double)got[at] - ref[at]),
              abs_tol + rel_tol * fabs((double)ref[at]), parts);
+}
+
+void expect_close_bk(nn_backend *b, const char *what, const char *shape, uint64_t seed,
+                     const float *ref, const float *src, size_t n, parity_tol tol)
+{
+    float *got = fbuf(n);
+    bk_read(b, got, src, n * sizeof *got);
+    expect_close(what, shape, seed, ref, got, n, tol);
+    free(got);
 }
 
 void expect_ok(nn_backend *b, int rc, const char *what)

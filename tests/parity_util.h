@@ -1,13 +1,15 @@
-/* tests/parity_util.h - helpers shared by the parity tests: tests/test_parity.c
- * (cpu against cpu-ref) and tests/test_gpu.c (gpu against cpu-ref).
+/* tests/parity_util.h - helpers of the parity suite (tests/parity_suite.c),
+ * which compares a backend under test with the reference backend, cpu-ref,
+ * and of the backend-specific tests beside it (tests/test_parity.c for cpu,
+ * tests/test_gpu.c for the GPU).
  *
- * Both compare a backend under test with the reference backend, cpu-ref, on
- * random inputs and shapes drawn from per-case seeds derived from one base
- * seed (NNLAB_PARITY_SEED overrides it). This module holds what the two have
- * in common: the seeds, exact-size random host buffers, the abs + rel
- * comparison with its worst-element report, and the convolution and pooling
- * geometry builders. It is plain C11; failures go through cmocka's fail_msg
- * (so the includes cmocka needs come first), and it defines no tests.
+ * Cases draw random inputs and shapes from per-case seeds derived from one
+ * base seed (NNLAB_PARITY_SEED overrides it). This module holds the seeds,
+ * exact-size random host buffers, buffers in the tested backend's memory,
+ * the abs + rel comparison with its worst-element report, and the
+ * convolution and pooling geometry builders. It is plain C11; failures go
+ * through cmocka's fail_msg (so the includes cmocka needs come first), and it
+ * defines no tests.
  */
 #ifndef NNLAB_TESTS_PARITY_UTIL_H
 #define NNLAB_TESTS_PARITY_UTIL_H
@@ -18,12 +20,14 @@
 #include "backend.h"
 #include "rng.h"
 
-/* elementwise results; dot products of up to a few hundred terms */
-#define TOL_ABS 1e-4
-#define TOL_REL 1e-4
-/* reductions over a batch (dw, dbias, the losses) */
-#define TOL_SUM_ABS 1e-3
-#define TOL_SUM_REL 1e-3
+/* A tolerance: |got - ref| <= abs + rel |ref| (llm.c's validate_result). */
+typedef struct parity_tol {
+    double abs, rel;
+} parity_tol;
+
+/* For results that are exact by contract (dropout masks, max pooling's
+ * forward): the same hash, the same comparisons. */
+#define PARITY_EXACT ((parity_tol){ 0.0, 0.0 })
 
 /* ---- seeds ------------------------------------------------------------------------------- */
 
@@ -37,10 +41,9 @@ uint64_t case_seed(uint64_t base, int test, int k);
 
 /* ---- expect_close's report --------------------------------------------------------------- */
 
-/* How expect_close names the backend under test ("cpu", "gpu"), and whether
- * its message ends with the tolerance's parts, " (abs %.0e + rel %.0e)".
- * Defaults: "cpu", no parts. */
-void parity_report_as(const char *tested, int tol_parts);
+/* How expect_close names the backend under test ("cpu", "gpu"; default
+ * "cpu"). */
+void parity_report_as(const char *tested);
 
 /* ---- host buffers ------------------------------------------------------------------------ */
 
@@ -59,6 +62,25 @@ void fill_ties(nn_rng *r, float *p, size_t n);
 /* an fbuf holding a copy of src[0..n) */
 float *copy_of(const float *src, size_t n);
 
+/* ---- buffers in the tested backend's memory ------------------------------------------- */
+
+/* For a backend of host memory (ops->host_memory) these are malloc'ed at
+ * exactly their size, like fbuf, so that AddressSanitizer catches an overrun;
+ * otherwise they come from ops->alloc. Data moves through ops->upload and
+ * ops->download either way. Each fails the test on error. */
+void *bk_alloc(nn_backend *b, size_t bytes);
+void bk_free(nn_backend *b, void *p);            /* NULL is fine */
+
+/* a buffer holding a copy of host[0..bytes) */
+void *bk_copy(nn_backend *b, const void *host, size_t bytes);
+
+/* n floats of poison (NaN and 1e30 by turns): an output element the backend
+ * does not write fails the comparison */
+float *bk_poison(nn_backend *b, size_t n);
+
+/* host[0..bytes) = src's contents */
+void bk_read(nn_backend *b, void *host, const void *src, size_t bytes);
+
 /* uniform in [lo, hi] */
 int rnd(nn_rng *r, int lo, int hi);
 
@@ -69,10 +91,14 @@ void fill_act_inputs(nn_rng *r, float *x, size_t n);
 /* ---- checks ------------------------------------------------------------------------------ */
 
 /* Fails the test, naming the worst element, when any |got - ref| exceeds
- * abs_tol + rel_tol |ref| (a NaN on one side only always fails). `what` and
+ * tol.abs + tol.rel |ref| (a NaN on one side only always fails). `what` and
  * `shape` name the case, seed is its case seed. */
 void expect_close(const char *what, const char *shape, uint64_t seed, const float *ref,
-                  const float *got, size_t n, double abs_tol, double rel_tol);
+                  const float *got, size_t n, parity_tol tol);
+
+/* The same for n floats in b's memory at src (read back first). */
+void expect_close_bk(nn_backend *b, const char *what, const char *shape, uint64_t seed,
+                     const float *ref, const float *src, size_t n, parity_tol tol);
 
 /* Fails the test with b's last error when rc is not 0. */
 void expect_ok(nn_backend *b, int rc, const char *what);

@@ -1,0 +1,88 @@
+/* backends/cpu_conv.c - conv2d_workspace, conv2d_forward and conv2d_backward
+ * of the fast CPU backend. Each geometry takes one of two paths:
+ *  - the direct kernels (cpu_conv_direct_run.c, kernels in cpu_conv_direct.c)
+ *    when nn_direct_conv_usable() says so: stride 1, a kernel larger than
+ *    1x1, few output channels, a CPU with AVX2 and FMA, and
+ *    NNLAB_NO_DIRECT_CONV not set;
+ *  - otherwise im2col + sgemm (cpu_conv_im2col.c), which wins on wide layers.
+ * Both sum their backward's partial weight gradients in slots, added here in
+ * slot order.
+ */
+#include "cpu_internal.h"
+
+#include <string.h>
+
+#include "cpu_conv_direct.h"
+#include "geom_check.h"
+
+static int conv_check(nn_backend *b, const char *op, const nn_conv_geom *g)
+{
+    char why[192];
+    return nn_conv_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
+}
+
+/* Added in slot order so the result does not depend on which thread ran
+ * which slot. */
+void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride, size_t c_out, size_t K,
+                           float *dw, float *dbias)
+{
+    const size_t wn = c_out * K;
+    if (dw) {
+        memcpy(dw, slot0, wn * sizeof *dw);
+        for (int i = 1; i < slots; i++)
+            nn_cpu_add_run(dw, slot0 + (size_t)i * stride, wn);
+    }
+    if (dbias) {
+        memcpy(dbias, slot0 + wn, c_out * sizeof *dbias);
+        for (int i = 1; i < slots; i++)
+            nn_cpu_add_run(dbias, slot0 + (size_t)i * stride + wn, c_out);
+    }
+}
+
+size_t nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+{
+    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_out <= 0 || g->w_out <= 0 ||
+        g->k_h <= 0 || g->k_w <= 0)
+        return 0;   /* the operation itself reports the bad geometry */
+    if (nn_direct_conv_usable(g))
+        return nn_cpu_direct_workspace(b, g);
+    return nn_cpu_im2col_workspace(b, g);
+}
+
+int nn_cpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g,
+                          const float *x,     /* (n, c_in, h_in, w_in) */
+                          const float *w,     /* (c_out, c_in, k_h, k_w) */
+                          const float *bias,  /* (c_out) or NULL */
+                          float *y,           /* (n, c_out, h_out, w_out) */
+                          void *ws)           /* conv2d_workspace(g) bytes */
+{
+    if (conv_check(b, "conv2d_forward", g) != 0)
+        return -1;
+    if (!ws)
+        return nn_backend_fail(b, "conv2d_forward: no workspace");
+    if (nn_direct_conv_usable(g))
+        nn_cpu_direct_forward(b, g, x, w, bias, y, ws);
+    else
+        nn_cpu_im2col_forward(b, g, x, w, bias, y, ws);
+    return 0;
+}
+
+int nn_cpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g,
+                           const float *x,    /* (n, c_in, h_in, w_in) */
+                           const float *w,    /* (c_out, c_in, k_h, k_w) */
+                           const float *dy,   /* (n, c_out, h_out, w_out) */
+                           float *dx,         /* like x, or NULL */
+                           float *dw,         /* like w, or NULL */
+                           float *dbias,      /* (c_out) or NULL */
+                           void *ws)          /* conv2d_workspace(g) bytes */
+{
+    if (conv_check(b, "conv2d_backward", g) != 0)
+        return -1;
+    if (!ws)
+        return nn_backend_fail(b, "conv2d_backward: no workspace");
+    if (nn_direct_conv_usable(g))
+        nn_cpu_direct_backward(b, g, x, w, dy, dx, dw, dbias, ws);
+    else
+        nn_cpu_im2col_backward(b, g, x, w, dy, dx, dw, dbias, ws);
+    return 0;
+}

@@ -1,0 +1,182 @@
+/* backends/cpu_internal.h - what the files of the fast CPU backend ("cpu")
+ * share; nothing outside backends/cpu_*.c includes it.
+ *
+ * The backend, file by file (its op table is backends/cpu_blas.c):
+ *   cpu_threads.c          open/close, the thread pool and the parallel loops
+ *   cpu_linear.c           linear_forward/backward: sgemms cut into blocks
+ *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path
+ *   cpu_conv_im2col.c        the im2col + sgemm path (any geometry)
+ *   cpu_conv_direct_run.c    the direct path's threading (narrow, stride 1)
+ *   cpu_conv_direct.c        ... and its AVX2 kernels
+ *   cpu_maxpool.c          maxpool2d_forward/backward
+ *   cpu_activation.c       act_forward/backward (relu, tanh, mish)
+ *   cpu_dropout.c          dropout_forward/backward
+ *   cpu_optim.c            sgd_step, adam_step
+ * Memory and the losses are cpu-ref's own functions (cpu_ref.c): plain
+ * loops are already the best a CPU does there.
+ *
+ * Every parallel operation is a list of items (chunks of samples, blocks of a
+ * gemm's output, ranges of elements) that the pool's threads claim one at a
+ * time, the caller included. What an item computes never depends on the
+ * thread that runs it, and partial sums are added up in a fixed order, so
+ * results are the same from run to run. Every buffer passed to one call must
+ * be distinct, as for cpu-ref. */
+#ifndef NNLAB_CPU_INTERNAL_H
+#define NNLAB_CPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/* ------------------------------------------------------------------------ */
+/* Tuning, measured on a 2-core Zen 3. These only move work between threads  */
+/* and gemm calls; the parity test checks every path they choose.            */
+
+/* Work below which a parallel item is not worth a thread: a wake-up and a
+ * claim cost about a microsecond, i.e. ~50k multiply-adds. */
+#define PAR_MIN_MACS 150000.0
+#define PAR_MIN_ELEMS 16384
+/* Elements per item of an elementwise loop. */
+#define EW_BLOCK 16384
+/* Partial weight gradients of a convolution: the batch's chunks are grouped
+ * into this many slots, each with its own partial sum, added in slot order,
+ * so that the sum does not depend on which thread ran which slot. */
+#define CONV_SLOTS 8
+
+/* for (i = lo; i < hi; i++) body, the bulk in blocks of a fixed 8. GCC's -O2
+ * vectorises only loops whose trip count it knows, so this is how our loops
+ * (on restrict pointers) get SIMD without -O3 or intrinsics. */
+#define FOR_EACH_8(i, lo, hi, body)                                  \
+    do {                                                             \
+        size_t i##_blk = (lo);                                       \
+        for (; i##_blk + 8 <= (hi); i##_blk += 8)                    \
+            for (size_t i##_j = 0; i##_j < 8; i##_j++) {             \
+                const size_t i = i##_blk + i##_j;                    \
+                body;                                                \
+            }                                                        \
+        for (size_t i = i##_blk; i < (hi); i++) {                    \
+            body;                                                    \
+        }                                                            \
+    } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* Parallel loops (cpu_threads.c).                                           */
+
+/* One item of a parallel loop; part (< the loop's parts) indexes the running
+ * thread's scratch. */
+typedef void (*item_fn)(void *ctx, int item, int part);
+
+/* Threads worth using for `work` units when each should get at least
+ * `min_per_thread` of them. */
+int nn_cpu_threads_for(const nn_backend *b, double work, double min_per_thread);
+
+/* fn(ctx, item, part) for every item in [0, count), the items claimed one at
+ * a time by at most `parts` threads. */
+void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx);
+
+/* Splits [0, len) into `parts` pieces whose boundaries are multiples of
+ * `align` (except the end); piece `part` is [*lo, *hi), possibly empty. */
+void nn_cpu_split_range(size_t len, int part, int parts, size_t align, size_t *lo, size_t *hi);
+
+/* An elementwise loop over [0, n) in items of EW_BLOCK elements: fn gets the
+ * item's range from nn_cpu_ew_range. `cost` weighs an element against a
+ * plain copy (mish is ~10). */
+void nn_cpu_ew_run(nn_backend *b, size_t n, double cost, item_fn fn, void *ctx);
+
+static inline void nn_cpu_ew_range(size_t n, int item, size_t *lo, size_t *hi)
+{
+    *lo = (size_t)item * EW_BLOCK;
+    *hi = n - *lo < EW_BLOCK ? n : *lo + EW_BLOCK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Short runs of floats, shared by the convolution paths.                    */
+
+static inline size_t nn_cpu_round16(size_t floats)    /* keeps every area 64-byte aligned */
+{
+    return (floats + 15) & ~(size_t)15;
+}
+
+/* d[i] += s[i] */
+static inline void nn_cpu_add_run(float *restrict d, const float *restrict s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (size_t j = 0; j < 8; j++)   /* a fixed 8: vectorised at -O2 */
+            d[i + j] += s[i + j];
+    for (; i < n; i++)
+        d[i] += s[i];
+}
+
+/* sum of n floats, in 8 interleaved partial sums (vectorised at -O2) */
+static inline float nn_cpu_sum_run(const float *s, size_t n)
+{
+    float acc[8] = { 0 };
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (size_t j = 0; j < 8; j++)
+            acc[j] += s[i + j];
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++)
+        sum += s[i];
+    return sum;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The two convolution paths (cpu_conv.c chooses). Each path's workspace is a */
+/* pure function of the geometry and the thread count.                       */
+
+/* dw and dbias = the sum of the slots' partials (slot i at slot0 + i *
+ * stride: c_out x K weights, then c_out biases), in slot order. */
+void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride, size_t c_out, size_t K,
+                           float *dw, float *dbias);
+
+size_t nn_cpu_im2col_workspace(const nn_backend *b, const nn_conv_geom *g);
+void nn_cpu_im2col_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
+                           const float *bias, float *y, void *ws);
+void nn_cpu_im2col_backward(nn_backend *b, const nn_conv_geom *g, const float *x,
+                            const float *w, const float *dy, float *dx, float *dw,
+                            float *dbias, void *ws);
+
+size_t nn_cpu_direct_workspace(const nn_backend *b, const nn_conv_geom *g);
+void nn_cpu_direct_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
+                           const float *bias, float *y, void *ws);
+void nn_cpu_direct_backward(nn_backend *b, const nn_conv_geom *g, const float *x,
+                            const float *w, const float *dy, float *dx, float *dw,
+                            float *dbias, void *ws);
+
+/* ------------------------------------------------------------------------ */
+/* The operations, each with the signature of its slot in nn_backend_ops.    */
+
+int nn_cpu_probe(char *why, size_t why_len);
+int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg);
+void nn_cpu_close(nn_backend *b);
+
+int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x,
+                          const float *w, const float *bias, float *y);
+int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x,
+                           const float *w, const float *dy, float *dx, float *dw,
+                           float *dbias);
+size_t nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g);
+int nn_cpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
+                          const float *bias, float *y, void *ws);
+int nn_cpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x,
+                           const float *w, const float *dy, float *dx, float *dw,
+                           float *dbias, void *ws);
+int nn_cpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y);
+int nn_cpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x,
+                              const float *y, const float *dy, float *dx);
+int nn_cpu_act_forward(nn_backend *b, enum nn_act act, size_t n, const float *x, float *y);
+int nn_cpu_act_backward(nn_backend *b, enum nn_act act, size_t n, const float *x,
+                        const float *y, const float *dy, float *dx);
+int nn_cpu_dropout_forward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
+                           const float *x, float *y);
+int nn_cpu_dropout_backward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
+                            const float *dy, float *dx);
+int nn_cpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float *velocity,
+                    const nn_sgd_hyper *h, long step);
+int nn_cpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m,
+                     float *v, const nn_adam_hyper *h, long step);
+
+#endif

@@ -1,0 +1,162 @@
+/* backends/cpu_linear.c - linear_forward and linear_backward of the fast CPU
+ * backend: y = x . w^T + bias and its backward, as OpenBLAS sgemms whose
+ * outputs are cut into blocks along their longer side, the blocks (and the
+ * bias gradient's column sums) run as one parallel loop (cpu_threads.c).
+ */
+#include "cpu_internal.h"
+
+#include <cblas.h>
+#include <string.h>
+
+/* Row-major C (m, n) = op(A) op(B) + beta C, cut into `blocks` blocks. */
+typedef struct gemm_args {
+    enum CBLAS_TRANSPOSE ta, tb;
+    int m, n, k;
+    const float *a;
+    int lda;
+    const float *b;
+    int ldb;
+    float beta;
+    float *c;
+    int ldc;
+    int blocks;
+} gemm_args;
+
+/* Blocks worth cutting C into: enough for every thread to claim about two,
+ * none smaller than PAR_MIN_MACS, none narrower than 16 (the sgemm kernel). */
+static int gemm_blocks(const nn_backend *b, const gemm_args *g)
+{
+    double macs = (double)g->m * g->n * g->k;
+    int t = nn_cpu_threads_for(b, macs, PAR_MIN_MACS);
+    if (t == 1)
+        return 1;
+    int blocks = 2 * t;
+    if (macs / blocks < PAR_MIN_MACS)
+        blocks = (int)(macs / PAR_MIN_MACS);
+    int side = (g->n >= g->m ? g->n : g->m) / 16;
+    if (blocks > side)
+        blocks = side;
+    return blocks < 1 ? 1 : blocks;
+}
+
+static void gemm_block(const gemm_args *g, int block)
+{
+    size_t lo, hi;
+    if (g->blocks == 1) {
+        cblas_sgemm(CblasRowMajor, g->ta, g->tb, g->m, g->n, g->k, 1.0f, g->a, g->lda,
+                    g->b, g->ldb, g->beta, g->c, g->ldc);
+    } else if (g->n >= g->m) {
+        /* columns of C: columns of op(B) */
+        nn_cpu_split_range((size_t)g->n, block, g->blocks, 16, &lo, &hi);
+        if (hi <= lo)
+            return;
+        const float *b = g->tb == CblasNoTrans ? g->b + lo : g->b + lo * (size_t)g->ldb;
+        cblas_sgemm(CblasRowMajor, g->ta, g->tb, g->m, (int)(hi - lo), g->k, 1.0f, g->a, g->lda,
+                    b, g->ldb, g->beta, g->c + lo, g->ldc);
+    } else {
+        /* rows of C: rows of op(A) */
+        nn_cpu_split_range((size_t)g->m, block, g->blocks, 16, &lo, &hi);
+        if (hi <= lo)
+            return;
+        const float *a = g->ta == CblasNoTrans ? g->a + lo * (size_t)g->lda : g->a + lo;
+        cblas_sgemm(CblasRowMajor, g->ta, g->tb, (int)(hi - lo), g->n, g->k, 1.0f, a, g->lda,
+                    g->b, g->ldb, g->beta, g->c + lo * (size_t)g->ldc, g->ldc);
+    }
+}
+
+/* Items: the blocks of up to two gemms, then `sum_blocks` blocks of the
+ * column sums dbias[o] = sum over rows of dy[:, o]. */
+typedef struct linear_task {
+    gemm_args g[2];
+    int ngemm;
+    const float *dy;
+    size_t rows, cols;
+    float *dbias;
+    int sum_blocks;
+} linear_task;
+
+/* dbias[o] = sum over the rows of dy[:, o], for o in [lo, hi) */
+static void column_sums(const float *restrict dy, size_t rows, size_t cols, size_t lo,
+                        size_t hi, float *restrict dbias)
+{
+    memset(dbias + lo, 0, (hi - lo) * sizeof *dbias);
+    for (size_t i = 0; i < rows; i++) {
+        const float *restrict r = dy + i * cols;
+        FOR_EACH_8(o, lo, hi, dbias[o] += r[o]);
+    }
+}
+
+static void linear_item(void *ctx, int item, int part)
+{
+    linear_task *t = ctx;
+    (void)part;
+    for (int i = 0; i < t->ngemm; i++) {
+        if (item < t->g[i].blocks) {
+            gemm_block(&t->g[i], item);
+            return;
+        }
+        item -= t->g[i].blocks;
+    }
+    size_t lo, hi;
+    nn_cpu_split_range(t->cols, item, t->sum_blocks, 16, &lo, &hi);
+    if (hi > lo)
+        column_sums(t->dy, t->rows, t->cols, lo, hi, t->dbias);
+}
+
+static void linear_run(nn_backend *b, linear_task *t)
+{
+    int count = t->sum_blocks;
+    double macs = 0.0;
+    for (int i = 0; i < t->ngemm; i++) {
+        t->g[i].blocks = gemm_blocks(b, &t->g[i]);
+        count += t->g[i].blocks;
+        macs += (double)t->g[i].m * t->g[i].n * t->g[i].k;
+    }
+    if (t->sum_blocks)
+        macs += (double)t->rows * t->cols;
+    nn_cpu_par_for(b, nn_cpu_threads_for(b, macs, PAR_MIN_MACS), count, linear_item, t);
+}
+
+int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out,
+                          const float *x,     /* (n, in) */
+                          const float *w,     /* (out, in) */
+                          const float *bias,  /* (out) or NULL */
+                          float *y)           /* (n, out) */
+{
+    if (n <= 0 || in <= 0 || out <= 0)
+        return nn_backend_fail(b, "linear_forward: bad shape n=%d in=%d out=%d", n, in, out);
+    /* the bias preloaded into every row of y, then y += x . w^T */
+    if (bias)
+        for (size_t i = 0; i < (size_t)n; i++)
+            memcpy(y + i * (size_t)out, bias, (size_t)out * sizeof *y);
+    linear_task t = {
+        .g[0] = { CblasNoTrans, CblasTrans, n, out, in, x, in, w, in, bias ? 1.0f : 0.0f,
+                  y, out, 1 },
+        .ngemm = 1,
+    };
+    linear_run(b, &t);
+    return 0;
+}
+
+int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out,
+                           const float *x,    /* (n, in) */
+                           const float *w,    /* (out, in) */
+                           const float *dy,   /* (n, out) */
+                           float *dx,         /* (n, in) or NULL */
+                           float *dw,         /* (out, in) or NULL */
+                           float *dbias)      /* (out) or NULL */
+{
+    if (n <= 0 || in <= 0 || out <= 0)
+        return nn_backend_fail(b, "linear_backward: bad shape n=%d in=%d out=%d", n, in, out);
+    linear_task t = { .dy = dy, .rows = (size_t)n, .cols = (size_t)out, .dbias = dbias };
+    if (dx)     /* dx (n, in) = dy (n, out) . w (out, in) */
+        t.g[t.ngemm++] = (gemm_args){ CblasNoTrans, CblasNoTrans, n, in, out, dy, out, w, in,
+                                      0.0f, dx, in, 1 };
+    if (dw)     /* dw (out, in) = dy^T (out, n) . x (n, in) */
+        t.g[t.ngemm++] = (gemm_args){ CblasTrans, CblasNoTrans, out, in, n, dy, out, x, in,
+                                      0.0f, dw, in, 1 };
+    if (dbias)
+        t.sum_blocks = nn_cpu_threads_for(b, (double)n * out, PAR_MIN_ELEMS);
+    linear_run(b, &t);
+    return 0;
+}

@@ -1,0 +1,244 @@
+/* backends/cpu_maxpool.c - maxpool2d_forward and maxpool2d_backward of the
+ * fast CPU backend, in items of whole (sample, channel) planes. NaN semantics
+ * as cpu-ref and PyTorch: a NaN in the window wins.
+ */
+#include "cpu_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "geom_check.h"
+
+static int pool_check(nn_backend *b, const char *op, const nn_pool_geom *g)
+{
+    char why[192];
+    return nn_pool_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
+}
+
+/* written without && or || so that it compiles to a select, not a branch */
+static inline float max_nan(float best, float v)
+{
+    return ((v > best) | (v != v)) ? v : best;
+}
+
+/* y[ow] = max of the 2x2 window (r0, r1)[2 ow .. 2 ow + 1], in row-major order */
+static inline float max2x2(const float *r0, const float *r1, size_t c)
+{
+    float m = max_nan(r0[c], r0[c + 1]);
+    m = max_nan(m, r1[c]);
+    return max_nan(m, r1[c + 1]);
+}
+
+static void max2x2_row(const float *restrict r0, const float *restrict r1, float *restrict y,
+                       size_t WO)
+{
+    size_t ow = 0;
+    for (; ow + 8 <= WO; ow += 8)
+        for (size_t j = 0; j < 8; j++)   /* a fixed 8: vectorised at -O2 */
+            y[ow + j] = max2x2(r0, r1, 2 * (ow + j));
+    for (; ow < WO; ow++)
+        y[ow] = max2x2(r0, r1, 2 * ow);
+}
+
+static void maxpool_forward_planes(const nn_pool_geom *g, const float *x, float *y,
+                                   size_t p0, size_t p1)
+{
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t SH = (size_t)g->stride_h, SW = (size_t)g->stride_w;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
+    for (size_t plane = p0; plane < p1; plane++) {
+        const float *xp = x + plane * HI * WI;
+        float *yp = y + plane * HO * WO;
+        if (KH == 2 && KW == 2 && SH == 2 && SW == 2) {
+            for (size_t oh = 0; oh < HO; oh++)
+                max2x2_row(xp + 2 * oh * WI, xp + (2 * oh + 1) * WI, yp + oh * WO, WO);
+            continue;
+        }
+        for (size_t oh = 0; oh < HO; oh++)
+            for (size_t ow = 0; ow < WO; ow++) {
+                const float *win = xp + oh * SH * WI + ow * SW;
+                float m = win[0];
+                for (size_t kh = 0; kh < KH; kh++)
+                    for (size_t kw = 0; kw < KW; kw++)
+                        m = max_nan(m, win[kh * WI + kw]);
+                yp[oh * WO + ow] = m;
+            }
+    }
+}
+
+/* cond ? v : 0.0f as a bit mask, without a branch (and without 0 * v, which
+ * would turn an infinite gradient into NaN) */
+static inline float keep_if(int cond, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    u &= (uint32_t)0 - (uint32_t)cond;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* Non-overlapping 2x2 windows of stride 2: every dx inside one is written
+ * once; only the floor-mode leftovers (odd last row/column) need zeros. */
+static void backward_plane_2x2(const nn_pool_geom *g, const float *xp, const float *yp,
+                               const float *dyp, float *dxp)
+{
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    for (size_t oh = 0; oh < HO; oh++) {
+        const float *r0 = xp + 2 * oh * WI, *r1 = r0 + WI;
+        float *d0 = dxp + 2 * oh * WI, *d1 = d0 + WI;
+        for (size_t ow = 0; ow < WO; ow++) {
+            /* branch-free: where the maximum sits is data, and a
+             * mispredicted branch per window made this loop 10% of
+             * LeNet's step at batch 4 */
+            const float m = yp[oh * WO + ow], d = dyp[oh * WO + ow];
+            const size_t c = 2 * ow;
+            const int a = r0[c] == m;
+            const int bb = (r0[c + 1] == m) & !a;
+            const int cc = (r1[c] == m) & !(a | bb);
+            const int dd = (r1[c + 1] == m) & !(a | bb | cc);
+            d0[c] = keep_if(a, d);
+            d0[c + 1] = keep_if(bb, d);
+            d1[c] = keep_if(cc, d);
+            d1[c + 1] = keep_if(dd, d);
+        }
+        if (WI > 2 * WO) {
+            d0[WI - 1] = 0.0f;
+            d1[WI - 1] = 0.0f;
+        }
+    }
+    if (HI > 2 * HO)
+        memset(dxp + (HI - 1) * WI, 0, WI * sizeof *dxp);
+}
+
+/* Windows that do not overlap (conv1d-regression's 3-wide pool with stride
+ * 3): each position is written at most once, so the first match can be
+ * selected without a branch. dxp is zero already. */
+static void backward_plane_disjoint(const nn_pool_geom *g, const float *xp, const float *yp,
+                                    const float *dyp, float *dxp)
+{
+    const size_t WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t SH = (size_t)g->stride_h, SW = (size_t)g->stride_w;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
+    for (size_t oh = 0; oh < HO; oh++)
+        for (size_t ow = 0; ow < WO; ow++) {
+            const float m = yp[oh * WO + ow], d = dyp[oh * WO + ow];
+            const size_t base = oh * SH * WI + ow * SW;
+            int found = 0;
+            for (size_t kh = 0; kh < KH; kh++)
+                for (size_t kw = 0; kw < KW; kw++) {
+                    const size_t at = base + kh * WI + kw;
+                    const int hit = (xp[at] == m) & !found;
+                    dxp[at] = keep_if(hit, d);
+                    found |= hit;
+                }
+        }
+}
+
+/* Overlapping windows: dy goes to the first position in row-major window
+ * order whose x equals y; none when y is NaN, and that gradient is dropped.
+ * dxp is zero already. */
+static void backward_plane_overlapping(const nn_pool_geom *g, const float *xp,
+                                       const float *yp, const float *dyp, float *dxp)
+{
+    const size_t WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t SH = (size_t)g->stride_h, SW = (size_t)g->stride_w;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
+    for (size_t oh = 0; oh < HO; oh++)
+        for (size_t ow = 0; ow < WO; ow++) {
+            const float m = yp[oh * WO + ow];
+            const size_t base = oh * SH * WI + ow * SW;
+            for (size_t kh = 0; kh < KH; kh++)
+                for (size_t kw = 0; kw < KW; kw++)
+                    if (xp[base + kh * WI + kw] == m) {
+                        dxp[base + kh * WI + kw] += dyp[oh * WO + ow];
+                        goto next;
+                    }
+        next:;
+        }
+}
+
+static void maxpool_backward_planes(const nn_pool_geom *g, const float *x, const float *y,
+                                    const float *dy, float *dx, size_t p0, size_t p1)
+{
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t SH = (size_t)g->stride_h, SW = (size_t)g->stride_w;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
+    for (size_t plane = p0; plane < p1; plane++) {
+        const float *xp = x + plane * HI * WI;
+        const float *yp = y + plane * HO * WO, *dyp = dy + plane * HO * WO;
+        float *dxp = dx + plane * HI * WI;
+        if (KH == 2 && KW == 2 && SH == 2 && SW == 2) {
+            backward_plane_2x2(g, xp, yp, dyp, dxp);
+            continue;
+        }
+        memset(dxp, 0, HI * WI * sizeof *dxp);
+        if (SH >= KH && SW >= KW)
+            backward_plane_disjoint(g, xp, yp, dyp, dxp);
+        else
+            backward_plane_overlapping(g, xp, yp, dyp, dxp);
+    }
+}
+
+typedef struct pool_task {
+    const nn_pool_geom *g;
+    const float *x, *y, *dy;
+    float *out;     /* y for forward, dx for backward */
+    size_t planes;
+    int items;
+} pool_task;
+
+static void maxpool_forward_item(void *ctx, int item, int part)
+{
+    const pool_task *t = ctx;
+    size_t lo, hi;
+    (void)part;
+    nn_cpu_split_range(t->planes, item, t->items, 1, &lo, &hi);
+    maxpool_forward_planes(t->g, t->x, t->out, lo, hi);
+}
+
+static void maxpool_backward_item(void *ctx, int item, int part)
+{
+    const pool_task *t = ctx;
+    size_t lo, hi;
+    (void)part;
+    nn_cpu_split_range(t->planes, item, t->items, 1, &lo, &hi);
+    maxpool_backward_planes(t->g, t->x, t->y, t->dy, t->out, lo, hi);
+}
+
+/* items of about EW_BLOCK input elements */
+static void pool_run_items(nn_backend *b, pool_task *t, item_fn fn)
+{
+    const nn_pool_geom *g = t->g;
+    double elems = (double)g->n * g->c * g->h_in * g->w_in;
+    t->planes = (size_t)g->n * (size_t)g->c;
+    double items = elems / EW_BLOCK;
+    t->items = items < 1.0 ? 1 : items > (double)t->planes ? (int)t->planes : (int)items;
+    nn_cpu_par_for(b, nn_cpu_threads_for(b, elems, PAR_MIN_ELEMS), t->items, fn, t);
+}
+
+int nn_cpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g,
+                             const float *x,   /* (n, c, h_in, w_in) */
+                             float *y)         /* (n, c, h_out, w_out) */
+{
+    if (pool_check(b, "maxpool2d_forward", g) != 0)
+        return -1;
+    pool_task t = { .g = g, .x = x, .out = y };
+    pool_run_items(b, &t, maxpool_forward_item);
+    return 0;
+}
+
+int nn_cpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g,
+                              const float *x, const float *y, const float *dy,
+                              float *dx)
+{
+    if (pool_check(b, "maxpool2d_backward", g) != 0)
+        return -1;
+    pool_task t = { .g = g, .x = x, .y = y, .dy = dy, .out = dx };
+    pool_run_items(b, &t, maxpool_backward_item);
+    return 0;
+}
