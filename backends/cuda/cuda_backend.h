@@ -225,4 +225,14 @@ int gpu_write_step_values(nn_backend *b);
  * points into args): each launch gives them to the recording's step node. */
 void gpu_step_node_params(gpu_state *s, gpu_step_node_args *args, cudaKernelNodeParams *p);
 
+/* cuda_graph.cu: the op table's step graphs, counters and timing */
+int gpu_set_step(nn_backend *b, const nn_step_values *v);
+int gpu_graph_begin(nn_backend *b);
+int gpu_graph_end(nn_backend *b);
+int gpu_graph_launch(nn_backend *b);
+void gpu_graph_drop(nn_backend *b);
+void gpu_counters(nn_backend *b, nn_backend_counters *out);
+int gpu_timing_mark(nn_backend *b, int mark);
+int gpu_timing_collect(nn_backend *b, int wait, double us[NN_TIMING_MARKS], long n[NN_TIMING_MARKS]);
+
 #endif
