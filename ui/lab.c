@@ -182,6 +182,7 @@ static void handle_signals(ui_lab *lab)
  * JOBS_FRAME_S, except on a change of state, which is drawn at once. */
 static void poll_jobs(ui_lab *lab, double now)
 {
+    ui_setup_poll(lab);              /* the devices' availability, once surveyed */
     ui_calibrate_poll(lab);          /* may start the run or the sweep that waited */
     if (lab->screen == UI_RUN) {
         unsigned bits = ui_run_poll(&lab->run);
@@ -289,6 +290,7 @@ static int start_curses(ui_lab *lab, SCREEN **scr)
 static void free_lab(ui_lab *lab)
 {
     ui_calibrate_free(lab);          /* waits for a measurement still running */
+    ui_setup_free(lab);              /* and for the device survey */
     ui_run_free(&lab->run);          /* cancels and waits for running trainers */
     ui_sweep_free(&lab->sweep);
     ui_sysinfo_close(&lab->sys);

@@ -50,7 +50,7 @@ int ui_sweep_screen_start(ui_lab *lab)
         if (lab->dev_ok[d])
             ui_sweep_add_device(sw, name, ui_cal_get(&lab->cals, name, &why), why);
         else
-            add_skipped(sw, name, lab->dev_why[d]);
+            add_skipped(sw, name, lab->dev[d].why);
     }
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s", sw->n_devices ? "no batch size in the range" : sw->skipped);

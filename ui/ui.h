@@ -10,6 +10,7 @@
 #include "calib.h"
 #include "chart.h"
 #include "nnlab/cost.h"
+#include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "explain_text.h"
 #include "layout.h"
@@ -113,9 +114,11 @@ typedef struct ui_lab {
     int field;
     char edit[32];                   /* a number being typed; "" when none */
 
-    /* devices, probed at start and on F5 */
-    int dev_ok[UI_N_DEVICES];
-    char dev_why[UI_N_DEVICES][NN_ERR_LEN];
+    /* devices, surveyed on a thread of their own at start and on F5 */
+    nn_device_survey *survey;        /* the survey under way; NULL when none */
+    int dev_known;                   /* 0 while checking: none can be started */
+    int dev_ok[UI_N_DEVICES];        /* dev[d].available once known */
+    nn_device_status dev[UI_N_DEVICES];
 
     /* run and sweep */
     ui_run run;
@@ -172,6 +175,10 @@ void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_ti
 /* ---- screens ------------------------------------------------------------------ */
 /* ui/setup_screen.c */
 void ui_setup_init(ui_lab *lab);
+/* Takes the device survey's answer once it is in (every loop turn). */
+void ui_setup_poll(ui_lab *lab);
+/* Waits for a survey still running (quitting). */
+void ui_setup_free(ui_lab *lab);
 void ui_setup_reload(ui_lab *lab, const char *select_path);
 void ui_setup_draw(ui_lab *lab, unsigned dirty);
 int ui_setup_key(ui_lab *lab, int ch);

@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "nnlab/calibrate.h"
+#include "nnlab/device.h"
 #include "cli.h"
 #include "nnlab/engine.h"
 #include "nnlab/explain.h"
@@ -76,9 +77,12 @@ static int parse_options(int argc, char **argv, analyze_options *o)
         fprintf(stderr, "nnlab: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
-    if (o->pinned && o->data_on_device) {
-        fprintf(stderr, "nnlab: --pinned copies each batch from page-locked memory: add "
-                "--no-data-on-device\n");
+    static nn_job_config switches;   /* only the switches matter to the rule */
+    char err[NN_ERR_LEN];
+    switches.data_on_device = o->data_on_device;
+    switches.pinned = o->pinned;
+    if (nn_job_switches_check(&switches, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
         return -1;
     }
     return 0;
@@ -217,16 +221,17 @@ int nn_cli_calibrate(int argc, char **argv)
     analyze_options o = { 0 };
     nn_calibration cal[MAX_DEVICES];
     const char *devices[MAX_DEVICES];
+    nn_device_status st[NN_MAX_DEVICES];
     int n = 0;
-    char why[NN_BACKEND_ERROR_LEN];
     if (parse_options(argc, argv, &o) != 0)
         return 2;
     if (o.device) {
         devices[n++] = o.device;
     } else {
-        for (const nn_backend_ops *const *b = nn_builtin_backends; *b && n < MAX_DEVICES; b++)
-            if (!(*b)->probe || (*b)->probe(why, sizeof why) == 0)
-                devices[n++] = (*b)->name;
+        int nd = nn_devices_list(st, NN_MAX_DEVICES);
+        for (int i = 0; i < nd && n < MAX_DEVICES; i++)
+            if (st[i].available)
+                devices[n++] = st[i].name;
     }
     for (int i = 0; i < n; i++)
         if (get_calibration(devices[i], (int)o.threads, 1, o.json, &cal[i]) != 0)
@@ -377,8 +382,9 @@ int nn_cli_explain(int argc, char **argv)
         return 2;
     const char *device = o.device ? o.device : p.device;
     int batch = o.batch ? (int)o.batch : p.batch;
-    if (!nn_backend_find(device)) {
-        fprintf(stderr, "nnlab: device %s: not available\n", device);
+    char err[NN_ERR_LEN];
+    if (nn_device_require(device, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
         return 2;
     }
     if (get_calibration(device, (int)o.threads, o.recalibrate, o.json, &cal) != 0 ||
@@ -511,8 +517,9 @@ int nn_cli_sweep(int argc, char **argv)
     }
     for (int d = 0; d < nd; d++) {
         nn_calibration cal;
-        if (!nn_backend_find(names[d])) {
-            fprintf(stderr, "nnlab: device %s: not available\n", names[d]);
+        char err[NN_ERR_LEN];
+        if (nn_device_require(names[d], err, sizeof err) != 0) {
+            fprintf(stderr, "nnlab: %s\n", err);
             return 2;
         }
         if (get_calibration(names[d], (int)o.threads, 0, 1, &cal) != 0)

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
 #include "cli.h"
+#include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "lab.h"
 #include "nnlab/preset.h"
@@ -179,11 +179,6 @@ static int parse_options(int argc, char **argv, int bench, cli_options *o)
     }
     if (!o->preset) {
         fprintf(stderr, "nnlab: --preset NAME|FILE is required (see `nnlab presets`)\n");
-        return -1;
-    }
-    if (o->pinned && o->data_on_device) {
-        fprintf(stderr, "nnlab: --pinned copies each batch from page-locked memory: add "
-                "--no-data-on-device\n");
         return -1;
     }
     return 0;
@@ -418,6 +413,10 @@ static int run_job(int argc, char **argv, int bench)
     if (nn_cli_load_preset(o.preset, &p) != 0)
         return EXIT_USAGE;
     fill_config(&cfg, &p, &o, bench);
+    if (nn_job_switches_check(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return EXIT_USAGE;
+    }
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
@@ -492,25 +491,20 @@ static int cmd_presets(int argc, char **argv)
     return 0;
 }
 
-/* Every backend nnlab knows, available or not, with the device or the reason:
+/* Every device nnlab knows, available or not, with the device or the reason:
  * for the GPU, the module's state (not built, not found, a library missing)
  * or the probe's (no driver, driver too old, no device). */
 static int cmd_devices(void)
 {
-    char why[NN_BACKEND_ERROR_LEN], about[NN_BACKEND_ERROR_LEN];
-    for (const char *const *name = nn_backend_names; *name; name++) {
-        const nn_backend_ops *o = nn_backend_find_why(*name, why, sizeof why);
-        if (o && o->probe && o->probe(why, sizeof why) != 0)
-            o = NULL;
-        if (!o) {
-            printf("%-8s unavailable: %s\n", *name, why);
-            continue;
-        }
-        if (!o->describe || o->describe(about, sizeof about) != 0)
-            nn_strlcpy(about, o->summary, sizeof about);
-        else if (strlen(about) + strlen(o->summary) + 3 < sizeof about)
-            strcat(strcat(about, "; "), o->summary);
-        printf("%-8s available: %s\n", o->name, about);
+    nn_device_status st[NN_MAX_DEVICES];
+    int n = nn_devices_list(st, NN_MAX_DEVICES);
+    for (int i = 0; i < n; i++) {
+        if (!st[i].available)
+            printf("%-8s unavailable: %s\n", st[i].name, st[i].why);
+        else if (st[i].description[0])
+            printf("%-8s available: %s; %s\n", st[i].name, st[i].description, st[i].summary);
+        else
+            printf("%-8s available: %s\n", st[i].name, st[i].summary);
     }
     return 0;
 }
