@@ -46,7 +46,7 @@ void ui_explain_jobs_init(ui_lab *lab)
     for (int k = 0; k < 2; k++) {
         const char *why = "";
         const nn_calibration *cal = k < lab->run.n_jobs ? ui_cal_get(&lab->cals, lab->run.j[k].device, &why) : NULL;
-        ui_explain_reset(&lab->explain[k], cal, why);
+        nn_explainer_reset(&lab->explain[k], cal, why);
     }
 }
 
@@ -54,9 +54,9 @@ int ui_explain_jobs_update(ui_lab *lab)
 {
     int changed = 0;
     for (int k = 0; k < lab->run.n_jobs; k++) {
-        ui_explain_inputs in;
-        if (ui_explain_inputs_from(&lab->run.j[k].snap, &in) == 0)
-            changed |= ui_explain_update(&lab->explain[k], &lab->run.cfg.preset, &in);
+        nn_explain_inputs in;
+        if (nn_observe_inputs(&lab->run.j[k].snap, &in) == 0)
+            changed |= nn_explainer_update(&lab->explain[k], &lab->run.cfg.preset, &in);
     }
     return changed;
 }
@@ -73,10 +73,9 @@ void ui_explain_draw_run(ui_lab *lab)
     int y = in.y, per_job = r->n_jobs == 2 ? (in.h - 1) / 2 : in.h;
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
-        char phases[192];
-        double measured = j->snap.timed_steps > 0 ? j->snap.us_per_step : 0;
-        ui_fmt_phase_list(&j->snap, phases, sizeof phases);
-        ui_explain_format(&lab->explain[k], j->device, r->cfg.batch, measured, phases, in.w, per_job, &t);
+        nn_step_measure m;
+        nn_measure_step(&j->snap, &m);
+        ui_explain_format(&lab->explain[k], j->device, r->cfg.batch, &m, in.w, per_job, &t);
         draw_text(lab, &t, y, in.x, in.w);
         y += per_job + 1;            /* a blank row between the two jobs */
     }
@@ -98,11 +97,11 @@ int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
 static void sweep_explain_for(ui_lab *lab, int d)
 {
     const ui_sweep *sw = &lab->sweep;
-    ui_explain *x = &lab->sweep_explain;
+    nn_explainer *x = &lab->sweep_explain;
     if (!sw->has_cal[d])
-        ui_explain_reset(x, NULL, sw->cal_why[d]);
+        nn_explainer_reset(x, NULL, sw->cal_why[d]);
     else if (!x->has_cal || strcmp(x->cal.device, sw->cal[d].device) != 0)
-        ui_explain_reset(x, &sw->cal[d], NULL);
+        nn_explainer_reset(x, &sw->cal[d], NULL);
 }
 
 static const char *point_state(int state)
@@ -135,8 +134,8 @@ void ui_explain_draw_sweep(ui_lab *lab)
         return;
     }
     sweep_explain_for(lab, d);
-    (void)ui_explain_update(&lab->sweep_explain, &sw->base.preset, &sw->inputs[d][i]);
-    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], sw->us_step[d][i], "", in.w, in.h, &t);
+    (void)nn_explainer_update(&lab->sweep_explain, &sw->base.preset, &sw->inputs[d][i]);
+    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], &sw->measured[d][i], in.w, in.h, &t);
     draw_text(lab, &t, in.y, in.x, in.w);
 }
 

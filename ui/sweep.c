@@ -68,17 +68,16 @@ void ui_sweep_add_device(ui_sweep *sw, const char *device, const nn_calibration 
 void ui_sweep_explain_point(ui_sweep *sw, int d, int i, const nn_snapshot *s)
 {
     static nn_explanation e;         /* 7 KB, UI thread only: kept off the stack */
-    nn_explain_options o = { 0 };
     sw->latest_dev = d;
     sw->latest_batch = i;
-    if (ui_explain_inputs_from(s, &sw->inputs[d][i]) != 0) {
+    nn_measure_step(s, &sw->measured[d][i]);
+    if (nn_observe_inputs(s, &sw->inputs[d][i]) != 0) {
         sw->regime[d][i] = -1;
         return;
     }
     if (!sw->has_cal[d])
         return;
-    ui_explain_options_from(&sw->inputs[d][i], &o);
-    nn_explain(&sw->base.preset, sw->batch[i], &sw->cal[d], &o, &e);
+    nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &sw->inputs[d][i], &e);
     sw->regime[d][i] = (signed char)e.regime;
 }
 
@@ -120,9 +119,7 @@ static void collect(ui_sweep *sw)
     int d = sw->cur_dev, i = sw->cur_batch;
     nn_job_wait(sw->job);
     nn_job_snapshot(sw->job, &sw->snap);
-    double us = sw->snap.us_per_step_median;
-    if (sw->snap.steps_async)
-        us = sw->snap.us_per_step;   /* the median timed only the issuing; the mean has every wait */
+    double us = nn_measured_step_us(&sw->snap);
     if (sw->snap.state == NN_JOB_DONE && us > 0) {
         sw->us_step[d][i] = us;
         sw->rate[d][i] = sw->batch[i] * 1e6 / us;

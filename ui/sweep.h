@@ -22,7 +22,8 @@ typedef struct ui_sweep {
     char skipped[NN_TEXT_LEN];       /* devices left out and why, for the screen */
 
     double rate[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];     /* samples/s; NAN until measured */
-    double us_step[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];  /* median */
+    double us_step[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];  /* the mean (nn_measured_step_us) */
+    nn_step_measure measured[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];
     unsigned char state[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];
     char last_error[NN_ERR_LEN + 64];    /* "device batch N: " + the job's error */
 
@@ -31,7 +32,7 @@ typedef struct ui_sweep {
     int has_cal[UI_SWEEP_MAX_DEVICES];
     nn_calibration cal[UI_SWEEP_MAX_DEVICES];
     char cal_why[UI_SWEEP_MAX_DEVICES][NN_ERR_LEN];
-    ui_explain_inputs inputs[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];
+    nn_explain_inputs inputs[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];
     signed char regime[UI_SWEEP_MAX_DEVICES][UI_SWEEP_MAX_BATCHES];   /* nn_regime; -1: none */
     int latest_dev, latest_batch;    /* the last point measured; -1 before any */
 

@@ -58,7 +58,7 @@ int ui_sweep_screen_start(ui_lab *lab)
     }
     lab->log_scale = 1;              /* samples/s spans decades */
     lab->sweep_follow = 1;           /* explain the latest point until a key picks one */
-    ui_explain_reset(&lab->sweep_explain, NULL, "");
+    nn_explainer_reset(&lab->sweep_explain, NULL, "");
     ui_set_screen(lab, UI_SWEEP);
     return 0;
 }

@@ -136,9 +136,9 @@ typedef struct ui_lab {
      * job (recomputed only when its inputs change) and the sweep's */
     ui_cal_store cals;
     ui_calibrating calib;
-    ui_explain explain[2];
+    nn_explainer explain[2];
     int explain_shown;               /* narrow terminal: the panel replaces the chart */
-    ui_explain sweep_explain;
+    nn_explainer sweep_explain;
     int sweep_sel_dev, sweep_sel_batch;  /* the sweep point explained */
     int sweep_follow;                /* 1: the latest point measured, until a key moves it */
 } ui_lab;

@@ -452,20 +452,6 @@ static int elem_costs(nn_backend *b, const bench_ctx *c, nn_calibration *out)
     return 0;
 }
 
-double nn_curve_gflops(const nn_rate_curve *c, double flops)
-{
-    if (c->n <= 0)
-        return 0;
-    if (flops <= c->flops[0])
-        return c->gflops[0];
-    for (int i = 1; i < c->n; i++)
-        if (flops <= c->flops[i]) {
-            double f = log(flops / c->flops[i - 1]) / log(c->flops[i] / c->flops[i - 1]);
-            return c->gflops[i - 1] + f * (c->gflops[i] - c->gflops[i - 1]);
-        }
-    return c->gflops[c->n - 1];
-}
-
 /* ---- orchestration ------------------------------------------------------------ */
 
 static int alloc_buffers(nn_backend *b, bench_ctx *c, char *err, size_t err_len)

@@ -1,10 +1,12 @@
-/* src/analysis/calibration_cache.c - the calibration cache file: one text file
- * per device, "key = value" lines, with a format number and the machine's
- * description, written atomically; see calibrate.h. What is measured and how
- * is calibrate.c. */
+/* src/analysis/calibration_cache.c - a calibration as data: the figures read
+ * from it (a curve's rate at a size, the peak), and its cache file, one text
+ * file per device of "key = value" lines with a format number and the
+ * machine's description, written atomically; see calibrate.h. What is
+ * measured and how is calibrate.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "nnlab/calibrate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,41 @@
 #include "atomic_file.h"
 #include "util.h"
 
+
+/* ---- reading the figures ------------------------------------------------------------ */
+
+double nn_curve_gflops(const nn_rate_curve *c, double flops)
+{
+    if (c->n <= 0)
+        return 0;
+    if (flops <= c->flops[0])
+        return c->gflops[0];
+    for (int i = 1; i < c->n; i++)
+        if (flops <= c->flops[i]) {
+            double f = log(flops / c->flops[i - 1]) / log(c->flops[i] / c->flops[i - 1]);
+            return c->gflops[i - 1] + f * (c->gflops[i] - c->gflops[i - 1]);
+        }
+    return c->gflops[c->n - 1];
+}
+
+static double curve_max(const nn_rate_curve *c, double best)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->gflops[i] > best)
+            best = c->gflops[i];
+    return best;
+}
+
+double nn_calibration_peak_gflops(const nn_calibration *c)
+{
+    double peak = c->gemm_gflops > 0 ? c->gemm_gflops : 0;
+    peak = curve_max(&c->linear_fwd, peak);
+    peak = curve_max(&c->linear_bwd, peak);
+    peak = curve_max(&c->conv_fwd, peak);
+    return curve_max(&c->conv_bwd, peak);
+}
+
+/* ---- the cache file --------------------------------------------------------------------- */
 
 /* The cache's key: a calibration made on another machine explains nothing here. */
 void nn_machine_description(char *buf, size_t len)

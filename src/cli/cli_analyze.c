@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "nnlab/calibrate.h"
 #include "nnlab/device.h"
 #include "cli.h"
 #include "nnlab/engine.h"
 #include "nnlab/explain.h"
+#include "nnlab/observe.h"
 #include "nnlab/preset.h"
 #include "util.h"
 
@@ -282,67 +282,69 @@ static int time_point(const nn_preset *p, const char *device, int batch, const a
     return 0;
 }
 
-/* The job as the engine ran it: the switches as applied (a device backend
- * reports them; a CPU device applies only sync_every_step) and the launches
- * and graph nodes the backend counted per step. */
-static nn_explain_options explain_options(const char *device, const analyze_options *o, const nn_snapshot *s)
-{
-    const nn_backend_ops *ops = nn_backend_find(device);
-    nn_explain_options e = { 0 };
-    e.host_memory = ops && ops->host_memory;
-    e.data_on_device = s->has_switches ? s->data_on_device : o->data_on_device;
-    e.pinned = s->has_switches ? s->pinned : o->pinned;
-    e.graph = s->has_switches ? s->graph : o->graph;
-    e.sync_every_step = s->sync_every_step;
-    if (s->has_counters) {
-        e.launches_per_step = (int)lround(s->per_step.launches);
-        e.graph_nodes_per_step = (int)lround(s->per_step.graph_nodes);
-    }
-    return e;
-}
-
 /* ---- explain ----------------------------------------------------------------------------- */
 
-/* The step time to set beside the model: the median, unless the steps were
- * not waited for one by one (a GPU without --sync-every-step), when a step's
- * own time is only issuing it and the mean, which includes every wait, is
- * the rate (as `nnlab bench` reports). */
-static double measured_us(const nn_snapshot *s)
+/* "copy 12.0 + forward 40.1 + ..." : the parts of the measured step, which
+ * add up to it (the same statistic: means) */
+static void print_parts_text(const nn_step_measure *m)
 {
-    return s->steps_async ? s->us_per_step : s->us_per_step_median;
+    int first = 1;
+    for (int p = 0; p < NN_STEP_PARTS; p++)
+        if (m->part_valid & (1u << p)) {
+            printf("%s%s %.1f", first ? " = " : " + ", nn_step_part_name(p), m->part_us[p]);
+            first = 0;
+        }
+}
+
+/* The device's own clock, where it timed the phases: not parts of the step
+ * (the device runs while the host issues), so printed apart. */
+static void print_device_clock(const nn_snapshot *s)
+{
+    if (!s->phase_device_clock)
+        return;
+    printf("  device:   ");
+    for (int ph = NN_PHASE_COPY; ph <= NN_PHASE_OPTIMIZER; ph++)
+        if (s->phase_valid & (1u << ph))
+            printf(" %s %.1f", nn_phase_name(ph), s->phase_us[ph]);
+    if (s->has_graph_us)
+        printf(" graph %.1f", s->graph_us);
+    printf(" (us on the device's clock, mean per step)\n");
 }
 
 static void print_explain_text(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s)
 {
-    double measured = measured_us(s);
+    nn_step_measure m;
+    nn_measure_step(s, &m);
     printf("%s on %s, batch %d\n", p->name, s->device, e->cost.batch);
     printf("  model:     %zu parameters, %.3f MFLOP and %.3f MB per step, %d operations%s\n", e->cost.params,
            e->cost.total.flops * 1e-6, e->cost.total.bytes * 1e-6, e->ops,
            s->has_counters ? " (counted by the backend)" : "");
     printf("  predicted: %.1f us = issue %.1f + copy %.1f + sync %.1f + fixed %.1f + work %.1f\n",
            e->predicted_us, e->issue_us, e->copy_us, e->sync_us, e->fixed_us, e->work_us);
-    printf("             work: FLOPs %.1f at the rates of their sizes (%.1f at peak), bytes %.1f\n",
-           e->sized_compute_us, e->compute_us, e->memory_us);
+    printf("             work: FLOPs %.1f at the rates of their sizes, bytes %.1f; its floor: FLOPs %.1f "
+           "at the %.0f GFLOP/s peak\n", e->sized_compute_us, e->memory_us, e->compute_us, e->peak_gflops);
     if (e->priced_graph)
         printf("             issue: one graph of %d nodes%s\n", e->graph_nodes,
                e->priced_pinned ? "; copies from pinned memory" : "");
     else if (e->priced_pinned)
         printf("             copies from pinned memory\n");
-    printf("  measured:  %.1f us/step (%s of %ld):", measured, s->steps_async ? "mean" : "median",
-           s->timed_steps);
-    for (int ph = 0; ph < NN_PHASE_COUNT; ph++)
-        printf(" %s %.1f", nn_phase_name(ph), s->phase_us[ph]);
-    printf("\n  regime:    %s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime), e->why,
+    printf("  measured:  %.1f us/step (%s of %ld)", m.step_us, NN_STEP_STAT, m.timed_steps);
+    print_parts_text(&m);
+    printf("\n");
+    print_device_clock(s);
+    printf("  regime:    %s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime), e->why,
            e->advice);
     if (s->note[0])
         printf("  switches:  %s\n", s->note);
-    if (measured > 2.0 * e->predicted_us)
+    if (m.step_us > 2.0 * e->predicted_us)
         printf("  note:      the measured step is %.1fx the model: per-op costs the model does not "
-               "see (thread wake-ups, cache misses) dominate\n", measured / e->predicted_us);
+               "see (thread wake-ups, cache misses) dominate\n", m.step_us / e->predicted_us);
 }
 
 static void print_explain_json(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s)
 {
+    nn_step_measure m;
+    nn_measure_step(s, &m);
     printf("{\n  \"preset\": \"%s\",\n  \"device\": \"%s\",\n  \"batch\": %d,\n", p->name, s->device,
            e->cost.batch);
     printf("  \"params\": %zu,\n  \"flops_per_step\": %.6g,\n  \"bytes_per_step\": %.6g,\n  \"ops_per_step\": %d,\n",
@@ -352,13 +354,18 @@ static void print_explain_json(const nn_preset *p, const nn_explanation *e, cons
     printf("  \"fixed_us\": %.6g,\n  \"matrix_calls\": %d,\n", e->fixed_us, e->matrix_calls);
     printf("  \"work_us\": %.6g,\n  \"sized_compute_us\": %.6g,\n  \"compute_us\": %.6g,\n  \"memory_us\": %.6g,\n",
            e->work_us, e->sized_compute_us, e->compute_us, e->memory_us);
+    printf("  \"peak_gflops\": %.6g,\n", e->peak_gflops);
     printf("  \"graph\": %s,\n  \"graph_nodes\": %d,\n  \"pinned\": %s,\n  \"graph_saving_us\": %.6g,\n",
            e->priced_graph ? "true" : "false", e->graph_nodes, e->priced_pinned ? "true" : "false",
            e->graph_saving_us);
-    printf("  \"measured_us\": %.6g,\n  \"measured_stat\": \"%s\",\n  \"phases\": {", measured_us(s),
-           s->steps_async ? "mean" : "median");
-    for (int ph = 0; ph < NN_PHASE_COUNT; ph++)
-        printf("%s\"%s_us\": %.3f", ph ? ", " : "", nn_phase_name(ph), s->phase_us[ph]);
+    printf("  \"measured_us\": %.6g,\n  \"measured_stat\": \"%s\",\n  \"phases\": {", m.step_us, NN_STEP_STAT);
+    for (int ph = 0; ph < NN_STEP_PARTS; ph++) {
+        printf("%s\"%s_us\": ", ph ? ", " : "", nn_step_part_name(ph));
+        if (m.part_valid & (1u << ph))
+            printf("%.3f", m.part_us[ph]);
+        else
+            printf("null");
+    }
     printf("},\n  \"regime\": \"%s\",\n  \"why\": \"%s\",\n  \"advice\": \"%s\",\n  \"layers\": [\n",
            nn_regime_name(e->regime), e->why, e->advice);
     for (int i = 0; i < e->cost.n_layers; i++) {
@@ -390,8 +397,12 @@ int nn_cli_explain(int argc, char **argv)
     if (get_calibration(device, (int)o.threads, o.recalibrate, o.json, &cal) != 0 ||
         time_point(&p, device, batch, &o, &s) != 0)
         return 1;
-    nn_explain_options eo = explain_options(device, &o, &s);
-    nn_explain(&p, batch, &cal, &eo, &e);
+    nn_explain_inputs in;
+    if (nn_observe_inputs(&s, &in) != 0) {
+        fprintf(stderr, "nnlab: %s at batch %d: the job did not run\n", device, batch);
+        return 1;
+    }
+    nn_explain_inputs_run(&p, &cal, &in, &e);
     if (o.json)
         print_explain_json(&p, &e, &s);
     else
@@ -532,10 +543,12 @@ int nn_cli_sweep(int argc, char **argv)
             fprintf(stderr, "\rsweep: %s batch %d ...   ", names[d], batches[i]);
             if (time_point(&p, names[d], batches[i], &o, &s) != 0)
                 continue;      /* e.g. out of memory at a large batch: the rest still stands */
-            nn_explain_options eo = explain_options(names[d], &o, &s);
-            nn_explain(&p, batches[i], &cal, &eo, &e);
+            nn_explain_inputs in;
+            if (nn_observe_inputs(&s, &in) != 0)
+                continue;
+            nn_explain_inputs_run(&p, &cal, &in, &e);
             pt->ok = 1;
-            pt->us = measured_us(&s);
+            pt->us = nn_measured_step_us(&s);
             pt->samples_per_s = pt->us > 0 ? batches[i] * 1e6 / pt->us : 0;
             pt->regime = e.regime;
         }

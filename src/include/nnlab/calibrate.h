@@ -67,6 +67,13 @@ typedef struct nn_calibration {
  * points. */
 double nn_curve_gflops(const nn_rate_curve *c, double flops);
 
+/* The device's peak: the fastest rate the calibration measured, the 1024^3
+ * sgemm or any point of a rate curve (on a shared machine, or with slow
+ * reference loops, a small product can beat the large one). No operation is
+ * priced faster than it, so FLOPs at this rate bound every prediction from
+ * below. */
+double nn_calibration_peak_gflops(const nn_calibration *c);
+
 typedef void (*nn_progress_fn)(void *ctx, double fraction, const char *what);
 
 /* Measures device (opened with `threads`); progress may be NULL. Takes a few
