@@ -2,7 +2,8 @@
  * and the lab both call: reading a snapshot (explain inputs, the measured
  * step and its parts), an explanation recomputed only when its inputs
  * change, explain's figures for every shipped preset (the split adds up,
- * the prediction never below its floors, the arithmetic's units), device
+ * the prediction never below its floors, the arithmetic's units), the
+ * sweep (its points, the crossover and doubling rules, the runner), device
  * status and the GPU switches' rule. One cmocka group. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -24,6 +25,7 @@
 #include "nnlab/explain.h"
 #include "nnlab/observe.h"
 #include "nnlab/preset.h"
+#include "nnlab/sweep.h"
 #include "util.h"
 
 #ifndef PRESETS_SRCDIR
@@ -340,6 +342,157 @@ static void test_explain_compute_why(void **state)
     check_arithmetic_units(&e, "mnist-mlp-1000 at 1024");
 }
 
+/* ---- the sweep's rules ---------------------------------------------------------------------- */
+
+static void test_sweep_batches(void **state)
+{
+    int b[32];
+    (void)state;
+    assert_int_equal(nn_sweep_powers_of_two(1, 4096, b, 32), 13);
+    assert_int_equal(b[0], 1);
+    assert_int_equal(b[12], 4096);
+    assert_int_equal(nn_sweep_powers_of_two(3, 20, b, 32), 3);
+    assert_memory_equal(b, ((const int[]){ 4, 8, 16 }), 3 * sizeof(int));
+    assert_int_equal(nn_sweep_powers_of_two(0, 0, b, 32), 0);
+    assert_int_equal(nn_sweep_powers_of_two(1, 1 << 30, b, 5), 5);
+}
+
+static void test_crossover_rule(void **state)
+{
+    const double base[] = { 10, 10, 10, 10, 10 };
+    (void)state;
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 5, 20, 30, 40 }, 5), 2);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 20, 30, 40, 50, 60 }, 5), 0);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 2, 3, 4, 5 }, 5), -1);
+    /* ahead, behind, then ahead for good: the lead that lasts starts at 3 */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 20, 5, 30, 40 }, 5), 3);
+    /* ahead and then behind at the end: no crossover */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 20, 30, 40, 5 }, 5), -1);
+    /* equal is not ahead */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 10, 10, 10, 11 }, 5), 4);
+    /* a failed or unmeasured point says nothing: skipped, not an end */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, NAN, 20, 30, NAN }, 5), 2);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 20, NAN, 30, 40 }, 5), 1);
+    assert_int_equal(nn_crossover_index((const double[]){ 10, 10, 10, NAN, NAN },
+                                        (const double[]){ 1, 20, 30, 40, 50 }, 5), 1);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ NAN, NAN, NAN, NAN, NAN }, 5), -1);
+    assert_int_equal(nn_crossover_index(base, base, 0), -1);
+}
+
+/* A job that ended: `us` per step over 10 timed steps (its parts adding up),
+ * or failed when us <= 0. */
+static void ended_snapshot(nn_snapshot *s, const char *device, int batch, double us)
+{
+    running_snapshot(s, device, batch);
+    if (us <= 0) {
+        s->state = NN_JOB_FAILED;
+        snprintf(s->error, sizeof s->error, "out of memory");
+        return;
+    }
+    s->state = NN_JOB_DONE;
+    s->timed_steps = 10;
+    s->us_per_step = us;
+    s->us_per_step_median = 0.5 * us;            /* not the statistic */
+    s->host_phase_us[NN_PHASE_COPY] = 0.1 * us;
+    s->host_phase_us[NN_PHASE_FORWARD] = 0.3 * us;
+    s->host_phase_us[NN_PHASE_BACKWARD] = 0.4 * us;
+    s->host_phase_us[NN_PHASE_OPTIMIZER] = 0.2 * us;
+}
+
+static void test_sweep_record(void **state)
+{
+    static nn_sweep sw;
+    static nn_explanation want;
+    static nn_preset p;
+    static nn_job_config cfg;
+    const int batches[] = { 1, 2, 4, 8 };
+    nn_calibration cal;
+    nn_snapshot s;
+    (void)state;
+    load_preset("mnist-mlp-128", &p);
+    nn_job_config_init(&cfg, &p);
+    fake_calibration(&cal, "cpu");
+    nn_sweep_init(&sw, &cfg, batches, 4, 5, 1);
+    assert_int_equal(sw.base.steps, 5);
+    assert_true(sw.base.bench);
+    assert_int_equal(nn_sweep_add_device(&sw, "cpu", &cal, NULL), 0);
+    assert_int_equal(nn_sweep_add_device(&sw, "gpu", NULL, "gpu: no calibration"), 0);
+    assert_int_equal(sw.latest_dev, -1);
+    assert_string_equal(sw.cal_why[1], "gpu: no calibration");
+    ended_snapshot(&s, "cpu", 4, 200);
+    nn_sweep_record(&sw, 0, 2, &s);
+    const nn_sweep_point *pt = &sw.pt[0][2];
+    assert_int_equal(pt->state, NN_POINT_DONE);
+    assert_float_equal(pt->measured.step_us, 200, 1e-12);       /* the mean, as everywhere */
+    assert_float_equal(pt->rate, 4 * 1e6 / 200, 1e-9);
+    assert_true(pt->has_model);
+    nn_explain(&cfg.preset, 4, &cal, &pt->in.opt, &want);
+    assert_int_equal(pt->regime, want.regime);
+    assert_float_equal(pt->predicted_us, want.predicted_us, 1e-9);
+    assert_int_equal(nn_sweep_explain(&sw, 0, 2, &want), 0);
+    assert_float_equal(want.predicted_us, pt->predicted_us, 1e-9);
+    assert_int_equal(sw.latest_dev, 0);
+    assert_int_equal(sw.latest_batch, 2);
+    /* batch 2 measured too: the doubling ratio at 4 is rate(4) / rate(2) */
+    ended_snapshot(&s, "cpu", 2, 150);
+    nn_sweep_record(&sw, 0, 1, &s);
+    assert_float_equal(nn_sweep_doubling(&sw, 0, 2), (4 / 200.0) / (2 / 150.0), 1e-9);
+    assert_true(nn_sweep_doubling(&sw, 0, 1) == 0);              /* batch 1 not measured */
+    assert_true(nn_sweep_doubling(&sw, 0, 3) == 0);              /* batch 8 not measured */
+    /* no calibration: measured, its inputs read, no model */
+    ended_snapshot(&s, "gpu", 1, 50);
+    nn_sweep_record(&sw, 1, 0, &s);
+    assert_int_equal(sw.pt[1][0].state, NN_POINT_DONE);
+    assert_true(sw.pt[1][0].has_inputs);
+    assert_false(sw.pt[1][0].has_model);
+    assert_int_equal(nn_sweep_explain(&sw, 1, 0, &want), -1);
+    assert_string_equal(sw.pt[1][0].in.device, "gpu");
+    assert_int_equal(sw.latest_dev, 1);
+    /* a failure says why; a cancelled job is no failure */
+    ended_snapshot(&s, "gpu", 8, 0);
+    nn_sweep_record(&sw, 1, 3, &s);
+    assert_int_equal(sw.pt[1][3].state, NN_POINT_FAILED);
+    assert_true(isnan(sw.pt[1][3].rate));
+    assert_string_equal(sw.last_error, "gpu batch 8: out of memory");
+    assert_int_equal(sw.n_failed, 1);
+    s.state = NN_JOB_CANCELLED;
+    nn_sweep_record(&sw, 1, 2, &s);
+    assert_int_equal(sw.pt[1][2].state, NN_POINT_CANCELLED);
+    assert_int_equal(sw.n_failed, 1);
+    assert_int_equal(nn_sweep_device_index(&sw, "gpu"), 1);
+    assert_int_equal(nn_sweep_device_index(&sw, "tpu"), -1);
+}
+
+/* The runner end to end on the CPU: two tiny points, one job at a time. */
+static void test_sweep_runs(void **state)
+{
+    static nn_sweep sw;
+    static nn_preset p;
+    static nn_job_config cfg;
+    const int batches[] = { 2, 4 };
+    (void)state;
+    load_preset("conv1d-regression", &p);
+    nn_job_config_init(&cfg, &p);
+    cfg.threads = 1;
+    nn_sweep_init(&sw, &cfg, batches, 2, 2, 0);
+    nn_sweep_add_device(&sw, "cpu", NULL, "not calibrated in this test");
+    nn_sweep_add_device(&sw, "no-such-device", NULL, NULL);
+    time_t end = time(NULL) + 60;
+    while (!sw.finished) {
+        assert_true(time(NULL) < end);
+        if (!(nn_sweep_poll(&sw) & NN_SWEEP_RESULTS))
+            nn_sweep_wait(&sw);
+    }
+    assert_false(nn_sweep_active(&sw));
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sw.pt[0][i].state, NN_POINT_DONE);
+        assert_int_equal(sw.pt[0][i].measured.timed_steps, 2);
+        assert_int_equal(sw.pt[1][i].state, NN_POINT_FAILED);
+    }
+    assert_non_null(strstr(sw.last_error, "no-such-device batch 4: unknown device"));
+    nn_sweep_free(&sw);
+}
+
 /* ---- devices and switches -------------------------------------------------------------------- */
 
 static void test_devices(void **state)
@@ -417,6 +570,10 @@ int main(void)
         cmocka_unit_test(test_measured_step_adds_up),
         cmocka_unit_test(test_explain_figures_every_preset),
         cmocka_unit_test(test_explain_compute_why),
+        cmocka_unit_test(test_sweep_batches),
+        cmocka_unit_test(test_crossover_rule),
+        cmocka_unit_test(test_sweep_record),
+        cmocka_unit_test(test_sweep_runs),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_device_survey),
         cmocka_unit_test(test_switches_rule),

@@ -1,10 +1,10 @@
 /* tests/test_ui_text.c - the lab's text and data helpers as pure functions:
  * progress and phase bars, durations and SI numbers, the job status line,
- * the preset-name sanitiser, the batch list and crossover finder of the
- * sweep, the /proc/stat parser on sample text, and the Explain panel: text
- * wrapping, what an explanation depends on and when it is recomputed, the
- * panel's lines at every size, the sweep's regimes, the calibration store
- * and the calibration thread's failure path. One cmocka group. */
+ * the preset-name sanitiser, the /proc/stat parser on sample text, and the
+ * Explain panel: text wrapping, the panel's lines at every size, the
+ * calibration store and the calibration thread's failure path. What the
+ * panel explains and the sweep's rules are the analysis layer's
+ * (tests/test_analysis.c, tests/test_front_ends.c). One cmocka group. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -21,7 +21,6 @@
 #include "calib.h"
 #include "explain_text.h"
 #include "format.h"
-#include "sweep.h"
 #include "sysinfo.h"
 
 static void assert_bar(int width, double frac, int utf8, const char *want)
@@ -153,40 +152,6 @@ static void test_sanitize_name(void **state)
     assert_int_equal(strlen(out), 48);
     assert_int_equal(ui_sanitize_name("abcdefgh", small, sizeof small), 0);
     assert_string_equal(small, "abcde");
-}
-
-static void test_sweep_batches(void **state)
-{
-    int b[32];
-    (void)state;
-    assert_int_equal(ui_sweep_batches(1, 4096, b, 32), 13);
-    assert_int_equal(b[0], 1);
-    assert_int_equal(b[12], 4096);
-    assert_int_equal(ui_sweep_batches(3, 20, b, 32), 3);
-    assert_memory_equal(b, ((const int[]){ 4, 8, 16 }), 3 * sizeof(int));
-    assert_int_equal(ui_sweep_batches(0, 0, b, 32), 0);
-    assert_int_equal(ui_sweep_batches(1, 1 << 30, b, 5), 5);
-}
-
-static void test_crossover(void **state)
-{
-    const double base[] = { 10, 10, 10, 10, 10 };
-    (void)state;
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 5, 20, 30, 40 }, 5), 2);
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 20, 30, 40, 50, 60 }, 5), 0);
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 2, 3, 4, 5 }, 5), -1);
-    /* ahead, behind, then ahead for good: the lead that lasts starts at 3 */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 20, 5, 30, 40 }, 5), 3);
-    /* ahead and then behind at the end: no crossover */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 20, 30, 40, 5 }, 5), -1);
-    /* equal is not ahead */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 10, 10, 10, 11 }, 5), 4);
-    /* unmeasured points (a cancelled sweep) say nothing */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, NAN, 20, 30, NAN }, 5), 2);
-    assert_int_equal(ui_sweep_crossover((const double[]){ 10, 10, 10, NAN, NAN },
-                                        (const double[]){ 1, 20, 30, 40, 50 }, 5), 1);
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ NAN, NAN, NAN, NAN, NAN }, 5), -1);
-    assert_int_equal(ui_sweep_crossover(base, base, 0), -1);
 }
 
 static const char proc_stat[] =
@@ -480,42 +445,6 @@ static void test_regime_short_and_phases(void **state)
     assert_true(strlen(small) < sizeof small);
 }
 
-static void test_sweep_regimes(void **state)
-{
-    static ui_sweep sw;
-    static nn_explanation want;
-    static nn_preset p;
-    static nn_job_config cfg;
-    nn_calibration cal;
-    nn_snapshot s;
-    nn_explain_options o;
-    (void)state;
-    memset(&o, 0, sizeof o);
-    load_preset("mnist-mlp-128", &p);
-    nn_job_config_init(&cfg, &p);
-    fake_calibration(&cal, "cpu");
-    ui_sweep_init(&sw, &cfg, 1, 64, 5, 1);
-    ui_sweep_add_device(&sw, "cpu", &cal, NULL);
-    ui_sweep_add_device(&sw, "gpu", NULL, "gpu: no calibration");
-    assert_int_equal(sw.latest_dev, -1);
-    assert_int_equal(sw.regime[0][0], -1);
-    assert_string_equal(sw.cal_why[1], "gpu: no calibration");
-    running_snapshot(&s, "cpu", 64);
-    s.state = NN_JOB_DONE;
-    ui_sweep_explain_point(&sw, 0, 6, &s);       /* batch 64 */
-    o.host_memory = 1;
-    o.data_on_device = 1;
-    nn_explain(&cfg.preset, 64, &cal, &o, &want);
-    assert_int_equal(sw.regime[0][6], want.regime);
-    assert_int_equal(sw.latest_dev, 0);
-    assert_int_equal(sw.latest_batch, 6);
-    running_snapshot(&s, "gpu", 1);
-    ui_sweep_explain_point(&sw, 1, 0, &s);       /* no calibration: no regime, but the latest */
-    assert_int_equal(sw.regime[1][0], -1);
-    assert_int_equal(sw.latest_dev, 1);
-    assert_string_equal(sw.inputs[1][0].device, "gpu");
-}
-
 /* A fresh cache folder for the calibration store. */
 static int cache_setup(void **state)
 {
@@ -603,15 +532,12 @@ int main(void)
         cmocka_unit_test(test_durations_and_numbers),
         cmocka_unit_test(test_job_status),
         cmocka_unit_test(test_sanitize_name),
-        cmocka_unit_test(test_sweep_batches),
-        cmocka_unit_test(test_crossover),
         cmocka_unit_test(test_proc_stat),
         cmocka_unit_test(test_sysinfo_reasons),
         cmocka_unit_test(test_wrap_next),
         cmocka_unit_test(test_text_wrap),
         cmocka_unit_test(test_explain_panel_text),
         cmocka_unit_test(test_regime_short_and_phases),
-        cmocka_unit_test(test_sweep_regimes),
         cmocka_unit_test_setup_teardown(test_cal_store, cache_setup, cache_teardown),
         cmocka_unit_test(test_calib_thread_failure),
     };

@@ -116,7 +116,7 @@ int ui_dialog_key(ui_lab *lab, int ch)
         if (yes) {
             close_dialog(lab);
             ui_run_cancel(&lab->run);
-            ui_sweep_cancel(&lab->sweep);
+            nn_sweep_cancel(&lab->sweep);
             ui_go_setup(lab);
         } else if (no) {
             close_dialog(lab);

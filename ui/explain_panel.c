@@ -87,7 +87,7 @@ void ui_explain_draw_run(ui_lab *lab)
  * the keys moved to; -1 when there is none yet. */
 int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     *d = lab->sweep_follow ? sw->latest_dev : lab->sweep_sel_dev;
     *i = lab->sweep_follow ? sw->latest_batch : lab->sweep_sel_batch;
     return *d >= 0 && *d < sw->n_devices && *i >= 0 && *i < sw->n_batches ? 0 : -1;
@@ -96,7 +96,7 @@ int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
 /* Points x at the calibration of device d (kept while it is the same device). */
 static void sweep_explain_for(ui_lab *lab, int d)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     nn_explainer *x = &lab->sweep_explain;
     if (!sw->has_cal[d])
         nn_explainer_reset(x, NULL, sw->cal_why[d]);
@@ -107,9 +107,9 @@ static void sweep_explain_for(ui_lab *lab, int d)
 static const char *point_state(int state)
 {
     switch (state) {
-    case UI_PT_RUNNING: return "being measured";
-    case UI_PT_FAILED: return "failed";
-    case UI_PT_CANCELLED: return "cancelled";
+    case NN_POINT_RUNNING: return "being measured";
+    case NN_POINT_FAILED: return "failed";
+    case NN_POINT_CANCELLED: return "cancelled";
     default: return "not measured yet";
     }
 }
@@ -117,7 +117,7 @@ static const char *point_state(int state)
 void ui_explain_draw_sweep(ui_lab *lab)
 {
     static ui_text t;
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     int replaces, d, i;
     ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
     if (in.w <= 0 || in.h <= 0)
@@ -127,21 +127,22 @@ void ui_explain_draw_sweep(ui_lab *lab)
         ui_put(in.y, in.x, in.w, ui_attr(lab, UI_DIM), "no point measured yet");
         return;
     }
-    if (sw->state[d][i] != UI_PT_DONE) {
-        ui_putf(in.y, in.x, in.w, A_BOLD, "%s, batch %d: %s", sw->device[d], sw->batch[i],
-                point_state(sw->state[d][i]));
+    const nn_sweep_point *pt = &sw->pt[d][i];
+    if (pt->state != NN_POINT_DONE) {
+        ui_putf(in.y, in.x, in.w, A_BOLD, "%s, batch %d: %s", sw->device[d], sw->batch[i], point_state(pt->state));
         ui_put(in.y + 1, in.x, in.w, ui_attr(lab, UI_DIM), "Up Down Left Right pick another point");
         return;
     }
     sweep_explain_for(lab, d);
-    (void)nn_explainer_update(&lab->sweep_explain, &sw->base.preset, &sw->inputs[d][i]);
-    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], &sw->measured[d][i], in.w, in.h, &t);
+    if (pt->has_inputs)              /* the same inputs, so the same regime and prediction as the table's */
+        (void)nn_explainer_update(&lab->sweep_explain, &sw->base.preset, &pt->in);
+    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h, &t);
     draw_text(lab, &t, in.y, in.x, in.w);
 }
 
 int ui_explain_sweep_key(ui_lab *lab, int ch)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     int d, i;
     if (ch != KEY_UP && ch != KEY_DOWN && ch != KEY_LEFT && ch != KEY_RIGHT)
         return 0;

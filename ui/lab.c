@@ -84,7 +84,7 @@ static void restore_signals(const saved_signals *old)
 
 int ui_jobs_active(const ui_lab *lab)
 {
-    return ui_run_active(&lab->run) || ui_sweep_active(&lab->sweep);
+    return ui_run_active(&lab->run) || nn_sweep_active(&lab->sweep);
 }
 
 static void relayout(ui_lab *lab)
@@ -106,7 +106,7 @@ void ui_set_screen(ui_lab *lab, enum ui_screen s)
 void ui_go_setup(ui_lab *lab)
 {
     ui_run_free(&lab->run);
-    ui_sweep_free(&lab->sweep);
+    nn_sweep_free(&lab->sweep);
     memset(&lab->sweep, 0, sizeof lab->sweep);
     lab->log_scale = 0;
     ui_set_screen(lab, UI_SETUP);
@@ -202,10 +202,10 @@ static void poll_jobs(ui_lab *lab, double now)
             lab->dirty |= UI_D_SYS;
         }
     } else if (lab->screen == UI_SWEEP) {
-        int bits = ui_sweep_poll(&lab->sweep);
-        if (bits & UI_SWEEP_RESULTS)
+        int bits = nn_sweep_poll(&lab->sweep);
+        if (bits & NN_SWEEP_RESULTS)
             lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS | UI_D_EXPLAIN;
-        if (bits & UI_SWEEP_PROGRESS)
+        if (bits & NN_SWEEP_PROGRESS)
             lab->pending |= UI_D_JOBS;
     }
     if (lab->pending && now - lab->frame_at >= JOBS_FRAME_S) {
@@ -292,7 +292,7 @@ static void free_lab(ui_lab *lab)
     ui_calibrate_free(lab);          /* waits for a measurement still running */
     ui_setup_free(lab);              /* and for the device survey */
     ui_run_free(&lab->run);          /* cancels and waits for running trainers */
-    ui_sweep_free(&lab->sweep);
+    nn_sweep_free(&lab->sweep);
     ui_sysinfo_close(&lab->sys);
     free(lab->entries);
     free(lab);

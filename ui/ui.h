@@ -122,7 +122,8 @@ typedef struct ui_lab {
 
     /* run and sweep */
     ui_run run;
-    ui_sweep sweep;
+    nn_sweep sweep;
+    char sweep_skipped[NN_TEXT_LEN];  /* the devices left out of the sweep, and why */
     int log_scale;                   /* run: log loss axis; sweep: log samples/s axis */
     unsigned pending;                /* UI_D_* with new data, drawn at the next frame slot */
     double frame_at;                 /* when the job rows or the chart were last drawn */

@@ -95,4 +95,10 @@ int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len);
 /* The cache file of device. */
 int nn_calibration_path(const char *device, char *path, size_t len);
 
+/* The calibration of device as the CLI uses it: the cached one, else (or
+ * with remeasure) measured now and cached. 0, or -1 with the reason; when
+ * measured but not cached, 0 with warning saying why ("" otherwise). */
+int nn_calibration_get(const char *device, int threads, int remeasure, nn_progress_fn progress, void *ctx,
+                       nn_calibration *out, char *err, size_t err_len, char *warning, size_t warning_len);
+
 #endif
