@@ -3,8 +3,8 @@
  * step and its parts), an explanation recomputed only when its inputs
  * change, explain's figures for every shipped preset (the split adds up,
  * the prediction never below its floors, the arithmetic's units), the
- * sweep (its points, the crossover and doubling rules, the runner), device
- * status and the GPU switches' rule. One cmocka group. */
+ * sweep (its points, the crossover and doubling rules, the runner), the
+ * lab's calibration store, device status and the GPU switches' rule. One cmocka group. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <math.h>
@@ -493,6 +493,89 @@ static void test_sweep_runs(void **state)
     nn_sweep_free(&sw);
 }
 
+/* ---- the calibration store ----------------------------------------------------------------- */
+
+/* A fresh cache folder for the calibration store. */
+static int cache_setup(void **state)
+{
+    static char dir[] = "/tmp/nnlab-test-analysis-XXXXXX";
+    char *d = mkdtemp(dir);
+    if (!d || setenv("XDG_CACHE_HOME", d, 1) != 0)
+        return -1;
+    *state = d;
+    return 0;
+}
+
+/* Removes what test_cal_store wrote: one cache file and the folders. */
+static int cache_teardown(void **state)
+{
+    char path[512];
+    if (nn_calibration_path("cpu-ref", path, sizeof path) == 0)
+        unlink(path);
+    if (nn_calibration_path("gpu", path, sizeof path) == 0)
+        unlink(path);
+    snprintf(path, sizeof path, "%s/nnlab", (const char *)*state);
+    rmdir(path);
+    return rmdir((const char *)*state) == 0 ? 0 : -1;
+}
+
+static void test_cal_store(void **state)
+{
+    static nn_cal_store st, fresh;
+    nn_calibration cal, loaded;
+    const char *why = NULL;
+    char err[NN_ERR_LEN];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(nn_cal_store_needed(&st, "cpu"), 1);   /* an empty cache */
+    assert_null(nn_cal_store_get(&st, "cpu", &why));
+    assert_non_null(strstr(why, "not been calibrated"));
+    nn_cal_store_record(&st, "cpu", NULL, "calibrating cpu: out of memory");
+    assert_null(nn_cal_store_get(&st, "cpu", &why));
+    assert_string_equal(why, "calibrating cpu: out of memory");
+    assert_int_equal(nn_cal_store_needed(&st, "cpu"), 1);   /* a failure is tried again */
+    fake_calibration(&cal, "cpu");
+    nn_cal_store_record(&st, "cpu", &cal, NULL);
+    assert_int_equal(nn_cal_store_needed(&st, "cpu"), 0);
+    assert_true(nn_cal_store_get(&st, "cpu", &why)->gemm_gflops == 100);
+    assert_int_equal(st.n, 1);
+    /* a cached calibration is not measured again (whatever the cache accepts) */
+    fake_calibration(&cal, "cpu-ref");
+    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
+    memset(&fresh, 0, sizeof fresh);
+    int cached = nn_calibration_load("cpu-ref", &loaded) == 0;
+    assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), !cached);
+    /* which of a list need measuring, in order */
+    const char *const devs[] = { "cpu", "cpu-ref", "gpu" };
+    char missing[4][16];
+    memset(&st, 0, sizeof st);
+    fake_calibration(&cal, "cpu");
+    nn_cal_store_record(&st, "cpu", &cal, NULL);
+    int n = nn_cal_store_missing(&st, devs, 3, missing, 4);
+    assert_int_equal(n, cached ? 1 : 2);
+    assert_string_equal(missing[n - 1], "gpu");
+    /* a measurement that ended: kept and cached, or its reason kept */
+    char warning[NN_ERR_LEN];
+    fake_calibration(&cal, "gpu");
+    assert_int_equal(nn_cal_store_collect(&st, "gpu", -1, NULL, "gpu: no device", warning, sizeof warning), -1);
+    assert_null(nn_cal_store_get(&st, "gpu", &why));
+    assert_string_equal(why, "gpu: no device");
+    assert_int_equal(nn_cal_store_collect(&st, "gpu", 0, &cal, NULL, warning, sizeof warning), 0);
+    assert_string_equal(warning, "");
+    assert_non_null(nn_cal_store_get(&st, "gpu", &why));
+    if (nn_calibration_path("gpu", err, sizeof err) == 0)
+        assert_int_equal(access(err, R_OK), 0);
+    /* more devices than the store holds: never measured, never a crash */
+    for (int i = 0; i < NN_CAL_STORE_DEVICES + 3; i++) {
+        char dev[16];
+        snprintf(dev, sizeof dev, "dev%d", i);
+        nn_cal_store_record(&fresh, dev, NULL, "x");
+    }
+    assert_int_equal(fresh.n, NN_CAL_STORE_DEVICES);
+    assert_int_equal(nn_cal_store_needed(&fresh, "dev99"), 0);
+    assert_null(nn_cal_store_get(&fresh, "dev99", &why));
+}
+
 /* ---- devices and switches -------------------------------------------------------------------- */
 
 static void test_devices(void **state)
@@ -574,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_crossover_rule),
         cmocka_unit_test(test_sweep_record),
         cmocka_unit_test(test_sweep_runs),
+        cmocka_unit_test_setup_teardown(test_cal_store, cache_setup, cache_teardown),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_device_survey),
         cmocka_unit_test(test_switches_rule),

@@ -1,8 +1,8 @@
 /* tests/test_ui_text.c - the lab's text and data helpers as pure functions:
  * progress and phase bars, durations and SI numbers, the job status line,
  * the preset-name sanitiser, the /proc/stat parser on sample text, and the
- * Explain panel: text wrapping, the panel's lines at every size, the
- * calibration store and the calibration thread's failure path. What the
+ * Explain panel: text wrapping, the panel's lines at every size, and the
+ * calibration thread's failure path. What the
  * panel explains and the sweep's rules are the analysis layer's
  * (tests/test_analysis.c, tests/test_front_ends.c). One cmocka group. */
 #include <math.h>
@@ -445,65 +445,6 @@ static void test_regime_short_and_phases(void **state)
     assert_true(strlen(small) < sizeof small);
 }
 
-/* A fresh cache folder for the calibration store. */
-static int cache_setup(void **state)
-{
-    static char dir[] = "/tmp/nnlab-test-ui-XXXXXX";
-    char *d = mkdtemp(dir);
-    if (!d || setenv("XDG_CACHE_HOME", d, 1) != 0)
-        return -1;
-    *state = d;
-    return 0;
-}
-
-/* Removes what test_cal_store wrote: one cache file and the folders. */
-static int cache_teardown(void **state)
-{
-    char path[512];
-    if (nn_calibration_path("cpu-ref", path, sizeof path) == 0)
-        unlink(path);
-    snprintf(path, sizeof path, "%s/nnlab", (const char *)*state);
-    rmdir(path);
-    return rmdir((const char *)*state) == 0 ? 0 : -1;
-}
-
-static void test_cal_store(void **state)
-{
-    static ui_cal_store st, fresh;
-    nn_calibration cal, loaded;
-    const char *why = NULL;
-    char err[NN_ERR_LEN];
-    (void)state;
-    memset(&st, 0, sizeof st);
-    assert_int_equal(ui_cal_needed(&st, "cpu"), 1);   /* an empty cache */
-    assert_null(ui_cal_get(&st, "cpu", &why));
-    assert_non_null(strstr(why, "not been calibrated"));
-    ui_cal_record(&st, "cpu", NULL, "calibrating cpu: out of memory");
-    assert_null(ui_cal_get(&st, "cpu", &why));
-    assert_string_equal(why, "calibrating cpu: out of memory");
-    assert_int_equal(ui_cal_needed(&st, "cpu"), 1);   /* a failure is tried again */
-    fake_calibration(&cal, "cpu");
-    ui_cal_record(&st, "cpu", &cal, NULL);
-    assert_int_equal(ui_cal_needed(&st, "cpu"), 0);
-    assert_true(ui_cal_get(&st, "cpu", &why)->gemm_gflops == 100);
-    assert_int_equal(st.n, 1);
-    /* a cached calibration is not measured again (whatever the cache accepts) */
-    fake_calibration(&cal, "cpu-ref");
-    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
-    memset(&fresh, 0, sizeof fresh);
-    int cached = nn_calibration_load("cpu-ref", &loaded) == 0;
-    assert_int_equal(ui_cal_needed(&fresh, "cpu-ref"), !cached);
-    /* more devices than the store holds: never measured, never a crash */
-    for (int i = 0; i < UI_CAL_MAX_DEVICES + 3; i++) {
-        char dev[16];
-        snprintf(dev, sizeof dev, "dev%d", i);
-        ui_cal_record(&fresh, dev, NULL, "x");
-    }
-    assert_int_equal(fresh.n, UI_CAL_MAX_DEVICES);
-    assert_int_equal(ui_cal_needed(&fresh, "dev99"), 0);
-    assert_null(ui_cal_get(&fresh, "dev99", &why));
-}
-
 static void test_calib_thread_failure(void **state)
 {
     static ui_calib_run run;
@@ -538,7 +479,6 @@ int main(void)
         cmocka_unit_test(test_text_wrap),
         cmocka_unit_test(test_explain_panel_text),
         cmocka_unit_test(test_regime_short_and_phases),
-        cmocka_unit_test_setup_teardown(test_cal_store, cache_setup, cache_teardown),
         cmocka_unit_test(test_calib_thread_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,7 @@ void ui_explain_jobs_init(ui_lab *lab)
 {
     for (int k = 0; k < 2; k++) {
         const char *why = "";
-        const nn_calibration *cal = k < lab->run.n_jobs ? ui_cal_get(&lab->cals, lab->run.j[k].device, &why) : NULL;
+        const nn_calibration *cal = k < lab->run.n_jobs ? nn_cal_store_get(&lab->cals, lab->run.j[k].device, &why) : NULL;
         nn_explainer_reset(&lab->explain[k], cal, why);
     }
 }

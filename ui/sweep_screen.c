@@ -52,7 +52,7 @@ int ui_sweep_screen_start(ui_lab *lab)
         if (!swept(lab, d))
             continue;
         if (lab->dev_ok[d])
-            nn_sweep_add_device(sw, name, ui_cal_get(&lab->cals, name, &why), why);
+            nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
         else
             add_skipped(lab, name, lab->dev[d].why);
     }

@@ -75,7 +75,7 @@ enum ui_after_calib { UI_AFTER_NOTHING, UI_AFTER_RUN, UI_AFTER_SWEEP };
 typedef struct ui_calibrating {
     int active;                      /* the dialog is up and a thread measures */
     int after;                       /* enum ui_after_calib */
-    char queue[UI_CAL_MAX_DEVICES][16];
+    char queue[NN_CAL_STORE_DEVICES][16];
     int n_queue, at;                 /* at: the one being measured */
     ui_calib_run run;
     double fraction;                 /* the last progress polled */
@@ -135,7 +135,7 @@ typedef struct ui_lab {
 
     /* Explain: the calibrations, first-use measuring, one explanation per
      * job (recomputed only when its inputs change) and the sweep's */
-    ui_cal_store cals;
+    nn_cal_store cals;
     ui_calibrating calib;
     nn_explainer explain[2];
     int explain_shown;               /* narrow terminal: the panel replaces the chart */
