@@ -45,7 +45,9 @@ void ui_explain_jobs_init(ui_lab *lab)
 {
     for (int k = 0; k < 2; k++) {
         const char *why = "";
-        const nn_calibration *cal = k < lab->run.n_jobs ? nn_cal_store_get(&lab->cals, lab->run.j[k].device, &why) : NULL;
+        const nn_calibration *cal = NULL;
+        if (k < lab->run.n_jobs)
+            cal = nn_cal_store_get(&lab->cals, lab->run.j[k].device, &why);
         nn_explainer_reset(&lab->explain[k], cal, why);
     }
 }

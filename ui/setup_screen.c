@@ -216,7 +216,7 @@ static void draw_fields(ui_lab *lab)
         attr_t la = sel ? ui_attr(lab, UI_SELECTED) : A_NORMAL, va = A_BOLD;
         if ((f == UI_F_COMPARE && n < 2) || ui_field_gpu_only(f))
             va = ui_attr(lab, UI_DIM);   /* not used by the chosen device */
-        if (f == UI_F_DEVICE && !(lab->dev_ok[devs[0]] && (n < 2 || lab->dev_ok[devs[1]])))
+        if (f == UI_F_DEVICE && lab->dev_known && !(lab->dev_ok[devs[0]] && (n < 2 || lab->dev_ok[devs[1]])))
             va = ui_attr(lab, UI_ERROR);
         ui_putf(in.y + f, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
         ui_put(in.y + f, in.x + 17, in.w - 17, va, value);
