@@ -88,11 +88,22 @@ check "explain --json" 0 "$NNLAB" explain --preset lenet-cifar10 --device cpu --
 grep_ok "explain names a regime" "$tmp/out" '"regime": "[a-z]*-bound"'
 grep_ok "explain predicts" "$tmp/out" '"predicted_us": [0-9]'
 grep_ok "explain measures" "$tmp/out" '"measured_us": [0-9]'
+grep_ok "explain: the measured step is the mean" "$tmp/out" '"measured_stat": "mean"'
 check "sweep --csv" 0 "$NNLAB" sweep --preset mnist-mlp-128 --devices cpu --batches 1,2,4 --steps 3 --csv
 grep_ok "sweep csv header" "$tmp/out" '^device,batch,us_per_step,samples_per_s,doubling,regime$'
 if [ "$(grep -c '^cpu,' "$tmp/out")" -eq 3 ]; then ok "sweep: one row per batch"; else not_ok "sweep: one row per batch"; fi
 if awk -F, '$1 == "cpu" && $2 == 2 && $5 > 0 { found = 1 } END { exit !found }' "$tmp/out"
 then ok "sweep: doubling ratio at batch 2"; else not_ok "sweep: doubling ratio at batch 2"; fi
+check "sweep --json" 0 "$NNLAB" sweep --preset conv1d-regression --devices cpu,cpu-ref --batches 1,2 --steps 2 --json
+grep_ok "sweep json: a predicted step per point" "$tmp/out" '"predicted_us": [0-9]'
+grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"from": "cpu", "to": "cpu-ref", "batch": [0-9]*}\]'
+# one option table: each command takes its own options, the GPU switches' rule is the library's
+check "--help lists the GPU switches of explain and sweep" 0 "$NNLAB" --help
+grep_ok "--help: GPU switches of explain and sweep" "$tmp/out" "GPU switches of train, bench, explain and sweep"
+check "calibrate takes no --batch" 2 "$NNLAB" calibrate --batch 4
+check "explain --pinned needs --no-data-on-device" 2 "$NNLAB" explain --preset mnist-mlp-128 --pinned
+grep_ok "explain --pinned: says what to add" "$tmp/err" "no-data-on-device"
+one_line_err "explain --pinned: one-line error"
 check "sweep: bad batch list" 2 "$NNLAB" sweep --preset mnist-mlp-128 --batches 1,x
 one_line_err "sweep: bad batch list: one-line error"
 

@@ -1,10 +1,10 @@
 /* tests/test_ui_text.c - the lab's text and data helpers as pure functions:
  * progress and phase bars, durations and SI numbers, the job status line,
- * the preset-name sanitiser, the batch list and crossover finder of the
- * sweep, the /proc/stat parser on sample text, and the Explain panel: text
- * wrapping, what an explanation depends on and when it is recomputed, the
- * panel's lines at every size, the sweep's regimes, the calibration store
- * and the calibration thread's failure path. One cmocka group. */
+ * the preset-name sanitiser, the /proc/stat parser on sample text, and the
+ * Explain panel: text wrapping, the panel's lines at every size, and the
+ * calibration thread's failure path. What the
+ * panel explains and the sweep's rules are the analysis layer's
+ * (tests/test_analysis.c, tests/test_front_ends.c). One cmocka group. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -21,7 +21,6 @@
 #include "calib.h"
 #include "explain_text.h"
 #include "format.h"
-#include "sweep.h"
 #include "sysinfo.h"
 
 static void assert_bar(int width, double frac, int utf8, const char *want)
@@ -155,40 +154,6 @@ static void test_sanitize_name(void **state)
     assert_string_equal(small, "abcde");
 }
 
-static void test_sweep_batches(void **state)
-{
-    int b[32];
-    (void)state;
-    assert_int_equal(ui_sweep_batches(1, 4096, b, 32), 13);
-    assert_int_equal(b[0], 1);
-    assert_int_equal(b[12], 4096);
-    assert_int_equal(ui_sweep_batches(3, 20, b, 32), 3);
-    assert_memory_equal(b, ((const int[]){ 4, 8, 16 }), 3 * sizeof(int));
-    assert_int_equal(ui_sweep_batches(0, 0, b, 32), 0);
-    assert_int_equal(ui_sweep_batches(1, 1 << 30, b, 5), 5);
-}
-
-static void test_crossover(void **state)
-{
-    const double base[] = { 10, 10, 10, 10, 10 };
-    (void)state;
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 5, 20, 30, 40 }, 5), 2);
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 20, 30, 40, 50, 60 }, 5), 0);
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 2, 3, 4, 5 }, 5), -1);
-    /* ahead, behind, then ahead for good: the lead that lasts starts at 3 */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 20, 5, 30, 40 }, 5), 3);
-    /* ahead and then behind at the end: no crossover */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 20, 30, 40, 5 }, 5), -1);
-    /* equal is not ahead */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, 10, 10, 10, 11 }, 5), 4);
-    /* unmeasured points (a cancelled sweep) say nothing */
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ 1, NAN, 20, 30, NAN }, 5), 2);
-    assert_int_equal(ui_sweep_crossover((const double[]){ 10, 10, 10, NAN, NAN },
-                                        (const double[]){ 1, 20, 30, 40, 50 }, 5), 1);
-    assert_int_equal(ui_sweep_crossover(base, (const double[]){ NAN, NAN, NAN, NAN, NAN }, 5), -1);
-    assert_int_equal(ui_sweep_crossover(base, base, 0), -1);
-}
-
 static const char proc_stat[] =
     "cpu  100 0 50 800 10 0 5 0 0 0\n"
     "cpu0 60 0 30 400 5 0 3 0 0 0\n"
@@ -316,104 +281,12 @@ static void running_snapshot(nn_snapshot *s, const char *device, int batch)
     s->batch = batch;
 }
 
-static void test_explain_inputs(void **state)
-{
-    nn_snapshot s;
-    ui_explain_inputs in;
-    nn_explain_options o;
-    (void)state;
-    running_snapshot(&s, "cpu", 32);
-    s.state = NN_JOB_PREPARING;                  /* the switches are not decided yet */
-    assert_int_equal(ui_explain_inputs_from(&s, &in), -1);
-    s.state = NN_JOB_RUNNING;
-    s.sync_every_step = 1;
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    assert_string_equal(in.device, "cpu");
-    assert_int_equal(in.batch, 32);
-    assert_int_equal(in.host_memory, 1);         /* no switches reported: host memory */
-    assert_int_equal(in.data_on_device, 1);
-    assert_int_equal(in.sync_every_step, 1);
-    assert_int_equal(in.launches, 0);
-    /* a device backend: its switches and its launch count, rounded */
-    running_snapshot(&s, "gpu", 4);
-    s.has_switches = 1;
-    s.data_on_device = 0;
-    s.has_counters = 1;
-    s.timed_steps = 10;
-    s.per_step.launches = 41.6;
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    assert_int_equal(in.host_memory, 0);
-    assert_int_equal(in.data_on_device, 0);
-    assert_int_equal(in.launches, 42);
-    memset(&o, 0xff, sizeof o);                  /* every field, known or added later, is set */
-    ui_explain_options_from(&in, &o);
-    assert_int_equal(o.host_memory, 0);
-    assert_int_equal(o.launches_per_step, 42);
-    assert_int_equal(o.sync_every_step, 0);
-    s.timed_steps = 0;                           /* counters before a timed step are not counts */
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    assert_int_equal(in.launches, 0);
-    s.device[0] = '\0';                          /* never started */
-    assert_int_equal(ui_explain_inputs_from(&s, &in), -1);
-}
-
-static void test_explain_recomputed_on_change_only(void **state)
-{
-    nn_preset p;
-    static ui_explain x;
-    static nn_explanation want;
-    nn_calibration cal;
-    nn_snapshot s;
-    ui_explain_inputs in;
-    nn_explain_options o = { 0 };
-    (void)state;
-    load_preset("mnist-mlp-128", &p);
-    fake_calibration(&cal, "cpu");
-    ui_explain_reset(&x, &cal, NULL);
-    running_snapshot(&s, "cpu", 32);
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    assert_int_equal(ui_explain_update(&x, &p, &in), 1);
-    assert_int_equal(x.recomputed, 1);
-    /* the same as `nnlab explain` computes for these options */
-    ui_explain_options_from(&in, &o);
-    nn_explain(&p, 32, &cal, &o, &want);
-    assert_true(fabs(x.e.predicted_us - want.predicted_us) < 1e-9);
-    assert_int_equal(x.e.regime, want.regime);
-    /* every frame polls; the model runs again only when an input changes */
-    for (int i = 0; i < 100; i++) {
-        s.step = i;
-        s.us_per_step = 100 + i;
-        assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-        assert_int_equal(ui_explain_update(&x, &p, &in), 0);
-    }
-    assert_int_equal(x.recomputed, 1);
-    s.batch = 64;
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    assert_int_equal(ui_explain_update(&x, &p, &in), 1);
-    assert_int_equal(x.e.cost.batch, 64);
-    s.has_counters = 1;
-    s.timed_steps = 5;
-    s.per_step.launches = 12;
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    assert_int_equal(ui_explain_update(&x, &p, &in), 1);
-    assert_int_equal(x.e.ops, 12);
-    s.per_step.launches = 12.2;                  /* the same count once rounded */
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    assert_int_equal(ui_explain_update(&x, &p, &in), 0);
-    assert_int_equal(x.recomputed, 3);
-    /* without a calibration there is nothing to run */
-    ui_explain_reset(&x, NULL, "calibrating cpu: out of memory");
-    assert_int_equal(ui_explain_update(&x, &p, &in), 0);
-    assert_false(x.valid);
-    assert_string_equal(x.no_cal_why, "calibrating cpu: out of memory");
-}
-
 /* The panel at (width, rows): within both, the head first with the regime,
  * why and advice present when there are five rows or more. */
-static void check_panel(const ui_explain *x, int width, int rows, double measured)
+static void check_panel(const nn_explainer *x, int width, int rows, const nn_step_measure *m)
 {
     static ui_text t;
-    int n = ui_explain_format(x, "cpu", 32, measured, "copy 14  fwd 90  bwd 106  opt 66", width, rows, &t);
+    int n = ui_explain_format(x, "cpu", 32, m, width, rows, &t);
     int why = 0, advice = 0;
     assert_int_equal(n, t.n);
     assert_true(n >= 1 && n <= rows);
@@ -447,198 +320,129 @@ static int find_row(const ui_text *t, const char *needle)
     return -1;
 }
 
+/* A measured step of `us` microseconds over 20 steps, its parts copy 14 and
+ * forward 90 (and the rest unmeasured: only the text is tested here). */
+static nn_step_measure measured(double us)
+{
+    nn_step_measure m;
+    memset(&m, 0, sizeof m);
+    if (us <= 0)
+        return m;
+    m.timed_steps = 20;
+    m.step_us = us;
+    m.part_us[NN_PHASE_COPY] = 14;
+    m.part_us[NN_PHASE_FORWARD] = 90;
+    m.part_valid = (1u << NN_PHASE_COPY) | (1u << NN_PHASE_FORWARD);
+    return m;
+}
+
 static void test_explain_panel_text(void **state)
 {
-    nn_preset p;
-    static ui_explain x;
+    static nn_preset p;
+    static nn_explainer x;
     static ui_text t;
     static const int widths[] = { 24, 38, 42, 58, 72, 120 }, heights[] = { 1, 2, 4, 5, 6, 8, 11, 14, 22, 40 };
     nn_calibration cal;
     nn_snapshot s;
-    ui_explain_inputs in;
-    char want[64];
+    nn_explain_inputs in;
+    nn_step_measure none = measured(0), m100 = measured(100);
+    char want[64], work[96];
     (void)state;
     load_preset("mnist-mlp-128", &p);
     fake_calibration(&cal, "cpu");
-    ui_explain_reset(&x, &cal, NULL);
+    nn_explainer_reset(&x, &cal, NULL);
     running_snapshot(&s, "cpu", 32);
-    assert_int_equal(ui_explain_inputs_from(&s, &in), 0);
-    ui_explain_update(&x, &p, &in);
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    nn_explainer_update(&x, &p, &in);
+    nn_step_measure twice = measured(2.0 * x.e.predicted_us);
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
         for (size_t h = 0; h < sizeof heights / sizeof heights[0]; h++) {
-            check_panel(&x, widths[w], heights[h], 2.0 * x.e.predicted_us);
-            check_panel(&x, widths[w], heights[h], 0);
+            check_panel(&x, widths[w], heights[h], &twice);
+            check_panel(&x, widths[w], heights[h], &none);
+            check_panel(&x, widths[w], heights[h], NULL);
         }
     /* tall and wide: everything, in order, and the measured step against the model */
-    ui_explain_format(&x, "cpu", 32, 2.0 * x.e.predicted_us, "copy 14  fwd 90", 72, 40, &t);
+    ui_explain_format(&x, "cpu", 32, &twice, 72, 40, &t);
     snprintf(want, sizeof want, "cpu, batch 32: %s", nn_regime_name(x.e.regime));
     assert_string_equal(t.line[0], want);
     assert_int_equal(find_row(&t, "predicted "), 1);
     assert_int_equal(find_row(&t, "  issue "), 2);
     assert_true(find_row(&t, "ops a step (one per op, estimated)") > 2);
-    assert_true(find_row(&t, "at peak: FLOPs") > 2);
+    /* one FLOP time: the arithmetic as the work and why price it */
+    snprintf(work, sizeof work, "  work: FLOPs %.0f us", x.e.sized_compute_us);
+    assert_true(find_row(&t, work) > 2);
+    assert_int_equal(find_row(&t, "at peak"), -1);
     int m = find_row(&t, "measured  ");
     assert_true(m > 2);
-    assert_non_null(strstr(t.line[m], "(2.0x the model)"));
+    assert_non_null(strstr(t.line[m], "(2.0x the model), mean of 20"));
     assert_int_equal(find_row(&t, "  copy 14  fwd 90"), m + 1);
     assert_true(find_row(&t, "why: ") > m);
     assert_true(find_row(&t, "advice: ") > find_row(&t, "why: "));
     assert_int_equal(t.style[find_row(&t, "advice: ")], UI_TS_OK);
     /* short: the details go before why and advice do */
-    ui_explain_format(&x, "cpu", 32, 100, "copy 14", 72, 5, &t);
+    ui_explain_format(&x, "cpu", 32, &m100, 72, 5, &t);
     assert_int_equal(t.n, 5);
     assert_int_equal(find_row(&t, "  issue "), -1);
     assert_int_equal(find_row(&t, "why: "), 3);
     assert_int_equal(find_row(&t, "advice: "), 4);
     /* shorter still: a row each for the head, the figures and the advice */
-    ui_explain_format(&x, "cpu", 32, 100, "copy 14", 72, 4, &t);
+    ui_explain_format(&x, "cpu", 32, &m100, 72, 4, &t);
     assert_int_equal(t.n, 4);
     assert_int_equal(find_row(&t, "predicted "), 1);
     assert_int_equal(find_row(&t, "measured  100 us/step"), 2);
     assert_int_equal(find_row(&t, "advice: "), 3);
-    assert_int_equal(ui_explain_format(&x, "cpu", 32, 100, "copy 14", 72, 2, &t), 2);
+    assert_int_equal(ui_explain_format(&x, "cpu", 32, &m100, 72, 2, &t), 2);
     /* no step timed yet */
-    ui_explain_format(&x, "cpu", 32, 0, "", 72, 40, &t);
+    ui_explain_format(&x, "cpu", 32, &none, 72, 40, &t);
     assert_true(find_row(&t, "measured  - (no step timed yet)") > 0);
     /* no calibration: the reason, and the measurement still */
-    ui_explain_reset(&x, NULL, "calibrating cpu: out of memory");
-    ui_explain_format(&x, "cpu", 32, 250, "copy 14", 40, 10, &t);
+    nn_step_measure m250 = measured(250);
+    nn_explainer_reset(&x, NULL, "calibrating cpu: out of memory");
+    ui_explain_format(&x, "cpu", 32, &m250, 40, 10, &t);
     assert_string_equal(t.line[0], "cpu, batch 32");
     assert_int_equal(find_row(&t, "no calibration: calibrating cpu:"), 1);
     assert_int_equal(t.style[1], UI_TS_ERROR);
-    assert_true(find_row(&t, "measured  250 us/step") > 1);
-    ui_explain_format(NULL, "gpu", 4, 0, "", 40, 10, &t);
+    assert_true(find_row(&t, "measured  250 us/step, mean of 20") > 1);
+    ui_explain_format(NULL, "gpu", 4, NULL, 40, 10, &t);
     assert_int_equal(find_row(&t, "no calibration: none measured"), 1);
     /* calibrated, the job not started */
-    ui_explain_reset(&x, &cal, NULL);
-    ui_explain_format(&x, "cpu", 32, 0, "", 40, 10, &t);
+    nn_explainer_reset(&x, &cal, NULL);
+    ui_explain_format(&x, "cpu", 32, &none, 40, 10, &t);
     assert_int_equal(t.n, 2);
     assert_string_equal(t.line[1], "waiting for the job to start");
-    assert_int_equal(ui_explain_format(&x, "cpu", 32, 0, "", 40, 0, &t), 0);
+    assert_int_equal(ui_explain_format(&x, "cpu", 32, &none, 40, 0, &t), 0);
 }
 
 static void test_regime_short_and_phases(void **state)
 {
-    nn_snapshot s;
+    nn_step_measure m;
     char buf[128];
     (void)state;
     assert_string_equal(ui_regime_short(NN_REGIME_OVERHEAD, 0), "ovh");
     assert_string_equal(ui_regime_short(NN_REGIME_MEMORY, 0), "mem");
     assert_string_equal(ui_regime_short(NN_REGIME_COMPUTE, 1), "c");
     assert_string_equal(ui_regime_short((nn_regime)7, 0), "?");
-    memset(&s, 0, sizeof s);
-    ui_fmt_phase_list(&s, buf, sizeof buf);
+    memset(&m, 0, sizeof m);
+    ui_fmt_phase_list(&m, buf, sizeof buf);
     assert_string_equal(buf, "");
-    s.phase_valid = 0x1f;
-    s.phase_us[NN_PHASE_COPY] = 16;
-    s.phase_us[NN_PHASE_FORWARD] = 94.4;
-    s.phase_us[NN_PHASE_BACKWARD] = 100;
-    s.phase_us[NN_PHASE_OPTIMIZER] = 31;
-    s.phase_us[NN_PHASE_SYNC] = 0.04;
-    ui_fmt_phase_list(&s, buf, sizeof buf);
+    m.timed_steps = 20;
+    m.step_us = 241.44;
+    m.part_valid = 0x1f;
+    m.part_us[NN_PHASE_COPY] = 16;
+    m.part_us[NN_PHASE_FORWARD] = 94.4;
+    m.part_us[NN_PHASE_BACKWARD] = 100;
+    m.part_us[NN_PHASE_OPTIMIZER] = 31;
+    m.part_us[NN_PHASE_SYNC] = 0.04;
+    ui_fmt_phase_list(&m, buf, sizeof buf);
     assert_string_equal(buf, "copy 16  fwd 94  bwd 100  opt 31  sync 0.0");
-    s.phase_valid = (1u << NN_PHASE_COPY) | (1u << NN_PHASE_SYNC);   /* a CUDA graph holds the rest */
-    s.has_graph_us = 1;
-    s.graph_us = 250;
-    ui_fmt_phase_list(&s, buf, sizeof buf);
+    /* a CUDA graph holds forward, backward and optimizer */
+    m.part_valid = (1u << NN_PHASE_COPY) | (1u << NN_PHASE_SYNC) | (1u << NN_PART_GRAPH);
+    m.part_us[NN_PART_GRAPH] = 250;
+    ui_fmt_phase_list(&m, buf, sizeof buf);
     assert_string_equal(buf, "copy 16  sync 0.0  graph 250");
     char small[12];
-    ui_fmt_phase_list(&s, small, sizeof small);  /* cut, never past the buffer */
+    ui_fmt_phase_list(&m, small, sizeof small);  /* cut, never past the buffer */
     assert_true(strlen(small) < sizeof small);
-}
-
-static void test_sweep_regimes(void **state)
-{
-    static ui_sweep sw;
-    static nn_explanation want;
-    nn_preset p;
-    nn_job_config cfg;
-    nn_calibration cal;
-    nn_snapshot s;
-    nn_explain_options o = { 0 };
-    (void)state;
-    load_preset("mnist-mlp-128", &p);
-    nn_job_config_init(&cfg, &p);
-    fake_calibration(&cal, "cpu");
-    ui_sweep_init(&sw, &cfg, 1, 64, 5, 1);
-    ui_sweep_add_device(&sw, "cpu", &cal, NULL);
-    ui_sweep_add_device(&sw, "gpu", NULL, "gpu: no calibration");
-    assert_int_equal(sw.latest_dev, -1);
-    assert_int_equal(sw.regime[0][0], -1);
-    assert_string_equal(sw.cal_why[1], "gpu: no calibration");
-    running_snapshot(&s, "cpu", 64);
-    s.state = NN_JOB_DONE;
-    ui_sweep_explain_point(&sw, 0, 6, &s);       /* batch 64 */
-    o.host_memory = 1;
-    o.data_on_device = 1;
-    nn_explain(&cfg.preset, 64, &cal, &o, &want);
-    assert_int_equal(sw.regime[0][6], want.regime);
-    assert_int_equal(sw.latest_dev, 0);
-    assert_int_equal(sw.latest_batch, 6);
-    running_snapshot(&s, "gpu", 1);
-    ui_sweep_explain_point(&sw, 1, 0, &s);       /* no calibration: no regime, but the latest */
-    assert_int_equal(sw.regime[1][0], -1);
-    assert_int_equal(sw.latest_dev, 1);
-    assert_string_equal(sw.inputs[1][0].device, "gpu");
-}
-
-/* A fresh cache folder for the calibration store. */
-static int cache_setup(void **state)
-{
-    static char dir[] = "/tmp/nnlab-test-ui-XXXXXX";
-    char *d = mkdtemp(dir);
-    if (!d || setenv("XDG_CACHE_HOME", d, 1) != 0)
-        return -1;
-    *state = d;
-    return 0;
-}
-
-/* Removes what test_cal_store wrote: one cache file and the folders. */
-static int cache_teardown(void **state)
-{
-    char path[512];
-    if (nn_calibration_path("cpu-ref", path, sizeof path) == 0)
-        unlink(path);
-    snprintf(path, sizeof path, "%s/nnlab", (const char *)*state);
-    rmdir(path);
-    return rmdir((const char *)*state) == 0 ? 0 : -1;
-}
-
-static void test_cal_store(void **state)
-{
-    static ui_cal_store st, fresh;
-    nn_calibration cal, loaded;
-    const char *why = NULL;
-    char err[NN_ERR_LEN];
-    (void)state;
-    memset(&st, 0, sizeof st);
-    assert_int_equal(ui_cal_needed(&st, "cpu"), 1);   /* an empty cache */
-    assert_null(ui_cal_get(&st, "cpu", &why));
-    assert_non_null(strstr(why, "not been calibrated"));
-    ui_cal_record(&st, "cpu", NULL, "calibrating cpu: out of memory");
-    assert_null(ui_cal_get(&st, "cpu", &why));
-    assert_string_equal(why, "calibrating cpu: out of memory");
-    assert_int_equal(ui_cal_needed(&st, "cpu"), 1);   /* a failure is tried again */
-    fake_calibration(&cal, "cpu");
-    ui_cal_record(&st, "cpu", &cal, NULL);
-    assert_int_equal(ui_cal_needed(&st, "cpu"), 0);
-    assert_true(ui_cal_get(&st, "cpu", &why)->gemm_gflops == 100);
-    assert_int_equal(st.n, 1);
-    /* a cached calibration is not measured again (whatever the cache accepts) */
-    fake_calibration(&cal, "cpu-ref");
-    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
-    memset(&fresh, 0, sizeof fresh);
-    int cached = nn_calibration_load("cpu-ref", &loaded) == 0;
-    assert_int_equal(ui_cal_needed(&fresh, "cpu-ref"), !cached);
-    /* more devices than the store holds: never measured, never a crash */
-    for (int i = 0; i < UI_CAL_MAX_DEVICES + 3; i++) {
-        char dev[16];
-        snprintf(dev, sizeof dev, "dev%d", i);
-        ui_cal_record(&fresh, dev, NULL, "x");
-    }
-    assert_int_equal(fresh.n, UI_CAL_MAX_DEVICES);
-    assert_int_equal(ui_cal_needed(&fresh, "dev99"), 0);
-    assert_null(ui_cal_get(&fresh, "dev99", &why));
 }
 
 static void test_calib_thread_failure(void **state)
@@ -669,18 +473,12 @@ int main(void)
         cmocka_unit_test(test_durations_and_numbers),
         cmocka_unit_test(test_job_status),
         cmocka_unit_test(test_sanitize_name),
-        cmocka_unit_test(test_sweep_batches),
-        cmocka_unit_test(test_crossover),
         cmocka_unit_test(test_proc_stat),
         cmocka_unit_test(test_sysinfo_reasons),
         cmocka_unit_test(test_wrap_next),
         cmocka_unit_test(test_text_wrap),
-        cmocka_unit_test(test_explain_inputs),
-        cmocka_unit_test(test_explain_recomputed_on_change_only),
         cmocka_unit_test(test_explain_panel_text),
         cmocka_unit_test(test_regime_short_and_phases),
-        cmocka_unit_test(test_sweep_regimes),
-        cmocka_unit_test_setup_teardown(test_cal_store, cache_setup, cache_teardown),
         cmocka_unit_test(test_calib_thread_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

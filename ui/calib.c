@@ -1,76 +1,8 @@
-/* ui/calib.c - the lab's calibrations and the background measurement; see
- * calib.h. */
+/* ui/calib.c - the background measurement of a calibration; see calib.h. */
 #include "calib.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* The entry of device, added (UNKNOWN) when new; NULL when the store is full. */
-static ui_cal_entry *entry_of(ui_cal_store *st, const char *device)
-{
-    for (int i = 0; i < st->n; i++)
-        if (!strcmp(st->e[i].device, device))
-            return &st->e[i];
-    if (st->n == UI_CAL_MAX_DEVICES)
-        return NULL;
-    ui_cal_entry *e = &st->e[st->n++];
-    memset(e, 0, sizeof *e);
-    snprintf(e->device, sizeof e->device, "%s", device);
-    return e;
-}
-
-/* Reads the cache once for an entry not settled yet. */
-static void look_up(ui_cal_entry *e)
-{
-    if (e->state == UI_CAL_OK)
-        return;
-    if (nn_calibration_load(e->device, &e->cal) == 0) {
-        e->state = UI_CAL_OK;
-        e->why[0] = '\0';
-    } else if (e->state == UI_CAL_UNKNOWN) {
-        e->state = UI_CAL_MISSING;
-        snprintf(e->why, sizeof e->why, "%s has not been calibrated on this machine", e->device);
-    }
-}
-
-int ui_cal_needed(ui_cal_store *st, const char *device)
-{
-    ui_cal_entry *e = entry_of(st, device);
-    if (!e)
-        return 0;                    /* more devices than the lab has: nothing to measure */
-    look_up(e);
-    return e->state != UI_CAL_OK;
-}
-
-const nn_calibration *ui_cal_get(ui_cal_store *st, const char *device, const char **why)
-{
-    ui_cal_entry *e = entry_of(st, device);
-    if (!e) {
-        *why = "too many devices";
-        return NULL;
-    }
-    if (e->state == UI_CAL_UNKNOWN)
-        look_up(e);
-    if (e->state == UI_CAL_OK)
-        return &e->cal;
-    *why = e->why;
-    return NULL;
-}
-
-void ui_cal_record(ui_cal_store *st, const char *device, const nn_calibration *cal, const char *why)
-{
-    ui_cal_entry *e = entry_of(st, device);
-    if (!e)
-        return;
-    if (cal) {
-        e->cal = *cal;
-        e->state = UI_CAL_OK;
-        e->why[0] = '\0';
-    } else {
-        e->state = UI_CAL_FAILED;
-        snprintf(e->why, sizeof e->why, "%s", why && why[0] ? why : "calibration failed");
-    }
-}
 
 /* ---- the thread ------------------------------------------------------------------ */
 

@@ -1,10 +1,16 @@
-/* ui/calib.h - the lab's calibrations: which devices have one (in memory,
- * or in the cache of src/include/nnlab/calibrate.h), and measuring one on first use on a
- * background thread, so that the lab keeps drawing while it runs. The
- * thread reports progress into a mutex-protected struct that the UI thread
- * polls; nothing here draws (ui/calib_dialog.c does). The lab starts a
- * calibration only from the setup screen, where no job runs: it measures
- * the machine, and a training job beside it would spoil both. */
+/* ui/calib.h - measuring a calibration on first use on a background thread,
+ * so that the lab keeps drawing while it runs. Which devices need one, and
+ * keeping and caching the result, is the analysis layer's store
+ * (nn_cal_store in nnlab/calibrate.h). The thread reports progress into a
+ * mutex-protected struct that the UI thread polls; nothing here draws
+ * (ui/calib_dialog.c does). The lab starts a calibration only from the
+ * setup screen, where no job runs: it measures the machine, and a training
+ * job beside it would spoil both.
+ *
+ * This thread is the lab's second thread model beside the engine's jobs;
+ * once the engine runs calibrations as a job kind (start, poll the
+ * snapshot's progress, take the result), these three functions become
+ * that job's and the store does not change. */
 #ifndef NNLAB_UI_CALIB_H
 #define NNLAB_UI_CALIB_H
 
@@ -12,35 +18,6 @@
 
 #include "nnlab/calibrate.h"
 #include "util.h"
-
-#define UI_CAL_MAX_DEVICES 8
-
-enum ui_cal_state {
-    UI_CAL_UNKNOWN,              /* not looked for yet */
-    UI_CAL_OK,                   /* cal holds it (from the cache or measured) */
-    UI_CAL_MISSING,              /* no cache (or another machine's): measure it */
-    UI_CAL_FAILED                /* measuring failed: why (tried again at the next start) */
-};
-
-typedef struct ui_cal_entry {
-    char device[16];
-    int state;                   /* enum ui_cal_state */
-    nn_calibration cal;
-    char why[NN_ERR_LEN];
-} ui_cal_entry;
-
-typedef struct ui_cal_store {
-    int n;
-    ui_cal_entry e[UI_CAL_MAX_DEVICES];
-} ui_cal_store;
-
-/* 1 when device has no calibration in memory or in the cache (the cache is
- * read the first time a device is asked about, and after a failure). */
-int ui_cal_needed(ui_cal_store *st, const char *device);
-/* The calibration of device, or NULL with *why saying why there is none. */
-const nn_calibration *ui_cal_get(ui_cal_store *st, const char *device, const char **why);
-/* Keeps a measured calibration (cal), or the reason measuring failed (cal NULL). */
-void ui_cal_record(ui_cal_store *st, const char *device, const nn_calibration *cal, const char *why);
 
 /* ---- measuring on a background thread ------------------------------------------- */
 

@@ -34,6 +34,12 @@ static ui_action carry_on(ui_lab *lab)
     return after;
 }
 
+static void add_failure(ui_calibrating *c, const char *err)
+{
+    size_t n = strlen(c->failed);
+    snprintf(c->failed + n, sizeof c->failed - n, "%s%s", n ? "; " : "", err);
+}
+
 /* Starts measuring the next device of the queue; 0, or -1 when none is left. */
 static int start_next(ui_lab *lab)
 {
@@ -45,9 +51,8 @@ static int start_next(ui_lab *lab)
         snprintf(c->what, sizeof c->what, "starting");
         if (ui_calib_start(&c->run, dev, 0, err, sizeof err) == 0)
             return 0;
-        ui_cal_record(&lab->cals, dev, NULL, err);
-        size_t n = strlen(c->failed);
-        snprintf(c->failed + n, sizeof c->failed - n, "%s%s", n ? "; " : "", err);
+        nn_cal_store_record(&lab->cals, dev, NULL, err);
+        add_failure(c, err);
         c->at++;
     }
     return -1;
@@ -60,9 +65,7 @@ ui_action ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, 
         return UI_ACT_HANDLED;       /* one at a time: the dialog is up */
     memset(c, 0, sizeof *c);
     c->after = after;
-    for (int i = 0; i < n && c->n_queue < UI_CAL_MAX_DEVICES; i++)
-        if (ui_cal_needed(&lab->cals, devices[i]))
-            snprintf(c->queue[c->n_queue++], sizeof c->queue[0], "%s", devices[i]);
+    c->n_queue = nn_cal_store_missing(&lab->cals, devices, n, c->queue, NN_CAL_STORE_DEVICES);
     c->active = 1;
     if (c->n_queue == 0 || start_next(lab) != 0)
         return carry_on(lab);
@@ -71,22 +74,15 @@ ui_action ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, 
     return UI_ACT_HANDLED;
 }
 
-/* The measurement of queue[at] ended: keep it (and cache it), or the reason. */
+/* The measurement of queue[at] ended: the store keeps it (and caches it), or the reason. */
 static void collect(ui_lab *lab)
 {
     ui_calibrating *c = &lab->calib;
-    const char *dev = c->queue[c->at];
     nn_calibration cal;
     char err[NN_ERR_LEN];
-    if (ui_calib_finish(&c->run, &cal, err, sizeof err) != 0) {
-        size_t n = strlen(c->failed);
-        ui_cal_record(&lab->cals, dev, NULL, err);
-        snprintf(c->failed + n, sizeof c->failed - n, "%s%s", n ? "; " : "", err);
-        return;
-    }
-    ui_cal_record(&lab->cals, dev, &cal, NULL);   /* this session uses it even if not cached */
-    if (nn_calibration_save(&cal, err, sizeof err) != 0)
-        snprintf(c->warning, sizeof c->warning, "%s calibrated, but not cached: %s", dev, err);
+    int rc = ui_calib_finish(&c->run, &cal, err, sizeof err);
+    if (nn_cal_store_collect(&lab->cals, c->queue[c->at], rc, &cal, err, c->warning, sizeof c->warning) != 0)
+        add_failure(c, err);
 }
 
 ui_action ui_calibrate_poll(ui_lab *lab)

@@ -192,55 +192,42 @@ static const char *state_tag(const ui_run *r, const ui_run_job *j)
     return nn_job_state_name(j->snap.state);
 }
 
-/* The parts of a step as the bar shows them: the five phases the engine
- * timed (phase_valid), and with a CUDA graph the replayed step, which holds
- * forward, backward and optimiser in one. */
-#define UI_PARTS (NN_PHASE_COUNT + 1)
-
-static int step_parts(const nn_snapshot *s, double us[UI_PARTS])
+/* The parts of a step as the bar shows them: those of the measured step
+ * (nn_measure_step), which add up to the step they are set beside. */
+static int parts_legend(const nn_step_measure *m, int wide, char *buf, size_t len)
 {
-    int valid = 0;
-    for (int p = 0; p < NN_PHASE_COUNT; p++) {
-        int ok = (s->phase_valid & (1u << p)) != 0;
-        us[p] = ok ? s->phase_us[p] : 0.0;
-        valid |= ok << p;
-    }
-    us[NN_PHASE_COUNT] = s->has_graph_us ? s->graph_us : 0.0;
-    return valid | (s->has_graph_us ? 1 << NN_PHASE_COUNT : 0);
-}
-
-/* " copy 16  fwd 94 ... = 317 us/step", or the one-letter form when narrow. */
-static int parts_legend(const nn_snapshot *s, const double us[UI_PARTS], int valid, int wide, char *buf,
-                        size_t len)
-{
-    static const char *const names[UI_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
+    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
     int n = 0;
     buf[0] = '\0';
-    for (int p = 0; p < UI_PARTS && (size_t)n < len; p++)
-        if (valid & (1 << p))
-            n += snprintf(buf + n, len - (size_t)n, wide ? " %s %.0f " : " %.1s %.0f", names[p], us[p]);
+    for (int p = 0; p < NN_STEP_PARTS && (size_t)n < len; p++)
+        if (m->part_valid & (1u << p))
+            n += snprintf(buf + n, len - (size_t)n, wide ? " %s %.0f " : " %.1s %.0f", names[p], m->part_us[p]);
     if ((size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, wide ? "= %.0f us/step" : " = %.0f us", s->us_per_step);
+        n += snprintf(buf + n, len - (size_t)n, wide ? "= %.0f us/step, %s" : " = %.0f us %s", m->step_us,
+                      NN_STEP_STAT);
     return (size_t)n < len ? n : (int)len - 1;
 }
 
 static void draw_phases(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
 {
-    static const char letter[UI_PARTS] = { 'c', 'f', 'b', 'o', 's', 'g' };
-    double us[UI_PARTS];
-    int cols[UI_PARTS], at = x + 9;
+    static const char letter[NN_STEP_PARTS] = { 'c', 'f', 'b', 'o', 's', 'g' };
+    double us[NN_STEP_PARTS];
+    int cols[NN_STEP_PARTS], at = x + 9;
     char legend[192];
-    int valid = step_parts(&j->snap, us);
+    nn_step_measure m;
+    nn_measure_step(&j->snap, &m);
     ui_put(y, x, 9, ui_attr(lab, UI_DIM), "  phases");
-    if (j->snap.timed_steps <= 0) {
+    if (m.timed_steps <= 0) {
         ui_put(y, at, w - 9, ui_attr(lab, UI_DIM), "no step timed yet");
         return;
     }
-    int n = parts_legend(&j->snap, us, valid, w >= 88, legend, sizeof legend);
+    for (int p = 0; p < NN_STEP_PARTS; p++)
+        us[p] = m.part_valid & (1u << p) ? m.part_us[p] : 0.0;
+    int n = parts_legend(&m, w >= 88, legend, sizeof legend);
     int bw = w - 9 - n;
     bw = bw > 50 ? 50 : bw < 10 ? 10 : bw;
-    ui_phase_split(us, UI_PARTS, bw, cols);
-    for (int p = 0; p < UI_PARTS; p++) {
+    ui_phase_split(us, NN_STEP_PARTS, bw, cols);
+    for (int p = 0; p < NN_STEP_PARTS; p++) {
         attr_t a = ui_attr(lab, (enum ui_role)(UI_PHASE0 + p));
         attron(a);
         for (int c = 0; c < cols[p]; c++)

@@ -45,8 +45,10 @@ void ui_explain_jobs_init(ui_lab *lab)
 {
     for (int k = 0; k < 2; k++) {
         const char *why = "";
-        const nn_calibration *cal = k < lab->run.n_jobs ? ui_cal_get(&lab->cals, lab->run.j[k].device, &why) : NULL;
-        ui_explain_reset(&lab->explain[k], cal, why);
+        const nn_calibration *cal = NULL;
+        if (k < lab->run.n_jobs)
+            cal = nn_cal_store_get(&lab->cals, lab->run.j[k].device, &why);
+        nn_explainer_reset(&lab->explain[k], cal, why);
     }
 }
 
@@ -54,9 +56,9 @@ int ui_explain_jobs_update(ui_lab *lab)
 {
     int changed = 0;
     for (int k = 0; k < lab->run.n_jobs; k++) {
-        ui_explain_inputs in;
-        if (ui_explain_inputs_from(&lab->run.j[k].snap, &in) == 0)
-            changed |= ui_explain_update(&lab->explain[k], &lab->run.cfg.preset, &in);
+        nn_explain_inputs in;
+        if (nn_observe_inputs(&lab->run.j[k].snap, &in) == 0)
+            changed |= nn_explainer_update(&lab->explain[k], &lab->run.cfg.preset, &in);
     }
     return changed;
 }
@@ -73,10 +75,9 @@ void ui_explain_draw_run(ui_lab *lab)
     int y = in.y, per_job = r->n_jobs == 2 ? (in.h - 1) / 2 : in.h;
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
-        char phases[192];
-        double measured = j->snap.timed_steps > 0 ? j->snap.us_per_step : 0;
-        ui_fmt_phase_list(&j->snap, phases, sizeof phases);
-        ui_explain_format(&lab->explain[k], j->device, r->cfg.batch, measured, phases, in.w, per_job, &t);
+        nn_step_measure m;
+        nn_measure_step(&j->snap, &m);
+        ui_explain_format(&lab->explain[k], j->device, r->cfg.batch, &m, in.w, per_job, &t);
         draw_text(lab, &t, y, in.x, in.w);
         y += per_job + 1;            /* a blank row between the two jobs */
     }
@@ -88,7 +89,7 @@ void ui_explain_draw_run(ui_lab *lab)
  * the keys moved to; -1 when there is none yet. */
 int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     *d = lab->sweep_follow ? sw->latest_dev : lab->sweep_sel_dev;
     *i = lab->sweep_follow ? sw->latest_batch : lab->sweep_sel_batch;
     return *d >= 0 && *d < sw->n_devices && *i >= 0 && *i < sw->n_batches ? 0 : -1;
@@ -97,20 +98,20 @@ int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
 /* Points x at the calibration of device d (kept while it is the same device). */
 static void sweep_explain_for(ui_lab *lab, int d)
 {
-    const ui_sweep *sw = &lab->sweep;
-    ui_explain *x = &lab->sweep_explain;
+    const nn_sweep *sw = &lab->sweep;
+    nn_explainer *x = &lab->sweep_explain;
     if (!sw->has_cal[d])
-        ui_explain_reset(x, NULL, sw->cal_why[d]);
+        nn_explainer_reset(x, NULL, sw->cal_why[d]);
     else if (!x->has_cal || strcmp(x->cal.device, sw->cal[d].device) != 0)
-        ui_explain_reset(x, &sw->cal[d], NULL);
+        nn_explainer_reset(x, &sw->cal[d], NULL);
 }
 
 static const char *point_state(int state)
 {
     switch (state) {
-    case UI_PT_RUNNING: return "being measured";
-    case UI_PT_FAILED: return "failed";
-    case UI_PT_CANCELLED: return "cancelled";
+    case NN_POINT_RUNNING: return "being measured";
+    case NN_POINT_FAILED: return "failed";
+    case NN_POINT_CANCELLED: return "cancelled";
     default: return "not measured yet";
     }
 }
@@ -118,7 +119,7 @@ static const char *point_state(int state)
 void ui_explain_draw_sweep(ui_lab *lab)
 {
     static ui_text t;
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     int replaces, d, i;
     ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
     if (in.w <= 0 || in.h <= 0)
@@ -128,21 +129,22 @@ void ui_explain_draw_sweep(ui_lab *lab)
         ui_put(in.y, in.x, in.w, ui_attr(lab, UI_DIM), "no point measured yet");
         return;
     }
-    if (sw->state[d][i] != UI_PT_DONE) {
-        ui_putf(in.y, in.x, in.w, A_BOLD, "%s, batch %d: %s", sw->device[d], sw->batch[i],
-                point_state(sw->state[d][i]));
+    const nn_sweep_point *pt = &sw->pt[d][i];
+    if (pt->state != NN_POINT_DONE) {
+        ui_putf(in.y, in.x, in.w, A_BOLD, "%s, batch %d: %s", sw->device[d], sw->batch[i], point_state(pt->state));
         ui_put(in.y + 1, in.x, in.w, ui_attr(lab, UI_DIM), "Up Down Left Right pick another point");
         return;
     }
     sweep_explain_for(lab, d);
-    (void)ui_explain_update(&lab->sweep_explain, &sw->base.preset, &sw->inputs[d][i]);
-    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], sw->us_step[d][i], "", in.w, in.h, &t);
+    if (pt->has_inputs)              /* the same inputs, so the same regime and prediction as the table's */
+        (void)nn_explainer_update(&lab->sweep_explain, &sw->base.preset, &pt->in);
+    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h, &t);
     draw_text(lab, &t, in.y, in.x, in.w);
 }
 
 int ui_explain_sweep_key(ui_lab *lab, int ch)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     int d, i;
     if (ch != KEY_UP && ch != KEY_DOWN && ch != KEY_LEFT && ch != KEY_RIGHT)
         return 0;

@@ -7,71 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void ui_explain_reset(ui_explain *x, const nn_calibration *cal, const char *why)
-{
-    memset(x, 0, sizeof *x);
-    if (cal) {
-        x->cal = *cal;
-        x->has_cal = 1;
-    } else {
-        snprintf(x->no_cal_why, sizeof x->no_cal_why, "%s", why && why[0] ? why : "none measured");
-    }
-}
-
-int ui_explain_inputs_from(const nn_snapshot *s, ui_explain_inputs *in)
-{
-    memset(in, 0, sizeof *in);
-    if (s->state == NN_JOB_PREPARING || !s->device[0] || s->batch <= 0)
-        return -1;
-    snprintf(in->device, sizeof in->device, "%s", s->device);
-    in->batch = s->batch;
-    in->host_memory = !s->has_switches;
-    /* a host-memory device gathers its batches where the data already is,
-     * which the model prices as data on the device (as `nnlab explain`) */
-    in->data_on_device = s->has_switches ? s->data_on_device : 1;
-    in->sync_every_step = s->sync_every_step;
-    in->pinned = s->has_switches && s->pinned;
-    in->graph = s->has_switches && s->graph;
-    if (s->has_counters && s->timed_steps > 0 && s->per_step.launches > 0) {
-        in->launches = (int)lround(s->per_step.launches);
-        in->graph_nodes = (int)lround(s->per_step.graph_nodes);
-    }
-    return 0;
-}
-
-void ui_explain_options_from(const ui_explain_inputs *in, nn_explain_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->host_memory = in->host_memory;
-    o->data_on_device = in->data_on_device;
-    o->sync_every_step = in->sync_every_step;
-    o->pinned = in->pinned;
-    o->graph = in->graph;
-    o->launches_per_step = in->launches;
-    o->graph_nodes_per_step = in->graph_nodes;
-}
-
-static int same_inputs(const ui_explain_inputs *a, const ui_explain_inputs *b)
-{
-    return !strcmp(a->device, b->device) && a->batch == b->batch && a->host_memory == b->host_memory &&
-           a->data_on_device == b->data_on_device && a->sync_every_step == b->sync_every_step &&
-           a->pinned == b->pinned && a->graph == b->graph && a->launches == b->launches &&
-           a->graph_nodes == b->graph_nodes;
-}
-
-int ui_explain_update(ui_explain *x, const nn_preset *p, const ui_explain_inputs *in)
-{
-    nn_explain_options o = { 0 };
-    if (!x->has_cal || (x->valid && same_inputs(&x->in, in)))
-        return 0;
-    ui_explain_options_from(in, &o);
-    nn_explain(p, in->batch, &x->cal, &o, &x->e);
-    x->in = *in;
-    x->valid = 1;
-    x->recomputed++;
-    return 1;
-}
-
 const char *ui_regime_short(nn_regime r, int one_letter)
 {
     static const char *const names[3] = { "ovh", "mem", "cmp" }, *const letters[3] = { "o", "m", "c" };
@@ -133,47 +68,49 @@ static const char *us_text(double us, char *buf, size_t len)
     return buf;
 }
 
-void ui_fmt_phase_list(const nn_snapshot *s, char *buf, size_t len)
+void ui_fmt_phase_list(const nn_step_measure *m, char *buf, size_t len)
 {
-    static const char *const names[NN_PHASE_COUNT] = { "copy", "fwd", "bwd", "opt", "sync" };
+    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
     size_t n = 0;
     char v[32];
     buf[0] = '\0';
-    for (int p = 0; p < NN_PHASE_COUNT && n < len; p++)
-        if (s->phase_valid & (1u << p))
+    for (int p = 0; p < NN_STEP_PARTS && n < len && m->timed_steps > 0; p++)
+        if (m->part_valid & (1u << p))
             n += (size_t)snprintf(buf + n, len - n, "%s%s %s", n ? "  " : "", names[p],
-                                  us_text(s->phase_us[p], v, sizeof v));
-    if (s->has_graph_us && n < len)
-        snprintf(buf + n, len - n, "%sgraph %s", n ? "  " : "", us_text(s->graph_us, v, sizeof v));
+                                  us_text(m->part_us[p], v, sizeof v));
 }
 
-/* The measured line: the mean step and how far it is from the model. */
-static void measured_text(double measured_us, double predicted_us, char *buf, size_t len)
+/* The measured line: the step, how far it is from the model, and which
+ * statistic it is (the parts below are the same one). */
+static void measured_text(const nn_step_measure *m, double predicted_us, char *buf, size_t len)
 {
     char a[32];
-    if (measured_us <= 0)
+    if (!m || m->timed_steps <= 0)
         snprintf(buf, len, "measured  - (no step timed yet)");
     else if (predicted_us > 0)
-        snprintf(buf, len, "measured  %s us/step (%.1fx the model)", us_text(measured_us, a, sizeof a),
-                 measured_us / predicted_us);
+        snprintf(buf, len, "measured  %s us/step (%.1fx the model), %s of %ld", us_text(m->step_us, a, sizeof a),
+                 m->step_us / predicted_us, NN_STEP_STAT, m->timed_steps);
     else
-        snprintf(buf, len, "measured  %s us/step", us_text(measured_us, a, sizeof a));
+        snprintf(buf, len, "measured  %s us/step, %s of %ld", us_text(m->step_us, a, sizeof a), NN_STEP_STAT,
+                 m->timed_steps);
 }
 
-static int format_no_cal(const ui_explain *x, const char *head, double measured_us, const char *phases,
-                         int width, int max_rows, ui_text *out)
+static int format_no_cal(const nn_explainer *x, const char *head, const nn_step_measure *m, int width,
+                         int max_rows, ui_text *out)
 {
-    char why[NN_ERR_LEN + 32], measured[96], ph[200];
+    char why[NN_ERR_LEN + 32], measured[96], ph[200] = "  ";
+    int timed = m && m->timed_steps > 0;
     snprintf(why, sizeof why, "no calibration: %s", x ? x->no_cal_why : "none measured");
-    snprintf(ph, sizeof ph, "  %s", phases ? phases : "");
-    measured_text(measured_us, 0, measured, sizeof measured);
-    int m_rows = ui_text_rows(width, measured), p_rows = phases && phases[0] ? ui_text_rows(width, ph) : 0;
+    if (timed)
+        ui_fmt_phase_list(m, ph + 2, sizeof ph - 2);
+    measured_text(m, 0, measured, sizeof measured);
+    int m_rows = ui_text_rows(width, measured), p_rows = ph[2] ? ui_text_rows(width, ph) : 0;
     ui_text_wrap(out, UI_TS_BOLD, width, 1, head);
     /* the reason first (at least a row), then the measurement, the phases last */
     int left = max_rows - out->n;
     int why_rows = left - m_rows - p_rows >= 1 ? left - m_rows - p_rows : left - m_rows >= 1 ? left - m_rows : left;
     ui_text_wrap(out, UI_TS_ERROR, width, why_rows, why);
-    ui_text_wrap(out, measured_us > 0 ? UI_TS_NORMAL : UI_TS_DIM, width, max_rows - out->n, measured);
+    ui_text_wrap(out, timed ? UI_TS_NORMAL : UI_TS_DIM, width, max_rows - out->n, measured);
     if (p_rows && max_rows - out->n >= p_rows)
         ui_text_wrap(out, UI_TS_DIM, width, p_rows, ph);
     return out->n;
@@ -182,46 +119,52 @@ static int format_no_cal(const ui_explain *x, const char *head, double measured_
 /* The rows of the model's panel: the head, the prediction and the
  * measurement always; why and advice at least a row each; the detail rows
  * while there is room: the split and the phases before a full why and
- * advice, the operation count and the peak split after them. Every row is
+ * advice, the operation count and the work's split after them. Every row is
  * wrapped to the width, so a detail costs the rows it wraps to. */
-enum { R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_PEAK, R_MEASURED, R_PHASES, R_WHY, R_ADVICE, N_ROWS };
+enum { R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_WORK, R_MEASURED, R_PHASES, R_WHY, R_ADVICE, N_ROWS };
 
 typedef struct panel_item {
     char text[600];
     int style, rows, given;
 } panel_item;
 
-static void fill_items(const ui_explain *x, const char *head, double measured_us, const char *phases,
-                       panel_item *it)
+static void fill_items(const nn_explainer *x, const char *head, const nn_step_measure *m, panel_item *it)
 {
     const nn_explanation *e = &x->e;
     char a[32], b[32], c[32], d[32], f[32];
+    int timed = m && m->timed_steps > 0;
     snprintf(it[R_HEAD].text, sizeof it[0].text, "%s: %s", head, nn_regime_name(e->regime));
     snprintf(it[R_PREDICTED].text, sizeof it[0].text, "predicted %s us/step", us_text(e->predicted_us, a, sizeof a));
     snprintf(it[R_SPLIT].text, sizeof it[0].text, "  issue %s + copy %s + sync %s + calls %s + work %s",
              us_text(e->issue_us, a, sizeof a), us_text(e->copy_us, b, sizeof b), us_text(e->sync_us, c, sizeof c),
              us_text(e->fixed_us, f, sizeof f), us_text(e->work_us, d, sizeof d));
     snprintf(it[R_OPS].text, sizeof it[0].text, "  %d ops a step (%s)", e->ops,
-             x->in.launches > 0 ? "counted by the device" : "one per op, estimated");
-    snprintf(it[R_PEAK].text, sizeof it[0].text, "  at peak: FLOPs %s us, bytes %s us",
-             us_text(e->compute_us, a, sizeof a), us_text(e->memory_us, b, sizeof b));
-    measured_text(measured_us, e->predicted_us, it[R_MEASURED].text, sizeof it[0].text);
-    snprintf(it[R_PHASES].text, sizeof it[0].text, "%s%s", phases && phases[0] && measured_us > 0 ? "  " : "",
-             phases && measured_us > 0 ? phases : "");
+             x->in.opt.launches_per_step > 0 ? "counted by the device" : "one per op, estimated");
+    /* the arithmetic as why gives it: one FLOP time per panel */
+    snprintf(it[R_WORK].text, sizeof it[0].text, "  work: FLOPs %s us, bytes %s us",
+             us_text(e->sized_compute_us, a, sizeof a), us_text(e->memory_us, b, sizeof b));
+    measured_text(m, e->predicted_us, it[R_MEASURED].text, sizeof it[0].text);
+    it[R_PHASES].text[0] = '\0';
+    if (timed) {
+        snprintf(it[R_PHASES].text, sizeof it[0].text, "  ");
+        ui_fmt_phase_list(m, it[R_PHASES].text + 2, sizeof it[0].text - 2);
+        if (!it[R_PHASES].text[2])
+            it[R_PHASES].text[0] = '\0';
+    }
     snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s", e->why);
     snprintf(it[R_ADVICE].text, sizeof it[0].text, "advice: %s", e->advice);
     static const int styles[N_ROWS] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_DIM, UI_TS_DIM, UI_TS_DIM,
                                         UI_TS_NORMAL, UI_TS_DIM, UI_TS_NORMAL, UI_TS_OK };
     for (int k = 0; k < N_ROWS; k++)
         it[k].style = styles[k];
-    if (measured_us <= 0)
+    if (!timed)
         it[R_MEASURED].style = UI_TS_DIM;
 }
 
 /* Decides it[k].given, the rows each item gets out of max_rows. */
 static void give_rows(panel_item *it, int width, int max_rows)
 {
-    static const int details[] = { R_SPLIT, R_PHASES, R_OPS, R_PEAK };
+    static const int details[] = { R_SPLIT, R_PHASES, R_OPS, R_WORK };
     for (int k = 0; k < N_ROWS; k++) {
         it[k].rows = ui_text_rows(width, it[k].text);
         it[k].given = 0;
@@ -254,18 +197,34 @@ static void give_rows(panel_item *it, int width, int max_rows)
     it[R_ADVICE].given = it[R_ADVICE].rows < left - it[R_WHY].given ? it[R_ADVICE].rows : left - it[R_WHY].given;
 }
 
-static void format_model(const ui_explain *x, const char *head, double measured_us, const char *phases,
-                         int width, int max_rows, ui_text *out)
+static void format_model(const nn_explainer *x, const char *head, const nn_step_measure *m, int width,
+                         int max_rows, ui_text *out)
 {
     static panel_item it[N_ROWS];    /* 5 KB, UI thread only */
-    fill_items(x, head, measured_us, phases, it);
+    fill_items(x, head, m, it);
     give_rows(it, width, max_rows);
     for (int k = 0; k < N_ROWS; k++)
         if (it[k].given > 0)
             ui_text_wrap(out, it[k].style, width, it[k].given, it[k].text);
 }
 
-int ui_explain_format(const ui_explain *x, const char *device, int batch, double measured_us, const char *phases,
+/* Too short for why: a row each for the head, the figures and the advice, cut. */
+static void format_short(const nn_explainer *x, const char *head, const nn_step_measure *m, int max_rows,
+                         int width, ui_text *out)
+{
+    static char rows[4][600];
+    static const int styles[4] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_OK };
+    char a[32];
+    int timed = m && m->timed_steps > 0;
+    snprintf(rows[0], sizeof rows[0], "%s: %s", head, nn_regime_name(x->e.regime));
+    snprintf(rows[1], sizeof rows[1], "predicted %s us/step", us_text(x->e.predicted_us, a, sizeof a));
+    measured_text(m, x->e.predicted_us, rows[2], sizeof rows[2]);
+    snprintf(rows[3], sizeof rows[3], "advice: %s", x->e.advice);
+    for (int k = 0; k < 4 && out->n < max_rows; k++)
+        ui_text_wrap(out, k == 2 && !timed ? UI_TS_DIM : styles[k], width, 1, rows[k]);
+}
+
+int ui_explain_format(const nn_explainer *x, const char *device, int batch, const nn_step_measure *m,
                       int width, int max_rows, ui_text *out)
 {
     char head[64];
@@ -276,25 +235,16 @@ int ui_explain_format(const ui_explain *x, const char *device, int batch, double
         return 0;
     snprintf(head, sizeof head, "%s, batch %d", device, batch);
     if (!x || !x->has_cal)
-        return format_no_cal(x, head, measured_us, phases, width, max_rows, out);
+        return format_no_cal(x, head, m, width, max_rows, out);
     if (!x->valid) {
         add_line(out, UI_TS_BOLD, "%s", head);
         if (max_rows > 1)
             add_line(out, UI_TS_DIM, "waiting for the job to start");
         return out->n;
     }
-    if (max_rows < 5) {                  /* too short for why: a row each, cut */
-        static char rows[4][600];
-        static const int styles[4] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_OK };
-        char a[32];
-        snprintf(rows[0], sizeof rows[0], "%s: %s", head, nn_regime_name(x->e.regime));
-        snprintf(rows[1], sizeof rows[1], "predicted %s us/step", us_text(x->e.predicted_us, a, sizeof a));
-        measured_text(measured_us, x->e.predicted_us, rows[2], sizeof rows[2]);
-        snprintf(rows[3], sizeof rows[3], "advice: %s", x->e.advice);
-        for (int k = 0; k < 4 && out->n < max_rows; k++)
-            ui_text_wrap(out, k == 2 && measured_us <= 0 ? UI_TS_DIM : styles[k], width, 1, rows[k]);
-        return out->n;
-    }
-    format_model(x, head, measured_us, phases, width, max_rows, out);
+    if (max_rows < 5)
+        format_short(x, head, m, max_rows, width, out);
+    else
+        format_model(x, head, m, width, max_rows, out);
     return out->n;
 }

@@ -7,7 +7,7 @@
 /* What the current screen runs: a training run or a sweep. */
 static int screen_active(const ui_lab *lab)
 {
-    return lab->screen == UI_SWEEP ? ui_sweep_active(&lab->sweep) : ui_run_active(&lab->run);
+    return lab->screen == UI_SWEEP ? nn_sweep_active(&lab->sweep) : ui_run_active(&lab->run);
 }
 
 static void cancel_screen_job(ui_lab *lab)
@@ -15,7 +15,7 @@ static void cancel_screen_job(ui_lab *lab)
     if (!screen_active(lab))
         return;
     if (lab->screen == UI_SWEEP) {
-        ui_sweep_cancel(&lab->sweep);
+        nn_sweep_cancel(&lab->sweep);
         ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
         lab->dirty |= UI_D_SIDE | UI_D_JOBS;
     } else {

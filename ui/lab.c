@@ -84,7 +84,7 @@ static void restore_signals(const saved_signals *old)
 
 int ui_jobs_active(const ui_lab *lab)
 {
-    return ui_run_active(&lab->run) || ui_sweep_active(&lab->sweep);
+    return ui_run_active(&lab->run) || nn_sweep_active(&lab->sweep);
 }
 
 static void relayout(ui_lab *lab)
@@ -107,9 +107,9 @@ static void set_screen(ui_lab *lab, enum ui_screen s)
 static void go_setup(ui_lab *lab)
 {
     ui_run_cancel(&lab->run);
-    ui_sweep_cancel(&lab->sweep);
+    nn_sweep_cancel(&lab->sweep);
     ui_run_free(&lab->run);
-    ui_sweep_free(&lab->sweep);
+    nn_sweep_free(&lab->sweep);
     memset(&lab->sweep, 0, sizeof lab->sweep);
     lab->log_scale = 0;
     set_screen(lab, UI_SETUP);
@@ -217,6 +217,7 @@ static void handle_signals(ui_lab *lab)
  * JOBS_FRAME_S, except on a change of state, which is drawn at once. */
 static void poll_jobs(ui_lab *lab, double now)
 {
+    ui_setup_poll(lab);              /* the devices' availability, once surveyed */
     act(lab, ui_calibrate_poll(lab));   /* may start the run or the sweep that waited */
     if (lab->screen == UI_RUN) {
         unsigned bits = ui_run_poll(&lab->run);
@@ -236,10 +237,10 @@ static void poll_jobs(ui_lab *lab, double now)
             lab->dirty |= UI_D_SYS;
         }
     } else if (lab->screen == UI_SWEEP) {
-        int bits = ui_sweep_poll(&lab->sweep);
-        if (bits & UI_SWEEP_RESULTS)
+        int bits = nn_sweep_poll(&lab->sweep);
+        if (bits & NN_SWEEP_RESULTS)
             lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS | UI_D_EXPLAIN;
-        if (bits & UI_SWEEP_PROGRESS)
+        if (bits & NN_SWEEP_PROGRESS)
             lab->pending |= UI_D_JOBS;
     }
     if (lab->pending && now - lab->frame_at >= JOBS_FRAME_S) {
@@ -324,8 +325,9 @@ static int start_curses(ui_lab *lab, SCREEN **scr)
 static void free_lab(ui_lab *lab)
 {
     ui_calibrate_free(lab);          /* waits for a measurement still running */
+    ui_setup_free(lab);              /* and for the device survey */
     ui_run_free(&lab->run);          /* cancels and waits for running trainers */
-    ui_sweep_free(&lab->sweep);
+    nn_sweep_free(&lab->sweep);
     ui_sysinfo_close(&lab->sys);
     free(lab->entries);
     free(lab);

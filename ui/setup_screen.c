@@ -12,31 +12,63 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
 
 #define DEFAULT_PRESET "mnist-mlp-128"
 
 /* ---- devices ---------------------------------------------------------------------- */
 
-/* Availability through the backend's own probe; a device this build does not
- * have at all is unavailable with the loader's reason (the GPU module not
- * built, not found, a library it needs missing), never hidden. */
-static void probe_devices(ui_lab *lab)
+/* Starts checking the devices on a thread of its own: the GPU's probe
+ * initialises the CUDA runtime, which must not stall the screen. Until the
+ * survey ends every device shows "checking" and none can be started. */
+static void survey_devices(ui_lab *lab)
 {
+    char err[NN_ERR_LEN];
+    if (lab->survey)
+        return;                      /* one is under way: its answer is as fresh */
+    lab->dev_known = 0;
+    for (int d = 0; d < UI_N_DEVICES; d++)
+        lab->dev_ok[d] = 0;
+    lab->survey = nn_device_survey_start(err, sizeof err);
+    if (lab->survey)
+        return;
     for (int d = 0; d < UI_N_DEVICES; d++) {
-        char *why = lab->dev_why[d];
-        why[0] = '\0';
-        const nn_backend_ops *ops = nn_backend_find_why(ui_device_name(d), why, NN_ERR_LEN);
-        if (!ops) {
-            lab->dev_ok[d] = 0;
-            if (!why[0])
-                snprintf(why, NN_ERR_LEN, "this build of nnlab has no %s backend", ui_device_name(d));
-        } else {
-            lab->dev_ok[d] = !ops->probe || ops->probe(why, NN_ERR_LEN) == 0;
-            if (!lab->dev_ok[d] && !why[0])
-                snprintf(why, NN_ERR_LEN, "not available here");
-        }
+        memset(&lab->dev[d], 0, sizeof lab->dev[d]);
+        snprintf(lab->dev[d].name, sizeof lab->dev[d].name, "%s", ui_device_name(d));
+        snprintf(lab->dev[d].why, sizeof lab->dev[d].why, "%s", err);
     }
+    lab->dev_known = 1;
+}
+
+void ui_setup_poll(ui_lab *lab)
+{
+    nn_device_status st[NN_MAX_DEVICES];
+    int n = lab->survey ? nn_device_survey_poll(lab->survey, st, NN_MAX_DEVICES) : -1;
+    if (n < 0)
+        return;
+    nn_device_survey_free(lab->survey);
+    lab->survey = NULL;
+    for (int d = 0; d < UI_N_DEVICES; d++) {
+        nn_device_status *dev = &lab->dev[d];
+        int i = 0;
+        while (i < n && strcmp(st[i].name, ui_device_name(d)) != 0)
+            i++;
+        if (i < n) {
+            *dev = st[i];
+        } else {
+            memset(dev, 0, sizeof *dev);
+            snprintf(dev->name, sizeof dev->name, "%s", ui_device_name(d));
+            snprintf(dev->why, sizeof dev->why, "this build of nnlab does not know it");
+        }
+        lab->dev_ok[d] = dev->available;
+    }
+    lab->dev_known = 1;
+    lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
+}
+
+void ui_setup_free(ui_lab *lab)
+{
+    nn_device_survey_free(lab->survey);   /* waits for a probe still running */
+    lab->survey = NULL;
 }
 
 /* ---- the selected preset ----------------------------------------------------------- */
@@ -139,7 +171,7 @@ void ui_setup_reload(ui_lab *lab, const char *select_path)
 void ui_setup_init(ui_lab *lab)
 {
     ui_settings_defaults(&lab->set);
-    probe_devices(lab);
+    survey_devices(lab);
     ui_setup_reload(lab, NULL);
 }
 
@@ -183,7 +215,7 @@ static void draw_fields(ui_lab *lab)
         attr_t la = sel ? ui_attr(lab, UI_SELECTED) : A_NORMAL, va = A_BOLD;
         if ((f == UI_F_COMPARE && n < 2) || ui_field_gpu_only(f))
             va = ui_attr(lab, UI_DIM);   /* not used by the chosen device */
-        if (f == UI_F_DEVICE && !(lab->dev_ok[devs[0]] && (n < 2 || lab->dev_ok[devs[1]])))
+        if (f == UI_F_DEVICE && lab->dev_known && !(lab->dev_ok[devs[0]] && (n < 2 || lab->dev_ok[devs[1]])))
             va = ui_attr(lab, UI_ERROR);
         ui_putf(in.y + f, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
         ui_put(in.y + f, in.x + 17, in.w - 17, va, value);
@@ -236,15 +268,16 @@ static const char *why_line(const char *why, char *buf, size_t len)
 
 #define WHY_ROWS 4                   /* at most, per unavailable device */
 
-/* Rows the device list needs: a heading, one row per available device, the
- * reason of each unavailable one wrapped. */
+/* Rows the device list needs: a heading, one row per available device (or
+ * per device still being checked), the reason of each unavailable one
+ * wrapped. */
 static int devices_rows(ui_lab *lab, int w)
 {
     char line[NN_ERR_LEN + 16];
     int rows = 1;
     for (int d = 0; d < UI_N_DEVICES; d++)
-        rows += lab->dev_ok[d] ? 1
-                               : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->dev_why[d], line, sizeof line));
+        rows += !lab->dev_known || lab->dev_ok[d]
+                    ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->dev[d].why, line, sizeof line));
     return rows;
 }
 
@@ -253,13 +286,14 @@ static void draw_devices(ui_lab *lab, ui_rect in, int y)
     char line[NN_ERR_LEN + 16];
     ui_put(y++, in.x, in.w, A_BOLD, "Devices");
     for (int d = 0; d < UI_N_DEVICES && y < in.y + in.h; d++) {
-        const nn_backend_ops *ops = nn_backend_find(ui_device_name(d));
         ui_putf(y, in.x, 10, A_NORMAL, " %-8s", ui_device_name(d));
-        if (lab->dev_ok[d])
-            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", ops ? ops->summary : "");
+        if (!lab->dev_known)
+            ui_put(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
+        else if (lab->dev_ok[d])
+            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->dev[d].summary);
         else
             y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
-                                why_line(lab->dev_why[d], line, sizeof line));
+                                why_line(lab->dev[d].why, line, sizeof line));
     }
 }
 
@@ -307,16 +341,32 @@ void ui_setup_draw(ui_lab *lab, unsigned dirty)
 
 /* ---- keys --------------------------------------------------------------------------- */
 
-/* Refuses a device choice that cannot run here, saying why. */
+/* Refuses to start before the devices are known. */
+static int devices_known(ui_lab *lab)
+{
+    if (!lab->dev_known)
+        ui_set_message(lab, 1, "still checking which devices can run here: a moment");
+    return lab->dev_known;
+}
+
+/* Refuses a device choice that cannot run here, saying why, and switches
+ * that break the rule every job keeps (nn_job_switches_check). */
 static int devices_ready(ui_lab *lab)
 {
     int devs[2], n = ui_choice_devices(lab->set.device, devs);
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
     for (int i = 0; i < n; i++)
         if (!lab->dev_ok[devs[i]]) {
             ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "",
-                           ui_device_name(devs[i]), lab->dev_why[devs[i]]);
+                           ui_device_name(devs[i]), lab->dev[devs[i]].why);
             return 0;
         }
+    ui_setup_job_config(lab, &cfg);
+    if (nn_job_switches_check(&cfg, err, sizeof err) != 0) {
+        ui_set_message(lab, 1, "%s", err);
+        return 0;
+    }
     return 1;
 }
 
@@ -326,6 +376,8 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
         ui_set_message(lab, 1, "this preset does not load: %s", lab->preset_err);
         return -1;
     }
+    if (!devices_known(lab))
+        return -1;
     if (sweep)
         return ui_sweep_devices(lab, names, max);
     int devs[2], n = 0;
@@ -400,7 +452,7 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         ui_field_commit(lab);
         ui_dialog_open_save(lab);
     } else if (ch == KEY_F(5)) {
-        probe_devices(lab);
+        survey_devices(lab);
         ui_setup_reload(lab, NULL);
         ui_set_message(lab, 0, "presets and devices scanned again");
     } else if ((ch == '+' || ch == '-') && !lab->edit[0]) {

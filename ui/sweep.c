@@ -1,196 +1,51 @@
-/* ui/sweep.c - the batch sweep runner and its crossover finder; see sweep.h. */
+/* ui/sweep.c - the sweep screen's words for the sweep's results; see sweep.h. */
 #include "sweep.h"
 
-#include <math.h>
 #include <stdio.h>
-#include <string.h>
 
-int ui_sweep_batches(int from, int to, int *out, int max)
+#include "explain_text.h"
+#include "format.h"
+#include "layout.h"
+
+int ui_sweep_gpu_crossover(const nn_sweep *sw)
 {
-    int n = 0;
-    long b = 1;
-    if (from < 1)
-        from = 1;
-    while (b < from)
-        b *= 2;
-    for (; b <= to && n < max; b *= 2)
-        out[n++] = (int)b;
-    return n;
+    int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_device_index(sw, "gpu");
+    if (c < 0 || g < 0)
+        return -2;
+    return nn_sweep_crossover(sw, c, g);
 }
 
-int ui_sweep_crossover(const double *base, const double *challenger, int n)
+int ui_sweep_crossover_text(const nn_sweep *sw, char *buf, size_t len)
 {
-    int from = -1;
-    for (int i = 0; i < n; i++) {
-        if (!isfinite(base[i]) || !isfinite(challenger[i]))
-            continue;                /* not measured on both: says nothing */
-        if (challenger[i] > base[i]) {
-            if (from < 0)
-                from = i;
-        } else {
-            from = -1;               /* fell behind again: the lead starts later */
-        }
+    int x = ui_sweep_gpu_crossover(sw);
+    if (x == -2 && nn_sweep_device_index(sw, "gpu") < 0) {
+        snprintf(buf, len, "no GPU swept: no crossover to mark");
+        return UI_TS_DIM;
     }
-    return from;
-}
-
-void ui_sweep_init(ui_sweep *sw, const nn_job_config *base, int from, int to, long steps, long warmup)
-{
-    memset(sw, 0, sizeof *sw);
-    sw->base = *base;
-    sw->base.bench = 1;
-    sw->base.steps = steps > 0 ? steps : 20;
-    sw->base.warmup = warmup >= 0 ? warmup : 3;
-    sw->base.epochs = 0;
-    sw->n_batches = ui_sweep_batches(from, to, sw->batch, UI_SWEEP_MAX_BATCHES);
-    sw->latest_dev = sw->latest_batch = -1;
-    for (int d = 0; d < UI_SWEEP_MAX_DEVICES; d++)
-        for (int i = 0; i < UI_SWEEP_MAX_BATCHES; i++) {
-            sw->rate[d][i] = NAN;
-            sw->us_step[d][i] = NAN;
-            sw->regime[d][i] = -1;
-        }
-}
-
-void ui_sweep_add_device(ui_sweep *sw, const char *device, const nn_calibration *cal, const char *why)
-{
-    if (sw->n_devices == UI_SWEEP_MAX_DEVICES)
-        return;
-    int d = sw->n_devices++;
-    snprintf(sw->device[d], sizeof sw->device[0], "%s", device);
-    sw->has_cal[d] = cal != NULL;
-    if (cal)
-        sw->cal[d] = *cal;
+    if (x == -2)
+        snprintf(buf, len, "no CPU in this sweep");
+    else if (x < 0)
+        snprintf(buf, len, "the GPU does not overtake the CPU here");
+    else if (x == 0)
+        snprintf(buf, len, "the GPU is faster at every batch size");
     else
-        snprintf(sw->cal_why[d], sizeof sw->cal_why[0], "%s", why && why[0] ? why : "none measured");
+        snprintf(buf, len, "the GPU overtakes the CPU at batch %d", sw->batch[x]);
+    return x == -2 ? UI_TS_DIM : UI_TS_OK;
 }
 
-void ui_sweep_explain_point(ui_sweep *sw, int d, int i, const nn_snapshot *s)
+void ui_sweep_cell_text(const nn_sweep *sw, int d, int i, int cell, char *buf, size_t len)
 {
-    static nn_explanation e;         /* 7 KB, UI thread only: kept off the stack */
-    nn_explain_options o = { 0 };
-    sw->latest_dev = d;
-    sw->latest_batch = i;
-    if (ui_explain_inputs_from(s, &sw->inputs[d][i]) != 0) {
-        sw->regime[d][i] = -1;
-        return;
+    const nn_sweep_point *p = &sw->pt[d][i];
+    char v[16];
+    const char *regime = "";
+    switch (p->state) {
+    case NN_POINT_DONE: ui_fmt_si(p->rate, v, sizeof v); break;
+    case NN_POINT_RUNNING: snprintf(v, sizeof v, "..."); break;
+    case NN_POINT_FAILED: snprintf(v, sizeof v, "failed"); break;
+    case NN_POINT_CANCELLED: snprintf(v, sizeof v, "cancel"); break;
+    default: snprintf(v, sizeof v, "-");
     }
-    if (!sw->has_cal[d])
-        return;
-    ui_explain_options_from(&sw->inputs[d][i], &o);
-    nn_explain(&sw->base.preset, sw->batch[i], &sw->cal[d], &o, &e);
-    sw->regime[d][i] = (signed char)e.regime;
-}
-
-int ui_sweep_active(const ui_sweep *sw)
-{
-    return sw->started && !sw->finished;
-}
-
-/* Starts point `next` (batch-major: every device at batch 1, then at 2, ...,
- * so that a cancelled sweep still compares the devices it reached). A job
- * that cannot start is recorded as failed and the next one tried. */
-static void start_next(ui_sweep *sw)
-{
-    char err[NN_ERR_LEN];
-    while (sw->next < sw->n_batches * sw->n_devices) {
-        int i = sw->next / sw->n_devices, d = sw->next % sw->n_devices;
-        nn_job_config cfg = sw->base;
-        sw->next++;
-        cfg.batch = sw->batch[i];
-        snprintf(cfg.device, sizeof cfg.device, "%s", sw->device[d]);
-        sw->job = nn_job_start(&cfg, err, sizeof err);
-        if (sw->job) {
-            sw->cur_dev = d;
-            sw->cur_batch = i;
-            sw->state[d][i] = UI_PT_RUNNING;
-            memset(&sw->snap, 0, sizeof sw->snap);
-            return;
-        }
-        sw->state[d][i] = UI_PT_FAILED;
-        snprintf(sw->last_error, sizeof sw->last_error, "%s batch %d: %s", sw->device[d], sw->batch[i], err);
-    }
-    sw->finished = 1;
-    sw->t_end = nn_now();
-}
-
-/* Records the finished job's median step as samples/s. */
-static void collect(ui_sweep *sw)
-{
-    int d = sw->cur_dev, i = sw->cur_batch;
-    nn_job_wait(sw->job);
-    nn_job_snapshot(sw->job, &sw->snap);
-    double us = sw->snap.us_per_step_median;
-    if (sw->snap.steps_async)
-        us = sw->snap.us_per_step;   /* the median timed only the issuing; the mean has every wait */
-    if (sw->snap.state == NN_JOB_DONE && us > 0) {
-        sw->us_step[d][i] = us;
-        sw->rate[d][i] = sw->batch[i] * 1e6 / us;
-        sw->state[d][i] = UI_PT_DONE;
-        ui_sweep_explain_point(sw, d, i, &sw->snap);
-    } else if (sw->snap.state == NN_JOB_CANCELLED) {
-        sw->state[d][i] = UI_PT_CANCELLED;
-    } else {
-        sw->state[d][i] = UI_PT_FAILED;
-        snprintf(sw->last_error, sizeof sw->last_error, "%s batch %d: %s", sw->device[d], sw->batch[i],
-                 sw->snap.error[0] ? sw->snap.error : "no timed steps");
-    }
-    nn_job_free(sw->job);
-    sw->job = NULL;
-}
-
-int ui_sweep_poll(ui_sweep *sw)
-{
-    if (sw->finished)
-        return 0;
-    if (!sw->started) {
-        sw->started = 1;
-        sw->t_start = nn_now();
-        start_next(sw);
-        return UI_SWEEP_PROGRESS | UI_SWEEP_RESULTS;
-    }
-    if (!sw->job)
-        return 0;
-    nn_snapshot s;
-    nn_job_snapshot(sw->job, &s);
-    int changed = memcmp(&s, &sw->snap, sizeof s) != 0;
-    sw->snap = s;
-    if (s.state == NN_JOB_DONE || s.state == NN_JOB_FAILED || s.state == NN_JOB_CANCELLED) {
-        collect(sw);
-        if (sw->cancelled) {
-            sw->finished = 1;
-            sw->t_end = nn_now();
-        } else {
-            start_next(sw);
-        }
-        return UI_SWEEP_PROGRESS | UI_SWEEP_RESULTS;
-    }
-    return changed ? UI_SWEEP_PROGRESS : 0;
-}
-
-/* Asks the running job to stop; ui_sweep_poll collects it, so the screen
- * never waits for a long step. */
-void ui_sweep_cancel(ui_sweep *sw)
-{
-    if (!sw->started || sw->finished || sw->cancelled)
-        return;
-    sw->cancelled = 1;
-    for (int d = 0; d < sw->n_devices; d++)
-        for (int i = 0; i < sw->n_batches; i++)
-            if (sw->state[d][i] == UI_PT_PENDING)
-                sw->state[d][i] = UI_PT_CANCELLED;
-    if (sw->job) {
-        nn_job_cancel(sw->job);
-        return;
-    }
-    sw->finished = 1;
-    sw->t_end = nn_now();
-}
-
-void ui_sweep_free(ui_sweep *sw)
-{
-    if (sw->job) {
-        nn_job_free(sw->job);        /* cancels and waits */
-        sw->job = NULL;
-    }
+    if (p->state == NN_POINT_DONE && p->has_model)
+        regime = ui_regime_short(p->regime, cell < UI_SWEEP_CELL_WIDE);
+    snprintf(buf, len, "%7s %-*s", v, cell - 8, regime);
 }

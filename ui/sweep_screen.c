@@ -2,7 +2,8 @@
  * on a log axis, one curve per device, the point where the GPU overtakes
  * the CPU, the table of every point with its regime, the Explain panel for
  * the point picked (ui/explain_panel.c), and the sweep's progress. The
- * runner is ui/sweep.c; partial results stay when it is cancelled. */
+ * runner and its rules are the analysis layer's (nnlab/sweep.h), the words
+ * ui/sweep.c's; partial results stay when it is cancelled. */
 #include "ui.h"
 #include "format.h"
 #include "setup_fields.h"
@@ -11,10 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static void add_skipped(ui_sweep *sw, const char *dev, const char *why)
+static void add_skipped(ui_lab *lab, const char *dev, const char *why)
 {
-    size_t n = strlen(sw->skipped);
-    snprintf(sw->skipped + n, sizeof sw->skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
+    size_t n = strlen(lab->sweep_skipped);
+    snprintf(lab->sweep_skipped + n, sizeof lab->sweep_skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
 }
 
 static const int sweep_order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
@@ -37,116 +38,79 @@ int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
 int ui_sweep_screen_start(ui_lab *lab)
 {
     nn_job_config cfg;
-    ui_sweep *sw = &lab->sweep;
+    nn_sweep *sw = &lab->sweep;
+    int batches[NN_SWEEP_MAX_BATCHES];
     ui_setup_job_config(lab, &cfg);
     cfg.log_every = 0;               /* the preset's, as `nnlab bench`: no extra loss read-backs */
-    ui_sweep_free(sw);
-    ui_sweep_init(sw, &cfg, lab->set.sweep_from, lab->set.sweep_to, lab->set.sweep_steps, 3);
+    nn_sweep_free(sw);
+    int nb = nn_sweep_powers_of_two(lab->set.sweep_from, lab->set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
+    nn_sweep_init(sw, &cfg, batches, nb, lab->set.sweep_steps, 3);
+    lab->sweep_skipped[0] = '\0';
     for (int i = 0; i < UI_N_DEVICES; i++) {
         int d = sweep_order[i];
         const char *name = ui_device_name(d), *why = "";
         if (!swept(lab, d))
             continue;
         if (lab->dev_ok[d])
-            ui_sweep_add_device(sw, name, ui_cal_get(&lab->cals, name, &why), why);
+            nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
         else
-            add_skipped(sw, name, lab->dev_why[d]);
+            add_skipped(lab, name, lab->dev[d].why);
     }
     if (sw->n_devices == 0 || sw->n_batches == 0) {
-        ui_set_message(lab, 1, "nothing to sweep: %s", sw->n_devices ? "no batch size in the range" : sw->skipped);
+        ui_set_message(lab, 1, "nothing to sweep: %s",
+                       sw->n_devices ? "no batch size in the range" : lab->sweep_skipped);
         return -1;
     }
     lab->log_scale = 1;              /* samples/s spans decades */
     lab->sweep_follow = 1;           /* explain the latest point until a key picks one */
-    ui_explain_reset(&lab->sweep_explain, NULL, "");
+    nn_explainer_reset(&lab->sweep_explain, NULL, "");
     return 0;
-}
-
-static int device_index(const ui_sweep *sw, const char *name)
-{
-    for (int d = 0; d < sw->n_devices; d++)
-        if (!strcmp(sw->device[d], name))
-            return d;
-    return -1;
-}
-
-/* The index where the GPU overtakes the CPU, or -1; -2 when either is missing. */
-static int crossover(const ui_sweep *sw)
-{
-    int c = device_index(sw, "cpu"), g = device_index(sw, "gpu");
-    if (c < 0 || g < 0)
-        return -2;
-    return ui_sweep_crossover(sw->rate[c], sw->rate[g], sw->n_batches);
 }
 
 static void draw_chart(ui_lab *lab)
 {
-    const ui_sweep *sw = &lab->sweep;
-    static const int roles[UI_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2 };
-    double bx[UI_SWEEP_MAX_BATCHES], vline[1];
-    char names[UI_SWEEP_MAX_DEVICES][24];
-    ui_series s[UI_SWEEP_MAX_DEVICES];
+    const nn_sweep *sw = &lab->sweep;
+    static const int roles[NN_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3 };
+    static double rate[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
+    double bx[NN_SWEEP_MAX_BATCHES], vline[1];
+    char names[NN_SWEEP_MAX_DEVICES][24];
+    ui_series s[NN_SWEEP_MAX_DEVICES];
     ui_axis ax, ay;
     ui_axis_begin(&ax, 2);
     ui_axis_begin(&ay, lab->log_scale ? 10 : 0);
     for (int i = 0; i < sw->n_batches; i++) {
         bx[i] = sw->batch[i];
         ui_axis_include(&ax, bx[i]);
-        for (int d = 0; d < sw->n_devices; d++)
-            ui_axis_include(&ay, sw->rate[d][i]);
+        for (int d = 0; d < sw->n_devices; d++) {
+            rate[d][i] = sw->pt[d][i].rate;
+            ui_axis_include(&ay, rate[d][i]);
+        }
     }
     for (int d = 0; d < sw->n_devices; d++) {
         snprintf(names[d], sizeof names[d], "%s", sw->device[d]);
-        s[d] = (ui_series){ bx, sw->rate[d], sw->n_batches, 1, roles[d], names[d] };
+        s[d] = (ui_series){ bx, rate[d], sw->n_batches, 1, roles[d], names[d] };
     }
     ui_axis_finish(&ax, 0);
     ui_axis_finish(&ay, 1);
-    int x = crossover(sw), nv = x >= 0;
+    int x = ui_sweep_gpu_crossover(sw), nv = x >= 0;
     if (nv)
         vline[0] = sw->batch[x];
     ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", "batch (log2)",
                   &ax, &ay, s, sw->n_devices, vline, nv);
 }
 
-/* A point's cell: samples/s and, once measured with a calibration, the
- * regime (ovh, mem, cmp; one letter when the table is narrow). */
-static void point_text(const ui_sweep *sw, int d, int i, int cell, char *buf, size_t len)
-{
-    char v[16];
-    const char *regime = "";
-    switch (sw->state[d][i]) {
-    case UI_PT_DONE: ui_fmt_si(sw->rate[d][i], v, sizeof v); break;
-    case UI_PT_RUNNING: snprintf(v, sizeof v, "..."); break;
-    case UI_PT_FAILED: snprintf(v, sizeof v, "failed"); break;
-    case UI_PT_CANCELLED: snprintf(v, sizeof v, "cancel"); break;
-    default: snprintf(v, sizeof v, "-");
-    }
-    if (sw->state[d][i] == UI_PT_DONE && sw->regime[d][i] >= 0)
-        regime = ui_regime_short((nn_regime)sw->regime[d][i], cell < UI_SWEEP_CELL_WIDE);
-    snprintf(buf, len, "%7s %-*s", v, cell - 8, regime);
-}
-
 static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
 {
-    const ui_sweep *sw = &lab->sweep;
-    int x = crossover(sw), g = device_index(sw, "gpu");
-    if (x == -2 && g < 0)
-        ui_put(y, in.x, in.w, ui_attr(lab, UI_DIM), "no GPU swept: no crossover to mark");
-    else if (x == -2)
-        ui_put(y, in.x, in.w, ui_attr(lab, UI_DIM), "no CPU in this sweep");
-    else if (x < 0)
-        ui_put(y, in.x, in.w, ui_attr(lab, UI_OK), "the GPU does not overtake the CPU here");
-    else if (x == 0)
-        ui_put(y, in.x, in.w, ui_attr(lab, UI_OK), "the GPU is faster at every batch size");
-    else
-        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "the GPU overtakes the CPU at batch %d", sw->batch[x]);
+    char line[96];
+    int style = ui_sweep_crossover_text(&lab->sweep, line, sizeof line);
+    ui_put(y, in.x, in.w, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
 }
 
 /* The notes under the table: the crossover, the regime legend when there
  * is room, then a failure or the devices left out. */
 static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     int left = in.y + in.h - y;
     if (left > 6)
         left = 6;
@@ -164,15 +128,15 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     }
     if (sw->last_error[0])
         ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_ERROR), sw->last_error);
-    else if (sw->skipped[0])
-        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), sw->skipped);
+    else if (lab->sweep_skipped[0])
+        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), lab->sweep_skipped);
 }
 
 static void draw_table(ui_lab *lab)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    int c = device_index(sw, "cpu"), g = device_index(sw, "gpu"), y = in.y, x, sel_d, sel_i;
+    int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_device_index(sw, "gpu"), y = in.y, x, sel_d, sel_i;
     int ratio = c >= 0 && g >= 0, cell = ui_sweep_cell_width(in.w, sw->n_devices, ratio);
     if (ui_explain_sweep_selected(lab, &sel_d, &sel_i) != 0)
         sel_d = sel_i = -1;
@@ -183,31 +147,31 @@ static void draw_table(ui_lab *lab)
     if (ratio)
         ui_putf(y, x, 9, A_BOLD, "%9s", "gpu/cpu");
     y++;
-    int cross = crossover(sw), rows = in.h - 4;   /* the header and three note rows stay */
+    int cross = ui_sweep_gpu_crossover(sw), rows = in.h - 4;   /* the header and three note rows stay */
     for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {
         attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
         x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);
         for (int d = 0; d < sw->n_devices; d++) {
             char v[32];
-            point_text(sw, d, i, cell, v, sizeof v);
+            ui_sweep_cell_text(sw, d, i, cell, v, sizeof v);
             /* the point the Explain panel is about */
             x += ui_put(y, x, cell, d == sel_d && i == sel_i ? ui_attr(lab, UI_SELECTED) : a, v);
         }
-        if (ratio && isfinite(sw->rate[c][i]) && isfinite(sw->rate[g][i]))
-            ui_putf(y, x, 9, a, "%8.2fx", sw->rate[g][i] / sw->rate[c][i]);
+        if (ratio && isfinite(sw->pt[c][i].rate) && isfinite(sw->pt[g][i].rate))
+            ui_putf(y, x, 9, a, "%8.2fx", sw->pt[g][i].rate / sw->pt[c][i].rate);
     }
     draw_notes(lab, in, y, cell);
 }
 
 static void draw_progress(ui_lab *lab)
 {
-    const ui_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
     int total = sw->n_batches * sw->n_devices, done = 0;
     char bar[512], line[256], el[16];
     for (int d = 0; d < sw->n_devices; d++)
         for (int i = 0; i < sw->n_batches; i++)
-            done += sw->state[d][i] == UI_PT_DONE || sw->state[d][i] == UI_PT_FAILED;
+            done += sw->pt[d][i].state == NN_POINT_DONE || sw->pt[d][i].state == NN_POINT_FAILED;
     ui_fmt_duration((sw->finished ? sw->t_end : nn_now()) - sw->t_start, el, sizeof el);
     if (sw->finished)
         snprintf(line, sizeof line, "%s: %d of %d points in %s", sw->cancelled ? "cancelled" : "done", done,
@@ -245,7 +209,7 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_JOBS)
         draw_progress(lab);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, ui_sweep_active(&lab->sweep)
+        ui_draw_status(lab, nn_sweep_active(&lab->sweep)
                                 ? "c cancel  arrows pick a point  e explain  l log/linear y  Esc back  ? help"
                                 : "finished: Enter/Esc setup  arrows pick a point  e explain  l log y  ? help");
 }

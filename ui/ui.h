@@ -10,6 +10,7 @@
 #include "calib.h"
 #include "chart.h"
 #include "nnlab/cost.h"
+#include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "explain_text.h"
 #include "layout.h"
@@ -88,7 +89,7 @@ enum ui_dialog {
 typedef struct ui_calibrating {
     int active;                      /* the dialog is up and a thread measures */
     int after;                       /* UI_ACT_GO_RUN, UI_ACT_GO_SWEEP, or UI_ACT_HANDLED: nothing */
-    char queue[UI_CAL_MAX_DEVICES][16];
+    char queue[NN_CAL_STORE_DEVICES][16];
     int n_queue, at;                 /* at: the one being measured */
     ui_calib_run run;
     double fraction;                 /* the last progress polled */
@@ -127,13 +128,16 @@ typedef struct ui_lab {
     int field;
     char edit[32];                   /* a number being typed; "" when none */
 
-    /* devices, probed at start and on F5 */
-    int dev_ok[UI_N_DEVICES];
-    char dev_why[UI_N_DEVICES][NN_ERR_LEN];
+    /* devices, surveyed on a thread of their own at start and on F5 */
+    nn_device_survey *survey;        /* the survey under way; NULL when none */
+    int dev_known;                   /* 0 while checking: none can be started */
+    int dev_ok[UI_N_DEVICES];        /* dev[d].available once known */
+    nn_device_status dev[UI_N_DEVICES];
 
     /* run and sweep */
     ui_run run;
-    ui_sweep sweep;
+    nn_sweep sweep;
+    char sweep_skipped[NN_TEXT_LEN];  /* the devices left out of the sweep, and why */
     int log_scale;                   /* run: log loss axis; sweep: log samples/s axis */
     unsigned pending;                /* UI_D_* with new data, drawn at the next frame slot */
     double frame_at;                 /* when the job rows or the chart were last drawn */
@@ -145,11 +149,11 @@ typedef struct ui_lab {
 
     /* Explain: the calibrations, first-use measuring, one explanation per
      * job (recomputed only when its inputs change) and the sweep's */
-    ui_cal_store cals;
+    nn_cal_store cals;
     ui_calibrating calib;
-    ui_explain explain[2];
+    nn_explainer explain[2];
     int explain_shown;               /* narrow terminal: the panel replaces the chart */
-    ui_explain sweep_explain;
+    nn_explainer sweep_explain;
     int sweep_sel_dev, sweep_sel_batch;  /* the sweep point explained */
     int sweep_follow;                /* 1: the latest point measured, until a key moves it */
 } ui_lab;
@@ -186,6 +190,10 @@ void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_ti
 /* ---- screens ------------------------------------------------------------------ */
 /* ui/setup_screen.c */
 void ui_setup_init(ui_lab *lab);
+/* Takes the device survey's answer once it is in (every loop turn). */
+void ui_setup_poll(ui_lab *lab);
+/* Waits for a survey still running (quitting). */
+void ui_setup_free(ui_lab *lab);
 void ui_setup_reload(ui_lab *lab, const char *select_path);
 void ui_setup_draw(ui_lab *lab, unsigned dirty);
 ui_action ui_setup_key(ui_lab *lab, int ch);

@@ -42,17 +42,23 @@ static double arithmetic_us(nn_op_cost c, const nn_calibration *cal, nn_op_class
     return rate > 0 ? c.flops / (rate * 1e3) : 0;
 }
 
+/* One op's work: the larger of its arithmetic and its bytes at the streaming
+ * bandwidth. Its arithmetic is never faster than its FLOPs at the peak (the
+ * fastest rate calibrated), so compute_us, all FLOPs at the peak, is a floor
+ * of the work and of the prediction; so is memory_us. */
 static void add_work(nn_explanation *e, nn_op_cost c, const nn_calibration *cal, nn_op_class k, int bwd,
                      double elems)
 {
     if (c.bytes <= 0 && c.flops <= 0)
         return;                      /* no such op: a view, or a first layer's backward */
+    double t_peak = e->peak_gflops > 0 ? c.flops / (e->peak_gflops * 1e3) : 0;
     double t_flops = arithmetic_us(c, cal, k, bwd, elems);
     double t_bytes = cal->mem_gbps > 0 ? c.bytes / (cal->mem_gbps * 1e3) : 0;
+    if (t_flops < t_peak)
+        t_flops = t_peak;
     e->work_us += t_flops > t_bytes ? t_flops : t_bytes;
     e->sized_compute_us += t_flops;
-    if (cal->gemm_gflops > 0)
-        e->compute_us += c.flops / (cal->gemm_gflops * 1e3);
+    e->compute_us += t_peak;
     e->memory_us += t_bytes;
 }
 
@@ -60,6 +66,7 @@ static void add_work(nn_explanation *e, nn_op_cost c, const nn_calibration *cal,
 static void price_work(nn_explanation *e, const nn_calibration *cal)
 {
     const nn_cost *c = &e->cost;
+    e->peak_gflops = nn_calibration_peak_gflops(cal);
     for (int i = 0; i < c->n_layers; i++) {
         const nn_layer_cost *l = &c->layers[i];
         add_work(e, l->fwd, cal, l->op_class, 0, l->elems);
@@ -187,6 +194,19 @@ static void describe_overheads(const nn_explanation *e, const nn_calibration *ca
         snprintf(buf + n, len - (size_t)n, ", 2 copies %.1f us fixed", copies);
 }
 
+/* The arithmetic: its FLOPs, the time they take at the rates calibrated for
+ * ops of their sizes, and what rate that is on average against the peak
+ * (one FLOP time, with the units that make it). */
+static void describe_arithmetic(const nn_explanation *e, char *buf, size_t len)
+{
+    double mflop = e->cost.total.flops * 1e-6;
+    double rate = e->sized_compute_us > 0 ? mflop / e->sized_compute_us : 0;   /* MFLOP/us = TFLOP/s */
+    snprintf(buf, len, "%.1f MFLOP per step take %.1f us at the rates measured for ops of these sizes "
+             "(%.1f GFLOP/s on average, %.0f%% of the %.0f GFLOP/s peak)",
+             mflop, e->sized_compute_us, rate * 1e3, e->peak_gflops > 0 ? 100.0 * rate * 1e3 / e->peak_gflops : 0,
+             e->peak_gflops);
+}
+
 static void name_regime(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
 {
     double fixed = e->issue_us + e->sync_us + e->fixed_us + copy_fixed_us(e, cal, opt);
@@ -195,26 +215,18 @@ static void name_regime(nn_explanation *e, const nn_calibration *cal, const nn_e
         e->regime = NN_REGIME_OVERHEAD;
         describe_overheads(e, cal, opt, parts, sizeof parts);
         snprintf(e->why, sizeof e->why,
-                 "%s: %.1f us of fixed cost of %.1f us predicted: overhead-bound; "
-                 "the arithmetic is %.2f us at the %.0f GFLOP/s peak",
-                 parts, fixed, e->predicted_us, e->compute_us, cal->gemm_gflops);
+                 "%s: %.1f us of fixed cost of %.1f us predicted: overhead-bound; the work (arithmetic "
+                 "or bytes, per op the larger) is %.1f us",
+                 parts, fixed, e->predicted_us, e->work_us);
     } else if (e->memory_us > e->sized_compute_us) {
         e->regime = NN_REGIME_MEMORY;
         snprintf(e->why, sizeof e->why,
-                 "%.1f MB moved per step = %.1f us at %.1f GB/s > %.1f us of FLOPs: memory-bound",
+                 "%.1f MB moved per step = %.1f us at %.1f GB/s > %.1f us of arithmetic: memory-bound",
                  e->cost.total.bytes * 1e-6, e->memory_us, cal->mem_gbps, e->sized_compute_us);
-    } else if (e->sized_compute_us > 1.5 * e->compute_us) {
-        e->regime = NN_REGIME_COMPUTE;
-        snprintf(e->why, sizeof e->why,
-                 "%.1f MFLOP per step = %.1f us at the rates measured for products of these sizes "
-                 "(%.1f us at the %.0f GFLOP/s peak) > %.1f us of memory traffic: compute-bound",
-                 e->cost.total.flops * 1e-6, e->sized_compute_us, e->compute_us, cal->gemm_gflops,
-                 e->memory_us);
     } else {
         e->regime = NN_REGIME_COMPUTE;
-        snprintf(e->why, sizeof e->why,
-                 "%.1f MFLOP per step = %.1f us at %.0f GFLOP/s > %.1f us of memory traffic: compute-bound",
-                 e->cost.total.flops * 1e-6, e->sized_compute_us, cal->gemm_gflops, e->memory_us);
+        describe_arithmetic(e, parts, sizeof parts);
+        snprintf(e->why, sizeof e->why, "%s > %.1f us of memory traffic: compute-bound", parts, e->memory_us);
     }
 }
 

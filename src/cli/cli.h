@@ -1,19 +1,28 @@
-/* src/cli/cli.h - the headless commands beyond train and bench (src/main.c). */
+/* src/cli/cli.h - the headless commands, one function each, which main.c
+ * dispatches to; and the sweep's printer, which tests/test_front_ends.c
+ * checks against the lab's words for the same results. Every command takes
+ * the arguments after its name (argv[0] is the command) and returns the
+ * process's exit status. */
 #ifndef NNLAB_CLI_H
 #define NNLAB_CLI_H
 
-#include "nnlab/preset.h"
+#include <stdio.h>
 
-/* Shared by every command (src/main.c): a whole-number option >= min, or a
- * one-line error naming it; a preset by name or path, or a one-line error. */
-int nn_cli_parse_count(const char *opt, const char *arg, long min, long *out);
-int nn_cli_load_preset(const char *name, nn_preset *p);
-/* Prints s as a JSON string, quotes included. */
-void nn_cli_json_string(const char *s);
+#include "nnlab/sweep.h"
 
-/* Each takes the arguments after its command name (argv[0] is the command). */
-int nn_cli_calibrate(int argc, char **argv);
+int nn_cli_train(int argc, char **argv);       /* cli_train.c */
+int nn_cli_bench(int argc, char **argv);
+int nn_cli_presets(int argc, char **argv);     /* main.c */
+int nn_cli_devices(int argc, char **argv);
+int nn_cli_calibrate(int argc, char **argv);   /* cli_analyze.c */
 int nn_cli_explain(int argc, char **argv);
-int nn_cli_sweep(int argc, char **argv);
+int nn_cli_sweep(int argc, char **argv);       /* cli_sweep.c */
+
+enum cli_sweep_format { CLI_SWEEP_TEXT, CLI_SWEEP_CSV, CLI_SWEEP_JSON };
+
+/* The measured points (failed ones left out) with their mean step, samples/s,
+ * doubling ratio, predicted step and regime, then where each device after
+ * the first overtakes the first (nn_sweep_crossover). */
+void cli_sweep_print(FILE *f, const nn_sweep *sw, enum cli_sweep_format format);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "nnlab/cost.h"
+#include "util.h"
 
 /* How fast one kind of operation runs as its size grows: small products run
  * far below the sgemm peak (packing, thread wake-ups, short loops), so a
@@ -67,6 +68,13 @@ typedef struct nn_calibration {
  * points. */
 double nn_curve_gflops(const nn_rate_curve *c, double flops);
 
+/* The device's peak: the fastest rate the calibration measured, the 1024^3
+ * sgemm or any point of a rate curve (on a shared machine, or with slow
+ * reference loops, a small product can beat the large one). No operation is
+ * priced faster than it, so FLOPs at this rate bound every prediction from
+ * below. */
+double nn_calibration_peak_gflops(const nn_calibration *c);
+
 typedef void (*nn_progress_fn)(void *ctx, double fraction, const char *what);
 
 /* Measures device (opened with `threads`); progress may be NULL. Takes a few
@@ -87,5 +95,58 @@ int nn_calibration_load(const char *device, nn_calibration *out);
 int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len);
 /* The cache file of device. */
 int nn_calibration_path(const char *device, char *path, size_t len);
+
+/* ---- which calibration a front end uses (calibration_store.c) ------------------------- */
+
+/* The calibration of device as the CLI uses it: the cached one, else (or
+ * with remeasure) measured now, here, and cached. 0, or -1 with the reason;
+ * when measured but not cached, 0 with warning saying why ("" otherwise). */
+int nn_calibration_get(const char *device, int threads, int remeasure, nn_progress_fn progress, void *ctx,
+                       nn_calibration *out, char *err, size_t err_len, char *warning, size_t warning_len);
+
+/* The lab's calibrations: which devices have one, in memory or in the
+ * cache, and why one has none. The store never measures: the front end
+ * measures the devices nn_cal_store_missing names however it runs work off
+ * its UI thread (today the lab's own thread, ui/calib.c; an engine job of
+ * the calibration kind once the engine has one: start it, follow its
+ * progress, take its result) and hands each result to
+ * nn_cal_store_collect, which keeps and caches it. */
+#define NN_CAL_STORE_DEVICES 8
+
+enum nn_cal_state {
+    NN_CAL_UNKNOWN,              /* not looked for yet */
+    NN_CAL_OK,                   /* cal holds it (from the cache or measured) */
+    NN_CAL_MISSING,              /* no cache (or another machine's): measure it */
+    NN_CAL_FAILED                /* measuring failed: why (tried again when asked next) */
+};
+
+typedef struct nn_cal_entry {
+    char device[16];
+    int state;                   /* enum nn_cal_state */
+    nn_calibration cal;
+    char why[NN_ERR_LEN];
+} nn_cal_entry;
+
+typedef struct nn_cal_store {
+    int n;
+    nn_cal_entry e[NN_CAL_STORE_DEVICES];
+} nn_cal_store;
+
+/* 1 when device has no calibration in memory or in the cache (the cache is
+ * read the first time a device is asked about, and after a failure). */
+int nn_cal_store_needed(nn_cal_store *st, const char *device);
+/* Those of devices[0..n) that need measuring, in order, into out; returns
+ * how many (at most max). */
+int nn_cal_store_missing(nn_cal_store *st, const char *const *devices, int n, char out[][16], int max);
+/* The calibration of device, or NULL with *why saying why there is none. */
+const nn_calibration *nn_cal_store_get(nn_cal_store *st, const char *device, const char **why);
+/* Keeps a calibration (cal), or the reason there is none (cal NULL). */
+void nn_cal_store_record(nn_cal_store *st, const char *device, const nn_calibration *cal, const char *why);
+/* A measurement of device that ended: rc 0 with cal, kept (used this
+ * session even if it cannot be cached) and cached, warning saying so when
+ * caching failed ("" otherwise); rc != 0 with err, kept as the reason.
+ * Returns rc. */
+int nn_cal_store_collect(nn_cal_store *st, const char *device, int rc, const nn_calibration *cal, const char *err,
+                         char *warning, size_t warning_len);
 
 #endif

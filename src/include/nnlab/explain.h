@@ -40,11 +40,14 @@ typedef struct nn_explanation {
                                     launch + nodes x the replay cost of a node */
     double copy_us;              /* the batch to the device: fixed cost + bytes / bandwidth */
     double sync_us;              /* one round trip when the loss is read every step */
-    double compute_us;           /* all FLOPs at the sgemm peak */
-    double memory_us;            /* all bytes at the streaming bandwidth */
-    double work_us;              /* sum over ops of max(FLOPs/rate, bytes/bandwidth), the rate
-                                    measured for calls of that size where calibrated */
-    double predicted_us;         /* issue + copy + sync + fixed + work */
+    double compute_us;           /* all FLOPs at the peak (peak_gflops): a floor of the work */
+    double memory_us;            /* all bytes at the streaming bandwidth: a floor of the work */
+    double work_us;              /* sum over ops of max(arithmetic, bytes/bandwidth): the
+                                    arithmetic at the rate measured for calls of that size (or
+                                    the cost per element measured for its kind), never faster
+                                    than the peak */
+    double predicted_us;         /* issue + copy + sync + fixed + work; never below compute_us
+                                    or memory_us */
     nn_regime regime;
     char why[512];               /* the numbers behind the regime */
     char advice[512];            /* the change that would help most */
@@ -52,13 +55,14 @@ typedef struct nn_explanation {
     /* Added with the rate curves and the graph and pinned figures. */
     int matrix_calls;            /* linear and convolution calls per step */
     double fixed_us;             /* matrix_calls x their fixed cost beyond issuing one op */
-    double sized_compute_us;     /* all FLOPs at the rates of their call sizes (compute_us
-                                    when the calibration has no curves) */
+    double sized_compute_us;     /* the arithmetic of every op as the work prices it: the one
+                                    FLOP time the explanation's text gives */
     int graph_nodes;             /* nodes of the replayed graph (0 without one) */
     int priced_graph;            /* issue_us is a graph replay (opt->graph and calibrated) */
     int priced_pinned;           /* copy_us is from page-locked memory (opt->pinned and calibrated) */
     double graph_saving_us;      /* what replaying the step as a graph would save, from the
                                     calibration; 0 when priced as one already or not calibrated */
+    double peak_gflops;          /* the rate of compute_us (nn_calibration_peak_gflops) */
 } nn_explanation;
 
 void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,

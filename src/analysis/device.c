@@ -1,0 +1,134 @@
+/* src/analysis/device.c - device status, the background survey and the GPU
+ * switches' rule; see device.h. */
+#include "nnlab/device.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+/* Availability through the backend's own probe. A device this build does
+ * not have at all is unavailable with the loader's reason (the GPU module
+ * not built, not found, a library it needs missing), never hidden. */
+int nn_device_status_of(const char *name, nn_device_status *out)
+{
+    memset(out, 0, sizeof *out);
+    nn_strlcpy(out->name, name ? name : "", sizeof out->name);
+    const nn_backend_ops *ops = nn_backend_find_why(name, out->why, sizeof out->why);
+    if (!ops) {
+        if (!out->why[0])
+            snprintf(out->why, sizeof out->why, "this build of nnlab has no %s backend", out->name);
+        return -1;
+    }
+    if (ops->probe && ops->probe(out->why, sizeof out->why) != 0) {
+        if (!out->why[0])
+            snprintf(out->why, sizeof out->why, "not available here");
+        return -1;
+    }
+    out->why[0] = '\0';
+    out->available = 1;
+    out->host_memory = ops->host_memory;
+    nn_strlcpy(out->summary, ops->summary ? ops->summary : "", sizeof out->summary);
+    if (!ops->describe || ops->describe(out->description, sizeof out->description) != 0)
+        out->description[0] = '\0';
+    return 0;
+}
+
+int nn_devices_list(nn_device_status *out, int max)
+{
+    int n = 0;
+    for (const char *const *name = nn_backend_names; *name && n < max; name++)
+        (void)nn_device_status_of(*name, &out[n++]);
+    return n;
+}
+
+static int known_name(const char *name)
+{
+    for (const char *const *n = nn_backend_names; name && *n; n++)
+        if (!strcmp(*n, name))
+            return 1;
+    return 0;
+}
+
+int nn_device_require(const char *name, char *err, size_t err_len)
+{
+    nn_device_status st;
+    if (nn_device_status_of(name, &st) == 0)
+        return 0;
+    if (!known_name(name))
+        return nn_errorf(err, err_len, "%s", st.why);    /* "unknown device 'x' (expected ...)" */
+    return nn_errorf(err, err_len, "device %s: not available: %s", st.name, st.why);
+}
+
+/* ---- the survey ------------------------------------------------------------------------ */
+
+struct nn_device_survey {
+    pthread_t thread;
+    pthread_mutex_t mu;          /* guards done, n and st once the thread runs */
+    int done, n;
+    nn_device_status st[NN_MAX_DEVICES];
+};
+
+static void *survey_main(void *arg)
+{
+    nn_device_survey *sv = arg;
+    nn_device_status list[NN_MAX_DEVICES];
+    int n = nn_devices_list(list, NN_MAX_DEVICES);
+    pthread_mutex_lock(&sv->mu);
+    memcpy(sv->st, list, sizeof list);
+    sv->n = n;
+    sv->done = 1;
+    pthread_mutex_unlock(&sv->mu);
+    return NULL;
+}
+
+nn_device_survey *nn_device_survey_start(char *err, size_t err_len)
+{
+    nn_device_survey *sv = calloc(1, sizeof *sv);
+    if (!sv) {
+        nn_errorf(err, err_len, "checking the devices: out of memory");
+        return NULL;
+    }
+    int rc = pthread_mutex_init(&sv->mu, NULL);
+    if (rc == 0 && (rc = pthread_create(&sv->thread, NULL, survey_main, sv)) != 0)
+        pthread_mutex_destroy(&sv->mu);
+    if (rc != 0) {
+        nn_errorf(err, err_len, "checking the devices: no thread: %s", strerror(rc));
+        free(sv);
+        return NULL;
+    }
+    return sv;
+}
+
+int nn_device_survey_poll(nn_device_survey *sv, nn_device_status *out, int max)
+{
+    int n = -1;
+    pthread_mutex_lock(&sv->mu);
+    if (sv->done) {
+        n = sv->n < max ? sv->n : max;
+        memcpy(out, sv->st, (size_t)n * sizeof *out);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return n;
+}
+
+void nn_device_survey_free(nn_device_survey *sv)
+{
+    if (!sv)
+        return;
+    pthread_join(sv->thread, NULL);
+    pthread_mutex_destroy(&sv->mu);
+    free(sv);
+}
+
+/* ---- the GPU switches ------------------------------------------------------------------ */
+
+int nn_job_switches_check(const nn_job_config *cfg, char *err, size_t err_len)
+{
+    if (cfg->pinned && cfg->data_on_device)
+        return nn_errorf(err, err_len, "pinned copies each batch from page-locked memory: it needs "
+                         "the data set off the device (--no-data-on-device)");
+    return 0;
+}

@@ -1,0 +1,262 @@
+/* src/analysis/sweep.c - the batch sweep runner and the rules that read its
+ * results; see sweep.h. */
+#include "nnlab/sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int nn_sweep_powers_of_two(int from, int to, int *out, int max)
+{
+    int n = 0;
+    long b = 1;
+    if (from < 1)
+        from = 1;
+    while (b < from)
+        b *= 2;
+    for (; b <= to && n < max; b *= 2)
+        out[n++] = (int)b;
+    return n;
+}
+
+void nn_sweep_init(nn_sweep *sw, const nn_job_config *base, const int *batches, int n_batches, long steps,
+                   long warmup)
+{
+    memset(sw, 0, sizeof *sw);
+    sw->base = *base;
+    sw->base.bench = 1;
+    sw->base.steps = steps > 0 ? steps : 20;
+    sw->base.warmup = warmup >= 0 ? warmup : 3;
+    sw->base.epochs = 0;
+    sw->n_batches = n_batches < NN_SWEEP_MAX_BATCHES ? n_batches : NN_SWEEP_MAX_BATCHES;
+    memcpy(sw->batch, batches, (size_t)sw->n_batches * sizeof *batches);
+    sw->latest_dev = sw->latest_batch = -1;
+    for (int d = 0; d < NN_SWEEP_MAX_DEVICES; d++)
+        for (int i = 0; i < NN_SWEEP_MAX_BATCHES; i++)
+            sw->pt[d][i].rate = NAN;
+}
+
+int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *cal, const char *why)
+{
+    if (sw->n_devices == NN_SWEEP_MAX_DEVICES)
+        return -1;
+    int d = sw->n_devices++;
+    snprintf(sw->device[d], sizeof sw->device[0], "%s", device);
+    sw->has_cal[d] = cal != NULL;
+    if (cal)
+        sw->cal[d] = *cal;
+    else
+        snprintf(sw->cal_why[d], sizeof sw->cal_why[0], "%s", why && why[0] ? why : "none measured");
+    return 0;
+}
+
+/* ---- recording a point ------------------------------------------------------------------- */
+
+static void record_failure(nn_sweep *sw, int d, int i, const char *why)
+{
+    sw->pt[d][i].state = NN_POINT_FAILED;
+    sw->n_failed++;
+    snprintf(sw->last_error, sizeof sw->last_error, "%s batch %d: %s", sw->device[d], sw->batch[i], why);
+}
+
+/* A measured point's explanation: its inputs read from the snapshot, then
+ * with the device's calibration its regime and predicted step. */
+static void explain_point(nn_sweep *sw, int d, int i, const nn_snapshot *s)
+{
+    nn_sweep_point *pt = &sw->pt[d][i];
+    nn_explanation e;
+    pt->has_inputs = nn_observe_inputs(s, &pt->in) == 0;
+    pt->has_model = 0;
+    if (!pt->has_inputs || !sw->has_cal[d])
+        return;
+    nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &pt->in, &e);
+    pt->has_model = 1;
+    pt->regime = e.regime;
+    pt->predicted_us = e.predicted_us;
+}
+
+void nn_sweep_record(nn_sweep *sw, int d, int i, const nn_snapshot *s)
+{
+    nn_sweep_point *pt = &sw->pt[d][i];
+    nn_step_measure m;
+    nn_measure_step(s, &m);
+    pt->rate = NAN;
+    if (s->state == NN_JOB_DONE && m.timed_steps > 0) {
+        pt->state = NN_POINT_DONE;
+        pt->measured = m;
+        pt->rate = sw->batch[i] * 1e6 / m.step_us;
+        explain_point(sw, d, i, s);
+        sw->latest_dev = d;
+        sw->latest_batch = i;
+    } else if (s->state == NN_JOB_CANCELLED) {
+        pt->state = NN_POINT_CANCELLED;
+    } else {
+        record_failure(sw, d, i, s->error[0] ? s->error : "no timed steps");
+    }
+}
+
+/* ---- the runner ------------------------------------------------------------------------------- */
+
+int nn_sweep_active(const nn_sweep *sw)
+{
+    return sw->started && !sw->finished;
+}
+
+static void finish(nn_sweep *sw)
+{
+    sw->finished = 1;
+    sw->t_end = nn_now();
+}
+
+/* Starts point `next` (batch-major). A job that cannot start is recorded as
+ * failed and the next one tried. */
+static void start_next(nn_sweep *sw)
+{
+    char err[NN_ERR_LEN];
+    while (sw->next < sw->n_batches * sw->n_devices) {
+        int i = sw->next / sw->n_devices, d = sw->next % sw->n_devices;
+        nn_job_config cfg = sw->base;
+        sw->next++;
+        cfg.batch = sw->batch[i];
+        snprintf(cfg.device, sizeof cfg.device, "%s", sw->device[d]);
+        sw->job = nn_job_start(&cfg, err, sizeof err);
+        if (sw->job) {
+            sw->cur_dev = d;
+            sw->cur_batch = i;
+            sw->pt[d][i].state = NN_POINT_RUNNING;
+            memset(&sw->snap, 0, sizeof sw->snap);
+            return;
+        }
+        record_failure(sw, d, i, err);
+    }
+    finish(sw);
+}
+
+/* Records the finished job's point and frees the job. */
+static void collect(nn_sweep *sw)
+{
+    nn_job_wait(sw->job);
+    nn_job_snapshot(sw->job, &sw->snap);
+    nn_sweep_record(sw, sw->cur_dev, sw->cur_batch, &sw->snap);
+    nn_job_free(sw->job);
+    sw->job = NULL;
+}
+
+int nn_sweep_poll(nn_sweep *sw)
+{
+    if (sw->finished)
+        return 0;
+    if (!sw->started) {
+        sw->started = 1;
+        sw->t_start = nn_now();
+        start_next(sw);
+        return NN_SWEEP_PROGRESS | NN_SWEEP_RESULTS;
+    }
+    if (!sw->job)
+        return 0;
+    nn_snapshot s;
+    nn_job_snapshot(sw->job, &s);
+    int changed = memcmp(&s, &sw->snap, sizeof s) != 0;
+    sw->snap = s;
+    if (s.state == NN_JOB_DONE || s.state == NN_JOB_FAILED || s.state == NN_JOB_CANCELLED) {
+        collect(sw);
+        if (sw->cancelled)
+            finish(sw);
+        else
+            start_next(sw);
+        return NN_SWEEP_PROGRESS | NN_SWEEP_RESULTS;
+    }
+    return changed ? NN_SWEEP_PROGRESS : 0;
+}
+
+void nn_sweep_wait(nn_sweep *sw)
+{
+    if (sw->job)
+        nn_job_wait(sw->job);
+}
+
+/* Asks the running job to stop; nn_sweep_poll collects it, so that the lab
+ * never waits for a long step. */
+void nn_sweep_cancel(nn_sweep *sw)
+{
+    if (!sw->started || sw->finished || sw->cancelled)
+        return;
+    sw->cancelled = 1;
+    for (int d = 0; d < sw->n_devices; d++)
+        for (int i = 0; i < sw->n_batches; i++)
+            if (sw->pt[d][i].state == NN_POINT_PENDING)
+                sw->pt[d][i].state = NN_POINT_CANCELLED;
+    if (sw->job) {
+        nn_job_cancel(sw->job);
+        return;
+    }
+    finish(sw);
+}
+
+void nn_sweep_free(nn_sweep *sw)
+{
+    if (sw->job) {
+        nn_job_free(sw->job);        /* cancels and waits */
+        sw->job = NULL;
+    }
+}
+
+/* ---- reading the results ------------------------------------------------------------------ */
+
+int nn_sweep_device_index(const nn_sweep *sw, const char *name)
+{
+    for (int d = 0; d < sw->n_devices; d++)
+        if (!strcmp(sw->device[d], name))
+            return d;
+    return -1;
+}
+
+int nn_crossover_index(const double *base, const double *challenger, int n)
+{
+    int from = -1;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(base[i]) || !isfinite(challenger[i]))
+            continue;                /* not measured on both: says nothing */
+        if (challenger[i] > base[i]) {
+            if (from < 0)
+                from = i;
+        } else {
+            from = -1;               /* fell behind again: the lead starts later */
+        }
+    }
+    return from;
+}
+
+int nn_sweep_crossover(const nn_sweep *sw, int base_dev, int challenger_dev)
+{
+    double base[NN_SWEEP_MAX_BATCHES], challenger[NN_SWEEP_MAX_BATCHES];
+    if (base_dev < 0 || base_dev >= sw->n_devices || challenger_dev < 0 || challenger_dev >= sw->n_devices)
+        return -1;
+    for (int i = 0; i < sw->n_batches; i++) {
+        base[i] = sw->pt[base_dev][i].state == NN_POINT_DONE ? sw->pt[base_dev][i].rate : NAN;
+        challenger[i] = sw->pt[challenger_dev][i].state == NN_POINT_DONE ? sw->pt[challenger_dev][i].rate : NAN;
+    }
+    return nn_crossover_index(base, challenger, sw->n_batches);
+}
+
+double nn_sweep_doubling(const nn_sweep *sw, int d, int i)
+{
+    const nn_sweep_point *p = &sw->pt[d][i];
+    if (p->state != NN_POINT_DONE || sw->batch[i] % 2 != 0)
+        return 0;
+    for (int j = 0; j < sw->n_batches; j++) {
+        const nn_sweep_point *half = &sw->pt[d][j];
+        if (2 * sw->batch[j] == sw->batch[i] && half->state == NN_POINT_DONE && half->rate > 0)
+            return p->rate / half->rate;
+    }
+    return 0;
+}
+
+int nn_sweep_explain(const nn_sweep *sw, int d, int i, nn_explanation *out)
+{
+    const nn_sweep_point *p = &sw->pt[d][i];
+    if (!p->has_model)
+        return -1;
+    nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &p->in, out);
+    return 0;
+}

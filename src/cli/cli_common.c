@@ -1,0 +1,378 @@
+/* src/cli/cli_common.c - the one option table and the helpers every command
+ * shares; see cli_common.h. */
+#include "config.h"
+
+#include "cli_common.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nnlab/device.h"
+#include "util.h"
+
+/* ---- the option table --------------------------------------------------------------- */
+
+enum {
+    OPT_PRESET = 256, OPT_DEVICE, OPT_DEVICES, OPT_BATCH, OPT_BATCHES, OPT_EPOCHS, OPT_STEPS, OPT_WARMUP,
+    OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
+    OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
+    OPT_NO_GRAPH, OPT_TF32, OPT_HELP
+};
+
+#define RUNS (CLI_TRAIN | CLI_BENCH)
+#define JOBS (CLI_TRAIN | CLI_BENCH | CLI_EXPLAIN | CLI_SWEEP)
+#define ALL (JOBS | CLI_CALIBRATE)
+
+typedef struct cli_option_spec {
+    const char *name;
+    int has_arg;
+    char short_name;             /* 0: long only */
+    int id;
+    unsigned commands;           /* enum cli_command bits: who takes it */
+} cli_option_spec;
+
+static const cli_option_spec option_table[] = {
+    { "preset", 1, 'p', OPT_PRESET, JOBS },
+    { "device", 1, 'd', OPT_DEVICE, RUNS | CLI_CALIBRATE | CLI_EXPLAIN },
+    { "devices", 1, 0, OPT_DEVICES, CLI_SWEEP },
+    { "batch", 1, 'b', OPT_BATCH, RUNS | CLI_EXPLAIN },
+    { "batches", 1, 0, OPT_BATCHES, CLI_SWEEP },
+    { "epochs", 1, 'e', OPT_EPOCHS, RUNS },
+    { "steps", 1, 's', OPT_STEPS, JOBS },
+    { "warmup", 1, 'w', OPT_WARMUP, JOBS },
+    { "lr", 1, 'l', OPT_LR, RUNS },
+    { "seed", 1, 0, OPT_SEED, RUNS },
+    { "threads", 1, 't', OPT_THREADS, ALL },
+    { "data", 1, 0, OPT_DATA, RUNS },
+    { "log-every", 1, 0, OPT_LOG_EVERY, RUNS },
+    { "no-validation", 0, 0, OPT_NO_VALIDATION, RUNS },
+    { "quiet", 0, 'q', OPT_QUIET, RUNS },
+    { "json", 0, 'j', OPT_JSON, ALL },
+    { "csv", 0, 0, OPT_CSV, CLI_SWEEP },
+    { "recalibrate", 0, 0, OPT_RECALIBRATE, CLI_EXPLAIN | CLI_SWEEP },
+    /* the GPU switches (nn_job_config) */
+    { "data-on-device", 0, 0, OPT_DATA_ON_DEVICE, JOBS },
+    { "no-data-on-device", 0, 0, OPT_NO_DATA_ON_DEVICE, JOBS },
+    { "pinned", 0, 0, OPT_PINNED, JOBS },
+    { "sync-every-step", 0, 0, OPT_SYNC_EVERY_STEP, JOBS },
+    { "graph", 0, 0, OPT_GRAPH, JOBS },
+    { "no-graph", 0, 0, OPT_NO_GRAPH, JOBS },
+    { "tf32", 0, 0, OPT_TF32, JOBS },
+    { "help", 0, 'h', OPT_HELP, ALL },
+};
+#define N_OPTIONS (int)(sizeof option_table / sizeof option_table[0])
+
+/* getopt's tables for the options `command` takes. */
+static void getopt_tables(enum cli_command command, struct option *longopts, char *shortopts)
+{
+    int n = 0, k = 0;
+    for (int i = 0; i < N_OPTIONS; i++) {
+        const cli_option_spec *s = &option_table[i];
+        if (!(s->commands & command))
+            continue;
+        longopts[n++] = (struct option){ s->name, s->has_arg ? required_argument : no_argument, NULL, s->id };
+        if (s->short_name) {
+            shortopts[k++] = s->short_name;
+            if (s->has_arg)
+                shortopts[k++] = ':';
+        }
+    }
+    longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+    shortopts[k] = '\0';
+}
+
+/* The id of a short option (getopt returns the letter). */
+static int option_id(int c)
+{
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (option_table[i].short_name && option_table[i].short_name == c)
+            return option_table[i].id;
+    return c;
+}
+
+static void defaults(enum cli_command command, cli_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->command = command;
+    o->seed = 1;
+    o->steps = command == CLI_TRAIN ? 0 : 20;
+    o->warmup = 3;
+    o->data_on_device = 1;           /* the engine's defaults (nn_job_config_init) */
+    o->graph = 1;
+}
+
+int cli_parse_count(const char *opt, const char *arg, long min, long *out)
+{
+    long v;
+    if (nn_parse_long(arg, &v) != 0 || v < min) {
+        fprintf(stderr, "nnlab: --%s %s: expected a whole number >= %ld\n", opt, arg, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* An option with a number: 0, or -1 after the error. */
+static int number_option(int id, const char *arg, cli_options *o)
+{
+    long v;
+    double d;
+    switch (id) {
+    case OPT_BATCH: return cli_parse_count("batch", arg, 1, &o->batch);
+    case OPT_EPOCHS: return cli_parse_count("epochs", arg, 1, &o->epochs);
+    case OPT_STEPS: return cli_parse_count("steps", arg, 1, &o->steps);
+    case OPT_WARMUP: return cli_parse_count("warmup", arg, 0, &o->warmup);
+    case OPT_THREADS: return cli_parse_count("threads", arg, 1, &o->threads);
+    case OPT_LOG_EVERY: return cli_parse_count("log-every", arg, 1, &o->log_every);
+    case OPT_SEED:
+        if (cli_parse_count("seed", arg, 0, &v) != 0)
+            return -1;
+        o->seed = (unsigned long long)v;
+        return 0;
+    case OPT_LR:
+        if (nn_parse_double(arg, &d) != 0 || !(d > 0)) {
+            fprintf(stderr, "nnlab: --lr %s: expected a positive number\n", arg);
+            return -1;
+        }
+        o->lr = d;
+        return 0;
+    }
+    return -1;
+}
+
+/* One option; 0, 1 for --help, -1 after an error. */
+static int take_option(int id, const char *arg, cli_options *o)
+{
+    switch (id) {
+    case OPT_PRESET: o->preset = arg; return 0;
+    case OPT_DEVICE: o->device = arg; return 0;
+    case OPT_DEVICES: o->devices = arg; return 0;
+    case OPT_BATCHES: o->batches = arg; return 0;
+    case OPT_DATA: o->data = arg; return 0;
+    case OPT_NO_VALIDATION: o->no_validation = 1; return 0;
+    case OPT_QUIET: o->quiet = 1; return 0;
+    case OPT_JSON: o->json = 1; return 0;
+    case OPT_CSV: o->csv = 1; return 0;
+    case OPT_RECALIBRATE: o->recalibrate = 1; return 0;
+    case OPT_DATA_ON_DEVICE: o->data_on_device = 1; return 0;
+    case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; return 0;
+    case OPT_PINNED: o->pinned = 1; return 0;
+    case OPT_SYNC_EVERY_STEP: o->sync_every_step = 1; return 0;
+    case OPT_GRAPH: o->graph = 1; return 0;
+    case OPT_NO_GRAPH: o->graph = 0; return 0;
+    case OPT_TF32: o->tf32 = 1; return 0;
+    case OPT_HELP: cli_usage(stdout); return 1;
+    case '?': return -1;             /* getopt has said what was wrong */
+    }
+    return number_option(id, arg, o);
+}
+
+int cli_parse(enum cli_command command, int argc, char **argv, cli_options *o)
+{
+    struct option longopts[N_OPTIONS + 1];
+    char shortopts[2 * N_OPTIONS + 1];
+    int c;
+    defaults(command, o);
+    getopt_tables(command, longopts, shortopts);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        int rc = take_option(option_id(c), optarg, o);
+        if (rc != 0)
+            return rc;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "nnlab: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the job ---------------------------------------------------------------------------- */
+
+int cli_job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg)
+{
+    char err[NN_ERR_LEN];
+    int bench = o->command != CLI_TRAIN;
+    nn_job_config_init(cfg, p);
+    if (o->device)
+        nn_strlcpy(cfg->device, o->device, sizeof cfg->device);
+    if (o->data)
+        nn_strlcpy(cfg->data_dir, o->data, sizeof cfg->data_dir);
+    cfg->batch = (int)o->batch;
+    cfg->epochs = (int)o->epochs;
+    cfg->steps = o->steps;
+    cfg->lr = o->lr;
+    cfg->seed = o->seed;
+    cfg->threads = (int)o->threads;
+    cfg->log_every = o->log_every;
+    cfg->no_validation = o->no_validation;
+    cfg->bench = bench;
+    cfg->warmup = bench ? o->warmup : 0;
+    cfg->data_on_device = o->data_on_device;
+    cfg->pinned = o->pinned;
+    cfg->sync_every_step = o->sync_every_step;
+    cfg->graph = o->graph;
+    cfg->tf32 = o->tf32;
+    if (nn_job_switches_check(cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+int cli_load_preset(const char *name, nn_preset *p)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    if (!name) {
+        fprintf(stderr, "nnlab: --preset NAME|FILE is required (see `nnlab presets`)\n");
+        return -1;
+    }
+    if (nn_preset_find(name, path, sizeof path, err, sizeof err) != 0 ||
+        nn_preset_load(path, p, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* s as a JSON string: a message may hold quotes, backslashes or control characters */
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+void cli_json_number(const char *key, double v, int last)
+{
+    printf("  \"%s\": ", key);
+    if (isfinite(v))
+        printf("%.6g", v);
+    else
+        printf("null");
+    printf(last ? "\n" : ",\n");
+}
+
+static void show_progress(void *ctx, double fraction, const char *what)
+{
+    (void)ctx;
+    fprintf(stderr, "\rcalibrating: %3.0f%% %-40s", fraction * 100.0, what);
+    if (fraction >= 1.0)
+        fprintf(stderr, "\n");
+}
+
+int cli_calibration(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal)
+{
+    char err[NN_ERR_LEN], warning[NN_ERR_LEN];
+    if (nn_calibration_get(device, threads, remeasure, quiet ? NULL : show_progress, NULL, cal, err, sizeof err,
+                           warning, sizeof warning) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    if (warning[0])
+        fprintf(stderr, "nnlab: warning: %s\n", warning);
+    return 0;
+}
+
+void cli_sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+void cli_run_sweep(nn_sweep *sw, int quiet)
+{
+    long failed = 0;
+    int shown = -1;
+    while (!sw->finished) {
+        int bits = nn_sweep_poll(sw);
+        if (sw->n_failed > failed) {     /* e.g. out of memory at a large batch: the rest still stands */
+            fprintf(stderr, "nnlab: %s\n", sw->last_error);
+            failed = sw->n_failed;
+        }
+        int now = sw->job ? sw->cur_batch * sw->n_devices + sw->cur_dev : -1;
+        if (!quiet && now >= 0 && now != shown)
+            fprintf(stderr, "\rsweep: %s batch %d ...   ", sw->device[sw->cur_dev], sw->batch[sw->cur_batch]);
+        shown = now;
+        if (!(bits & NN_SWEEP_RESULTS) && sw->job) {
+            nn_sweep_wait(sw);           /* the point's job ends; the next poll collects it */
+            continue;
+        }
+        if (!bits && !sw->job && !sw->finished)
+            cli_sleep_ms(1);
+    }
+    if (!quiet)
+        fprintf(stderr, "\r%40s\r", "");
+}
+
+/* ---- usage ---------------------------------------------------------------------------- */
+
+/* The options of the table above, by the commands that take them. */
+void cli_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: nnlab                    open the lab (the ncurses front end)\n"
+        "       nnlab COMMAND [OPTIONS]\n"
+        "\n"
+        "Commands:\n"
+        "  train    train a preset headless; progress on stderr, --json result on stdout\n"
+        "  bench    time training steps only (data in memory); median us/step\n"
+        "  presets  list the presets found, with descriptions and paths\n"
+        "  devices  list the backends and whether each is available here\n"
+        "  calibrate [--device D] [--threads N] [--json]\n"
+        "           measure sgemm GFLOP/s, bandwidth, op and copy latency (cached)\n"
+        "  explain --preset P [--device D] [--batch N] [--steps N] [--warmup N] [--recalibrate] [--json]\n"
+        "           predicted vs measured (mean) step time, the regime and what would help\n"
+        "  sweep --preset P [--devices cpu,gpu] [--batches 1,4,...] [--steps N] [--warmup N]\n"
+        "        [--recalibrate] [--csv|--json]\n"
+        "           time a batch-size sweep per device; doubling ratios and the crossover\n"
+        "\n"
+        "Options of train and bench:\n"
+        "  -p, --preset NAME|FILE   preset name or .ini path (required; explain, sweep too)\n"
+        "  -d, --device DEV         cpu, cpu-ref or gpu (default: the preset's; calibrate, explain too)\n"
+        "  -b, --batch N            batch size (default: the preset's; explain too)\n"
+        "  -e, --epochs N           epochs (train; default: the preset's)\n"
+        "  -s, --steps N            stop after N steps (bench, explain, sweep: timed steps, default 20)\n"
+        "  -w, --warmup N           bench, explain, sweep: untimed steps first (default 3)\n"
+        "  -l, --lr X               learning rate (default: the preset's)\n"
+        "      --seed N             random seed for weights, order and synthetic data (default 1)\n"
+        "  -t, --threads N          CPU threads for the cpu device (default: all cores; every command)\n"
+        "      --data DIR           data folder (MNIST-format IDX or CIFAR-10 binary)\n"
+        "      --log-every N        steps between progress lines (default: the preset's)\n"
+        "      --no-validation      skip validation at the end of each epoch\n"
+        "  -q, --quiet              no progress lines\n"
+        "  -j, --json               print the result as JSON on stdout (every command)\n"
+        "\n"
+        "Options of sweep and explain:\n"
+        "      --devices D1,D2      sweep: the devices, in order (default: cpu)\n"
+        "      --batches N1,N2      sweep: the batch sizes (default: 1,2,4,...,4096)\n"
+        "      --csv                sweep: the points as CSV\n"
+        "      --recalibrate        measure the device again instead of using its cached calibration\n"
+        "\n"
+        "GPU switches of train, bench, explain and sweep (each changes only what it names):\n"
+        "      --data-on-device     upload the data set once, gather batches there (default)\n"
+        "      --no-data-on-device  copy each batch from host memory instead\n"
+        "      --pinned             ... from page-locked memory (with --no-data-on-device)\n"
+        "      --sync-every-step    read the loss back every step, like loss.item()\n"
+        "      --graph              replay one recorded step as a CUDA graph (default)\n"
+        "      --no-graph           launch every operation of every step\n"
+        "      --tf32               allow TF32 tensor-core math (default: FP32)\n"
+        "\n"
+        "  -h, --help               this help\n"
+        "  -V, --version            the version\n"
+        "\n"
+        "See nnlab(1) and nnlab.ini(5).\n");
+}

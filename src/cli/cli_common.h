@@ -1,0 +1,66 @@
+/* src/cli/cli_common.h - what every headless command shares: the one option
+ * table (every command's options, the GPU switches included, parsed by one
+ * parser that knows which command takes which), the job a command's options
+ * describe, and the helpers (a preset by name, a whole number, JSON text,
+ * a device's calibration). The commands (cli.h) include this; it includes
+ * none of them. */
+#ifndef NNLAB_CLI_COMMON_H
+#define NNLAB_CLI_COMMON_H
+
+#include <stdio.h>
+
+#include "nnlab/calibrate.h"
+#include "nnlab/engine.h"
+#include "nnlab/preset.h"
+#include "nnlab/sweep.h"
+
+enum { CLI_EXIT_USAGE = 2, CLI_EXIT_CANCELLED = 130 };
+
+/* The commands that take options, as bits: an option names those that take it. */
+enum cli_command {
+    CLI_TRAIN = 1 << 0, CLI_BENCH = 1 << 1, CLI_CALIBRATE = 1 << 2, CLI_EXPLAIN = 1 << 3, CLI_SWEEP = 1 << 4
+};
+
+typedef struct cli_options {
+    enum cli_command command;
+    const char *preset, *device, *devices, *batches, *data;
+    long batch, epochs, steps, warmup, threads, log_every;
+    double lr;
+    unsigned long long seed;
+    int json, csv, quiet, no_validation, recalibrate;
+    int data_on_device, pinned, sync_every_step, graph, tf32;   /* the GPU switches */
+} cli_options;
+
+/* Parses the arguments after the command name (argv[0] is the command) with
+ * the options `command` takes, their defaults first (bench, explain and
+ * sweep: 20 timed steps after 3 untimed; the engine's switches). 0, 1 when
+ * --help was asked for (printed), or -1 after a one-line error. */
+int cli_parse(enum cli_command command, int argc, char **argv, cli_options *o);
+
+/* The job the options describe for preset p (bench for every command but
+ * train), checked against the GPU switches' rule: 0, or -1 after a
+ * one-line error. */
+int cli_job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg);
+
+/* A whole-number option >= min, or a one-line error naming it. */
+int cli_parse_count(const char *opt, const char *arg, long min, long *out);
+/* A preset by name or path, or a one-line error. */
+int cli_load_preset(const char *name, nn_preset *p);
+/* s as a JSON string, quotes included. */
+void cli_json_string(FILE *f, const char *s);
+/* "  \"key\": value," (null when not finite; no comma when last). */
+void cli_json_number(const char *key, double v, int last);
+
+/* The cached calibration of device, measured (and cached) when there is
+ * none or remeasure is set; progress on stderr unless quiet. 0, or -1
+ * after a one-line error. */
+int cli_calibration(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal);
+
+/* Runs a prepared sweep to its end, one point after the other; each failed
+ * point's reason on stderr, and unless quiet which point runs. */
+void cli_run_sweep(nn_sweep *sw, int quiet);
+
+void cli_usage(FILE *f);
+void cli_sleep_ms(long ms);
+
+#endif

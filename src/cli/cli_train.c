@@ -1,0 +1,272 @@
+/* src/cli/cli_train.c - nnlab train and nnlab bench: start a job, poll its
+ * snapshot, print progress on stderr and the result (JSON) on stdout. The
+ * same engine API as the lab. */
+#include "config.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_common.h"
+#include "nnlab/engine.h"
+#include "nnlab/observe.h"
+#include "util.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* ---- progress and results ------------------------------------------------------ */
+
+static void print_new_progress(nn_job *job, long *seen_points, int *seen_epochs, int quiet)
+{
+    nn_loss_point pts[64];
+    nn_epoch_result ep[16];
+    long n;
+    int m;
+    while ((n = nn_job_loss_points(job, *seen_points, pts, 64)) > 0) {
+        for (long i = 0; i < n && !quiet; i++)   /* the write-ups' format */
+            fprintf(stderr, "[%d, %5ld] loss: %.3f\n", pts[i].epoch, pts[i].step_in_epoch, pts[i].loss);
+        *seen_points += n;
+    }
+    while ((m = nn_job_epoch_results(job, *seen_epochs, ep, 16)) > 0) {
+        for (int i = 0; i < m && !quiet; i++) {
+            if (ep[i].has_accuracy)
+                fprintf(stderr, "[%d] validation loss: %.4f  accuracy: %.4f\n", ep[i].epoch,
+                        ep[i].val_loss, ep[i].val_accuracy);
+            else
+                fprintf(stderr, "[%d] validation loss: %.4f\n", ep[i].epoch, ep[i].val_loss);
+        }
+        *seen_epochs += m;
+    }
+}
+
+/* bench reports the median step, unless steps were not waited for one by
+ * one (a GPU without --sync-every-step): then a step's own time is only the
+ * time to issue it, and the mean, which includes every wait, is the rate. */
+static int bench_uses_median(const nn_snapshot *s)
+{
+    return !s->steps_async;
+}
+
+static const char *json_bool(int v)
+{
+    return v ? "true" : "false";
+}
+
+/* "name_us": value or null, for a set of phase times with validity bits */
+static void json_phases(const char *key, const double *us, unsigned valid, int last)
+{
+    printf("  \"%s\": {", key);
+    for (int p = 0; p < NN_PHASE_COUNT; p++) {
+        printf("%s\"%s_us\": ", p ? ", " : "", nn_phase_name(p));
+        if (valid & (1u << p))
+            printf("%.3f", us[p]);
+        else
+            printf("null");
+    }
+    printf(last ? "}\n" : "},\n");
+}
+
+/* The GPU part of the result: switches as applied, the per-step accounting
+ * counted by the backend, and how the phases were timed. null where a field
+ * does not apply (a CPU device). */
+static void print_json_gpu(const nn_snapshot *s)
+{
+    printf("  \"phase_clock\": \"%s\",\n", s->phase_device_clock ? "device" : "host");
+    /* a graph job issues forward, backward and optimizer as one launch */
+    unsigned host_valid = (1u << NN_PHASE_COUNT) - 1;
+    if (s->has_graph_us)
+        host_valid &= ~((1u << NN_PHASE_FORWARD) | (1u << NN_PHASE_BACKWARD) | (1u << NN_PHASE_OPTIMIZER));
+    json_phases("host_phases", s->host_phase_us, host_valid, 0);
+    printf("  \"graph_us\": ");
+    if (s->has_graph_us)
+        printf("%.3f,\n", s->graph_us);
+    else
+        printf("null,\n");
+    if (s->has_switches)
+        printf("  \"switches\": {\"data_on_device\": %s, \"pinned\": %s, \"sync_every_step\": %s, "
+               "\"graph\": %s, \"tf32\": %s},\n", json_bool(s->data_on_device), json_bool(s->pinned),
+               json_bool(s->sync_every_step), json_bool(s->graph), json_bool(s->tf32));
+    else
+        printf("  \"switches\": {\"data_on_device\": null, \"pinned\": null, \"sync_every_step\": %s, "
+               "\"graph\": null, \"tf32\": null},\n", json_bool(s->sync_every_step));
+    if (s->has_counters && s->timed_steps > 0) {
+        const nn_step_counters *c = &s->per_step;
+        printf("  \"per_step\": {\"launches\": %.4g, \"kernels\": %.4g, \"library_calls\": %.4g, "
+               "\"graph_launches\": %.4g, \"graph_nodes\": %.4g, \"h2d_copies\": %.4g, "
+               "\"h2d_bytes\": %.6g, \"d2h_copies\": %.4g, \"d2h_bytes\": %.6g, \"syncs\": %.4g},\n",
+               c->launches, c->kernels, c->library_calls, c->graph_launches, c->graph_nodes,
+               c->h2d_copies, c->h2d_bytes, c->d2h_copies, c->d2h_bytes, c->syncs);
+    } else {
+        printf("  \"per_step\": null,\n");
+    }
+    printf("  \"note\": ");
+    cli_json_string(stdout, s->note);
+    printf(",\n");
+}
+
+static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench)
+{
+    const nn_epoch_result *e = s->n_epoch_results > 0 ? &s->last_epoch : NULL;
+    printf("{\n  \"command\": \"%s\",\n  \"preset\": ", bench ? "bench" : "train");
+    cli_json_string(stdout, cfg->preset.name);
+    printf(",\n  \"device\": ");
+    cli_json_string(stdout, s->device);
+    printf(",\n  \"state\": \"%s\",\n", nn_job_state_name(s->state));
+    printf("  \"batch\": %d,\n  \"epochs\": %d,\n  \"steps\": %ld,\n", s->batch, s->epochs, s->step);
+    printf("  \"data\": {\"name\": ");
+    cli_json_string(stdout, s->data_name);
+    printf(", \"real\": %s, \"description\": ", s->data_synthetic ? "false" : "true");
+    cli_json_string(stdout, s->data_desc);
+    printf("},\n  \"seed\": %llu,\n  \"threads\": %d,\n", (unsigned long long)cfg->seed, s->threads);
+    cli_json_number("lr", cfg->lr ? cfg->lr : cfg->preset.lr, 0);
+    cli_json_number("params", (double)s->n_params, 0);
+    cli_json_number("prepare_s", s->prepare_s, 0);
+    cli_json_number("wall_s", s->elapsed_s, 0);
+    cli_json_number("timed_steps", (double)s->timed_steps, 0);
+    cli_json_number("us_per_step", bench && bench_uses_median(s) ? s->us_per_step_median : s->us_per_step, 0);
+    printf("  \"us_per_step_stat\": \"%s\",\n", bench && bench_uses_median(s) ? "median" : "mean");
+    cli_json_number("us_per_step_mean", s->us_per_step, 0);
+    cli_json_number("samples_per_s", s->samples_per_s, 0);
+    cli_json_number("train_loss", s->n_loss_points > 0 ? s->last_loss : NAN, 0);
+    cli_json_number("val_loss", e ? e->val_loss : NAN, 0);
+    cli_json_number("val_accuracy", e && e->has_accuracy ? e->val_accuracy : NAN, 0);
+    print_json_gpu(s);
+    json_phases("phases", s->phase_us, s->phase_valid, 1);   /* last: null where not measured */
+    printf("}\n");
+}
+
+/* " = copy 12.5 + forward 80.2 + ...": the parts of the measured step */
+static void print_parts(const nn_step_measure *m)
+{
+    int first = 1;
+    for (int p = 0; p < NN_STEP_PARTS; p++)
+        if (m->part_valid & (1u << p)) {
+            fprintf(stderr, "%s%s %.1f", first ? " = " : " + ", nn_step_part_name(p), m->part_us[p]);
+            first = 0;
+        }
+}
+
+/* The step: bench's median (its figure) beside the mean, whose parts add up
+ * to it; the device's own phase times apart, as they are not parts. */
+static void print_step(const nn_snapshot *s, int bench)
+{
+    nn_step_measure m;
+    nn_measure_step(s, &m);
+    fprintf(stderr, "  ");
+    if (bench && bench_uses_median(s))
+        fprintf(stderr, "%.1f us/step (median of %ld); ", s->us_per_step_median, s->timed_steps);
+    fprintf(stderr, "%.1f us/step (%s)", m.step_us, NN_STEP_STAT);
+    print_parts(&m);
+    fprintf(stderr, "\n");
+    if (s->phase_device_clock) {
+        fprintf(stderr, "  on the device's clock:");
+        for (int p = NN_PHASE_COPY; p <= NN_PHASE_OPTIMIZER; p++)
+            if (s->phase_valid & (1u << p))
+                fprintf(stderr, " %s %.1f", nn_phase_name(p), s->phase_us[p]);
+        if (s->has_graph_us)
+            fprintf(stderr, " graph %.1f", s->graph_us);
+        fprintf(stderr, " (sync is the host waiting for it)\n");
+    }
+}
+
+static void print_summary(const nn_snapshot *s, int bench)
+{
+    fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n",
+            bench ? "bench" : "trained", s->device, s->batch, s->step, s->elapsed_s, s->samples_per_s);
+    print_step(s, bench);
+    if (s->has_counters && s->timed_steps > 0)
+        fprintf(stderr, "  per step: %.1f launches, %.1f copies to the device (%.0f bytes), "
+                "%.1f back, %.1f waits\n", s->per_step.launches, s->per_step.h2d_copies,
+                s->per_step.h2d_bytes, s->per_step.d2h_copies, s->per_step.syncs);
+    if (s->note[0])
+        fprintf(stderr, "  note: %s\n", s->note);
+    if (s->n_epoch_results > 0 && s->last_epoch.has_accuracy)
+        fprintf(stderr, "  validation: loss %.4f, accuracy %.4f\n", s->last_epoch.val_loss,
+                s->last_epoch.val_accuracy);
+    else if (s->n_epoch_results > 0)
+        fprintf(stderr, "  validation: loss %.4f\n", s->last_epoch.val_loss);
+}
+
+/* ---- commands ----------------------------------------------------------------------- */
+
+/* Polls the job until it ends, printing its progress; Ctrl-C cancels it. */
+static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
+{
+    nn_snapshot s;
+    long seen_points = 0;
+    int seen_epochs = 0, announced = 0;
+    for (;;) {
+        nn_job_snapshot(job, &s);
+        if (!announced && s.state != NN_JOB_PREPARING && s.state != NN_JOB_FAILED) {
+            if (!quiet)
+                fprintf(stderr, "%s: %s on %s, batch %d, %ld steps; data: %s\n", p->name,
+                        bench ? "bench" : "training", s.device, s.batch, s.total_steps, s.data_desc);
+            announced = 1;
+        }
+        print_new_progress(job, &seen_points, &seen_epochs, quiet);
+        if (s.state == NN_JOB_DONE || s.state == NN_JOB_FAILED || s.state == NN_JOB_CANCELLED)
+            break;
+        if (interrupted)
+            nn_job_cancel(job);
+        cli_sleep_ms(20);
+    }
+    nn_job_wait(job);
+    print_new_progress(job, &seen_points, &seen_epochs, quiet);
+}
+
+static int run_job(int argc, char **argv, enum cli_command command)
+{
+    cli_options o;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_snapshot s;
+    char err[NN_ERR_LEN];
+    int bench = command == CLI_BENCH;
+    int rc = cli_parse(command, argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
+        return CLI_EXIT_USAGE;
+    nn_job *job = nn_job_start(&cfg, err, sizeof err);
+    if (!job) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    follow(job, &p, bench, o.quiet);
+    nn_job_snapshot(job, &s);
+    nn_job_free(job);
+    if (s.state == NN_JOB_FAILED) {
+        fprintf(stderr, "nnlab: %s\n", s.error);
+        return EXIT_FAILURE;
+    }
+    if (!o.quiet || s.state == NN_JOB_DONE)
+        print_summary(&s, bench);
+    if (o.json)
+        print_json(&cfg, &s, bench);
+    if (s.state == NN_JOB_CANCELLED) {
+        fprintf(stderr, "nnlab: cancelled after %ld steps\n", s.step);
+        return CLI_EXIT_CANCELLED;
+    }
+    return 0;
+}
+
+int nn_cli_train(int argc, char **argv)
+{
+    return run_job(argc, argv, CLI_TRAIN);
+}
+
+int nn_cli_bench(int argc, char **argv)
+{
+    return run_job(argc, argv, CLI_BENCH);
+}

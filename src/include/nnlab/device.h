@@ -1,0 +1,65 @@
+/* src/include/nnlab/device.h - which devices exist and whether each can be used
+ * here, decided in one place for the CLI (`nnlab devices`, calibrate, explain,
+ * sweep), the lab's setup screen and the engine; and the rule the GPU
+ * switches of a job must keep.
+ *
+ * Asking whether the GPU is usable loads its module and initialises the CUDA
+ * runtime, which can take a while: the lab asks on a thread of its own
+ * (nn_device_survey_start) and shows "checking" until the answer is in. */
+#ifndef NNLAB_DEVICE_H
+#define NNLAB_DEVICE_H
+
+#include <stddef.h>
+
+#include "nnlab/engine.h"
+#include "util.h"
+
+#define NN_MAX_DEVICES 4             /* cpu-ref, cpu, gpu, and room for one more */
+
+typedef struct nn_device_status {
+    char name[16];               /* "cpu-ref", "cpu", "gpu" */
+    int available;               /* it can run a job here */
+    int host_memory;             /* it computes in host memory (a CPU); valid when available */
+    char summary[NN_TEXT_LEN];   /* available: the backend's one line ("OpenBLAS, ...") */
+    char description[NN_ERR_LEN];/* available: the device's own words (the GPU's name, memory,
+                                    versions); "" when the backend has none */
+    char why[NN_ERR_LEN];        /* unavailable: why (the module not built or not found, a
+                                    library missing, no driver, no device, an unknown name) */
+} nn_device_status;
+
+/* The status of one device, probed now: on a GPU this may initialise the
+ * CUDA runtime, so the lab calls it only off its UI thread. Returns 0 when
+ * it is available, -1 otherwise (out->why says why). */
+int nn_device_status_of(const char *name, nn_device_status *out);
+
+/* Every device nnlab knows, available or not, in the order `nnlab devices`
+ * lists them; returns how many (at most max). Probes each: see above. */
+int nn_devices_list(nn_device_status *out, int max);
+
+/* 0 when device can run a job here, else -1 with the one-line error a job
+ * gives ("unknown device 'x' (expected cpu, cpu-ref or gpu)", "device gpu:
+ * not available: <why>"). Probes: see above. */
+int nn_device_require(const char *name, char *err, size_t err_len);
+
+/* ---- the survey: nn_devices_list on a thread of its own ------------------------------ */
+
+typedef struct nn_device_survey nn_device_survey;
+
+/* Starts listing the devices on a new thread; NULL with the reason when no
+ * thread (or memory) could be had. */
+nn_device_survey *nn_device_survey_start(char *err, size_t err_len);
+/* -1 while the survey runs; then copies at most max statuses into out and
+ * returns how many. Never waits. */
+int nn_device_survey_poll(nn_device_survey *sv, nn_device_status *out, int max);
+/* Waits for the survey's thread and frees it; NULL is allowed. */
+void nn_device_survey_free(nn_device_survey *sv);
+
+/* ---- the GPU switches ------------------------------------------------------------------- */
+
+/* The rule a job's GPU switches must keep, for the engine, the CLI and the
+ * lab alike: page-locked copies (pinned) are copies from host memory, so
+ * they need the data set off the device. 0, or -1 with a one-line reason
+ * that names the option to add. */
+int nn_job_switches_check(const nn_job_config *cfg, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""tests/layering.py - the include rules of docs/layout.md, checked on the tree.
+
+Each rule is one TAP case. An include "x.h" is resolved as the compiler would
+for the file's folder: the file's own folder first, then the include path the
+folder is built with (Makefile.am). An include that resolves nowhere in the
+tree (system headers, the generated config.h) is outside the rules.
+"""
+import os
+import re
+import sys
+
+TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..")
+TOP = os.path.abspath(TOP)
+
+# Where each folder's files look for headers, after their own folder: what
+# Makefile.am gives them. The lab and the CLI get only the public API and
+# the bottom helpers; the library gets its private folders; a backend gets
+# its own folder and the bottom helpers.
+FRONT_END_PATH = ["src/include", "src/common"]
+CLI_PATH = ["src/include", "src/common", "ui"]    # ui/lab.h: `nnlab` opens the lab
+LIBRARY_PATH = ["src/include", "src/common", "src/core", "src/analysis", "backends"]
+BACKEND_PATH = ["backends", "src/common"]
+
+SOURCE_DIRS = ["src", "ui", "backends"]
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layer_of(rel):
+    """The layer a file belongs to, by folder."""
+    for prefix, name in (("src/include/nnlab/", "public"), ("src/common/", "common"),
+                         ("src/core/", "core"), ("src/analysis/", "analysis"),
+                         ("src/cli/", "cli"), ("ui/", "ui"), ("backends/", "backend")):
+        if rel.startswith(prefix):
+            return name
+    return "other"
+
+
+def search_path(rel):
+    layer = layer_of(rel)
+    if layer == "ui":
+        return FRONT_END_PATH
+    if layer == "cli":
+        return CLI_PATH
+    if layer in ("backend", "common"):
+        return BACKEND_PATH
+    return LIBRARY_PATH
+
+
+def source_files():
+    out = []
+    for d in SOURCE_DIRS:
+        for root, _, names in os.walk(os.path.join(TOP, d)):
+            for n in names:
+                if n.endswith((".c", ".h", ".cu")):
+                    out.append(os.path.relpath(os.path.join(root, n), TOP))
+    return sorted(out)
+
+
+def resolve(rel, name):
+    """The tree file `#include "name"` in rel means, or None (system, generated)."""
+    for d in [os.path.dirname(rel)] + search_path(rel):
+        cand = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(os.path.join(TOP, cand)):
+            return cand
+    return None
+
+
+def include_graph(files):
+    graph, unresolved = {}, {}
+    for rel in files:
+        with open(os.path.join(TOP, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        edges = []
+        for name in INCLUDE_RE.findall(text):
+            target = resolve(rel, name)
+            if target is None:
+                if name != "config.h":
+                    unresolved.setdefault(rel, []).append(name)
+            else:
+                edges.append(target)
+        graph[rel] = edges
+    return graph, unresolved
+
+
+def find_cycle(graph):
+    """One include cycle as a list of files, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if state.get(nxt) is None:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if state.get(node) is None:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def violations(graph, who, allowed, except_files=()):
+    """Edges from files of layers `who` to files whose layer is not in allowed."""
+    bad = []
+    for src, targets in sorted(graph.items()):
+        if layer_of(src) not in who:
+            continue
+        for t in targets:
+            if layer_of(t) not in allowed and t not in except_files:
+                bad.append("%s includes %s" % (src, t))
+    return bad
+
+
+def main():
+    files = source_files()
+    graph, unresolved = include_graph(files)
+    cases = []
+
+    cycle = find_cycle(graph)
+    cases.append(("no include cycle among source files",
+                  [" -> ".join(cycle)] if cycle else []))
+    cases.append(("every quoted include resolves in the tree or is config.h",
+                  ["%s: %s" % (k, ", ".join(v)) for k, v in sorted(unresolved.items())]))
+    cases.append(("ui/ includes only ui/, the public API and src/common",
+                  violations(graph, {"ui"}, {"ui", "public", "common"})))
+    cases.append(("src/cli/ includes only src/cli/, the public API, src/common and ui/lab.h",
+                  violations(graph, {"cli"}, {"cli", "public", "common"}, {"ui/lab.h"})))
+    cases.append(("public headers include only public headers and src/common",
+                  violations(graph, {"public"}, {"public", "common"})))
+    cases.append(("backends/ include nothing from src/ but src/common",
+                  violations(graph, {"backend"}, {"backend", "common"})))
+    cases.append(("src/common includes nothing above it",
+                  violations(graph, {"common"}, {"common"})))
+    cases.append(("the library includes no front end (ui/, src/cli/)",
+                  violations(graph, {"core", "analysis"},
+                             {"core", "analysis", "public", "common", "backend"})))
+    cases.append(("nothing includes the backends but src/core, src/analysis and backends/",
+                  violations(graph, {"public", "common", "ui", "cli"},
+                             {"public", "common", "ui", "cli"})))
+
+    print("1..%d" % len(cases))
+    failed = 0
+    for i, (name, bad) in enumerate(cases, 1):
+        if bad:
+            failed += 1
+            print("not ok %d - %s" % (i, name))
+            for line in bad[:20]:
+                print("# " + line)
+        else:
+            print("ok %d - %s" % (i, name))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,666 @@
+/* tests/test_analysis.c - the analysis layer's shared rules, which the CLI
+ * and the lab both call: reading a snapshot (explain inputs, the measured
+ * step and its parts), an explanation recomputed only when its inputs
+ * change, explain's figures for every shipped preset (the split adds up,
+ * the prediction never below its floors, the arithmetic's units), the
+ * sweep (its points, the crossover and doubling rules, the runner), the
+ * lab's calibration store, device status and the GPU switches' rule. One cmocka group. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nnlab/calibrate.h"
+#include "nnlab/device.h"
+#include "nnlab/explain.h"
+#include "nnlab/observe.h"
+#include "nnlab/preset.h"
+#include "nnlab/sweep.h"
+#include "util.h"
+
+#ifndef PRESETS_SRCDIR
+#define PRESETS_SRCDIR "presets"
+#endif
+
+static void load_preset(const char *name, nn_preset *p)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    snprintf(path, sizeof path, "%s/%s.ini", PRESETS_SRCDIR, name);
+    if (nn_preset_load(path, p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+/* A calibration with round numbers: 100 GFLOP/s, 10 GB/s, 1 us an op. */
+static void fake_calibration(nn_calibration *c, const char *device)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->device, sizeof c->device, "%s", device);
+    nn_machine_description(c->machine, sizeof c->machine);
+    c->gemm_gflops = 100;
+    c->gemm_gflops_1thread = 50;
+    c->mem_gbps = 10;
+    c->op_us = 1;
+    c->sync_us = 10;
+    c->upload_us = 5;
+    c->upload_gbps = 5;
+    c->host_copy_gbps = 10;
+    c->created = 1;
+}
+
+static void running_snapshot(nn_snapshot *s, const char *device, int batch)
+{
+    memset(s, 0, sizeof *s);
+    s->state = NN_JOB_RUNNING;
+    snprintf(s->device, sizeof s->device, "%s", device);
+    s->batch = batch;
+}
+
+/* ---- reading a snapshot -------------------------------------------------------------------- */
+
+static void test_observe_inputs(void **state)
+{
+    nn_snapshot s;
+    nn_explain_inputs in;
+    (void)state;
+    running_snapshot(&s, "cpu", 32);
+    s.state = NN_JOB_PREPARING;                  /* the switches are not decided yet */
+    assert_int_equal(nn_observe_inputs(&s, &in), -1);
+    s.state = NN_JOB_RUNNING;
+    s.sync_every_step = 1;
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    assert_string_equal(in.device, "cpu");
+    assert_int_equal(in.batch, 32);
+    assert_int_equal(in.opt.host_memory, 1);     /* no switches reported: host memory */
+    assert_int_equal(in.opt.data_on_device, 1);
+    assert_int_equal(in.opt.sync_every_step, 1);
+    assert_int_equal(in.opt.launches_per_step, 0);
+    /* a device backend: its switches and its launch count, rounded */
+    running_snapshot(&s, "gpu", 4);
+    s.has_switches = 1;
+    s.data_on_device = 0;
+    s.pinned = 1;
+    s.has_counters = 1;
+    s.timed_steps = 10;
+    s.per_step.launches = 41.6;
+    s.per_step.graph_nodes = 0.4;
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    assert_int_equal(in.opt.host_memory, 0);
+    assert_int_equal(in.opt.data_on_device, 0);
+    assert_int_equal(in.opt.pinned, 1);
+    assert_int_equal(in.opt.launches_per_step, 42);
+    assert_int_equal(in.opt.graph_nodes_per_step, 0);
+    assert_int_equal(in.opt.sync_every_step, 0);
+    s.timed_steps = 0;                           /* counters before a timed step are not counts */
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    assert_int_equal(in.opt.launches_per_step, 0);
+    s.device[0] = '\0';                          /* never started */
+    assert_int_equal(nn_observe_inputs(&s, &in), -1);
+}
+
+static void test_explainer_recomputed_on_change_only(void **state)
+{
+    static nn_preset p;
+    static nn_explainer x;
+    static nn_explanation want;
+    nn_calibration cal;
+    nn_snapshot s;
+    nn_explain_inputs in;
+    (void)state;
+    load_preset("mnist-mlp-128", &p);
+    fake_calibration(&cal, "cpu");
+    nn_explainer_reset(&x, &cal, NULL);
+    running_snapshot(&s, "cpu", 32);
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    assert_int_equal(nn_explainer_update(&x, &p, &in), 1);
+    assert_int_equal(x.recomputed, 1);
+    /* the same as nn_explain computes for these options */
+    nn_explain(&p, 32, &cal, &in.opt, &want);
+    assert_true(fabs(x.e.predicted_us - want.predicted_us) < 1e-9);
+    assert_int_equal(x.e.regime, want.regime);
+    /* every frame polls; the model runs again only when an input changes */
+    for (int i = 0; i < 100; i++) {
+        s.step = i;
+        s.us_per_step = 100 + i;
+        assert_int_equal(nn_observe_inputs(&s, &in), 0);
+        assert_int_equal(nn_explainer_update(&x, &p, &in), 0);
+    }
+    assert_int_equal(x.recomputed, 1);
+    s.batch = 64;
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    assert_int_equal(nn_explainer_update(&x, &p, &in), 1);
+    assert_int_equal(x.e.cost.batch, 64);
+    s.has_counters = 1;
+    s.timed_steps = 5;
+    s.per_step.launches = 12;
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    assert_int_equal(nn_explainer_update(&x, &p, &in), 1);
+    assert_int_equal(x.e.ops, 12);
+    s.per_step.launches = 12.2;                  /* the same count once rounded */
+    assert_int_equal(nn_observe_inputs(&s, &in), 0);
+    assert_int_equal(nn_explainer_update(&x, &p, &in), 0);
+    assert_int_equal(x.recomputed, 3);
+    /* without a calibration there is nothing to run */
+    nn_explainer_reset(&x, NULL, "calibrating cpu: out of memory");
+    assert_int_equal(nn_explainer_update(&x, &p, &in), 0);
+    assert_false(x.valid);
+    assert_string_equal(x.no_cal_why, "calibrating cpu: out of memory");
+}
+
+/* The sum of the valid parts. */
+static double parts_sum(const nn_step_measure *m)
+{
+    double sum = 0;
+    for (int p = 0; p < NN_STEP_PARTS; p++)
+        if (m->part_valid & (1u << p))
+            sum += m->part_us[p];
+    return sum;
+}
+
+/* The measured step is the mean, and its parts (the host's times, as the
+ * engine's mean us_per_step is) add up to it; a graph job's replay is what
+ * the other parts leave. The device's own phase times are not parts. */
+static void test_measured_step_adds_up(void **state)
+{
+    nn_snapshot s;
+    nn_step_measure m;
+    (void)state;
+    running_snapshot(&s, "cpu", 32);
+    nn_measure_step(&s, &m);                     /* nothing timed yet */
+    assert_int_equal(m.timed_steps, 0);
+    assert_int_equal(m.part_valid, 0);
+    assert_true(nn_measured_step_us(&s) == 0);
+    s.timed_steps = 20;
+    s.us_per_step = 309.0;
+    s.us_per_step_median = 250.0;                /* not the statistic: the parts are means */
+    const double host[NN_PHASE_COUNT] = { 12.5, 80.25, 150.0, 66.0, 0.25 };
+    memcpy(s.host_phase_us, host, sizeof host);
+    memcpy(s.phase_us, host, sizeof host);
+    s.phase_us[NN_PHASE_OPTIMIZER] = 658.6;      /* were it another statistic, it would not add up */
+    s.phase_valid = (1u << NN_PHASE_COUNT) - 1;
+    nn_measure_step(&s, &m);
+    assert_float_equal(nn_measured_step_us(&s), 309.0, 1e-12);
+    assert_float_equal(m.step_us, 309.0, 1e-12);
+    assert_int_equal(m.timed_steps, 20);
+    assert_int_equal(m.part_valid, (1u << NN_PHASE_COUNT) - 1);
+    assert_float_equal(parts_sum(&m), m.step_us, 1e-9);
+    assert_string_equal(NN_STEP_STAT, "mean");
+    /* a GPU replaying a graph, timed on the device's clock */
+    running_snapshot(&s, "gpu", 32);
+    s.has_switches = 1;
+    s.graph = 1;
+    s.timed_steps = 20;
+    s.us_per_step = 500;
+    s.host_phase_us[NN_PHASE_COPY] = 3;
+    s.host_phase_us[NN_PHASE_SYNC] = 480;
+    s.phase_device_clock = 1;
+    s.phase_us[NN_PHASE_COPY] = 40;
+    s.has_graph_us = 1;
+    s.graph_us = 450;
+    nn_measure_step(&s, &m);
+    assert_int_equal(m.part_valid, (1u << NN_PHASE_COPY) | (1u << NN_PHASE_SYNC) | (1u << NN_PART_GRAPH));
+    assert_float_equal(m.part_us[NN_PART_GRAPH], 17.0, 1e-9);
+    assert_float_equal(parts_sum(&m), 500.0, 1e-9);
+    assert_string_equal(nn_step_part_name(NN_PART_GRAPH), "graph");
+    assert_string_equal(nn_step_part_name(NN_PHASE_OPTIMIZER), "optimizer");
+}
+
+/* ---- explain's figures for every shipped preset -------------------------------------------- */
+
+/* A calibration that tries the rules: small products measured faster than
+ * the 1024^3 sgemm (as on a shared machine, or with the reference loops),
+ * elementwise ops almost free per element, graphs and pinned copies. */
+static void tricky_calibration(nn_calibration *c)
+{
+    fake_calibration(c, "gpu");
+    c->gemm_gflops = 50;
+    c->mem_gbps = 20;
+    c->op_us = 2;
+    c->matrix_op_us = 3;
+    c->download_us = 12;
+    c->upload_gbps = 6;
+    c->has_pinned = 1;
+    c->pinned_upload_us = 3;
+    c->pinned_upload_gbps = 12;
+    c->has_graph = 1;
+    c->graph_launch_us = 8;
+    c->graph_node_us = 0.5;
+    c->linear_fwd = (nn_rate_curve){ .n = 3, .flops = { 1e3, 1e6, 1e9 }, .gflops = { 5, 80, 200 } };
+    c->linear_bwd = (nn_rate_curve){ .n = 2, .flops = { 1e4, 1e8 }, .gflops = { 10, 120 } };
+    c->conv_fwd = (nn_rate_curve){ .n = 2, .flops = { 1e5, 1e8 }, .gflops = { 20, 300 } };
+    c->conv_bwd = (nn_rate_curve){ .n = 2, .flops = { 1e5, 1e9 }, .gflops = { 15, 90 } };
+    for (int k = NN_OP_RELU; k < NN_OP_CLASSES; k++)
+        c->elem_ns[k][0] = c->elem_ns[k][1] = 0.001;
+}
+
+/* "X MFLOP per step take Y us at ... (Z GFLOP/s on average, ...": the
+ * figures of the arithmetic agree, X / Y = Z (to the printed digits). */
+static void check_arithmetic_units(const nn_explanation *e, const char *where)
+{
+    const char *at = strstr(e->why, " MFLOP per step take ");
+    double mflop, us, gflops;
+    if (!at)
+        return;
+    while (at > e->why && (at[-1] == '.' || (at[-1] >= '0' && at[-1] <= '9')))
+        at--;
+    if (sscanf(at, "%lf MFLOP per step take %lf us at the rates measured for ops of these sizes (%lf GFLOP/s",
+               &mflop, &us, &gflops) != 3)
+        fail_msg("%s: cannot read '%s'", where, e->why);
+    if (fabs(mflop / us * 1e3 - gflops) > 0.05 * gflops + 0.1)
+        fail_msg("%s: %g MFLOP in %g us is not %g GFLOP/s: '%s'", where, mflop, us, gflops, e->why);
+}
+
+static void check_figures(const nn_preset *p, int batch, const nn_calibration *cal, const nn_explain_options *o,
+                          const char *how)
+{
+    static nn_explanation e;
+    char where[160];
+    snprintf(where, sizeof where, "%s batch %d %s", p->name, batch, how);
+    nn_explain(p, batch, cal, o, &e);
+    double split = e.issue_us + e.copy_us + e.sync_us + e.fixed_us + e.work_us;
+    if (fabs(split - e.predicted_us) > 1e-9 * e.predicted_us)
+        fail_msg("%s: the split adds up to %.6f, not %.6f", where, split, e.predicted_us);
+    if (e.predicted_us < e.compute_us || e.work_us < e.compute_us)
+        fail_msg("%s: predicted %.3f us (work %.3f) below its FLOPs at the peak, %.3f us", where, e.predicted_us,
+                 e.work_us, e.compute_us);
+    if (e.predicted_us < e.memory_us || e.work_us < e.memory_us)
+        fail_msg("%s: predicted %.3f us below its bytes at the bandwidth, %.3f us", where, e.predicted_us,
+                 e.memory_us);
+    if (e.sized_compute_us < e.compute_us)
+        fail_msg("%s: the arithmetic (%.3f us) is faster than the peak allows (%.3f us)", where,
+                 e.sized_compute_us, e.compute_us);
+    assert_true(e.peak_gflops >= cal->gemm_gflops);
+    check_arithmetic_units(&e, where);
+}
+
+static int is_ini(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && strcmp(name + n - 4, ".ini") == 0;
+}
+
+static void test_explain_figures_every_preset(void **state)
+{
+    static nn_preset p;
+    static const int batches[] = { 1, 4, 64, 1024 };
+    const nn_explain_options options[] = {
+        { .host_memory = 1, .data_on_device = 1 },
+        { .data_on_device = 1 },
+        { .data_on_device = 1, .graph = 1 },
+        { .pinned = 1, .sync_every_step = 1 },
+    };
+    static const char *const how[] = { "in host memory", "eager", "graph", "pinned+sync" };
+    nn_calibration cal;
+    int presets = 0;
+    (void)state;
+    tricky_calibration(&cal);
+    assert_true(nn_calibration_peak_gflops(&cal) == 300);   /* the conv curve's best, not sgemm's 50 */
+    DIR *dir = opendir(PRESETS_SRCDIR);
+    assert_non_null(dir);
+    for (struct dirent *de; (de = readdir(dir)) != NULL;) {
+        char path[NN_PATH_LEN], err[NN_ERR_LEN];
+        if (!is_ini(de->d_name))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", PRESETS_SRCDIR, de->d_name);
+        if (nn_preset_load(path, &p, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        presets++;
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
+            for (size_t k = 0; k < sizeof options / sizeof options[0]; k++)
+                check_figures(&p, batches[b], &cal, &options[k], how[k]);
+    }
+    closedir(dir);
+    assert_true(presets >= 5);
+}
+
+/* "9460.1 MFLOP per step = 369087.0 us at 35 GFLOP/s" mixed the time at the
+ * sizes' rates with the peak's rate: the why of a compute-bound step now
+ * gives the rate its time stands for. */
+static void test_explain_compute_why(void **state)
+{
+    static nn_preset p;
+    static nn_explanation e;
+    nn_calibration cal;
+    nn_explain_options cpu = { .host_memory = 1, .data_on_device = 1 };
+    (void)state;
+    load_preset("mnist-mlp-1000", &p);
+    fake_calibration(&cal, "cpu");
+    cal.gemm_gflops = 35;
+    cal.mem_gbps = 1000;
+    nn_explain(&p, 1024, &cal, &cpu, &e);
+    assert_int_equal(e.regime, NN_REGIME_COMPUTE);
+    assert_non_null(strstr(e.why, "GFLOP/s on average"));
+    check_arithmetic_units(&e, "mnist-mlp-1000 at 1024");
+}
+
+/* ---- the sweep's rules ---------------------------------------------------------------------- */
+
+static void test_sweep_batches(void **state)
+{
+    int b[32];
+    (void)state;
+    assert_int_equal(nn_sweep_powers_of_two(1, 4096, b, 32), 13);
+    assert_int_equal(b[0], 1);
+    assert_int_equal(b[12], 4096);
+    assert_int_equal(nn_sweep_powers_of_two(3, 20, b, 32), 3);
+    assert_memory_equal(b, ((const int[]){ 4, 8, 16 }), 3 * sizeof(int));
+    assert_int_equal(nn_sweep_powers_of_two(0, 0, b, 32), 0);
+    assert_int_equal(nn_sweep_powers_of_two(1, 1 << 30, b, 5), 5);
+}
+
+static void test_crossover_rule(void **state)
+{
+    const double base[] = { 10, 10, 10, 10, 10 };
+    (void)state;
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 5, 20, 30, 40 }, 5), 2);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 20, 30, 40, 50, 60 }, 5), 0);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 2, 3, 4, 5 }, 5), -1);
+    /* ahead, behind, then ahead for good: the lead that lasts starts at 3 */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 20, 5, 30, 40 }, 5), 3);
+    /* ahead and then behind at the end: no crossover */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 20, 30, 40, 5 }, 5), -1);
+    /* equal is not ahead */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 10, 10, 10, 11 }, 5), 4);
+    /* a failed or unmeasured point says nothing: skipped, not an end */
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, NAN, 20, 30, NAN }, 5), 2);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ 1, 20, NAN, 30, 40 }, 5), 1);
+    assert_int_equal(nn_crossover_index((const double[]){ 10, 10, 10, NAN, NAN },
+                                        (const double[]){ 1, 20, 30, 40, 50 }, 5), 1);
+    assert_int_equal(nn_crossover_index(base, (const double[]){ NAN, NAN, NAN, NAN, NAN }, 5), -1);
+    assert_int_equal(nn_crossover_index(base, base, 0), -1);
+}
+
+/* A job that ended: `us` per step over 10 timed steps (its parts adding up),
+ * or failed when us <= 0. */
+static void ended_snapshot(nn_snapshot *s, const char *device, int batch, double us)
+{
+    running_snapshot(s, device, batch);
+    if (us <= 0) {
+        s->state = NN_JOB_FAILED;
+        snprintf(s->error, sizeof s->error, "out of memory");
+        return;
+    }
+    s->state = NN_JOB_DONE;
+    s->timed_steps = 10;
+    s->us_per_step = us;
+    s->us_per_step_median = 0.5 * us;            /* not the statistic */
+    s->host_phase_us[NN_PHASE_COPY] = 0.1 * us;
+    s->host_phase_us[NN_PHASE_FORWARD] = 0.3 * us;
+    s->host_phase_us[NN_PHASE_BACKWARD] = 0.4 * us;
+    s->host_phase_us[NN_PHASE_OPTIMIZER] = 0.2 * us;
+}
+
+static void test_sweep_record(void **state)
+{
+    static nn_sweep sw;
+    static nn_explanation want;
+    static nn_preset p;
+    static nn_job_config cfg;
+    const int batches[] = { 1, 2, 4, 8 };
+    nn_calibration cal;
+    nn_snapshot s;
+    (void)state;
+    load_preset("mnist-mlp-128", &p);
+    nn_job_config_init(&cfg, &p);
+    fake_calibration(&cal, "cpu");
+    nn_sweep_init(&sw, &cfg, batches, 4, 5, 1);
+    assert_int_equal(sw.base.steps, 5);
+    assert_true(sw.base.bench);
+    assert_int_equal(nn_sweep_add_device(&sw, "cpu", &cal, NULL), 0);
+    assert_int_equal(nn_sweep_add_device(&sw, "gpu", NULL, "gpu: no calibration"), 0);
+    assert_int_equal(sw.latest_dev, -1);
+    assert_string_equal(sw.cal_why[1], "gpu: no calibration");
+    ended_snapshot(&s, "cpu", 4, 200);
+    nn_sweep_record(&sw, 0, 2, &s);
+    const nn_sweep_point *pt = &sw.pt[0][2];
+    assert_int_equal(pt->state, NN_POINT_DONE);
+    assert_float_equal(pt->measured.step_us, 200, 1e-12);       /* the mean, as everywhere */
+    assert_float_equal(pt->rate, 4 * 1e6 / 200, 1e-9);
+    assert_true(pt->has_model);
+    nn_explain(&cfg.preset, 4, &cal, &pt->in.opt, &want);
+    assert_int_equal(pt->regime, want.regime);
+    assert_float_equal(pt->predicted_us, want.predicted_us, 1e-9);
+    assert_int_equal(nn_sweep_explain(&sw, 0, 2, &want), 0);
+    assert_float_equal(want.predicted_us, pt->predicted_us, 1e-9);
+    assert_int_equal(sw.latest_dev, 0);
+    assert_int_equal(sw.latest_batch, 2);
+    /* batch 2 measured too: the doubling ratio at 4 is rate(4) / rate(2) */
+    ended_snapshot(&s, "cpu", 2, 150);
+    nn_sweep_record(&sw, 0, 1, &s);
+    assert_float_equal(nn_sweep_doubling(&sw, 0, 2), (4 / 200.0) / (2 / 150.0), 1e-9);
+    assert_true(nn_sweep_doubling(&sw, 0, 1) == 0);              /* batch 1 not measured */
+    assert_true(nn_sweep_doubling(&sw, 0, 3) == 0);              /* batch 8 not measured */
+    /* no calibration: measured, its inputs read, no model */
+    ended_snapshot(&s, "gpu", 1, 50);
+    nn_sweep_record(&sw, 1, 0, &s);
+    assert_int_equal(sw.pt[1][0].state, NN_POINT_DONE);
+    assert_true(sw.pt[1][0].has_inputs);
+    assert_false(sw.pt[1][0].has_model);
+    assert_int_equal(nn_sweep_explain(&sw, 1, 0, &want), -1);
+    assert_string_equal(sw.pt[1][0].in.device, "gpu");
+    assert_int_equal(sw.latest_dev, 1);
+    /* a failure says why; a cancelled job is no failure */
+    ended_snapshot(&s, "gpu", 8, 0);
+    nn_sweep_record(&sw, 1, 3, &s);
+    assert_int_equal(sw.pt[1][3].state, NN_POINT_FAILED);
+    assert_true(isnan(sw.pt[1][3].rate));
+    assert_string_equal(sw.last_error, "gpu batch 8: out of memory");
+    assert_int_equal(sw.n_failed, 1);
+    s.state = NN_JOB_CANCELLED;
+    nn_sweep_record(&sw, 1, 2, &s);
+    assert_int_equal(sw.pt[1][2].state, NN_POINT_CANCELLED);
+    assert_int_equal(sw.n_failed, 1);
+    assert_int_equal(nn_sweep_device_index(&sw, "gpu"), 1);
+    assert_int_equal(nn_sweep_device_index(&sw, "tpu"), -1);
+}
+
+/* The runner end to end on the CPU: two tiny points, one job at a time. */
+static void test_sweep_runs(void **state)
+{
+    static nn_sweep sw;
+    static nn_preset p;
+    static nn_job_config cfg;
+    const int batches[] = { 2, 4 };
+    (void)state;
+    load_preset("conv1d-regression", &p);
+    nn_job_config_init(&cfg, &p);
+    cfg.threads = 1;
+    nn_sweep_init(&sw, &cfg, batches, 2, 2, 0);
+    nn_sweep_add_device(&sw, "cpu", NULL, "not calibrated in this test");
+    nn_sweep_add_device(&sw, "no-such-device", NULL, NULL);
+    time_t end = time(NULL) + 60;
+    while (!sw.finished) {
+        assert_true(time(NULL) < end);
+        if (!(nn_sweep_poll(&sw) & NN_SWEEP_RESULTS))
+            nn_sweep_wait(&sw);
+    }
+    assert_false(nn_sweep_active(&sw));
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sw.pt[0][i].state, NN_POINT_DONE);
+        assert_int_equal(sw.pt[0][i].measured.timed_steps, 2);
+        assert_int_equal(sw.pt[1][i].state, NN_POINT_FAILED);
+    }
+    assert_non_null(strstr(sw.last_error, "no-such-device batch 4: unknown device"));
+    nn_sweep_free(&sw);
+}
+
+/* ---- the calibration store ----------------------------------------------------------------- */
+
+/* A fresh cache folder for the calibration store. */
+static int cache_setup(void **state)
+{
+    static char dir[] = "/tmp/nnlab-test-analysis-XXXXXX";
+    char *d = mkdtemp(dir);
+    if (!d || setenv("XDG_CACHE_HOME", d, 1) != 0)
+        return -1;
+    *state = d;
+    return 0;
+}
+
+/* Removes what test_cal_store wrote: one cache file and the folders. */
+static int cache_teardown(void **state)
+{
+    char path[512];
+    if (nn_calibration_path("cpu-ref", path, sizeof path) == 0)
+        unlink(path);
+    if (nn_calibration_path("gpu", path, sizeof path) == 0)
+        unlink(path);
+    snprintf(path, sizeof path, "%s/nnlab", (const char *)*state);
+    rmdir(path);
+    return rmdir((const char *)*state) == 0 ? 0 : -1;
+}
+
+static void test_cal_store(void **state)
+{
+    static nn_cal_store st, fresh;
+    nn_calibration cal, loaded;
+    const char *why = NULL;
+    char err[NN_ERR_LEN];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(nn_cal_store_needed(&st, "cpu"), 1);   /* an empty cache */
+    assert_null(nn_cal_store_get(&st, "cpu", &why));
+    assert_non_null(strstr(why, "not been calibrated"));
+    nn_cal_store_record(&st, "cpu", NULL, "calibrating cpu: out of memory");
+    assert_null(nn_cal_store_get(&st, "cpu", &why));
+    assert_string_equal(why, "calibrating cpu: out of memory");
+    assert_int_equal(nn_cal_store_needed(&st, "cpu"), 1);   /* a failure is tried again */
+    fake_calibration(&cal, "cpu");
+    nn_cal_store_record(&st, "cpu", &cal, NULL);
+    assert_int_equal(nn_cal_store_needed(&st, "cpu"), 0);
+    assert_true(nn_cal_store_get(&st, "cpu", &why)->gemm_gflops == 100);
+    assert_int_equal(st.n, 1);
+    /* a cached calibration is not measured again (whatever the cache accepts) */
+    fake_calibration(&cal, "cpu-ref");
+    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
+    memset(&fresh, 0, sizeof fresh);
+    int cached = nn_calibration_load("cpu-ref", &loaded) == 0;
+    assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), !cached);
+    /* which of a list need measuring, in order */
+    const char *const devs[] = { "cpu", "cpu-ref", "gpu" };
+    char missing[4][16];
+    memset(&st, 0, sizeof st);
+    fake_calibration(&cal, "cpu");
+    nn_cal_store_record(&st, "cpu", &cal, NULL);
+    int n = nn_cal_store_missing(&st, devs, 3, missing, 4);
+    assert_int_equal(n, cached ? 1 : 2);
+    assert_string_equal(missing[n - 1], "gpu");
+    /* a measurement that ended: kept and cached, or its reason kept */
+    char warning[NN_ERR_LEN];
+    fake_calibration(&cal, "gpu");
+    assert_int_equal(nn_cal_store_collect(&st, "gpu", -1, NULL, "gpu: no device", warning, sizeof warning), -1);
+    assert_null(nn_cal_store_get(&st, "gpu", &why));
+    assert_string_equal(why, "gpu: no device");
+    assert_int_equal(nn_cal_store_collect(&st, "gpu", 0, &cal, NULL, warning, sizeof warning), 0);
+    assert_string_equal(warning, "");
+    assert_non_null(nn_cal_store_get(&st, "gpu", &why));
+    if (nn_calibration_path("gpu", err, sizeof err) == 0)
+        assert_int_equal(access(err, R_OK), 0);
+    /* more devices than the store holds: never measured, never a crash */
+    for (int i = 0; i < NN_CAL_STORE_DEVICES + 3; i++) {
+        char dev[16];
+        snprintf(dev, sizeof dev, "dev%d", i);
+        nn_cal_store_record(&fresh, dev, NULL, "x");
+    }
+    assert_int_equal(fresh.n, NN_CAL_STORE_DEVICES);
+    assert_int_equal(nn_cal_store_needed(&fresh, "dev99"), 0);
+    assert_null(nn_cal_store_get(&fresh, "dev99", &why));
+}
+
+/* ---- devices and switches -------------------------------------------------------------------- */
+
+static void test_devices(void **state)
+{
+    nn_device_status st[NN_MAX_DEVICES], one;
+    char err[NN_ERR_LEN];
+    (void)state;
+    int n = nn_devices_list(st, NN_MAX_DEVICES);
+    assert_true(n >= 3);
+    int cpu = -1, gpu = -1;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(st[i].name, "cpu"))
+            cpu = i;
+        if (!strcmp(st[i].name, "gpu"))
+            gpu = i;
+        assert_true(st[i].available ? st[i].why[0] == '\0' && st[i].summary[0] : st[i].why[0] != '\0');
+    }
+    assert_true(cpu >= 0 && gpu >= 0);
+    assert_true(st[cpu].available && st[cpu].host_memory);
+    assert_int_equal(nn_device_require("cpu", err, sizeof err), 0);
+    /* the GPU: whatever this machine has, status and require agree */
+    assert_int_equal(nn_device_status_of("gpu", &one), st[gpu].available ? 0 : -1);
+    if (!one.available) {
+        assert_int_equal(nn_device_require("gpu", err, sizeof err), -1);
+        assert_non_null(strstr(err, "device gpu: not available: "));
+        assert_non_null(strstr(err, one.why));
+    }
+    assert_int_equal(nn_device_status_of("xpu", &one), -1);
+    assert_int_equal(nn_device_require("xpu", err, sizeof err), -1);
+    assert_string_equal(err, "unknown device 'xpu' (expected cpu, cpu-ref or gpu)");
+}
+
+static void test_device_survey(void **state)
+{
+    nn_device_status st[NN_MAX_DEVICES], direct[NN_MAX_DEVICES];
+    char err[NN_ERR_LEN];
+    (void)state;
+    nn_device_survey *sv = nn_device_survey_start(err, sizeof err);
+    assert_non_null(sv);
+    time_t end = time(NULL) + 30;
+    int n;
+    while ((n = nn_device_survey_poll(sv, st, NN_MAX_DEVICES)) < 0) {
+        assert_true(time(NULL) < end);
+        usleep(1000);
+    }
+    nn_device_survey_free(sv);
+    assert_int_equal(n, nn_devices_list(direct, NN_MAX_DEVICES));
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(st[i].name, direct[i].name);
+        assert_int_equal(st[i].available, direct[i].available);
+    }
+    nn_device_survey_free(NULL);
+}
+
+static void test_switches_rule(void **state)
+{
+    static nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.data_on_device = 1;
+    assert_int_equal(nn_job_switches_check(&cfg, err, sizeof err), 0);
+    cfg.pinned = 1;
+    assert_int_equal(nn_job_switches_check(&cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--no-data-on-device"));
+    cfg.data_on_device = 0;
+    assert_int_equal(nn_job_switches_check(&cfg, err, sizeof err), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_observe_inputs),
+        cmocka_unit_test(test_explainer_recomputed_on_change_only),
+        cmocka_unit_test(test_measured_step_adds_up),
+        cmocka_unit_test(test_explain_figures_every_preset),
+        cmocka_unit_test(test_explain_compute_why),
+        cmocka_unit_test(test_sweep_batches),
+        cmocka_unit_test(test_crossover_rule),
+        cmocka_unit_test(test_sweep_record),
+        cmocka_unit_test(test_sweep_runs),
+        cmocka_unit_test_setup_teardown(test_cal_store, cache_setup, cache_teardown),
+        cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_device_survey),
+        cmocka_unit_test(test_switches_rule),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
