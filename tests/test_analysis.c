@@ -433,10 +433,10 @@ static void test_sweep_record(void **state)
     assert_float_equal(want.predicted_us, pt->predicted_us, 1e-9);
     assert_int_equal(sw.latest_dev, 0);
     assert_int_equal(sw.latest_batch, 2);
-    /* batch 2 measured too: the doubling ratio at 4 is rate(4) / rate(2) */
+    /* batch 2 measured too: the doubling ratio at 4 is t(4) / t(2) */
     ended_snapshot(&s, "cpu", 2, 150);
     nn_sweep_record(&sw, 0, 1, &s);
-    assert_float_equal(nn_sweep_doubling(&sw, 0, 2), (4 / 200.0) / (2 / 150.0), 1e-9);
+    assert_float_equal(nn_sweep_doubling(&sw, 0, 2), 200.0 / 150.0, 1e-9);
     assert_true(nn_sweep_doubling(&sw, 0, 1) == 0);              /* batch 1 not measured */
     assert_true(nn_sweep_doubling(&sw, 0, 3) == 0);              /* batch 8 not measured */
     /* no calibration: measured, its inputs read, no model */

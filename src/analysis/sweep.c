@@ -247,7 +247,7 @@ double nn_sweep_doubling(const nn_sweep *sw, int d, int i)
     for (int j = 0; j < sw->n_batches; j++) {
         const nn_sweep_point *half = &sw->pt[d][j];
         if (2 * sw->batch[j] == sw->batch[i] && half->state == NN_POINT_DONE && half->rate > 0)
-            return p->rate / half->rate;
+            return (sw->batch[i] / p->rate) / (sw->batch[j] / half->rate);   /* t(b) / t(b/2) */
     }
     return 0;
 }

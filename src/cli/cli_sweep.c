@@ -113,7 +113,7 @@ void cli_sweep_print(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
                 first = 0;
             }
     if (format == CLI_SWEEP_TEXT)
-        fprintf(f, "(us/step: the %s over the timed steps; doubling: samples/s at b over at b/2)\n", NN_STEP_STAT);
+        fprintf(f, "(us/step: the %s over the timed steps; doubling: the step at b over the step at b/2)\n", NN_STEP_STAT);
     print_crossovers(f, sw, format);
 }
 

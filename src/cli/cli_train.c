@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "nnlab/observe.h"
 #include "util.h"
@@ -236,6 +237,12 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return rc > 0 ? 0 : CLI_EXIT_USAGE;
     if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
         return CLI_EXIT_USAGE;
+    /* asked here too, so that a device that cannot run is a usage error (2)
+     * before anything starts; the job asks again on its own thread */
+    if (nn_device_require(cfg.device[0] ? cfg.device : p.device, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);

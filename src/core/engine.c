@@ -2,6 +2,7 @@
  * backend and the network, publishes snapshots, and runs the training loop; see
  * engine.h. The parts of a step live beside it (engine_internal.h). */
 #include "nnlab/engine.h"
+#include "nnlab/device.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -383,10 +384,22 @@ static void train(nn_job *job)
     engine_publish(job);
 }
 
+/* The one availability rule (nnlab/device.h), on the job's thread. */
+static int device_usable(nn_job *job)
+{
+    char err[NN_ERR_LEN];
+    if (nn_device_require(job->ops->name, err, sizeof err) == 0)
+        return 1;
+    engine_fail(job, err);
+    return 0;
+}
+
 static void *trainer(void *arg)
 {
     nn_job *job = arg;
     block_signals();
+    if (!device_usable(job))
+        return NULL;
     if (job->cfg.kind == NN_JOB_CALIBRATE)
         engine_calibrate(job);
     else
@@ -435,25 +448,24 @@ static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, 
         return nn_errorf(err, err_len, "log_every %ld: expected at least 1", c->log_every);
     if (check_threads(c, err, err_len) != 0)
         return -1;
-    if (c->pinned && c->data_on_device)
-        return nn_errorf(err, err_len, "pinned copies each batch from page-locked memory: it needs "
-                         "the data set off the device (--no-data-on-device)");
+    if (nn_job_switches_check(c, err, err_len) != 0)
+        return -1;
     return 0;
 }
 
+/* The backend by name, on the caller's thread: an unknown name or a GPU
+ * module that cannot be loaded is refused at once. Whether the device can
+ * run is asked on the job's own thread (device_usable): the GPU's probe
+ * initialises the CUDA runtime, which a front end's thread (the lab's UI)
+ * must never do. */
 static int find_device(nn_job *job, char *err, size_t err_len)
 {
-    char why[NN_BACKEND_ERROR_LEN];
-    job->ops = nn_backend_find_why(job->cfg.device, why, sizeof why);
-    if (!job->ops) {
-        if (strcmp(job->cfg.device, "gpu") == 0)
-            return nn_errorf(err, err_len, "device gpu: not available: %s", why);
-        return nn_errorf(err, err_len, "unknown device '%s' (expected cpu, cpu-ref or gpu)", job->cfg.device);
-    }
-    if (job->ops->probe && job->ops->probe(why, sizeof why) != 0)
-        return nn_errorf(err, err_len, "device %s: not available: %s", job->ops->name, why);
-    return 0;
+    job->ops = nn_backend_find(job->cfg.device);
+    if (!job->ops && nn_device_require(job->cfg.device, err, err_len) == 0)
+        return nn_errorf(err, err_len, "device %s: not available", job->cfg.device);
+    return job->ops ? 0 : -1;
 }
+
 
 nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
 {

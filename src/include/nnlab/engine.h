@@ -162,8 +162,11 @@ typedef struct nn_snapshot {
 typedef struct nn_job nn_job;
 
 /* Validates cfg and starts the trainer thread. NULL with a message when cfg
- * is unusable before anything starts (unknown device, bad batch). Errors
- * found later (data files, memory) end the job in NN_JOB_FAILED. */
+ * is unusable before anything starts (an unknown device, a GPU module that
+ * cannot be loaded, a bad batch). Errors found later end the job in
+ * NN_JOB_FAILED: a device that cannot run here (asked on the job's own
+ * thread, as the GPU's probe initialises the CUDA runtime, which a front
+ * end's thread must not), data files, memory. */
 nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len);
 
 void nn_job_snapshot(nn_job *job, nn_snapshot *out);

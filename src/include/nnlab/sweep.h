@@ -102,10 +102,10 @@ int nn_sweep_device_index(const nn_sweep *sw, const char *name);
 int nn_crossover_index(const double *base, const double *challenger, int n);
 int nn_sweep_crossover(const nn_sweep *sw, int base_dev, int challenger_dev);
 
-/* Horace He's doubling ratio at point (d, i): rate(b) / rate(b/2), the
- * samples/s gained by doubling the batch from b/2 to b. 2.0: the step took
- * no longer (fixed costs per step, overhead-bound); 1.0: it took twice as
- * long (the work grows with the batch). 0 when b/2 was not measured too. */
+/* Horace He's doubling ratio at point (d, i): step time at b over step time
+ * at b/2. 1.0: doubling the batch did not lengthen the step (fixed costs per
+ * step, overhead-bound); 2.0: it doubled it (the work grows with the batch).
+ * 0 when b/2 was not measured too. */
 double nn_sweep_doubling(const nn_sweep *sw, int d, int i);
 
 /* The full explanation of point (d, i), as its regime and predicted step
