@@ -1,86 +1,62 @@
-/* ui/calib.c - the background measurement of a calibration; see calib.h. */
+/* ui/calib.c - a calibration as an engine job; see calib.h. */
 #include "calib.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* ---- the thread ------------------------------------------------------------------ */
-
-/* nn_calibrate's progress callback, on the calibration thread. */
-static void on_progress(void *ctx, double fraction, const char *what)
-{
-    ui_calib_run *c = ctx;
-    pthread_mutex_lock(&c->mu);
-    c->fraction = fraction;
-    snprintf(c->what, sizeof c->what, "%s", what ? what : "");
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void *calib_main(void *arg)
-{
-    ui_calib_run *c = arg;
-    char err[NN_ERR_LEN];
-    nn_calibration cal;
-    int rc = nn_calibrate(c->device, c->threads, &cal, on_progress, c, err, sizeof err);
-    pthread_mutex_lock(&c->mu);
-    c->rc = rc;
-    c->cal = cal;
-    snprintf(c->err, sizeof c->err, "%s", rc ? err : "");
-    c->finished = 1;
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-}
-
 int ui_calib_start(ui_calib_run *c, const char *device, int threads, char *err, size_t err_len)
 {
+    nn_job_config cfg;
+    memset(&cfg, 0, sizeof cfg);     /* a calibration reads only the kind, device and threads */
+    cfg.kind = NN_JOB_CALIBRATE;
+    snprintf(cfg.device, sizeof cfg.device, "%s", device);
+    cfg.threads = threads;
     memset(c, 0, sizeof *c);
     snprintf(c->device, sizeof c->device, "%s", device);
-    snprintf(c->what, sizeof c->what, "starting");
-    c->threads = threads;
-    int rc = pthread_mutex_init(&c->mu, NULL);
-    if (rc != 0) {
-        snprintf(err, err_len, "calibrating %s: %s", device, strerror(rc));
+    char why[NN_ERR_LEN];
+    c->job = nn_job_start(&cfg, why, sizeof why);
+    if (!c->job) {
+        snprintf(err, err_len, "calibrating %s: %s", device, why);
         return -1;
     }
-    rc = pthread_create(&c->thread, NULL, calib_main, c);
-    if (rc != 0) {
-        pthread_mutex_destroy(&c->mu);
-        snprintf(err, err_len, "calibrating %s: no thread: %s", device, strerror(rc));
-        return -1;
-    }
-    c->running = 1;
     return 0;
+}
+
+static int ended(nn_job_state s)
+{
+    return s == NN_JOB_DONE || s == NN_JOB_FAILED || s == NN_JOB_CANCELLED;
 }
 
 int ui_calib_poll(ui_calib_run *c, double *fraction, char *what, size_t what_len)
 {
-    if (!c->running)
+    nn_snapshot s;
+    if (!c->job)
         return 1;
-    pthread_mutex_lock(&c->mu);
-    *fraction = c->fraction;
-    snprintf(what, what_len, "%s", c->what);
-    int done = c->finished;
-    pthread_mutex_unlock(&c->mu);
-    return done;
+    nn_job_snapshot(c->job, &s);
+    *fraction = s.fraction_done;
+    snprintf(what, what_len, "%s", s.state == NN_JOB_PREPARING && !s.activity[0] ? "starting" : s.activity);
+    return ended(s.state);
 }
 
-int ui_calib_finish(ui_calib_run *c, nn_calibration *cal, char *err, size_t err_len)
+int ui_calib_finish(ui_calib_run *c, nn_calibration *cal, char *note, size_t note_len, char *err,
+                    size_t err_len)
 {
-    if (!c->running) {
+    nn_snapshot s;
+    if (note_len)
+        note[0] = '\0';
+    if (!c->job) {
         snprintf(err, err_len, "no calibration was running");
         return -1;
     }
-    int rc = pthread_join(c->thread, NULL);
-    c->running = 0;
-    pthread_mutex_destroy(&c->mu);
-    if (rc != 0) {
-        snprintf(err, err_len, "calibrating %s: %s", c->device, strerror(rc));
-        return -1;
-    }
-    if (c->rc != 0) {
-        snprintf(err, err_len, "%s", c->err[0] ? c->err : "calibration failed");
-        return -1;
-    }
-    *cal = c->cal;
-    return 0;
+    nn_job_state st = nn_job_wait(c->job);
+    nn_job_snapshot(c->job, &s);
+    int rc = st == NN_JOB_DONE ? nn_job_calibration(c->job, cal) : -1;
+    if (rc == 0 && s.note[0])
+        snprintf(note, note_len, "%s: %s", c->device, s.note);
+    else if (rc != 0)
+        snprintf(err, err_len, "%s", st == NN_JOB_FAILED && s.error[0] ? s.error
+                                     : st == NN_JOB_CANCELLED ? "calibration cancelled" : "calibration failed");
+    nn_job_free(c->job);
+    c->job = NULL;
+    return rc;
 }

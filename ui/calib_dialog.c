@@ -1,7 +1,8 @@
 /* ui/calib_dialog.c - calibrating on first use: before a run or a sweep on
  * a device the lab has no calibration for, it measures the device (a few
- * seconds, ui/calib.c's thread) under a box with a progress bar, saves the
- * result in the cache, then starts what was asked for. The job starts only
+ * seconds, an engine job of the calibration kind: ui/calib.c) under a box
+ * with a progress bar; the job caches the result. Then it
+ * starts what was asked for. The training job starts only
  * once the measurement has ended: both would use the same cores. A failure
  * is shown in a box over the job, which runs anyway without a prediction. */
 #include "ui.h"
@@ -80,8 +81,8 @@ static void collect(ui_lab *lab)
     ui_calibrating *c = &lab->calib;
     nn_calibration cal;
     char err[NN_ERR_LEN];
-    int rc = ui_calib_finish(&c->run, &cal, err, sizeof err);
-    if (nn_cal_store_collect(&lab->cals, c->queue[c->at], rc, &cal, err, c->warning, sizeof c->warning) != 0)
+    int rc = ui_calib_finish(&c->run, &cal, c->warning, sizeof c->warning, err, sizeof err);
+    if (nn_cal_store_collect(&lab->cals, c->queue[c->at], rc, &cal, err) != 0)
         add_failure(c, err);
 }
 
@@ -161,7 +162,7 @@ ui_action ui_calibrate_key(ui_lab *lab, int ch)
         ui_set_message(lab, 0, "the job will not start; the calibration finishes and is kept");
         lab->dirty |= UI_D_OVERLAY;
     } else if (ch == 'q') {
-        return UI_ACT_QUIT;          /* the thread is joined on the way out */
+        return UI_ACT_QUIT;          /* the job is cancelled and waited for on the way out */
     }
     return UI_ACT_HANDLED;
 }
@@ -169,8 +170,10 @@ ui_action ui_calibrate_key(ui_lab *lab, int ch)
 void ui_calibrate_free(ui_lab *lab)
 {
     nn_calibration cal;
-    char err[NN_ERR_LEN];
-    if (lab->calib.active && lab->calib.run.running)
-        (void)ui_calib_finish(&lab->calib.run, &cal, err, sizeof err);   /* quitting: the result is dropped */
+    char note[NN_ERR_LEN], err[NN_ERR_LEN];
+    if (lab->calib.active && lab->calib.run.job) {
+        nn_job_cancel(lab->calib.run.job);   /* quitting: the result is dropped */
+        (void)ui_calib_finish(&lab->calib.run, &cal, note, sizeof note, err, sizeof err);
+    }
     lab->calib.active = 0;
 }

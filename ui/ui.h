@@ -87,7 +87,7 @@ enum ui_dialog {
 /* Calibrating on first use (ui/calib_dialog.c): the devices still to
  * measure, the one being measured, and what failed. */
 typedef struct ui_calibrating {
-    int active;                      /* the dialog is up and a thread measures */
+    int active;                      /* the dialog is up and a calibration job measures */
     int after;                       /* UI_ACT_GO_RUN, UI_ACT_GO_SWEEP, or UI_ACT_HANDLED: nothing */
     char queue[NN_CAL_STORE_DEVICES][16];
     int n_queue, at;                 /* at: the one being measured */

@@ -101,18 +101,8 @@ void nn_cal_store_record(nn_cal_store *st, const char *device, const nn_calibrat
     }
 }
 
-int nn_cal_store_collect(nn_cal_store *st, const char *device, int rc, const nn_calibration *cal, const char *err,
-                         char *warning, size_t warning_len)
+int nn_cal_store_collect(nn_cal_store *st, const char *device, int rc, const nn_calibration *cal, const char *err)
 {
-    char why[NN_ERR_LEN];
-    if (warning && warning_len)
-        warning[0] = '\0';
-    if (rc != 0) {
-        nn_cal_store_record(st, device, NULL, err);
-        return rc;
-    }
-    nn_cal_store_record(st, device, cal, NULL);
-    if (nn_calibration_save(cal, why, sizeof why) != 0)
-        nn_errorf(warning, warning_len, "%s calibrated, but not cached: %s", device, why);
-    return 0;
+    nn_cal_store_record(st, device, rc == 0 ? cal : NULL, rc == 0 ? NULL : err);
+    return rc;
 }

@@ -106,11 +106,9 @@ int nn_calibration_get(const char *device, int threads, int remeasure, nn_progre
 
 /* The lab's calibrations: which devices have one, in memory or in the
  * cache, and why one has none. The store never measures: the front end
- * measures the devices nn_cal_store_missing names however it runs work off
- * its UI thread (today the lab's own thread, ui/calib.c; an engine job of
- * the calibration kind once the engine has one: start it, follow its
- * progress, take its result) and hands each result to
- * nn_cal_store_collect, which keeps and caches it. */
+ * runs an engine job of the calibration kind (nnlab/engine.h) for each
+ * device nn_cal_store_missing names, which measures off the UI thread and
+ * caches its result, and hands each result to nn_cal_store_collect. */
 #define NN_CAL_STORE_DEVICES 8
 
 enum nn_cal_state {
@@ -143,10 +141,8 @@ const nn_calibration *nn_cal_store_get(nn_cal_store *st, const char *device, con
 /* Keeps a calibration (cal), or the reason there is none (cal NULL). */
 void nn_cal_store_record(nn_cal_store *st, const char *device, const nn_calibration *cal, const char *why);
 /* A measurement of device that ended: rc 0 with cal, kept (used this
- * session even if it cannot be cached) and cached, warning saying so when
- * caching failed ("" otherwise); rc != 0 with err, kept as the reason.
- * Returns rc. */
-int nn_cal_store_collect(nn_cal_store *st, const char *device, int rc, const nn_calibration *cal, const char *err,
-                         char *warning, size_t warning_len);
+ * session even if the job could not cache it); rc != 0 with err, kept as
+ * the reason. Returns rc. */
+int nn_cal_store_collect(nn_cal_store *st, const char *device, int rc, const nn_calibration *cal, const char *err);
 
 #endif
