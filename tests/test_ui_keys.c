@@ -76,11 +76,11 @@ static void running_job_is_guarded(void **state)
     assert_int_equal(nn_preset_load(PRESETS_SRCDIR "/mnist-mlp-128.ini", &p, err, sizeof err), 0);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 1000000;
-    assert_int_equal(ui_run_start(&lab->run, &cfg, "cpu-ref", NULL, 0, err, sizeof err), 0);
+    assert_int_equal(ui_run_start(&lab->dashboard.run, &cfg, "cpu-ref", NULL, 0, err, sizeof err), 0);
     assert_int_equal(ui_dashboard_key(lab, 27), UI_ACT_ASK_BACK);
     assert_int_equal(ui_dashboard_key(lab, '\n'), UI_ACT_HANDLED);
     assert_int_equal(ui_dashboard_key(lab, 'c'), UI_ACT_HANDLED);
-    ui_run_free(&lab->run);
+    ui_run_free(&lab->dashboard.run);
     free(lab);
 }
 
@@ -93,7 +93,7 @@ static void setup_keys_ask_to_start(void **state)
     assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
     /* a preset that does not load starts nothing, and says why */
     const char *names[UI_N_DEVICES];
-    snprintf(lab->preset_err, sizeof lab->preset_err, "broken.ini: [train] batch = x: not a number");
+    snprintf(lab->setup.preset_err, sizeof lab->setup.preset_err, "broken.ini: [train] batch = x: not a number");
     assert_int_equal(ui_setup_start_devices(lab, 0, names, UI_N_DEVICES), -1);
     assert_non_null(strstr(lab->message, "does not load"));
     free(lab);

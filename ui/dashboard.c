@@ -17,18 +17,51 @@ int ui_dashboard_start(ui_lab *lab)
 {
     nn_job_config cfg;
     char err[NN_ERR_LEN];
-    int devs[2], n = ui_choice_devices(lab->set.device, devs);
+    int devs[2], n = ui_choice_devices(lab->setup.set.device, devs);
     ui_setup_job_config(lab, &cfg);
-    ui_run_free(&lab->run);
-    if (ui_run_start(&lab->run, &cfg, ui_device_name(devs[0]), n == 2 ? ui_device_name(devs[1]) : NULL,
-                     lab->set.sequential, err, sizeof err) != 0) {
-        ui_run_free(&lab->run);
+    ui_run_free(&lab->dashboard.run);
+    if (ui_run_start(&lab->dashboard.run, &cfg, ui_device_name(devs[0]), n == 2 ? ui_device_name(devs[1]) : NULL,
+                     lab->setup.set.sequential, err, sizeof err) != 0) {
+        ui_run_free(&lab->dashboard.run);
         ui_set_message(lab, 1, "cannot start: %s", err);
         return -1;
     }
     lab->log_scale = 0;
     ui_explain_jobs_init(lab);
     return 0;
+}
+
+int ui_dashboard_active(const ui_lab *lab)
+{
+    return ui_run_active(&lab->dashboard.run);
+}
+
+void ui_dashboard_cancel(ui_lab *lab)
+{
+    ui_run_cancel(&lab->dashboard.run);
+    ui_set_message(lab, 0, "cancelling...");
+}
+
+void ui_dashboard_stop(ui_lab *lab)
+{
+    ui_run_free(&lab->dashboard.run);    /* cancels and waits for the trainers */
+}
+
+/* New data marks panels pending (drawn at the next frame slot); a change of
+ * state is drawn at once. */
+void ui_dashboard_poll(ui_lab *lab)
+{
+    unsigned bits = ui_run_poll(&lab->dashboard.run);
+    if (bits & UI_RUN_POINTS)
+        lab->pending |= UI_D_CHART | UI_D_SIDE;
+    if (bits & UI_RUN_PROGRESS)
+        lab->pending |= UI_D_JOBS | UI_D_EXPLAIN;   /* the measured step moves */
+    if (bits & UI_RUN_STATE)
+        lab->dirty |= UI_D_TITLE | UI_D_JOBS | UI_D_SIDE | UI_D_CHART | UI_D_STATUS | UI_D_EXPLAIN;
+    /* the model runs again only when the job's batch, device, switches
+     * or launch count changed, not on every snapshot */
+    if ((bits & (UI_RUN_PROGRESS | UI_RUN_STATE)) && ui_explain_jobs_update(lab))
+        lab->dirty |= UI_D_EXPLAIN;
 }
 
 /* ---- chart ------------------------------------------------------------------------- */
@@ -69,7 +102,7 @@ static void free_curves(curves *c)
 
 static void draw_chart(ui_lab *lab)
 {
-    ui_run *r = &lab->run;
+    ui_run *r = &lab->dashboard.run;
     ui_series s[4];
     curves c[2] = { { 0 } };
     char names[4][32];
@@ -139,7 +172,7 @@ static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, i
  * ended; the training time too when the panel is wide enough. */
 static void draw_summary(ui_lab *lab, ui_rect in, int y)
 {
-    const ui_run *r = &lab->run;
+    const ui_run *r = &lab->dashboard.run;
     const ui_run_job *a = &r->j[0], *b = &r->j[1];
     int wide = in.w >= 34;
     if (wide)
@@ -168,7 +201,7 @@ static void draw_summary(ui_lab *lab, ui_rect in, int y)
 static void draw_side(ui_lab *lab)
 {
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    ui_run *r = &lab->run;
+    ui_run *r = &lab->dashboard.run;
     int summary = r->n_jobs == 2 && !ui_run_active(r) && in.h >= SUMMARY_ROWS + 4;
     int avail = in.h - (summary ? SUMMARY_ROWS : 0), y = in.y;
     int per_job = avail / r->n_jobs;
@@ -239,7 +272,7 @@ static void draw_phases(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
 
 static void draw_job(ui_lab *lab, int k, int y, int x, int w)
 {
-    const ui_run *r = &lab->run;
+    const ui_run *r = &lab->dashboard.run;
     const ui_run_job *j = &r->j[k];
     char status[160], bar[512];
     const char *tag = state_tag(r, j);
@@ -272,8 +305,8 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
 static void draw_jobs(ui_lab *lab)
 {
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
-    ui_box(lab, box, lab->run.n_jobs == 2 ? "Jobs, side by side" : "Job");
-    for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
+    ui_box(lab, box, lab->dashboard.run.n_jobs == 2 ? "Jobs, side by side" : "Job");
+    for (int k = 0; k < lab->dashboard.run.n_jobs && 2 * k + 1 < in.h; k++) {
         mvhline(in.y + 2 * k, in.x, ' ', in.w);
         mvhline(in.y + 2 * k + 1, in.x, ' ', in.w);
         draw_job(lab, k, in.y + 2 * k, in.x, in.w);
@@ -356,7 +389,7 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
 
 static void draw_title(ui_lab *lab)
 {
-    const ui_run *r = &lab->run;
+    const ui_run *r = &lab->dashboard.run;
     const nn_job_config *c = &r->cfg;
     char t[512], data[NN_TEXT_LEN + 8] = "";
     const nn_snapshot *s = &r->j[0].snap;
@@ -388,14 +421,14 @@ void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_SYS)
         ui_draw_sysinfo(lab, lab->layout.sys);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, ui_run_active(&lab->run)
+        ui_draw_status(lab, ui_run_active(&lab->dashboard.run)
                                 ? "p pause/resume  c cancel  l log scale  e explain  Esc back  ? help  q quit"
                                 : "finished: Enter or Esc back to setup  l log scale  e explain  ? help  q quit");
 }
 
 ui_action ui_dashboard_key(ui_lab *lab, int ch)
 {
-    ui_run *r = &lab->run;
+    ui_run *r = &lab->dashboard.run;
     if (ch != 'p')
         return ui_job_screen_key(lab, ch);
     if (ui_run_active(r)) {

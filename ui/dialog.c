@@ -13,11 +13,11 @@
 
 void ui_dialog_open_save(ui_lab *lab)
 {
-    if (!lab->preset_ok) {
-        ui_set_message(lab, 1, "this preset does not load, so it cannot be saved: %s", lab->preset_err);
+    if (!lab->setup.preset_ok) {
+        ui_set_message(lab, 1, "this preset does not load, so it cannot be saved: %s", lab->setup.preset_err);
         return;
     }
-    snprintf(lab->input, sizeof lab->input, "%s", lab->preset.name);
+    snprintf(lab->input, sizeof lab->input, "%s", lab->setup.preset.name);
     lab->dialog = UI_DLG_SAVE;
     lab->dirty |= UI_D_OVERLAY;
 }
@@ -44,15 +44,15 @@ static int save_target(ui_lab *lab, char *name, size_t nlen, char *path, size_t 
 /* Saves the selected preset with the current settings under path. */
 static void save(ui_lab *lab, const char *name, const char *path)
 {
-    nn_preset p = lab->preset;
+    nn_preset p = lab->setup.preset;
     char err[NN_ERR_LEN];
     int devs[2];
-    ui_choice_devices(lab->set.device, devs);
+    ui_choice_devices(lab->setup.set.device, devs);
     snprintf(p.name, sizeof p.name, "%s", name);
     snprintf(p.device, sizeof p.device, "%s", ui_device_name(devs[0]));
-    p.batch = lab->set.batch;
-    p.epochs = lab->set.epochs;
-    p.lr = (float)lab->set.lr;
+    p.batch = lab->setup.set.batch;
+    p.epochs = lab->setup.set.epochs;
+    p.lr = (float)lab->setup.set.lr;
     close_dialog(lab);
     if (nn_preset_save(path, &p, err, sizeof err) != 0) {
         ui_set_message(lab, 1, "not saved: %s", err);

@@ -46,19 +46,19 @@ void ui_explain_jobs_init(ui_lab *lab)
     for (int k = 0; k < 2; k++) {
         const char *why = "";
         const nn_calibration *cal = NULL;
-        if (k < lab->run.n_jobs)
-            cal = nn_cal_store_get(&lab->cals, lab->run.j[k].device, &why);
-        nn_explainer_reset(&lab->explain[k], cal, why);
+        if (k < lab->dashboard.run.n_jobs)
+            cal = nn_cal_store_get(&lab->cals, lab->dashboard.run.j[k].device, &why);
+        nn_explainer_reset(&lab->dashboard.explain[k], cal, why);
     }
 }
 
 int ui_explain_jobs_update(ui_lab *lab)
 {
     int changed = 0;
-    for (int k = 0; k < lab->run.n_jobs; k++) {
+    for (int k = 0; k < lab->dashboard.run.n_jobs; k++) {
         nn_explain_inputs in;
-        if (nn_observe_inputs(&lab->run.j[k].snap, &in) == 0)
-            changed |= nn_explainer_update(&lab->explain[k], &lab->run.cfg.preset, &in);
+        if (nn_observe_inputs(&lab->dashboard.run.j[k].snap, &in) == 0)
+            changed |= nn_explainer_update(&lab->dashboard.explain[k], &lab->dashboard.run.cfg.preset, &in);
     }
     return changed;
 }
@@ -66,7 +66,7 @@ int ui_explain_jobs_update(ui_lab *lab)
 void ui_explain_draw_run(ui_lab *lab)
 {
     static ui_text t;                /* 12 KB: kept off the stack (UI thread only) */
-    const ui_run *r = &lab->run;
+    const ui_run *r = &lab->dashboard.run;
     int replaces;
     ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
     if (in.w <= 0 || in.h <= 0)
@@ -77,7 +77,7 @@ void ui_explain_draw_run(ui_lab *lab)
         const ui_run_job *j = &r->j[k];
         nn_step_measure m;
         nn_measure_step(&j->snap, &m);
-        ui_explain_format(&lab->explain[k], j->device, r->cfg.batch, &m, in.w, per_job, &t);
+        ui_explain_format(&lab->dashboard.explain[k], j->device, r->cfg.batch, &m, in.w, per_job, &t);
         draw_text(lab, &t, y, in.x, in.w);
         y += per_job + 1;            /* a blank row between the two jobs */
     }
@@ -89,17 +89,17 @@ void ui_explain_draw_run(ui_lab *lab)
  * the keys moved to; -1 when there is none yet. */
 int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
 {
-    const nn_sweep *sw = &lab->sweep;
-    *d = lab->sweep_follow ? sw->latest_dev : lab->sweep_sel_dev;
-    *i = lab->sweep_follow ? sw->latest_batch : lab->sweep_sel_batch;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    *d = lab->sweep_screen.follow ? sw->latest_dev : lab->sweep_screen.sel_dev;
+    *i = lab->sweep_screen.follow ? sw->latest_batch : lab->sweep_screen.sel_batch;
     return *d >= 0 && *d < sw->n_devices && *i >= 0 && *i < sw->n_batches ? 0 : -1;
 }
 
 /* Points x at the calibration of device d (kept while it is the same device). */
 static void sweep_explain_for(ui_lab *lab, int d)
 {
-    const nn_sweep *sw = &lab->sweep;
-    nn_explainer *x = &lab->sweep_explain;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    nn_explainer *x = &lab->sweep_screen.explain;
     if (!sw->has_cal[d])
         nn_explainer_reset(x, NULL, sw->cal_why[d]);
     else if (!x->has_cal || strcmp(x->cal.device, sw->cal[d].device) != 0)
@@ -119,7 +119,7 @@ static const char *point_state(int state)
 void ui_explain_draw_sweep(ui_lab *lab)
 {
     static ui_text t;
-    const nn_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
     int replaces, d, i;
     ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
     if (in.w <= 0 || in.h <= 0)
@@ -137,14 +137,14 @@ void ui_explain_draw_sweep(ui_lab *lab)
     }
     sweep_explain_for(lab, d);
     if (pt->has_inputs)              /* the same inputs, so the same regime and prediction as the table's */
-        (void)nn_explainer_update(&lab->sweep_explain, &sw->base.preset, &pt->in);
-    ui_explain_format(&lab->sweep_explain, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h, &t);
+        (void)nn_explainer_update(&lab->sweep_screen.explain, &sw->base.preset, &pt->in);
+    ui_explain_format(&lab->sweep_screen.explain, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h, &t);
     draw_text(lab, &t, in.y, in.x, in.w);
 }
 
 int ui_explain_sweep_key(ui_lab *lab, int ch)
 {
-    const nn_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
     int d, i;
     if (ch != KEY_UP && ch != KEY_DOWN && ch != KEY_LEFT && ch != KEY_RIGHT)
         return 0;
@@ -160,9 +160,9 @@ int ui_explain_sweep_key(ui_lab *lab, int ch)
         d = d > 0 ? d - 1 : 0;
     else
         d = d + 1 < sw->n_devices ? d + 1 : d;
-    lab->sweep_follow = 0;           /* the user picked: stop following the latest */
-    lab->sweep_sel_dev = d;
-    lab->sweep_sel_batch = i;
+    lab->sweep_screen.follow = 0;           /* the user picked: stop following the latest */
+    lab->sweep_screen.sel_dev = d;
+    lab->sweep_screen.sel_batch = i;
     lab->dirty |= UI_D_SIDE | UI_D_EXPLAIN;
     return 1;
 }

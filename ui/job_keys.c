@@ -7,21 +7,17 @@
 /* What the current screen runs: a training run or a sweep. */
 static int screen_active(const ui_lab *lab)
 {
-    return lab->screen == UI_SWEEP ? nn_sweep_active(&lab->sweep) : ui_run_active(&lab->run);
+    return lab->screen == UI_SWEEP ? ui_sweep_screen_active(lab) : ui_dashboard_active(lab);
 }
 
 static void cancel_screen_job(ui_lab *lab)
 {
     if (!screen_active(lab))
         return;
-    if (lab->screen == UI_SWEEP) {
-        nn_sweep_cancel(&lab->sweep);
-        ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
-        lab->dirty |= UI_D_SIDE | UI_D_JOBS;
-    } else {
-        ui_run_cancel(&lab->run);
-        ui_set_message(lab, 0, "cancelling...");
-    }
+    if (lab->screen == UI_SWEEP)
+        ui_sweep_screen_cancel(lab);
+    else
+        ui_dashboard_cancel(lab);
 }
 
 ui_action ui_job_screen_key(ui_lab *lab, int ch)

@@ -84,13 +84,13 @@ static void restore_signals(const saved_signals *old)
 
 int ui_jobs_active(const ui_lab *lab)
 {
-    return ui_run_active(&lab->run) || nn_sweep_active(&lab->sweep);
+    return ui_dashboard_active(lab) || ui_sweep_screen_active(lab);
 }
 
 static void relayout(ui_lab *lab)
 {
     getmaxyx(stdscr, lab->rows, lab->cols);
-    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs, &lab->layout);
+    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->dashboard.run.n_jobs, &lab->layout);
     erase();
     lab->dirty = UI_D_ALL;
 }
@@ -106,11 +106,8 @@ static void set_screen(ui_lab *lab, enum ui_screen s)
 /* Cancels and frees what the run or the sweep still holds. */
 static void go_setup(ui_lab *lab)
 {
-    ui_run_cancel(&lab->run);
-    nn_sweep_cancel(&lab->sweep);
-    ui_run_free(&lab->run);
-    nn_sweep_free(&lab->sweep);
-    memset(&lab->sweep, 0, sizeof lab->sweep);
+    ui_dashboard_stop(lab);
+    ui_sweep_screen_stop(lab);
     lab->log_scale = 0;
     set_screen(lab, UI_SETUP);
 }
@@ -220,28 +217,14 @@ static void poll_jobs(ui_lab *lab, double now)
     ui_setup_poll(lab);              /* the devices' availability, once surveyed */
     act(lab, ui_calibrate_poll(lab));   /* may start the run or the sweep that waited */
     if (lab->screen == UI_RUN) {
-        unsigned bits = ui_run_poll(&lab->run);
-        if (bits & UI_RUN_POINTS)
-            lab->pending |= UI_D_CHART | UI_D_SIDE;
-        if (bits & UI_RUN_PROGRESS)
-            lab->pending |= UI_D_JOBS | UI_D_EXPLAIN;   /* the measured step moves */
-        if (bits & UI_RUN_STATE)
-            lab->dirty |= UI_D_TITLE | UI_D_JOBS | UI_D_SIDE | UI_D_CHART | UI_D_STATUS | UI_D_EXPLAIN;
-        /* the model runs again only when the job's batch, device, switches
-         * or launch count changed, not on every snapshot */
-        if ((bits & (UI_RUN_PROGRESS | UI_RUN_STATE)) && ui_explain_jobs_update(lab))
-            lab->dirty |= UI_D_EXPLAIN;
+        ui_dashboard_poll(lab);
         if (now - lab->sys_at >= SYS_PERIOD_S) {
             ui_sysinfo_sample(&lab->sys);
             lab->sys_at = now;
             lab->dirty |= UI_D_SYS;
         }
     } else if (lab->screen == UI_SWEEP) {
-        int bits = nn_sweep_poll(&lab->sweep);
-        if (bits & NN_SWEEP_RESULTS)
-            lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS | UI_D_EXPLAIN;
-        if (bits & NN_SWEEP_PROGRESS)
-            lab->pending |= UI_D_JOBS;
+        ui_sweep_screen_poll(lab);
     }
     if (lab->pending && now - lab->frame_at >= JOBS_FRAME_S) {
         lab->dirty |= lab->pending;
@@ -325,11 +308,10 @@ static int start_curses(ui_lab *lab, SCREEN **scr)
 static void free_lab(ui_lab *lab)
 {
     ui_calibrate_free(lab);          /* waits for a measurement still running */
-    ui_setup_free(lab);              /* and for the device survey */
-    ui_run_free(&lab->run);          /* cancels and waits for running trainers */
-    nn_sweep_free(&lab->sweep);
+    ui_setup_free(lab);              /* and for the device survey; the preset list */
+    ui_dashboard_stop(lab);          /* cancels and waits for running trainers */
+    ui_sweep_screen_stop(lab);
     ui_sysinfo_close(&lab->sys);
-    free(lab->entries);
     free(lab);
 }
 

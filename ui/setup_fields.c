@@ -77,10 +77,10 @@ int ui_field_gpu_only(int f)
 /* The label and the value text of field f. */
 void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *value, size_t vlen)
 {
-    const ui_settings *s = &lab->set;
+    const ui_settings *s = &lab->setup.set;
     int devs[2], n = ui_choice_devices(s->device, devs), ok = 1;
     for (int i = 0; i < n; i++)
-        ok &= lab->dev_ok[devs[i]];
+        ok &= lab->setup.dev_ok[devs[i]];
     static const char *const labels[UI_N_FIELDS] = {
         "Device", "Side by side", "Batch size", "Epochs", "Steps", "Learning rate",
         "Data on device", "Sync every step", "CUDA graph", "Sweep from", "Sweep to",
@@ -120,7 +120,7 @@ static long clampl(long v, long lo, long hi)
 /* Left (dir -1), right (+1) or space (+1) on field f. */
 void ui_field_adjust(ui_lab *lab, int f, int dir)
 {
-    ui_settings *s = &lab->set;
+    ui_settings *s = &lab->setup.set;
     int up = dir > 0;
     switch (f) {
     case UI_F_DEVICE: s->device = (s->device + (up ? 1 : UI_N_CHOICES - 1)) % UI_N_CHOICES; break;
@@ -145,34 +145,34 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     }
 }
 
-/* Accepts a typed character into lab->edit; 1 when taken. */
+/* Accepts a typed character into lab->setup.edit; 1 when taken. */
 int ui_field_type(ui_lab *lab, int ch)
 {
-    size_t n = strlen(lab->edit);
+    size_t n = strlen(lab->setup.edit);
     int ok = ch >= '0' && ch <= '9';
-    if (lab->field == UI_F_LR)       /* 1e-3, 0.001 */
-        ok |= ch == '.' || ((ch == 'e' || ch == 'E') && n > 0) || (ch == '-' && n > 0 && (lab->edit[n - 1] | 32) == 'e');
-    if (!ok || !ui_field_is_number(lab->field) || n + 1 >= sizeof lab->edit)
+    if (lab->setup.field == UI_F_LR)       /* 1e-3, 0.001 */
+        ok |= ch == '.' || ((ch == 'e' || ch == 'E') && n > 0) || (ch == '-' && n > 0 && (lab->setup.edit[n - 1] | 32) == 'e');
+    if (!ok || !ui_field_is_number(lab->setup.field) || n + 1 >= sizeof lab->setup.edit)
         return 0;
-    lab->edit[n] = (char)ch;
-    lab->edit[n + 1] = '\0';
+    lab->setup.edit[n] = (char)ch;
+    lab->setup.edit[n + 1] = '\0';
     return 1;
 }
 
-/* Parses lab->edit into the focused field; a bad value is refused with a
+/* Parses lab->setup.edit into the focused field; a bad value is refused with a
  * message and the old value stays. */
 void ui_field_commit(ui_lab *lab)
 {
-    ui_settings *s = &lab->set;
+    ui_settings *s = &lab->setup.set;
     long v = 0;
     double d = 0;
-    int f = lab->field, bad;
-    if (!lab->edit[0])
+    int f = lab->setup.field, bad;
+    if (!lab->setup.edit[0])
         return;
     if (f == UI_F_LR)
-        bad = nn_parse_double(lab->edit, &d) != 0 || !(d > 0) || !isfinite(d);
+        bad = nn_parse_double(lab->setup.edit, &d) != 0 || !(d > 0) || !isfinite(d);
     else
-        bad = nn_parse_long(lab->edit, &v) != 0;
+        bad = nn_parse_long(lab->setup.edit, &v) != 0;
     switch (f) {
     case UI_F_BATCH: bad |= v < 1 || v > UI_MAX_BATCH; break;
     case UI_F_EPOCHS: bad |= v < 1 || v > 100000; break;
@@ -182,8 +182,8 @@ void ui_field_commit(ui_lab *lab)
     case UI_F_SWEEP_STEPS: bad |= v < 1 || v > 100000; break;
     }
     if (bad) {
-        ui_set_message(lab, 1, "'%s' is not a valid value here (see the help, F1)", lab->edit);
-        lab->edit[0] = '\0';
+        ui_set_message(lab, 1, "'%s' is not a valid value here (see the help, F1)", lab->setup.edit);
+        lab->setup.edit[0] = '\0';
         return;
     }
     switch (f) {
@@ -195,7 +195,7 @@ void ui_field_commit(ui_lab *lab)
     case UI_F_SWEEP_TO: s->sweep_to = (int)v; break;
     case UI_F_SWEEP_STEPS: s->sweep_steps = v; break;
     }
-    lab->edit[0] = '\0';
+    lab->setup.edit[0] = '\0';
 }
 
 /* Training samples per epoch the preset's data will have, for choosing how
@@ -211,8 +211,8 @@ static long estimated_rows(const nn_preset *p)
 
 void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
 {
-    const ui_settings *s = &lab->set;
-    const nn_preset *p = &lab->preset;
+    const ui_settings *s = &lab->setup.set;
+    const nn_preset *p = &lab->setup.preset;
     nn_job_config_init(cfg, p);
     cfg->batch = s->batch;
     cfg->epochs = s->epochs;

@@ -23,32 +23,32 @@
 static void survey_devices(ui_lab *lab)
 {
     char err[NN_ERR_LEN];
-    if (lab->survey)
+    if (lab->setup.survey)
         return;                      /* one is under way: its answer is as fresh */
-    lab->dev_known = 0;
+    lab->setup.dev_known = 0;
     for (int d = 0; d < UI_N_DEVICES; d++)
-        lab->dev_ok[d] = 0;
-    lab->survey = nn_device_survey_start(err, sizeof err);
-    if (lab->survey)
+        lab->setup.dev_ok[d] = 0;
+    lab->setup.survey = nn_device_survey_start(err, sizeof err);
+    if (lab->setup.survey)
         return;
     for (int d = 0; d < UI_N_DEVICES; d++) {
-        memset(&lab->dev[d], 0, sizeof lab->dev[d]);
-        snprintf(lab->dev[d].name, sizeof lab->dev[d].name, "%s", ui_device_name(d));
-        snprintf(lab->dev[d].why, sizeof lab->dev[d].why, "%s", err);
+        memset(&lab->setup.dev[d], 0, sizeof lab->setup.dev[d]);
+        snprintf(lab->setup.dev[d].name, sizeof lab->setup.dev[d].name, "%s", ui_device_name(d));
+        snprintf(lab->setup.dev[d].why, sizeof lab->setup.dev[d].why, "%s", err);
     }
-    lab->dev_known = 1;
+    lab->setup.dev_known = 1;
 }
 
 void ui_setup_poll(ui_lab *lab)
 {
     nn_device_status st[NN_MAX_DEVICES];
-    int n = lab->survey ? nn_device_survey_poll(lab->survey, st, NN_MAX_DEVICES) : -1;
+    int n = lab->setup.survey ? nn_device_survey_poll(lab->setup.survey, st, NN_MAX_DEVICES) : -1;
     if (n < 0)
         return;
-    nn_device_survey_free(lab->survey);
-    lab->survey = NULL;
+    nn_device_survey_free(lab->setup.survey);
+    lab->setup.survey = NULL;
     for (int d = 0; d < UI_N_DEVICES; d++) {
-        nn_device_status *dev = &lab->dev[d];
+        nn_device_status *dev = &lab->setup.dev[d];
         int i = 0;
         while (i < n && strcmp(st[i].name, ui_device_name(d)) != 0)
             i++;
@@ -59,16 +59,19 @@ void ui_setup_poll(ui_lab *lab)
             snprintf(dev->name, sizeof dev->name, "%s", ui_device_name(d));
             snprintf(dev->why, sizeof dev->why, "this build of nnlab does not know it");
         }
-        lab->dev_ok[d] = dev->available;
+        lab->setup.dev_ok[d] = dev->available;
     }
-    lab->dev_known = 1;
+    lab->setup.dev_known = 1;
     lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
 }
 
 void ui_setup_free(ui_lab *lab)
 {
-    nn_device_survey_free(lab->survey);   /* waits for a probe still running */
-    lab->survey = NULL;
+    nn_device_survey_free(lab->setup.survey);   /* waits for a probe still running */
+    lab->setup.survey = NULL;
+    free(lab->setup.entries);
+    lab->setup.entries = NULL;
+    lab->setup.n_entries = 0;
 }
 
 /* ---- the selected preset ----------------------------------------------------------- */
@@ -113,32 +116,32 @@ static void data_note(const nn_preset *p, char *buf, size_t len)
 
 static void load_selected(ui_lab *lab)
 {
-    const nn_preset_entry *e = lab->n_entries > 0 ? &lab->entries[lab->selected] : NULL;
-    lab->preset_ok = 0;
-    lab->preset_err[0] = '\0';
+    const nn_preset_entry *e = lab->setup.n_entries > 0 ? &lab->setup.entries[lab->setup.selected] : NULL;
+    lab->setup.preset_ok = 0;
+    lab->setup.preset_err[0] = '\0';
     if (!e) {
-        snprintf(lab->preset_err, sizeof lab->preset_err, "no presets found (looked in your folder and %s)",
+        snprintf(lab->setup.preset_err, sizeof lab->setup.preset_err, "no presets found (looked in your folder and %s)",
                  nn_preset_system_dir());
         return;
     }
-    if (nn_preset_load(e->path, &lab->preset, lab->preset_err, sizeof lab->preset_err) != 0 ||
-        nn_preset_check(&lab->preset, e->path, lab->preset_err, sizeof lab->preset_err) != 0)
+    if (nn_preset_load(e->path, &lab->setup.preset, lab->setup.preset_err, sizeof lab->setup.preset_err) != 0 ||
+        nn_preset_check(&lab->setup.preset, e->path, lab->setup.preset_err, sizeof lab->setup.preset_err) != 0)
         return;
-    lab->preset_ok = 1;
-    nn_cost_model(&lab->preset, 1, &lab->cost);
-    data_note(&lab->preset, lab->data_note, sizeof lab->data_note);
-    ui_settings_from_preset(&lab->set, &lab->preset);
+    lab->setup.preset_ok = 1;
+    nn_cost_model(&lab->setup.preset, 1, &lab->setup.cost);
+    data_note(&lab->setup.preset, lab->setup.data_note, sizeof lab->setup.data_note);
+    ui_settings_from_preset(&lab->setup.set, &lab->setup.preset);
 }
 
 static void select_preset(ui_lab *lab, int i)
 {
-    if (lab->n_entries == 0)
+    if (lab->setup.n_entries == 0)
         return;
-    i = i < 0 ? 0 : i >= lab->n_entries ? lab->n_entries - 1 : i;
-    if (i == lab->selected && lab->preset_ok)
+    i = i < 0 ? 0 : i >= lab->setup.n_entries ? lab->setup.n_entries - 1 : i;
+    if (i == lab->setup.selected && lab->setup.preset_ok)
         return;
-    lab->selected = i;
-    lab->edit[0] = '\0';
+    lab->setup.selected = i;
+    lab->setup.edit[0] = '\0';
     load_selected(lab);
     lab->dirty |= UI_D_LIST | UI_D_FIELDS | UI_D_DETAILS | UI_D_STATUS;
 }
@@ -146,31 +149,31 @@ static void select_preset(ui_lab *lab, int i)
 void ui_setup_reload(ui_lab *lab, const char *select_path)
 {
     char err[NN_ERR_LEN], keep[NN_NAME_LEN] = DEFAULT_PRESET;
-    if (lab->n_entries > 0)
-        snprintf(keep, sizeof keep, "%s", lab->entries[lab->selected].name);
-    if (!lab->entries)
-        lab->entries = calloc(UI_MAX_PRESETS, sizeof *lab->entries);
-    int n = lab->entries ? nn_preset_list(lab->entries, UI_MAX_PRESETS, err, sizeof err) : -1;
+    if (lab->setup.n_entries > 0)
+        snprintf(keep, sizeof keep, "%s", lab->setup.entries[lab->setup.selected].name);
+    if (!lab->setup.entries)
+        lab->setup.entries = calloc(UI_MAX_PRESETS, sizeof *lab->setup.entries);
+    int n = lab->setup.entries ? nn_preset_list(lab->setup.entries, UI_MAX_PRESETS, err, sizeof err) : -1;
     if (n < 0) {
-        ui_set_message(lab, 1, "%s", lab->entries ? err : "out of memory for the preset list");
+        ui_set_message(lab, 1, "%s", lab->setup.entries ? err : "out of memory for the preset list");
         n = 0;
     }
-    lab->n_entries = n;
-    lab->selected = 0;
+    lab->setup.n_entries = n;
+    lab->setup.selected = 0;
     for (int i = 0; i < n; i++)
-        if (select_path ? !strcmp(lab->entries[i].path, select_path)
-                        : !strcmp(lab->entries[i].name, keep) && !lab->entries[i].shadowed) {
-            lab->selected = i;
+        if (select_path ? !strcmp(lab->setup.entries[i].path, select_path)
+                        : !strcmp(lab->setup.entries[i].name, keep) && !lab->setup.entries[i].shadowed) {
+            lab->setup.selected = i;
             break;
         }
-    lab->scroll = 0;
+    lab->setup.scroll = 0;
     load_selected(lab);
     lab->dirty |= UI_D_ALL;
 }
 
 void ui_setup_init(ui_lab *lab)
 {
-    ui_settings_defaults(&lab->set);
+    ui_settings_defaults(&lab->setup.set);
     survey_devices(lab);
     ui_setup_reload(lab, NULL);
 }
@@ -181,19 +184,19 @@ static void draw_list(ui_lab *lab)
 {
     ui_rect box = lab->layout.presets, in = ui_rect_inner(box);
     char title[48];
-    snprintf(title, sizeof title, "Presets (%d)", lab->n_entries);
+    snprintf(title, sizeof title, "Presets (%d)", lab->setup.n_entries);
     ui_box(lab, box, title);
     if (in.h <= 0)
         return;
-    if (lab->selected < lab->scroll)
-        lab->scroll = lab->selected;
-    if (lab->selected >= lab->scroll + in.h)
-        lab->scroll = lab->selected - in.h + 1;
-    for (int r = 0; r < in.h && lab->scroll + r < lab->n_entries; r++) {
-        int i = lab->scroll + r, sel = i == lab->selected;
-        const nn_preset_entry *e = &lab->entries[i];
+    if (lab->setup.selected < lab->setup.scroll)
+        lab->setup.scroll = lab->setup.selected;
+    if (lab->setup.selected >= lab->setup.scroll + in.h)
+        lab->setup.scroll = lab->setup.selected - in.h + 1;
+    for (int r = 0; r < in.h && lab->setup.scroll + r < lab->setup.n_entries; r++) {
+        int i = lab->setup.scroll + r, sel = i == lab->setup.selected;
+        const nn_preset_entry *e = &lab->setup.entries[i];
         const char *tag = e->error[0] ? "broken" : e->shadowed ? "hidden" : e->user ? "yours" : "";
-        attr_t a = sel ? ui_attr(lab, lab->focus_fields ? UI_KEY : UI_SELECTED) : A_NORMAL;
+        attr_t a = sel ? ui_attr(lab, lab->setup.focus_fields ? UI_KEY : UI_SELECTED) : A_NORMAL;
         if (e->error[0] && !sel)
             a = ui_attr(lab, UI_ERROR);
         mvhline(in.y + r, in.x, ' ', in.w);
@@ -204,18 +207,18 @@ static void draw_list(ui_lab *lab)
 static void draw_fields(ui_lab *lab)
 {
     ui_rect box = lab->layout.fields, in = ui_rect_inner(box);
-    int devs[2], n = ui_choice_devices(lab->set.device, devs);
+    int devs[2], n = ui_choice_devices(lab->setup.set.device, devs);
     ui_box(lab, box, "Settings");
     for (int f = 0; f < UI_N_FIELDS && f < in.h; f++) {
         char label[32], value[96];
-        int sel = lab->focus_fields && f == lab->field;
+        int sel = lab->setup.focus_fields && f == lab->setup.field;
         ui_field_text(lab, f, label, sizeof label, value, sizeof value);
-        if (sel && lab->edit[0])
-            snprintf(value, sizeof value, "%s_", lab->edit);
+        if (sel && lab->setup.edit[0])
+            snprintf(value, sizeof value, "%s_", lab->setup.edit);
         attr_t la = sel ? ui_attr(lab, UI_SELECTED) : A_NORMAL, va = A_BOLD;
         if ((f == UI_F_COMPARE && n < 2) || ui_field_gpu_only(f))
             va = ui_attr(lab, UI_DIM);   /* not used by the chosen device */
-        if (f == UI_F_DEVICE && lab->dev_known && !(lab->dev_ok[devs[0]] && (n < 2 || lab->dev_ok[devs[1]])))
+        if (f == UI_F_DEVICE && lab->setup.dev_known && !(lab->setup.dev_ok[devs[0]] && (n < 2 || lab->setup.dev_ok[devs[1]])))
             va = ui_attr(lab, UI_ERROR);
         ui_putf(in.y + f, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
         ui_put(in.y + f, in.x + 17, in.w - 17, va, value);
@@ -240,7 +243,7 @@ static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
 {
     ui_net_summary sum;
     int wide = in.w >= 58, lw = in.w - (wide ? 37 : 18);
-    ui_net_summary_of(&lab->cost, &sum);
+    ui_net_summary_of(&lab->setup.cost, &sum);
     if (lw > 24)
         lw = 24;
     if (wide)
@@ -276,8 +279,8 @@ static int devices_rows(ui_lab *lab, int w)
     char line[NN_ERR_LEN + 16];
     int rows = 1;
     for (int d = 0; d < UI_N_DEVICES; d++)
-        rows += !lab->dev_known || lab->dev_ok[d]
-                    ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->dev[d].why, line, sizeof line));
+        rows += !lab->setup.dev_known || lab->setup.dev_ok[d]
+                    ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->setup.dev[d].why, line, sizeof line));
     return rows;
 }
 
@@ -287,35 +290,35 @@ static void draw_devices(ui_lab *lab, ui_rect in, int y)
     ui_put(y++, in.x, in.w, A_BOLD, "Devices");
     for (int d = 0; d < UI_N_DEVICES && y < in.y + in.h; d++) {
         ui_putf(y, in.x, 10, A_NORMAL, " %-8s", ui_device_name(d));
-        if (!lab->dev_known)
+        if (!lab->setup.dev_known)
             ui_put(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
-        else if (lab->dev_ok[d])
-            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->dev[d].summary);
+        else if (lab->setup.dev_ok[d])
+            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->setup.dev[d].summary);
         else
             y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
-                                why_line(lab->dev[d].why, line, sizeof line));
+                                why_line(lab->setup.dev[d].why, line, sizeof line));
     }
 }
 
 static void draw_details(ui_lab *lab)
 {
     ui_rect box = lab->layout.details, in = ui_rect_inner(box);
-    const nn_preset_entry *e = lab->n_entries ? &lab->entries[lab->selected] : NULL;
-    const nn_preset *p = &lab->preset;
+    const nn_preset_entry *e = lab->setup.n_entries ? &lab->setup.entries[lab->setup.selected] : NULL;
+    const nn_preset *p = &lab->setup.preset;
     int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - devices_rows(lab, in.w);
     ui_box(lab, box, e ? e->name : "no preset");
     if (in.h <= 0)
         return;
-    if (!lab->preset_ok) {
+    if (!lab->setup.preset_ok) {
         ui_put(y++, in.x, in.w, ui_attr(lab, UI_ERROR), e ? "This preset does not load:" : "");
-        y += ui_put_wrapped(y, in.x, in.w, bottom - y, ui_attr(lab, UI_ERROR), lab->preset_err);
+        y += ui_put_wrapped(y, in.x, in.w, bottom - y, ui_attr(lab, UI_ERROR), lab->setup.preset_err);
     } else {
         y += ui_put_wrapped(y, in.x, in.w, 2, A_NORMAL, p->description);
         if (wide)                    /* a narrow pane keeps its rows for the layers */
             ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "file   %s%s", e->path,
                     e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
         ui_put(y, in.x, 7, A_BOLD, "data");
-        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, lab->data_note);
+        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, lab->setup.data_note);
         ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
                 p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
         y += wide;
@@ -344,22 +347,22 @@ void ui_setup_draw(ui_lab *lab, unsigned dirty)
 /* Refuses to start before the devices are known. */
 static int devices_known(ui_lab *lab)
 {
-    if (!lab->dev_known)
+    if (!lab->setup.dev_known)
         ui_set_message(lab, 1, "still checking which devices can run here: a moment");
-    return lab->dev_known;
+    return lab->setup.dev_known;
 }
 
 /* Refuses a device choice that cannot run here, saying why, and switches
  * that break the rule every job keeps (nn_job_switches_check). */
 static int devices_ready(ui_lab *lab)
 {
-    int devs[2], n = ui_choice_devices(lab->set.device, devs);
+    int devs[2], n = ui_choice_devices(lab->setup.set.device, devs);
     nn_job_config cfg;
     char err[NN_ERR_LEN];
     for (int i = 0; i < n; i++)
-        if (!lab->dev_ok[devs[i]]) {
+        if (!lab->setup.dev_ok[devs[i]]) {
             ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "",
-                           ui_device_name(devs[i]), lab->dev[devs[i]].why);
+                           ui_device_name(devs[i]), lab->setup.dev[devs[i]].why);
             return 0;
         }
     ui_setup_job_config(lab, &cfg);
@@ -372,8 +375,8 @@ static int devices_ready(ui_lab *lab)
 
 int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
 {
-    if (!lab->preset_ok) {
-        ui_set_message(lab, 1, "this preset does not load: %s", lab->preset_err);
+    if (!lab->setup.preset_ok) {
+        ui_set_message(lab, 1, "this preset does not load: %s", lab->setup.preset_err);
         return -1;
     }
     if (!devices_known(lab))
@@ -383,7 +386,7 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
     int devs[2], n = 0;
     if (!devices_ready(lab))
         return -1;
-    for (int i = 0, nd = ui_choice_devices(lab->set.device, devs); i < nd && n < max; i++)
+    for (int i = 0, nd = ui_choice_devices(lab->setup.set.device, devs); i < nd && n < max; i++)
         names[n++] = ui_device_name(devs[i]);
     return n;
 }
@@ -399,12 +402,12 @@ static int list_key(ui_lab *lab, int ch)
 {
     int page = lab->layout.presets.h > 3 ? lab->layout.presets.h - 3 : 1;
     switch (ch) {
-    case KEY_UP: select_preset(lab, lab->selected - 1); return 1;
-    case KEY_DOWN: select_preset(lab, lab->selected + 1); return 1;
-    case KEY_PPAGE: select_preset(lab, lab->selected - page); return 1;
-    case KEY_NPAGE: select_preset(lab, lab->selected + page); return 1;
+    case KEY_UP: select_preset(lab, lab->setup.selected - 1); return 1;
+    case KEY_DOWN: select_preset(lab, lab->setup.selected + 1); return 1;
+    case KEY_PPAGE: select_preset(lab, lab->setup.selected - page); return 1;
+    case KEY_NPAGE: select_preset(lab, lab->setup.selected + page); return 1;
     case KEY_HOME: select_preset(lab, 0); return 1;
-    case KEY_END: select_preset(lab, lab->n_entries - 1); return 1;
+    case KEY_END: select_preset(lab, lab->setup.n_entries - 1); return 1;
     }
     return 0;
 }
@@ -414,19 +417,19 @@ static int fields_key(ui_lab *lab, int ch)
     switch (ch) {
     case KEY_UP:
         ui_field_commit(lab);
-        lab->field = (lab->field + UI_N_FIELDS - 1) % UI_N_FIELDS;
+        lab->setup.field = (lab->setup.field + UI_N_FIELDS - 1) % UI_N_FIELDS;
         return 1;
     case KEY_DOWN:
         ui_field_commit(lab);
-        lab->field = (lab->field + 1) % UI_N_FIELDS;
+        lab->setup.field = (lab->setup.field + 1) % UI_N_FIELDS;
         return 1;
     case KEY_LEFT: case KEY_RIGHT: case ' ':
-        lab->edit[0] = '\0';
-        ui_field_adjust(lab, lab->field, ch == KEY_LEFT ? -1 : 1);
+        lab->setup.edit[0] = '\0';
+        ui_field_adjust(lab, lab->setup.field, ch == KEY_LEFT ? -1 : 1);
         return 1;
     case KEY_BACKSPACE: case 127: case 8:
-        if (lab->edit[0])
-            lab->edit[strlen(lab->edit) - 1] = '\0';
+        if (lab->setup.edit[0])
+            lab->setup.edit[strlen(lab->setup.edit) - 1] = '\0';
         return 1;
     }
     return ui_field_type(lab, ch);
@@ -435,14 +438,14 @@ static int fields_key(ui_lab *lab, int ch)
 ui_action ui_setup_key(ui_lab *lab, int ch)
 {
     int handled = 1;
-    if (ch == 27 && lab->edit[0]) {           /* Esc drops a number being typed */
-        lab->edit[0] = '\0';
+    if (ch == 27 && lab->setup.edit[0]) {           /* Esc drops a number being typed */
+        lab->setup.edit[0] = '\0';
     } else if (ch == '\t' || ch == KEY_BTAB) {
         ui_field_commit(lab);
-        lab->focus_fields = !lab->focus_fields;
+        lab->setup.focus_fields = !lab->setup.focus_fields;
         lab->dirty |= UI_D_LIST;
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-        if (lab->edit[0])
+        if (lab->setup.edit[0])
             ui_field_commit(lab);
         else
             return start(lab, 0);
@@ -455,9 +458,9 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         survey_devices(lab);
         ui_setup_reload(lab, NULL);
         ui_set_message(lab, 0, "presets and devices scanned again");
-    } else if ((ch == '+' || ch == '-') && !lab->edit[0]) {
+    } else if ((ch == '+' || ch == '-') && !lab->setup.edit[0]) {
         ui_field_adjust(lab, UI_F_BATCH, ch == '+' ? 1 : -1);
-    } else if (lab->focus_fields) {
+    } else if (lab->setup.focus_fields) {
         handled = fields_key(lab, ch);
     } else {
         handled = list_key(lab, ch);

@@ -14,8 +14,8 @@
 
 static void add_skipped(ui_lab *lab, const char *dev, const char *why)
 {
-    size_t n = strlen(lab->sweep_skipped);
-    snprintf(lab->sweep_skipped + n, sizeof lab->sweep_skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
+    size_t n = strlen(lab->sweep_screen.skipped);
+    snprintf(lab->sweep_screen.skipped + n, sizeof lab->sweep_screen.skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
 }
 
 static const int sweep_order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
@@ -23,14 +23,14 @@ static const int sweep_order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DE
 /* A device the sweep's settings include (available or not). */
 static int swept(const ui_lab *lab, int d)
 {
-    return d != UI_DEV_CPU_REF || lab->set.sweep_all;
+    return d != UI_DEV_CPU_REF || lab->setup.set.sweep_all;
 }
 
 int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
 {
     int n = 0;
     for (int i = 0; i < UI_N_DEVICES && n < max; i++)
-        if (swept(lab, sweep_order[i]) && lab->dev_ok[sweep_order[i]])
+        if (swept(lab, sweep_order[i]) && lab->setup.dev_ok[sweep_order[i]])
             names[n++] = ui_device_name(sweep_order[i]);
     return n;
 }
@@ -38,38 +38,38 @@ int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
 int ui_sweep_screen_start(ui_lab *lab)
 {
     nn_job_config cfg;
-    nn_sweep *sw = &lab->sweep;
+    nn_sweep *sw = &lab->sweep_screen.sweep;
     int batches[NN_SWEEP_MAX_BATCHES];
     ui_setup_job_config(lab, &cfg);
     cfg.log_every = 0;               /* the preset's, as `nnlab bench`: no extra loss read-backs */
     nn_sweep_free(sw);
-    int nb = nn_sweep_powers_of_two(lab->set.sweep_from, lab->set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
-    nn_sweep_init(sw, &cfg, batches, nb, lab->set.sweep_steps, 3);
-    lab->sweep_skipped[0] = '\0';
+    int nb = nn_sweep_powers_of_two(lab->setup.set.sweep_from, lab->setup.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
+    nn_sweep_init(sw, &cfg, batches, nb, lab->setup.set.sweep_steps, 3);
+    lab->sweep_screen.skipped[0] = '\0';
     for (int i = 0; i < UI_N_DEVICES; i++) {
         int d = sweep_order[i];
         const char *name = ui_device_name(d), *why = "";
         if (!swept(lab, d))
             continue;
-        if (lab->dev_ok[d])
+        if (lab->setup.dev_ok[d])
             nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
         else
-            add_skipped(lab, name, lab->dev[d].why);
+            add_skipped(lab, name, lab->setup.dev[d].why);
     }
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",
-                       sw->n_devices ? "no batch size in the range" : lab->sweep_skipped);
+                       sw->n_devices ? "no batch size in the range" : lab->sweep_screen.skipped);
         return -1;
     }
     lab->log_scale = 1;              /* samples/s spans decades */
-    lab->sweep_follow = 1;           /* explain the latest point until a key picks one */
-    nn_explainer_reset(&lab->sweep_explain, NULL, "");
+    lab->sweep_screen.follow = 1;           /* explain the latest point until a key picks one */
+    nn_explainer_reset(&lab->sweep_screen.explain, NULL, "");
     return 0;
 }
 
 static void draw_chart(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
     static const int roles[NN_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3 };
     static double rate[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
     double bx[NN_SWEEP_MAX_BATCHES], vline[1];
@@ -102,7 +102,7 @@ static void draw_chart(ui_lab *lab)
 static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
 {
     char line[96];
-    int style = ui_sweep_crossover_text(&lab->sweep, line, sizeof line);
+    int style = ui_sweep_crossover_text(&lab->sweep_screen.sweep, line, sizeof line);
     ui_put(y, in.x, in.w, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
 }
 
@@ -110,7 +110,7 @@ static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
  * is room, then a failure or the devices left out. */
 static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 {
-    const nn_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
     int left = in.y + in.h - y;
     if (left > 6)
         left = 6;
@@ -128,13 +128,13 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     }
     if (sw->last_error[0])
         ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_ERROR), sw->last_error);
-    else if (lab->sweep_skipped[0])
-        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), lab->sweep_skipped);
+    else if (lab->sweep_screen.skipped[0])
+        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), lab->sweep_screen.skipped);
 }
 
 static void draw_table(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
     int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_device_index(sw, "gpu"), y = in.y, x, sel_d, sel_i;
     int ratio = c >= 0 && g >= 0, cell = ui_sweep_cell_width(in.w, sw->n_devices, ratio);
@@ -165,7 +165,7 @@ static void draw_table(ui_lab *lab)
 
 static void draw_progress(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep;
+    const nn_sweep *sw = &lab->sweep_screen.sweep;
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
     int total = sw->n_batches * sw->n_devices, done = 0;
     char bar[512], line[256], el[16];
@@ -195,7 +195,7 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_TITLE) {
         char t[256];
         snprintf(t, sizeof t, "nnlab - batch sweep of %s: batch %d..%d, %ld timed steps per point",
-                 lab->sweep.base.preset.name, lab->set.sweep_from, lab->set.sweep_to, lab->sweep.base.steps);
+                 lab->sweep_screen.sweep.base.preset.name, lab->setup.set.sweep_from, lab->setup.set.sweep_to, lab->sweep_screen.sweep.base.steps);
         ui_draw_title(lab, t);
     }
     int replaces;
@@ -209,9 +209,37 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_JOBS)
         draw_progress(lab);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, nn_sweep_active(&lab->sweep)
+        ui_draw_status(lab, nn_sweep_active(&lab->sweep_screen.sweep)
                                 ? "c cancel  arrows pick a point  e explain  l log/linear y  Esc back  ? help"
                                 : "finished: Enter/Esc setup  arrows pick a point  e explain  l log y  ? help");
+}
+
+int ui_sweep_screen_active(const ui_lab *lab)
+{
+    return nn_sweep_active(&lab->sweep_screen.sweep);
+}
+
+void ui_sweep_screen_cancel(ui_lab *lab)
+{
+    nn_sweep_cancel(&lab->sweep_screen.sweep);
+    ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
+    lab->dirty |= UI_D_SIDE | UI_D_JOBS;
+}
+
+void ui_sweep_screen_stop(ui_lab *lab)
+{
+    nn_sweep_cancel(&lab->sweep_screen.sweep);
+    nn_sweep_free(&lab->sweep_screen.sweep);
+    memset(&lab->sweep_screen.sweep, 0, sizeof lab->sweep_screen.sweep);
+}
+
+void ui_sweep_screen_poll(ui_lab *lab)
+{
+    int bits = nn_sweep_poll(&lab->sweep_screen.sweep);
+    if (bits & NN_SWEEP_RESULTS)
+        lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS | UI_D_EXPLAIN;
+    if (bits & NN_SWEEP_PROGRESS)
+        lab->pending |= UI_D_JOBS;
 }
 
 ui_action ui_sweep_screen_key(ui_lab *lab, int ch)

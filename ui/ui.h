@@ -98,6 +98,48 @@ typedef struct ui_calibrating {
     char warning[NN_ERR_LEN + 64];   /* measured but not cached: for the status row */
 } ui_calibrating;
 
+/* Each screen's own state; only its files change it (ui/setup_screen.c and
+ * ui/setup_fields.c; ui/dashboard.c; ui/sweep_screen.c), others read it.
+ * The setup screen: the presets, the settings and the devices. */
+typedef struct ui_setup_state {
+    /* presets */
+    nn_preset_entry *entries;
+    int n_entries, selected, scroll;
+    nn_preset preset;                /* the selected one, loaded and checked */
+    int preset_ok;
+    char preset_err[NN_ERR_LEN];
+    nn_cost cost;                    /* its per-layer summary at batch 1 */
+    char data_note[NN_PATH_LEN + 128]; /* which data it would use */
+
+    /* settings */
+    ui_settings set;
+    int focus_fields;                /* 0: the preset list, 1: the fields */
+    int field;
+    char edit[32];                   /* a number being typed; "" when none */
+
+    /* devices, surveyed on a thread of their own at start and on F5 */
+    nn_device_survey *survey;        /* the survey under way; NULL when none */
+    int dev_known;                   /* 0 while checking: none can be started */
+    int dev_ok[UI_N_DEVICES];        /* dev[d].available once known */
+    nn_device_status dev[UI_N_DEVICES];
+} ui_setup_state;
+
+/* The run screen: the run and one explanation per job (recomputed only
+ * when its inputs change). */
+typedef struct ui_dashboard_state {
+    ui_run run;
+    nn_explainer explain[2];
+} ui_dashboard_state;
+
+/* The sweep screen: the sweep and the point it explains. */
+typedef struct ui_sweep_state {
+    nn_sweep sweep;
+    char skipped[NN_TEXT_LEN];       /* the devices left out of the sweep, and why */
+    nn_explainer explain;
+    int sel_dev, sel_batch;          /* the point explained */
+    int follow;                      /* 1: the latest point measured, until a key moves it */
+} ui_sweep_state;
+
 typedef struct ui_lab {
     /* terminal */
     int cols, rows;
@@ -113,32 +155,14 @@ typedef struct ui_lab {
     int message_error;
     int quit;
 
-    /* presets */
-    nn_preset_entry *entries;
-    int n_entries, selected, scroll;
-    nn_preset preset;                /* the selected one, loaded and checked */
-    int preset_ok;
-    char preset_err[NN_ERR_LEN];
-    nn_cost cost;                    /* its per-layer summary at batch 1 */
-    char data_note[NN_PATH_LEN + 128]; /* which data it would use */
+    /* the screens */
+    ui_setup_state setup;
+    ui_dashboard_state dashboard;
+    ui_sweep_state sweep_screen;
 
-    /* setup */
-    ui_settings set;
-    int focus_fields;                /* 0: the preset list, 1: the fields */
-    int field;
-    char edit[32];                   /* a number being typed; "" when none */
-
-    /* devices, surveyed on a thread of their own at start and on F5 */
-    nn_device_survey *survey;        /* the survey under way; NULL when none */
-    int dev_known;                   /* 0 while checking: none can be started */
-    int dev_ok[UI_N_DEVICES];        /* dev[d].available once known */
-    nn_device_status dev[UI_N_DEVICES];
-
-    /* run and sweep */
-    ui_run run;
-    nn_sweep sweep;
-    char sweep_skipped[NN_TEXT_LEN];  /* the devices left out of the sweep, and why */
+    /* what the run and the sweep screens share */
     int log_scale;                   /* run: log loss axis; sweep: log samples/s axis */
+    int explain_shown;               /* narrow terminal: the Explain panel replaces the chart */
     unsigned pending;                /* UI_D_* with new data, drawn at the next frame slot */
     double frame_at;                 /* when the job rows or the chart were last drawn */
     ui_chart chart;                  /* scratch raster for whichever chart is drawn */
@@ -147,15 +171,9 @@ typedef struct ui_lab {
     ui_sysinfo sys;
     double sys_at;
 
-    /* Explain: the calibrations, first-use measuring, one explanation per
-     * job (recomputed only when its inputs change) and the sweep's */
+    /* the calibrations and first-use measuring */
     nn_cal_store cals;
     ui_calibrating calib;
-    nn_explainer explain[2];
-    int explain_shown;               /* narrow terminal: the panel replaces the chart */
-    nn_explainer sweep_explain;
-    int sweep_sel_dev, sweep_sel_batch;  /* the sweep point explained */
-    int sweep_follow;                /* 1: the latest point measured, until a key moves it */
 } ui_lab;
 
 /* ---- ui/draw.c: shared drawing --------------------------------------------- */
@@ -192,7 +210,7 @@ void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_ti
 void ui_setup_init(ui_lab *lab);
 /* Takes the device survey's answer once it is in (every loop turn). */
 void ui_setup_poll(ui_lab *lab);
-/* Waits for a survey still running (quitting). */
+/* Waits for a survey still running and frees the preset list (quitting). */
 void ui_setup_free(ui_lab *lab);
 void ui_setup_reload(ui_lab *lab, const char *select_path);
 void ui_setup_draw(ui_lab *lab, unsigned dirty);
@@ -210,6 +228,12 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg);
 int ui_dashboard_start(ui_lab *lab);
 void ui_dashboard_draw(ui_lab *lab, unsigned dirty);
 ui_action ui_dashboard_key(ui_lab *lab, int ch);
+/* The run: running or still to start; cancel (collected by the polls);
+ * follow it (marks what to redraw); stop (cancel, wait, free). */
+int ui_dashboard_active(const ui_lab *lab);
+void ui_dashboard_cancel(ui_lab *lab);
+void ui_dashboard_poll(ui_lab *lab);
+void ui_dashboard_stop(ui_lab *lab);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
 /* ui/sweep_screen.c */
@@ -218,6 +242,11 @@ int ui_sweep_devices(const ui_lab *lab, const char **names, int max);
 int ui_sweep_screen_start(ui_lab *lab);
 void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty);
 ui_action ui_sweep_screen_key(ui_lab *lab, int ch);
+/* The sweep, as the run's above. */
+int ui_sweep_screen_active(const ui_lab *lab);
+void ui_sweep_screen_cancel(ui_lab *lab);
+void ui_sweep_screen_poll(ui_lab *lab);
+void ui_sweep_screen_stop(ui_lab *lab);
 
 /* ui/job_keys.c: the keys the run and the sweep screens share (c cancel,
  * l log scale, e explain, Esc/b/Enter back) */
