@@ -3,7 +3,8 @@
  * The engine (src/) never touches numbers itself: it owns buffers obtained from
  * a backend and calls these operations on them. cpu-ref (backends/cpu_ref.c) is
  * plain loops and the oracle every other backend is tested against; cpu
- * (backends/cpu_blas.c) is the OpenBLAS fast path; the GPU backend is a module.
+ * (backends/cpu_*.c, its table in cpu_blas.c) is the OpenBLAS fast path; the GPU
+ * backend is a module.
  *
  * Conventions, shared by every backend:
  *  - float32, NCHW, contiguous. Pointers are backend memory (host memory for the

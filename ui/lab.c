@@ -1,8 +1,10 @@
 /* ui/lab.c - the lab's main loop: curses set-up and tear-down, signals,
- * screen switching, key dispatch and the frame budget.
+ * screen switching, key dispatch and the frame budget. Key handlers and
+ * polls return an action (ui.h); act() alone moves between screens.
  *
- * The loop wakes on getch with a timeout (100 ms while a job runs), copies
- * what the jobs published since the last wake (ui/run.c, ui/sweep.c), and
+ * The loop wakes on getch with a timeout (100 ms while a job runs), has the
+ * current screen copy what its jobs published since the last wake (its
+ * poll: ui/run.c, src/analysis/sweep.c), and
  * redraws only the panels whose data changed: the job rows and the chart at
  * most five times a second, the machine panel once a second, everything at
  * once on a key or a change of state. Signal handlers only set flags; the
