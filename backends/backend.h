@@ -147,10 +147,19 @@ typedef struct nn_backend_ops {
                            const float *x, const float *w, const float *dy,
                            float *dx, float *dw, float *dbias, void *ws);
 
+    /* y is the window's maximum; a window holding a NaN gives NaN (the bits
+     * of its last NaN), as torch.nn.functional.max_pool2d. */
     int (*maxpool2d_forward)(nn_backend *b, const nn_pool_geom *g,
                              const float *x, float *y);
-    /* Routes dy to the first position (row-major within the window) whose x
-     * equals y, as PyTorch does; dx is fully overwritten. */
+    /* Routes each window's dy to PyTorch's argmax of that window (aten's
+     * max_pool2d kernels, CPU and CUDA: scanning row-major from -inf, a
+     * position is taken when its x is greater than the best so far or is
+     * NaN): the first of equal maxima, the last NaN of a window that has
+     * one, the first position of a window of -inf. y is the forward's
+     * output for this x (a backend may search for it rather than recompute
+     * the maximum). Overlapping windows add up; dx is fully overwritten.
+     * Every backend, the GPU's included (own kernels, not cuDNN), follows
+     * this rule exactly. */
     int (*maxpool2d_backward)(nn_backend *b, const nn_pool_geom *g,
                               const float *x, const float *y, const float *dy,
                               float *dx);
