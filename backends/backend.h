@@ -80,7 +80,7 @@ typedef struct nn_backend_config {
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
  * it was built against this header. Bump it on any change to nn_backend_ops,
  * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 2
+#define NN_BACKEND_ABI 3
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -136,9 +136,13 @@ typedef struct nn_backend_ops {
                            const float *x, const float *w, const float *dy,
                            float *dx, float *dw, float *dbias);
 
-    /* Bytes of scratch the convolution needs for this geometry (the engine
-     * allocates the largest once per job and passes it to every call). */
-    size_t (*conv2d_workspace)(nn_backend *b, const nn_conv_geom *g);
+    /* Bytes of scratch the convolution needs for this geometry, into *bytes
+     * (the engine asks for every layer before the first step, allocates the
+     * largest once per job and passes it to every call). -1 with the reason
+     * when this backend cannot run the geometry (a bad geometry; on the GPU,
+     * a tensor of 2^31 elements or more, cuDNN's limit), so that a job is
+     * refused before its first step; *bytes is then 0. */
+    int (*conv2d_workspace)(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
     int (*conv2d_forward)(nn_backend *b, const nn_conv_geom *g,
                           const float *x, const float *w, const float *bias,
                           float *y, void *ws);

@@ -22,11 +22,10 @@ static int conv_geom_check(nn_backend *b, const char *op, const nn_conv_geom *g)
     return nn_conv_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
 }
 
-size_t nn_ref_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+int nn_ref_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)
 {
-    (void)b;
-    (void)g;
-    return 0;   /* direct loops, no im2col */
+    *bytes = 0;     /* direct loops, no im2col */
+    return conv_geom_check(b, "conv2d_workspace", g);
 }
 
 int nn_ref_conv2d_forward(nn_backend *b, const nn_conv_geom *g,

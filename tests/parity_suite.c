@@ -243,10 +243,12 @@ void parity_conv_case(parity_fixture *f, int v, uint64_t seed, const nn_conv_geo
     fill(&r, bias, nb, -1, 1);
     fill(&r, dy, ny, -1, 1);
     float *y_ref = fbuf(ny), *dx_ref = fbuf(nx), *dw_ref = fbuf(nw), *db_ref = fbuf(nb);
-    size_t ref_ws_bytes = ref->ops->conv2d_workspace(ref, g);
+    size_t ref_ws_bytes = 0, ws_bytes = 0;
+    expect_ok(ref, ref->ops->conv2d_workspace(ref, g, &ref_ws_bytes), "conv2d_workspace");
+    expect_ok(b, b->ops->conv2d_workspace(b, g, &ws_bytes), "conv2d_workspace");
     void *ref_ws = malloc(ref_ws_bytes ? ref_ws_bytes : 1);
     assert_non_null(ref_ws);
-    void *ws = bk_alloc(b, b->ops->conv2d_workspace(b, g));
+    void *ws = bk_alloc(b, ws_bytes);
     float *bx = bk_copy(b, x, nx * 4), *bw = bk_copy(b, w, nw * 4), *bb = bk_copy(b, bias, nb * 4);
     float *bdy = bk_copy(b, dy, ny * 4), *by = bk_poison(b, ny), *bdx = bk_poison(b, nx);
     float *bdw = bk_poison(b, nw), *bdb = bk_poison(b, nb);

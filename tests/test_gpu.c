@@ -195,6 +195,17 @@ static void test_device_errors(void **state)
     bk_free(b, gl);
     bk_free(b, st);
     bk_free(b, d);
+
+    /* a tensor beyond cuDNN's 2^31 elements: refused by the workspace query
+     * (before any step), with the batch that fits, not reported as 0 bytes */
+    nn_conv_geom g = { .n = 456523, .c_in = 3, .h_in = 32, .w_in = 32, .c_out = 6, .h_out = 28,
+                       .w_out = 28, .k_h = 5, .k_w = 5, .stride_h = 1, .stride_w = 1 };
+    size_t ws = 1;
+    b->last_error[0] = '\0';
+    assert_int_equal(b->ops->conv2d_workspace(b, &g, &ws), -1);
+    assert_int_equal(ws, 0);
+    print_message("# %s\n", b->last_error);
+    assert_non_null(strstr(b->last_error, "a batch of at most 456522 fits"));
 }
 
 /* ---- whole runs through the engine ------------------------------------------------------------ */

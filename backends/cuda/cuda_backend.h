@@ -187,7 +187,7 @@ int gpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x, co
                        const float *bias, float *y);
 int gpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x, const float *w,
                         const float *dy, float *dx, float *dw, float *dbias);
-size_t gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g);
+int gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
 int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                        const float *bias, float *y, void *ws);
 int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,

@@ -68,11 +68,16 @@ int gpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x, c
 
 /* ---- convolution plans ------------------------------------------------------------------ */
 
-/* cpu-ref's check: a wrong output size is an engine bug, caught before cuDNN. */
+/* cpu-ref's check (a wrong output size is an engine bug), then cuDNN's size
+ * limit: a tensor of 2^31 elements or more is refused here, with the batch
+ * that would fit, rather than by a descriptor call's BAD_PARAM. */
 static int conv_check(nn_backend *b, const char *op, const nn_conv_geom *g)
 {
-    char why[192];
-    return nn_conv_geom_problem(op, g, why, sizeof why) ? gpu_fail(b, "%s", why) : 0;
+    char why[320];
+    if (nn_conv_geom_problem(op, g, why, sizeof why) ||
+        nn_conv_geom_size_problem(op, g, NN_CUDNN_MAX_ELEMENTS, "cuDNN", why, sizeof why))
+        return gpu_fail(b, "%s", why);
+    return 0;
 }
 
 static void plan_release(gpu_conv_plan *p)
@@ -264,17 +269,17 @@ static gpu_conv_plan *plan_for(nn_backend *b, const char *op, const nn_conv_geom
 
 /* ---- convolution ----------------------------------------------------------------------- */
 
-size_t gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+int gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)
 {
     gpu_state *s = gpu_of(b);
-    /* No error channel here: a geometry that cannot be planned reports 0, and
-     * the call itself gives the reason. */
     gpu_conv_plan *p = plan_for(b, "conv2d_workspace", g, 1);
+    *bytes = 0;
     if (!p)
-        return 0;
+        return -1;      /* refused before the first step, not hidden as "0 bytes" */
     if (p->ws > s->ws_limit)
         s->ws_limit = p->ws;
-    return p->ws;
+    *bytes = p->ws;
+    return 0;
 }
 
 int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
