@@ -103,6 +103,10 @@ typedef struct nn_backend_counters {
     uint64_t syncs;              /* times the host waited for the device */
 } nn_backend_counters;
 
+/* What a probe that fails returns (nn_backend_ops.probe). */
+#define NN_PROBE_ABSENT (-1)
+#define NN_PROBE_UNUSABLE (-2)
+
 /* Marks per step for timing_mark (backends record the time at each mark). */
 #define NN_TIMING_MARKS 8
 
@@ -114,7 +118,12 @@ typedef struct nn_backend_ops {
     int host_memory;             /* buffers are plain host memory: the engine may
                                     gather a batch straight into them */
 
-    /* 0 when the backend can be opened here; otherwise -1 and the reason. */
+    /* 0 when the backend can be opened here; otherwise the reason in why and
+     * NN_PROBE_ABSENT when there is no such device here (no driver, no
+     * device: a test skips), or NN_PROBE_UNUSABLE when there is one that
+     * cannot be used (a driver too old for this build, no code for this
+     * GPU, the driver failing: something to fix, which a test must not
+     * skip). Callers that only ask "available?" test for 0. */
     int (*probe)(char *why, size_t why_len);
     int (*open)(nn_backend *b, const nn_backend_config *cfg);
     void (*close)(nn_backend *b);

@@ -5,14 +5,21 @@
  * device reports late, and whole training runs through the engine with the
  * GPU switches, with their per-step accounting.
  *
- * Without a GPU (no module, no driver, no device) the program prints
+ * Without a GPU (no module built, no driver, no device) the program prints
  * "1..0 # SKIP no GPU: <reason>" and exits 0: automake's TAP driver counts
- * that as one skipped test, not a pass. With a GPU it is one cmocka group.
+ * that as one skipped test, not a pass. A GPU that is there but cannot be
+ * used (a driver too old for the module, no code for the GPU, the driver
+ * failing: the probe's NN_PROBE_UNUSABLE), or a module this build made that
+ * cannot be loaded, is a failure, never a skip; NNLAB_REQUIRE_GPU=1 makes
+ * every skip a failure too (the GPU machine sets it). With a GPU it is one
+ * cmocka group.
  *
  * Device outputs are poisoned before each call, so an element the GPU did
  * not write fails. A recorded and replayed step (CUDA graph) must give the
  * numbers of the same step run eagerly; runs on cpu-ref and on the GPU from
  * one seed give the same loss curve to float rounding. */
+#include "config.h"
+
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -380,18 +387,43 @@ static void test_step_accounting(void **state)
     assert_true(eager.steps_async);
 }
 
+/* When the GPU cannot be tested: a skip when there is none here, a failure
+ * when there is one that cannot be used or when NNLAB_REQUIRE_GPU=1 says
+ * that this machine must have one. In TAP: a plan of no tests with a SKIP
+ * directive skips the whole file; one case "not ok" fails it. */
+static int no_gpu(char *why, const char *failure)
+{
+    const char *req = getenv("NNLAB_REQUIRE_GPU");
+    int required = req && *req && strcmp(req, "0") != 0;
+    for (char *c = why; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '#')
+            *c = ' ';
+    if (failure) {
+        printf("1..1\nnot ok 1 - %s: %s\n", failure, why);
+        return 1;
+    }
+    if (required) {
+        printf("1..1\nnot ok 1 - no GPU, and NNLAB_REQUIRE_GPU=%s requires one: %s\n", req, why);
+        return 1;
+    }
+    printf("1..0 # SKIP no GPU: %s\n", why);
+    return 0;
+}
+
 int main(void)
 {
     char why[NN_BACKEND_ERROR_LEN];
     const nn_backend_ops *gpu = nn_backend_find_why("gpu", why, sizeof why);
-    if (!gpu || (gpu->probe && gpu->probe(why, sizeof why) != 0)) {
-        /* TAP: a plan of no tests with a SKIP directive skips the whole file */
-        for (char *c = why; *c; c++)
-            if (*c == '\n' || *c == '\r' || *c == '#')
-                *c = ' ';
-        printf("1..0 # SKIP no GPU: %s\n", why);
-        return 0;
+    if (!gpu) {
+#ifdef NN_GPU_MODULE_BUILT
+        return no_gpu(why, "this build's GPU module cannot be loaded");
+#else
+        return no_gpu(why, NULL);   /* no module: configured without CUDA */
+#endif
     }
+    int rc = gpu->probe ? gpu->probe(why, sizeof why) : 0;
+    if (rc != 0)
+        return no_gpu(why, rc == NN_PROBE_UNUSABLE ? "a GPU is here but cannot be used" : NULL);
     const struct CMUnitTest tests[] = {
         PARITY_SUITE_TESTS,
         cmocka_unit_test(test_pinned),

@@ -1,5 +1,8 @@
 /* tests/test_gpu_rules.c - the rules of the GPU module that are plain C, so
  * that they are checked on every machine, with or without a GPU:
+ *  - the probe's verdict (backends/cuda/cuda_probe.h): no GPU here (a test
+ *    skips) or a GPU that cannot be used (a test fails), and the driver a
+ *    CUDA version needs, named when the driver is too old;
  *  - cuDNN's size limit (backends/geom_check.h): a tensor of 2^31 elements or
  *    more is refused, naming the batch that fits; a network refuses such a
  *    batch before its first step, naming the layer (src/core/net.c).
@@ -14,6 +17,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "cuda/cuda_probe.h"
 #include "geom_check.h"
 #include "net.h"
 #include "nnlab/preset.h"
@@ -27,6 +31,124 @@ static void expect_in(const char *text, const char *part)
 {
     if (!strstr(text, part))
         fail_msg("expected \"%s\" in: %s", part, text);
+}
+
+/* ---- the probe's verdict ------------------------------------------------------------------ */
+
+/* A machine with one working GPU: driver CUDA 13.0, module built with 13.0. */
+static gpu_probe_facts working(void)
+{
+    gpu_probe_facts f = { .driver = 13000, .runtime = 13000, .count_result = GPU_COUNT_OK,
+                          .count = 1, .code_ok = 1, .device = "NVIDIA H100", .cc_major = 9 };
+    return f;
+}
+
+static int verdict(const gpu_probe_facts *f, char *why, size_t len)
+{
+    int rc = gpu_probe_verdict(f, why, len);
+    print_message("# %d: %s\n", rc, why);
+    return rc;
+}
+
+/* No driver, no device: nothing to test here, a skip. */
+static void test_probe_absent(void **state)
+{
+    (void)state;
+    char why[NN_BACKEND_ERROR_LEN];
+    gpu_probe_facts f = working();
+    assert_int_equal(verdict(&f, why, sizeof why), 0);
+    assert_string_equal(why, "");
+    f.no_driver = "libcuda.so.1: cannot open shared object file";
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_ABSENT);
+    expect_in(why, "no NVIDIA driver: libcuda.so.1 cannot be loaded (libcuda.so.1: cannot open");
+    f = working();
+    f.driver = 0;
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_ABSENT);
+    f = working();
+    f.count_result = GPU_COUNT_NO_DEVICE;
+    f.visible = "7";
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_ABSENT);
+    expect_in(why, "no CUDA device found (driver CUDA 13.0, CUDA_VISIBLE_DEVICES=7)");
+    f = working();
+    f.count = 0;                     /* no device, and a driver as new as the runtime */
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_ABSENT);
+}
+
+/* A GPU that cannot be used: a failure, with what to do. */
+static void test_probe_unusable(void **state)
+{
+    (void)state;
+    char why[NN_BACKEND_ERROR_LEN];
+    /* a teaching lab's R535 driver (CUDA 12.2) under a module built with CUDA 13 */
+    gpu_probe_facts f = working();
+    f.driver = 12020;
+    f.count_result = GPU_COUNT_OLD_DRIVER;
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_UNUSABLE);
+    expect_in(why, "the NVIDIA driver is too old: it supports CUDA 12.2, this module was built with "
+                   "CUDA 13.0, which needs driver 580 or newer");
+    expect_in(why, "or build nnlab with a CUDA 12 toolkit (./configure --with-cuda=DIR)");
+    /* some runtimes count no device instead of saying so */
+    f.count_result = GPU_COUNT_OK;
+    f.count = 0;
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_UNUSABLE);
+    expect_in(why, "needs driver 580 or newer");
+    /* a CUDA 12.4 build on an R470 driver (CUDA 11.4) */
+    f = working();
+    f.driver = 11040;
+    f.runtime = 12040;
+    f.count_result = GPU_COUNT_OLD_DRIVER;
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_UNUSABLE);
+    expect_in(why, "which needs driver 525.60.13 or newer");
+    expect_in(why, "a CUDA 11 toolkit");
+    /* a release the table does not know */
+    f.runtime = 14000;
+    f.driver = 13000;
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_UNUSABLE);
+    expect_in(why, "which needs a driver for CUDA 14.0 or newer");
+    f = working();
+    f.count_result = GPU_COUNT_FAILED;
+    f.count_error = "cudaErrorSystemDriverMismatch: system has unsupported display driver / cuda "
+                    "driver combination";
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_UNUSABLE);
+    expect_in(why, "cudaGetDeviceCount failed: cudaErrorSystemDriverMismatch");
+}
+
+/* No code for the GPU: our PTX too new for the driver (minor version
+ * compatibility runs machine code only), or no code for it at all. */
+static void test_probe_no_code(void **state)
+{
+    (void)state;
+    char why[NN_BACKEND_ERROR_LEN];
+    gpu_probe_facts f = working();
+    f.code_ok = 0;
+    f.driver = 12020;
+    f.runtime = 12080;
+    f.ptx_too_new = 1;
+    f.device = "NVIDIA RTX PRO 6000";
+    f.cc_major = 12;
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_UNUSABLE);
+    expect_in(why, "no machine code for NVIDIA RTX PRO 6000 (compute capability 12.0)");
+    expect_in(why, "cannot compile its CUDA 12.8 PTX: update the driver to R570 or newer");
+    f.driver = 12080;
+    f.ptx_too_new = 0;
+    f.code_error = "cudaErrorNoKernelImageForDevice: no kernel image is available";
+    assert_int_equal(verdict(&f, why, sizeof why), NN_PROBE_UNUSABLE);
+    expect_in(why, "has no code for NVIDIA RTX PRO 6000 (compute capability 12.0): "
+                   "cudaErrorNoKernelImageForDevice");
+    expect_in(why, "NVCC_GENCODE");
+}
+
+static void test_driver_tables(void **state)
+{
+    (void)state;
+    assert_string_equal(gpu_driver_needed(13000), "580");
+    assert_string_equal(gpu_driver_needed(12090), "525.60.13");
+    assert_string_equal(gpu_driver_needed(11080), "450.80.02");
+    assert_null(gpu_driver_needed(10020));
+    assert_string_equal(gpu_driver_branch_of(12041), "R550");    /* 12.4 update 1 */
+    assert_string_equal(gpu_driver_branch_of(12000), "R525");
+    assert_string_equal(gpu_driver_branch_of(13000), "R580");
+    assert_null(gpu_driver_branch_of(12070));                     /* there was no 12.7 */
 }
 
 /* ---- cuDNN's size limit ---------------------------------------------------------------- */
@@ -116,6 +238,10 @@ static void test_net_refuses_a_batch_up_front(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_probe_absent),
+        cmocka_unit_test(test_probe_unusable),
+        cmocka_unit_test(test_probe_no_code),
+        cmocka_unit_test(test_driver_tables),
         cmocka_unit_test(test_cudnn_size_limit),
         cmocka_unit_test(test_net_refuses_a_batch_up_front),
     };
