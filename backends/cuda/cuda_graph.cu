@@ -96,12 +96,15 @@ int gpu_graph_end(nn_backend *b)
         s->step_node = NULL;
         return -1;
     }
-    e = cudaGraphInstantiate(&s->exec, g, 0);
+    /* ...WithFlags: the same call in CUDA 11.4 to 13 (cudaGraphInstantiate
+     * itself took five arguments before CUDA 12) */
+    e = cudaGraphInstantiateWithFlags(&s->exec, g, 0);
     if (e != cudaSuccess) {
         cudaGraphDestroy(g);
         s->exec = NULL;
         s->step_node = NULL;
-        return gpu_cuda(b, e, "graph_end", "cudaGraphInstantiate", "instantiating the recorded step");
+        return gpu_cuda(b, e, "graph_end", "cudaGraphInstantiateWithFlags",
+                        "instantiating the recorded step");
     }
     s->graph = g;
     if (gpu_cuda(b, cudaGraphUpload(s->exec, s->stream), "graph_end", "cudaGraphUpload",

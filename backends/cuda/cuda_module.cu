@@ -80,7 +80,9 @@ int gpu_dnn(nn_backend *b, cudnnStatus_t st, const char *op, const char *fn, con
     char what[320], detail[256] = "";
     if (st == CUDNN_STATUS_SUCCESS)
         return 0;
+#if CUDNN_MAJOR >= 9
     cudnnGetLastErrorString(detail, sizeof detail);   /* cuDNN 9: the reason, when it kept one */
+#endif
     snprintf(what, sizeof what, "%s%s%s", cudnnGetErrorString(st), detail[0] ? ": " : "", detail);
     va_list ap;
     va_start(ap, doing);
