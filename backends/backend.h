@@ -249,8 +249,15 @@ typedef struct nn_backend_ops {
      * of the replayed step; buffers, shapes and every other argument stay as
      * recorded. Steps run eagerly in between need nothing more than their
      * set_step. graph_end fails (and keeps nothing) when a recorded call
-     * cannot be recorded; graph_drop discards a recording. */
-    int (*graph_begin)(nn_backend *b);
+     * cannot be recorded; graph_drop discards a recording.
+     * relaxed 0 records strictly (CUDA's thread-local capture: a call that
+     * is unsafe while recording, such as an allocation or a library
+     * initialising itself, fails the recording); 1 in the relaxed mode,
+     * where such calls run, unrecorded. Libraries initialise and choose
+     * their algorithms on first use, which cannot be recorded: a step that
+     * uses them runs once eagerly (with the same shapes) before it is
+     * recorded (the GPU module refuses a convolution never run). */
+    int (*graph_begin)(nn_backend *b, int relaxed);
     int (*graph_end)(nn_backend *b);
     int (*graph_launch)(nn_backend *b);
     void (*graph_drop)(nn_backend *b);
@@ -265,7 +272,10 @@ typedef struct nn_backend_ops {
      * (microseconds) of every interval ending at mark m into us[m] and counts
      * it in n[m], for the steps the device has finished (all of them when
      * wait is set), and returns how many steps it added, or -1. Marks made
-     * while recording a graph are ignored. */
+     * while recording a graph are ignored. Timing never makes the host wait
+     * in timing_mark: a backend keeps the marks of a bounded number of
+     * uncollected steps (the GPU: 256) and leaves a step untimed when that
+     * many are in flight (it is then in no n[m] and not counted). */
     int (*timing_mark)(nn_backend *b, int mark);
     int (*timing_collect)(nn_backend *b, int wait, double us[NN_TIMING_MARKS],
                           long n[NN_TIMING_MARKS]);

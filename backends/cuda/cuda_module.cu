@@ -285,6 +285,31 @@ static int own_buffer(nn_backend *b, void **p, size_t bytes, const char *what)
     return 0;
 }
 
+/* NNLAB_GPU_INJECT: a comma-separated list of enum gpu_inject's names; an
+ * unknown name is an error, so that a test cannot ask for nothing. */
+static int read_inject(nn_backend *b, unsigned *out)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        { "capture-strict", GPU_INJECT_CAPTURE_STRICT }, { "capture", GPU_INJECT_CAPTURE },
+        { "algo-first", GPU_INJECT_ALGO_FIRST }, { "algo-all", GPU_INJECT_ALGO_ALL },
+    };
+    const char *env = getenv("NNLAB_GPU_INJECT");
+    *out = 0;
+    for (const char *p = env; p && *p;) {
+        size_t len = strcspn(p, ",");
+        size_t i = 0;
+        while (i < sizeof names / sizeof names[0] &&
+               !(strlen(names[i].name) == len && strncmp(names[i].name, p, len) == 0))
+            i++;
+        if (i == sizeof names / sizeof names[0])
+            return gpu_fail(b, "open: NNLAB_GPU_INJECT=%s: unknown fault '%.*s' (capture-strict, "
+                            "capture, algo-first, algo-all)", env, (int)len, p);
+        *out |= names[i].bit;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
 {
     gpu_state *s = (gpu_state *)calloc(1, sizeof *s);
@@ -294,6 +319,8 @@ static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
     s->count = &s->live;
     s->tf32 = cfg ? cfg->tf32 : 0;
     s->device = 0;      /* CUDA_VISIBLE_DEVICES picks which one that is */
+    if (read_inject(b, &s->inject) != 0)
+        goto fail;
 
     if (gpu_cuda(b, cudaSetDevice(s->device), "open", "cudaSetDevice", "selecting GPU %d", s->device) ||
         gpu_cuda(b, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "open",

@@ -176,7 +176,7 @@ static int graph_replay_us(nn_backend *b, const bench_ctx *c, int nodes, int *re
     const int replays = 200;
     double best = 1e30;
     *recorded = 0;
-    if (b->ops->graph_begin(b) != 0)
+    if (b->ops->graph_begin(b, 0) != 0)
         return 0;
     int failed = 0;
     for (int i = 0; i < nodes && !failed; i++)
