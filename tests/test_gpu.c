@@ -301,7 +301,7 @@ static void test_conv_plans_and_recording(void **state)
 
     /* run once, record, then 70 other geometries eagerly */
     expect_ok(gpu, conv_step(gpu, &c) ? -1 : 0, "conv eagerly");
-    float *y0 = fbuf(c.ny), *dw0 = fbuf(c.nw), *y1 = fbuf(c.ny), *dw1 = fbuf(c.nw);
+    float *y0 = fbuf(c.ny), *dw0 = fbuf(c.nw);
     bk_read(gpu, y0, c.y, c.ny * 4);
     bk_read(gpu, dw0, c.dw, c.nw * 4);
     expect_ok(gpu, gpu->ops->graph_begin(gpu, 0), "graph_begin");
@@ -318,10 +318,12 @@ static void test_conv_plans_and_recording(void **state)
     expect_ok(gpu, gpu->ops->zero(gpu, c.y, c.ny * 4), "zero");    /* the replay writes them again */
     expect_ok(gpu, gpu->ops->zero(gpu, c.dw, c.nw * 4), "zero");
     expect_ok(gpu, gpu->ops->graph_launch(gpu), "graph_launch");
-    bk_read(gpu, y1, c.y, c.ny * 4);
-    bk_read(gpu, dw1, c.dw, c.nw * 4);
-    assert_memory_equal(y0, y1, c.ny * 4);
-    assert_memory_equal(dw0, dw1, c.nw * 4);
+    /* the same algorithms: y exactly; dw too unless the one that ran adds
+     * with atomics, so within the tolerance of a sum over the batch */
+    expect_close_bk(gpu, "replayed conv y", "n=3 c_in=2 9x13 k3 pad 1", 0, y0, c.y, c.ny,
+                    PARITY_EXACT);
+    expect_close_bk(gpu, "replayed conv dw", "n=3 c_in=2 9x13 k3 pad 1", 0, dw0, c.dw, c.nw,
+                    f->spec->reduction);
     gpu->ops->graph_drop(gpu);
 
     /* still planned and tried: recording it again needs no eager run */
@@ -331,7 +333,7 @@ static void test_conv_plans_and_recording(void **state)
     assert_int_equal(rec_rc, 0);
     gpu->ops->graph_drop(gpu);
     conv_bufs_free(gpu, &c);
-    free(y0); free(dw0); free(y1); free(dw1);
+    free(y0); free(dw0);
 }
 
 /* ---- timing ---------------------------------------------------------------------------------- */
