@@ -81,7 +81,7 @@ typedef struct nn_backend_config {
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
  * it was built against this header. Bump it on any change to nn_backend_ops,
  * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 2
+#define NN_BACKEND_ABI 3
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -104,6 +104,10 @@ typedef struct nn_backend_counters {
     uint64_t syncs;              /* times the host waited for the device */
 } nn_backend_counters;
 
+/* What a probe that fails returns (nn_backend_ops.probe). */
+#define NN_PROBE_ABSENT (-1)
+#define NN_PROBE_UNUSABLE (-2)
+
 /* Marks per step for timing_mark (backends record the time at each mark). */
 #define NN_TIMING_MARKS 8
 
@@ -115,7 +119,12 @@ typedef struct nn_backend_ops {
     int host_memory;             /* buffers are plain host memory: the engine may
                                     gather a batch straight into them */
 
-    /* 0 when the backend can be opened here; otherwise -1 and the reason. */
+    /* 0 when the backend can be opened here; otherwise the reason in why and
+     * NN_PROBE_ABSENT when there is no such device here (no driver, no
+     * device: a test skips), or NN_PROBE_UNUSABLE when there is one that
+     * cannot be used (a driver too old for this build, no code for this
+     * GPU, the driver failing: something to fix, which a test must not
+     * skip). Callers that only ask "available?" test for 0. */
     int (*probe)(char *why, size_t why_len);
     int (*open)(nn_backend *b, const nn_backend_config *cfg);
     void (*close)(nn_backend *b);
@@ -137,9 +146,13 @@ typedef struct nn_backend_ops {
                            const float *x, const float *w, const float *dy,
                            float *dx, float *dw, float *dbias);
 
-    /* Bytes of scratch the convolution needs for this geometry (the engine
-     * allocates the largest once per job and passes it to every call). */
-    size_t (*conv2d_workspace)(nn_backend *b, const nn_conv_geom *g);
+    /* Bytes of scratch the convolution needs for this geometry, into *bytes
+     * (the engine asks for every layer before the first step, allocates the
+     * largest once per job and passes it to every call). -1 with the reason
+     * when this backend cannot run the geometry (a bad geometry; on the GPU,
+     * a tensor of 2^31 elements or more, cuDNN's limit), so that a job is
+     * refused before its first step; *bytes is then 0. */
+    int (*conv2d_workspace)(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
     int (*conv2d_forward)(nn_backend *b, const nn_conv_geom *g,
                           const float *x, const float *w, const float *bias,
                           float *y, void *ws);
@@ -148,10 +161,19 @@ typedef struct nn_backend_ops {
                            const float *x, const float *w, const float *dy,
                            float *dx, float *dw, float *dbias, void *ws);
 
+    /* y is the window's maximum; a window holding a NaN gives NaN (the bits
+     * of its last NaN), as torch.nn.functional.max_pool2d. */
     int (*maxpool2d_forward)(nn_backend *b, const nn_pool_geom *g,
                              const float *x, float *y);
-    /* Routes dy to the first position (row-major within the window) whose x
-     * equals y, as PyTorch does; dx is fully overwritten. */
+    /* Routes each window's dy to PyTorch's argmax of that window (aten's
+     * max_pool2d kernels, CPU and CUDA: scanning row-major from -inf, a
+     * position is taken when its x is greater than the best so far or is
+     * NaN): the first of equal maxima, the last NaN of a window that has
+     * one, the first position of a window of -inf. y is the forward's
+     * output for this x (a backend may search for it rather than recompute
+     * the maximum). Overlapping windows add up; dx is fully overwritten.
+     * Every backend, the GPU's included (own kernels, not cuDNN), follows
+     * this rule exactly. */
     int (*maxpool2d_backward)(nn_backend *b, const nn_pool_geom *g,
                               const float *x, const float *y, const float *dy,
                               float *dx);
@@ -228,8 +250,15 @@ typedef struct nn_backend_ops {
      * of the replayed step; buffers, shapes and every other argument stay as
      * recorded. Steps run eagerly in between need nothing more than their
      * set_step. graph_end fails (and keeps nothing) when a recorded call
-     * cannot be recorded; graph_drop discards a recording. */
-    int (*graph_begin)(nn_backend *b);
+     * cannot be recorded; graph_drop discards a recording.
+     * relaxed 0 records strictly (CUDA's thread-local capture: a call that
+     * is unsafe while recording, such as an allocation or a library
+     * initialising itself, fails the recording); 1 in the relaxed mode,
+     * where such calls run, unrecorded. Libraries initialise and choose
+     * their algorithms on first use, which cannot be recorded: a step that
+     * uses them runs once eagerly (with the same shapes) before it is
+     * recorded (the GPU module refuses a convolution never run). */
+    int (*graph_begin)(nn_backend *b, int relaxed);
     int (*graph_end)(nn_backend *b);
     int (*graph_launch)(nn_backend *b);
     void (*graph_drop)(nn_backend *b);
@@ -244,7 +273,10 @@ typedef struct nn_backend_ops {
      * (microseconds) of every interval ending at mark m into us[m] and counts
      * it in n[m], for the steps the device has finished (all of them when
      * wait is set), and returns how many steps it added, or -1. Marks made
-     * while recording a graph are ignored. */
+     * while recording a graph are ignored. Timing never makes the host wait
+     * in timing_mark: a backend keeps the marks of a bounded number of
+     * uncollected steps (the GPU: 256) and leaves a step untimed when that
+     * many are in flight (it is then in no n[m] and not counted). */
     int (*timing_mark)(nn_backend *b, int mark);
     int (*timing_collect)(nn_backend *b, int wait, double us[NN_TIMING_MARKS],
                           long n[NN_TIMING_MARKS]);

@@ -39,14 +39,13 @@ void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride, size_t 
     }
 }
 
-size_t nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+int nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)
 {
-    if (g->n <= 0 || g->c_in <= 0 || g->c_out <= 0 || g->h_out <= 0 || g->w_out <= 0 ||
-        g->k_h <= 0 || g->k_w <= 0)
-        return 0;   /* the operation itself reports the bad geometry */
-    if (nn_direct_conv_usable(g))
-        return nn_cpu_direct_workspace(b, g);
-    return nn_cpu_im2col_workspace(b, g);
+    *bytes = 0;
+    if (conv_check(b, "conv2d_workspace", g) != 0)
+        return -1;
+    *bytes = nn_direct_conv_usable(g) ? nn_cpu_direct_workspace(b, g) : nn_cpu_im2col_workspace(b, g);
+    return 0;
 }
 
 int nn_cpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g,

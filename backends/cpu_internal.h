@@ -158,7 +158,7 @@ int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x,
 int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x,
                            const float *w, const float *dy, float *dx, float *dw,
                            float *dbias);
-size_t nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g);
+int nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
 int nn_cpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                           const float *bias, float *y, void *ws);
 int nn_cpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x,

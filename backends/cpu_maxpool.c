@@ -1,6 +1,7 @@
 /* backends/cpu_maxpool.c - maxpool2d_forward and maxpool2d_backward of the
  * fast CPU backend, in items of whole (sample, channel) planes. NaN semantics
- * as cpu-ref and PyTorch: a NaN in the window wins.
+ * as cpu-ref and PyTorch: a NaN in the window wins the forward, and the
+ * gradient goes to the window's last NaN (among equal maxima, the first).
  */
 #include "cpu_internal.h"
 
@@ -78,6 +79,19 @@ static inline float keep_if(int cond, float v)
     return v;
 }
 
+/* The offset (kh * row + kw) of the last NaN of a window: where PyTorch
+ * routes the gradient of a window whose maximum is NaN (cpu_ref_conv.c
+ * window_argmax). NaN windows are rare, so the loops below branch to it. */
+static size_t last_nan(const float *win, size_t row, size_t k_h, size_t k_w)
+{
+    size_t at = 0;
+    for (size_t kh = 0; kh < k_h; kh++)
+        for (size_t kw = 0; kw < k_w; kw++)
+            if (win[kh * row + kw] != win[kh * row + kw])
+                at = kh * row + kw;
+    return at;
+}
+
 /* Non-overlapping 2x2 windows of stride 2: every dx inside one is written
  * once; only the floor-mode leftovers (odd last row/column) need zeros. */
 static void backward_plane_2x2(const nn_pool_geom *g, const float *xp, const float *yp,
@@ -94,6 +108,11 @@ static void backward_plane_2x2(const nn_pool_geom *g, const float *xp, const flo
              * LeNet's step at batch 4 */
             const float m = yp[oh * WO + ow], d = dyp[oh * WO + ow];
             const size_t c = 2 * ow;
+            if (m != m) {           /* a NaN window: rare, so a branch is cheap */
+                d0[c] = d0[c + 1] = d1[c] = d1[c + 1] = 0.0f;
+                d0[c + last_nan(r0 + c, WI, 2, 2)] = d;     /* d1 is d0 + WI */
+                continue;
+            }
             const int a = r0[c] == m;
             const int bb = (r0[c + 1] == m) & !a;
             const int cc = (r1[c] == m) & !(a | bb);
@@ -114,7 +133,8 @@ static void backward_plane_2x2(const nn_pool_geom *g, const float *xp, const flo
 
 /* Windows that do not overlap (conv1d-regression's 3-wide pool with stride
  * 3): each position is written at most once, so the first match can be
- * selected without a branch. dxp is zero already. */
+ * selected without a branch (a NaN window, rare, branches to its last NaN).
+ * dxp is zero already. */
 static void backward_plane_disjoint(const nn_pool_geom *g, const float *xp, const float *yp,
                                     const float *dyp, float *dxp)
 {
@@ -126,6 +146,10 @@ static void backward_plane_disjoint(const nn_pool_geom *g, const float *xp, cons
         for (size_t ow = 0; ow < WO; ow++) {
             const float m = yp[oh * WO + ow], d = dyp[oh * WO + ow];
             const size_t base = oh * SH * WI + ow * SW;
+            if (m != m) {
+                dxp[base + last_nan(xp + base, WI, KH, KW)] = d;
+                continue;
+            }
             int found = 0;
             for (size_t kh = 0; kh < KH; kh++)
                 for (size_t kw = 0; kw < KW; kw++) {
@@ -137,9 +161,20 @@ static void backward_plane_disjoint(const nn_pool_geom *g, const float *xp, cons
         }
 }
 
+/* The offset of the first position of a window whose value equals m, or
+ * SIZE_MAX when there is none (y not computed from this x). */
+static size_t first_equal(const float *win, size_t row, size_t k_h, size_t k_w, float m)
+{
+    for (size_t kh = 0; kh < k_h; kh++)
+        for (size_t kw = 0; kw < k_w; kw++)
+            if (win[kh * row + kw] == m)
+                return kh * row + kw;
+    return SIZE_MAX;
+}
+
 /* Overlapping windows: dy goes to the first position in row-major window
- * order whose x equals y; none when y is NaN, and that gradient is dropped.
- * dxp is zero already. */
+ * order whose x equals y, or to the last NaN when y is NaN; windows that
+ * share a position add up there. dxp is zero already. */
 static void backward_plane_overlapping(const nn_pool_geom *g, const float *xp,
                                        const float *yp, const float *dyp, float *dxp)
 {
@@ -151,13 +186,10 @@ static void backward_plane_overlapping(const nn_pool_geom *g, const float *xp,
         for (size_t ow = 0; ow < WO; ow++) {
             const float m = yp[oh * WO + ow];
             const size_t base = oh * SH * WI + ow * SW;
-            for (size_t kh = 0; kh < KH; kh++)
-                for (size_t kw = 0; kw < KW; kw++)
-                    if (xp[base + kh * WI + kw] == m) {
-                        dxp[base + kh * WI + kw] += dyp[oh * WO + ow];
-                        goto next;
-                    }
-        next:;
+            const size_t at = m != m ? last_nan(xp + base, WI, KH, KW)
+                                     : first_equal(xp + base, WI, KH, KW, m);
+            if (at != SIZE_MAX)
+                dxp[base + at] += dyp[oh * WO + ow];
         }
 }
 

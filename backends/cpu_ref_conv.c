@@ -22,11 +22,10 @@ static int conv_geom_check(nn_backend *b, const char *op, const nn_conv_geom *g)
     return nn_conv_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
 }
 
-size_t nn_ref_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+int nn_ref_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)
 {
-    (void)b;
-    (void)g;
-    return 0;   /* direct loops, no im2col */
+    *bytes = 0;     /* direct loops, no im2col */
+    return conv_geom_check(b, "conv2d_workspace", g);
 }
 
 int nn_ref_conv2d_forward(nn_backend *b, const nn_conv_geom *g,
@@ -205,7 +204,7 @@ int nn_ref_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g,
                 for (size_t kh = 0; kh < (size_t)g->k_h; kh++)
                     for (size_t kw = 0; kw < (size_t)g->k_w; kw++) {
                         float v = win[kh * WI + kw];
-                        if (v > best || isnan(v))   /* a NaN wins, as in PyTorch */
+                        if (v > best || isnan(v))   /* a NaN wins (the last), as in PyTorch */
                             best = v;
                     }
                 yp[oh * WO + ow] = best;
@@ -214,22 +213,32 @@ int nn_ref_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g,
     return 0;
 }
 
-/* The offset (kh * row + kw) of the first position, in row-major window
- * order, whose value equals v: where PyTorch routes the gradient among tied
- * maxima. SIZE_MAX when there is none (v is NaN): that gradient is dropped. */
-static size_t window_find(const float *win, size_t row, size_t k_h, size_t k_w, float v)
+/* The offset (kh * row + kw) of the position the gradient of one window goes
+ * to: PyTorch's argmax (aten's max_pool2d kernels, CPU and CUDA), which scans
+ * the window in row-major order from -inf and moves to a position whose value
+ * is greater than the best so far or is NaN. So among equal maxima the first
+ * wins, and in a window with NaNs the last NaN. Computed from x alone, as
+ * PyTorch's forward computes its indices. */
+static size_t window_argmax(const float *win, size_t row, size_t k_h, size_t k_w)
 {
+    float best = -INFINITY;
+    size_t at = 0;                  /* a window of -inf: its first position */
     for (size_t kh = 0; kh < k_h; kh++)
-        for (size_t kw = 0; kw < k_w; kw++)
-            if (win[kh * row + kw] == v)
-                return kh * row + kw;
-    return SIZE_MAX;
+        for (size_t kw = 0; kw < k_w; kw++) {
+            float v = win[kh * row + kw];
+            if (v > best || isnan(v)) {
+                best = v;
+                at = kh * row + kw;
+            }
+        }
+    return at;
 }
 
 int nn_ref_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g,
                               const float *restrict x, const float *restrict y,
                               const float *restrict dy, float *restrict dx)
 {
+    (void)y;    /* the reference finds the argmax from x, as PyTorch's forward does */
     if (pool_geom_check(b, "maxpool2d_backward", g) != 0)
         return -1;
     const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
@@ -245,9 +254,7 @@ int nn_ref_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g,
             for (size_t ow = 0; ow < WO; ow++) {
                 size_t o = plane * HO * WO + oh * WO + ow;
                 size_t base = oh * (size_t)g->stride_h * WI + ow * (size_t)g->stride_w;
-                size_t at = window_find(xp + base, WI, KH, KW, y[o]);
-                if (at != SIZE_MAX)
-                    dxp[base + at] += dy[o];
+                dxp[base + window_argmax(xp + base, WI, KH, KW)] += dy[o];
             }
     }
     return 0;

@@ -34,6 +34,42 @@ static inline int nn_conv_geom_problem(const char *op, const nn_conv_geom *g, ch
     return 0;
 }
 
+/* The most elements cuDNN takes in one tensor: its descriptors keep sizes
+ * and strides in int, and its documentation limits a tensor to 2 Gi
+ * elements. A tensor of 2^31 elements or more is refused. */
+#define NN_CUDNN_MAX_ELEMENTS 2147483647LL
+
+/* 0 when no tensor of g (x, y, w) holds more than `limit` elements; otherwise
+ * -1 with "op: x (n, c, h, w) has N elements; <who> takes at most limit in
+ * one tensor: ..." in msg, naming the largest batch that fits (or saying
+ * that none does when w alone is too large). g must be valid. */
+static inline int nn_conv_geom_size_problem(const char *op, const nn_conv_geom *g, long long limit,
+                                            const char *who, char *msg, size_t len)
+{
+    const long long x1 = (long long)g->c_in * g->h_in * g->w_in;     /* per sample */
+    const long long y1 = (long long)g->c_out * g->h_out * g->w_out;
+    const long long nw = (long long)g->c_out * g->c_in * g->k_h * g->k_w;
+    const long long x = x1 * g->n, y = y1 * g->n;
+    if (nw > limit) {
+        snprintf(msg, len, "%s: w (%d, %d, %d, %d) has %lld elements; %s takes at most %lld in one "
+                 "tensor, at any batch", op, g->c_out, g->c_in, g->k_h, g->k_w, nw, who, limit);
+        return -1;
+    }
+    if (x <= limit && y <= limit)
+        return 0;
+    const int is_x = x >= y;
+    const long long fits = limit / (is_x ? x1 : y1);
+    char tail[64];
+    if (fits > 0)
+        snprintf(tail, sizeof tail, "a batch of at most %lld fits", fits);
+    else
+        snprintf(tail, sizeof tail, "not even one sample fits");
+    snprintf(msg, len, "%s: %s (n=%d, c=%d, %dx%d) has %lld elements; %s takes at most %lld in one "
+             "tensor: %s", op, is_x ? "x" : "y", g->n, is_x ? g->c_in : g->c_out,
+             is_x ? g->h_in : g->h_out, is_x ? g->w_in : g->w_out, is_x ? x : y, who, limit, tail);
+    return -1;
+}
+
 /* No padding, floor mode. 0 when g is valid; otherwise -1 with "op: why" in msg. */
 static inline int nn_pool_geom_problem(const char *op, const nn_pool_geom *g, char *msg, size_t len)
 {

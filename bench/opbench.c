@@ -118,7 +118,12 @@ static void conv_suite(const bench *k, const char *name, nn_conv_geom g)
     size_t nw = (size_t)g.c_out * g.c_in * g.k_h * g.k_w;
     c.x = filled(nx), c.dx = filled(nx), c.y = filled(ny), c.dy = filled(ny);
     c.w = filled(nw), c.dw = filled(nw + (size_t)g.c_out), c.bias = filled((size_t)g.c_out);
-    c.ws = filled(k->b->ops->conv2d_workspace(k->b, &g) / sizeof(float) + 16);
+    size_t ws_bytes = 0;
+    if (k->b->ops->conv2d_workspace(k->b, &g, &ws_bytes) != 0) {
+        fprintf(stderr, "opbench: %s: %s\n", name, k->b->last_error);
+        exit(1);
+    }
+    c.ws = filled(ws_bytes / sizeof(float) + 16);
     double flops = 2.0 * (double)ny * (double)(nw / (size_t)g.c_out);
     char label[64];
     snprintf(label, sizeof label, "%s fwd", name);

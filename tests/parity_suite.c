@@ -243,10 +243,12 @@ void parity_conv_case(parity_fixture *f, int v, uint64_t seed, const nn_conv_geo
     fill(&r, bias, nb, -1, 1);
     fill(&r, dy, ny, -1, 1);
     float *y_ref = fbuf(ny), *dx_ref = fbuf(nx), *dw_ref = fbuf(nw), *db_ref = fbuf(nb);
-    size_t ref_ws_bytes = ref->ops->conv2d_workspace(ref, g);
+    size_t ref_ws_bytes = 0, ws_bytes = 0;
+    expect_ok(ref, ref->ops->conv2d_workspace(ref, g, &ref_ws_bytes), "conv2d_workspace");
+    expect_ok(b, b->ops->conv2d_workspace(b, g, &ws_bytes), "conv2d_workspace");
     void *ref_ws = malloc(ref_ws_bytes ? ref_ws_bytes : 1);
     assert_non_null(ref_ws);
-    void *ws = bk_alloc(b, b->ops->conv2d_workspace(b, g));
+    void *ws = bk_alloc(b, ws_bytes);
     float *bx = bk_copy(b, x, nx * 4), *bw = bk_copy(b, w, nw * 4), *bb = bk_copy(b, bias, nb * 4);
     float *bdy = bk_copy(b, dy, ny * 4), *by = bk_poison(b, ny), *bdx = bk_poison(b, nx);
     float *bdw = bk_poison(b, nw), *bdb = bk_poison(b, nb);
@@ -351,7 +353,8 @@ static void pool_shape(char *s, size_t len, const nn_pool_geom *g, const char *e
 
 /* Forward and backward of one pooling on variant v; x as drawn (with ties:
  * on a coarse grid, so the first-maximum rule decides; with nan: every fifth
- * element NaN, which wins the forward and loses its gradient). */
+ * element NaN, which wins the forward and takes the gradient when it is the
+ * window's last NaN). */
 static void pool_run(parity_fixture *f, int v, uint64_t seed, const char *shape,
                      const nn_pool_geom *g, const float *x, const float *dy, parity_tol dx_tol)
 {
@@ -420,7 +423,8 @@ void test_maxpool(void **state)
 }
 
 /* NaN handling follows cpu-ref (and PyTorch): a NaN in a window wins the
- * forward, and its gradient is dropped; both exact. */
+ * forward, and its gradient goes to the window's last NaN; both exact.
+ * test_maxpool_nan_rule checks that rule itself on windows made by hand. */
 void test_maxpool_nan(void **state)
 {
     parity_fixture *f = *state;
@@ -444,6 +448,74 @@ void test_maxpool_nan(void **state)
         pool_shape(shape, sizeof shape, &gs[k], " nan");
         pool_run(f, 0, seed, shape, &gs[k], x, dy, PARITY_EXACT);
         free(x); free(dy);
+    }
+}
+
+/* One pooling made by hand: x, dy, and the y and dx PyTorch gives (NaN
+ * compares equal to NaN here). */
+typedef struct pool_by_hand {
+    const char *what;
+    nn_pool_geom g;
+    float x[24], dy[8], y[8], dx[24];
+} pool_by_hand;
+
+static void expect_by_hand(const char *name, const char *what, const char *out, const float *want,
+                           const float *got, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(isnan(want[i]) ? isnan(got[i]) : memcmp(&want[i], &got[i], sizeof got[i]) == 0))
+            fail_msg("%s on %s: %s[%zu] is %g, PyTorch gives %g", what, name, out, i,
+                     (double)got[i], (double)want[i]);
+}
+
+static void pool_by_hand_run(nn_backend *b, const char *name, const pool_by_hand *c)
+{
+    const nn_pool_geom *g = &c->g;
+    size_t nx = (size_t)g->n * g->c * g->h_in * g->w_in;
+    size_t ny = (size_t)g->n * g->c * g->h_out * g->w_out;
+    float y[8], dx[24];
+    float *bx = bk_copy(b, c->x, nx * 4), *bdy = bk_copy(b, c->dy, ny * 4);
+    float *by = bk_poison(b, ny), *bdx = bk_poison(b, nx);
+    expect_ok(b, b->ops->maxpool2d_forward(b, g, bx, by), "maxpool2d_forward");
+    expect_ok(b, b->ops->maxpool2d_backward(b, g, bx, by, bdy, bdx), "maxpool2d_backward");
+    bk_read(b, y, by, ny * 4);
+    bk_read(b, dx, bdx, nx * 4);
+    expect_by_hand(name, c->what, "y", c->y, y, ny);
+    expect_by_hand(name, c->what, "dx", c->dx, dx, nx);
+    bk_free(b, bx); bk_free(b, bdy); bk_free(b, by); bk_free(b, bdx);
+}
+
+/* PyTorch's rule (aten's max_pool2d kernels: a position is taken when it is
+ * greater than the best so far or NaN) on windows made by hand, for cpu-ref
+ * and the backend under test, through each of cpu's paths: 2x2 stride 2,
+ * windows apart, windows that overlap. The gradient goes to the first of
+ * equal maxima and to the last NaN. */
+void test_maxpool_nan_rule(void **state)
+{
+    parity_fixture *f = *state;
+    const float N = NAN, I = INFINITY;
+    const pool_by_hand cases[] = {
+        { "2x2 windows: NaN first, NaN last, two NaNs, NaN and +inf, a tie, all -inf",
+          pool_geom(1, 1, 2, 12, 2, 2, 2, 2),
+          /* row 0 then row 1; window k is columns 2k, 2k+1 of both rows */
+          { N, 1, 1, 2, N, 5, I, N, 2, 2, -I, -I,
+            2, 3, 3, N, N, 1, I, -I, 1, 2, -I, -I },
+          { 1, 2, 3, 4, 5, 6 }, { N, N, N, N, 2, -I },
+          { 1, 0, 0, 0, 0, 0, 0, 4, 5, 0, 6, 0,
+            0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0 } },
+        { "3-wide windows apart: two NaNs, NaN between infinities",
+          pool_geom(1, 1, 1, 7, 1, 3, 1, 3),
+          { N, 3, N, I, N, -I, 5 }, { 1, 2 }, { N, N },
+          { 0, 0, 1, 0, 2, 0, 0 } },
+        { "3-wide windows overlapping: a NaN last of one window and first of two, a tie",
+          pool_geom(1, 1, 1, 7, 1, 3, 1, 1),
+          { 1, N, 2, N, 0, 4, 4 }, { 1, 10, 100, 1000, 10000 }, { N, N, N, N, 4 },
+          { 0, 1, 0, 1110, 0, 10000, 0 } },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        pool_by_hand_run(&f->ref, "cpu-ref", &cases[k]);
+        for (int v = 0; v < f->spec->variants; v++)
+            pool_by_hand_run(&f->tested[v], f->spec->name, &cases[k]);
     }
 }
 

@@ -58,6 +58,7 @@ void test_conv1d_random(void **state);
 void test_conv2d_presets_and_chunks(void **state);
 void test_maxpool(void **state);
 void test_maxpool_nan(void **state);
+void test_maxpool_nan_rule(void **state);
 void test_activations(void **state);
 void test_activation_edges(void **state);
 void test_dropout(void **state);
@@ -72,7 +73,8 @@ void test_errors(void **state);
     cmocka_unit_test(test_memory_ops), cmocka_unit_test(test_linear),                  \
     cmocka_unit_test(test_conv2d_random), cmocka_unit_test(test_conv1d_random),        \
     cmocka_unit_test(test_conv2d_presets_and_chunks), cmocka_unit_test(test_maxpool),  \
-    cmocka_unit_test(test_maxpool_nan), cmocka_unit_test(test_activations),            \
+    cmocka_unit_test(test_maxpool_nan), cmocka_unit_test(test_maxpool_nan_rule),        \
+    cmocka_unit_test(test_activations),                                                \
     cmocka_unit_test(test_activation_edges), cmocka_unit_test(test_dropout),           \
     cmocka_unit_test(test_softmax_xent), cmocka_unit_test(test_mse),                   \
     cmocka_unit_test(test_sgd), cmocka_unit_test(test_adam), cmocka_unit_test(test_errors)

@@ -5,14 +5,21 @@
  * device reports late, and whole training runs through the engine with the
  * GPU switches, with their per-step accounting.
  *
- * Without a GPU (no module, no driver, no device) the program prints
+ * Without a GPU (no module built, no driver, no device) the program prints
  * "1..0 # SKIP no GPU: <reason>" and exits 0: automake's TAP driver counts
- * that as one skipped test, not a pass. With a GPU it is one cmocka group.
+ * that as one skipped test, not a pass. A GPU that is there but cannot be
+ * used (a driver too old for the module, no code for the GPU, the driver
+ * failing: the probe's NN_PROBE_UNUSABLE), or a module this build made that
+ * cannot be loaded, is a failure, never a skip; NNLAB_REQUIRE_GPU=1 makes
+ * every skip a failure too (the GPU machine sets it). With a GPU it is one
+ * cmocka group.
  *
  * Device outputs are poisoned before each call, so an element the GPU did
  * not write fails. A recorded and replayed step (CUDA graph) must give the
  * numbers of the same step run eagerly; runs on cpu-ref and on the GPU from
  * one seed give the same loss curve to float rounding. */
+#include "config.h"
+
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,7 +141,7 @@ static void test_graph_replay(void **state)
 
     nn_step_values sv = { .dropout_base = step0 * stride, .opt_t = 1 };
     expect_ok(gpu, gpu->ops->set_step(gpu, &sv), "set_step");
-    expect_ok(gpu, gpu->ops->graph_begin(gpu), "graph_begin");
+    expect_ok(gpu, gpu->ops->graph_begin(gpu, 0), "graph_begin");
     expect_ok(gpu, gpu->ops->dropout_forward(gpu, n, p, dseed, step0 * stride + layer, gx, gy),
               "dropout_forward (recorded)");
     expect_ok(gpu, gpu->ops->sgd_step(gpu, n, gw, gg, gv, &h, 1), "sgd_step (recorded)");
@@ -162,6 +169,202 @@ static void test_graph_replay(void **state)
     gpu->ops->graph_drop(gpu);
     bk_free(gpu, gx); bk_free(gpu, gg); bk_free(gpu, gw); bk_free(gpu, gv); bk_free(gpu, gy);
     free(x); free(grad); free(w_ref); free(v_ref); free(y_ref);
+}
+
+/* The capture modes of graph_begin: an allocation while recording (unsafe:
+ * it synchronises) fails a strict recording and runs, unrecorded, in a
+ * relaxed one. The engine retries a failed strict recording relaxed. */
+static void test_graph_capture_modes(void **state)
+{
+    parity_fixture *f = *state;
+    nn_backend *gpu = &f->tested[0];
+    void *p = NULL;
+    expect_ok(gpu, gpu->ops->graph_begin(gpu, 0), "graph_begin (strict)");
+    int alloc_rc = gpu->ops->alloc(gpu, 4096, &p);
+    int end_rc = gpu->ops->graph_end(gpu);
+    print_message("# strict: alloc %d, graph_end %d: %s\n", alloc_rc, end_rc, gpu->last_error);
+    assert_true(alloc_rc != 0 || end_rc != 0);
+    gpu->ops->graph_drop(gpu);
+    if (p)
+        gpu->ops->free(gpu, p);
+    p = NULL;
+    expect_ok(gpu, gpu->ops->graph_begin(gpu, 1), "graph_begin (relaxed)");
+    expect_ok(gpu, gpu->ops->alloc(gpu, 4096, &p), "alloc while recording relaxed");
+    expect_ok(gpu, gpu->ops->graph_end(gpu), "graph_end (relaxed)");
+    gpu->ops->graph_drop(gpu);
+    gpu->ops->free(gpu, p);
+    expect_ok(gpu, gpu->ops->synchronize(gpu), "synchronize");
+}
+
+/* ---- convolution plans: tried before recording, pinned while recorded --------------------- */
+
+/* A backend opened with NNLAB_GPU_INJECT=faults (a fault on purpose). */
+static void open_injected(nn_backend *b, const char *faults)
+{
+    nn_backend_config cfg = { .tf32 = 0 };
+    setenv("NNLAB_GPU_INJECT", faults, 1);
+    int rc = nn_backend_open(b, nn_backend_find("gpu"), &cfg);
+    unsetenv("NNLAB_GPU_INJECT");
+    if (rc != 0)
+        fail_msg("opening gpu with NNLAB_GPU_INJECT=%s: %s", faults, b->last_error);
+}
+
+/* PyTorch's try-all: when cuDNN's first candidate of each direction fails,
+ * the next one runs and the numbers are still cpu-ref's; when every one
+ * fails, the call says so. */
+static void test_conv_try_all(void **state)
+{
+    parity_fixture *f = *state, g = *f;
+    nn_conv_geom geom = conv_geom(8, 3, 32, 32, 6, 5, 1, 0);   /* LeNet's first */
+    open_injected(&g.tested[0], "algo-first");
+    parity_conv_case(&g, 0, case_seed(f->seed, 22, 0), &geom, 1, 1);
+    nn_backend_close(&g.tested[0]);
+
+    open_injected(&g.tested[0], "algo-all");
+    nn_backend *b = &g.tested[0];
+    size_t ws_bytes = 0, nx = 8 * 3 * 32 * 32, nw = 6 * 3 * 5 * 5, ny = 8 * 6 * 28 * 28;
+    expect_ok(b, b->ops->conv2d_workspace(b, &geom, &ws_bytes), "conv2d_workspace");
+    void *ws = bk_alloc(b, ws_bytes);
+    float *x = bk_poison(b, nx), *w = bk_poison(b, nw), *y = bk_poison(b, ny);
+    b->last_error[0] = '\0';
+    assert_int_equal(b->ops->conv2d_forward(b, &geom, x, w, NULL, y, ws), -1);
+    print_message("# %s\n", b->last_error);
+    assert_non_null(strstr(b->last_error, "forward algorithms ran"));
+    bk_free(b, ws); bk_free(b, x); bk_free(b, w); bk_free(b, y);
+    nn_backend_close(b);
+}
+
+/* Buffers of one convolution geometry in GPU memory, random inputs. */
+typedef struct conv_bufs {
+    nn_conv_geom g;
+    size_t nx, nw, ny;
+    float *x, *w, *dy, *y, *dw;
+    void *ws;
+} conv_bufs;
+
+static void conv_bufs_make(nn_backend *b, nn_rng *r, const nn_conv_geom *g, conv_bufs *c)
+{
+    c->g = *g;
+    c->nx = (size_t)g->n * g->c_in * g->h_in * g->w_in;
+    c->nw = (size_t)g->c_out * g->c_in * g->k_h * g->k_w;
+    c->ny = (size_t)g->n * g->c_out * g->h_out * g->w_out;
+    float *h = fbuf(c->nx + c->nw + c->ny);
+    fill(r, h, c->nx + c->nw + c->ny, -1, 1);
+    c->x = bk_copy(b, h, c->nx * 4);
+    c->w = bk_copy(b, h + c->nx, c->nw * 4);
+    c->dy = bk_copy(b, h + c->nx + c->nw, c->ny * 4);
+    c->y = bk_poison(b, c->ny);
+    c->dw = bk_poison(b, c->nw);
+    size_t ws_bytes = 0;
+    expect_ok(b, b->ops->conv2d_workspace(b, g, &ws_bytes), "conv2d_workspace");
+    c->ws = bk_alloc(b, ws_bytes);
+    free(h);
+}
+
+static void conv_bufs_free(nn_backend *b, conv_bufs *c)
+{
+    void *p[] = { c->x, c->w, c->dy, c->y, c->dw, c->ws };
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+        bk_free(b, p[i]);
+}
+
+/* forward and the weight gradient of c, run or recorded */
+static int conv_step(nn_backend *b, conv_bufs *c)
+{
+    return b->ops->conv2d_forward(b, &c->g, c->x, c->w, NULL, c->y, c->ws) != 0 ||
+           b->ops->conv2d_backward(b, &c->g, c->x, c->w, c->dy, NULL, c->dw, NULL, c->ws) != 0;
+}
+
+/* A convolution is recorded only after it ran once (its plan made and its
+ * algorithms tried outside the recording), and the plans a recording uses
+ * are pinned: more geometries than the plan table holds, run eagerly
+ * between, evict none of them, and the replay still gives the eager
+ * numbers. */
+static void test_conv_plans_and_recording(void **state)
+{
+    parity_fixture *f = *state;
+    nn_backend *gpu = &f->tested[0];
+    nn_rng r;
+    nn_rng_seed(&r, case_seed(f->seed, 23, 0));
+    conv_bufs c;
+    nn_conv_geom g = conv_geom(3, 2, 9, 13, 4, 3, 1, 1);
+    conv_bufs_make(gpu, &r, &g, &c);
+
+    /* planned (conv2d_workspace) but never run: the recording refuses it */
+    expect_ok(gpu, gpu->ops->graph_begin(gpu, 0), "graph_begin");
+    gpu->last_error[0] = '\0';
+    assert_int_not_equal(conv_step(gpu, &c), 0);
+    print_message("# %s\n", gpu->last_error);
+    assert_non_null(strstr(gpu->last_error, "run the step once eagerly"));
+    gpu->ops->graph_end(gpu);       /* nothing was recorded: either way, dropped */
+    gpu->ops->graph_drop(gpu);
+
+    /* run once, record, then 70 other geometries eagerly */
+    expect_ok(gpu, conv_step(gpu, &c) ? -1 : 0, "conv eagerly");
+    float *y0 = fbuf(c.ny), *dw0 = fbuf(c.nw);
+    bk_read(gpu, y0, c.y, c.ny * 4);
+    bk_read(gpu, dw0, c.dw, c.nw * 4);
+    expect_ok(gpu, gpu->ops->graph_begin(gpu, 0), "graph_begin");
+    int rec_rc = conv_step(gpu, &c);
+    expect_ok(gpu, gpu->ops->graph_end(gpu), "graph_end");
+    assert_int_equal(rec_rc, 0);
+    for (int k = 0; k < 70; k++) {
+        conv_bufs o;
+        nn_conv_geom og = conv_geom(1, 1, 4, 4 + k, 1, 3, 1, 0);
+        conv_bufs_make(gpu, &r, &og, &o);
+        expect_ok(gpu, conv_step(gpu, &o) ? -1 : 0, "another geometry eagerly");
+        conv_bufs_free(gpu, &o);
+    }
+    expect_ok(gpu, gpu->ops->zero(gpu, c.y, c.ny * 4), "zero");    /* the replay writes them again */
+    expect_ok(gpu, gpu->ops->zero(gpu, c.dw, c.nw * 4), "zero");
+    expect_ok(gpu, gpu->ops->graph_launch(gpu), "graph_launch");
+    /* the same algorithms: y exactly; dw too unless the one that ran adds
+     * with atomics, so within the tolerance of a sum over the batch */
+    expect_close_bk(gpu, "replayed conv y", "n=3 c_in=2 9x13 k3 pad 1", 0, y0, c.y, c.ny,
+                    PARITY_EXACT);
+    expect_close_bk(gpu, "replayed conv dw", "n=3 c_in=2 9x13 k3 pad 1", 0, dw0, c.dw, c.nw,
+                    f->spec->reduction);
+    gpu->ops->graph_drop(gpu);
+
+    /* still planned and tried: recording it again needs no eager run */
+    expect_ok(gpu, gpu->ops->graph_begin(gpu, 0), "graph_begin");
+    rec_rc = conv_step(gpu, &c);
+    expect_ok(gpu, gpu->ops->graph_end(gpu), "graph_end after the evictions");
+    assert_int_equal(rec_rc, 0);
+    gpu->ops->graph_drop(gpu);
+    conv_bufs_free(gpu, &c);
+    free(y0); free(dw0);
+}
+
+/* ---- timing ---------------------------------------------------------------------------------- */
+
+/* Timing never makes the host wait: with more steps marked than the ring
+ * holds and none collected, the extra steps go untimed (no wait, no sync),
+ * and collecting afterwards finds fewer steps than were marked. */
+static void test_timing_never_waits(void **state)
+{
+    parity_fixture *f = *state;
+    nn_backend *b = &f->tested[0];
+    double us[NN_TIMING_MARKS] = { 0 };
+    long n[NN_TIMING_MARKS] = { 0 };
+    nn_backend_counters c0, c1;
+    expect_ok(b, b->ops->timing_collect(b, 1, us, n) < 0 ? -1 : 0, "timing_collect");
+    memset(n, 0, sizeof n);
+    b->ops->counters(b, &c0);
+    for (int i = 0; i < 300; i++)
+        if (b->ops->timing_mark(b, 0) != 0 || b->ops->timing_mark(b, 1) != 0)
+            fail_msg("timing_mark: %s", b->last_error);
+    b->ops->counters(b, &c1);
+    int k = b->ops->timing_collect(b, 1, us, n);
+    print_message("# 300 steps marked, %d timed, %llu waits while marking\n", k,
+                  (unsigned long long)(c1.syncs - c0.syncs));
+    assert_int_equal(c1.syncs, c0.syncs);
+    assert_true(k > 0 && k < 300);
+    assert_int_equal(n[1], k);
+    /* once collected, steps are timed again */
+    expect_ok(b, b->ops->timing_mark(b, 0), "timing_mark");
+    expect_ok(b, b->ops->timing_mark(b, 1), "timing_mark");
+    assert_int_equal(b->ops->timing_collect(b, 1, us, n), 1);
 }
 
 /* ---- errors ------------------------------------------------------------------------------- */
@@ -195,6 +398,17 @@ static void test_device_errors(void **state)
     bk_free(b, gl);
     bk_free(b, st);
     bk_free(b, d);
+
+    /* a tensor beyond cuDNN's 2^31 elements: refused by the workspace query
+     * (before any step), with the batch that fits, not reported as 0 bytes */
+    nn_conv_geom g = { .n = 456523, .c_in = 3, .h_in = 32, .w_in = 32, .c_out = 6, .h_out = 28,
+                       .w_out = 28, .k_h = 5, .k_w = 5, .stride_h = 1, .stride_w = 1 };
+    size_t ws = 1;
+    b->last_error[0] = '\0';
+    assert_int_equal(b->ops->conv2d_workspace(b, &g, &ws), -1);
+    assert_int_equal(ws, 0);
+    print_message("# %s\n", b->last_error);
+    assert_non_null(strstr(b->last_error, "a batch of at most 456522 fits"));
 }
 
 /* ---- whole runs through the engine ------------------------------------------------------------ */
@@ -328,6 +542,57 @@ static void test_switches_same_numbers(void **state)
     }
 }
 
+/* A graph job runs its first full batch eagerly and records the second (so
+ * that cuDNN and cuBLAS initialise outside the recording); a strict
+ * recording that fails is retried relaxed, and when both fail the job runs
+ * eagerly; the note says which. The numbers are the eager ones throughout. */
+static void test_graph_warmup_and_fallbacks(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_loss_point base[16], pts[16];
+    nn_snapshot s0, s;
+    load_shipped("lenet-cifar10", &p);
+    nn_job_config_init(&cfg, &p);
+    strcpy(cfg.device, "gpu");
+    cfg.batch = 32;
+    cfg.steps = 4;
+    cfg.log_every = 1;
+    cfg.seed = 3;
+    cfg.no_validation = 1;
+    cfg.bench = 1;                   /* every step timed and counted */
+    cfg.warmup = 0;
+    cfg.graph = 0;
+    long n0 = run_job(&cfg, base, 16, &s0);
+    cfg.graph = 1;
+    long n = run_job(&cfg, pts, 16, &s);
+    print_message("# graph: %.2f launches of the graph per step, note \"%s\"\n",
+                  s.per_step.graph_launches, s.note);
+    assert_int_equal(s.graph, 1);
+    assert_string_equal(s.note, "");
+    assert_true(fabs(s.per_step.graph_launches - 0.75) < 1e-9);   /* steps 2, 3, 4 */
+    expect_same_curve("eager vs graph", base, n0, pts, n, 1e-6, 1e-5);
+
+    setenv("NNLAB_GPU_INJECT", "capture-strict", 1);
+    n = run_job(&cfg, pts, 16, &s);
+    unsetenv("NNLAB_GPU_INJECT");
+    print_message("# strict recordings refused: note \"%s\"\n", s.note);
+    assert_int_equal(s.graph, 1);
+    assert_non_null(strstr(s.note, "relaxed capture mode"));
+    expect_same_curve("eager vs graph recorded relaxed", base, n0, pts, n, 1e-6, 1e-5);
+
+    setenv("NNLAB_GPU_INJECT", "capture", 1);
+    n = run_job(&cfg, pts, 16, &s);
+    unsetenv("NNLAB_GPU_INJECT");
+    print_message("# every recording refused: note \"%s\"\n", s.note);
+    assert_int_equal(s.graph, 0);
+    assert_non_null(strstr(s.note, "no CUDA graph"));
+    assert_non_null(strstr(s.note, "relaxed"));
+    assert_true(s.per_step.graph_launches == 0.0);
+    expect_same_curve("eager vs no graph after two refusals", base, n0, pts, n, 1e-6, 1e-5);
+}
+
 /* The backend's own counts: an eager step issues every operation, a graph
  * step one launch; resident data copies nothing per step, copied batches two
  * copies (samples and labels). */
@@ -369,27 +634,57 @@ static void test_step_accounting(void **state)
     assert_true(eager.steps_async);
 }
 
+/* When the GPU cannot be tested: a skip when there is none here, a failure
+ * when there is one that cannot be used or when NNLAB_REQUIRE_GPU=1 says
+ * that this machine must have one. In TAP: a plan of no tests with a SKIP
+ * directive skips the whole file; one case "not ok" fails it. */
+static int no_gpu(char *why, const char *failure)
+{
+    const char *req = getenv("NNLAB_REQUIRE_GPU");
+    int required = req && *req && strcmp(req, "0") != 0;
+    for (char *c = why; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '#')
+            *c = ' ';
+    if (failure) {
+        printf("1..1\nnot ok 1 - %s: %s\n", failure, why);
+        return 1;
+    }
+    if (required) {
+        printf("1..1\nnot ok 1 - no GPU, and NNLAB_REQUIRE_GPU=%s requires one: %s\n", req, why);
+        return 1;
+    }
+    printf("1..0 # SKIP no GPU: %s\n", why);
+    return 0;
+}
+
 int main(void)
 {
     char why[NN_BACKEND_ERROR_LEN];
     const nn_backend_ops *gpu = nn_backend_find_why("gpu", why, sizeof why);
-    if (!gpu || (gpu->probe && gpu->probe(why, sizeof why) != 0)) {
-        /* TAP: a plan of no tests with a SKIP directive skips the whole file */
-        for (char *c = why; *c; c++)
-            if (*c == '\n' || *c == '\r' || *c == '#')
-                *c = ' ';
-        printf("1..0 # SKIP no GPU: %s\n", why);
-        return 0;
+    if (!gpu) {
+#ifdef NN_GPU_MODULE_BUILT
+        return no_gpu(why, "this build's GPU module cannot be loaded");
+#else
+        return no_gpu(why, NULL);   /* no module: configured without CUDA */
+#endif
     }
+    int rc = gpu->probe ? gpu->probe(why, sizeof why) : 0;
+    if (rc != 0)
+        return no_gpu(why, rc == NN_PROBE_UNUSABLE ? "a GPU is here but cannot be used" : NULL);
     const struct CMUnitTest tests[] = {
         PARITY_SUITE_TESTS,
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_gather_rows),
         cmocka_unit_test(test_graph_replay),
+        cmocka_unit_test(test_graph_capture_modes),
+        cmocka_unit_test(test_conv_try_all),
+        cmocka_unit_test(test_conv_plans_and_recording),
+        cmocka_unit_test(test_timing_never_waits),
         cmocka_unit_test(test_device_errors),
         cmocka_unit_test(test_curve_lenet_cifar10),
         cmocka_unit_test(test_curve_mnist_mlp_128),
         cmocka_unit_test(test_switches_same_numbers),
+        cmocka_unit_test(test_graph_warmup_and_fallbacks),
         cmocka_unit_test(test_step_accounting),
     };
     return cmocka_run_group_tests(tests, group_setup, parity_group_teardown);

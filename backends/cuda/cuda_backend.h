@@ -29,27 +29,57 @@ extern "C" {
 #define GPU_THREADS 256              /* threads per block of the elementwise kernels */
 #define GPU_MAX_BLOCKS 4096          /* beyond this, grid-stride loops */
 #define GPU_RED_BLOCKS 1024          /* blocks of the loss reductions (one partial each) */
-#define GPU_PLANS 32                 /* convolution geometries remembered */
+#define GPU_PLANS 64                 /* convolution geometries remembered */
+#define GPU_PLANS_SPARE 8            /* never pinned by a recording: room for eager calls */
+#define GPU_ALGO_CANDIDATES 8        /* cuDNN's algorithms kept per direction, ranked */
 #define GPU_PINNED 16                /* page-locked buffers tracked */
 #define GPU_TIMING_SLOTS 256         /* steps whose timing events may be in flight */
 #define GPU_BLAS_WORKSPACE ((size_t)32 << 20)     /* cuBLAS's, set so that graphs can record it */
 #define GPU_CONV_WORKSPACE_CAP ((size_t)256 << 20) /* the most one convolution may ask for */
 
-/* One convolution geometry: its cuDNN descriptors and the algorithms chosen
- * for it, once (cudnnGet*Algorithm_v7's heuristics, no trial runs). */
+/* The three directions of a convolution, each with its own algorithm. */
+enum gpu_conv_dir_kind { GPU_CONV_FWD, GPU_CONV_BWD_DATA, GPU_CONV_BWD_FILTER, GPU_CONV_DIRS };
+
+/* One of cuDNN's algorithms for a direction, as it will run. */
+typedef struct gpu_conv_algo {
+    int algo;                        /* a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t */
+    cudnnMathType_t math;            /* set on the descriptor before it runs */
+    size_t ws;                       /* workspace it needs */
+} gpu_conv_algo;
+
+/* A direction's candidates, ranked (cuDNN's heuristic order, deterministic
+ * and FMA math first), and the one that ran: the first call outside a
+ * recording tries them in order and keeps the first that runs (PyTorch's
+ * try-all), so one algorithm cuDNN lists but cannot run here is not fatal. */
+typedef struct gpu_conv_dir {
+    gpu_conv_algo cand[GPU_ALGO_CANDIDATES];
+    int n;
+    int chosen;                      /* index into cand; -1 until one has run */
+} gpu_conv_dir;
+
+/* One convolution geometry: its cuDNN descriptors and ranked algorithms,
+ * made once (cudnnGet*Algorithm_v7's heuristics), never while recording. */
 typedef struct gpu_conv_plan {
     int used;
+    int pinned;                      /* a recording uses it: not evicted until graph_drop */
     unsigned long long last_use;     /* for eviction when the table is full */
     nn_conv_geom g;
     cudnnTensorDescriptor_t x, y, bias;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
-    cudnnConvolutionFwdAlgo_t fwd;
-    cudnnConvolutionBwdDataAlgo_t bwd_data;
-    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
-    cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math;
-    size_t ws;                       /* the largest workspace of the three */
+    gpu_conv_dir dir[GPU_CONV_DIRS];
+    size_t ws;                       /* the largest workspace of every candidate: any may run */
 } gpu_conv_plan;
+
+/* Faults a test can ask for with NNLAB_GPU_INJECT (a comma-separated list of
+ * these names), read when the backend opens: the fallbacks of issue 10,
+ * exercised on purpose. */
+enum gpu_inject {
+    GPU_INJECT_CAPTURE_STRICT = 1 << 0,  /* "capture-strict": strict recordings fail */
+    GPU_INJECT_CAPTURE = 1 << 1,         /* "capture": every recording fails */
+    GPU_INJECT_ALGO_FIRST = 1 << 2,      /* "algo-first": each direction's first candidate fails */
+    GPU_INJECT_ALGO_ALL = 1 << 3         /* "algo-all": every candidate fails */
+};
 
 /* A page-locked host buffer and the event after the last upload from it. */
 typedef struct gpu_pinned {
@@ -83,6 +113,7 @@ typedef struct gpu_timing_slot {
 typedef struct gpu_state {
     int device;
     int tf32;
+    unsigned inject;                 /* enum gpu_inject bits (NNLAB_GPU_INJECT) */
     cudaStream_t stream;             /* non-blocking: graphs record only such streams */
     cublasHandle_t blas;
     cudnnHandle_t dnn;
@@ -117,16 +148,17 @@ typedef struct gpu_state {
 
     gpu_conv_plan plans[GPU_PLANS];
     unsigned long long plan_clock;
+    int plans_pinned;                /* plans a recording uses (at most GPU_PLANS - GPU_PLANS_SPARE) */
     size_t ws_limit;                 /* largest workspace conv2d_workspace reported */
 
     gpu_pinned pinned[GPU_PINNED];
 
+    /* Timing: a ring of the steps whose events are in flight. When it is full
+     * a new step goes untimed (dropping) rather than make the host wait. */
     gpu_timing_slot slots[GPU_TIMING_SLOTS];
     int slots_made;                  /* events created */
     long t_head, t_tail;             /* steps started, steps collected */
-    double t_us[NN_TIMING_MARKS];    /* folded into by a full ring, not yet collected */
-    long t_n[NN_TIMING_MARKS];
-    long t_steps;
+    int t_dropping;                  /* the step started last is not timed */
 } gpu_state;
 
 static inline gpu_state *gpu_of(nn_backend *b)
@@ -187,12 +219,14 @@ int gpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x, co
                        const float *bias, float *y);
 int gpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x, const float *w,
                         const float *dy, float *dx, float *dw, float *dbias);
-size_t gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g);
+int gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
 int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                        const float *bias, float *y, void *ws);
 int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                         const float *dy, float *dx, float *dw, float *dbias, void *ws);
 void gpu_plans_destroy(gpu_state *s);
+/* Releases the pins of a recording (graph_drop, a recording that failed). */
+void gpu_plans_unpin(gpu_state *s);
 
 /* ---- cuda_kernels.cu ------------------------------------------------------------- */
 
@@ -227,7 +261,7 @@ void gpu_step_node_params(gpu_state *s, gpu_step_node_args *args, cudaKernelNode
 
 /* cuda_graph.cu: the op table's step graphs, counters and timing */
 int gpu_set_step(nn_backend *b, const nn_step_values *v);
-int gpu_graph_begin(nn_backend *b);
+int gpu_graph_begin(nn_backend *b, int relaxed);
 int gpu_graph_end(nn_backend *b);
 int gpu_graph_launch(nn_backend *b);
 void gpu_graph_drop(nn_backend *b);

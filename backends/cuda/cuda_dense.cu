@@ -8,15 +8,20 @@
  *   dw (out,in) = dy^T . x is  dw^T = x^T . op_T(dy^T)  Sgemm(N, T, in, out, n)
  * with every leading dimension the row length.
  *
- * Convolution: one plan per geometry (descriptors and the three algorithms),
- * made the first time the geometry is seen and kept (GPU_PLANS of them, the
- * least recently used evicted). The engine asks conv2d_workspace for each
- * layer at the job's largest batch before the first step, so those plans are
- * made then, may use up to GPU_CONV_WORKSPACE_CAP, and the engine allocates
- * the largest once. A geometry first met in a call (a partial last batch)
- * gets algorithms that fit in the largest workspace reported so far.
- * Among cuDNN's heuristic choices, deterministic algorithms come first, so
- * that a run repeats bit for bit; with TF32 off, only FMA math (plain FP32). */
+ * Convolution: one plan per geometry (descriptors and, per direction, cuDNN's
+ * ranked candidate algorithms), made the first time the geometry is seen and
+ * kept (GPU_PLANS of them, the least recently used evicted, never one a
+ * recording uses). The engine asks conv2d_workspace for each layer at the
+ * job's largest batch before the first step, so those plans are made then:
+ * their candidates may use up to GPU_CONV_WORKSPACE_CAP, the plan reports the
+ * largest of them (so that whichever runs fits), and the engine allocates the
+ * largest once. A geometry first met in a call (a partial last batch) gets
+ * candidates that fit in the largest workspace reported so far. The first
+ * call of each direction outside a recording tries the candidates in order
+ * and keeps the first that runs (PyTorch's try-all); a recording only replays
+ * what was tried. Among cuDNN's heuristic choices, deterministic algorithms
+ * come first, so that a run repeats bit for bit; with TF32 off, only FMA
+ * math (plain FP32). */
 #include "geom_check.h"
 #include "cuda_backend.h"
 
@@ -68,11 +73,16 @@ int gpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x, c
 
 /* ---- convolution plans ------------------------------------------------------------------ */
 
-/* cpu-ref's check: a wrong output size is an engine bug, caught before cuDNN. */
+/* cpu-ref's check (a wrong output size is an engine bug), then cuDNN's size
+ * limit: a tensor of 2^31 elements or more is refused here, with the batch
+ * that would fit, rather than by a descriptor call's BAD_PARAM. */
 static int conv_check(nn_backend *b, const char *op, const nn_conv_geom *g)
 {
-    char why[192];
-    return nn_conv_geom_problem(op, g, why, sizeof why) ? gpu_fail(b, "%s", why) : 0;
+    char why[320];
+    if (nn_conv_geom_problem(op, g, why, sizeof why) ||
+        nn_conv_geom_size_problem(op, g, NN_CUDNN_MAX_ELEMENTS, "cuDNN", why, sizeof why))
+        return gpu_fail(b, "%s", why);
+    return 0;
 }
 
 static void plan_release(gpu_conv_plan *p)
@@ -95,7 +105,36 @@ void gpu_plans_destroy(gpu_state *s)
     for (int i = 0; i < GPU_PLANS; i++)
         if (s->plans[i].used)
             plan_release(&s->plans[i]);
+    s->plans_pinned = 0;
 }
+
+void gpu_plans_unpin(gpu_state *s)
+{
+    for (int i = 0; i < GPU_PLANS; i++)
+        s->plans[i].pinned = 0;
+    s->plans_pinned = 0;
+}
+
+/* ---- ranking cuDNN's candidates --------------------------------------------------------- */
+
+/* One entry of cuDNN's answer, whichever direction (the three perf structs
+ * differ only in the type of algo). */
+typedef struct algo_perf {
+    int algo;
+    cudnnStatus_t status;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+} algo_perf;
+
+#define TO_ALGO_PERF(perf, got, out)                                                        \
+    for (int i_ = 0; i_ < (got); i_++) {                                                    \
+        (out)[i_].algo = (int)(perf)[i_].algo;                                              \
+        (out)[i_].status = (perf)[i_].status;                                               \
+        (out)[i_].memory = (perf)[i_].memory;                                               \
+        (out)[i_].determinism = (perf)[i_].determinism;                                     \
+        (out)[i_].math = (perf)[i_].mathType;                                               \
+    }
 
 /* Which of cuDNN's candidates may run: with TF32 off, FMA math first, then
  * the default (executed with the descriptor set to FMA, so no TF32 either). */
@@ -110,83 +149,95 @@ static int math_rank(const gpu_state *s, cudnnMathType_t m)
     return -1;
 }
 
-/* The first candidate (cuDNN's order: fastest expected first) that succeeded,
- * fits in limit and may run, preferring deterministic ones and FMA math.
- * Returns its index or -1. The three perf structs differ only in type, so a
- * macro picks from any of them. */
-#define PICK_ALGO(s, perf, got, limit, out_index)                                           \
-    do {                                                                                    \
-        (out_index) = -1;                                                                   \
-        for (int pass_ = 0; pass_ < 4 && (out_index) < 0; pass_++)                          \
-            for (int i_ = 0; i_ < (got) && (out_index) < 0; i_++) {                         \
-                int rank_ = math_rank((s), (perf)[i_].mathType);                            \
-                if ((perf)[i_].status != CUDNN_STATUS_SUCCESS || (perf)[i_].memory > (limit) || \
-                    rank_ < 0 || rank_ != (pass_ & 1) ||                                     \
-                    (pass_ < 2 && (perf)[i_].determinism != CUDNN_DETERMINISTIC))            \
-                    continue;                                                               \
-                (out_index) = i_;                                                           \
-            }                                                                               \
-    } while (0)
-
 static cudnnMathType_t run_math(const gpu_state *s, cudnnMathType_t chosen)
 {
     return s->tf32 ? chosen : CUDNN_FMA_MATH;
 }
 
+/* Appends perf[i] to d unless the same algorithm with the same math is there. */
+static void add_candidate(const gpu_state *s, gpu_conv_dir *d, const algo_perf *a)
+{
+    cudnnMathType_t math = run_math(s, a->math);
+    for (int k = 0; k < d->n; k++)
+        if (d->cand[k].algo == a->algo && d->cand[k].math == math)
+            return;
+    if (d->n < GPU_ALGO_CANDIDATES) {
+        d->cand[d->n].algo = a->algo;
+        d->cand[d->n].math = math;
+        d->cand[d->n].ws = a->memory;
+        d->n++;
+    }
+}
+
+/* d's candidates from cuDNN's answer (fastest expected first): those that
+ * succeeded, fit in limit and may run, in four passes (deterministic FMA,
+ * deterministic default math, then the non-deterministic ones the same way),
+ * so that a run repeats bit for bit whenever a deterministic one runs. */
+static void rank_candidates(const gpu_state *s, const algo_perf *perf, int got, size_t limit,
+                            gpu_conv_dir *d)
+{
+    d->n = 0;
+    d->chosen = -1;
+    for (int pass = 0; pass < 4; pass++)
+        for (int i = 0; i < got; i++) {
+            const algo_perf *a = &perf[i];
+            int rank = math_rank(s, a->math);
+            int deterministic = a->determinism == CUDNN_DETERMINISTIC;
+            if (a->status != CUDNN_STATUS_SUCCESS || a->memory > limit || rank < 0 ||
+                rank != (pass & 1) || deterministic != (pass < 2))
+                continue;
+            add_candidate(s, d, a);
+        }
+}
+
+static const char *const dir_name[GPU_CONV_DIRS] = { "forward", "backward-data", "backward-filter" };
+
+/* The three directions' candidates (cudnnGet*Algorithm_v7: heuristics, no
+ * trial runs; the trial is the first call, conv_run). Never while recording:
+ * the queries are not capturable. */
 static int plan_algorithms(nn_backend *b, const char *op, gpu_conv_plan *p, size_t limit)
 {
     gpu_state *s = gpu_of(b);
     cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     cudnnConvolutionBwdDataAlgoPerf_t bwd_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int got = 0, k;
+    algo_perf pf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT], pd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    algo_perf pw[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    const algo_perf *perf[GPU_CONV_DIRS] = { pf, pd, pw };
+    int got[GPU_CONV_DIRS] = { 0, 0, 0 };
     const nn_conv_geom *g = &p->g;
 
     if (gpu_dnn(b, cudnnSetConvolutionMathType(p->conv, s->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
-                op, "cudnnSetConvolutionMathType", "choosing the math of a convolution"))
-        return -1;
-
-    if (gpu_dnn(b, cudnnGetConvolutionForwardAlgorithm_v7(s->dnn, p->x, p->w, p->conv, p->y,
-                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, fwd),
-                op, "cudnnGetConvolutionForwardAlgorithm_v7", "choosing the forward algorithm"))
-        return -1;
-    PICK_ALGO(s, fwd, got, limit, k);
-    if (k < 0)
-        return gpu_fail(b, "%s: cuDNN offers no FP32 forward algorithm for n=%d c_in=%d %dx%d "
-                        "k=%dx%d within %zu bytes of workspace", op, g->n, g->c_in, g->h_in,
-                        g->w_in, g->k_h, g->k_w, limit);
-    p->fwd = fwd[k].algo;
-    p->fwd_math = run_math(s, fwd[k].mathType);
-    p->ws = fwd[k].memory;
-
-    if (gpu_dnn(b, cudnnGetConvolutionBackwardDataAlgorithm_v7(s->dnn, p->w, p->y, p->conv, p->x,
+                op, "cudnnSetConvolutionMathType", "choosing the math of a convolution") ||
+        gpu_dnn(b, cudnnGetConvolutionForwardAlgorithm_v7(s->dnn, p->x, p->w, p->conv, p->y,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                          &got[GPU_CONV_FWD], fwd),
+                op, "cudnnGetConvolutionForwardAlgorithm_v7", "listing the forward algorithms") ||
+        gpu_dnn(b, cudnnGetConvolutionBackwardDataAlgorithm_v7(s->dnn, p->w, p->y, p->conv, p->x,
                                                                CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                               &got, bwd_data),
-                op, "cudnnGetConvolutionBackwardDataAlgorithm_v7", "choosing the backward-data algorithm"))
-        return -1;
-    PICK_ALGO(s, bwd_data, got, limit, k);
-    if (k < 0)
-        return gpu_fail(b, "%s: cuDNN offers no FP32 backward-data algorithm within %zu bytes of "
-                        "workspace", op, limit);
-    p->bwd_data = bwd_data[k].algo;
-    p->bwd_data_math = run_math(s, bwd_data[k].mathType);
-    if (bwd_data[k].memory > p->ws)
-        p->ws = bwd_data[k].memory;
-
-    if (gpu_dnn(b, cudnnGetConvolutionBackwardFilterAlgorithm_v7(s->dnn, p->x, p->y, p->conv, p->w,
+                                                               &got[GPU_CONV_BWD_DATA], bwd_data),
+                op, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                "listing the backward-data algorithms") ||
+        gpu_dnn(b, cudnnGetConvolutionBackwardFilterAlgorithm_v7(s->dnn, p->x, p->y, p->conv, p->w,
                                                                  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                                 &got, bwd_filter),
+                                                                 &got[GPU_CONV_BWD_FILTER], bwd_filter),
                 op, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-                "choosing the backward-filter algorithm"))
+                "listing the backward-filter algorithms"))
         return -1;
-    PICK_ALGO(s, bwd_filter, got, limit, k);
-    if (k < 0)
-        return gpu_fail(b, "%s: cuDNN offers no FP32 backward-filter algorithm within %zu bytes of "
-                        "workspace", op, limit);
-    p->bwd_filter = bwd_filter[k].algo;
-    p->bwd_filter_math = run_math(s, bwd_filter[k].mathType);
-    if (bwd_filter[k].memory > p->ws)
-        p->ws = bwd_filter[k].memory;
+    TO_ALGO_PERF(fwd, got[GPU_CONV_FWD], pf);
+    TO_ALGO_PERF(bwd_data, got[GPU_CONV_BWD_DATA], pd);
+    TO_ALGO_PERF(bwd_filter, got[GPU_CONV_BWD_FILTER], pw);
+    p->ws = 0;
+    for (int d = 0; d < GPU_CONV_DIRS; d++) {
+        rank_candidates(s, perf[d], got[d], limit, &p->dir[d]);
+        if (p->dir[d].n == 0)
+            return gpu_fail(b, "%s: cuDNN offers no FP32 %s algorithm for n=%d c_in=%d %dx%d k=%dx%d "
+                            "within %zu bytes of workspace", op, dir_name[d], g->n, g->c_in, g->h_in,
+                            g->w_in, g->k_h, g->k_w, limit);
+        for (int k = 0; k < p->dir[d].n; k++)
+            if (p->dir[d].cand[k].ws > p->ws)
+                p->ws = p->dir[d].cand[k].ws;
+    }
     return 0;
 }
 
@@ -231,24 +282,62 @@ static int plan_describe(nn_backend *b, const char *op, gpu_conv_plan *p)
     return 0;
 }
 
-/* The plan of g, made when missing. asked: conv2d_workspace is asking (the
- * caller will allocate what it reports); otherwise the algorithms must fit in
- * the largest workspace reported so far. NULL on failure, message set. */
+/* The slot a new plan takes: a free one, else the least recently used plan
+ * that no recording uses (GPU_PLANS_SPARE are never pinned, so there is one). */
+static gpu_conv_plan *free_slot(gpu_state *s)
+{
+    gpu_conv_plan *slot = NULL;
+    for (int i = 0; i < GPU_PLANS; i++) {
+        gpu_conv_plan *p = &s->plans[i];
+        if (!p->used)
+            return p;
+        if (!p->pinned && (!slot || p->last_use < slot->last_use))
+            slot = p;
+    }
+    return slot;
+}
+
+/* While recording, the plans the recording uses are pinned: evicting one and
+ * making it again would query cuDNN inside the capture (which cannot be
+ * recorded), and cuDNN does not promise that a captured call outlives its
+ * descriptors. The pins go with the recording (gpu_plans_unpin). */
+static int pin(nn_backend *b, const char *op, gpu_conv_plan *p)
+{
+    gpu_state *s = gpu_of(b);
+    if (!s->capturing || p->pinned)
+        return 0;
+    if (s->plans_pinned >= GPU_PLANS - GPU_PLANS_SPARE)
+        return gpu_fail(b, "%s: a recorded step may use at most %d convolution geometries", op,
+                        GPU_PLANS - GPU_PLANS_SPARE);
+    p->pinned = 1;
+    s->plans_pinned++;
+    return 0;
+}
+
+/* The plan of g, made when missing (never while recording: a step runs once
+ * eagerly first, which makes its plans and tries their algorithms). asked:
+ * conv2d_workspace is asking (the caller will allocate what it reports);
+ * otherwise every candidate must fit in the largest workspace reported so
+ * far. NULL on failure, message set. */
 static gpu_conv_plan *plan_for(nn_backend *b, const char *op, const nn_conv_geom *g, int asked)
 {
     gpu_state *s = gpu_of(b);
-    gpu_conv_plan *slot = NULL;
     for (int i = 0; i < GPU_PLANS; i++) {
         gpu_conv_plan *p = &s->plans[i];
         if (p->used && memcmp(&p->g, g, sizeof *g) == 0) {
             p->last_use = ++s->plan_clock;
-            return p;
+            return pin(b, op, p) == 0 ? p : NULL;
         }
-        if (!slot || (slot->used && (!p->used || p->last_use < slot->last_use)))
-            slot = p;
     }
     if (conv_check(b, op, g) != 0)
         return NULL;
+    if (s->capturing) {
+        gpu_fail(b, "%s: convolution n=%d c_in=%d %dx%d -> c_out=%d met for the first time while "
+                 "recording: run the step once eagerly before recording it", op, g->n, g->c_in,
+                 g->h_in, g->w_in, g->c_out);
+        return NULL;
+    }
+    gpu_conv_plan *slot = free_slot(s);
     if (slot->used)
         plan_release(slot);
     slot->g = *g;
@@ -262,38 +351,111 @@ static gpu_conv_plan *plan_for(nn_backend *b, const char *op, const nn_conv_geom
     return slot;
 }
 
-/* ---- convolution ----------------------------------------------------------------------- */
+/* ---- running a direction: the chosen algorithm, or try them all once ----------------- */
 
-size_t gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g)
+/* The buffers of one convolution call. */
+typedef struct conv_args {
+    const float *x, *w, *dy;
+    float *y, *dx, *dw;
+    void *ws;
+} conv_args;
+
+/* Candidate k of direction d, with its math; cuDNN's status. */
+static cudnnStatus_t conv_launch(gpu_state *s, gpu_conv_plan *p, int d, int k, const conv_args *a)
+{
+    const float one = 1.0f, zero = 0.0f;
+    const gpu_conv_algo *c = &p->dir[d].cand[k];
+    cudnnStatus_t st = cudnnSetConvolutionMathType(p->conv, c->math);
+    if (st != CUDNN_STATUS_SUCCESS)
+        return st;
+    if (d == GPU_CONV_FWD)
+        return cudnnConvolutionForward(s->dnn, &one, p->x, a->x, p->w, a->w, p->conv,
+                                       (cudnnConvolutionFwdAlgo_t)c->algo, a->ws, p->ws, &zero,
+                                       p->y, a->y);
+    if (d == GPU_CONV_BWD_DATA)
+        return cudnnConvolutionBackwardData(s->dnn, &one, p->w, a->w, p->y, a->dy, p->conv,
+                                            (cudnnConvolutionBwdDataAlgo_t)c->algo, a->ws, p->ws,
+                                            &zero, p->x, a->dx);
+    return cudnnConvolutionBackwardFilter(s->dnn, &one, p->x, a->x, p->y, a->dy, p->conv,
+                                          (cudnnConvolutionBwdFilterAlgo_t)c->algo, a->ws, p->ws,
+                                          &zero, p->w, a->dw);
+}
+
+/* The first call of a direction outside a recording: each candidate once, in
+ * rank order, keeping the first that runs (PyTorch's try-all: an algorithm
+ * cuDNN lists may still refuse this GPU or these strides). Every candidate
+ * writes the whole output (beta 0), so a failed one leaves nothing behind. */
+static int conv_try_all(nn_backend *b, const char *op, gpu_conv_plan *p, int d, const conv_args *a)
 {
     gpu_state *s = gpu_of(b);
-    /* No error channel here: a geometry that cannot be planned reports 0, and
-     * the call itself gives the reason. */
+    gpu_conv_dir *dir = &p->dir[d];
+    cudnnStatus_t first = CUDNN_STATUS_SUCCESS;
+    for (int k = 0; k < dir->n; k++) {
+        int injected = (s->inject & GPU_INJECT_ALGO_ALL) || (k == 0 && (s->inject & GPU_INJECT_ALGO_FIRST));
+        cudnnStatus_t st = injected ? CUDNN_STATUS_NOT_SUPPORTED : conv_launch(s, p, d, k, a);
+        if (st == CUDNN_STATUS_SUCCESS && cudaPeekAtLastError() == cudaSuccess) {
+            dir->chosen = k;
+            return 0;
+        }
+        cudaGetLastError();
+        if (k == 0)
+            first = st;
+    }
+    return gpu_fail(b, "%s: none of cuDNN's %d %s algorithms ran for n=%d c_in=%d %dx%d k=%dx%d (the "
+                    "first said %s%s)", op, dir->n, dir_name[d], p->g.n, p->g.c_in, p->g.h_in,
+                    p->g.w_in, p->g.k_h, p->g.k_w, cudnnGetErrorString(first),
+                    s->inject ? ", NNLAB_GPU_INJECT" : "");
+}
+
+/* Direction d with its chosen algorithm; the first time, the try-all. A
+ * direction never tried cannot be tried while recording (a failed try would
+ * leave its work in the recording). */
+static int conv_run(nn_backend *b, const char *op, gpu_conv_plan *p, int d, const conv_args *a)
+{
+    gpu_state *s = gpu_of(b);
+    gpu_conv_dir *dir = &p->dir[d];
+    if (dir->chosen < 0) {
+        if (s->capturing)
+            return gpu_fail(b, "%s: the %s algorithm of n=%d c_in=%d %dx%d has not run yet: run the "
+                            "step once eagerly before recording it", op, dir_name[d], p->g.n,
+                            p->g.c_in, p->g.h_in, p->g.w_in);
+        if (conv_try_all(b, op, p, d, a) != 0)
+            return -1;
+    } else if (gpu_dnn(b, conv_launch(s, p, d, dir->chosen, a), op, "cudnnConvolution",
+                       "the %s pass of n=%d c_in=%d %dx%d with algorithm %d", dir_name[d], p->g.n,
+                       p->g.c_in, p->g.h_in, p->g.w_in, dir->cand[dir->chosen].algo)) {
+        return -1;
+    }
+    gpu_count_library(b);
+    return 0;
+}
+
+/* ---- convolution ----------------------------------------------------------------------- */
+
+int gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)
+{
+    gpu_state *s = gpu_of(b);
     gpu_conv_plan *p = plan_for(b, "conv2d_workspace", g, 1);
+    *bytes = 0;
     if (!p)
-        return 0;
+        return -1;      /* refused before the first step, not hidden as "0 bytes" */
     if (p->ws > s->ws_limit)
         s->ws_limit = p->ws;
-    return p->ws;
+    *bytes = p->ws;
+    return 0;
 }
 
 int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                        const float *bias, float *y, void *ws)
 {
     gpu_state *s = gpu_of(b);
-    const float one = 1.0f, zero = 0.0f;
+    const float one = 1.0f;
     gpu_conv_plan *p = plan_for(b, "conv2d_forward", g, 0);
     if (!p)
         return -1;
-    if (gpu_dnn(b, cudnnSetConvolutionMathType(p->conv, p->fwd_math), "conv2d_forward",
-                "cudnnSetConvolutionMathType", "setting the forward math") ||
-        gpu_dnn(b, cudnnConvolutionForward(s->dnn, &one, p->x, x, p->w, w, p->conv, p->fwd, ws,
-                                           p->ws, &zero, p->y, y),
-                "conv2d_forward", "cudnnConvolutionForward",
-                "computing y (%d, %d, %d, %d) with algorithm %d", g->n, g->c_out, g->h_out,
-                g->w_out, (int)p->fwd))
+    conv_args a = { x, w, NULL, y, NULL, NULL, ws };
+    if (conv_run(b, "conv2d_forward", p, GPU_CONV_FWD, &a) != 0)
         return -1;
-    gpu_count_library(b);
     if (!bias)
         return 0;
     if (gpu_dnn(b, cudnnAddTensor(s->dnn, &one, p->bias, bias, &one, p->y, y), "conv2d_forward",
@@ -311,28 +473,10 @@ int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, co
     gpu_conv_plan *p = plan_for(b, "conv2d_backward", g, 0);
     if (!p)
         return -1;
-    if (dx) {
-        if (gpu_dnn(b, cudnnSetConvolutionMathType(p->conv, p->bwd_data_math), "conv2d_backward",
-                    "cudnnSetConvolutionMathType", "setting the backward-data math") ||
-            gpu_dnn(b, cudnnConvolutionBackwardData(s->dnn, &one, p->w, w, p->y, dy, p->conv,
-                                                    p->bwd_data, ws, p->ws, &zero, p->x, dx),
-                    "conv2d_backward", "cudnnConvolutionBackwardData",
-                    "computing dx (%d, %d, %d, %d) with algorithm %d", g->n, g->c_in, g->h_in,
-                    g->w_in, (int)p->bwd_data))
-            return -1;
-        gpu_count_library(b);
-    }
-    if (dw) {
-        if (gpu_dnn(b, cudnnSetConvolutionMathType(p->conv, p->bwd_filter_math), "conv2d_backward",
-                    "cudnnSetConvolutionMathType", "setting the backward-filter math") ||
-            gpu_dnn(b, cudnnConvolutionBackwardFilter(s->dnn, &one, p->x, x, p->y, dy, p->conv,
-                                                      p->bwd_filter, ws, p->ws, &zero, p->w, dw),
-                    "conv2d_backward", "cudnnConvolutionBackwardFilter",
-                    "computing dw (%d, %d, %d, %d) with algorithm %d", g->c_out, g->c_in, g->k_h,
-                    g->k_w, (int)p->bwd_filter))
-            return -1;
-        gpu_count_library(b);
-    }
+    conv_args a = { x, w, dy, NULL, dx, dw, ws };
+    if ((dx && conv_run(b, "conv2d_backward", p, GPU_CONV_BWD_DATA, &a) != 0) ||
+        (dw && conv_run(b, "conv2d_backward", p, GPU_CONV_BWD_FILTER, &a) != 0))
+        return -1;
     if (dbias) {
         if (gpu_dnn(b, cudnnConvolutionBackwardBias(s->dnn, &one, p->y, dy, &zero, p->bias, dbias),
                     "conv2d_backward", "cudnnConvolutionBackwardBias", "computing dbias (%d)",

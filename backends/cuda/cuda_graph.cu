@@ -29,15 +29,24 @@ static void abandon_capture(gpu_state *s)
     cudaGetLastError();
     s->capturing = 0;
     s->count = &s->live;
+    gpu_plans_unpin(s);
 }
 
-int gpu_graph_begin(nn_backend *b)
+/* Strict: CUDA's thread-local capture mode, where a call that is unsafe while
+ * recording (an allocation, a library initialising itself, a synchronous
+ * copy) fails the recording. Relaxed: such calls run, unrecorded; the
+ * engine tries it once when a strict recording fails (backend.h). */
+int gpu_graph_begin(nn_backend *b, int relaxed)
 {
     gpu_state *s = gpu_of(b);
     if (s->capturing || s->exec)
         return gpu_fail(b, "graph_begin: %s", s->capturing ? "already recording" : "a recording exists (drop it first)");
-    if (gpu_cuda(b, cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal), "graph_begin",
-                 "cudaStreamBeginCapture", "starting to record a step"))
+    if ((s->inject & GPU_INJECT_CAPTURE) || ((s->inject & GPU_INJECT_CAPTURE_STRICT) && !relaxed))
+        return gpu_fail(b, "graph_begin: a %s recording refused on purpose (NNLAB_GPU_INJECT)",
+                        relaxed ? "relaxed" : "strict");
+    cudaStreamCaptureMode mode = relaxed ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeThreadLocal;
+    if (gpu_cuda(b, cudaStreamBeginCapture(s->stream, mode), "graph_begin", "cudaStreamBeginCapture",
+                 "starting to record a step (%s mode)", relaxed ? "relaxed" : "strict"))
         return -1;
     memset(&s->recorded, 0, sizeof s->recorded);
     s->count = &s->recorded;
@@ -88,20 +97,26 @@ int gpu_graph_end(nn_backend *b)
         if (g)
             cudaGraphDestroy(g);
         cudaGetLastError();
+        gpu_plans_unpin(s);
         return gpu_cuda(b, e != cudaSuccess ? e : cudaErrorStreamCaptureInvalidated, "graph_end",
                         "cudaStreamEndCapture", "finishing the recording of a step");
     }
     if (find_step_node(b, g) != 0) {
         cudaGraphDestroy(g);
         s->step_node = NULL;
+        gpu_plans_unpin(s);
         return -1;
     }
-    e = cudaGraphInstantiate(&s->exec, g, 0);
+    /* ...WithFlags: the same call in CUDA 11.4 to 13 (cudaGraphInstantiate
+     * itself took five arguments before CUDA 12) */
+    e = cudaGraphInstantiateWithFlags(&s->exec, g, 0);
     if (e != cudaSuccess) {
         cudaGraphDestroy(g);
         s->exec = NULL;
         s->step_node = NULL;
-        return gpu_cuda(b, e, "graph_end", "cudaGraphInstantiate", "instantiating the recorded step");
+        gpu_plans_unpin(s);
+        return gpu_cuda(b, e, "graph_end", "cudaGraphInstantiateWithFlags",
+                        "instantiating the recorded step");
     }
     s->graph = g;
     if (gpu_cuda(b, cudaGraphUpload(s->exec, s->stream), "graph_end", "cudaGraphUpload",
@@ -142,6 +157,7 @@ void gpu_graph_drop(nn_backend *b)
     s->exec = NULL;
     s->graph = NULL;
     s->step_node = NULL;
+    gpu_plans_unpin(s);     /* the recording's convolution plans may go now */
 }
 
 /* ---- counters and timing --------------------------------------------------------------------- */
@@ -169,30 +185,25 @@ static int fold_slot(nn_backend *b, gpu_timing_slot *t, double *us, long *n)
     return 0;
 }
 
+/* Mark 0 starts a step in the next slot of the ring. When every slot holds a
+ * step the device has not finished or nobody collected, the new step is not
+ * timed (t_dropping: its marks are ignored) rather than the host waiting for
+ * the oldest: such a wait was a sync nobody counted, charged to the copy
+ * phase of the step that made it, so the phase split was wrong exactly where
+ * it matters (small batches under a graph, the host far ahead). */
 int gpu_timing_mark(nn_backend *b, int mark)
 {
     gpu_state *s = gpu_of(b);
     if (s->capturing || mark < 0 || mark >= NN_TIMING_MARKS)
         return 0;
     if (mark == 0) {
-        if (s->t_head - s->t_tail == GPU_TIMING_SLOTS) {
-            /* the ring is full: the oldest step is long done; fold it now */
-            gpu_timing_slot *old = &s->slots[s->t_tail % GPU_TIMING_SLOTS];
-            int last = 0;
-            for (int m = 0; m < NN_TIMING_MARKS; m++)
-                if (old->marks & (1u << m))
-                    last = m;
-            if (gpu_cuda(b, cudaEventSynchronize(old->ev[last]), "timing_mark", "cudaEventSynchronize",
-                         "waiting for an old step's timing") ||
-                fold_slot(b, old, s->t_us, s->t_n) != 0)
-                return -1;
-            s->t_steps++;
-            s->t_tail++;
-        }
+        s->t_dropping = s->t_head - s->t_tail == GPU_TIMING_SLOTS;
+        if (s->t_dropping)
+            return 0;
         s->slots[s->t_head % GPU_TIMING_SLOTS].marks = 0;
         s->t_head++;
-    } else if (s->t_head == s->t_tail) {
-        return 0;           /* no step started */
+    } else if (s->t_head == s->t_tail || s->t_dropping) {
+        return 0;           /* no step started, or this one goes untimed */
     }
     gpu_timing_slot *t = &s->slots[(s->t_head - 1) % GPU_TIMING_SLOTS];
     if (gpu_cuda(b, cudaEventRecord(t->ev[mark], s->stream), "timing_mark", "cudaEventRecord",
@@ -205,14 +216,7 @@ int gpu_timing_mark(nn_backend *b, int mark)
 int gpu_timing_collect(nn_backend *b, int wait, double us[NN_TIMING_MARKS], long n[NN_TIMING_MARKS])
 {
     gpu_state *s = gpu_of(b);
-    long steps = s->t_steps;
-    for (int m = 0; m < NN_TIMING_MARKS; m++) {
-        us[m] += s->t_us[m];
-        n[m] += s->t_n[m];
-        s->t_us[m] = 0.0;
-        s->t_n[m] = 0;
-    }
-    s->t_steps = 0;
+    long steps = 0;
     while (s->t_tail < s->t_head) {
         gpu_timing_slot *t = &s->slots[s->t_tail % GPU_TIMING_SLOTS];
         int last = 0;

@@ -2,15 +2,17 @@
  * cuBLAS or cuDNN call fits the op table's contract (backend.h) exactly.
  *
  * Each follows the reference loop of backends/cpu_ref.c, in float, with the
- * same edge rules (NaN through relu, first maximum in pooling, p = 1 dropout,
- * SGD's first step). Sums are made in a fixed order (no float atomics), so the
- * same call twice, eager or replayed from a graph, gives the same bits.
+ * same edge rules (NaN through relu, pooling's gradient to the first maximum
+ * or the last NaN, p = 1 dropout, SGD's first step). Sums are made in a
+ * fixed order (no float atomics), so the same call twice, eager or replayed
+ * from a graph, gives the same bits.
  * Elementwise kernels use grid-stride loops over size_t indices.
  *
  * Why not cuDNN for activations and pooling: cudnnActivationBackward reads
  * both x and y, which the contract lets a caller pass as NULL, and cuDNN does
  * not promise to route a pooling gradient to the *first* maximum among ties,
- * nor to drop it at a NaN, as PyTorch and cpu-ref do. One launch either way. */
+ * nor to the *last* NaN of a window, as PyTorch and cpu-ref do. One launch
+ * either way. */
 #include "geom_check.h"
 #include "cuda_backend.h"
 
@@ -108,9 +110,27 @@ __global__ void maxpool_forward_kernel(nn_pool_geom g, const float *__restrict__
     }
 }
 
+/* Where a window routes its gradient (PyTorch's argmax, see cpu_ref_conv.c
+ * window_argmax): the last NaN when its maximum v is NaN, else the first
+ * position (row-major) equal to v. (-1, -1) when none is (y not from x). */
+__device__ static void window_route(const float *win, int w_in, int k_h, int k_w, float v,
+                                    int *fh, int *fw)
+{
+    *fh = -1;
+    *fw = -1;
+    for (int kh = 0; kh < k_h; kh++)
+        for (int kw = 0; kw < k_w; kw++) {
+            float x = win[(size_t)kh * w_in + kw];
+            if (isnan(v) ? isnan(x) : (x == v && *fh < 0)) {
+                *fh = kh;
+                *fw = kw;
+            }
+        }
+}
+
 /* One thread per input element, gathering: for every window that covers it
  * (output rows and columns in ascending order, as cpu-ref adds them), it
- * takes dy when it is the window's first position (row-major) equal to y.
+ * takes dy when it is the position the window routes its gradient to.
  * No atomics, so overlapping windows add up in cpu-ref's order exactly. */
 __global__ void maxpool_backward_kernel(nn_pool_geom g, const float *__restrict__ x,
                                         const float *__restrict__ y,
@@ -134,14 +154,8 @@ __global__ void maxpool_backward_kernel(nn_pool_geom g, const float *__restrict_
                 size_t o = (plane * g.h_out + oh) * g.w_out + ow;
                 float v = y[o];
                 const float *win = xp + (size_t)oh * g.stride_h * g.w_in + (size_t)ow * g.stride_w;
-                int fh = -1, fw = -1;
-                for (int kh = 0; kh < g.k_h && fh < 0; kh++)
-                    for (int kw = 0; kw < g.k_w; kw++)
-                        if (win[(size_t)kh * g.w_in + kw] == v) {
-                            fh = kh;
-                            fw = kw;
-                            break;
-                        }
+                int fh, fw;
+                window_route(win, g.w_in, g.k_h, g.k_w, v, &fh, &fw);
                 if (fh >= 0 && oh * g.stride_h + fh == ih && ow * g.stride_w + fw == iw)
                     acc += dy[o];
             }

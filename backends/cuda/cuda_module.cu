@@ -2,12 +2,13 @@
  * probe that says why there is no GPU, opening and closing the device, memory
  * and copies, page-locked buffers, the op table, and the module's only two
  * exported symbols (backend.h); step graphs, counters and timing are in
- * cuda_graph.cu:
+ * cuda_graph.cu, the probe's verdict in cuda_probe.h:
  *   const int nn_backend_module_abi;            == NN_BACKEND_ABI
  *   const nn_backend_ops *nn_backend_module_ops(void);
  * nnlab dlopens this file (backends/backend.c), so the program itself links no
  * CUDA library; this module links the CUDA runtime, cuBLAS and cuDNN. */
 #include "cuda_backend.h"
+#include "cuda_probe.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -79,7 +80,9 @@ int gpu_dnn(nn_backend *b, cudnnStatus_t st, const char *op, const char *fn, con
     char what[320], detail[256] = "";
     if (st == CUDNN_STATUS_SUCCESS)
         return 0;
+#if CUDNN_MAJOR >= 9
     cudnnGetLastErrorString(detail, sizeof detail);   /* cuDNN 9: the reason, when it kept one */
+#endif
     snprintf(what, sizeof what, "%s%s%s", cudnnGetErrorString(st), detail[0] ? ": " : "", detail);
     va_list ap;
     va_start(ap, doing);
@@ -124,74 +127,67 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_rc;
 static char probe_why[NN_BACKEND_ERROR_LEN];
 
-static void version_text(int v, char *buf, size_t len)
+/* Whether the module has code device 0 runs (machine code, or PTX the
+ * driver compiles): the attributes of a kernel need its image loaded. */
+static void probe_code(gpu_probe_facts *f, char *err, size_t err_len, cudaDeviceProp *prop)
 {
-    snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+    cudaFuncAttributes attr;
+    cudaError_t e = cudaFuncGetAttributes(&attr, (const void *)probe_kernel);
+    f->code_ok = e == cudaSuccess;
+    if (f->code_ok)
+        return;
+    f->ptx_too_new = e == cudaErrorUnsupportedPtxVersion;
+    snprintf(err, err_len, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+    f->code_error = err;
+    cudaGetLastError();
+    memset(prop, 0, sizeof *prop);
+    if (cudaGetDeviceProperties(prop, 0) == cudaSuccess) {
+        f->device = prop->name;
+        f->cc_major = prop->major;
+        f->cc_minor = prop->minor;
+    }
+    cudaGetLastError();
 }
 
-/* Why there is no usable GPU, in the order a user would fix it: no driver,
- * a driver older than this runtime, no device, a device this module has no
- * code for. Probed once: the answer does not change while nnlab runs. */
+/* Gathers what gpu_probe_verdict (cuda_probe.h) judges, in the order a user
+ * would fix it: the driver library, its version against the runtime's, the
+ * devices, code for device 0. Probed once: the answer does not change while
+ * nnlab runs. */
 static void probe_once_fn(void)
 {
-    int drv = 0, rt = 0, count = 0;
-    char dv[16], rv[16];
-    probe_rc = -1;
-
+    gpu_probe_facts f;
+    char count_err[160], code_err[160];
+    cudaDeviceProp prop;
+    memset(&f, 0, sizeof f);
+    f.runtime = CUDART_VERSION;          /* the toolkit built with, unless the runtime says */
     /* The driver is the one library the CUDA runtime loads itself; without it
      * cudart says only "insufficient driver", so look first. */
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        snprintf(probe_why, sizeof probe_why, "no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)",
-                 e ? e : "not found");
+        f.no_driver = e ? e : "not found";
+        probe_rc = gpu_probe_verdict(&f, probe_why, sizeof probe_why);
         return;
     }
-    cudaDriverGetVersion(&drv);
-    cudaRuntimeGetVersion(&rt);
-    version_text(drv, dv, sizeof dv);
-    version_text(rt, rv, sizeof rv);
-    if (drv == 0) {
-        snprintf(probe_why, sizeof probe_why, "no NVIDIA driver is loaded (libcuda.so.1 is there, "
-                 "but reports no CUDA version)");
+    int rt = 0;
+    cudaDriverGetVersion(&f.driver);
+    if (cudaRuntimeGetVersion(&rt) == cudaSuccess && rt > 0)
+        f.runtime = rt;
+    if (f.driver == 0) {                 /* a library, but no driver behind it */
+        probe_rc = gpu_probe_verdict(&f, probe_why, sizeof probe_why);
         return;
     }
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e == cudaErrorInsufficientDriver || (e == cudaSuccess && drv < rt && count == 0)) {
-        snprintf(probe_why, sizeof probe_why, "the NVIDIA driver is too old: it supports CUDA %s, "
-                 "this module was built with the CUDA %s runtime (update the driver)", dv, rv);
-        cudaGetLastError();
-        return;
-    }
-    if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
-        const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-        snprintf(probe_why, sizeof probe_why, "no CUDA device found (driver CUDA %s%s%s)", dv,
-                 vis ? ", CUDA_VISIBLE_DEVICES=" : "", vis ? vis : "");
-        cudaGetLastError();
-        return;
-    }
-    if (e != cudaSuccess) {
-        snprintf(probe_why, sizeof probe_why, "cudaGetDeviceCount failed: %s: %s (driver CUDA %s, "
-                 "runtime %s)", cudaGetErrorName(e), cudaGetErrorString(e), dv, rv);
-        cudaGetLastError();
-        return;
-    }
-    /* Code for this device: the module carries sm_90 machine code and PTX the
-     * driver compiles for others (NVCC_GENCODE in configure). */
-    cudaFuncAttributes attr;
-    e = cudaFuncGetAttributes(&attr, (const void *)probe_kernel);
-    if (e != cudaSuccess) {
-        cudaDeviceProp prop;
-        memset(&prop, 0, sizeof prop);
-        cudaGetDeviceProperties(&prop, 0);
-        snprintf(probe_why, sizeof probe_why, "this module has no code for %s (compute capability "
-                 "%d.%d): %s (rebuild with NVCC_GENCODE for it)", prop.name, prop.major, prop.minor,
-                 cudaGetErrorString(e));
-        cudaGetLastError();
-        return;
-    }
-    probe_rc = 0;
-    probe_why[0] = '\0';
+    f.visible = getenv("CUDA_VISIBLE_DEVICES");
+    cudaError_t e = cudaGetDeviceCount(&f.count);
+    f.count_result = e == cudaSuccess ? GPU_COUNT_OK
+                     : e == cudaErrorNoDevice ? GPU_COUNT_NO_DEVICE
+                     : e == cudaErrorInsufficientDriver ? GPU_COUNT_OLD_DRIVER : GPU_COUNT_FAILED;
+    snprintf(count_err, sizeof count_err, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+    f.count_error = count_err;
+    cudaGetLastError();
+    if (f.count_result == GPU_COUNT_OK && f.count > 0)
+        probe_code(&f, code_err, sizeof code_err, &prop);
+    probe_rc = gpu_probe_verdict(&f, probe_why, sizeof probe_why);
 }
 
 static int gpu_probe(char *why, size_t why_len)
@@ -215,8 +211,8 @@ static int gpu_describe(char *buf, size_t len)
     }
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
-    version_text(drv, dv, sizeof dv);
-    version_text(rt, rv, sizeof rv);
+    gpu_version_text(drv, dv, sizeof dv);
+    gpu_version_text(rt, rv, sizeof rv);
     cublasGetProperty(MAJOR_VERSION, &blas_major);
     cublasGetProperty(MINOR_VERSION, &blas_minor);
     cublasGetProperty(PATCH_LEVEL, &blas_patch);
@@ -289,6 +285,31 @@ static int own_buffer(nn_backend *b, void **p, size_t bytes, const char *what)
     return 0;
 }
 
+/* NNLAB_GPU_INJECT: a comma-separated list of enum gpu_inject's names; an
+ * unknown name is an error, so that a test cannot ask for nothing. */
+static int read_inject(nn_backend *b, unsigned *out)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        { "capture-strict", GPU_INJECT_CAPTURE_STRICT }, { "capture", GPU_INJECT_CAPTURE },
+        { "algo-first", GPU_INJECT_ALGO_FIRST }, { "algo-all", GPU_INJECT_ALGO_ALL },
+    };
+    const char *env = getenv("NNLAB_GPU_INJECT");
+    *out = 0;
+    for (const char *p = env; p && *p;) {
+        size_t len = strcspn(p, ",");
+        size_t i = 0;
+        while (i < sizeof names / sizeof names[0] &&
+               !(strlen(names[i].name) == len && strncmp(names[i].name, p, len) == 0))
+            i++;
+        if (i == sizeof names / sizeof names[0])
+            return gpu_fail(b, "open: NNLAB_GPU_INJECT=%s: unknown fault '%.*s' (capture-strict, "
+                            "capture, algo-first, algo-all)", env, (int)len, p);
+        *out |= names[i].bit;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
 {
     gpu_state *s = (gpu_state *)calloc(1, sizeof *s);
@@ -298,6 +319,8 @@ static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
     s->count = &s->live;
     s->tf32 = cfg ? cfg->tf32 : 0;
     s->device = 0;      /* CUDA_VISIBLE_DEVICES picks which one that is */
+    if (read_inject(b, &s->inject) != 0)
+        goto fail;
 
     if (gpu_cuda(b, cudaSetDevice(s->device), "open", "cudaSetDevice", "selecting GPU %d", s->device) ||
         gpu_cuda(b, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "open",

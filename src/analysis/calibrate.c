@@ -176,7 +176,7 @@ static int graph_replay_us(nn_backend *b, const bench_ctx *c, int nodes, int *re
     const int replays = 200;
     double best = 1e30;
     *recorded = 0;
-    if (b->ops->graph_begin(b) != 0)
+    if (b->ops->graph_begin(b, 0) != 0)
         return 0;
     int failed = 0;
     for (int i = 0; i < nodes && !failed; i++)
@@ -365,8 +365,8 @@ static int conv_curves(nn_backend *b, const bench_ctx *c, nn_calibration *out)
         conv_arg a = { .g = { .n = conv_batches[i], .c_in = 3, .h_in = 32, .w_in = 32, .c_out = 6,
                               .h_out = 28, .w_out = 28, .k_h = 5, .k_w = 5, .stride_h = 1, .stride_w = 1 } };
         double macs = (double)a.g.n * 6 * 784 * 75, outs = (double)a.g.n * 6 * 784, s_fwd = 0, s_bwd = 0;
-        size_t ws = b->ops->conv2d_workspace(b, &a.g);
-        if (b->ops->alloc(b, ws ? ws : 64, &a.ws) != 0)
+        size_t ws = 0;
+        if (b->ops->conv2d_workspace(b, &a.g, &ws) != 0 || b->ops->alloc(b, ws ? ws : 64, &a.ws) != 0)
             return -1;
         int rc = time_call(b, c, call_conv_fwd, &a, &s_fwd) || time_call(b, c, call_conv_bwd, &a, &s_bwd);
         b->ops->free(b, a.ws);

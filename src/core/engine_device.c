@@ -187,48 +187,74 @@ static int step_eager(nn_job *job, int n, long step, int split, double *t_fwd, d
     return 0;
 }
 
-/* Records forward, loss, backward and optimiser of one full batch as a graph.
- * When the backend cannot (or a call fails while recording), the job goes on
- * eagerly and the snapshot's note says why. */
-static void record_step(nn_job *job, int n, long step)
+/* One recording of forward, loss, backward and optimiser of a full batch, in
+ * the strict or the relaxed capture mode: 0 when it is recorded, else -1
+ * with the reason in why (and nothing kept). */
+static int record_once(nn_job *job, int n, long step, int relaxed, char *why, size_t why_len)
 {
     nn_backend *b = &job->backend;
     nn_net *net = &job->net;
     long t_saved = net->opt_t;
-    char why[NN_BACKEND_ERROR_LEN] = "";
-    if (b->ops->graph_begin(b) != 0) {
-        nn_strlcpy(why, b->last_error, sizeof why);
-    } else {
-        const float *out = nn_net_forward(net, n, 1, step);
-        int failed = !out || nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
-                     nn_net_backward(net, n, step, nn_net_dout(net)) != 0 ||
-                     nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0;
-        if (failed)
-            nn_strlcpy(why, b->last_error, sizeof why);
-        net->opt_t = t_saved;       /* recording is not a step; each replay is */
-        if (b->ops->graph_end(b) != 0 && !why[0])
-            nn_strlcpy(why, b->last_error, sizeof why);
-        if (!why[0]) {
-            job->graph_ready = 1;
-            return;
-        }
-        b->ops->graph_drop(b);
+    why[0] = '\0';
+    if (b->ops->graph_begin(b, relaxed) != 0) {
+        nn_strlcpy(why, b->last_error, why_len);
+        return -1;
+    }
+    const float *out = nn_net_forward(net, n, 1, step);
+    int failed = !out || nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
+                 nn_net_backward(net, n, step, nn_net_dout(net)) != 0 ||
+                 nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0;
+    if (failed)
+        nn_strlcpy(why, b->last_error, why_len);
+    net->opt_t = t_saved;       /* recording is not a step; each replay is */
+    if (b->ops->graph_end(b) != 0 && !why[0])
+        nn_strlcpy(why, b->last_error, why_len);
+    if (!why[0])
+        return 0;
+    b->ops->graph_drop(b);
+    return -1;
+}
+
+/* Records the step (the job's second full batch: the first ran eagerly, so
+ * that cuDNN and cuBLAS initialised and chose their algorithms outside the
+ * recording, as PyTorch's warm-up before capture). A strict recording that
+ * fails is tried once in the relaxed mode, where calls that are unsafe while
+ * recording run unrecorded; when that fails too the job goes on eagerly. The
+ * snapshot's note says which, and why. */
+static void record_step(nn_job *job, int n, long step)
+{
+    char strict[NN_BACKEND_ERROR_LEN], relaxed[NN_BACKEND_ERROR_LEN];
+    if (record_once(job, n, step, 0, strict, sizeof strict) == 0) {
+        job->graph_ready = 1;
+        return;
+    }
+    if (record_once(job, n, step, 1, relaxed, sizeof relaxed) == 0) {
+        job->graph_ready = 1;
+        nn_errorf(job->mine.note, sizeof job->mine.note, "CUDA graph recorded in relaxed capture "
+                  "mode; the strict recording failed: %s", strict);
+        return;
     }
     job->use_graph = 0;
     job->mine.graph = 0;
-    nn_errorf(job->mine.note, sizeof job->mine.note, "no CUDA graph, steps run eagerly: %s", why);
+    nn_errorf(job->mine.note, sizeof job->mine.note, "no CUDA graph, steps run eagerly: %s "
+              "(relaxed: %s)", strict, relaxed);
 }
 
 /* The compute part of a step: the recorded graph for a full batch once there
- * is one, else eagerly. Sets t_fwd and t_bwd when it ran eagerly. The step's
- * values (nn_net_set_step) were given before, so a replay runs this step. */
+ * is one, else eagerly. The first full batch of a graph job runs eagerly (the
+ * warm-up), the second is recorded and replayed. Sets t_fwd and t_bwd when it
+ * ran eagerly. The step's values (nn_net_set_step) were given before, so a
+ * replay runs this step. */
 static int compute_step(nn_job *job, int n, long step, double *t_fwd, double *t_bwd)
 {
     nn_net *net = &job->net;
     nn_backend *b = &job->backend;
     int full = n == job->cfg.batch;
-    if (job->use_graph && full && !job->graph_ready)
-        record_step(job, n, step);
+    if (job->use_graph && full && !job->graph_ready) {
+        if (job->graph_warm)
+            record_step(job, n, step);
+        job->graph_warm = 1;
+    }
     int graph_job = job->use_graph;
     if (graph_job && full && job->graph_ready) {
         if (b->ops->graph_launch(b) != 0)

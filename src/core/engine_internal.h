@@ -88,6 +88,7 @@ struct nn_job {
     int resident;                /* the data set lives in backend memory */
     int use_pinned;              /* batches staged in page-locked memory */
     int use_graph, graph_ready;  /* graphs asked for (and possible); one recorded */
+    int graph_warm;              /* a full batch ran eagerly: the next one is recorded */
     int dev_timing;              /* the backend times phases on its own clock */
     float *dev_train_x, *dev_val_x;   /* resident data set, backend memory */
     void *dev_train_y, *dev_val_y;    /* int32 labels or float targets */

@@ -74,8 +74,10 @@ typedef struct nn_layer_def {
     /* FLOPs and bytes of forward and backward over n samples, the op class and
      * the elements a per-element price applies to (cost.h's rules). NULL: free. */
     void (*cost)(const nn_layer_spec *s, double n, int need_dx, nn_layer_cost *c);
-    /* Bytes of backend workspace for a batch of n. NULL: none. */
-    size_t (*workspace)(nn_backend *b, const nn_layer_spec *s, int n);
+    /* Bytes of backend workspace for a batch of n into *bytes; -1 when the
+     * backend cannot run the layer at that batch (b->last_error says why).
+     * NULL: none. */
+    int (*workspace)(nn_backend *b, const nn_layer_spec *s, int n, size_t *bytes);
     /* The backend calls. backward gets dx NULL when the input gradient is not
      * needed; a kind without parameters is then not called at all. */
     int (*forward)(const nn_layer_call *c, const float *x, float *y);

@@ -115,13 +115,25 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
     return 0;
 }
 
+/* The largest workspace any layer needs at the largest batch, allocated once.
+ * A layer the backend cannot run at that batch (a tensor beyond cuDNN's 2^31
+ * elements) refuses the job here, before its first step, naming the layer. */
 static int alloc_workspace(nn_net *net, char *err, size_t err_len)
 {
     net->ws_bytes = 0;
     for (int i = 0; i < net->n_layers; i++) {
         const nn_layer_spec *s = &net->layers[i].spec;
         const nn_layer_def *d = nn_layer_def_of(s->kind);
-        size_t need = d->workspace ? d->workspace(net->b, s, net->max_batch) : 0;
+        size_t need = 0;
+        if (d->workspace && d->workspace(net->b, s, net->max_batch, &need) != 0) {
+            char label[64];
+            if (d->label)
+                d->label(s, label, sizeof label);
+            else
+                nn_strlcpy(label, nn_layer_kind_name(s->kind), sizeof label);
+            return nn_errorf(err, err_len, "layer %d (%s) at batch %d on %s: %s", i + 1, label,
+                             net->max_batch, net->b->ops->name, net->b->last_error);
+        }
         if (need > net->ws_bytes)
             net->ws_bytes = need;
     }

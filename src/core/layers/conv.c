@@ -91,11 +91,11 @@ static void geometry(const nn_layer_spec *s, int n, nn_conv_geom *g)
     g->pad_w = s->padding;
 }
 
-static size_t workspace(nn_backend *b, const nn_layer_spec *s, int n)
+static int workspace(nn_backend *b, const nn_layer_spec *s, int n, size_t *bytes)
 {
     nn_conv_geom g;
     geometry(s, n, &g);
-    return b->ops->conv2d_workspace(b, &g);
+    return b->ops->conv2d_workspace(b, &g, bytes);
 }
 
 static int forward(const nn_layer_call *c, const float *x, float *y)
