@@ -107,22 +107,6 @@ int data_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* "a directory", "a FIFO", ...: what a path that is not a regular file is. */
-static const char *file_kind(mode_t mode)
-{
-    if (S_ISDIR(mode))
-        return "a directory";
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    return "not a plain file";
-}
-
 /* O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever;
  * it changes nothing for the regular files we go on to read. */
 int data_open_regular(const char *path, struct stat *st, char *err, size_t err_len)
@@ -137,7 +121,7 @@ int data_open_regular(const char *path, struct stat *st, char *err, size_t err_l
     }
     if (!S_ISREG(st->st_mode)) {
         close(fd);
-        return nn_errorf(err, err_len, "%s: not a regular file (%s)", path, file_kind(st->st_mode));
+        return nn_errorf(err, err_len, "%s: not a regular file (%s)", path, nn_file_kind(st->st_mode));
     }
     return fd;
 }
