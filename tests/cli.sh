@@ -161,7 +161,7 @@ signalled_run() {
     "$NNLAB" train --preset mnist-mlp-128 --epochs 50 --log-every 100000 --json >"$tmp/out" 2>"$tmp/err" &
     pid=$!
     for _ in $(seq 200); do grep -q "training on" "$tmp/err" && break; sleep 0.1; done
-    sleep 1
+    sleep 2
     kill -"$sig" "$pid"
     wait "$pid"
 }
@@ -170,7 +170,11 @@ for pair in TERM:143 HUP:129 INT:130; do
     signalled_run "$sig"; got=$?
     if [ "$got" -eq "$want" ]; then ok "SIG$sig exits $want"; else echo "# exit $got"; not_ok "SIG$sig exits $want"; fi
     grep_ok "SIG$sig: the JSON says cancelled" "$tmp/out" '"state": "cancelled"'
-    grep_ok "SIG$sig: train_loss of the steps run" "$tmp/out" '"train_loss": [0-9]'
+    if grep -q '"steps": 0,' "$tmp/out"; then   # nothing to average: only on a swamped machine
+        skip "SIG$sig: train_loss of the steps run: no step ran in 2 s (machine busy)"
+    else
+        grep_ok "SIG$sig: train_loss of the steps run" "$tmp/out" '"train_loss": [0-9]'
+    fi
 done
 
 echo "1..$n"
