@@ -107,5 +107,75 @@ one_line_err "explain --pinned: one-line error"
 check "sweep: bad batch list" 2 "$NNLAB" sweep --preset mnist-mlp-128 --batches 1,x
 one_line_err "sweep: bad batch list: one-line error"
 
+# issue 11: every number range-checked before it is cut to int, with the
+# preset's own ranges; one line naming the option, the value as typed and
+# what is allowed
+check "--epochs 4294967297 refused" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --epochs 4294967297
+grep_ok "--epochs 4294967297: value and range" "$tmp/err" "^nnlab: --epochs 4294967297: must be in 1\.\.100000$"
+check "--epochs 200000 refused (presets allow 1..100000)" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --epochs 200000
+grep_ok "--epochs 200000: value and range" "$tmp/err" "^nnlab: --epochs 200000: must be in 1\.\.100000$"
+check "--batch 2147483648 refused" 2 "$NNLAB" bench --preset mnist-mlp-128 --batch 2147483648
+grep_ok "--batch 2147483648: as typed, with the range" "$tmp/err" "^nnlab: --batch 2147483648: must be in 1\.\.1048576$"
+check "--lr 1e308 refused as in presets" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --lr 1e308
+grep_ok "--lr 1e308: too large for a float" "$tmp/err" "^nnlab: --lr 1e308: too large for a float (allowed: > 0)$"
+check "--steps beyond int refused" 2 "$NNLAB" bench --preset mnist-mlp-128 --steps 4294967297
+grep_ok "--steps: value and range" "$tmp/err" "^nnlab: --steps 4294967297: must be in 1\.\.2147483647$"
+check "--log-every not a number" 2 "$NNLAB" train --preset mnist-mlp-128 --log-every 1e3
+one_line_err "--log-every: one-line error"
+check "sweep: a batch beyond the preset's range" 2 "$NNLAB" sweep --preset mnist-mlp-128 --batches 1,2147483648
+grep_ok "sweep: names the entry and the range" "$tmp/err" "^nnlab: --batches 1,2147483648: 2147483648: must be in 1\.\.1048576$"
+check "--data '' refused" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --data ''
+grep_ok "--data '': says empty path" "$tmp/err" "^nnlab: --data: empty path$"
+cores=$(getconf _NPROCESSORS_ONLN)
+check "--threads above 4x the cores refused" 2 "$NNLAB" bench --preset conv1d-regression --batch 8 --steps 1 \
+    --threads $((4 * cores + 1))
+grep_ok "--threads: names the cores" "$tmp/err" "must be in 1\.\.$((4 * cores)) (at most 4 x the $cores cores here)"
+check "--threads above the cores: clamped" 0 "$NNLAB" bench --preset conv1d-regression --batch 8 --steps 2 --warmup 0 \
+    --threads $((cores + 1)) --json
+grep_ok "--threads above the cores: warned" "$tmp/err" "warning: --threads $((cores + 1)): this machine has $cores cores; using $cores"
+grep_ok "--threads above the cores: runs on the cores" "$tmp/out" "\"threads\": $cores,"
+
+# presets that are not files say what they are, and a FIFO does not block
+mkdir "$tmp/folder.ini" && mkfifo "$tmp/fifo.ini" && ln -s "$tmp/moved.ini" "$tmp/dangling.ini"
+check "a folder as preset" 2 "$NNLAB" train --preset "$tmp/folder.ini"
+grep_ok "a folder: is a directory" "$tmp/err" "folder.ini: is a directory"
+check "a FIFO as preset: refused at once" 2 timeout 10 "$NNLAB" train --preset "$tmp/fifo.ini"
+grep_ok "a FIFO: not a regular file" "$tmp/err" "fifo.ini: not a regular file (a FIFO)"
+check "/dev/zero as preset" 2 timeout 10 "$NNLAB" train --preset /dev/zero
+grep_ok "/dev/zero: a character device" "$tmp/err" "not a regular file (a character device)"
+check "a dangling link as preset" 2 "$NNLAB" train --preset "$tmp/dangling.ini"
+grep_ok "a dangling link: names its target" "$tmp/err" "dangling.ini: dangling link to $tmp/moved.ini"
+mkdir -m 0 "$tmp/locked"
+if [ "$(id -u)" -eq 0 ]; then
+    skip "unreadable data folder: root opens any folder (test_data_limits checks it as user 65534)"
+else
+    check "unreadable data folder" 1 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --data "$tmp/locked"
+    grep_ok "unreadable data folder: permission denied" "$tmp/err" "locked: permission denied"
+fi
+rmdir "$tmp/locked"
+
+# a signal cancels the run; the result so far is printed (the mean loss of
+# the steps run, not null) and the exit status is 128 + the signal's number
+signalled_run() {
+    sig=$1
+    "$NNLAB" train --preset mnist-mlp-128 --epochs 50 --log-every 100000 --json >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    for _ in $(seq 200); do grep -q "training on" "$tmp/err" && break; sleep 0.1; done
+    sleep 2
+    kill -"$sig" "$pid"
+    wait "$pid"
+}
+for pair in TERM:143 HUP:129 INT:130; do
+    sig=${pair%%:*} want=${pair#*:}
+    signalled_run "$sig"; got=$?
+    if [ "$got" -eq "$want" ]; then ok "SIG$sig exits $want"; else echo "# exit $got"; not_ok "SIG$sig exits $want"; fi
+    grep_ok "SIG$sig: the JSON says cancelled" "$tmp/out" '"state": "cancelled"'
+    if grep -q '"steps": 0,' "$tmp/out"; then   # nothing to average: only on a swamped machine
+        skip "SIG$sig: train_loss of the steps run: no step ran in 2 s (machine busy)"
+    else
+        grep_ok "SIG$sig: train_loss of the steps run" "$tmp/out" '"train_loss": [0-9]'
+    fi
+done
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

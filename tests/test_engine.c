@@ -202,6 +202,33 @@ static void test_cancel_while_paused(void **state)
     nn_job_free(job);
 }
 
+/* A job cancelled between reports still reports the loss of the steps it
+ * ran since the last one (issue 11: `train_loss: null` at step 378 of a
+ * 2000-step interval). */
+static void test_cancel_reports_partial_loss(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_loss_point pts[64];
+    nn_snapshot s;
+    small_config(&p, &cfg, "cpu");
+    cfg.steps = 100000000;
+    cfg.log_every = 1000000;                  /* no report of its own before the cancel */
+    nn_job *job = start_or_fail(&cfg);
+    wait_until(job, past_step, 37);
+    nn_job_cancel(job);
+    assert_int_equal(nn_job_wait(job), NN_JOB_CANCELLED);
+    nn_job_snapshot(job, &s);
+    assert_true(s.n_loss_points >= 1);
+    long n = nn_job_loss_points(job, s.n_loss_points - 1, pts, 64);
+    assert_int_equal(n, 1);
+    assert_int_equal(pts[0].step, s.step);    /* the last point ends where the job stopped */
+    assert_true(isfinite(pts[0].loss) && pts[0].loss > 0.0f);
+    assert_true(s.last_loss == pts[0].loss);
+    nn_job_free(job);
+}
+
 static void test_bad_configs_are_refused(void **state)
 {
     (void)state;
@@ -529,6 +556,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pause_resume_cancel),
         cmocka_unit_test(test_cancel_while_paused),
+        cmocka_unit_test(test_cancel_reports_partial_loss),
         cmocka_unit_test(test_bad_configs_are_refused),
         cmocka_unit_test(test_missing_data_dir_fails_the_job),
         cmocka_unit_test(test_lenet_loss_falls_on_synthetic_cifar),

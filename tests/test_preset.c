@@ -846,6 +846,8 @@ static bad_case bad_cases[] = {
     { "bad-loss.ini", { "[train] loss = cross_entropy", "gives 12", "10 classes" } },
     { "bad-mse-targets.ini", { "[train] loss = mse", "targets = 2" } },
     { "bad-random-xent.ini", { "[train] loss = cross_entropy", "use mse" } },
+    { "bad-duplicate-key.ini", { "[train] Batch given twice (lines 6 and 8)" } },
+    { "bad-duplicate-section.ini", { "[Train] given twice (lines 4 and 12)" } },
 };
 
 static void test_bad_fixture(void **state)
@@ -920,8 +922,9 @@ int main(void)
         BAD(0), BAD(1), BAD(2), BAD(3), BAD(4), BAD(5), BAD(6), BAD(7), BAD(8), BAD(9),
         BAD(10), BAD(11), BAD(12), BAD(13), BAD(14), BAD(15), BAD(16), BAD(17), BAD(18),
         BAD(19), BAD(20), BAD(21), BAD(22), BAD(23), BAD(24), BAD(25), BAD(26), BAD(27),
-        BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35),
+        BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35), BAD(36),
+        BAD(37),
     };
-    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 36, "add a BAD(i) per bad case");
+    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 38, "add a BAD(i) per bad case");
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -5,10 +5,12 @@
 #include "cli_common.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nnlab/device.h"
 #include "util.h"
@@ -21,6 +23,8 @@ enum {
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
     OPT_NO_GRAPH, OPT_TF32, OPT_HELP
 };
+
+#define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
 
 #define RUNS (CLI_TRAIN | CLI_BENCH)
 #define JOBS (CLI_TRAIN | CLI_BENCH | CLI_EXPLAIN | CLI_SWEEP)
@@ -104,40 +108,90 @@ static void defaults(enum cli_command command, cli_options *o)
     o->graph = 1;
 }
 
-int cli_parse_count(const char *opt, const char *arg, long min, long *out)
+int cli_parse_range(const char *opt, const char *arg, long min, long max, long *out)
 {
     long v;
-    if (nn_parse_long(arg, &v) != 0 || v < min) {
-        fprintf(stderr, "nnlab: --%s %s: expected a whole number >= %ld\n", opt, arg, min);
+    if (nn_parse_long(arg, &v) != 0)
+        fprintf(stderr, "nnlab: --%s %s: not a whole number (allowed: %ld..%ld)\n", opt, arg, min, max);
+    else if (v < min || v > max)
+        fprintf(stderr, "nnlab: --%s %s: must be in %ld..%ld\n", opt, arg, min, max);
+    else {
+        *out = v;
+        return 0;
+    }
+    return -1;
+}
+
+/* An option that sets a preset value: the preset loader's rule and range
+ * (nn_preset_set_value), so a number a preset may not hold is refused here
+ * too, with the value as typed. */
+static int preset_number(const char *opt, const char *section, const char *key, const char *arg,
+                         nn_preset *scratch)
+{
+    char why[NN_ERR_LEN];
+    if (nn_preset_set_value(scratch, section, key, arg, why, sizeof why) == 0)
+        return 0;
+    fprintf(stderr, "nnlab: --%s %s: %s\n", opt, arg, why);
+    return -1;
+}
+
+/* The cores this machine has online (what the cpu device counts). */
+static long online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
+/* --threads N: up to the cores as asked; up to 4x the cores taken as the
+ * cores, with a warning (more threads than cores only wait for each other:
+ * issue 11 measured steps 100x slower); beyond that a mistake, refused. */
+static int threads_option(const char *arg, long *threads)
+{
+    long cores = online_cores(), v;
+    if (nn_parse_long(arg, &v) != 0 || v < 1 || v > OVERSUBSCRIBE * cores) {
+        fprintf(stderr, "nnlab: --threads %s: %s 1..%ld (at most %d x the %ld cores here)\n", arg,
+                nn_parse_long(arg, &v) != 0 ? "not a whole number, allowed:" : "must be in",
+                OVERSUBSCRIBE * cores, OVERSUBSCRIBE, cores);
         return -1;
     }
-    *out = v;
+    if (v > cores)
+        fprintf(stderr, "nnlab: warning: --threads %s: this machine has %ld cores; using %ld\n",
+                arg, cores, cores);
+    *threads = v > cores ? cores : v;
     return 0;
 }
 
 /* An option with a number: 0, or -1 after the error. */
 static int number_option(int id, const char *arg, cli_options *o)
 {
+    nn_preset scratch;
     long v;
-    double d;
+    int rc;
+    nn_preset_defaults(&scratch);
     switch (id) {
-    case OPT_BATCH: return cli_parse_count("batch", arg, 1, &o->batch);
-    case OPT_EPOCHS: return cli_parse_count("epochs", arg, 1, &o->epochs);
-    case OPT_STEPS: return cli_parse_count("steps", arg, 1, &o->steps);
-    case OPT_WARMUP: return cli_parse_count("warmup", arg, 0, &o->warmup);
-    case OPT_THREADS: return cli_parse_count("threads", arg, 1, &o->threads);
-    case OPT_LOG_EVERY: return cli_parse_count("log-every", arg, 1, &o->log_every);
+    case OPT_BATCH:
+        rc = preset_number("batch", "train", "batch", arg, &scratch);
+        o->batch = scratch.batch;
+        return rc;
+    case OPT_EPOCHS:
+        rc = preset_number("epochs", "train", "epochs", arg, &scratch);
+        o->epochs = scratch.epochs;
+        return rc;
+    case OPT_LOG_EVERY:
+        rc = preset_number("log-every", "train", "log_every", arg, &scratch);
+        o->log_every = scratch.log_every;
+        return rc;
+    case OPT_LR:
+        rc = preset_number("lr", "optimizer", "lr", arg, &scratch);
+        o->lr = scratch.lr;
+        return rc;
+    case OPT_STEPS: return cli_parse_range("steps", arg, 1, CLI_MAX_STEPS, &o->steps);
+    case OPT_WARMUP: return cli_parse_range("warmup", arg, 0, CLI_MAX_STEPS, &o->warmup);
+    case OPT_THREADS: return threads_option(arg, &o->threads);
     case OPT_SEED:
-        if (cli_parse_count("seed", arg, 0, &v) != 0)
+        if (cli_parse_range("seed", arg, 0, LONG_MAX, &v) != 0)
             return -1;
         o->seed = (unsigned long long)v;
-        return 0;
-    case OPT_LR:
-        if (nn_parse_double(arg, &d) != 0 || !(d > 0)) {
-            fprintf(stderr, "nnlab: --lr %s: expected a positive number\n", arg);
-            return -1;
-        }
-        o->lr = d;
         return 0;
     }
     return -1;
@@ -151,7 +205,13 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_DEVICE: o->device = arg; return 0;
     case OPT_DEVICES: o->devices = arg; return 0;
     case OPT_BATCHES: o->batches = arg; return 0;
-    case OPT_DATA: o->data = arg; return 0;
+    case OPT_DATA:
+        if (!arg[0]) {                   /* a variable that expanded to nothing */
+            fprintf(stderr, "nnlab: --data: empty path\n");
+            return -1;
+        }
+        o->data = arg;
+        return 0;
     case OPT_NO_VALIDATION: o->no_validation = 1; return 0;
     case OPT_QUIET: o->quiet = 1; return 0;
     case OPT_JSON: o->json = 1; return 0;

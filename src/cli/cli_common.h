@@ -14,7 +14,9 @@
 #include "nnlab/preset.h"
 #include "nnlab/sweep.h"
 
-enum { CLI_EXIT_USAGE = 2, CLI_EXIT_CANCELLED = 130 };
+/* A run a signal ended exits with 128 + the signal's number, as a shell
+ * reports it: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP. */
+enum { CLI_EXIT_USAGE = 2, CLI_EXIT_SIGNAL = 128, CLI_EXIT_CANCELLED = 130 };
 
 /* The commands that take options, as bits: an option names those that take it. */
 enum cli_command {
@@ -42,8 +44,13 @@ int cli_parse(enum cli_command command, int argc, char **argv, cli_options *o);
  * one-line error. */
 int cli_job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg);
 
-/* A whole-number option >= min, or a one-line error naming it. */
-int cli_parse_count(const char *opt, const char *arg, long min, long *out);
+/* --steps and --warmup: the engine counts steps in long but epochs in int,
+ * so a run of more steps than INT_MAX could not say which epoch it is in. */
+#define CLI_MAX_STEPS 2147483647L
+
+/* A whole-number option in min..max, or a one-line error naming the option,
+ * the value as typed and the range. */
+int cli_parse_range(const char *opt, const char *arg, long min, long max, long *out);
 /* A preset by name or path, or a one-line error. */
 int cli_load_preset(const char *name, nn_preset *p);
 /* s as a JSON string, quotes included. */

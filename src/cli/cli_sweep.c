@@ -18,19 +18,32 @@
 
 #define DEFAULT_BATCHES "1,2,4,8,16,32,64,128,256,512,1024,2048,4096"
 
-/* "1,4,16" -> batches; returns the count or -1. */
+/* "1,4,16" -> batches, each by the preset's rule for [train] batch; returns
+ * the count, or -1 after a one-line error naming the list and the entry. */
 static int parse_batches(const char *s, int *out, int max)
 {
     int n = 0;
-    char buf[512], *save = NULL;
-    nn_strlcpy(buf, s, sizeof buf);
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long v;
-        if (n == max || nn_parse_long(tok, &v) != 0 || v < 1 || v > 1048576)
-            return -1;
-        out[n++] = (int)v;
+    char buf[512], *save = NULL, why[NN_ERR_LEN];
+    nn_preset scratch;
+    nn_preset_defaults(&scratch);
+    if (nn_strlcpy(buf, s, sizeof buf) >= sizeof buf) {
+        fprintf(stderr, "nnlab: --batches %.40s...: too long\n", s);
+        return -1;
     }
-    return n;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max) {
+            fprintf(stderr, "nnlab: --batches %s: at most %d batch sizes\n", s, max);
+            return -1;
+        }
+        if (nn_preset_set_value(&scratch, "train", "batch", tok, why, sizeof why) != 0) {
+            fprintf(stderr, "nnlab: --batches %s: %s: %s\n", s, tok, why);
+            return -1;
+        }
+        out[n++] = scratch.batch;
+    }
+    if (n == 0)
+        fprintf(stderr, "nnlab: --batches %s: expected a list like 1,4,16\n", s);
+    return n > 0 ? n : -1;
 }
 
 static int split_devices(const char *s, char names[NN_SWEEP_MAX_DEVICES][16])
@@ -150,10 +163,8 @@ int nn_cli_sweep(int argc, char **argv)
     if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
         return CLI_EXIT_USAGE;
     int nb = parse_batches(o.batches ? o.batches : DEFAULT_BATCHES, batches, NN_SWEEP_MAX_BATCHES);
-    if (nb < 1) {
-        fprintf(stderr, "nnlab: --batches %s: expected a list like 1,4,16 of whole numbers 1..1048576\n", o.batches);
+    if (nb < 1)
         return CLI_EXIT_USAGE;
-    }
     nn_sweep_init(&sw, &cfg, batches, nb, cfg.steps, cfg.warmup);
     if ((rc = add_devices(&sw, &o)) != 0)
         return rc;

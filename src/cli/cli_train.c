@@ -16,12 +16,14 @@
 #include "nnlab/observe.h"
 #include "util.h"
 
+/* The signal that asked the run to stop (SIGINT, SIGTERM or SIGHUP), or 0:
+ * the job is cancelled, what it measured printed, and the exit status is
+ * the shell's for that signal, 128 + its number. */
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
 {
-    (void)sig;
-    interrupted = 1;
+    interrupted = sig;
 }
 
 /* ---- progress and results ------------------------------------------------------ */
@@ -250,6 +252,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     }
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
+    signal(SIGHUP, on_interrupt);        /* the terminal closed: still leave the result */
     follow(job, &p, bench, o.quiet);
     nn_job_snapshot(job, &s);
     nn_job_free(job);
@@ -263,7 +266,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
         print_json(&cfg, &s, bench);
     if (s.state == NN_JOB_CANCELLED) {
         fprintf(stderr, "nnlab: cancelled after %ld steps\n", s.step);
-        return CLI_EXIT_CANCELLED;
+        return interrupted ? CLI_EXIT_SIGNAL + interrupted : CLI_EXIT_CANCELLED;
     }
     return 0;
 }

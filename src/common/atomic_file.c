@@ -1,13 +1,19 @@
 /* src/common/atomic_file.c - see atomic_file.h */
 #define _POSIX_C_SOURCE 200809L
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1   /* realpath (XSI) */
+#endif
 #include "atomic_file.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -82,29 +88,117 @@ static int write_fd(int fd, const char *path, int (*fill)(FILE *, const void *),
     return e ? nn_errorf(err, err_len, "%s: cannot write: %s", path, strerror(e)) : 0;
 }
 
-int nn_write_atomic(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx,
+/* ---- temporary files left by a writer that was killed ------------------------------ */
+
+/* A temp file is ".NAME" + TMP_INFIX + six characters of mkstemp's. The
+ * infix keeps the clean-up away from anyone else's hidden files. */
+#define TMP_INFIX ".nnlab-tmp."
+#define TMP_SUFFIX_LEN 6
+
+/* ".x.ini.nnlab-tmp.AbC123" */
+static int is_our_temp_name(const char *name)
+{
+    size_t n = strlen(name), infix = sizeof TMP_INFIX - 1;
+    if (name[0] != '.' || n < 2 + infix + TMP_SUFFIX_LEN)
+        return 0;
+    const char *tail = name + n - TMP_SUFFIX_LEN;
+    if (strncmp(tail - infix, TMP_INFIX, infix) != 0)
+        return 0;
+    for (int i = 0; i < TMP_SUFFIX_LEN; i++)
+        if (!isalnum((unsigned char)tail[i]))
+            return 0;
+    return 1;
+}
+
+/* Removes the temp files of ours in dir whose last write is more than
+ * NN_STALE_TEMP_S old: a save writes a few kilobytes and renames at once,
+ * so such a file was left by a writer killed before its rename (kill -9, a
+ * crash, a power cut). Age rather than "is its writer alive": a process id
+ * says nothing about a save made from another machine into a shared folder.
+ * Best effort: a file that cannot be removed stays, and the save goes on. */
+static void remove_stale_temps(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    time_t now = time(NULL);
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (!is_our_temp_name(e->d_name)
+            || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0
+            || !S_ISREG(st.st_mode) || now - st.st_mtime <= NN_STALE_TEMP_S)
+            continue;
+        (void)unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* ---- where the file really is ------------------------------------------------------- */
+
+/* A path that is a symbolic link is saved through to the file it names (the
+ * link stays a link, as in editors); the temp file then goes in the target's
+ * folder, for the rename must not cross file systems. A link to nothing is
+ * refused: creating its target somewhere else would surprise more. */
+static int resolve_link(const char *path, char *out, size_t len, char *err, size_t err_len)
+{
+    struct stat lst;
+    char target[PATH_LEN];
+    if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode)) {
+        if (nn_strlcpy(out, path, len) >= len)
+            return nn_errorf(err, err_len, "%.64s...: path too long", path);
+        return 0;
+    }
+    char *real = realpath(path, NULL);
+    if (!real) {
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        return nn_errorf(err, err_len, "%s: not saved: a link to %s, which cannot be reached (%s)",
+                         path, target, strerror(errno));
+    }
+    size_t n = nn_strlcpy(out, real, len);
+    free(real);
+    return n < len ? 0 : nn_errorf(err, err_len, "%.64s...: path too long", path);
+}
+
+/* ---- the write -------------------------------------------------------------------------- */
+
+/* dir and base of path; -1 when path names no file. */
+static int split_path(const char *path, char *dir, size_t len, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    if (!**base)
+        return -1;
+    if (!slash)
+        nn_strlcpy(dir, ".", len);
+    else
+        snprintf(dir, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return 0;
+}
+
+int nn_write_atomic(const char *given, int (*fill)(FILE *f, const void *ctx), const void *ctx,
                     char *err, size_t err_len)
 {
-    char dir[PATH_LEN], tmp[PATH_LEN];
-    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char path[PATH_LEN], dir[PATH_LEN], tmp[PATH_LEN];
+    const char *base;
     int fd, rc;
-    if (!*base)
-        return nn_errorf(err, err_len, "%s: not a file name", path);
-    if (!slash)
-        nn_strlcpy(dir, ".", sizeof dir);
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, base) >= sizeof tmp)
-        return nn_errorf(err, err_len, "%.64s...: path too long", path);
+    if (resolve_link(given, path, sizeof path, err, err_len) != 0)
+        return -1;
+    if (split_path(path, dir, sizeof dir, &base) != 0)
+        return nn_errorf(err, err_len, "%s: not a file name", given);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s/.%s" TMP_INFIX "XXXXXX", dir, base) >= sizeof tmp)
+        return nn_errorf(err, err_len, "%.64s...: path too long", given);
     if (nn_make_dirs(dir) != 0)
-        return nn_errorf(err, err_len, "%s: cannot create the folder %s: %s", path, dir, strerror(errno));
+        return nn_errorf(err, err_len, "%s: cannot create the folder %s: %s", given, dir, strerror(errno));
+    remove_stale_temps(dir);
     fd = mkstemp(tmp);     /* hidden, and not *.ini: nn_preset_list never shows it */
     if (fd < 0)
-        return nn_errorf(err, err_len, "%s: cannot create a file in %s: %s", path, dir, strerror(errno));
+        return nn_errorf(err, err_len, "%s: cannot create a file in %s: %s", given, dir, strerror(errno));
     set_mode(fd, path);
-    rc = write_fd(fd, path, fill, ctx, err, err_len);
+    rc = write_fd(fd, given, fill, ctx, err, err_len);
     if (rc == 0 && rename(tmp, path) != 0)
-        rc = nn_errorf(err, err_len, "%s: cannot replace: %s", path, strerror(errno));
+        rc = nn_errorf(err, err_len, "%s: cannot replace: %s", given, strerror(errno));
     if (rc != 0)
         unlink(tmp);
     else

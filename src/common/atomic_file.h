@@ -7,9 +7,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* A temp file of ours whose last write is older than this was left by a
+ * writer killed before its rename; the next save to the folder removes it. */
+#define NN_STALE_TEMP_S 60
+
 /* Writes the content fill(f, ctx) produces (0, or -1 with errno set) to path,
  * creating its folder (mkdir -p) if needed. The old file, if any, keeps its
- * permissions and is left intact on any failure. Messages name the path. */
+ * permissions and is left intact on any failure. Messages name the path.
+ * The temp file is ".NAME.nnlab-tmp.XXXXXX" beside the file; those older
+ * than NN_STALE_TEMP_S in that folder are removed first. A path that is a
+ * symbolic link is written through: the file it names is replaced and the
+ * link stays; a link to nothing is refused. */
 int nn_write_atomic(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx,
                     char *err, size_t err_len);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int nn_errorf(char *err, size_t err_len, const char *fmt, ...)
@@ -97,4 +98,21 @@ int nn_parse_double(const char *s, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+const char *nn_file_kind(unsigned mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    return S_ISREG(mode) ? "a regular file" : "not a plain file";
 }

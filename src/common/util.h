@@ -28,4 +28,8 @@ double nn_now(void);
 int nn_parse_long(const char *s, long *out);
 int nn_parse_double(const char *s, double *out);
 
+/* What a path that is not a regular file is, for messages: "a directory",
+ * "a FIFO", "a character device", ... (mode is a struct stat's st_mode). */
+const char *nn_file_kind(unsigned mode);
+
 #endif

@@ -10,12 +10,14 @@
 #include "data_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -99,12 +101,33 @@ void data_format_shape(const nn_shape *s, char *buf, size_t len)
         snprintf(buf, len, "%d", s->dim[0]);
 }
 
-int data_is_file(const char *path)
+int data_exists(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return stat(path, &st) == 0;
 }
 
+/* O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever;
+ * it changes nothing for the regular files we go on to read. */
+int data_open_regular(const char *path, struct stat *st, char *err, size_t err_len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return nn_errorf(err, err_len, "%s: %s", path, strerror(errno));
+    if (fstat(fd, st) != 0) {
+        int e = errno;
+        close(fd);
+        return nn_errorf(err, err_len, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        return nn_errorf(err, err_len, "%s: not a regular file (%s)", path, nn_file_kind(st->st_mode));
+    }
+    return fd;
+}
+
+/* stat needs only search permission on the folders above; the files inside
+ * need it on the folder itself, and without it each would look absent. */
 int data_check_dir(const char *dir, char *err, size_t err_len)
 {
     struct stat st;
@@ -112,6 +135,9 @@ int data_check_dir(const char *dir, char *err, size_t err_len)
         return nn_errorf(err, err_len, "%s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return nn_errorf(err, err_len, "%s: not a directory", dir);
+    if (access(dir, X_OK) != 0)
+        return nn_errorf(err, err_len, "%s: permission denied (cannot open the files in "
+                         "this folder)", dir);
     return 0;
 }
 

@@ -3,9 +3,12 @@
  * in small chunks and keeps a byte offset, so that a truncated or corrupt
  * file is reported where it goes wrong.
  */
+#define _POSIX_C_SOURCE 200809L   /* pread */
 #include "data_internal.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <zlib.h>
@@ -29,18 +32,39 @@ static uint32_t be32(const unsigned char *p)
 typedef struct idx_file {
     gzFile gz;
     const char *path;
-    long offset;
+    long long offset;
+    long long file_bytes;        /* on disk: the uncompressed size when plain */
+    long long size_hint;         /* gzip: the ISIZE trailer (uncompressed size mod
+                                    2^32), a hint only; -1 when none */
 } idx_file;
+
+/* gzip's trailer ends with ISIZE, little-endian. Anyone can write anything
+ * there (and a file of several gzip members has only the last one's), so it
+ * only sizes the first buffer. */
+static long long gzip_size_hint(int fd, long long file_bytes)
+{
+    unsigned char t[4];
+    if (file_bytes < 18 || pread(fd, t, 4, (off_t)(file_bytes - 4)) != 4)   /* 18: the smallest gzip file */
+        return -1;
+    return (long long)((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24);
+}
 
 static int idx_open(idx_file *f, const char *path, char *err, size_t err_len)
 {
+    struct stat st;
     f->path = path;
     f->offset = 0;
-    errno = 0;
-    f->gz = gzopen(path, "rb");
-    if (!f->gz)
-        return nn_errorf(err, err_len, "%s: %s", path,
-                         errno ? strerror(errno) : "out of memory");
+    f->gz = NULL;
+    int fd = data_open_regular(path, &st, err, err_len);
+    if (fd < 0)
+        return -1;
+    f->file_bytes = (long long)st.st_size;
+    f->size_hint = gzip_size_hint(fd, f->file_bytes);
+    f->gz = gzdopen(fd, "rb");
+    if (!f->gz) {
+        close(fd);
+        return nn_errorf(err, err_len, "%s: out of memory in zlib", path);
+    }
     gzbuffer(f->gz, 1 << 17);   /* fewer read() calls than the 8 KiB default */
     return 0;
 }
@@ -52,11 +76,15 @@ static void idx_close(idx_file *f)
     f->gz = NULL;
 }
 
-/* zlib prefixes its messages with the path; we already print it. */
+/* zlib prefixes its messages with the path; we already print it. gzdopen
+ * names the file "<fd:N>". */
 static const char *gz_reason(const idx_file *f, int *errnum)
 {
     const char *msg = gzerror(f->gz, errnum);
+    const char *colon = msg[0] == '<' ? strstr(msg, ">: ") : NULL;
     size_t n = strlen(f->path);
+    if (colon)
+        return colon + 3;
     if (strncmp(msg, f->path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
         msg += n + 2;
     return msg;
@@ -74,19 +102,19 @@ static int idx_fail(const idx_file *f, const char *what, char *err, size_t err_l
     const char *reason = gz_reason(f, &errnum);
     switch (errnum) {
     case Z_OK:
-        return nn_errorf(err, err_len, "%s: truncated at offset %ld: expected %s",
+        return nn_errorf(err, err_len, "%s: truncated at offset %lld: expected %s",
                          f->path, f->offset, what);
     case Z_BUF_ERROR:
-        return nn_errorf(err, err_len, "%s: gzip stream ends unexpectedly after offset %ld "
+        return nn_errorf(err, err_len, "%s: gzip stream ends unexpectedly after offset %lld "
                          "(incomplete download?)", f->path, f->offset);
     case Z_ERRNO:
-        return nn_errorf(err, err_len, "%s: read error after offset %ld: %s",
+        return nn_errorf(err, err_len, "%s: read error after offset %lld: %s",
                          f->path, f->offset, strerror(errno));
     case Z_MEM_ERROR:
-        return nn_errorf(err, err_len, "%s: out of memory in zlib at offset %ld",
+        return nn_errorf(err, err_len, "%s: out of memory in zlib at offset %lld",
                          f->path, f->offset);
     default:
-        return nn_errorf(err, err_len, "%s: corrupt gzip data after offset %ld: %s",
+        return nn_errorf(err, err_len, "%s: corrupt gzip data after offset %lld: %s",
                          f->path, f->offset, reason);
     }
 }
@@ -108,10 +136,27 @@ static int idx_expect_end(idx_file *f, const char *what, char *err, size_t err_l
     unsigned char extra;
     int errnum = Z_OK;
     if (gzread(f->gz, &extra, 1) == 1)
-        return nn_errorf(err, err_len, "%s: unexpected data at offset %ld after %s",
+        return nn_errorf(err, err_len, "%s: unexpected data at offset %lld after %s",
                          f->path, f->offset, what);
     gzerror(f->gz, &errnum);
     return errnum == Z_OK ? 0 : idx_fail(f, what, err, err_len);
+}
+
+/* A plain file's size is the size its header implies, or the header lies:
+ * said before any memory is taken for what the header claims. A gzip file's
+ * uncompressed size is known only once it is read (idx_read_payload). */
+static int idx_check_size(const idx_file *f, long long implied, const char *what,
+                          const char *last, char *err, size_t err_len)
+{
+    if (!gzdirect(f->gz))
+        return 0;
+    if (f->file_bytes < implied)
+        return nn_errorf(err, err_len, "%s: truncated at offset %lld: expected %s",
+                         f->path, f->file_bytes, what);
+    if (f->file_bytes > implied)
+        return nn_errorf(err, err_len, "%s: unexpected data at offset %lld after %s",
+                         f->path, implied, last);
+    return 0;
 }
 
 static int idx_check_magic(const idx_file *f, uint32_t magic, uint32_t want,
@@ -123,118 +168,166 @@ static int idx_check_magic(const idx_file *f, uint32_t magic, uint32_t want,
                      "(expected 0x%08x, IDX unsigned-byte %s)", f->path, magic, want, kind);
 }
 
-/* Images: 16-byte header, then count x 28 x 28 bytes; pixels scaled to [0, 1]. */
-static int idx_read_images(const char *path, long *count, float **x,
-                           char *err, size_t err_len)
-{
-    idx_file f = {0};
-    unsigned char buf[READ_CHUNK];
-    char what[128];
-    float scale[256];
-    int rc = -1;
+/* ---------------------------------------------------------------------------
+ * The payload: one 4-byte element (a float pixel, an int32 label) per byte
+ */
 
-    *x = NULL;
-    if (idx_open(&f, path, err, err_len))
-        return -1;
-    snprintf(what, sizeof what, "the %d-byte IDX header", IDX_IMAGES_HEADER);
-    if (idx_read(&f, buf, IDX_IMAGES_HEADER, what, err, err_len))
-        goto out;
-    uint32_t n = be32(buf + 4), rows = be32(buf + 8), cols = be32(buf + 12);
-    if (idx_check_magic(&f, be32(buf), IDX_IMAGES_MAGIC, "3-D", err, err_len))
-        goto out;
-    if (rows != IDX_SIDE || cols != IDX_SIDE) {
-        nn_errorf(err, err_len, "%s: image size %ux%u at offset 8 is not %dx%d",
-                  path, rows, cols, IDX_SIDE, IDX_SIDE);
-        goto out;
-    }
-    if (n == 0) {
-        nn_errorf(err, err_len, "%s: no images (count 0 at offset 4)", path);
-        goto out;
-    }
-    size_t total = (size_t)n * IDX_PIXELS;   /* < 2^42: fits a 64-bit size_t */
-    *x = data_alloc_array(total, sizeof(float));
-    if (!*x) {
-        nn_errorf(err, err_len, "%s: out of memory for %u images (count at offset 4)", path, n);
-        goto out;
-    }
-    snprintf(what, sizeof what, "%zu bytes of pixels after the %d-byte header",
-             total, IDX_IMAGES_HEADER);
-    for (int v = 0; v < 256; v++)
-        scale[v] = (float)v / 255.0f;
-    for (size_t done = 0; done < total;) {
-        size_t k = total - done < READ_CHUNK ? total - done : READ_CHUNK;
-        if (idx_read(&f, buf, k, what, err, err_len))
-            goto out;
-        for (size_t i = 0; i < k; i++)
-            (*x)[done + i] = scale[buf[i]];
-        done += k;
-    }
-    snprintf(what, sizeof what, "the last of %u images", n);
-    rc = idx_expect_end(&f, what, err, err_len);
-    if (rc == 0)
-        *count = n;
-out:
-    idx_close(&f);
-    if (rc) {
-        nn_free_aligned(*x);
-        *x = NULL;
-    }
-    return rc;
+/* Converts k bytes into elements [at, at + k) of dst; -1 with a message. */
+typedef int (*idx_put_fn)(const idx_file *f, const unsigned char *src, size_t k,
+                          void *dst, size_t at, char *err, size_t err_len);
+
+#define PAYLOAD_ELEM 4                  /* sizeof(float) == sizeof(int32_t) */
+#define GZIP_MAX_RATIO 1032             /* deflate expands at most ~1032-fold */
+#define GROW_FIRST ((size_t)1 << 20)    /* elements, when the hint is no use */
+
+/* How many elements to take before any arrive: all of them for a plain file
+ * (its size was checked), else what the gzip trailer says if deflate could
+ * have produced that much from this file, else a megabyte's worth; never
+ * more than the header claims. */
+static size_t first_capacity(const idx_file *f, size_t header, size_t claim)
+{
+    size_t cap = GROW_FIRST;
+    if (gzdirect(f->gz))
+        return claim;
+    if (f->size_hint >= (long long)header
+        && f->size_hint / GZIP_MAX_RATIO <= f->file_bytes)
+        cap = (size_t)f->size_hint - header;
+    return cap < claim ? (cap > 0 ? cap : 1) : claim;
 }
 
-/* Labels: 8-byte header, then one byte 0..9 per image. images_path and
- * n_images come from the images file, whose count must match. */
-static int idx_read_labels(const char *path, const char *images_path, long n_images,
-                           int32_t **y, char *err, size_t err_len)
+/* Moves the first `used` elements into a buffer of `cap`. */
+static int regrow(void **buf, size_t used, size_t cap)
 {
-    idx_file f = {0};
-    unsigned char buf[READ_CHUNK];
-    char what[128];
-    int rc = -1;
-
-    *y = NULL;
-    if (idx_open(&f, path, err, err_len))
+    void *bigger = data_alloc_array(cap, PAYLOAD_ELEM);
+    if (!bigger)
         return -1;
-    snprintf(what, sizeof what, "the %d-byte IDX header", IDX_LABELS_HEADER);
-    if (idx_read(&f, buf, IDX_LABELS_HEADER, what, err, err_len))
-        goto out;
-    if (idx_check_magic(&f, be32(buf), IDX_LABELS_MAGIC, "1-D", err, err_len))
-        goto out;
-    uint32_t n = be32(buf + 4);
-    if ((long)n != n_images) {
-        nn_errorf(err, err_len, "%s: count mismatch: %ld images (in %s) but %u labels "
-                  "(count at offset 4)", path, n_images, images_path, n);
-        goto out;
-    }
-    *y = data_alloc_array(n, sizeof(int32_t));
-    if (!*y) {
-        nn_errorf(err, err_len, "%s: out of memory for %u labels", path, n);
-        goto out;
-    }
-    snprintf(what, sizeof what, "%u labels after the %d-byte header", n, IDX_LABELS_HEADER);
-    for (size_t done = 0; done < n;) {
-        size_t k = n - done < READ_CHUNK ? n - done : READ_CHUNK;
-        if (idx_read(&f, buf, k, what, err, err_len))
-            goto out;
-        for (size_t i = 0; i < k; i++) {
-            if (buf[i] >= N_CLASSES) {
-                nn_errorf(err, err_len, "%s: label %u at offset %zu is not a class 0..%d",
-                          path, buf[i], IDX_LABELS_HEADER + done + i, N_CLASSES - 1);
-                goto out;
-            }
-            (*y)[done + i] = buf[i];
+    memcpy(bigger, *buf, used * PAYLOAD_ELEM);
+    nn_free_aligned(*buf);
+    *buf = bigger;
+    return 0;
+}
+
+/* Reads the header's `claim` bytes of payload into *out (claim elements). The
+ * buffer grows as data arrives, doubling up to the claim, so a header that
+ * claims more than the file holds costs no more memory than the file. */
+static int idx_read_payload(idx_file *f, size_t header, size_t claim, idx_put_fn put,
+                            const char *what, void **out, char *err, size_t err_len)
+{
+    unsigned char buf[READ_CHUNK];
+    size_t cap = first_capacity(f, header, claim);
+    *out = data_alloc_array(cap, PAYLOAD_ELEM);
+    if (!*out)
+        return nn_errorf(err, err_len, "%s: out of memory for %zu bytes at offset %lld",
+                         f->path, cap * PAYLOAD_ELEM, f->offset);
+    for (size_t done = 0; done < claim;) {
+        size_t k = claim - done < READ_CHUNK ? claim - done : READ_CHUNK;
+        if (idx_read(f, buf, k, what, err, err_len))
+            return -1;
+        if (done + k > cap) {
+            size_t grown = cap * 2 > done + k ? cap * 2 : done + k;
+            grown = grown < claim ? grown : claim;
+            if (regrow(out, done, grown) != 0)
+                return nn_errorf(err, err_len, "%s: out of memory for %zu bytes at offset %lld",
+                                 f->path, grown * PAYLOAD_ELEM, f->offset);
+            cap = grown;
         }
+        if (put(f, buf, k, *out, done, err, err_len))
+            return -1;
         done += k;
     }
-    snprintf(what, sizeof what, "the last of %u labels", n);
-    rc = idx_expect_end(&f, what, err, err_len);
-out:
-    idx_close(&f);
-    if (rc) {
-        nn_free_aligned(*y);
-        *y = NULL;
+    return 0;
+}
+
+static int put_pixels(const idx_file *f, const unsigned char *src, size_t k, void *dst,
+                      size_t at, char *err, size_t err_len)
+{
+    float *x = (float *)dst + at, scale[256];
+    (void)f, (void)err, (void)err_len;
+    for (int v = 0; v < 256; v++)       /* v / 255 exactly, as torchvision's ToTensor */
+        scale[v] = (float)v / 255.0f;
+    for (size_t i = 0; i < k; i++)
+        x[i] = scale[src[i]];
+    return 0;
+}
+
+static int put_labels(const idx_file *f, const unsigned char *src, size_t k, void *dst,
+                      size_t at, char *err, size_t err_len)
+{
+    int32_t *y = (int32_t *)dst + at;
+    for (size_t i = 0; i < k; i++) {
+        if (src[i] >= N_CLASSES)
+            return nn_errorf(err, err_len, "%s: label %u at offset %zu is not a class 0..%d",
+                             f->path, src[i], IDX_LABELS_HEADER + at + i, N_CLASSES - 1);
+        y[i] = src[i];
     }
-    return rc;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * A split: both headers first, then the sizes, then the data
+ */
+
+/* Images: 16-byte header (magic, count, rows, cols). */
+static int idx_images_header(idx_file *f, uint32_t *n, char *err, size_t err_len)
+{
+    unsigned char h[IDX_IMAGES_HEADER];
+    char what[64];
+    snprintf(what, sizeof what, "the %d-byte IDX header", IDX_IMAGES_HEADER);
+    if (idx_read(f, h, sizeof h, what, err, err_len)
+        || idx_check_magic(f, be32(h), IDX_IMAGES_MAGIC, "3-D", err, err_len))
+        return -1;
+    uint32_t rows = be32(h + 8), cols = be32(h + 12);
+    *n = be32(h + 4);
+    if (rows != IDX_SIDE || cols != IDX_SIDE)
+        return nn_errorf(err, err_len, "%s: image size %ux%u at offset 8 is not %dx%d",
+                         f->path, rows, cols, IDX_SIDE, IDX_SIDE);
+    if (*n == 0)
+        return nn_errorf(err, err_len, "%s: no images (count 0 at offset 4)", f->path);
+    return 0;
+}
+
+/* Labels: 8-byte header (magic, count); the count must be the images'. */
+static int idx_labels_header(idx_file *f, const idx_file *images, uint32_t n_images,
+                             char *err, size_t err_len)
+{
+    unsigned char h[IDX_LABELS_HEADER];
+    char what[64];
+    snprintf(what, sizeof what, "the %d-byte IDX header", IDX_LABELS_HEADER);
+    if (idx_read(f, h, sizeof h, what, err, err_len)
+        || idx_check_magic(f, be32(h), IDX_LABELS_MAGIC, "1-D", err, err_len))
+        return -1;
+    uint32_t n = be32(h + 4);
+    if (n != n_images)
+        return nn_errorf(err, err_len, "%s: count mismatch: %u images (in %s) but %u labels "
+                         "(count at offset 4)", f->path, n_images, images->path, n);
+    return 0;
+}
+
+/* Both files' sizes against the count, then the pixels (scaled to [0, 1])
+ * and the labels, each file read to its end. */
+static int idx_read_data(idx_file *im, idx_file *lb, uint32_t n, float **x, int32_t **y,
+                         char *err, size_t err_len)
+{
+    size_t pixels = (size_t)n * IDX_PIXELS;   /* < 2^42: fits a 64-bit size_t */
+    char pix_what[96], lab_what[96], pix_last[48], lab_last[48];
+    snprintf(pix_what, sizeof pix_what, "%zu bytes of pixels after the %d-byte header",
+             pixels, IDX_IMAGES_HEADER);
+    snprintf(lab_what, sizeof lab_what, "%u labels after the %d-byte header", n,
+             IDX_LABELS_HEADER);
+    snprintf(pix_last, sizeof pix_last, "the last of %u images", n);
+    snprintf(lab_last, sizeof lab_last, "the last of %u labels", n);
+    if (idx_check_size(im, IDX_IMAGES_HEADER + (long long)pixels, pix_what, pix_last, err, err_len)
+        || idx_check_size(lb, IDX_LABELS_HEADER + (long long)n, lab_what, lab_last, err, err_len))
+        return -1;
+    if (idx_read_payload(im, IDX_IMAGES_HEADER, pixels, put_pixels, pix_what, (void **)x,
+                         err, err_len)
+        || idx_expect_end(im, pix_last, err, err_len))
+        return -1;
+    if (idx_read_payload(lb, IDX_LABELS_HEADER, n, put_labels, lab_what, (void **)y,
+                         err, err_len)
+        || idx_expect_end(lb, lab_last, err, err_len))
+        return -1;
+    return 0;
 }
 
 /* MNIST's own names (train-images-idx3-ubyte), then the spelling some mirrors
@@ -248,7 +341,7 @@ static int idx_find(const char *dir, const char *split, const char *kind, const 
         for (int e = 0; e < 2; e++) {
             if ((size_t)snprintf(path, len, "%s/%s-%s%c%s-ubyte%s",
                                  dir, split, kind, seps[s], dims, exts[e]) < len
-                && data_is_file(path))
+                && data_exists(path))
                 return 0;
         }
     }
@@ -277,17 +370,30 @@ int data_idx_files_present(const char *dir)
     return found;
 }
 
-/* One split ("train" or "t10k"): its images, then labels of matching count. */
+/* One split ("train" or "t10k"): both headers are read before anything
+ * else, so a count mismatch or a lying size is said at once. */
 static int idx_load_split(const char *dir, const char *split, long *n, float **x,
                           int32_t **y, char *err, size_t err_len)
 {
     char images[NN_PATH_LEN], labels[NN_PATH_LEN];
+    idx_file im = { 0 }, lb = { 0 };
+    uint32_t count = 0;
+    int rc = -1;
+    *x = NULL;
+    *y = NULL;
     if (idx_find_or_fail(dir, split, "images", "idx3", images, sizeof images, err, err_len)
         || idx_find_or_fail(dir, split, "labels", "idx1", labels, sizeof labels, err, err_len))
         return -1;
-    if (idx_read_images(images, n, x, err, err_len))
-        return -1;
-    return idx_read_labels(labels, images, *n, y, err, err_len);
+    if (idx_open(&im, images, err, err_len) == 0 && idx_open(&lb, labels, err, err_len) == 0
+        && idx_images_header(&im, &count, err, err_len) == 0
+        && idx_labels_header(&lb, &im, count, err, err_len) == 0)
+        rc = idx_read_data(&im, &lb, count, x, y, err, err_len);
+    idx_close(&im);
+    idx_close(&lb);
+    if (rc == 0)
+        *n = count;
+    /* on failure the caller's data_finish frees what was taken */
+    return rc;
 }
 
 /* "fashion-mnist" or "fashion-mnist/" names Fashion-MNIST; any other folder

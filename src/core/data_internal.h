@@ -38,9 +38,18 @@ void data_set_shape(nn_dataset *d, int rank, int d0, int d1, int d2);
 /* "3x32x32"; preset.c has nn_shape_format, but the data files link on their own. */
 void data_format_shape(const nn_shape *s, char *buf, size_t len);
 
-int data_is_file(const char *path);
+/* 1 when path names anything (a file that is not regular is then reported
+ * by data_open_regular, not taken for a missing one). */
+int data_exists(const char *path);
 
-/* An explicitly named directory must exist: 0, or -1 with the reason. */
+struct stat;
+/* Opens path for reading if it is a regular file: the descriptor (with *st
+ * filled), or -1 with "PATH: No such file or directory", "PATH: not a
+ * regular file (a FIFO)" etc. Never blocks on a FIFO. */
+int data_open_regular(const char *path, struct stat *st, char *err, size_t err_len);
+
+/* An explicitly named directory must exist and let us open what it holds:
+ * 0, or -1 with the reason ("permission denied" when it does not). */
 int data_check_dir(const char *dir, char *err, size_t err_len);
 
 /* out = dir/name, or -1 when it does not fit. */

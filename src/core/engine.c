@@ -291,8 +291,10 @@ static int train_epoch(nn_job *job, int epoch)
     engine_shuffle(job);
     for (long pos = 0; pos < job->data.n_train && job->tot.steps < job->mine.total_steps;
          pos += job->cfg.batch) {
+        /* a cancel still reports the steps run since the last report, so
+         * the run ends with the loss of what it trained */
         if (honour_requests(job))
-            return 1;
+            return report_loss(job, epoch, in_epoch, since_report) != 0 ? -1 : 1;
         if (run_step(job, pos) != 0)
             return -1;
         in_epoch++, since_report++;

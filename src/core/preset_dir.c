@@ -4,6 +4,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include "preset_file.h"
 #include "preset_values.h"
 #include "util.h"
 
@@ -70,8 +71,8 @@ int nn_preset_find(const char *name_or_path, char *path, size_t path_len,
     if (!name_or_path || !name_or_path[0])
         return nn_errorf(err, err_len, "no preset name given");
     if (strchr(name_or_path, '/') || ends_with_ini(name_or_path)) {
-        if (!is_file(name_or_path))
-            return nn_errorf(err, err_len, "%s: no such preset file", name_or_path);
+        if (nn_preset_file_check(name_or_path, err, err_len) != 0)
+            return -1;
         if (nn_strlcpy(path, name_or_path, path_len) >= path_len)
             return nn_errorf(err, err_len, "%.64s...: path too long", name_or_path);
         return 0;

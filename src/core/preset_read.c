@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "layer_kind.h"
+#include "preset_file.h"
 #include "preset_schema.h"
 #include "util.h"
 
@@ -75,22 +76,32 @@ static int syntax_error(const reader *r)
     return nn_errorf(r->c.err, r->c.err_len, "%s: syntax error: line %ld: %s", r->file, line, text);
 }
 
+/* The file read once (preset_file.c: a regular file, bounded, a BOM
+ * dropped), parsed by iniparser, then checked for sections and keys given
+ * twice, which iniparser would merge without a word. */
 static int open_dict(reader *r)
 {
-    struct stat st;
-    if (stat(r->file, &st) != 0)
-        return nn_errorf(r->c.err, r->c.err_len, "%s: cannot open: %s", r->file, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return nn_errorf(r->c.err, r->c.err_len, "%s: not a regular file", r->file);
+    char *text;
+    size_t len;
+    if (nn_preset_file_read(r->file, &text, &len, r->c.err, r->c.err_len) != 0)
+        return -1;
     ini_message[0] = '\0';
     iniparser_set_error_callback(capture_ini_error);
-    r->d = iniparser_load(r->file);
+    errno = 0;
+    r->d = nn_preset_text_parse(text, len);
+    int e = errno, rc = -1;
     if (r->d && ini_message[0] == '\0')
-        return 0;
-    if (r->d)
+        rc = nn_preset_text_duplicates(r->file, text, r->c.err, r->c.err_len);
+    else if (!r->d && ini_message[0] == '\0' && e)
+        nn_errorf(r->c.err, r->c.err_len, "%s: cannot read: %s", r->file, strerror(e));
+    else
+        syntax_error(r);
+    free(text);
+    if (rc != 0 && r->d) {
         iniparser_freedict(r->d);
-    r->d = NULL;
-    return syntax_error(r);
+        r->d = NULL;
+    }
+    return rc;
 }
 
 static const char *raw(const reader *r, const char *section, const char *key)

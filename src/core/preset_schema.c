@@ -58,6 +58,24 @@ const nn_scalar_key *nn_find_scalar_key(const char *section, const char *key)
     return NULL;
 }
 
+int nn_preset_set_value(nn_preset *p, const char *section, const char *key, const char *text,
+                        char *why, size_t why_len)
+{
+    const nn_scalar_key *k = nn_find_scalar_key(section, key);
+    char range[64];
+    size_t n;
+    if (!k)
+        return nn_errorf(why, why_len, "[%s] %s is not a numeric key of a preset", section, key);
+    if (nn_value_parse(k->type, text, k->r, (char *)p + k->off, why, why_len) == 0)
+        return 0;
+    /* "not a whole number" and the like say what is wrong, not what is right */
+    nn_range_format(k->r, k->type != NN_V_FLOAT, range, sizeof range);
+    n = strlen(why);
+    if (k->type != NN_V_BOOL && !strstr(why, range) && n < why_len)
+        snprintf(why + n, why_len - n, " (allowed: %s)", range);
+    return -1;
+}
+
 int nn_is_text_key(const char *section, const char *key)
 {
     for (size_t i = 0; i < NN_COUNT(text_keys); i++)

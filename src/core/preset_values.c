@@ -130,14 +130,21 @@ static int in_range(double v, nn_range r)
     return r.hi_open ? v < r.hi : v <= r.hi;
 }
 
-static int range_error(nn_range r, int integral, char *why, size_t len)
+void nn_range_format(nn_range r, int integral, char *buf, size_t len)
 {
     if (isinf(r.hi))
-        return nn_errorf(why, len, "must be %s %g", r.lo_open ? ">" : ">=", r.lo);
-    if (integral)
-        return nn_errorf(why, len, "must be in %.0f..%.0f", r.lo, r.hi);
-    return nn_errorf(why, len, "must be in %c%g, %g%c", r.lo_open ? '(' : '[', r.lo,
-                     r.hi, r.hi_open ? ')' : ']');
+        snprintf(buf, len, "%s %g", r.lo_open ? ">" : ">=", r.lo);
+    else if (integral)
+        snprintf(buf, len, "%.0f..%.0f", r.lo, r.hi);
+    else
+        snprintf(buf, len, "%c%g, %g%c", r.lo_open ? '(' : '[', r.lo, r.hi, r.hi_open ? ')' : ']');
+}
+
+static int range_error(nn_range r, int integral, char *why, size_t len)
+{
+    char range[64];
+    nn_range_format(r, integral, range, sizeof range);
+    return nn_errorf(why, len, "must be %s%s", isinf(r.hi) ? "" : "in ", range);
 }
 
 /* ---------------------------------------------------------------- parse, check, format */

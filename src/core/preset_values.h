@@ -31,6 +31,9 @@ typedef struct nn_range {
 /* How a numeric key is stored: int, long, float, a 0/1 int, an nn_shape. */
 enum nn_vtype { NN_V_INT, NN_V_LONG, NN_V_FLOAT, NN_V_BOOL, NN_V_SHAPE };
 
+/* "1..100000", ">= 1", "> 0", "[0, 1)": the allowed values, for messages. */
+void nn_range_format(nn_range r, int integral, char *buf, size_t len);
+
 /* Parses raw text s into *dst; on error writes why (no file/section prefix). */
 int nn_value_parse(enum nn_vtype t, const char *s, nn_range r, void *dst, char *why, size_t len);
 /* The same rules for a value already in memory. */

@@ -72,6 +72,16 @@ int nn_preset_load(const char *path, nn_preset *p, char *err, size_t err_len);
  * file in messages. */
 int nn_preset_check(nn_preset *p, const char *where, char *err, size_t err_len);
 
+/* Sets the numeric key [section] key of p (batch, epochs, log_every, lr, ...)
+ * from text by the loader's own rules: a strict number in the key's range, a
+ * float checked as the float it is kept as. A front end's option for a
+ * preset value (--batch, --epochs, --lr) so takes exactly what a preset may
+ * hold. On error -1 and in why the reason and the allowed values, e.g.
+ * "must be in 1..100000", "not a whole number (allowed: 1..100000)", "too
+ * large for a float (allowed: > 0)". */
+int nn_preset_set_value(nn_preset *p, const char *section, const char *key, const char *text,
+                        char *why, size_t why_len);
+
 /* Writes p to path atomically (temp file in the same folder, fsync, rename),
  * creating the folder if needed. A failed save leaves the old file intact. */
 int nn_preset_save(const char *path, const nn_preset *p, char *err, size_t err_len);

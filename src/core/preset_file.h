@@ -1,0 +1,39 @@
+/* src/core/preset_file.h - a preset file's bytes, before the INI reader sees
+ * them: what the path is (a regular file, or why not), its text read once
+ * into memory (bounded, never blocking on a FIFO or reading a device), a
+ * UTF-8 byte-order mark dropped, sections and keys given twice found (which
+ * iniparser would silently merge), and the text handed to iniparser. Private
+ * to src/core. */
+#ifndef NNLAB_PRESET_FILE_H
+#define NNLAB_PRESET_FILE_H
+
+#include <stddef.h>
+
+#include <iniparser/iniparser.h>
+
+/* A preset is a few kilobytes; anything larger is not one. */
+#define NN_PRESET_MAX_BYTES (1L << 20)
+
+/* 0 when path is a regular file (links followed), else -1 and why:
+ * "PATH: no such preset file", "PATH: is a directory, not a preset file",
+ * "PATH: not a regular file (a FIFO)", "PATH: dangling link to TARGET",
+ * "PATH: permission denied". */
+int nn_preset_file_check(const char *path, char *err, size_t err_len);
+
+/* The file's text, NUL-terminated, without a leading UTF-8 BOM: *text is
+ * malloc'ed (free it), *len its length. -1 with a one-line message naming
+ * the file (the reasons above, "too large", a read error). */
+int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, size_t err_len);
+
+/* -1 with "PATH: [train] given twice (lines 3 and 20)" or "PATH: [train]
+ * batch given twice (lines 5 and 9)" for the first repeat, as iniparser
+ * reads lines: sections and keys compare case-blind, a line ending in '\'
+ * goes on on the next, ';' and '#' start comments. 0 when none. */
+int nn_preset_text_duplicates(const char *path, const char *text, char *err, size_t err_len);
+
+/* iniparser_load on text (through an in-memory file, /proc/self/fd/N), so
+ * that it parses exactly the bytes checked. NULL with errno set when the
+ * text cannot be handed over; iniparser's own errors go to its callback. */
+dictionary *nn_preset_text_parse(const char *text, size_t len);
+
+#endif

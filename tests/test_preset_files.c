@@ -1,0 +1,227 @@
+/* tests/test_preset_files.c - what a preset path can be besides a preset
+ * (issue 11, items 5 and 7): a folder, a FIFO, a device, a dangling link, a
+ * file far too large, one that starts with a UTF-8 byte-order mark, one that
+ * gives a section or a key twice. Each gets its true reason in one line,
+ * from nn_preset_load and from nn_preset_find (what `--preset PATH` calls),
+ * and nothing blocks or reads forever. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1      /* mkdtemp, symlink */
+#endif
+#define _XOPEN_SOURCE 700      /* nftw */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nnlab/preset.h"
+#include "util.h"
+
+#ifndef FIXTURES_DIR
+#define FIXTURES_DIR "tests/fixtures"
+#endif
+
+static char tmp_root[256];
+
+static void in_tmp(char *out, const char *name)
+{
+    int n = snprintf(out, NN_PATH_LEN, "%s/%s", tmp_root, name);
+    assert_true(n > 0 && n < NN_PATH_LEN);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* nn_preset_load (and nn_preset_find too when by_find; it resolves a path
+ * without reading it) refuses path with a one-line message that starts with
+ * the path and holds want. An alarm turns a read that blocks into a failure. */
+static void expect_refused_by(const char *path, const char *want, int by_find)
+{
+    char err[NN_ERR_LEN] = "", found[NN_PATH_LEN];
+    nn_preset *p = malloc(sizeof *p);
+    assert_non_null(p);
+    alarm(10);
+    for (int find = 0; find <= by_find; find++) {
+        int rc = find ? nn_preset_find(path, found, sizeof found, err, sizeof err)
+                      : nn_preset_load(path, p, err, sizeof err);
+        assert_int_equal(rc, -1);
+        if (strncmp(err, path, strlen(path)) != 0 || !strstr(err, want) || strchr(err, '\n'))
+            fail_msg("%s: \"%s\", want \"%s\"", find ? "find" : "load", err, want);
+    }
+    alarm(0);
+    free(p);
+}
+
+static void expect_refused(const char *path, const char *want)
+{
+    expect_refused_by(path, want, 1);
+}
+
+static void test_not_a_file(void **state)
+{
+    char path[NN_PATH_LEN];
+    (void)state;
+    in_tmp(path, "folder.ini");
+    assert_int_equal(mkdir(path, 0755), 0);
+    expect_refused(path, ": is a directory");
+
+    in_tmp(path, "fifo.ini");
+    assert_int_equal(mkfifo(path, 0644), 0);      /* no writer: opening must not wait */
+    expect_refused(path, ": not a regular file (a FIFO)");
+
+    expect_refused("/dev/zero", ": not a regular file (a character device)");
+    in_tmp(path, "zero.ini");
+    assert_int_equal(symlink("/dev/zero", path), 0);   /* a link to it: the target counts */
+    expect_refused(path, ": not a regular file (a character device)");
+}
+
+static void test_missing_and_dangling(void **state)
+{
+    char path[NN_PATH_LEN], target[NN_PATH_LEN], want[2 * NN_PATH_LEN];
+    (void)state;
+    in_tmp(path, "absent.ini");
+    expect_refused(path, ": cannot open: no such preset file");
+
+    in_tmp(path, "dangling.ini");
+    in_tmp(target, "moved-away.ini");
+    assert_int_equal(symlink(target, path), 0);
+    snprintf(want, sizeof want, ": dangling link to %s", target);
+    expect_refused(path, want);
+}
+
+/* A sparse 2 MiB file: refused from its size, not read. */
+static void test_too_large(void **state)
+{
+    char path[NN_PATH_LEN];
+    (void)state;
+    in_tmp(path, "huge.ini");
+    write_text(path, "[data]\nset = random\n");
+    assert_int_equal(truncate(path, 2L << 20), 0);
+    expect_refused_by(path, ": too large for a preset (2097152 bytes; at most 1048576)", 0);
+}
+
+/* A UTF-8 BOM before the first line is an editor's, not a syntax error; the
+ * same text without it loads the same preset. */
+static void test_bom_accepted(void **state)
+{
+    char err[NN_ERR_LEN] = "", plain[NN_PATH_LEN];
+    nn_preset *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    FILE *in, *out;
+    int c;
+    (void)state;
+    assert_true(a && b);
+    if (nn_preset_load(FIXTURES_DIR "/good-bom.ini", a, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_string_equal(a->description, "starts with a BOM");
+    assert_int_equal(a->batch, 16);
+    in = fopen(FIXTURES_DIR "/good-bom.ini", "rb");
+    in_tmp(plain, "good-bom.ini");
+    out = fopen(plain, "wb");
+    assert_true(in && out);
+    assert_int_equal(fgetc(in), 0xef);
+    assert_int_equal(fgetc(in), 0xbb);
+    assert_int_equal(fgetc(in), 0xbf);
+    while ((c = fgetc(in)) != EOF)
+        assert_int_equal(fputc(c, out), c);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    assert_int_equal(nn_preset_load(plain, b, err, sizeof err), 0);
+    assert_memory_equal(a, b, sizeof *a);
+    free(a);
+    free(b);
+}
+
+static const char base[] =
+    "[data]\nset = random\n[train]\nloss = mse\n%s[optimizer]\ntype = adam\n"
+    "[layer1]\ntype = linear\nout = 4\n[layer2]\ntype = relu\n[layer3]\ntype = linear\nout = 1\n";
+
+/* base with extra lines in [train]; loads it, returns the rc. */
+static int load_with(const char *train_lines, nn_preset *p, char *err)
+{
+    char path[NN_PATH_LEN], text[2048];
+    in_tmp(path, "dup.ini");
+    snprintf(text, sizeof text, base, train_lines);
+    write_text(path, text);
+    return nn_preset_load(path, p, err, NN_ERR_LEN);
+}
+
+/* What iniparser reads as one entry is not a repeat: the same key in two
+ * sections, a continued value whose next line looks like a key, comments. */
+static void test_duplicates_only_real_ones(void **state)
+{
+    char err[NN_ERR_LEN] = "";
+    nn_preset *p = malloc(sizeof *p);
+    (void)state;
+    assert_non_null(p);
+    if (load_with("batch = 8\n; batch = 9\n# batch = 10\n", p, err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(p->batch, 8);
+    /* "type" and "out" in every layer; a description continued on a line
+     * that reads "batch = 3" */
+    if (load_with("batch = 8\n", p, err) != 0)
+        fail_msg("%s", err);
+    char path[NN_PATH_LEN];
+    in_tmp(path, "continued.ini");
+    write_text(path, "[preset]\ndescription = one \\\nbatch = 3\n[data]\nset = random\n"
+                     "[train]\nloss = mse\nbatch = 5\n[optimizer]\ntype = adam\n"
+                     "[layer1]\ntype = linear\nout = 1\n");
+    if (nn_preset_load(path, p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(p->batch, 5);
+
+    assert_int_equal(load_with("batch = 8\n  BATCH=9\n", p, err), -1);
+    assert_non_null(strstr(err, "dup.ini: [train] BATCH given twice (lines 5 and 6)"));
+    assert_int_equal(load_with("batch = 8\n[ layer2 ]\ntype = relu\n", p, err), -1);
+    assert_non_null(strstr(err, "dup.ini: [layer2] given twice (lines 6 and 13)"));
+    free(p);
+}
+
+/* ---- the group ---------------------------------------------------------- */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tmp_root, sizeof tmp_root, "%s/nnlab-test-preset-files-XXXXXX",
+             tmp && tmp[0] ? tmp : "/tmp");
+    return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return nftw(tmp_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_not_a_file),
+        cmocka_unit_test(test_missing_and_dangling),
+        cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_bom_accepted),
+        cmocka_unit_test(test_duplicates_only_real_ones),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
