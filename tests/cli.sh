@@ -51,6 +51,14 @@ grep_ok "devices: names the module folder" "$tmp/out" "^gpu  *unavailable: .*$tm
 check "--pinned needs --no-data-on-device" 2 "$NNLAB" train --preset mnist-mlp-128 --pinned --steps 1
 grep_ok "--pinned: says what to add" "$tmp/err" "no-data-on-device"
 one_line_err "--pinned: one-line error"
+# divergence: a NaN loss stops the run at once, with its own state and exit status
+check "a diverging run exits 3" 3 "$NNLAB" train --preset mnist-mlp-128 --lr 1e30 --json
+grep_ok "diverged: the JSON state" "$tmp/out" '"state": "diverged"'
+grep_ok "diverged: the JSON names the step" "$tmp/out" '"diverged": {"step": 2, "exact": true}'
+grep_ok "diverged: stopped at the first non-finite loss" "$tmp/out" '"steps": 2,'
+grep_ok "diverged: says at which step" "$tmp/err" "^nnlab: loss became \(NaN\|inf\) at step 2 "
+check "a diverging quiet run exits 3" 3 "$NNLAB" train --preset lenet-cifar10 --lr 1e30 --epochs 3 -q
+one_line_err "diverged, quiet: one-line error"
 check "presets lists" 0 "$NNLAB" presets
 for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000; do
     grep_ok "presets lists $p" "$tmp/out" "^$p "

@@ -260,6 +260,56 @@ static void test_missing_data_dir_fails_the_job(void **state)
     nn_job_free(job);
 }
 
+/* A learning rate far too large: the loss becomes NaN or inf at once, and
+ * the job stops there as DIVERGED, saying at which step, instead of running
+ * its 50 epochs of NaN (on each CPU device, with and without reading the
+ * loss back every step). */
+static void test_divergence_stops_the_job(void **state)
+{
+    (void)state;
+    const char *devices[] = { "cpu", "cpu-ref" };
+    for (int d = 0; d < 2; d++)
+        for (int sync = 0; sync < 2; sync++) {
+            nn_preset p;
+            nn_job_config cfg;
+            nn_snapshot s;
+            small_config(&p, &cfg, devices[d]);
+            cfg.lr = 1e30;
+            cfg.epochs = 50;                 /* 12,800 steps if it ran on */
+            cfg.log_every = 100;
+            cfg.sync_every_step = sync;
+            nn_job *job = start_or_fail(&cfg);
+            assert_int_equal(nn_job_wait(job), NN_JOB_DIVERGED);
+            nn_job_snapshot(job, &s);
+            nn_job_free(job);
+            print_message("# %s, sync %d: %s\n", devices[d], sync, s.error);
+            assert_int_equal(s.state, NN_JOB_DIVERGED);
+            assert_string_equal(nn_job_state_name(s.state), "diverged");
+            assert_true(nn_job_state_ended(s.state));
+            /* step 1's loss is computed before its update: finite */
+            assert_int_equal(s.diverged_step, 2);
+            assert_int_equal(s.diverged_exact, 1);
+            assert_int_equal(s.step, 2);
+            assert_int_equal(s.n_epoch_results, 0);   /* no validation of NaN */
+            assert_non_null(strstr(s.error, "at step 2"));
+            assert_true(strstr(s.error, "loss became NaN") || strstr(s.error, "loss became inf"));
+        }
+}
+
+/* A sane learning rate never trips it. */
+static void test_finite_loss_is_not_divergence(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    small_config(&p, &cfg, "cpu");
+    cfg.steps = 300;
+    nn_snapshot s = run_to_end(&cfg);
+    assert_int_equal(s.diverged_step, 0);
+    assert_false(nn_job_state_ended(NN_JOB_RUNNING) || nn_job_state_ended(NN_JOB_PAUSED) ||
+                 nn_job_state_ended(NN_JOB_PREPARING));
+}
+
 /* Mean of the first and the last recorded loss points of a job. */
 static void first_last_loss(const nn_job_config *cfg, float *first, float *last, nn_snapshot *out)
 {
@@ -531,6 +581,8 @@ int main(void)
         cmocka_unit_test(test_cancel_while_paused),
         cmocka_unit_test(test_bad_configs_are_refused),
         cmocka_unit_test(test_missing_data_dir_fails_the_job),
+        cmocka_unit_test(test_divergence_stops_the_job),
+        cmocka_unit_test(test_finite_loss_is_not_divergence),
         cmocka_unit_test(test_lenet_loss_falls_on_synthetic_cifar),
         cmocka_unit_test(test_mlp_loss_halves),
         cmocka_unit_test(test_cpu_matches_reference_curve),

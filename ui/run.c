@@ -6,11 +6,6 @@
 
 #include "util.h"
 
-static int ended_state(nn_job_state s)
-{
-    return s == NN_JOB_DONE || s == NN_JOB_FAILED || s == NN_JOB_CANCELLED;
-}
-
 static int start_job(ui_run *r, int k, char *err, size_t err_len)
 {
     ui_run_job *j = &r->j[k];
@@ -102,7 +97,7 @@ static unsigned poll_job(ui_run_job *j)
     j->snap = s;
     if (copy_new(j))
         bits |= UI_RUN_POINTS;
-    if (ended_state(s.state)) {
+    if (nn_job_state_ended(s.state)) {
         /* the trainer published its last snapshot before returning: join it,
          * take what it published last, and keep the copy */
         nn_job_wait(j->job);
@@ -110,7 +105,7 @@ static unsigned poll_job(ui_run_job *j)
         copy_new(j);
         j->ended = 1;
         j->t_end = nn_now();
-        if (s.state == NN_JOB_FAILED)
+        if (s.state == NN_JOB_FAILED || s.state == NN_JOB_DIVERGED)
             nn_strlcpy(j->error, j->snap.error, sizeof j->error);
         bits |= UI_RUN_STATE | UI_RUN_POINTS | UI_RUN_PROGRESS;
     }

@@ -16,6 +16,11 @@
 #include "nnlab/observe.h"
 #include "util.h"
 
+/* The exit status of a job stopped because its loss became NaN or inf
+ * (man/nnlab.1, EXIT STATUS): not a failure of the program (1), nor a usage
+ * error (2), but a result a script must not take for a trained model. */
+enum { CLI_EXIT_DIVERGED = 3 };
+
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
@@ -122,6 +127,12 @@ static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench
     printf(",\n  \"device\": ");
     cli_json_string(stdout, s->device);
     printf(",\n  \"state\": \"%s\",\n", nn_job_state_name(s->state));
+    /* where the loss became NaN or inf: "at" that step (exact) or "by" it */
+    if (s->state == NN_JOB_DIVERGED)
+        printf("  \"diverged\": {\"step\": %ld, \"exact\": %s},\n", s->diverged_step,
+               json_bool(s->diverged_exact));
+    else
+        printf("  \"diverged\": null,\n");
     printf("  \"batch\": %d,\n  \"epochs\": %d,\n  \"steps\": %ld,\n", s->batch, s->epochs, s->step);
     printf("  \"data\": {\"name\": ");
     cli_json_string(stdout, s->data_name);
@@ -181,8 +192,9 @@ static void print_step(const nn_snapshot *s, int bench)
 
 static void print_summary(const nn_snapshot *s, int bench)
 {
-    fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n",
-            bench ? "bench" : "trained", s->device, s->batch, s->step, s->elapsed_s, s->samples_per_s);
+    const char *what = s->state != NN_JOB_DONE ? "stopped" : bench ? "bench" : "trained";
+    fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n", what, s->device,
+            s->batch, s->step, s->elapsed_s, s->samples_per_s);
     print_step(s, bench);
     if (s->has_counters && s->timed_steps > 0)
         fprintf(stderr, "  per step: %.1f launches, %.1f copies to the device (%.0f bytes), "
@@ -214,7 +226,7 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
             announced = 1;
         }
         print_new_progress(job, &seen_points, &seen_epochs, quiet);
-        if (s.state == NN_JOB_DONE || s.state == NN_JOB_FAILED || s.state == NN_JOB_CANCELLED)
+        if (nn_job_state_ended(s.state))
             break;
         if (interrupted)
             nn_job_cancel(job);
@@ -261,6 +273,10 @@ static int run_job(int argc, char **argv, enum cli_command command)
         print_summary(&s, bench);
     if (o.json)
         print_json(&cfg, &s, bench);
+    if (s.state == NN_JOB_DIVERGED) {
+        fprintf(stderr, "nnlab: %s\n", s.error);
+        return CLI_EXIT_DIVERGED;
+    }
     if (s.state == NN_JOB_CANCELLED) {
         fprintf(stderr, "nnlab: cancelled after %ld steps\n", s.step);
         return CLI_EXIT_CANCELLED;

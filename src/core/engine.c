@@ -16,8 +16,14 @@
 
 const char *nn_job_state_name(nn_job_state s)
 {
-    static const char *const names[] = { "preparing", "running", "paused", "done", "cancelled", "failed" };
+    static const char *const names[] = { "preparing", "running", "paused", "done", "cancelled", "failed",
+                                         "diverged" };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+int nn_job_state_ended(nn_job_state s)
+{
+    return s == NN_JOB_DONE || s == NN_JOB_CANCELLED || s == NN_JOB_FAILED || s == NN_JOB_DIVERGED;
 }
 
 const char *nn_phase_name(enum nn_phase p)
@@ -166,8 +172,46 @@ static int take_running_loss(nn_job *job, float *sum)
     return 0;
 }
 
+/* ---- divergence -------------------------------------------------------------------- */
+
+/* A non-finite loss ends the job: nothing after it means anything, and the
+ * remaining epochs would only burn time. exact: the loss was read back after
+ * the very step that made it so; otherwise it was read back only now (a
+ * device reads it every log_every steps), so it happened by this step.
+ * Returns 2 (the loop's "diverged") when sum is not finite, else 0. */
+static int check_finite(nn_job *job, float sum, int exact)
+{
+    nn_snapshot *s = &job->mine;
+    if (isfinite(sum))
+        return 0;
+    s->diverged_step = job->tot.steps;
+    s->diverged_exact = exact;
+    nn_errorf(s->error, sizeof s->error, "loss became %s %s step %ld (lr %g): training stopped; "
+              "try a smaller learning rate", isnan(sum) ? "NaN" : "inf", exact ? "at" : "by",
+              job->tot.steps, job->cfg.lr);
+    return 2;
+}
+
+/* The step just run, when its loss is known without waiting for a device:
+ * on a host-memory backend the running sum is a read of host memory; with
+ * sync_every_step the step has read it back already. The sum was finite
+ * after the step before (or cleared), so a non-finite sum is this step's. */
+static int check_step_loss(nn_job *job)
+{
+    nn_backend *b = &job->backend;
+    float stats[2];
+    if (job->cfg.sync_every_step)
+        return check_finite(job, job->step_stats[0], 1);
+    if (!job->ops->host_memory)
+        return 0;
+    if (b->ops->download(b, stats, job->net.stats, sizeof stats) != 0)
+        return -1;
+    return check_finite(job, stats[0], 1);
+}
+
 /* Publishes the mean loss of the last `interval` steps (none when 0); the
- * wait for it counts as the steps' time on a device. */
+ * wait for it counts as the steps' time on a device. Returns 2 when that
+ * loss is not finite. */
 static int report_loss(nn_job *job, int epoch, long step_in_epoch, long interval)
 {
     double r0 = nn_now();
@@ -175,6 +219,8 @@ static int report_loss(nn_job *job, int epoch, long step_in_epoch, long interval
     if (interval > 0) {
         if (take_running_loss(job, &sum) != 0)
             return -1;
+        if (check_finite(job, sum, interval == 1) != 0)
+            return 2;
         nn_loss_point pt = { job->tot.steps, epoch, step_in_epoch, sum / (float)interval };
         publish_point(job, &pt);
     }
@@ -239,7 +285,8 @@ static int run_validation(nn_job *job, int epoch)
 
 /* ---- the loop ------------------------------------------------------------------- */
 
-/* One step of the batch at position pos of the epoch's order. */
+/* One step of the batch at position pos of the epoch's order; 2 when its
+ * loss is known to be non-finite. */
 static int run_step(nn_job *job, long pos)
 {
     long left = job->data.n_train - pos;
@@ -253,7 +300,7 @@ static int run_step(nn_job *job, long pos)
     if (rc != 0)
         return -1;
     engine_stats_add_step(job, n, nn_now() - start, t, t_graph);
-    return 0;
+    return check_step_loss(job);
 }
 
 /* Timing after the warm-up, the device's finished timings, the snapshot. */
@@ -273,32 +320,34 @@ static int after_step(nn_job *job)
 /* The rest of the epoch's loss, then validation. */
 static int end_epoch(nn_job *job, int epoch, long in_epoch, long since_report)
 {
-    if (report_loss(job, epoch, in_epoch, since_report) != 0)
-        return -1;
+    int rc = report_loss(job, epoch, in_epoch, since_report);
+    if (rc != 0)
+        return rc;
     double v0 = nn_now();
-    int rc = run_validation(job, epoch);
+    rc = run_validation(job, epoch);
     if (rc != 0)
         return rc;
     job->tot.active_s += nn_now() - v0;
     return 0;
 }
 
-/* Returns 0, 1 when cancelled, -1 on error. */
+/* Returns 0, 1 when cancelled, 2 when the loss diverged, -1 on error. */
 static int train_epoch(nn_job *job, int epoch)
 {
     long in_epoch = 0, since_report = 0;
+    int rc;
     job->mine.epoch = epoch;
     engine_shuffle(job);
     for (long pos = 0; pos < job->data.n_train && job->tot.steps < job->mine.total_steps;
          pos += job->cfg.batch) {
         if (honour_requests(job))
             return 1;
-        if (run_step(job, pos) != 0)
-            return -1;
+        if ((rc = run_step(job, pos)) != 0)
+            return rc;
         in_epoch++, since_report++;
         if (since_report == job->cfg.log_every) {
-            if (report_loss(job, epoch, in_epoch, since_report) != 0)
-                return -1;
+            if ((rc = report_loss(job, epoch, in_epoch, since_report)) != 0)
+                return rc;
             since_report = 0;
         }
         if (after_step(job) != 0)
@@ -325,13 +374,16 @@ static int finish_steps(nn_job *job)
     return 0;
 }
 
-/* Trains epoch by epoch until total_steps; returns 1 when cancelled, -1 on error. */
+/* Trains epoch by epoch until total_steps; returns 1 when cancelled, 2 when
+ * the loss diverged (the steps' figures still final), -1 on error. */
 static int train_loop(nn_job *job)
 {
     if (job->device)
         engine_read_counters(job, &job->tot.cnt_base);
     for (int epoch = 1; job->tot.steps < job->mine.total_steps; epoch++) {
         int rc = train_epoch(job, epoch);
+        if (rc == 2)
+            return finish_steps(job) != 0 ? -1 : 2;
         if (rc != 0)
             return rc;
     }
@@ -380,7 +432,7 @@ static void train(nn_job *job)
         engine_fail(job, err);
         return;
     }
-    job->mine.state = rc > 0 ? NN_JOB_CANCELLED : NN_JOB_DONE;
+    job->mine.state = rc == 2 ? NN_JOB_DIVERGED : rc > 0 ? NN_JOB_CANCELLED : NN_JOB_DONE;
     engine_publish(job);
 }
 

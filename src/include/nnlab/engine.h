@@ -25,7 +25,9 @@ typedef enum nn_job_state {
     NN_JOB_PAUSED,
     NN_JOB_DONE,
     NN_JOB_CANCELLED,
-    NN_JOB_FAILED
+    NN_JOB_FAILED,
+    NN_JOB_DIVERGED              /* stopped: the training loss became NaN or inf
+                                    (the snapshot's error says at which step) */
 } nn_job_state;
 
 /* The parts of a training step, timed separately (mean microseconds per step). */
@@ -106,7 +108,12 @@ typedef struct nn_step_counters {
 typedef struct nn_snapshot {
     enum nn_job_kind kind;
     nn_job_state state;
-    char error[NN_ERR_LEN];      /* FAILED: why */
+    char error[NN_ERR_LEN];      /* FAILED: why; DIVERGED: "loss became NaN at step N" */
+    long diverged_step;          /* DIVERGED: the global step (1-based) at which the loss
+                                    was found non-finite; */
+    int diverged_exact;          /*   1: that step made it so; 0: it was read back
+                                    only then (a device reads the loss every log_every
+                                    steps), so it happened by that step */
     double fraction_done;        /* 0..1: steps done of total_steps, or how far a
                                     calibration has come */
     char activity[NN_TEXT_LEN];  /* a calibration: what it is measuring now ("" training) */
@@ -196,6 +203,8 @@ nn_job_state nn_job_wait(nn_job *job);
 void nn_job_free(nn_job *job);
 
 const char *nn_job_state_name(nn_job_state s);
+/* 1 when a job in state s has ended: done, cancelled, failed or diverged. */
+int nn_job_state_ended(nn_job_state s);
 const char *nn_phase_name(enum nn_phase p);
 
 #endif
