@@ -236,6 +236,24 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
     print_new_progress(job, &seen_points, &seen_epochs, quiet);
 }
 
+/* A batch larger than the training set, or a job larger than the memory
+ * available, is a usage error said in the user's terms: the option given,
+ * or the preset's key. nn_job_start checks the same, in the engine's. */
+static int check_sizes(const cli_options *o, const nn_job_config *cfg)
+{
+    char key[NN_PATH_LEN + 32], err[NN_ERR_LEN + NN_PATH_LEN];
+    nn_memory_estimate m;
+    if (o->batch > 0)
+        snprintf(key, sizeof key, "--batch");
+    else
+        snprintf(key, sizeof key, "%s: [train] batch =", o->preset);
+    nn_job_memory_estimate(cfg, &m);
+    if (nn_job_check_sizes(cfg, &m, key, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "nnlab: %s\n", err);
+    return -1;
+}
+
 static int run_job(int argc, char **argv, enum cli_command command)
 {
     cli_options o;
@@ -255,6 +273,8 @@ static int run_job(int argc, char **argv, enum cli_command command)
         fprintf(stderr, "nnlab: %s\n", err);
         return CLI_EXIT_USAGE;
     }
+    if (check_sizes(&o, &cfg) != 0)
+        return CLI_EXIT_USAGE;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);

@@ -81,20 +81,29 @@ void engine_fail(nn_job *job, const char *msg)
 
 /* ---- preparation -------------------------------------------------------------- */
 
+/* The backend first: its convolution workspace completes the memory
+ * estimate, checked before the data set (the largest part) is loaded; then
+ * the batch against the training set the files actually hold. */
 static int prepare(nn_job *job, char *err, size_t err_len)
 {
     nn_job_config *c = &job->cfg;
     nn_backend_config bc = { .threads = c->threads, .tf32 = c->tf32 };
+    nn_memory_estimate m;
 
+    if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
+        return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
+    job->backend_open = 1;
+    engine_memory_estimate(c, job->ops, &job->backend, &m);
+    if (nn_job_check_sizes(c, &m, NULL, err, err_len) != 0)
+        return -1;
     if (nn_data_for_preset(&c->preset, c->data_dir[0] ? c->data_dir : NULL, c->seed,
                            &job->data, err, err_len) != 0)
         return -1;
     nn_strlcpy(job->mine.data_name, job->data.name, sizeof job->mine.data_name);
     nn_strlcpy(job->mine.data_desc, job->data.description, sizeof job->mine.data_desc);
     job->mine.data_synthetic = job->data.synthetic;
-    if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
-        return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
-    job->backend_open = 1;
+    if (engine_check_batch_rows(NULL, c->batch, job->data.n_train, job->data.name, err, err_len) != 0)
+        return -1;
     if (nn_net_create(&job->net, &job->backend, &c->preset, c->batch, c->seed, err, err_len) != 0)
         return -1;
     job->mine.n_params = nn_net_param_count(&job->net);
@@ -518,6 +527,17 @@ static int find_device(nn_job *job, char *err, size_t err_len)
     return job->ops ? 0 : -1;
 }
 
+/* A training job too large for the machine, or a batch larger than the
+ * training set, is refused before its thread starts (the trainer checks
+ * again once its backend is open, with the workspace). */
+static int check_sizes(nn_job *job, char *err, size_t err_len)
+{
+    nn_memory_estimate m;
+    if (job->cfg.kind != NN_JOB_TRAIN)
+        return 0;
+    engine_memory_estimate(&job->cfg, job->ops, NULL, &m);
+    return nn_job_check_sizes(&job->cfg, &m, NULL, err, err_len);
+}
 
 nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
 {
@@ -526,7 +546,8 @@ nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
         nn_errorf(err, err_len, "out of memory for a job");
         return NULL;
     }
-    if (resolve_config(&job->cfg, cfg, err, err_len) != 0 || find_device(job, err, err_len) != 0) {
+    if (resolve_config(&job->cfg, cfg, err, err_len) != 0 || find_device(job, err, err_len) != 0 ||
+        check_sizes(job, err, err_len) != 0) {
         free(job);
         return NULL;
     }

@@ -8,6 +8,8 @@
  *                     graph record and replay, phase timing on the device's clock
  *   engine_stats.c    per-step statistics: phase sums, the median, the
  *                     backend's counters per step, rate and ETA
+ *   engine_memory.c   sizes checked before memory is taken: the estimate,
+ *                     the memory available, the batch against the data set
  *   job_calibrate.c   the calibration job kind (NN_JOB_CALIBRATE)
  *
  * Everything a step touches is allocated before the first step (the
@@ -103,6 +105,16 @@ struct nn_job {
 void engine_publish(nn_job *job);
 /* Ends the job as FAILED with msg, published. */
 void engine_fail(nn_job *job, const char *msg);
+
+/* ---- engine_memory.c ------------------------------------------------------------ */
+
+/* nn_job_memory_estimate with the job's backend table and, once open, the
+ * backend itself (b: its convolution workspace counts; NULL: not yet). */
+void engine_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
+                            nn_memory_estimate *m);
+/* Refuses a batch larger than the rows of the training set (what: its name, or NULL). */
+int engine_check_batch_rows(const char *batch_key, int batch, long rows, const char *what,
+                            char *err, size_t err_len);
 
 /* ---- job_calibrate.c ----------------------------------------------------------- */
 

@@ -81,6 +81,67 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
     return 0;
 }
 
+/* Parameter arenas: parameters, gradients, one state arena (SGD's velocity,
+ * Adam's m), a second for Adam's v. */
+static int param_arenas(const nn_preset *p)
+{
+    return p->opt == NN_OPT_ADAM ? 4 : 3;
+}
+
+/* The batch's buffers, in floats (4 bytes each, labels included): what
+ * alloc_buffers takes besides the arenas. */
+static double batch_floats(const nn_net *net, size_t widest)
+{
+    double nb = net->max_batch, f = nb * (double)net->sample_floats + nb * 2.0 * (double)widest + 2;
+    f += net->loss == NN_LOSS_XENT ? nb : nb * net->target_width;
+    for (int i = 0; i < net->n_layers; i++)
+        if (!nn_layer_is_view(&net->layers[i].spec))
+            f += nb * (double)net->layers[i].out_floats;
+    return f;
+}
+
+static size_t workspace_bytes(const nn_net *net)
+{
+    size_t most = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const nn_layer_spec *s = &net->layers[i].spec;
+        const nn_layer_def *d = nn_layer_def_of(s->kind);
+        size_t need = d->workspace ? d->workspace(net->b, s, net->max_batch) : 0;
+        if (need > most)
+            most = need;
+    }
+    return most;
+}
+
+void nn_net_bytes_of(const nn_preset *p, int max_batch, nn_backend *b, nn_net_bytes *out)
+{
+    nn_net net;                      /* the plan only (about 9 KB) */
+    size_t widest;
+    memset(out, 0, sizeof *out);
+    out->big_layer = -1;
+    if (p->n_layers < 1 || p->n_layers > NN_MAX_LAYERS || max_batch < 1)
+        return;
+    memset(&net, 0, sizeof net);
+    net.b = b;
+    net.max_batch = max_batch;
+    net.loss = p->loss;
+    net.target_width = p->targets;
+    nn_shape in = nn_preset_input_shape(p);
+    net.sample_floats = (size_t)nn_shape_count(&in);
+    plan_layers(&net, p, &widest);
+    out->params = (double)net.n_params * sizeof(float) * param_arenas(p);
+    out->batch = batch_floats(&net, widest) * sizeof(float);
+    out->workspace = b ? (double)workspace_bytes(&net) : 0.0;
+    for (int i = 0; i < net.n_layers; i++) {
+        double bytes = (double)(net.layers[i].n_weights + net.layers[i].n_bias) * sizeof(float) *
+                       param_arenas(p);
+        if (bytes > 0 && bytes > out->big_layer_bytes) {
+            out->big_layer = i;
+            out->big_layer_bytes = bytes;
+        }
+    }
+}
+
 static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *err, size_t err_len)
 {
     size_t nb = (size_t)net->max_batch;
@@ -117,14 +178,7 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
 
 static int alloc_workspace(nn_net *net, char *err, size_t err_len)
 {
-    net->ws_bytes = 0;
-    for (int i = 0; i < net->n_layers; i++) {
-        const nn_layer_spec *s = &net->layers[i].spec;
-        const nn_layer_def *d = nn_layer_def_of(s->kind);
-        size_t need = d->workspace ? d->workspace(net->b, s, net->max_batch) : 0;
-        if (need > net->ws_bytes)
-            net->ws_bytes = need;
-    }
+    net->ws_bytes = workspace_bytes(net);
     return net_alloc(net, net->ws_bytes, &net->ws, "convolution workspace", err, err_len);
 }
 
