@@ -37,8 +37,13 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
     memset(cfg, 0, sizeof *cfg);
     cfg->preset = *p;
     cfg->seed = 1;
-    cfg->data_on_device = 1;
-    cfg->graph = 1;
+    /* the preset's [gpu] switches: by default the data on the device and
+     * CUDA graphs on, no sync every step, no TF32 (nn_preset_defaults) */
+    cfg->data_on_device = p->data_on_device;
+    cfg->pinned = p->pinned;
+    cfg->sync_every_step = p->sync_every_step;
+    cfg->graph = p->graph;
+    cfg->tf32 = p->tf32;
 }
 
 /* ---- publishing ------------------------------------------------------------ */

@@ -73,8 +73,9 @@ typedef struct nn_job_config {
     int tf32;                    /* allow TF32 tensor-core math (off: FP32 as the CPU) */
 } nn_job_config;
 
-/* Fills cfg with the preset's defaults (seed 1, warmup 0, the data on the
- * device and CUDA graphs on, no sync every step, no TF32). */
+/* Fills cfg with the preset's defaults: seed 1, warmup 0, and the GPU
+ * switches of its [gpu] section (without one: the data on the device and
+ * CUDA graphs on, no sync every step, no TF32). */
 void nn_job_config_init(nn_job_config *cfg, const nn_preset *p);
 
 typedef struct nn_loss_point {
