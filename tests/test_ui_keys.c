@@ -101,6 +101,46 @@ static void setup_keys_ask_to_start(void **state)
     free(lab);
 }
 
+/* Two jobs racing get cores of their own: a one-thread device (cpu-ref, a
+ * GPU's host thread) one core, the cpu job the rest; not every core each. */
+static void race_gives_each_job_its_own_cores(void **state)
+{
+    (void)state;
+    const char *ref[2] = { "cpu", "cpu-ref" }, *gpu[2] = { "cpu", "gpu" }, *two[2] = { "cpu", "cpu" };
+    int t[2];
+    ui_race_threads(ref, 2, 2, t);
+    assert_true(t[0] == 1 && t[1] == 1);
+    ui_race_threads(gpu, 2, 8, t);
+    assert_true(t[0] == 7 && t[1] == 1);
+    ui_race_threads(two, 2, 8, t);
+    assert_true(t[0] == 4 && t[1] == 4);
+    ui_race_threads(ref, 2, 1, t);
+    assert_true(t[0] == 1 && t[1] == 1);
+
+    /* a race started by the lab asks the engine for those shares */
+    ui_run r;
+    nn_preset p;
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(nn_preset_load(PRESETS_SRCDIR "/mnist-mlp-128.ini", &p, err, sizeof err), 0);
+    nn_job_config_init(&cfg, &p);
+    cfg.steps = 3;
+    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 0, err, sizeof err), 0);
+    assert_int_equal(r.j[1].threads, 1);
+    assert_true(r.j[0].threads >= 1 && r.j[0].threads <= (cores > 1 ? cores - 1 : 1));
+    nn_job_wait(r.j[0].job);
+    nn_job_wait(r.j[1].job);
+    ui_run_poll(&r);
+    assert_int_equal(r.j[0].snap.threads, r.j[0].threads);
+    assert_int_equal(r.j[1].snap.threads, 1);
+    ui_run_free(&r);
+    /* one after the other: each may use every core (the engine's choice) */
+    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 1, err, sizeof err), 0);
+    assert_int_equal(r.j[0].threads, 0);
+    ui_run_free(&r);
+}
+
 /* ---- the settings: typing numbers ------------------------------------------------- */
 
 static ui_action keys(ui_lab *lab, const char *typed)
@@ -340,6 +380,7 @@ int main(void)
         cmocka_unit_test(finished_screens_share_keys),
         cmocka_unit_test(running_job_is_guarded),
         cmocka_unit_test(setup_keys_ask_to_start),
+        cmocka_unit_test(race_gives_each_job_its_own_cores),
         cmocka_unit_test(enter_confirms_then_runs),
         cmocka_unit_test(typed_numbers_are_strict),
         cmocka_unit_test(sweep_ends_are_powers_of_two),

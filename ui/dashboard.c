@@ -430,7 +430,11 @@ static void draw_title(ui_lab *lab)
     const nn_snapshot *s = &r->j[0].snap;
     if (s->data_desc[0])
         snprintf(data, sizeof data, "  data: %s", s->data_desc);
-    if (r->n_jobs == 2)
+    if (r->n_jobs == 2 && !r->sequential && r->j[0].threads > 0)   /* each its own cores */
+        snprintf(t, sizeof t, "nnlab - %s: %s vs %s, RACE: %s on %d thread%s, %s on %d, batch %d%s",
+                 c->preset.name, r->j[0].device, r->j[1].device, r->j[0].device, r->j[0].threads,
+                 r->j[0].threads == 1 ? "" : "s", r->j[1].device, r->j[1].threads, c->batch, data);
+    else if (r->n_jobs == 2)
         snprintf(t, sizeof t, "nnlab - %s: %s vs %s, %s, batch %d%s", c->preset.name, r->j[0].device,
                  r->j[1].device, r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
     else

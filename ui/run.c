@@ -1,16 +1,43 @@
 /* ui/run.c - a run of one job or two side by side; see run.h. */
+#define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
 #include "run.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
+
+void ui_race_threads(const char *const *devices, int n, int cores, int *threads)
+{
+    int threaded = 0, left = cores;
+    for (int k = 0; k < n; k++) {
+        threaded += strcmp(devices[k], "cpu") == 0;
+        left -= strcmp(devices[k], "cpu") != 0;
+    }
+    for (int k = 0; k < n; k++) {
+        int share = threaded > 0 ? left / threaded : 1;
+        threads[k] = strcmp(devices[k], "cpu") != 0 ? 1 : share > 1 ? share : 1;
+    }
+}
+
+/* The cores this process may run on. */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
 
 static int start_job(ui_run *r, int k, char *err, size_t err_len)
 {
     ui_run_job *j = &r->j[k];
     nn_job_config cfg = r->cfg;
     nn_strlcpy(cfg.device, j->device, sizeof cfg.device);
+    cfg.threads = j->threads;
     j->started = 1;
     j->t_start = nn_now();
     j->job = nn_job_start(&cfg, err, err_len);
@@ -37,8 +64,18 @@ int ui_run_start(ui_run *r, const nn_job_config *cfg, const char *dev0, const ch
     nn_strlcpy(r->j[0].device, dev0, sizeof r->j[0].device);
     if (dev1)
         nn_strlcpy(r->j[1].device, dev1, sizeof r->j[1].device);
-    for (int k = 0; k < r->n_jobs; k++)
+    for (int k = 0; k < r->n_jobs; k++) {
         r->j[k].snap.state = NN_JOB_PREPARING;
+        r->j[k].threads = cfg->threads;
+    }
+    if (r->n_jobs == 2 && !r->sequential && cfg->threads == 0) {
+        /* racing: each its own cores, not both all of them */
+        const char *devices[2] = { dev0, dev1 };
+        int threads[2];
+        ui_race_threads(devices, 2, usable_cores(), threads);
+        r->j[0].threads = threads[0];
+        r->j[1].threads = threads[1];
+    }
     if (start_job(r, 0, err, err_len) != 0)
         return -1;
     if (r->n_jobs == 2 && !r->sequential)

@@ -163,7 +163,7 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     snprintf(label, llen, "%s", ui_field_label(f));
     switch (f) {
     case UI_F_DEVICE: snprintf(value, vlen, "%s%s", choice_text(s->device), ok ? "" : " (n/a)"); break;
-    case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (share the CPU)"); break;
+    case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (cores split)"); break;
     case UI_F_BATCH: snprintf(value, vlen, "%d", s->batch); break;
     case UI_F_EPOCHS: snprintf(value, vlen, "%d", s->epochs); break;
     case UI_F_STEPS:

@@ -56,7 +56,7 @@ typedef struct nn_job_config {
     long steps;                  /* > 0: stop after this many steps instead */
     double lr;                   /* 0 = the preset's */
     uint64_t seed;
-    int threads;                 /* CPU threads, 0 = all cores */
+    int threads;                 /* CPU threads, 0 = the cores free when it starts */
     char data_dir[NN_PATH_LEN];  /* "" = the preset's or the default */
     long log_every;              /* 0 = the preset's */
     int bench;                   /* time training steps only: no validation */
