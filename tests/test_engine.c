@@ -372,6 +372,13 @@ static void test_too_large_for_memory_is_refused(void **state)
     assert_non_null(strstr(err, "--batch 4096: needs ~"));
     m.available = 0;
     assert_int_equal(nn_job_check_sizes(&cfg, &m, "--batch", err, sizeof err), 0);
+
+    /* on a GPU the network is the device's: only the data and the staging are
+     * the host's (asked without loading the GPU module) */
+    strcpy(cfg.device, "gpu");
+    nn_job_memory_estimate(&cfg, &m);
+    assert_int_equal(m.device, 1);
+    assert_true(m.host >= m.data && m.host < m.data + m.batch);
 }
 
 /* The estimate adds up to what a job allocates: the data set, the network

@@ -155,10 +155,22 @@ void engine_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops,
     m->available = available_bytes();
 }
 
+/* The table of a built-in device by name. The GPU module is not loaded for
+ * an estimate (the lab asks on its UI thread, and loading the module's CUDA
+ * libraries takes a while): a stand-in says only that its memory is its own. */
+static const nn_backend_ops *ops_for_estimate(const char *name)
+{
+    static const nn_backend_ops device_memory = { .name = "gpu", .host_memory = 0 };
+    for (const nn_backend_ops *const *p = nn_builtin_backends; *p; p++)
+        if (strcmp((*p)->name, name) == 0)
+            return *p;
+    return strcmp(name, "gpu") == 0 ? &device_memory : NULL;
+}
+
 void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m)
 {
     const char *dev = cfg->device[0] ? cfg->device : cfg->preset.device;
-    engine_memory_estimate(cfg, nn_backend_find(dev), NULL, m);
+    engine_memory_estimate(cfg, ops_for_estimate(dev), NULL, m);
 }
 
 /* ---- the checks ------------------------------------------------------------------------ */
