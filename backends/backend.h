@@ -72,7 +72,7 @@ typedef struct nn_adam_hyper {
 } nn_adam_hyper;
 
 typedef struct nn_backend_config {
-    int threads;                 /* CPU threads; 0 = all cores */
+    int threads;                 /* CPU threads; 0 = the cores free now (cpu_threads.c) */
     int tf32;                    /* GPU: allow TF32 tensor-core math for float32
                                     products (off: plain FP32, as the CPU) */
 } nn_backend_config;

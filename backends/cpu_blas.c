@@ -10,7 +10,7 @@
 
 const nn_backend_ops nn_backend_cpu = {
     .name = "cpu",
-    .summary = "OpenBLAS sgemm and im2col, all cores (own thread pool)",
+    .summary = "OpenBLAS sgemm and im2col, the free cores (own thread pool)",
     .host_memory = 1,
     .probe = nn_cpu_probe,
     .open = nn_cpu_open,

@@ -75,6 +75,11 @@ int nn_cpu_threads_for(const nn_backend *b, double work, double min_per_thread);
  * a time by at most `parts` threads. */
 void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx);
 
+/* For tests (tests/test_threads.c): while hold is set, the workers join no
+ * operation, as when other programs have their cores; each operation must
+ * still end, run by the threads that take part. */
+void nn_cpu_hold_workers(nn_backend *b, int hold);
+
 /* Splits [0, len) into `parts` pieces whose boundaries are multiples of
  * `align` (except the end); piece `part` is [*lo, *hi), possibly empty. */
 void nn_cpu_split_range(size_t len, int part, int parts, size_t align, size_t *lo, size_t *hi);

@@ -13,8 +13,26 @@
  *
  * Every parallel operation is a list of items that the threads claim one at a
  * time, the caller included: a worker that wakes late, or shares its core
- * with another program, just does fewer.
+ * with another program, just does fewer. And the caller waits only for the
+ * workers that joined the operation in time, never for one that was not
+ * running when it began (its core taken by another program): that worker
+ * finds the operation closed when it wakes and skips it. Waiting for every
+ * worker instead made each operation as slow as the slowest one to be
+ * scheduled, which on a busy machine is a time slice of the other program's.
+ *
+ * A waiting thread spins briefly (what keeps a quiet machine's steps as fast
+ * as they are: the next operation comes within microseconds), yielding its
+ * core after a moment, then blocks on a condition variable.
+ *
+ * How many threads (threads = 0, the default): the cores this process may
+ * run on (sched_getaffinity) less those other programs keep busy, measured
+ * over PROBE_MS from /proc/stat on those cores (a core counts as taken from
+ * half its time used); at least one. A busy competitor on one of two cores
+ * gives one thread, as fast as two on a quiet machine's step and never
+ * slower than --threads 1. Each operation then uses as many of them as its
+ * size is worth (nn_cpu_threads_for: PAR_MIN_MACS or PAR_MIN_ELEMS each).
  */
+#define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
 #include "cpu_internal.h"
 
 #include <cblas.h>
@@ -22,8 +40,10 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -39,7 +59,8 @@
 /* ------------------------------------------------------------------------ */
 /* The thread pool.                                                          */
 
-/* A task runs as fn(ctx, part, parts) on every thread, part 0 on the caller. */
+/* A task runs as fn(ctx, part, parts) on the caller (part 0) and on each
+ * worker that joins it while it is open. */
 typedef void (*task_fn)(void *ctx, int part, int parts);
 
 typedef struct pool {
@@ -48,10 +69,12 @@ typedef struct pool {
     pthread_t workers[MAX_THREADS];
     pthread_mutex_t mu;
     pthread_cond_t wake;          /* a new task (epoch moved) or quit */
-    pthread_cond_t done;          /* busy reached 0 */
-    atomic_uint epoch;            /* bumped once per task */
-    atomic_int busy;              /* workers still running the current task */
+    pthread_cond_t done;          /* inside reached 0 */
+    atomic_uint epoch;            /* bumped once per task (never 0 once one ran) */
+    atomic_uint open;             /* the epoch workers may still join; 0: closed */
+    atomic_int inside;            /* workers running (or about to check) a task */
     atomic_int quit;
+    atomic_int held;              /* tests: workers do not join (nn_cpu_hold_workers) */
     task_fn fn;                   /* written by the caller before the epoch moves */
     void *ctx;
 } pool;
@@ -100,38 +123,62 @@ static int spin_then_block(spinner *sp)
     return 0;
 }
 
+/* Waits (spinning, then blocking) until the epoch moves from seen or the
+ * pool quits; returns the epoch. */
+static unsigned wait_for_task(pool *p, unsigned seen)
+{
+    spinner sp = { now_ns(), 0 };
+    unsigned e;
+    while ((e = atomic_load_explicit(&p->epoch, memory_order_acquire)) == seen &&
+           !atomic_load_explicit(&p->quit, memory_order_relaxed)) {
+        if (spin_then_block(&sp)) {
+            /* The caller moves the epoch under the mutex, so checking it
+             * again under the mutex cannot miss a wake-up. */
+            pthread_mutex_lock(&p->mu);
+            while (atomic_load(&p->epoch) == seen && !atomic_load(&p->quit))
+                pthread_cond_wait(&p->wake, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
+    return e;
+}
+
+/* Leaves a task; the last worker out wakes a caller waiting for it. */
+static void leave_task(pool *p)
+{
+    if (atomic_fetch_sub(&p->inside, 1) == 1) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     worker_arg *wa = arg;
     pool *p = wa->p;
     unsigned seen = 0;      /* the epoch pool_start began with, before any task */
     for (;;) {
-        spinner sp = { now_ns(), 0 };
-        unsigned e;
-        while ((e = atomic_load_explicit(&p->epoch, memory_order_acquire)) == seen &&
-               !atomic_load_explicit(&p->quit, memory_order_relaxed)) {
-            if (spin_then_block(&sp)) {
-                /* The caller moves the epoch under the mutex, so checking it
-                 * again under the mutex cannot miss a wake-up. */
-                pthread_mutex_lock(&p->mu);
-                while (atomic_load(&p->epoch) == seen && !atomic_load(&p->quit))
-                    pthread_cond_wait(&p->wake, &p->mu);
-                pthread_mutex_unlock(&p->mu);
-            }
-        }
+        unsigned e = wait_for_task(p, seen);
+        while (atomic_load(&p->held) && !atomic_load(&p->quit))
+            sched_yield();           /* as if another program had this core */
         if (atomic_load(&p->quit))
             return NULL;
         seen = e;
-        p->fn(p->ctx, wa->part, p->n);
-        if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
+        /* Join only a task still open. inside goes up before open is read
+         * and the caller closes before it reads inside (both sequentially
+         * consistent): either this worker sees the task closed, or the
+         * caller sees it inside and waits for it. */
+        atomic_fetch_add(&p->inside, 1);
+        if (atomic_load(&p->open) == e)
+            p->fn(p->ctx, wa->part, p->n);
+        leave_task(p);
     }
 }
 
-/* Runs fn on every thread of the pool and returns when all are done. */
+/* Runs fn on the caller and on each worker that joins in time, and returns
+ * when every one that joined is done. fn must get its work done whichever
+ * threads take part (the parallel loops below claim items). */
 static void pool_run(pool *p, task_fn fn, void *ctx)
 {
     if (p->n <= 1) {
@@ -140,19 +187,23 @@ static void pool_run(pool *p, task_fn fn, void *ctx)
     }
     p->fn = fn;
     p->ctx = ctx;
-    atomic_store_explicit(&p->busy, p->n - 1, memory_order_relaxed);
+    unsigned e = atomic_load_explicit(&p->epoch, memory_order_relaxed) + 1;
+    if (e == 0)
+        e = 1;              /* 0 means closed */
+    atomic_store(&p->open, e);
     pthread_mutex_lock(&p->mu);
-    atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
+    atomic_store_explicit(&p->epoch, e, memory_order_release);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
 
-    fn(ctx, 0, p->n);
+    fn(ctx, 0, p->n);       /* returns once every item is claimed */
 
+    atomic_store(&p->open, 0u);
     spinner sp = { now_ns(), 0 };
-    while (atomic_load_explicit(&p->busy, memory_order_acquire) != 0) {
+    while (atomic_load(&p->inside) != 0) {
         if (spin_then_block(&sp)) {
             pthread_mutex_lock(&p->mu);
-            while (atomic_load(&p->busy) != 0)
+            while (atomic_load(&p->inside) != 0)
                 pthread_cond_wait(&p->done, &p->mu);
             pthread_mutex_unlock(&p->mu);
         }
@@ -180,8 +231,10 @@ static int pool_start(cpu_state *s, int n)
     p->n = n;
     p->started = 0;
     atomic_init(&p->epoch, 0);
-    atomic_init(&p->busy, 0);
+    atomic_init(&p->open, 0);
+    atomic_init(&p->inside, 0);
     atomic_init(&p->quit, 0);
+    atomic_init(&p->held, 0);
     p->fn = NULL;
     p->ctx = NULL;
     pthread_mutex_init(&p->mu, NULL);
@@ -219,6 +272,11 @@ int nn_cpu_threads_for(const nn_backend *b, double work, double min_per_thread)
     if (t > 1 && work < min_per_thread * t)
         t = (int)(work / min_per_thread);
     return t < 1 ? 1 : t;
+}
+
+void nn_cpu_hold_workers(nn_backend *b, int hold)
+{
+    atomic_store(&state(b)->pool.held, hold);
 }
 
 /* A parallel loop's shared state: the next item to claim. */
@@ -270,6 +328,88 @@ void nn_cpu_ew_run(nn_backend *b, size_t n, double cost, item_fn fn, void *ctx)
 }
 
 /* ------------------------------------------------------------------------ */
+/* How many threads: the cores free now (see the top).                       */
+
+/* How long the load is measured: /proc/stat counts in ticks of 10 ms, so
+ * 5 ticks a core. A result is reused for PROBE_REUSE_S (a sweep starts a
+ * job after another). */
+#define PROBE_MS 50
+#define PROBE_REUSE_S 2.0
+
+/* Busy and total ticks of each CPU in set, from /proc/stat; -1 unreadable. */
+static int read_ticks(const cpu_set_t *set, double busy[], double total[], int max)
+{
+    char line[512];
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long v[8] = { 0 };
+        int cpu;
+        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 || cpu < 0 || cpu >= max ||
+            !CPU_ISSET(cpu, set))
+            continue;
+        /* user nice system idle iowait irq softirq steal */
+        busy[cpu] = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+        total[cpu] = busy[cpu] + (double)(v[3] + v[4]);
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The cores of set other programs kept busy over PROBE_MS (each core's busy
+ * share, added up); 0 when /proc/stat cannot tell. */
+static double busy_cores(const cpu_set_t *set)
+{
+    enum { MAXC = CPU_SETSIZE };
+    static double b0[MAXC], t0[MAXC], b1[MAXC], t1[MAXC];   /* under probe_lock */
+    struct timespec ts = { 0, PROBE_MS * 1000000L };
+    double sum = 0;
+    memset(t0, 0, sizeof t0);
+    memset(t1, 0, sizeof t1);
+    if (read_ticks(set, b0, t0, MAXC) != 0)
+        return 0;
+    nanosleep(&ts, NULL);
+    if (read_ticks(set, b1, t1, MAXC) != 0)
+        return 0;
+    for (int c = 0; c < MAXC; c++)
+        if (t1[c] > t0[c])
+            sum += (b1[c] - b0[c]) / (t1[c] - t0[c]);
+    return sum;
+}
+
+/* The rule at the top: the cores this process may use less those taken. */
+static int free_cores(void)
+{
+    static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+    static double probed_at = -1e9;
+    static int probed = 1;
+    cpu_set_t set;
+    int allowed;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        allowed = CPU_COUNT(&set);
+    } else {
+        long procs = sysconf(_SC_NPROCESSORS_ONLN);
+        allowed = procs > 0 ? (int)procs : 1;
+        for (int c = 0; c < allowed && c < CPU_SETSIZE; c++)
+            CPU_SET(c, &set);
+    }
+    if (allowed <= 1)
+        return 1;
+    pthread_mutex_lock(&probe_lock);
+    if (nn_now() - probed_at > PROBE_REUSE_S) {
+        int taken = (int)(busy_cores(&set) + 0.5);
+        probed = allowed - taken > 1 ? allowed - taken : 1;
+        probed_at = nn_now();
+    }
+    int n = probed;
+    pthread_mutex_unlock(&probe_lock);
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Lifetime.                                                                 */
 
 int nn_cpu_probe(char *why, size_t why_len)
@@ -285,10 +425,8 @@ int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg)
     int threads = cfg ? cfg->threads : 0;
     if (threads < 0)
         return nn_backend_fail(b, "cpu: %d threads asked for", threads);
-    if (threads == 0) {
-        long procs = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = procs > 0 ? (int)procs : 1;
-    }
+    if (threads == 0)
+        threads = free_cores();
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
 

@@ -51,6 +51,36 @@ grep_ok "devices: names the module folder" "$tmp/out" "^gpu  *unavailable: .*$tm
 check "--pinned needs --no-data-on-device" 2 "$NNLAB" train --preset mnist-mlp-128 --pinned --steps 1
 grep_ok "--pinned: says what to add" "$tmp/err" "no-data-on-device"
 one_line_err "--pinned: one-line error"
+# divergence: a NaN loss stops the run at once, with its own state and exit status
+check "a diverging run exits 3" 3 "$NNLAB" train --preset mnist-mlp-128 --lr 1e30 --json
+grep_ok "diverged: the JSON state" "$tmp/out" '"state": "diverged"'
+grep_ok "diverged: the JSON names the step" "$tmp/out" '"diverged": {"step": 2, "exact": true}'
+grep_ok "diverged: stopped at the first non-finite loss" "$tmp/out" '"steps": 2,'
+grep_ok "diverged: says at which step" "$tmp/err" "^nnlab: loss became \(NaN\|inf\) at step 2 "
+check "a diverging quiet run exits 3" 3 "$NNLAB" train --preset lenet-cifar10 --lr 1e30 --epochs 3 -q
+one_line_err "diverged, quiet: one-line error"
+# sizes checked before memory is taken: the issue's reproducers end at once, in
+# one line, naming the option or the key (time and peak memory where
+# /usr/bin/time can tell: under 2 s and 200 MB)
+# quick NAME: the last command took under 2 s and 200 MB
+quick() {
+    if [ ! -x /usr/bin/time ]; then n=$((n + 1)); echo "ok $n # SKIP $1: no /usr/bin/time"; return; fi
+    # the last line: time writes "Command exited with non-zero status" first
+    if tail -n 1 "$tmp/time" | awk '{ exit !($1 < 2.0 && $2 < 200000) }'; then ok "$1"
+    else echo "# took $(tail -n 1 "$tmp/time") (s, KB)"; not_ok "$1"; fi
+}
+timed() { if [ -x /usr/bin/time ]; then /usr/bin/time -o "$tmp/time" -f "%e %M" "$@"; else "$@"; fi; }
+check "a batch larger than the training set fails" 2 timed "$NNLAB" train --preset lenet-cifar10 --batch 1000000
+grep_ok "batch too large: names the option and the set" "$tmp/err" "^nnlab: --batch 1000000: larger than the training set (50000 samples)"
+one_line_err "batch too large: one-line error"
+quick "batch too large: refused at once"
+check "a preset's batch larger than the set fails" 2 "$NNLAB" bench --preset "$top_srcdir/tests/fixtures/big-batch.ini"
+grep_ok "a preset's batch: names the file and the key" "$tmp/err" "^nnlab: .*big-batch.ini: \[train\] batch = 100000: larger than the training set (60000 samples)"
+check "a layer too wide for memory fails" 2 timed "$NNLAB" train --preset "$top_srcdir/tests/fixtures/wide-layers.ini"
+grep_ok "too wide: names the layer's key and the bytes" "$tmp/err" \
+    "^nnlab: \[layer3\] out = 200000 (linear 200000->200000): needs ~4[0-9.]* GB of memory (.*), [0-9.]* [KMGT]B available$"
+one_line_err "too wide: one-line error"
+quick "too wide: refused at once"
 check "presets lists" 0 "$NNLAB" presets
 for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000; do
     grep_ok "presets lists $p" "$tmp/out" "^$p "

@@ -26,6 +26,7 @@
 /* ---- allocation counting (linked with -Wl,--wrap=...) ------------------------ */
 
 static long allocations;
+static size_t allocated_bytes;            /* the sizes asked for, never freed from */
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
 void *__real_realloc(void *p, size_t n);
@@ -34,24 +35,28 @@ int __real_posix_memalign(void **p, size_t a, size_t n);
 void *__wrap_malloc(size_t n)
 {
     __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&allocated_bytes, n, __ATOMIC_RELAXED);
     return __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t m)
 {
     __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&allocated_bytes, n * m, __ATOMIC_RELAXED);
     return __real_calloc(n, m);
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
     __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&allocated_bytes, n, __ATOMIC_RELAXED);
     return __real_realloc(p, n);
 }
 
 int __wrap_posix_memalign(void **p, size_t a, size_t n)
 {
     __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&allocated_bytes, n, __ATOMIC_RELAXED);
     return __real_posix_memalign(p, a, n);
 }
 
@@ -285,6 +290,151 @@ static void test_missing_data_dir_fails_the_job(void **state)
     nn_job_snapshot(job, &s);
     assert_non_null(strstr(s.error, "/nonexistent/nnlab-data"));
     nn_job_free(job);
+}
+
+/* A learning rate far too large: the loss becomes NaN or inf at once, and
+ * the job stops there as DIVERGED, saying at which step, instead of running
+ * its 50 epochs of NaN (on each CPU device, with and without reading the
+ * loss back every step). */
+static void test_divergence_stops_the_job(void **state)
+{
+    (void)state;
+    const char *devices[] = { "cpu", "cpu-ref" };
+    for (int d = 0; d < 2; d++)
+        for (int sync = 0; sync < 2; sync++) {
+            nn_preset p;
+            nn_job_config cfg;
+            nn_snapshot s;
+            small_config(&p, &cfg, devices[d]);
+            cfg.lr = 1e30;
+            cfg.epochs = 50;                 /* 12,800 steps if it ran on */
+            cfg.log_every = 100;
+            cfg.sync_every_step = sync;
+            nn_job *job = start_or_fail(&cfg);
+            assert_int_equal(nn_job_wait(job), NN_JOB_DIVERGED);
+            nn_job_snapshot(job, &s);
+            nn_job_free(job);
+            print_message("# %s, sync %d: %s\n", devices[d], sync, s.error);
+            assert_int_equal(s.state, NN_JOB_DIVERGED);
+            assert_string_equal(nn_job_state_name(s.state), "diverged");
+            assert_true(nn_job_state_ended(s.state));
+            /* step 1's loss is computed before its update: finite */
+            assert_int_equal(s.diverged_step, 2);
+            assert_int_equal(s.diverged_exact, 1);
+            assert_int_equal(s.step, 2);
+            assert_int_equal(s.n_epoch_results, 0);   /* no validation of NaN */
+            assert_non_null(strstr(s.error, "at step 2"));
+            assert_true(strstr(s.error, "loss became NaN") || strstr(s.error, "loss became inf"));
+        }
+}
+
+/* A sane learning rate never trips it. */
+static void test_finite_loss_is_not_divergence(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    small_config(&p, &cfg, "cpu");
+    cfg.steps = 300;
+    nn_snapshot s = run_to_end(&cfg);
+    assert_int_equal(s.diverged_step, 0);
+    assert_false(nn_job_state_ended(NN_JOB_RUNNING) || nn_job_state_ended(NN_JOB_PAUSED) ||
+                 nn_job_state_ended(NN_JOB_PREPARING));
+}
+
+/* ---- sizes checked before memory is taken ------------------------------------------ */
+
+/* A batch larger than the training set is refused at once, saying which. */
+static void test_batch_larger_than_the_data_is_refused(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    small_config(&p, &cfg, "cpu");
+    cfg.batch = 4097;                        /* the set has 4096 rows */
+    assert_null(nn_job_start(&cfg, err, sizeof err));
+    print_message("# %s\n", err);
+    assert_non_null(strstr(err, "batch 4097: larger than the training set (4096 samples)"));
+    cfg.batch = 4096;                        /* one step an epoch: allowed */
+    cfg.epochs = 1;
+    nn_snapshot s = run_to_end(&cfg);
+    assert_int_equal(s.step, 1);
+}
+
+/* A layer no machine holds is refused before anything is allocated, naming
+ * the layer's key and the bytes; so is a batch whose buffers are too large,
+ * naming the batch as the caller's user gave it. */
+static void test_too_large_for_memory_is_refused(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_memory_estimate m;
+    char err[NN_ERR_LEN];
+    small_preset(&p);
+    p.n_layers = 3;                          /* 16 -> 1048576 -> 1048576 -> 1: 4.4 TB of weights */
+    p.layers[0] = (nn_layer_spec){ .kind = NN_LAYER_LINEAR, .in = 16, .out = 1048576 };
+    p.layers[1] = (nn_layer_spec){ .kind = NN_LAYER_LINEAR, .in = 1048576, .out = 1048576 };
+    p.layers[2] = (nn_layer_spec){ .kind = NN_LAYER_LINEAR, .in = 1048576, .out = 1 };
+    assert_int_equal(nn_preset_check(&p, "wide", err, sizeof err), 0);
+    nn_job_config_init(&cfg, &p);
+    long before = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
+    assert_null(nn_job_start(&cfg, err, sizeof err));
+    assert_true(__atomic_load_n(&allocations, __ATOMIC_RELAXED) - before < 10);
+    print_message("# %s\n", err);
+    assert_non_null(strstr(err, "[layer2] out = 1048576 (linear 1048576->1048576): needs ~13.2 TB of "
+                            "memory (parameters 13.2 TB, "));
+    assert_non_null(strstr(err, "available"));
+
+    /* the batch drives it: named as given; unknown memory (0) refuses nothing */
+    small_config(&p, &cfg, "cpu");
+    cfg.batch = 4096;                        /* its buffers outweigh the 4096 rows */
+    nn_job_memory_estimate(&cfg, &m);
+    assert_true(m.available > 0);
+    assert_int_equal(nn_job_check_sizes(&cfg, &m, "--batch", err, sizeof err), 0);
+    m.available = m.host / 2;
+    assert_int_equal(nn_job_check_sizes(&cfg, &m, "--batch", err, sizeof err), -1);
+    print_message("# %s\n", err);
+    assert_non_null(strstr(err, "--batch 4096: needs ~"));
+    m.available = 0;
+    assert_int_equal(nn_job_check_sizes(&cfg, &m, "--batch", err, sizeof err), 0);
+
+    /* on a GPU the network is the device's: only the data and the staging are
+     * the host's (asked without loading the GPU module) */
+    strcpy(cfg.device, "gpu");
+    nn_job_memory_estimate(&cfg, &m);
+    assert_int_equal(m.device, 1);
+    assert_true(m.host >= m.data && m.host < m.data + m.batch);
+}
+
+/* The estimate adds up to what a job allocates: the data set, the network
+ * for its batch, the batch staging (within a quarter either way: the thread
+ * pool, the histories and the allocator's rounding are not in it). */
+static void test_memory_estimate_matches_the_job(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_memory_estimate m;
+    small_config(&p, &cfg, "cpu-ref");
+    p.rows = 20000;
+    p.layers[0].out = p.layers[3].in = 512;
+    cfg.preset = p;
+    cfg.batch = 1024;
+    cfg.steps = 2;
+    cfg.no_validation = 1;
+    assert_int_equal(nn_preset_check(&cfg.preset, "test", (char[NN_ERR_LEN]){ 0 }, NN_ERR_LEN), 0);
+    nn_job_memory_estimate(&cfg, &m);
+    size_t before = __atomic_load_n(&allocated_bytes, __ATOMIC_RELAXED);
+    run_to_end(&cfg);
+    double used = (double)(__atomic_load_n(&allocated_bytes, __ATOMIC_RELAXED) - before);
+    print_message("# estimated %.0f bytes (params %.0f, batch %.0f, data %.0f), allocated %.0f\n",
+                  m.host, m.params, m.batch, m.data, used);
+    assert_int_equal(m.device, 0);
+    assert_int_equal(m.train_rows, 20000);
+    assert_true(m.host > 0.8 * used && m.host < 1.25 * used);
+    assert_true(m.batch > m.params);         /* 1024 x 512 activations beat 17k weights */
 }
 
 /* Mean of the first and the last recorded loss points of a job. */
@@ -559,6 +709,11 @@ int main(void)
         cmocka_unit_test(test_cancel_reports_partial_loss),
         cmocka_unit_test(test_bad_configs_are_refused),
         cmocka_unit_test(test_missing_data_dir_fails_the_job),
+        cmocka_unit_test(test_divergence_stops_the_job),
+        cmocka_unit_test(test_finite_loss_is_not_divergence),
+        cmocka_unit_test(test_batch_larger_than_the_data_is_refused),
+        cmocka_unit_test(test_too_large_for_memory_is_refused),
+        cmocka_unit_test(test_memory_estimate_matches_the_job),
         cmocka_unit_test(test_lenet_loss_falls_on_synthetic_cifar),
         cmocka_unit_test(test_mlp_loss_halves),
         cmocka_unit_test(test_cpu_matches_reference_curve),

@@ -172,6 +172,17 @@ static void assert_same_preset(const nn_preset *a, const nn_preset *b)
     assert_memory_equal(&a->beta1, &b->beta1, sizeof a->beta1);
     assert_memory_equal(&a->beta2, &b->beta2, sizeof a->beta2);
     assert_memory_equal(&a->eps, &b->eps, sizeof a->eps);
+    assert_string_equal(a->compare, b->compare);
+    assert_int_equal(a->data_on_device, b->data_on_device);
+    assert_int_equal(a->pinned, b->pinned);
+    assert_int_equal(a->sync_every_step, b->sync_every_step);
+    assert_int_equal(a->graph, b->graph);
+    assert_int_equal(a->tf32, b->tf32);
+    assert_int_equal(a->race, b->race);
+    assert_int_equal(a->sweep_from, b->sweep_from);
+    assert_int_equal(a->sweep_to, b->sweep_to);
+    assert_int_equal(a->sweep_steps, b->sweep_steps);
+    assert_int_equal(a->sweep_cpu_ref, b->sweep_cpu_ref);
     assert_int_equal(a->n_layers, b->n_layers);
     assert_memory_equal(a->layers, b->layers, sizeof a->layers[0] * (size_t)a->n_layers);
 }
@@ -376,6 +387,55 @@ static void test_roundtrip_awkward_values(void **state)
     assert_non_null(strstr(text, "\n[layer1]\ntype = linear\nin = 6\nout = 8\n"));
     assert_null(strstr(text, "momentum"));           /* sgd keys are not written for adam */
     free(text);
+    free(p);
+    free(q);
+}
+
+/* The lab's settings besides the preset's own: the device run beside,
+ * the GPU switches, race or in turn, the sweep. Every one is saved and read
+ * back; a preset without them (every shipped one) gets the defaults. */
+static void test_roundtrip_lab_settings(void **state)
+{
+    char path[NN_PATH_LEN], shipped_file[NN_PATH_LEN], err[NN_ERR_LEN] = "";
+    nn_preset *p = malloc(sizeof *p);
+    (void)state;
+    assert_non_null(p);
+    build_preset(p);
+    nn_strlcpy(p->device, "cpu", sizeof p->device);
+    nn_strlcpy(p->compare, "cpu-ref", sizeof p->compare);
+    p->data_on_device = 0;
+    p->pinned = 1;
+    p->sync_every_step = 1;
+    p->graph = 0;
+    p->tf32 = 1;
+    p->race = 1;
+    p->sweep_from = 16;
+    p->sweep_to = 256;
+    p->sweep_steps = 7;
+    p->sweep_cpu_ref = 1;
+    path_of(path, tmp_root, "lab-settings.ini");
+    if (nn_preset_save(path, p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(nn_preset_check(p, "built", err, sizeof err), 0);
+    nn_preset *q = load_ok(path);
+    assert_same_preset(p, q);
+    char *text = read_all(path);
+    assert_non_null(strstr(text, "device = cpu\ncompare = cpu-ref\n"));
+    assert_non_null(strstr(text, "\n[gpu]\ndata_on_device = false\npinned = true\n"));
+    assert_non_null(strstr(text, "\n[lab]\nrace = true\nsweep_from = 16\nsweep_to = 256\n"));
+    free(text);
+
+    shipped_path(shipped_file, "lenet-cifar10");
+    nn_preset *s = load_ok(shipped_file);
+    assert_string_equal(s->compare, "");
+    assert_int_equal(s->data_on_device, 1);
+    assert_int_equal(s->graph, 1);
+    assert_int_equal(s->sync_every_step, 0);
+    assert_int_equal(s->race, 0);
+    assert_int_equal(s->sweep_from, 1);
+    assert_int_equal(s->sweep_to, 4096);
+    assert_int_equal(s->sweep_steps, 20);
+    free(s);
     free(p);
     free(q);
 }
@@ -843,6 +903,12 @@ static bad_case bad_cases[] = {
     { "bad-stride.ini", { "[layer1] stride = 0", "must be in 1..1048576" } },
     { "bad-reshape.ini", { "[layer2] shape = 1x15: holds 15 values, but the previous layer gives 16" } },
     { "bad-shape-syntax.ini", { "[layer2] shape = 1by16", "like 1x16" } },
+    { "bad-sweep-from.ini", { "[lab] sweep_from = 13", "a power of two (8 or 16)" } },
+    { "bad-sweep-order.ini", { "[lab] sweep_to = 32", "below sweep_from = 64" } },
+    { "bad-sweep-steps.ini", { "[lab] sweep_steps = 0", "must be in 1..100000" } },
+    { "bad-compare.ini", { "[train] compare = tpu", "cpu, cpu-ref or gpu" } },
+    { "bad-compare-same.ini", { "[train] compare = cpu", "the same as device" } },
+    { "bad-gpu-switch.ini", { "[gpu] graph = maybe", "expected true or false" } },
     { "bad-loss.ini", { "[train] loss = cross_entropy", "gives 12", "10 classes" } },
     { "bad-mse-targets.ini", { "[train] loss = mse", "targets = 2" } },
     { "bad-random-xent.ini", { "[train] loss = cross_entropy", "use mse" } },
@@ -901,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_mnist_mlp_shapes),
         cmocka_unit_test(test_roundtrip_shipped),
         cmocka_unit_test(test_roundtrip_awkward_values),
+        cmocka_unit_test(test_roundtrip_lab_settings),
         cmocka_unit_test(test_longest_data_dir),
         cmocka_unit_test(test_save_creates_folder),
         cmocka_unit_test(test_save_impossible_path),
@@ -922,9 +989,9 @@ int main(void)
         BAD(0), BAD(1), BAD(2), BAD(3), BAD(4), BAD(5), BAD(6), BAD(7), BAD(8), BAD(9),
         BAD(10), BAD(11), BAD(12), BAD(13), BAD(14), BAD(15), BAD(16), BAD(17), BAD(18),
         BAD(19), BAD(20), BAD(21), BAD(22), BAD(23), BAD(24), BAD(25), BAD(26), BAD(27),
-        BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35), BAD(36),
-        BAD(37),
+        BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35),
+        BAD(36), BAD(37), BAD(38), BAD(39), BAD(40), BAD(41), BAD(42), BAD(43),
     };
-    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 38, "add a BAD(i) per bad case");
+    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 44, "add a BAD(i) per bad case");
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "setup_fields.h"
 #include "ui.h"
 
 static ui_lab *new_lab(enum ui_screen screen)
@@ -99,6 +101,277 @@ static void setup_keys_ask_to_start(void **state)
     free(lab);
 }
 
+/* Two jobs racing get cores of their own: a one-thread device (cpu-ref, a
+ * GPU's host thread) one core, the cpu job the rest; not every core each. */
+static void race_gives_each_job_its_own_cores(void **state)
+{
+    (void)state;
+    const char *ref[2] = { "cpu", "cpu-ref" }, *gpu[2] = { "cpu", "gpu" }, *two[2] = { "cpu", "cpu" };
+    int t[2];
+    ui_race_threads(ref, 2, 2, t);
+    assert_true(t[0] == 1 && t[1] == 1);
+    ui_race_threads(gpu, 2, 8, t);
+    assert_true(t[0] == 7 && t[1] == 1);
+    ui_race_threads(two, 2, 8, t);
+    assert_true(t[0] == 4 && t[1] == 4);
+    ui_race_threads(ref, 2, 1, t);
+    assert_true(t[0] == 1 && t[1] == 1);
+
+    /* a race started by the lab asks the engine for those shares */
+    ui_run r;
+    nn_preset p;
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(nn_preset_load(PRESETS_SRCDIR "/mnist-mlp-128.ini", &p, err, sizeof err), 0);
+    nn_job_config_init(&cfg, &p);
+    cfg.steps = 3;
+    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 0, err, sizeof err), 0);
+    assert_int_equal(r.j[1].threads, 1);
+    assert_true(r.j[0].threads >= 1 && r.j[0].threads <= (cores > 1 ? cores - 1 : 1));
+    nn_job_wait(r.j[0].job);
+    nn_job_wait(r.j[1].job);
+    ui_run_poll(&r);
+    assert_int_equal(r.j[0].snap.threads, r.j[0].threads);
+    assert_int_equal(r.j[1].snap.threads, 1);
+    ui_run_free(&r);
+    /* one after the other: each may use every core (the engine's choice) */
+    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 1, err, sizeof err), 0);
+    assert_int_equal(r.j[0].threads, 0);
+    ui_run_free(&r);
+}
+
+/* ---- the settings: typing numbers ------------------------------------------------- */
+
+static ui_action keys(ui_lab *lab, const char *typed)
+{
+    ui_action act = UI_ACT_IGNORED;
+    for (const char *c = typed; *c; c++)
+        act = ui_setup_key(lab, (unsigned char)*c);
+    return act;
+}
+
+static ui_lab *fields_lab(int field)
+{
+    ui_lab *lab = new_lab(UI_SETUP);
+    ui_settings_defaults(&lab->setup.set);
+    lab->setup.focus_fields = 1;
+    lab->setup.field = field;
+    return lab;
+}
+
+/* The Enter that confirms a typed value does not start a run; the next one
+ * does. r and w alike. */
+static void enter_confirms_then_runs(void **state)
+{
+    (void)state;
+    ui_lab *lab = fields_lab(UI_F_BATCH);
+    assert_int_equal(keys(lab, "64"), UI_ACT_HANDLED);
+    assert_string_equal(lab->setup.edit, "64");
+    assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_HANDLED);
+    assert_int_equal(lab->setup.set.batch, 64);
+    assert_string_equal(lab->setup.edit, "");
+    assert_non_null(strstr(lab->message, "Enter or r runs"));
+    assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
+    assert_int_equal(keys(lab, "128"), UI_ACT_HANDLED);
+    assert_int_equal(ui_setup_key(lab, 'r'), UI_ACT_HANDLED);     /* confirms only */
+    assert_int_equal(lab->setup.set.batch, 128);
+    assert_int_equal(ui_setup_key(lab, 'r'), UI_ACT_START_RUN);
+    assert_int_equal(keys(lab, "3"), UI_ACT_HANDLED);
+    assert_int_equal(ui_setup_key(lab, 'w'), UI_ACT_HANDLED);
+    assert_int_equal(ui_setup_key(lab, 'w'), UI_ACT_START_SWEEP);
+    free(lab);
+}
+
+/* "1.5" and "1e3" are not batch sizes: refused with the range, the old
+ * value kept, and the text left in the field, so that pressing Enter again
+ * does not start a run with the old value. Esc drops it. */
+static void typed_numbers_are_strict(void **state)
+{
+    (void)state;
+    const char *bad[] = { "1.5", "1e3", "0", "2000000", "3-4" };
+    ui_lab *lab = fields_lab(UI_F_BATCH);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lab->setup.edit[0] = '\0';
+        keys(lab, bad[i]);
+        assert_string_equal(lab->setup.edit, bad[i]);
+        assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_HANDLED);
+        assert_int_equal(lab->setup.set.batch, 32);
+        assert_int_equal(lab->message_error, 1);
+        assert_non_null(strstr(lab->message, "Batch size: "));
+        assert_non_null(strstr(lab->message, "1..1048576"));
+        assert_non_null(strstr(lab->message, "kept the old value"));
+        assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_HANDLED);   /* still not a run */
+        assert_int_equal(ui_setup_key(lab, KEY_DOWN), UI_ACT_HANDLED);
+        assert_int_equal(lab->setup.field, UI_F_BATCH);               /* stays to be fixed */
+    }
+    assert_int_equal(ui_setup_key(lab, 27), UI_ACT_HANDLED);
+    assert_string_equal(lab->setup.edit, "");
+    assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
+
+    /* the learning rate takes 1e3 and 1.5; not what a float cannot hold */
+    lab->setup.field = UI_F_LR;
+    keys(lab, "1e3\n");
+    assert_true(lab->setup.set.lr == 1000.0);
+    keys(lab, "1.5\n");
+    assert_true(lab->setup.set.lr == 1.5);
+    keys(lab, "1e39\n");
+    assert_true(lab->setup.set.lr == 1.5);
+    assert_non_null(strstr(lab->message, "Learning rate: 1e39 is out of range"));
+    free(lab);
+}
+
+/* The sweep doubles the batch: its ends are powers of two. */
+static void sweep_ends_are_powers_of_two(void **state)
+{
+    (void)state;
+    ui_lab *lab = fields_lab(UI_F_SWEEP_FROM);
+    keys(lab, "13\n");
+    assert_int_equal(lab->setup.set.sweep_from, 1);
+    assert_non_null(strstr(lab->message, "Sweep from: 13 is not a power of two"));
+    assert_non_null(strstr(lab->message, "8 or 16"));
+    ui_setup_key(lab, 27);
+    keys(lab, "16\n");
+    assert_int_equal(lab->setup.set.sweep_from, 16);
+    lab->setup.field = UI_F_SWEEP_TO;
+    keys(lab, "8\n");                  /* below Sweep from */
+    assert_int_equal(lab->setup.set.sweep_to, 4096);
+    assert_non_null(strstr(lab->message, "16..1048576"));
+    free(lab);
+}
+
+static ui_lab *lab_with_preset(const char *name)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    ui_lab *lab = fields_lab(UI_F_BATCH);
+    snprintf(path, sizeof path, "%s/%s.ini", PRESETS_SRCDIR, name);
+    assert_int_equal(nn_preset_load(path, &lab->setup.preset, err, sizeof err), 0);
+    lab->setup.preset_ok = 1;
+    ui_settings_from_preset(&lab->setup.set, &lab->setup.preset);
+    return lab;
+}
+
+/* No batch larger than the training set: typed, doubled, or started. */
+static void batch_is_bounded_by_the_data(void **state)
+{
+    (void)state;
+    ui_lab *lab = lab_with_preset("mnist-mlp-128");
+    const char *names[2];
+    assert_int_equal(ui_batch_max(lab), 60000);
+    keys(lab, "1048576\n");
+    assert_int_equal(lab->setup.set.batch, 32);
+    assert_non_null(strstr(lab->message, "1..60000 (the training set's size)"));
+    ui_setup_key(lab, 27);
+    lab->setup.set.batch = 32768;
+    ui_setup_key(lab, '+');
+    assert_int_equal(lab->setup.set.batch, 60000);
+    /* a value set some other way is refused at the start, naming the field */
+    lab->setup.set.batch = 1048576;
+    lab->setup.dev_known = 1;
+    lab->setup.dev_ok[UI_DEV_CPU] = 1;
+    assert_int_equal(ui_setup_start_devices(lab, 0, names, 2), -1);
+    assert_non_null(strstr(lab->message, "Batch size 1048576: larger than the training set (60000 samples)"));
+    lab->setup.set.batch = 60000;
+    assert_int_equal(ui_setup_start_devices(lab, 0, names, 2), 1);
+    free(lab);
+}
+
+/* ---- saving the settings ------------------------------------------------------------ */
+
+/* Every setting survives a save and a load: the device run beside, race or
+ * in turn, the GPU switches, the sweep. */
+static void settings_roundtrip_through_a_preset(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/nnlab-ui-keys-XXXXXX", path[NN_PATH_LEN], err[NN_ERR_LEN];
+    ui_lab *lab = lab_with_preset("lenet-cifar10");
+    ui_settings a = lab->setup.set, b;
+    nn_preset p = lab->setup.preset, q;
+    a.device = UI_CH_CPU_CPU_REF;
+    a.sequential = 0;
+    a.batch = 64;
+    a.epochs = 3;
+    a.lr = 0.25;
+    a.data_on_device = 0;
+    a.sync_every_step = 1;
+    a.cuda_graph = 0;
+    a.sweep_from = 8;
+    a.sweep_to = 512;
+    a.sweep_steps = 11;
+    a.sweep_all = 1;
+    ui_settings_to_preset(&a, &p);
+    ui_settings_describe(&a, "lenet-cifar10", p.description, sizeof p.description);
+    assert_string_equal(p.description, "Saved from lenet-cifar10 in the lab: cpu and cpu-ref racing, "
+                                       "batch 64, 3 epochs, lr 0.25");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/copy.ini", dir);
+    assert_int_equal(nn_preset_save(path, &p, err, sizeof err), 0);
+    assert_int_equal(nn_preset_load(path, &q, err, sizeof err), 0);
+    assert_string_equal(q.compare, "cpu-ref");
+    ui_settings_defaults(&b);
+    ui_settings_from_preset(&b, &q);
+    b.steps = a.steps;                       /* not a preset's */
+    assert_memory_equal(&a, &b, sizeof a);
+    unlink(path);
+    rmdir(dir);
+    free(lab);
+}
+
+static void type_name(ui_lab *lab, const char *name)
+{
+    lab->input[0] = '\0';
+    for (const char *c = name; *c; c++)
+        ui_dialog_key(lab, (unsigned char)*c);
+}
+
+/* A name that is not ASCII is said so, not cut ("caf"); a shipped
+ * preset's name asks before hiding it; the copy describes itself. */
+static void save_dialog_names(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/nnlab-ui-keys-XXXXXX", path[NN_PATH_LEN], err[NN_ERR_LEN];
+    nn_preset q;
+    assert_non_null(mkdtemp(dir));
+    setenv("XDG_CONFIG_HOME", dir, 1);
+    setenv("NNLAB_PRESETS_DIR", PRESETS_SRCDIR, 1);
+    ui_lab *lab = lab_with_preset("lenet-cifar10");
+    ui_dialog_open_save(lab);
+    assert_int_equal(lab->dialog, UI_DLG_SAVE);
+    type_name(lab, "caf\xc3\xa9");
+    assert_string_equal(lab->input, "caf");
+    assert_non_null(strstr(lab->message, "ASCII"));
+
+    type_name(lab, "lenet-cifar10");
+    ui_dialog_key(lab, '\n');
+    assert_int_equal(lab->dialog, UI_DLG_SHADOW);
+    ui_dialog_key(lab, 'n');
+    assert_int_equal(lab->dialog, UI_DLG_SAVE);
+    ui_dialog_key(lab, '\n');
+    assert_int_equal(lab->dialog, UI_DLG_SHADOW);
+    ui_dialog_key(lab, 'y');
+    assert_int_equal(lab->dialog, UI_DLG_NONE);
+    snprintf(path, sizeof path, "%s/nnlab/presets/lenet-cifar10.ini", dir);
+    assert_int_equal(nn_preset_load(path, &q, err, sizeof err), 0);
+    assert_non_null(strstr(q.description, "Saved from lenet-cifar10 in the lab: cpu, batch 4"));
+    assert_null(strstr(q.description, "measured"));
+
+    /* yours exists now: the question is the overwrite one */
+    ui_dialog_open_save(lab);
+    type_name(lab, "lenet-cifar10");
+    ui_dialog_key(lab, '\n');
+    assert_int_equal(lab->dialog, UI_DLG_OVERWRITE);
+    ui_dialog_key(lab, 27);
+    ui_dialog_key(lab, 27);
+    ui_setup_free(lab);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/nnlab/presets", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/nnlab", dir);
+    rmdir(path);
+    rmdir(dir);
+    free(lab);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -107,6 +380,13 @@ int main(void)
         cmocka_unit_test(finished_screens_share_keys),
         cmocka_unit_test(running_job_is_guarded),
         cmocka_unit_test(setup_keys_ask_to_start),
+        cmocka_unit_test(race_gives_each_job_its_own_cores),
+        cmocka_unit_test(enter_confirms_then_runs),
+        cmocka_unit_test(typed_numbers_are_strict),
+        cmocka_unit_test(sweep_ends_are_powers_of_two),
+        cmocka_unit_test(batch_is_bounded_by_the_data),
+        cmocka_unit_test(settings_roundtrip_through_a_preset),
+        cmocka_unit_test(save_dialog_names),
     };
     return cmocka_run_group_tests_name("ui_keys", tests, NULL, NULL);
 }

@@ -115,6 +115,11 @@ static void test_job_status(void **state)
     strcpy(s.error, "out of memory");
     ui_fmt_job_status(&s, buf, sizeof buf, 0);
     assert_string_equal(buf, "failed: out of memory");
+    /* a job stopped by a NaN loss says so, not a step count and an ETA */
+    s.state = NN_JOB_DIVERGED;
+    strcpy(s.error, "loss became NaN at step 2 (lr 1e+30): training stopped");
+    ui_fmt_job_status(&s, buf, sizeof buf, 0);
+    assert_string_equal(buf, "diverged: loss became NaN at step 2 (lr 1e+30): training stopped");
 }
 
 static void assert_name(const char *in, const char *want)

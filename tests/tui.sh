@@ -114,8 +114,17 @@ else
     ok "CPU and GPU side by side # SKIP a GPU is available"
     ok "without a GPU the lab says why it cannot race # SKIP a GPU is available"
 fi
+expect "the memory a run needs, and what is available" "memory +needs ~[0-9]+ [KMG]B of [0-9.]+ [MGT]B available"
 keys Down Down Down Down 2 0 0 0 0 Enter
 expect "a step count is typed into its field" ">Steps +20000"
+expect "the Enter that confirms it starts nothing" "Steps set: Enter or r runs"
+if grep -q "Presets (" "$tmp/screen"; then ok "still on the setup screen"; else not_ok "still on the setup screen"; fi
+keys Up 1 . 5 Enter
+expect "a typed value that is not a whole number is refused, with the range" "Epochs: '1\.5' is not a whole number: type 1\.\.100000"
+keys Enter
+if grep -q "Presets (" "$tmp/screen" && ! grep -q "Calibrating" "$tmp/screen"; then ok "Enter on a refused value starts nothing"
+else not_ok "Enter on a refused value starts nothing"; fi
+keys Escape
 
 # --- first use: calibrating, then the run --------------------------------------
 regime="(overhead|memory|compute)-bound"
@@ -223,6 +232,14 @@ keys e
 expect "e again brings the sweep chart back" "samples/s \(log\)" 5
 keys Escape
 expect "Esc goes back to setup after the sweep" "Presets \([0-9]+\)" 10
+
+# --- a learning rate far too large: the run stops at once, saying so ----------------------------
+focus_field "Learning rate" && keys 1 e 3 0 Enter Enter
+expect "a diverging run stops with a banner" "DIVERGED on cpu: loss became (NaN|inf) at step 2" 20
+expect "its row says diverged" "DIVERGED: loss became" 5
+keys Escape
+expect "Esc goes back to setup after it" "Presets \([0-9]+\)" 10
+focus_field "Learning rate" && keys 0 . 0 0 1 Enter
 
 # --- quit while running, with Ctrl-C ---------------------------------------------------------
 keys Enter

@@ -22,11 +22,6 @@ int ui_calib_start(ui_calib_run *c, const char *device, int threads, char *err, 
     return 0;
 }
 
-static int ended(nn_job_state s)
-{
-    return s == NN_JOB_DONE || s == NN_JOB_FAILED || s == NN_JOB_CANCELLED;
-}
-
 int ui_calib_poll(ui_calib_run *c, double *fraction, char *what, size_t what_len)
 {
     nn_snapshot s;
@@ -35,7 +30,7 @@ int ui_calib_poll(ui_calib_run *c, double *fraction, char *what, size_t what_len
     nn_job_snapshot(c->job, &s);
     *fraction = s.fraction_done;
     snprintf(what, what_len, "%s", s.state == NN_JOB_PREPARING && !s.activity[0] ? "starting" : s.activity);
-    return ended(s.state);
+    return nn_job_state_ended(s.state);
 }
 
 int ui_calib_finish(ui_calib_run *c, nn_calibration *cal, char *note, size_t note_len, char *err,

@@ -49,9 +49,21 @@ void ui_dashboard_stop(ui_lab *lab)
 
 /* New data marks panels pending (drawn at the next frame slot); a change of
  * state is drawn at once. */
+/* A job that just diverged is said on the status row as well. */
+static void tell_divergence(ui_lab *lab, const nn_job_state before[2])
+{
+    const ui_run *r = &lab->dashboard.run;
+    for (int k = 0; k < r->n_jobs; k++)
+        if (r->j[k].snap.state == NN_JOB_DIVERGED && before[k] != NN_JOB_DIVERGED)
+            ui_set_message(lab, 1, "%s: %s", r->j[k].device, r->j[k].snap.error);
+}
+
 void ui_dashboard_poll(ui_lab *lab)
 {
+    nn_job_state before[2] = { lab->dashboard.run.j[0].snap.state, lab->dashboard.run.j[1].snap.state };
     unsigned bits = ui_run_poll(&lab->dashboard.run);
+    if (bits & UI_RUN_STATE)
+        tell_divergence(lab, before);
     if (bits & UI_RUN_POINTS)
         lab->pending |= UI_D_CHART | UI_D_SIDE;
     if (bits & UI_RUN_PROGRESS)
@@ -100,6 +112,23 @@ static void free_curves(curves *c)
     free(c->vy);
 }
 
+/* A job whose loss became NaN or inf stopped there: said across the top of
+ * the chart, which ends where the loss stopped meaning anything. */
+static void draw_divergence_banner(ui_lab *lab, ui_rect box)
+{
+    const ui_run *r = &lab->dashboard.run;
+    ui_rect in = ui_rect_inner(box);
+    int y = in.y;
+    for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
+        const ui_run_job *j = &r->j[k];
+        if (j->snap.state != NN_JOB_DIVERGED)
+            continue;
+        mvhline(y, in.x, ' ', in.w);
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, " DIVERGED on %s: %s ", j->device,
+                j->snap.error);
+    }
+}
+
 static void draw_chart(ui_lab *lab)
 {
     ui_run *r = &lab->dashboard.run;
@@ -126,6 +155,7 @@ static void draw_chart(ui_lab *lab)
                   NULL, 0);
     for (int k = 0; k < 2; k++)
         free_curves(&c[k]);
+    draw_divergence_banner(lab, lab->layout.chart);
 }
 
 /* ---- side panel: validation and the side-by-side summary ---------------------------- */
@@ -286,6 +316,11 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
         ui_putf(y, x + 9, w - 9, ui_attr(lab, UI_ERROR), "failed: %s", j->error[0] ? j->error : j->snap.error);
         return;
     }
+    if (j->snap.state == NN_JOB_DIVERGED) {   /* what it ran until then stays below */
+        ui_putf(y, x + 9, w - 9, ui_attr(lab, UI_ERROR), "DIVERGED: %s", j->snap.error);
+        draw_phases(lab, j, y + 1, x, w - 1);
+        return;
+    }
     ui_fmt_job_status(&j->snap, status, sizeof status, 0);
     if (9 + 10 + 6 + (int)strlen(status) + 11 > w)   /* label, a 10-column bar, "100% ", the state */
         ui_fmt_job_status(&j->snap, status, sizeof status, 1);
@@ -395,7 +430,11 @@ static void draw_title(ui_lab *lab)
     const nn_snapshot *s = &r->j[0].snap;
     if (s->data_desc[0])
         snprintf(data, sizeof data, "  data: %s", s->data_desc);
-    if (r->n_jobs == 2)
+    if (r->n_jobs == 2 && !r->sequential && r->j[0].threads > 0)   /* each its own cores */
+        snprintf(t, sizeof t, "nnlab - %s: %s vs %s, RACE: %s on %d thread%s, %s on %d, batch %d%s",
+                 c->preset.name, r->j[0].device, r->j[1].device, r->j[0].device, r->j[0].threads,
+                 r->j[0].threads == 1 ? "" : "s", r->j[1].device, r->j[1].threads, c->batch, data);
+    else if (r->n_jobs == 2)
         snprintf(t, sizeof t, "nnlab - %s: %s vs %s, %s, batch %d%s", c->preset.name, r->j[0].device,
                  r->j[1].device, r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
     else

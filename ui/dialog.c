@@ -1,6 +1,7 @@
 /* ui/dialog.c - the questions the lab asks in a box over the screen: the
- * name to save a preset under (sanitised to a safe file name), whether to
- * overwrite it, whether to quit or go back while a job runs; the
+ * name to save a preset under (sanitised to a safe ASCII file name), whether
+ * to overwrite it or hide a shipped preset of that name, whether to quit or
+ * go back while a job runs; the
  * calibration boxes are ui/calib_dialog.c's. Every error
  * goes to the status row, never to the terminal. */
 #include "ui.h"
@@ -41,18 +42,31 @@ static int save_target(ui_lab *lab, char *name, size_t nlen, char *path, size_t 
     return 0;
 }
 
-/* Saves the selected preset with the current settings under path. */
+/* The shipped preset a save under `name` would hide (nn_preset_find looks
+ * in your folder first), when there is one and no file of yours hides it
+ * already. */
+static int hides_shipped(const char *name, const char *path)
+{
+    char shipped[NN_PATH_LEN];
+    if (access(path, F_OK) == 0)
+        return 0;                    /* yours already: the overwrite question */
+    if ((size_t)snprintf(shipped, sizeof shipped, "%s/%s.ini", nn_preset_system_dir(), name) >= sizeof shipped)
+        return 0;
+    return access(shipped, F_OK) == 0;
+}
+
+/* Saves the selected preset with the current settings under path: every
+ * setting the lab has (the device run beside, race or in turn, the GPU
+ * switches, the sweep; nn_preset's [train] compare, [gpu] and [lab]), and a
+ * description of its own: the original's may claim measurements this copy
+ * never made. */
 static void save(ui_lab *lab, const char *name, const char *path)
 {
     nn_preset p = lab->setup.preset;
     char err[NN_ERR_LEN];
-    int devs[2];
-    ui_choice_devices(lab->setup.set.device, devs);
     snprintf(p.name, sizeof p.name, "%s", name);
-    snprintf(p.device, sizeof p.device, "%s", ui_device_name(devs[0]));
-    p.batch = lab->setup.set.batch;
-    p.epochs = lab->setup.set.epochs;
-    p.lr = (float)lab->setup.set.lr;
+    ui_settings_to_preset(&lab->setup.set, &p);
+    ui_settings_describe(&lab->setup.set, lab->setup.preset.name, p.description, sizeof p.description);
     close_dialog(lab);
     if (nn_preset_save(path, &p, err, sizeof err) != 0) {
         ui_set_message(lab, 1, "not saved: %s", err);
@@ -71,15 +85,25 @@ static void save_key(ui_lab *lab, int ch)
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
         if (save_target(lab, name, sizeof name, path, sizeof path) != 0)
             return;
+        snprintf(lab->save_path, sizeof lab->save_path, "%s", path);
         if (access(path, F_OK) == 0) {
-            snprintf(lab->save_path, sizeof lab->save_path, "%s", path);
             lab->dialog = UI_DLG_OVERWRITE;
+            return;
+        }
+        if (hides_shipped(name, path)) {
+            lab->dialog = UI_DLG_SHADOW;
             return;
         }
         save(lab, name, path);
     } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
         if (n > 0)
             lab->input[n - 1] = '\0';
+    } else if (ch >= 0x80 && ch <= 0xff) {
+        /* a byte of a UTF-8 letter: file names stay ASCII, the same on
+         * every file system and in every locale, so say so rather than
+         * drop it ("cafe", not "caf") */
+        ui_set_message(lab, 1, "a preset's name is ASCII: letters a-z, digits, '.', '_' or '-' "
+                       "(type e for é)");
     } else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof lab->input) {
         lab->input[n] = (char)ch;    /* sanitised when saved; shown as typed */
         lab->input[n + 1] = '\0';
@@ -97,7 +121,7 @@ ui_action ui_dialog_key(ui_lab *lab, int ch)
     case UI_DLG_SAVE:
         save_key(lab, ch);
         break;
-    case UI_DLG_OVERWRITE:
+    case UI_DLG_OVERWRITE: case UI_DLG_SHADOW:
         if (yes && save_target(lab, name, sizeof name, path, sizeof path) == 0)
             save(lab, name, path);
         else if (no)
@@ -139,7 +163,7 @@ static void question(ui_lab *lab, const char *title, const char *line1, const ch
 
 void ui_dialog_draw(ui_lab *lab)
 {
-    char name[NN_NAME_LEN], dir[NN_PATH_LEN] = "?", line[NN_PATH_LEN + NN_NAME_LEN + 16];
+    char name[NN_NAME_LEN], dir[NN_PATH_LEN] = "?", line[NN_PATH_LEN + NN_NAME_LEN + 128];
     switch (lab->dialog) {
     case UI_DLG_SAVE: {
         int w = lab->cols - 8 < 70 ? lab->cols - 8 : 70;
@@ -158,6 +182,10 @@ void ui_dialog_draw(ui_lab *lab)
     case UI_DLG_OVERWRITE:
         snprintf(line, sizeof line, "%s exists. Overwrite it?", lab->save_path);
         question(lab, "Overwrite?", line, "y overwrite  n back to the name");
+        break;
+    case UI_DLG_SHADOW:
+        question(lab, "Hide the shipped preset?", "A shipped preset of that name exists; yours will "
+                 "hide it (the list marks it hidden). Save yours anyway?", "y save  n back to the name");
         break;
     case UI_DLG_QUIT:
         question(lab, "Quit?", "A job is running. Quit and cancel it?", "y quit  n keep running");

@@ -109,8 +109,9 @@ int ui_phase_split(const double *us, int n, int width, int *cols)
 void ui_fmt_job_status(const nn_snapshot *s, char *buf, size_t len, int compact)
 {
     char rate[16], eta[16];
-    if (s->state == NN_JOB_FAILED) {
-        snprintf(buf, len, "failed: %s", s->error);
+    if (s->state == NN_JOB_FAILED || s->state == NN_JOB_DIVERGED) {
+        /* the engine's message already says "loss became NaN at step N" */
+        snprintf(buf, len, "%s: %s", nn_job_state_name(s->state), s->error);
         return;
     }
     if (s->state == NN_JOB_PREPARING) {

@@ -1,14 +1,35 @@
 /* ui/run.c - a run of one job or two side by side; see run.h. */
+#define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
 #include "run.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
-static int ended_state(nn_job_state s)
+void ui_race_threads(const char *const *devices, int n, int cores, int *threads)
 {
-    return s == NN_JOB_DONE || s == NN_JOB_FAILED || s == NN_JOB_CANCELLED;
+    int threaded = 0, left = cores;
+    for (int k = 0; k < n; k++) {
+        threaded += strcmp(devices[k], "cpu") == 0;
+        left -= strcmp(devices[k], "cpu") != 0;
+    }
+    for (int k = 0; k < n; k++) {
+        int share = threaded > 0 ? left / threaded : 1;
+        threads[k] = strcmp(devices[k], "cpu") != 0 ? 1 : share > 1 ? share : 1;
+    }
+}
+
+/* The cores this process may run on. */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 static int start_job(ui_run *r, int k, char *err, size_t err_len)
@@ -16,6 +37,7 @@ static int start_job(ui_run *r, int k, char *err, size_t err_len)
     ui_run_job *j = &r->j[k];
     nn_job_config cfg = r->cfg;
     nn_strlcpy(cfg.device, j->device, sizeof cfg.device);
+    cfg.threads = j->threads;
     j->started = 1;
     j->t_start = nn_now();
     j->job = nn_job_start(&cfg, err, err_len);
@@ -42,8 +64,18 @@ int ui_run_start(ui_run *r, const nn_job_config *cfg, const char *dev0, const ch
     nn_strlcpy(r->j[0].device, dev0, sizeof r->j[0].device);
     if (dev1)
         nn_strlcpy(r->j[1].device, dev1, sizeof r->j[1].device);
-    for (int k = 0; k < r->n_jobs; k++)
+    for (int k = 0; k < r->n_jobs; k++) {
         r->j[k].snap.state = NN_JOB_PREPARING;
+        r->j[k].threads = cfg->threads;
+    }
+    if (r->n_jobs == 2 && !r->sequential && cfg->threads == 0) {
+        /* racing: each its own cores, not both all of them */
+        const char *devices[2] = { dev0, dev1 };
+        int threads[2];
+        ui_race_threads(devices, 2, usable_cores(), threads);
+        r->j[0].threads = threads[0];
+        r->j[1].threads = threads[1];
+    }
     if (start_job(r, 0, err, err_len) != 0)
         return -1;
     if (r->n_jobs == 2 && !r->sequential)
@@ -102,7 +134,7 @@ static unsigned poll_job(ui_run_job *j)
     j->snap = s;
     if (copy_new(j))
         bits |= UI_RUN_POINTS;
-    if (ended_state(s.state)) {
+    if (nn_job_state_ended(s.state)) {
         /* the trainer published its last snapshot before returning: join it,
          * take what it published last, and keep the copy */
         nn_job_wait(j->job);
@@ -110,7 +142,7 @@ static unsigned poll_job(ui_run_job *j)
         copy_new(j);
         j->ended = 1;
         j->t_end = nn_now();
-        if (s.state == NN_JOB_FAILED)
+        if (s.state == NN_JOB_FAILED || s.state == NN_JOB_DIVERGED)
             nn_strlcpy(j->error, j->snap.error, sizeof j->error);
         bits |= UI_RUN_STATE | UI_RUN_POINTS | UI_RUN_PROGRESS;
     }

@@ -17,6 +17,8 @@ enum {
 
 typedef struct ui_run_job {
     char device[16];
+    int threads;                     /* asked of the job: 0 the engine's choice (the
+                                        cores free), else its share of a race */
     nn_job *job;                     /* NULL before it starts (sequential) and after it is freed */
     int started, ended;
     nn_snapshot snap;                /* the last copy */
@@ -36,7 +38,15 @@ typedef struct ui_run {
     ui_run_job j[2];
 } ui_run;
 
+/* The CPU threads of each of n jobs racing on `cores` cores, so that each
+ * has cores of its own: a job on a device whose trainer runs on one thread
+ * (cpu-ref, or gpu, whose host thread issues the work) takes one core; the
+ * cpu jobs share the rest equally, at least one thread each. Sets threads[k]
+ * (1 for the one-thread devices). */
+void ui_race_threads(const char *const *devices, int n, int cores, int *threads);
+
 /* Starts the run (the first job, or both when racing). dev1 NULL: one job.
+ * Racing with cfg->threads 0, each job gets its share (ui_race_threads).
  * Returns -1 with the reason when the first job cannot start. */
 int ui_run_start(ui_run *r, const nn_job_config *cfg, const char *dev0, const char *dev1,
                  int sequential, char *err, size_t err_len);

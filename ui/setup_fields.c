@@ -5,6 +5,7 @@
 #include "ui.h"
 #include "setup_fields.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,13 +36,70 @@ static const char *choice_text(int choice)
     return choice >= 0 && choice < UI_N_CHOICES ? text[choice] : "?";
 }
 
+/* The choice of a preset's device and the device it compares with ([train]
+ * compare): the lab offers cpu beside gpu or cpu-ref; another pair runs the
+ * device alone. */
+static int choice_of(const char *device, const char *compare)
+{
+    int one = !strcmp(device, "cpu-ref") ? UI_CH_CPU_REF : !strcmp(device, "gpu") ? UI_CH_GPU : UI_CH_CPU;
+    int cpu = !strcmp(device, "cpu") || !strcmp(compare, "cpu");
+    if (cpu && (!strcmp(device, "gpu") || !strcmp(compare, "gpu")))
+        return UI_CH_CPU_GPU;
+    if (cpu && (!strcmp(device, "cpu-ref") || !strcmp(compare, "cpu-ref")))
+        return UI_CH_CPU_CPU_REF;
+    return one;
+}
+
 void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
 {
-    s->device = !strcmp(p->device, "cpu-ref") ? UI_CH_CPU_REF : !strcmp(p->device, "gpu") ? UI_CH_GPU : UI_CH_CPU;
+    s->device = choice_of(p->device, p->compare);
+    s->sequential = !p->race;
     s->batch = p->batch;
     s->epochs = p->epochs;
     s->steps = 0;
     s->lr = p->lr;
+    s->data_on_device = p->data_on_device;
+    s->sync_every_step = p->sync_every_step;
+    s->cuda_graph = p->graph;
+    s->pinned = p->pinned;
+    s->tf32 = p->tf32;
+    s->sweep_from = p->sweep_from;
+    s->sweep_to = p->sweep_to;
+    s->sweep_steps = p->sweep_steps;
+    s->sweep_all = p->sweep_cpu_ref;
+}
+
+void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
+{
+    int devs[2], n = ui_choice_devices(s->device, devs);
+    snprintf(p->device, sizeof p->device, "%s", ui_device_name(devs[0]));
+    snprintf(p->compare, sizeof p->compare, "%s", n == 2 ? ui_device_name(devs[1]) : "");
+    p->race = !s->sequential;
+    p->batch = s->batch;
+    p->epochs = s->epochs;
+    p->lr = (float)s->lr;
+    p->data_on_device = s->data_on_device;
+    p->sync_every_step = s->sync_every_step;
+    p->graph = s->cuda_graph;
+    p->pinned = s->pinned;
+    p->tf32 = s->tf32;
+    p->sweep_from = s->sweep_from;
+    p->sweep_to = s->sweep_to;
+    p->sweep_steps = s->sweep_steps;
+    p->sweep_cpu_ref = s->sweep_all;
+}
+
+void ui_settings_describe(const ui_settings *s, const char *from, char *buf, size_t len)
+{
+    int devs[2], n = ui_choice_devices(s->device, devs);
+    char devices[64];
+    if (n == 2)
+        snprintf(devices, sizeof devices, "%s and %s %s", ui_device_name(devs[0]), ui_device_name(devs[1]),
+                 s->sequential ? "in turn" : "racing");
+    else
+        snprintf(devices, sizeof devices, "%s", ui_device_name(devs[0]));
+    snprintf(buf, len, "Saved from %s in the lab: %s, batch %d, %d epoch%s, lr %g", from, devices,
+             s->batch, s->epochs, s->epochs == 1 ? "" : "s", s->lr);
 }
 
 void ui_settings_defaults(ui_settings *s)
@@ -63,6 +121,17 @@ void ui_settings_defaults(ui_settings *s)
     s->sweep_all = 0;
 }
 
+long ui_batch_max(const ui_lab *lab)
+{
+    nn_job_config cfg;
+    nn_memory_estimate m;
+    if (!lab->setup.preset_ok)
+        return UI_MAX_BATCH;
+    ui_setup_job_config(lab, &cfg);
+    nn_job_memory_estimate(&cfg, &m);
+    return m.train_rows > 0 && m.train_rows < UI_MAX_BATCH ? m.train_rows : UI_MAX_BATCH;
+}
+
 int ui_field_is_number(int f)
 {
     return f == UI_F_BATCH || f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR ||
@@ -74,6 +143,16 @@ int ui_field_gpu_only(int f)
     return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH;
 }
 
+const char *ui_field_label(int f)
+{
+    static const char *const labels[UI_N_FIELDS] = {
+        "Device", "Side by side", "Batch size", "Epochs", "Steps", "Learning rate",
+        "Data on device", "Sync every step", "CUDA graph", "Sweep from", "Sweep to",
+        "Sweep steps", "Sweep on",
+    };
+    return f >= 0 && f < UI_N_FIELDS ? labels[f] : "?";
+}
+
 /* The label and the value text of field f. */
 void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *value, size_t vlen)
 {
@@ -81,15 +160,10 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     int devs[2], n = ui_choice_devices(s->device, devs), ok = 1;
     for (int i = 0; i < n; i++)
         ok &= lab->setup.dev_ok[devs[i]];
-    static const char *const labels[UI_N_FIELDS] = {
-        "Device", "Side by side", "Batch size", "Epochs", "Steps", "Learning rate",
-        "Data on device", "Sync every step", "CUDA graph", "Sweep from", "Sweep to",
-        "Sweep steps", "Sweep on",
-    };
-    snprintf(label, llen, "%s", labels[f]);
+    snprintf(label, llen, "%s", ui_field_label(f));
     switch (f) {
     case UI_F_DEVICE: snprintf(value, vlen, "%s%s", choice_text(s->device), ok ? "" : " (n/a)"); break;
-    case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (share the CPU)"); break;
+    case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (cores split)"); break;
     case UI_F_BATCH: snprintf(value, vlen, "%d", s->batch); break;
     case UI_F_EPOCHS: snprintf(value, vlen, "%d", s->epochs); break;
     case UI_F_STEPS:
@@ -125,7 +199,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     switch (f) {
     case UI_F_DEVICE: s->device = (s->device + (up ? 1 : UI_N_CHOICES - 1)) % UI_N_CHOICES; break;
     case UI_F_COMPARE: s->sequential = !s->sequential; break;
-    case UI_F_BATCH: s->batch = (int)clampl(up ? 2L * s->batch : s->batch / 2, 1, UI_MAX_BATCH); break;
+    case UI_F_BATCH: s->batch = (int)clampl(up ? 2L * s->batch : s->batch / 2, 1, ui_batch_max(lab)); break;
     case UI_F_EPOCHS: s->epochs = (int)clampl(s->epochs + dir, 1, 100000); break;
     case UI_F_STEPS:                 /* 0 (all epochs) <-> 100 <-> 200 ... */
         s->steps = up ? (s->steps ? clampl(2 * s->steps, 1, 1000000000L) : 100) : (s->steps > 100 ? s->steps / 2 : 0);
@@ -145,13 +219,14 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     }
 }
 
-/* Accepts a typed character into lab->setup.edit; 1 when taken. */
+/* Accepts a typed character into lab->setup.edit; 1 when taken. Whatever
+ * can be part of a number is taken on every number field ("1.5", "1e3"),
+ * so that the value is judged whole when it is confirmed, not cut to its
+ * digits as it is typed. */
 int ui_field_type(ui_lab *lab, int ch)
 {
     size_t n = strlen(lab->setup.edit);
-    int ok = ch >= '0' && ch <= '9';
-    if (lab->setup.field == UI_F_LR)       /* 1e-3, 0.001 */
-        ok |= ch == '.' || ((ch == 'e' || ch == 'E') && n > 0) || (ch == '-' && n > 0 && (lab->setup.edit[n - 1] | 32) == 'e');
+    int ok = (ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '-' || ch == '+';
     if (!ok || !ui_field_is_number(lab->setup.field) || n + 1 >= sizeof lab->setup.edit)
         return 0;
     lab->setup.edit[n] = (char)ch;
@@ -159,33 +234,61 @@ int ui_field_type(ui_lab *lab, int ch)
     return 1;
 }
 
-/* Parses lab->setup.edit into the focused field; a bad value is refused with a
- * message and the old value stays. */
-void ui_field_commit(ui_lab *lab)
+static int is_power_of_two(long v)
 {
-    ui_settings *s = &lab->setup.set;
-    long v = 0;
-    double d = 0;
-    int f = lab->setup.field, bad;
-    if (!lab->setup.edit[0])
-        return;
-    if (f == UI_F_LR)
-        bad = nn_parse_double(lab->setup.edit, &d) != 0 || !(d > 0) || !isfinite(d);
-    else
-        bad = nn_parse_long(lab->setup.edit, &v) != 0;
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+/* The range of number field f, for checking and for the message. */
+static void field_range(const ui_lab *lab, int f, long *lo, long *hi)
+{
+    const ui_settings *s = &lab->setup.set;
+    *lo = 1;
+    *hi = 100000;
     switch (f) {
-    case UI_F_BATCH: bad |= v < 1 || v > UI_MAX_BATCH; break;
-    case UI_F_EPOCHS: bad |= v < 1 || v > 100000; break;
-    case UI_F_STEPS: bad |= v < 0 || v > 1000000000L; break;
-    case UI_F_SWEEP_FROM: bad |= v < 1 || v > s->sweep_to; break;
-    case UI_F_SWEEP_TO: bad |= v < s->sweep_from || v > UI_MAX_BATCH; break;
-    case UI_F_SWEEP_STEPS: bad |= v < 1 || v > 100000; break;
+    case UI_F_BATCH: *hi = ui_batch_max(lab); break;
+    case UI_F_STEPS: *lo = 0, *hi = 1000000000L; break;
+    case UI_F_SWEEP_FROM: *hi = s->sweep_to; break;
+    case UI_F_SWEEP_TO: *lo = s->sweep_from, *hi = UI_MAX_BATCH; break;
     }
-    if (bad) {
-        ui_set_message(lab, 1, "'%s' is not a valid value here (see the help, F1)", lab->setup.edit);
-        lab->setup.edit[0] = '\0';
-        return;
-    }
+}
+
+/* Why text is not a value of field f (a whole number in its range; the
+ * sweep's ends powers of two); NULL when it is one, in *v. */
+static const char *whole_problem(const ui_lab *lab, int f, const char *text, long *v, char *why, size_t len)
+{
+    long lo, hi, below = 1;
+    const char *label = ui_field_label(f);
+    field_range(lab, f, &lo, &hi);
+    if (nn_parse_long(text, v) != 0)
+        snprintf(why, len, "%s: '%s' is not a whole number: type %ld..%ld", label, text, lo, hi);
+    else if (*v < lo || *v > hi)
+        snprintf(why, len, "%s: %ld is out of range: type %ld..%ld%s", label, *v, lo, hi,
+                 f == UI_F_BATCH && hi < UI_MAX_BATCH ? " (the training set's size)" : "");
+    else if ((f == UI_F_SWEEP_FROM || f == UI_F_SWEEP_TO) && !is_power_of_two(*v)) {
+        while (below * 2 < *v)
+            below *= 2;
+        snprintf(why, len, "%s: %ld is not a power of two (the sweep doubles the batch): %ld or %ld",
+                 label, *v, below, below * 2);
+    } else
+        return NULL;
+    return why;
+}
+
+/* The learning rate: above 0 and a float (what a preset can store). */
+static const char *lr_problem(const char *text, double *d, char *why, size_t len)
+{
+    if (nn_parse_double(text, d) != 0 || !isfinite(*d))
+        snprintf(why, len, "Learning rate: '%s' is not a number: type one above 0, like 0.01 or 1e-3", text);
+    else if (!(*d > 0) || *d > FLT_MAX)
+        snprintf(why, len, "Learning rate: %s is out of range: above 0, at most %g", text, (double)FLT_MAX);
+    else
+        return NULL;
+    return why;
+}
+
+static void set_value(ui_settings *s, int f, long v, double d)
+{
     switch (f) {
     case UI_F_BATCH: s->batch = (int)v; break;
     case UI_F_EPOCHS: s->epochs = (int)v; break;
@@ -195,7 +298,26 @@ void ui_field_commit(ui_lab *lab)
     case UI_F_SWEEP_TO: s->sweep_to = (int)v; break;
     case UI_F_SWEEP_STEPS: s->sweep_steps = v; break;
     }
+}
+
+int ui_field_commit(ui_lab *lab)
+{
+    char why[NN_ERR_LEN];
+    const char *bad;
+    long v = 0;
+    double d = 0;
+    int f = lab->setup.field;
+    if (!lab->setup.edit[0])
+        return 0;
+    bad = f == UI_F_LR ? lr_problem(lab->setup.edit, &d, why, sizeof why)
+                       : whole_problem(lab, f, lab->setup.edit, &v, why, sizeof why);
+    if (bad) {
+        ui_set_message(lab, 1, "%s; kept the old value (Esc drops what you typed)", bad);
+        return -1;
+    }
+    set_value(&lab->setup.set, f, v, d);
     lab->setup.edit[0] = '\0';
+    return 1;
 }
 
 /* Training samples per epoch the preset's data will have, for choosing how
@@ -229,4 +351,6 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->data_on_device = s->data_on_device;
     cfg->sync_every_step = s->sync_every_step;
     cfg->graph = s->cuda_graph;
+    cfg->pinned = s->pinned;
+    cfg->tf32 = s->tf32;
 }

@@ -7,7 +7,16 @@
 #define UI_MAX_BATCH 1048576
 
 void ui_settings_defaults(ui_settings *s);
+/* The settings a preset gives (its batch, epochs, lr, [train] device and
+ * compare, [gpu] switches, [lab] race and sweep), and back: what a save keeps. */
 void ui_settings_from_preset(ui_settings *s, const nn_preset *p);
+void ui_settings_to_preset(const ui_settings *s, nn_preset *p);
+/* A saved copy's description: "Saved from lenet-cifar10 in the lab: cpu,
+ * batch 64, 2 epochs, lr 0.01". */
+void ui_settings_describe(const ui_settings *s, const char *from, char *buf, size_t len);
+/* The largest batch the selected preset's training set allows (and the lab). */
+long ui_batch_max(const ui_lab *lab);
+const char *ui_field_label(int f);
 /* The devices a device choice runs on (one, or two side by side); returns the count. */
 int ui_choice_devices(int choice, int out[2]);
 int ui_field_is_number(int f);
@@ -15,6 +24,10 @@ int ui_field_gpu_only(int f);
 void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *value, size_t vlen);
 void ui_field_adjust(ui_lab *lab, int f, int dir);
 int ui_field_type(ui_lab *lab, int ch);
-void ui_field_commit(ui_lab *lab);
+/* Parses the number being typed into the focused field, strictly (whole
+ * numbers for counts, the sweep's ends powers of two). 1: set; 0: nothing
+ * was typed; -1: refused with a message giving the range, the old value
+ * kept and the text left to fix (Esc drops it). */
+int ui_field_commit(ui_lab *lab);
 
 #endif

@@ -300,6 +300,27 @@ static void draw_devices(ui_lab *lab, ui_rect in, int y)
     }
 }
 
+/* What a run of the settings needs in memory (the engine's estimate) beside
+ * what the machine has: red when it would be refused. */
+static int draw_memory(ui_lab *lab, ui_rect in, int y)
+{
+    nn_job_config cfg;
+    nn_memory_estimate m;
+    char need[16], avail[16], err[NN_ERR_LEN];
+    ui_setup_job_config(lab, &cfg);
+    nn_job_memory_estimate(&cfg, &m);
+    nn_format_bytes(m.host, need, sizeof need);
+    nn_format_bytes(m.available, avail, sizeof avail);
+    int fits = nn_job_check_sizes(&cfg, &m, "Batch size", err, sizeof err) == 0;
+    ui_put(y, in.x, 7, A_BOLD, "memory");
+    if (fits)
+        ui_putf(y, in.x + 7, in.w - 7, A_NORMAL, "needs ~%s of %s available%s", need, avail,
+                m.device ? " (host; the rest on the device)" : "");
+    else
+        ui_put(y, in.x + 7, in.w - 7, ui_attr(lab, UI_ERROR), err);
+    return y + 1;
+}
+
 static void draw_details(ui_lab *lab)
 {
     ui_rect box = lab->layout.details, in = ui_rect_inner(box);
@@ -321,6 +342,7 @@ static void draw_details(ui_lab *lab)
         y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, lab->setup.data_note);
         ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
                 p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
+        y = draw_memory(lab, in, y);
         y += wide;
         if (bottom - y >= 4)
             y = draw_layers(lab, in, y, bottom - y);
@@ -352,6 +374,16 @@ static int devices_known(ui_lab *lab)
     return lab->setup.dev_known;
 }
 
+/* The one size rule (nn_job_check_sizes): a batch larger than the training
+ * set, or more memory than is available, is refused here with the field's
+ * name, rather than started and shown with a batch it never runs. */
+static int sizes_fit(const nn_job_config *cfg, char *err, size_t err_len)
+{
+    nn_memory_estimate m;
+    nn_job_memory_estimate(cfg, &m);
+    return nn_job_check_sizes(cfg, &m, "Batch size", err, err_len) == 0;
+}
+
 /* Refuses a device choice that cannot run here, saying why, and switches
  * that break the rule every job keeps (nn_job_switches_check). */
 static int devices_ready(ui_lab *lab)
@@ -366,7 +398,7 @@ static int devices_ready(ui_lab *lab)
             return 0;
         }
     ui_setup_job_config(lab, &cfg);
-    if (nn_job_switches_check(&cfg, err, sizeof err) != 0) {
+    if (nn_job_switches_check(&cfg, err, sizeof err) != 0 || !sizes_fit(&cfg, err, sizeof err)) {
         ui_set_message(lab, 1, "%s", err);
         return 0;
     }
@@ -391,10 +423,17 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
     return n;
 }
 
-/* Enter, r or w: the main loop starts it (after calibrating what needs it). */
+/* Enter, r or w with nothing being typed: the main loop starts it (after
+ * calibrating what needs it). While a number is being typed the same keys
+ * only confirm it: a run starts on the next one, so that the Enter that
+ * confirms a value, or one pressed twice, never starts a job. */
 static ui_action start(ui_lab *lab, int sweep)
 {
-    ui_field_commit(lab);
+    if (lab->setup.edit[0]) {
+        if (ui_field_commit(lab) > 0)
+            ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_label(lab->setup.field));
+        return UI_ACT_HANDLED;
+    }
     return sweep ? UI_ACT_START_SWEEP : UI_ACT_START_RUN;
 }
 
@@ -415,13 +454,13 @@ static int list_key(ui_lab *lab, int ch)
 static int fields_key(ui_lab *lab, int ch)
 {
     switch (ch) {
-    case KEY_UP:
-        ui_field_commit(lab);
-        lab->setup.field = (lab->setup.field + UI_N_FIELDS - 1) % UI_N_FIELDS;
+    case KEY_UP:                     /* a value refused keeps the focus on its field */
+        if (ui_field_commit(lab) >= 0)
+            lab->setup.field = (lab->setup.field + UI_N_FIELDS - 1) % UI_N_FIELDS;
         return 1;
     case KEY_DOWN:
-        ui_field_commit(lab);
-        lab->setup.field = (lab->setup.field + 1) % UI_N_FIELDS;
+        if (ui_field_commit(lab) >= 0)
+            lab->setup.field = (lab->setup.field + 1) % UI_N_FIELDS;
         return 1;
     case KEY_LEFT: case KEY_RIGHT: case ' ':
         lab->setup.edit[0] = '\0';
@@ -441,19 +480,17 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
     if (ch == 27 && lab->setup.edit[0]) {           /* Esc drops a number being typed */
         lab->setup.edit[0] = '\0';
     } else if (ch == '\t' || ch == KEY_BTAB) {
-        ui_field_commit(lab);
-        lab->setup.focus_fields = !lab->setup.focus_fields;
-        lab->dirty |= UI_D_LIST;
-    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-        if (lab->setup.edit[0])
-            ui_field_commit(lab);
-        else
-            return start(lab, 0);
-    } else if (ch == 'r' || ch == 'w') {
-        return start(lab, ch == 'w');
+        if (ui_field_commit(lab) >= 0) {
+            lab->setup.focus_fields = !lab->setup.focus_fields;
+            lab->dirty |= UI_D_LIST;
+        }
+    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 'r' || ch == 'w') {
+        ui_action act = start(lab, ch == 'w');
+        lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
+        return act;
     } else if (ch == 's') {
-        ui_field_commit(lab);
-        ui_dialog_open_save(lab);
+        if (ui_field_commit(lab) >= 0)
+            ui_dialog_open_save(lab);
     } else if (ch == KEY_F(5)) {
         survey_devices(lab);
         ui_setup_reload(lab, NULL);

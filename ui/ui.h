@@ -73,13 +73,16 @@ typedef struct ui_settings {
     long steps;                      /* 0: all epochs */
     double lr;
     int data_on_device, sync_every_step, cuda_graph;   /* GPU teaching switches */
-    int sweep_from, sweep_to;
+    int pinned, tf32;                /* the preset's, kept when saved (no field) */
+    int sweep_from, sweep_to;        /* powers of two: the sweep doubles */
     long sweep_steps;
     int sweep_all;                   /* sweep cpu-ref too */
 } ui_settings;
 
 enum ui_dialog {
-    UI_DLG_NONE, UI_DLG_SAVE, UI_DLG_OVERWRITE, UI_DLG_QUIT, UI_DLG_BACK,
+    UI_DLG_NONE, UI_DLG_SAVE, UI_DLG_OVERWRITE,
+    UI_DLG_SHADOW,                   /* the name is a shipped preset's: yours hides it */
+    UI_DLG_QUIT, UI_DLG_BACK,
     UI_DLG_CALIBRATE,                /* first use: measuring a device, with progress */
     UI_DLG_CALIB_FAILED              /* what failed; the job ran without a prediction */
 };
@@ -115,7 +118,10 @@ typedef struct ui_setup_state {
     ui_settings set;
     int focus_fields;                /* 0: the preset list, 1: the fields */
     int field;
-    char edit[32];                   /* a number being typed; "" when none */
+    char edit[32];                   /* a number being typed; "" when none. A value
+                                        refused stays here until fixed or dropped
+                                        (Esc), so that Enter cannot start a run with
+                                        the old one by accident */
 
     /* devices, surveyed on a thread of their own at start and on F5 */
     nn_device_survey *survey;        /* the survey under way; NULL when none */

@@ -158,7 +158,7 @@ int nn_sweep_poll(nn_sweep *sw)
     nn_job_snapshot(sw->job, &s);
     int changed = memcmp(&s, &sw->snap, sizeof s) != 0;
     sw->snap = s;
-    if (s.state == NN_JOB_DONE || s.state == NN_JOB_FAILED || s.state == NN_JOB_CANCELLED) {
+    if (nn_job_state_ended(s.state)) {   /* a diverged point is a failed one */
         collect(sw);
         if (sw->cancelled)
             finish(sw);

@@ -409,7 +409,7 @@ void cli_usage(FILE *f)
         "  -w, --warmup N           bench, explain, sweep: untimed steps first (default 3)\n"
         "  -l, --lr X               learning rate (default: the preset's)\n"
         "      --seed N             random seed for weights, order and synthetic data (default 1)\n"
-        "  -t, --threads N          CPU threads for the cpu device (default: all cores; every command)\n"
+        "  -t, --threads N          CPU threads for the cpu device (default: the free cores; every command)\n"
         "      --data DIR           data folder (MNIST-format IDX or CIFAR-10 binary)\n"
         "      --log-every N        steps between progress lines (default: the preset's)\n"
         "      --no-validation      skip validation at the end of each epoch\n"

@@ -16,6 +16,11 @@
 #include "nnlab/observe.h"
 #include "util.h"
 
+/* The exit status of a job stopped because its loss became NaN or inf
+ * (man/nnlab.1, EXIT STATUS): not a failure of the program (1), nor a usage
+ * error (2), but a result a script must not take for a trained model. */
+enum { CLI_EXIT_DIVERGED = 3 };
+
 /* The signal that asked the run to stop (SIGINT, SIGTERM or SIGHUP), or 0:
  * the job is cancelled, what it measured printed, and the exit status is
  * the shell's for that signal, 128 + its number. */
@@ -124,6 +129,12 @@ static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench
     printf(",\n  \"device\": ");
     cli_json_string(stdout, s->device);
     printf(",\n  \"state\": \"%s\",\n", nn_job_state_name(s->state));
+    /* where the loss became NaN or inf: "at" that step (exact) or "by" it */
+    if (s->state == NN_JOB_DIVERGED)
+        printf("  \"diverged\": {\"step\": %ld, \"exact\": %s},\n", s->diverged_step,
+               json_bool(s->diverged_exact));
+    else
+        printf("  \"diverged\": null,\n");
     printf("  \"batch\": %d,\n  \"epochs\": %d,\n  \"steps\": %ld,\n", s->batch, s->epochs, s->step);
     printf("  \"data\": {\"name\": ");
     cli_json_string(stdout, s->data_name);
@@ -183,8 +194,9 @@ static void print_step(const nn_snapshot *s, int bench)
 
 static void print_summary(const nn_snapshot *s, int bench)
 {
-    fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n",
-            bench ? "bench" : "trained", s->device, s->batch, s->step, s->elapsed_s, s->samples_per_s);
+    const char *what = s->state != NN_JOB_DONE ? "stopped" : bench ? "bench" : "trained";
+    fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n", what, s->device,
+            s->batch, s->step, s->elapsed_s, s->samples_per_s);
     print_step(s, bench);
     if (s->has_counters && s->timed_steps > 0)
         fprintf(stderr, "  per step: %.1f launches, %.1f copies to the device (%.0f bytes), "
@@ -216,7 +228,7 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
             announced = 1;
         }
         print_new_progress(job, &seen_points, &seen_epochs, quiet);
-        if (s.state == NN_JOB_DONE || s.state == NN_JOB_FAILED || s.state == NN_JOB_CANCELLED)
+        if (nn_job_state_ended(s.state))
             break;
         if (interrupted)
             nn_job_cancel(job);
@@ -224,6 +236,24 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
     }
     nn_job_wait(job);
     print_new_progress(job, &seen_points, &seen_epochs, quiet);
+}
+
+/* A batch larger than the training set, or a job larger than the memory
+ * available, is a usage error said in the user's terms: the option given,
+ * or the preset's key. nn_job_start checks the same, in the engine's. */
+static int check_sizes(const cli_options *o, const nn_job_config *cfg)
+{
+    char key[NN_PATH_LEN + 32], err[NN_ERR_LEN + NN_PATH_LEN];
+    nn_memory_estimate m;
+    if (o->batch > 0)
+        snprintf(key, sizeof key, "--batch");
+    else
+        snprintf(key, sizeof key, "%s: [train] batch =", o->preset);
+    nn_job_memory_estimate(cfg, &m);
+    if (nn_job_check_sizes(cfg, &m, key, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "nnlab: %s\n", err);
+    return -1;
 }
 
 static int run_job(int argc, char **argv, enum cli_command command)
@@ -245,6 +275,8 @@ static int run_job(int argc, char **argv, enum cli_command command)
         fprintf(stderr, "nnlab: %s\n", err);
         return CLI_EXIT_USAGE;
     }
+    if (check_sizes(&o, &cfg) != 0)
+        return CLI_EXIT_USAGE;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
@@ -264,6 +296,10 @@ static int run_job(int argc, char **argv, enum cli_command command)
         print_summary(&s, bench);
     if (o.json)
         print_json(&cfg, &s, bench);
+    if (s.state == NN_JOB_DIVERGED) {
+        fprintf(stderr, "nnlab: %s\n", s.error);
+        return CLI_EXIT_DIVERGED;
+    }
     if (s.state == NN_JOB_CANCELLED) {
         fprintf(stderr, "nnlab: cancelled after %ld steps\n", s.step);
         return interrupted ? CLI_EXIT_SIGNAL + interrupted : CLI_EXIT_CANCELLED;

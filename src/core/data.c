@@ -153,11 +153,6 @@ int data_join_path(char *out, size_t len, const char *dir, const char *name,
  * The data a preset trains on
  */
 
-#define MNIST_TRAIN 60000
-#define MNIST_VAL 10000
-#define CIFAR_TRAIN 50000
-#define CIFAR_VAL 10000
-
 /* A synthetic stand-in of the real set's shape and size; why goes into the
  * description so the screen says which data is in use and how to get real. */
 static int synthetic_instead(int channels, int side, long n_train, long n_val, const char *why,

@@ -13,6 +13,13 @@
 
 #include "nnlab/preset.h"
 
+/* The sizes of the real sets, which their synthetic stand-ins copy; the
+ * engine's memory estimate counts on them before anything is loaded. */
+#define MNIST_TRAIN 60000
+#define MNIST_VAL 10000
+#define CIFAR_TRAIN 50000
+#define CIFAR_VAL 10000
+
 typedef struct nn_dataset {
     char name[NN_NAME_LEN];          /* "Fashion-MNIST", "MNIST-format IDX", "CIFAR-10", "synthetic", "random" */
     char description[NN_TEXT_LEN];   /* e.g. "Fashion-MNIST (real, /usr/share/datasets/fashion-mnist): 60000 train, 10000 validation" */

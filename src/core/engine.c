@@ -16,8 +16,14 @@
 
 const char *nn_job_state_name(nn_job_state s)
 {
-    static const char *const names[] = { "preparing", "running", "paused", "done", "cancelled", "failed" };
+    static const char *const names[] = { "preparing", "running", "paused", "done", "cancelled", "failed",
+                                         "diverged" };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+int nn_job_state_ended(nn_job_state s)
+{
+    return s == NN_JOB_DONE || s == NN_JOB_CANCELLED || s == NN_JOB_FAILED || s == NN_JOB_DIVERGED;
 }
 
 const char *nn_phase_name(enum nn_phase p)
@@ -31,8 +37,13 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
     memset(cfg, 0, sizeof *cfg);
     cfg->preset = *p;
     cfg->seed = 1;
-    cfg->data_on_device = 1;
-    cfg->graph = 1;
+    /* the preset's [gpu] switches: by default the data on the device and
+     * CUDA graphs on, no sync every step, no TF32 (nn_preset_defaults) */
+    cfg->data_on_device = p->data_on_device;
+    cfg->pinned = p->pinned;
+    cfg->sync_every_step = p->sync_every_step;
+    cfg->graph = p->graph;
+    cfg->tf32 = p->tf32;
 }
 
 /* ---- publishing ------------------------------------------------------------ */
@@ -40,28 +51,6 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
 void engine_publish(nn_job *job)
 {
     pthread_mutex_lock(&job->lock);
-    job->snap = job->mine;
-    pthread_mutex_unlock(&job->lock);
-}
-
-static void publish_point(nn_job *job, const nn_loss_point *pt)
-{
-    pthread_mutex_lock(&job->lock);
-    if (job->n_points < job->cap_points)
-        job->points[job->n_points++] = *pt;
-    job->mine.n_loss_points = job->n_points;
-    job->mine.last_loss = pt->loss;
-    job->snap = job->mine;
-    pthread_mutex_unlock(&job->lock);
-}
-
-static void publish_epoch(nn_job *job, const nn_epoch_result *r)
-{
-    pthread_mutex_lock(&job->lock);
-    if (job->n_epoch_results < job->cap_epoch_results)
-        job->epoch_results[job->n_epoch_results++] = *r;
-    job->mine.n_epoch_results = job->n_epoch_results;
-    job->mine.last_epoch = *r;
     job->snap = job->mine;
     pthread_mutex_unlock(&job->lock);
 }
@@ -75,20 +64,29 @@ void engine_fail(nn_job *job, const char *msg)
 
 /* ---- preparation -------------------------------------------------------------- */
 
+/* The backend first: its convolution workspace completes the memory
+ * estimate, checked before the data set (the largest part) is loaded; then
+ * the batch against the training set the files actually hold. */
 static int prepare(nn_job *job, char *err, size_t err_len)
 {
     nn_job_config *c = &job->cfg;
     nn_backend_config bc = { .threads = c->threads, .tf32 = c->tf32 };
+    nn_memory_estimate m;
 
+    if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
+        return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
+    job->backend_open = 1;
+    engine_memory_estimate(c, job->ops, &job->backend, &m);
+    if (nn_job_check_sizes(c, &m, NULL, err, err_len) != 0)
+        return -1;
     if (nn_data_for_preset(&c->preset, c->data_dir[0] ? c->data_dir : NULL, c->seed,
                            &job->data, err, err_len) != 0)
         return -1;
     nn_strlcpy(job->mine.data_name, job->data.name, sizeof job->mine.data_name);
     nn_strlcpy(job->mine.data_desc, job->data.description, sizeof job->mine.data_desc);
     job->mine.data_synthetic = job->data.synthetic;
-    if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
-        return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
-    job->backend_open = 1;
+    if (engine_check_batch_rows(NULL, c->batch, job->data.n_train, job->data.name, err, err_len) != 0)
+        return -1;
     if (nn_net_create(&job->net, &job->backend, &c->preset, c->batch, c->seed, err, err_len) != 0)
         return -1;
     job->mine.n_params = nn_net_param_count(&job->net);
@@ -134,7 +132,7 @@ static int alloc_histories(nn_job *job, char *err, size_t err_len)
     return 0;
 }
 
-/* ---- between steps: requests, loss points, validation ------------------------------ */
+/* ---- between steps: requests (the loss and validation: engine_loss.c) --------------- */
 
 /* Blocks while a pause is requested; returns 1 when the job must stop. */
 static int honour_requests(nn_job *job)
@@ -153,93 +151,10 @@ static int honour_requests(nn_job *job)
     return atomic_load(&job->cancel_requested);
 }
 
-/* Reads the running loss sum and clears it: the only point where the trainer
- * waits for the device outside validation. */
-static int take_running_loss(nn_job *job, float *sum)
-{
-    nn_backend *b = &job->backend;
-    float stats[2];
-    if (b->ops->download(b, stats, job->net.stats, sizeof stats) != 0 ||
-        b->ops->zero(b, job->net.stats, sizeof stats) != 0)
-        return -1;
-    *sum = stats[0];
-    return 0;
-}
-
-/* Publishes the mean loss of the last `interval` steps (none when 0); the
- * wait for it counts as the steps' time on a device. */
-static int report_loss(nn_job *job, int epoch, long step_in_epoch, long interval)
-{
-    double r0 = nn_now();
-    float sum;
-    if (interval > 0) {
-        if (take_running_loss(job, &sum) != 0)
-            return -1;
-        nn_loss_point pt = { job->tot.steps, epoch, step_in_epoch, sum / (float)interval };
-        publish_point(job, &pt);
-    }
-    engine_stats_add_wait(job, nn_now() - r0, job->tot.steps > job->tot.warmup);
-    return 0;
-}
-
-/* Returns 0, 1 when cancelled part way, -1 on a backend error. */
-static int validate(nn_job *job, nn_epoch_result *r)
-{
-    const nn_dataset *d = &job->data;
-    nn_backend *b = &job->backend;
-    double loss = 0.0, correct = 0.0;
-    long seen = 0;
-    for (long first = 0; first < d->n_val; first += job->cfg.batch) {
-        int n = (int)(d->n_val - first < job->cfg.batch ? d->n_val - first : job->cfg.batch);
-        float stats[2];
-        if (atomic_load(&job->cancel_requested))
-            return 1;
-        if (b->ops->zero(b, job->net.stats, sizeof stats) != 0)
-            return -1;
-        int rc = job->resident ? engine_device_val_batch(job, first, n)
-                               : engine_load_batch(job, d->val_x, d->val_y, d->val_t, NULL, first, n);
-        if (rc != 0)
-            return -1;
-        const float *out = nn_net_forward(&job->net, n, 0, 0);
-        if (!out || nn_net_loss(&job->net, n, out, NULL) != 0 ||
-            b->ops->download(b, stats, job->net.stats, sizeof stats) != 0)
-            return -1;
-        loss += (double)stats[0] * n;   /* the op adds the batch mean */
-        correct += stats[1];
-        seen += n;
-    }
-    if (b->ops->zero(b, job->net.stats, 2 * sizeof(float)) != 0)
-        return -1;
-    r->val_loss = seen ? (float)(loss / (double)seen) : NAN;
-    r->has_accuracy = d->classes > 0;
-    r->val_accuracy = seen && d->classes > 0 ? (float)(correct / (double)seen) : 0.0f;
-    return 0;
-}
-
-/* Validates at the end of an epoch, its device traffic left out of the
- * per-step counts. Returns 0, 1 when cancelled, -1 on error. */
-static int run_validation(nn_job *job, int epoch)
-{
-    nn_epoch_result r = { .epoch = epoch, .step = job->tot.steps };
-    nn_backend_counters c0, c1;
-    if (job->cfg.bench || job->cfg.no_validation || job->data.n_val == 0)
-        return 0;
-    if (job->device)
-        engine_read_counters(job, &c0);
-    int rc = validate(job, &r);
-    if (rc != 0)
-        return rc;
-    publish_epoch(job, &r);
-    if (job->device) {
-        engine_read_counters(job, &c1);
-        engine_stats_skip(job, &c0, &c1);
-    }
-    return 0;
-}
-
 /* ---- the loop ------------------------------------------------------------------- */
 
-/* One step of the batch at position pos of the epoch's order. */
+/* One step of the batch at position pos of the epoch's order; 2 when its
+ * loss is known to be non-finite. */
 static int run_step(nn_job *job, long pos)
 {
     long left = job->data.n_train - pos;
@@ -253,7 +168,7 @@ static int run_step(nn_job *job, long pos)
     if (rc != 0)
         return -1;
     engine_stats_add_step(job, n, nn_now() - start, t, t_graph);
-    return 0;
+    return engine_check_step_loss(job);
 }
 
 /* Timing after the warm-up, the device's finished timings, the snapshot. */
@@ -273,20 +188,22 @@ static int after_step(nn_job *job)
 /* The rest of the epoch's loss, then validation. */
 static int end_epoch(nn_job *job, int epoch, long in_epoch, long since_report)
 {
-    if (report_loss(job, epoch, in_epoch, since_report) != 0)
-        return -1;
+    int rc = engine_report_loss(job, epoch, in_epoch, since_report);
+    if (rc != 0)
+        return rc;
     double v0 = nn_now();
-    int rc = run_validation(job, epoch);
+    rc = engine_run_validation(job, epoch);
     if (rc != 0)
         return rc;
     job->tot.active_s += nn_now() - v0;
     return 0;
 }
 
-/* Returns 0, 1 when cancelled, -1 on error. */
+/* Returns 0, 1 when cancelled, 2 when the loss diverged, -1 on error. */
 static int train_epoch(nn_job *job, int epoch)
 {
     long in_epoch = 0, since_report = 0;
+    int rc;
     job->mine.epoch = epoch;
     engine_shuffle(job);
     for (long pos = 0; pos < job->data.n_train && job->tot.steps < job->mine.total_steps;
@@ -294,13 +211,16 @@ static int train_epoch(nn_job *job, int epoch)
         /* a cancel still reports the steps run since the last report, so
          * the run ends with the loss of what it trained */
         if (honour_requests(job))
-            return report_loss(job, epoch, in_epoch, since_report) != 0 ? -1 : 1;
-        if (run_step(job, pos) != 0)
-            return -1;
+        if (honour_requests(job)) {
+            rc = engine_report_loss(job, epoch, in_epoch, since_report);
+            return rc != 0 ? rc : 1;
+        }
+        if ((rc = run_step(job, pos)) != 0)
+            return rc;
         in_epoch++, since_report++;
         if (since_report == job->cfg.log_every) {
-            if (report_loss(job, epoch, in_epoch, since_report) != 0)
-                return -1;
+            if ((rc = engine_report_loss(job, epoch, in_epoch, since_report)) != 0)
+                return rc;
             since_report = 0;
         }
         if (after_step(job) != 0)
@@ -327,13 +247,16 @@ static int finish_steps(nn_job *job)
     return 0;
 }
 
-/* Trains epoch by epoch until total_steps; returns 1 when cancelled, -1 on error. */
+/* Trains epoch by epoch until total_steps; returns 1 when cancelled, 2 when
+ * the loss diverged (the steps' figures still final), -1 on error. */
 static int train_loop(nn_job *job)
 {
     if (job->device)
         engine_read_counters(job, &job->tot.cnt_base);
     for (int epoch = 1; job->tot.steps < job->mine.total_steps; epoch++) {
         int rc = train_epoch(job, epoch);
+        if (rc == 2)
+            return finish_steps(job) != 0 ? -1 : 2;
         if (rc != 0)
             return rc;
     }
@@ -382,7 +305,7 @@ static void train(nn_job *job)
         engine_fail(job, err);
         return;
     }
-    job->mine.state = rc > 0 ? NN_JOB_CANCELLED : NN_JOB_DONE;
+    job->mine.state = rc == 2 ? NN_JOB_DIVERGED : rc > 0 ? NN_JOB_CANCELLED : NN_JOB_DONE;
     engine_publish(job);
 }
 
@@ -468,6 +391,17 @@ static int find_device(nn_job *job, char *err, size_t err_len)
     return job->ops ? 0 : -1;
 }
 
+/* A training job too large for the machine, or a batch larger than the
+ * training set, is refused before its thread starts (the trainer checks
+ * again once its backend is open, with the workspace). */
+static int check_sizes(nn_job *job, char *err, size_t err_len)
+{
+    nn_memory_estimate m;
+    if (job->cfg.kind != NN_JOB_TRAIN)
+        return 0;
+    engine_memory_estimate(&job->cfg, job->ops, NULL, &m);
+    return nn_job_check_sizes(&job->cfg, &m, NULL, err, err_len);
+}
 
 nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
 {
@@ -476,7 +410,8 @@ nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
         nn_errorf(err, err_len, "out of memory for a job");
         return NULL;
     }
-    if (resolve_config(&job->cfg, cfg, err, err_len) != 0 || find_device(job, err, err_len) != 0) {
+    if (resolve_config(&job->cfg, cfg, err, err_len) != 0 || find_device(job, err, err_len) != 0 ||
+        check_sizes(job, err, err_len) != 0) {
         free(job);
         return NULL;
     }

@@ -2,12 +2,15 @@
  * the job, and the functions each file gives the others.
  *
  *   engine.c          the job's thread, publishing, the training loop, the API
+ *   engine_loss.c     the loss read back: points, divergence, validation
  *   engine_batch.c    the epoch's sample order and gathering a batch on the host
  *   engine_host.c     one training step on a host-memory (CPU) backend
  *   engine_device.c   a device backend: resident data, page-locked staging,
  *                     graph record and replay, phase timing on the device's clock
  *   engine_stats.c    per-step statistics: phase sums, the median, the
  *                     backend's counters per step, rate and ETA
+ *   engine_memory.c   sizes checked before memory is taken: the estimate,
+ *                     the memory available, the batch against the data set
  *   job_calibrate.c   the calibration job kind (NN_JOB_CALIBRATE)
  *
  * Everything a step touches is allocated before the first step (the
@@ -104,6 +107,29 @@ struct nn_job {
 void engine_publish(nn_job *job);
 /* Ends the job as FAILED with msg, published. */
 void engine_fail(nn_job *job, const char *msg);
+
+/* ---- engine_loss.c -------------------------------------------------------------- */
+
+/* After a step: 2 when its loss is known to be NaN or inf (a host-memory
+ * backend, or sync_every_step; the snapshot then says at which step), 0
+ * otherwise, -1 on a backend error. */
+int engine_check_step_loss(nn_job *job);
+/* Publishes the mean loss of the last `interval` steps (none when 0), read
+ * back from the backend; 2 when it is not finite, -1 on error. */
+int engine_report_loss(nn_job *job, int epoch, long step_in_epoch, long interval);
+/* Validates at the end of an epoch (unless the job skips it): 0, 1 when
+ * cancelled, -1 on error. */
+int engine_run_validation(nn_job *job, int epoch);
+
+/* ---- engine_memory.c ------------------------------------------------------------ */
+
+/* nn_job_memory_estimate with the job's backend table and, once open, the
+ * backend itself (b: its convolution workspace counts; NULL: not yet). */
+void engine_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
+                            nn_memory_estimate *m);
+/* Refuses a batch larger than the rows of the training set (what: its name, or NULL). */
+int engine_check_batch_rows(const char *batch_key, int batch, long rows, const char *what,
+                            char *err, size_t err_len);
 
 /* ---- job_calibrate.c ----------------------------------------------------------- */
 

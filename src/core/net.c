@@ -81,6 +81,81 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
     return 0;
 }
 
+/* Parameter arenas: parameters, gradients, one state arena (SGD's velocity,
+ * Adam's m), a second for Adam's v. */
+static int param_arenas(const nn_preset *p)
+{
+    return p->opt == NN_OPT_ADAM ? 4 : 3;
+}
+
+/* The batch's buffers, in floats (4 bytes each, labels included): what
+ * alloc_buffers takes besides the arenas. */
+static double batch_floats(const nn_net *net, size_t widest)
+{
+    double nb = net->max_batch, f = nb * (double)net->sample_floats + nb * 2.0 * (double)widest + 2;
+    f += net->loss == NN_LOSS_XENT ? nb : nb * net->target_width;
+    for (int i = 0; i < net->n_layers; i++)
+        if (!nn_layer_is_view(&net->layers[i].spec))
+            f += nb * (double)net->layers[i].out_floats;
+    return f;
+}
+
+/* The largest workspace a layer asks for at the net's batch; -1 naming the
+ * layer when the backend cannot run one (a tensor past cuDNN's 2^31 elements). */
+static int workspace_bytes(const nn_net *net, size_t *most, char *err, size_t err_len)
+{
+    *most = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const nn_layer_spec *s = &net->layers[i].spec;
+        const nn_layer_def *d = nn_layer_def_of(s->kind);
+        size_t need = 0;
+        if (d->workspace && d->workspace(net->b, s, net->max_batch, &need) != 0) {
+            char label[64];
+            if (d->label)
+                d->label(s, label, sizeof label);
+            else
+                nn_strlcpy(label, nn_layer_kind_name(s->kind), sizeof label);
+            return nn_errorf(err, err_len, "layer %d (%s) at batch %d on %s: %s", i + 1, label,
+                             net->max_batch, net->b->ops->name, net->b->last_error);
+        }
+        if (need > *most)
+            *most = need;
+    }
+    return 0;
+}
+
+void nn_net_bytes_of(const nn_preset *p, int max_batch, nn_backend *b, nn_net_bytes *out)
+{
+    nn_net net;                      /* the plan only (about 9 KB) */
+    size_t widest;
+    memset(out, 0, sizeof *out);
+    out->big_layer = -1;
+    if (p->n_layers < 1 || p->n_layers > NN_MAX_LAYERS || max_batch < 1)
+        return;
+    memset(&net, 0, sizeof net);
+    net.b = b;
+    net.max_batch = max_batch;
+    net.loss = p->loss;
+    net.target_width = p->targets;
+    nn_shape in = nn_preset_input_shape(p);
+    net.sample_floats = (size_t)nn_shape_count(&in);
+    plan_layers(&net, p, &widest);
+    out->params = (double)net.n_params * sizeof(float) * param_arenas(p);
+    out->batch = batch_floats(&net, widest) * sizeof(float);
+    size_t ws = 0;
+    if (b && workspace_bytes(&net, &ws, NULL, 0) != 0)
+        ws = 0;                      /* a layer the backend refuses: nn_net_create says which */
+    out->workspace = (double)ws;
+    for (int i = 0; i < net.n_layers; i++) {
+        double bytes = (double)(net.layers[i].n_weights + net.layers[i].n_bias) * sizeof(float) *
+                       param_arenas(p);
+        if (bytes > 0 && bytes > out->big_layer_bytes) {
+            out->big_layer = i;
+            out->big_layer_bytes = bytes;
+        }
+    }
+}
+
 static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *err, size_t err_len)
 {
     size_t nb = (size_t)net->max_batch;
@@ -120,23 +195,8 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
  * elements) refuses the job here, before its first step, naming the layer. */
 static int alloc_workspace(nn_net *net, char *err, size_t err_len)
 {
-    net->ws_bytes = 0;
-    for (int i = 0; i < net->n_layers; i++) {
-        const nn_layer_spec *s = &net->layers[i].spec;
-        const nn_layer_def *d = nn_layer_def_of(s->kind);
-        size_t need = 0;
-        if (d->workspace && d->workspace(net->b, s, net->max_batch, &need) != 0) {
-            char label[64];
-            if (d->label)
-                d->label(s, label, sizeof label);
-            else
-                nn_strlcpy(label, nn_layer_kind_name(s->kind), sizeof label);
-            return nn_errorf(err, err_len, "layer %d (%s) at batch %d on %s: %s", i + 1, label,
-                             net->max_batch, net->b->ops->name, net->b->last_error);
-        }
-        if (need > net->ws_bytes)
-            net->ws_bytes = need;
-    }
+    if (workspace_bytes(net, &net->ws_bytes, err, err_len) != 0)
+        return -1;
     return net_alloc(net, net->ws_bytes, &net->ws, "convolution workspace", err, err_len);
 }
 

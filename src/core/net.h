@@ -87,4 +87,18 @@ float *nn_net_dout(nn_net *net);
 /* Trainable parameter count (no padding). */
 size_t nn_net_param_count(const nn_net *net);
 
+/* The bytes nn_net_create allocates for p (checked) at max_batch, worked out
+ * by the same plan without allocating: the engine's memory estimate
+ * (nnlab/engine.h nn_job_memory_estimate) adds these up. */
+typedef struct nn_net_bytes {
+    double params;               /* parameters, gradients and the optimiser's state */
+    double batch;                /* input, labels or targets, each layer's output,
+                                    the activation gradients */
+    double workspace;            /* the convolutions' (b's); 0 when b is NULL */
+    int big_layer;               /* the layer with the most parameters (0-based), -1: none */
+    double big_layer_bytes;      /*   its part of params */
+} nn_net_bytes;
+/* b: the backend whose convolution workspace counts (NULL: not counted). */
+void nn_net_bytes_of(const nn_preset *p, int max_batch, nn_backend *b, nn_net_bytes *out);
+
 #endif

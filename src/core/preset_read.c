@@ -138,7 +138,7 @@ static int check_section(const reader *r, const char *name, char *seen, int *max
                          r->file, name, NN_MAX_LAYERS);
     if (nn_is_static_section(name))
         return 0;
-    return nn_errorf(r->c.err, r->c.err_len, "%s: [%s]: unknown section (expected [preset], [data], [train], [optimizer] or [layer1], [layer2], ...)",
+    return nn_errorf(r->c.err, r->c.err_len, "%s: [%s]: unknown section (expected [preset], [data], [train], [optimizer], [gpu], [lab] or [layer1], [layer2], ...)",
                      r->file, name);
 }
 
@@ -222,6 +222,11 @@ static int read_texts(const reader *r, nn_preset *p)
         return -1;
     if (rc == 0)
         nn_strlcpy(p->device, nn_device_names[v], sizeof p->device);
+    rc = read_choice(r, "train", "compare", nn_device_names, NN_COUNT(nn_device_names), 0, &v);
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        nn_strlcpy(p->compare, nn_device_names[v], sizeof p->compare);
     default_name(r->file, p->name, sizeof p->name);
     return read_text(r, "preset", "name", p->name, sizeof p->name)
         || read_text(r, "preset", "description", p->description, sizeof p->description)

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------- keys */
 
@@ -33,17 +34,27 @@ const nn_scalar_key nn_scalar_keys[] = {
     { "optimizer", "beta2", NN_V_FLOAT, PF(beta2), NN_UNIT_HALF_OPEN, is_adam, "type = adam" },
     { "optimizer", "eps", NN_V_FLOAT, PF(eps), NN_ABOVE(0), is_adam, "type = adam" },
     { "optimizer", "weight_decay", NN_V_FLOAT, PF(weight_decay), NN_AT_LEAST(0), NULL, NULL },
+    { "gpu", "data_on_device", NN_V_BOOL, PF(data_on_device), NN_CLOSED(0, 1), NULL, NULL },
+    { "gpu", "pinned", NN_V_BOOL, PF(pinned), NN_CLOSED(0, 1), NULL, NULL },
+    { "gpu", "sync_every_step", NN_V_BOOL, PF(sync_every_step), NN_CLOSED(0, 1), NULL, NULL },
+    { "gpu", "graph", NN_V_BOOL, PF(graph), NN_CLOSED(0, 1), NULL, NULL },
+    { "gpu", "tf32", NN_V_BOOL, PF(tf32), NN_CLOSED(0, 1), NULL, NULL },
+    { "lab", "race", NN_V_BOOL, PF(race), NN_CLOSED(0, 1), NULL, NULL },
+    { "lab", "sweep_from", NN_V_INT, PF(sweep_from), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
+    { "lab", "sweep_to", NN_V_INT, PF(sweep_to), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
+    { "lab", "sweep_steps", NN_V_LONG, PF(sweep_steps), NN_CLOSED(1, 100000), NULL, NULL },
+    { "lab", "sweep_cpu_ref", NN_V_BOOL, PF(sweep_cpu_ref), NN_CLOSED(0, 1), NULL, NULL },
 };
 const size_t nn_n_scalar_keys = NN_COUNT(nn_scalar_keys);
 
 static const struct { const char *section, *key; } text_keys[] = {
     { "preset", "name" }, { "preset", "description" },
     { "data", "set" }, { "data", "dir" },
-    { "train", "loss" }, { "train", "device" },
+    { "train", "loss" }, { "train", "device" }, { "train", "compare" },
     { "optimizer", "type" },
 };
 
-static const char *const static_sections[] = { "preset", "data", "train", "optimizer" };
+static const char *const static_sections[] = { "preset", "data", "train", "optimizer", "gpu", "lab" };
 
 int nn_scalar_applies(const nn_scalar_key *k, const nn_preset *p)
 {
@@ -156,11 +167,45 @@ static int check_texts(const nn_checker *c, const nn_preset *p)
         return -1;
     if (nn_find_name(nn_device_names, NN_COUNT(nn_device_names), p->device) < 0)
         return nn_key_error(c, "train", "device", p->device, "expected cpu, cpu-ref or gpu");
+    if (p->compare[0] && nn_find_name(nn_device_names, NN_COUNT(nn_device_names), p->compare) < 0)
+        return nn_key_error(c, "train", "compare", p->compare, "expected cpu, cpu-ref or gpu");
+    if (p->compare[0] && strcasecmp(p->compare, p->device) == 0)
+        return nn_key_error(c, "train", "compare", p->compare, "the same as device: compare "
+                            "runs a second device beside it");
     if (p->name[0] == '\0')
         return nn_key_error(c, "preset", "name", "\"\"", "must not be empty");
     if (check_text(c, "preset", "name", p->name) || check_text(c, "preset", "description", p->description)
         || check_text(c, "data", "dir", p->data_dir))
         return -1;
+    return 0;
+}
+
+static int is_power_of_two(long v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+/* The sweep doubles the batch from sweep_from to sweep_to: both powers of
+ * two (the message names the two nearest), in order. */
+static int check_sweep(const nn_checker *c, const nn_preset *p)
+{
+    const char *keys[2] = { "sweep_from", "sweep_to" };
+    int v[2] = { p->sweep_from, p->sweep_to };
+    char s[16];
+    for (int i = 0; i < 2; i++) {
+        long below = 1;
+        if (is_power_of_two(v[i]))
+            continue;
+        while (below * 2 < v[i])
+            below *= 2;
+        snprintf(s, sizeof s, "%d", v[i]);
+        return nn_key_error(c, "lab", keys[i], s, "the sweep doubles the batch: a power of two "
+                            "(%ld or %ld)", below, below * 2);
+    }
+    if (v[0] > v[1]) {
+        snprintf(s, sizeof s, "%d", v[1]);
+        return nn_key_error(c, "lab", "sweep_to", s, "below sweep_from = %d", v[0]);
+    }
     return 0;
 }
 
@@ -177,6 +222,8 @@ static int check_scalars(const nn_checker *c, const nn_preset *p)
             return nn_key_error(c, k->section, k->key, v, "%s", why);
         }
     }
+    if (check_sweep(c, p) != 0)
+        return -1;
     /* PyTorch's rule: Nesterov momentum needs momentum and no dampening */
     if (p->opt == NN_OPT_SGD && p->nesterov && (p->momentum <= 0 || p->dampening != 0))
         return nn_key_error(c, "optimizer", "nesterov", "true", "needs momentum > 0 and dampening = 0");

@@ -1,5 +1,5 @@
 /* src/core/preset_schema.h - which keys a preset has: the numeric keys of
- * [data], [train] and [optimizer] with their ranges and the condition under
+ * [data], [train], [optimizer], [gpu] and [lab] with their ranges and the condition under
  * which each applies, the text keys, the fixed sections, and the one-line
  * message every rule reports through. The keys of [layerN] are the layer
  * table's (layer_kind.h). Private to src/core. */
@@ -22,7 +22,7 @@ int nn_key_error(const nn_checker *c, const char *section, const char *key,
                  const char *value, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* A numeric key of [data], [train] or [optimizer]. The reader, the checker and
+/* A numeric key of a fixed section. The reader, the checker and
  * the writer all walk nn_scalar_keys (in the order the writer writes them), so
  * a key added there is read, checked and saved. */
 typedef struct nn_scalar_key {
@@ -41,12 +41,12 @@ extern const size_t nn_n_scalar_keys;
 int nn_scalar_applies(const nn_scalar_key *k, const nn_preset *p);
 const nn_scalar_key *nn_find_scalar_key(const char *section, const char *key);
 
-/* Text keys (name, description, set, dir, loss, device, type): read and
+/* Text keys (name, description, set, dir, loss, device, compare, type): read and
  * written by hand because each one is special. */
 int nn_is_text_key(const char *section, const char *key);
 /* "name, description" etc.: every key of a fixed section, for messages. */
 void nn_section_key_list(const char *section, char *buf, size_t len);
-/* [preset], [data], [train], [optimizer] */
+/* [preset], [data], [train], [optimizer], [gpu], [lab] */
 int nn_is_static_section(const char *section);
 
 #endif

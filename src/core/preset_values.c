@@ -34,6 +34,11 @@ void nn_preset_defaults(nn_preset *p)
     p->batch = 32;
     p->epochs = 1;
     p->log_every = 2000;
+    p->data_on_device = 1;             /* the engine's defaults (nn_job_config_init) */
+    p->graph = 1;
+    p->sweep_from = 1;
+    p->sweep_to = 4096;
+    p->sweep_steps = 20;
     p->opt = NN_OPT_SGD;
     p->lr = 0.001f;
     p->beta1 = 0.9f;

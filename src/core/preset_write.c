@@ -76,9 +76,15 @@ static void put_preset(writer *w, const nn_preset *p)
         put_text(w, "dir", p->data_dir);
     put_scalars(w, p, "data");
     put(w, "\n[train]\nloss = %s\ndevice = %s\n", nn_loss_names[p->loss], p->device);
+    if (p->compare[0])
+        put(w, "compare = %s\n", p->compare);
     put_scalars(w, p, "train");
     put(w, "\n[optimizer]\ntype = %s\n", nn_opt_names[p->opt]);
     put_scalars(w, p, "optimizer");
+    put(w, "\n[gpu]\n");
+    put_scalars(w, p, "gpu");
+    put(w, "\n[lab]\n");
+    put_scalars(w, p, "lab");
     for (int i = 0; i < p->n_layers; i++)
         put_layer(w, i, &p->layers[i]);
 }

@@ -25,7 +25,9 @@ typedef enum nn_job_state {
     NN_JOB_PAUSED,
     NN_JOB_DONE,
     NN_JOB_CANCELLED,
-    NN_JOB_FAILED
+    NN_JOB_FAILED,
+    NN_JOB_DIVERGED              /* stopped: the training loss became NaN or inf
+                                    (the snapshot's error says at which step) */
 } nn_job_state;
 
 /* The parts of a training step, timed separately (mean microseconds per step). */
@@ -54,7 +56,7 @@ typedef struct nn_job_config {
     long steps;                  /* > 0: stop after this many steps instead */
     double lr;                   /* 0 = the preset's */
     uint64_t seed;
-    int threads;                 /* CPU threads, 0 = all cores */
+    int threads;                 /* CPU threads, 0 = the cores free when it starts */
     char data_dir[NN_PATH_LEN];  /* "" = the preset's or the default */
     long log_every;              /* 0 = the preset's */
     int bench;                   /* time training steps only: no validation */
@@ -71,8 +73,9 @@ typedef struct nn_job_config {
     int tf32;                    /* allow TF32 tensor-core math (off: FP32 as the CPU) */
 } nn_job_config;
 
-/* Fills cfg with the preset's defaults (seed 1, warmup 0, the data on the
- * device and CUDA graphs on, no sync every step, no TF32). */
+/* Fills cfg with the preset's defaults: seed 1, warmup 0, and the GPU
+ * switches of its [gpu] section (without one: the data on the device and
+ * CUDA graphs on, no sync every step, no TF32). */
 void nn_job_config_init(nn_job_config *cfg, const nn_preset *p);
 
 typedef struct nn_loss_point {
@@ -106,7 +109,12 @@ typedef struct nn_step_counters {
 typedef struct nn_snapshot {
     enum nn_job_kind kind;
     nn_job_state state;
-    char error[NN_ERR_LEN];      /* FAILED: why */
+    char error[NN_ERR_LEN];      /* FAILED: why; DIVERGED: "loss became NaN at step N" */
+    long diverged_step;          /* DIVERGED: the global step (1-based) at which the loss
+                                    was found non-finite; */
+    int diverged_exact;          /*   1: that step made it so; 0: it was read back
+                                    only then (a device reads the loss every log_every
+                                    steps), so it happened by that step */
     double fraction_done;        /* 0..1: steps done of total_steps, or how far a
                                     calibration has come */
     char activity[NN_TEXT_LEN];  /* a calibration: what it is measuring now ("" training) */
@@ -161,6 +169,50 @@ typedef struct nn_snapshot {
 
 typedef struct nn_job nn_job;
 
+/* ---- sizes, checked before anything is allocated ---------------------------------- */
+
+/* What a training job of cfg will hold in memory, worked out from the preset,
+ * the batch and the data set's kind and sizes before anything is allocated:
+ * the CLI, the lab's setup screen and the engine itself use it alike. Bytes. */
+typedef struct nn_memory_estimate {
+    double params;               /* parameters, gradients and the optimiser's state */
+    double batch;                /* a batch's buffers: input, labels, each layer's
+                                    output, activation gradients, host staging */
+    double workspace;            /* the convolution workspace (known once the backend
+                                    is open: 0 in an estimate made before) */
+    double data;                 /* the data set held in host memory (both splits),
+                                    and its sample order */
+    int device;                  /* 1: a device with its own memory (a GPU) holds the
+                                    parameters, the batch and the workspace */
+    double host;                 /* what host memory must hold: everything on a CPU
+                                    device; on a GPU the data set and the staging */
+    double available;            /* host memory available now (MemAvailable, or a
+                                    cgroup's limit when lower); 0: unknown */
+    long train_rows;             /* training samples the data set gives (MNIST 60000,
+                                    CIFAR-10 50000, random: rows; files in a folder
+                                    may hold fewer, checked again once loaded) */
+    int big_layer;               /* the layer with the most parameters (0-based), -1 none */
+    double big_layer_bytes;      /*   its part of params */
+} nn_memory_estimate;
+
+/* Fills m for cfg (batch 0: the preset's). Quick: arithmetic and one read
+ * of /proc/meminfo. */
+void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m);
+
+/* Refuses, with a one-line message, a batch larger than the training set and
+ * a job whose host memory exceeds what is available (naming what drives it:
+ * the batch, a layer's key or [data] rows, with the bytes needed and
+ * available). batch_key names the batch as the caller's user gave it:
+ * "--batch" gives "--batch 1000000: ...", "x.ini: [train] batch =" gives
+ * "x.ini: [train] batch = 1000000: ..."; NULL: "batch 1000000: ...".
+ * Returns 0 when the job fits. nn_job_start runs it too. */
+int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
+                       char *err, size_t err_len);
+
+/* "13.2 TB", "1.5 GB", "820 MB", "64 KB" (powers of 1000): the figure the
+ * messages use. */
+void nn_format_bytes(double bytes, char *buf, size_t len);
+
 /* Validates cfg and starts the trainer thread. NULL with a message when cfg
  * is unusable before anything starts (an unknown device, a GPU module that
  * cannot be loaded, a bad batch). Errors found later end the job in
@@ -196,6 +248,8 @@ nn_job_state nn_job_wait(nn_job *job);
 void nn_job_free(nn_job *job);
 
 const char *nn_job_state_name(nn_job_state s);
+/* 1 when a job in state s has ended: done, cancelled, failed or diverged. */
+int nn_job_state_ended(nn_job_state s);
 const char *nn_phase_name(enum nn_phase p);
 
 #endif

@@ -46,8 +46,21 @@ typedef struct nn_preset {
     /* [train] */
     enum nn_loss_kind loss;
     char device[16];                 /* "cpu", "cpu-ref", "gpu" */
+    char compare[16];                /* "" or a second device the lab runs beside
+                                        `device` (the CLI trains on one) */
     int batch, epochs;
     long log_every;                  /* steps between progress lines (2000) */
+
+    /* [gpu] the GPU switches (nn_job_config's, docs/gpu-backend.md): a job's
+     * defaults; the CLI's options set them for its own jobs */
+    int data_on_device, pinned, sync_every_step, graph, tf32;
+
+    /* [lab] settings only the lab uses: side by side at once (race) or one
+     * after the other, and the batch sweep */
+    int race;
+    int sweep_from, sweep_to;        /* powers of two: the sweep doubles */
+    long sweep_steps;                /* timed steps per point */
+    int sweep_cpu_ref;               /* sweep cpu-ref too */
 
     /* [optimizer] */
     enum nn_opt_kind opt;

@@ -1,0 +1,216 @@
+/* tests/test_threads.c - the fast CPU backend's thread pool on a busy machine:
+ * with another program keeping one of this process's cores busy, the default
+ * thread count leaves that core to it (the busy program is a child spinning
+ * on a core of its own, sched_setaffinity); and with workers that are not
+ * running when an operation begins (held, as if their cores were taken),
+ * every operation still ends, runs each of its items exactly once, and does
+ * not wait for them.
+ */
+#define _GNU_SOURCE             /* sched_setaffinity, CPU_* */
+#include <sched.h>
+#include <setjmp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backend.h"
+#include "cpu_internal.h"
+#include "util.h"
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* The first two CPUs this process may run on; -1 when it has fewer. */
+static int two_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[n++] = c;
+    return n == 2 ? 0 : -1;
+}
+
+static void pin(pid_t pid, int a, int b)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(a, &set);
+    if (b >= 0)
+        CPU_SET(b, &set);
+    assert_int_equal(sched_setaffinity(pid, sizeof set, &set), 0);
+}
+
+/* A child spinning on cpu; the caller kills it. */
+static pid_t busy_child(int cpu)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        sched_setaffinity(0, sizeof set, &set);
+        for (volatile unsigned long i = 0;; i++)
+            ;
+    }
+    return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* The threads a backend opened with cfg runs an operation of unbounded size on. */
+static int opened_threads(nn_backend *b)
+{
+    return nn_cpu_threads_for(b, 1e18, 1.0);
+}
+
+/* This process on two cores, a busy program on one of them: the default
+ * count is one thread (the first thing this program opens, so the probe is
+ * fresh), where it was every core; threads asked for are given. */
+static void test_default_threads_leave_a_busy_core(void **state)
+{
+    (void)state;
+    int cpu[2];
+    nn_backend b;
+    nn_backend_config dflt = { .threads = 0 }, two = { .threads = 2 };
+    if (two_cpus(cpu) != 0) {
+        print_message("# SKIP: fewer than two CPUs\n");
+        skip();
+    }
+    pin(0, cpu[0], cpu[1]);
+    pid_t child = busy_child(cpu[1]);
+    sleep_ms(100);                           /* spinning by now */
+    int rc = nn_backend_open(&b, &nn_backend_cpu, &dflt);
+    int got = rc == 0 ? opened_threads(&b) : -1;
+    if (rc == 0)
+        nn_backend_close(&b);
+    stop_child(child);
+    print_message("# a busy program on one of 2 cores: %d thread(s) by default\n", got);
+    assert_int_equal(got, 1);
+    assert_int_equal(nn_backend_open(&b, &nn_backend_cpu, &two), 0);
+    assert_int_equal(opened_threads(&b), 2);
+    nn_backend_close(&b);
+}
+
+/* ---- operations with late workers ------------------------------------------------ */
+
+typedef struct count_task {
+    atomic_int *runs;            /* (count) times each item ran */
+    atomic_int by_worker;        /* items run by a thread other than the caller */
+} count_task;
+
+static void count_item(void *ctx, int item, int part)
+{
+    count_task *t = ctx;
+    double until = nn_now() + 20e-6;         /* an item of real work: 20 us */
+    while (nn_now() < until)
+        ;
+    atomic_fetch_add(&t->runs[item], 1);
+    if (part != 0)
+        atomic_fetch_add(&t->by_worker, 1);
+}
+
+/* Runs OPS operations of a few 20-us items on 4 threads, each item checked
+ * to run exactly once; sets done when finished. */
+typedef struct op_run {
+    nn_backend *b;
+    int ops;
+    long workers_ran;
+    char failure[128];
+    atomic_int done;
+} op_run;
+
+static void *run_ops(void *arg)
+{
+    op_run *r = arg;
+    enum { MAX_ITEMS = 8 };
+    atomic_int runs[MAX_ITEMS];
+    for (int op = 0; op < r->ops && !r->failure[0]; op++) {
+        int count = 1 + op % MAX_ITEMS;
+        count_task t = { runs, 0 };
+        for (int i = 0; i < count; i++)
+            atomic_init(&runs[i], 0);
+        atomic_init(&t.by_worker, 0);
+        nn_cpu_par_for(r->b, 4, count, count_item, &t);
+        for (int i = 0; i < count; i++)
+            if (atomic_load(&runs[i]) != 1)
+                snprintf(r->failure, sizeof r->failure, "operation %d: item %d ran %d times", op, i,
+                         atomic_load(&runs[i]));
+        r->workers_ran += atomic_load(&t.by_worker);
+    }
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+/* Runs the operations on a thread of their own; 1 when they ended within
+ * seconds (else the workers are let go, so that they can). */
+static int ops_end_in_time(op_run *r, double seconds)
+{
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_ops, r), 0);
+    double t0 = nn_now();
+    while (!atomic_load(&r->done) && nn_now() - t0 < seconds)
+        sleep_ms(5);
+    int in_time = atomic_load(&r->done);
+    nn_cpu_hold_workers(r->b, 0);
+    pthread_join(th, NULL);
+    return in_time;
+}
+
+/* Workers that are not running when an operation begins (their cores taken
+ * by other programs, held here) are not waited for: the caller runs every
+ * item, and the operation ends. Waiting for every worker, each operation
+ * lasted as long as the slowest worker took to be scheduled. Then, with the
+ * workers free again, they share the items; every item runs exactly once. */
+static void test_operations_never_wait_for_absent_workers(void **state)
+{
+    (void)state;
+    nn_backend b;
+    nn_backend_config four = { .threads = 4 };
+    assert_int_equal(nn_backend_open(&b, &nn_backend_cpu, &four), 0);
+
+    op_run held = { .b = &b, .ops = 300 };
+    nn_cpu_hold_workers(&b, 1);
+    int in_time = ops_end_in_time(&held, 10.0);
+    print_message("# workers held: %s, %ld items run by workers\n", in_time ? "ended" : "stuck",
+                  held.workers_ran);
+    assert_true(in_time);
+    assert_string_equal(held.failure, "");
+    assert_int_equal(held.workers_ran, 0);
+
+    op_run free_run = { .b = &b, .ops = 3000 };
+    assert_true(ops_end_in_time(&free_run, 60.0));
+    print_message("# workers free: %ld items run by workers\n", free_run.workers_ran);
+    assert_string_equal(free_run.failure, "");
+    nn_backend_close(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_threads_leave_a_busy_core),
+        cmocka_unit_test(test_operations_never_wait_for_absent_workers),
+    };
+    return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
+}
