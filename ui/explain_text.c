@@ -124,7 +124,7 @@ static int format_no_cal(const nn_explainer *x, const char *head, const nn_step_
 enum { R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_WORK, R_MEASURED, R_PHASES, R_WHY, R_ADVICE, N_ROWS };
 
 typedef struct panel_item {
-    char text[600];
+    char text[720];
     int style, rows, given;
 } panel_item;
 
@@ -212,7 +212,7 @@ static void format_model(const nn_explainer *x, const char *head, const nn_step_
 static void format_short(const nn_explainer *x, const char *head, const nn_step_measure *m, int max_rows,
                          int width, ui_text *out)
 {
-    static char rows[4][600];
+    static char rows[4][720];
     static const int styles[4] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_OK };
     char a[32];
     int timed = m && m->timed_steps > 0;

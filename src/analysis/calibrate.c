@@ -1,7 +1,8 @@
 /* src/analysis/calibrate.c - measures a device through its op table; see calibrate.h.
  * Each figure is the best of a few repetitions: the machines are shared and
- * noisy, and the best run is the closest to what the hardware can do. The
- * cache file is calibration_cache.c. */
+ * noisy, and the best run is the closest to what the hardware can do; how
+ * far the repetitions of the main figures varied is kept as their spread
+ * (calibration_quality.c judges it). The cache file is calibration_cache.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "nnlab/calibrate.h"
 
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "util.h"
@@ -25,48 +27,88 @@ typedef struct bench_ctx {
     void *host;                      /* UPLOAD_BYTES of host memory */
 } bench_ctx;
 
+/* ---- repetitions ------------------------------------------------------------ */
+
+/* The times of a measurement's repetitions: its figure is the best, its
+ * spread the median over the best, less one (with two, the slower over
+ * the faster). */
+typedef struct reps {
+    int n;
+    double t[REPEAT];
+} reps;
+
+static void reps_add(reps *r, double t)
+{
+    if (r->n < REPEAT)
+        r->t[r->n++] = t;
+}
+
+static double reps_best(const reps *r)
+{
+    double best = r->t[0];
+    for (int i = 1; i < r->n; i++)
+        if (r->t[i] < best)
+            best = r->t[i];
+    return best;
+}
+
+static double reps_spread(const reps *r)
+{
+    double s[REPEAT];
+    if (r->n < 2)
+        return 0;
+    memcpy(s, r->t, (size_t)r->n * sizeof s[0]);
+    for (int i = 1; i < r->n; i++)       /* insertion sort: five values */
+        for (int j = i; j > 0 && s[j] < s[j - 1]; j--) {
+            double x = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = x;
+        }
+    return s[0] > 0 ? s[r->n / 2] / s[0] - 1.0 : 0;
+}
+
 /* ---- the measurements ------------------------------------------------------ */
 
-static int gemm_gflops(nn_backend *b, const bench_ctx *c, double *out)
+static int gemm_gflops(nn_backend *b, const bench_ctx *c, double *out, double *spread)
 {
-    double best = 1e30, spent = 0;
+    reps r = { 0 };
+    double spent = 0;
     /* a slow device (the reference loops) gets fewer repetitions */
-    for (int r = 0; r < REPEAT && spent < 1.0; r++) {
+    for (int k = 0; k < REPEAT && spent < 1.0; k++) {
         double t0 = nn_now();
         if (b->ops->linear_forward(b, GEMM_N, GEMM_N, GEMM_N, c->x, c->w, NULL, c->y) != 0 ||
             b->ops->synchronize(b) != 0)
             return -1;
         double dt = nn_now() - t0;
         spent += dt;
-        if (dt < best)
-            best = dt;
+        reps_add(&r, dt);
     }
-    *out = 2.0 * GEMM_N * GEMM_N * (double)GEMM_N / best * 1e-9;
+    *out = 2.0 * GEMM_N * GEMM_N * (double)GEMM_N / reps_best(&r) * 1e-9;
+    *spread = reps_spread(&r);
     return 0;
 }
 
-static int stream_gbps(nn_backend *b, const bench_ctx *c, double *out)
+static int stream_gbps(nn_backend *b, const bench_ctx *c, double *out, double *spread)
 {
-    double best = 1e30;
-    for (int r = 0; r < REPEAT; r++) {
+    reps r = { 0 };
+    for (int k = 0; k < REPEAT; k++) {
         double t0 = nn_now();
         if (b->ops->act_forward(b, NN_ACT_RELU, STREAM_FLOATS, c->x, c->y) != 0 || b->ops->synchronize(b) != 0)
             return -1;
-        double dt = nn_now() - t0;
-        if (dt < best)
-            best = dt;
+        reps_add(&r, nn_now() - t0);
     }
-    *out = 2.0 * STREAM_FLOATS * sizeof(float) / best * 1e-9;
+    *out = 2.0 * STREAM_FLOATS * sizeof(float) / reps_best(&r) * 1e-9;
+    *spread = reps_spread(&r);
     return 0;
 }
 
 /* Mean time of `count` tiny operations issued back to back (and, with sync,
  * each followed by a synchronise). */
-static int tiny_op_us(nn_backend *b, const bench_ctx *c, int sync, double *out)
+static int tiny_op_us(nn_backend *b, const bench_ctx *c, int sync, double *out, double *spread)
 {
     const int count = 2000;
-    double best = 1e30;
-    for (int r = 0; r < REPEAT; r++) {
+    reps r = { 0 };
+    for (int k = 0; k < REPEAT; k++) {
         double t0 = nn_now();
         for (int i = 0; i < count; i++)
             if (b->ops->act_forward(b, NN_ACT_RELU, 1, c->x, c->y) != 0 ||
@@ -74,11 +116,10 @@ static int tiny_op_us(nn_backend *b, const bench_ctx *c, int sync, double *out)
                 return -1;
         if (b->ops->synchronize(b) != 0)
             return -1;
-        double dt = (nn_now() - t0) / count;
-        if (dt < best)
-            best = dt;
+        reps_add(&r, (nn_now() - t0) / count);
     }
-    *out = best * 1e6;
+    *out = reps_best(&r) * 1e6;
+    *spread = reps_spread(&r);
     return 0;
 }
 
@@ -123,17 +164,16 @@ static int download_us(nn_backend *b, const bench_ctx *c, double *out)
     return 0;
 }
 
-static double host_copy_gbps(void *dst, const void *src)
+static double host_copy_gbps(void *dst, const void *src, double *spread)
 {
-    double best = 1e30;
-    for (int r = 0; r < REPEAT; r++) {
+    reps r = { 0 };
+    for (int k = 0; k < REPEAT; k++) {
         double t0 = nn_now();
         memcpy(dst, src, UPLOAD_BYTES / 2);
-        double dt = nn_now() - t0;
-        if (dt < best)
-            best = dt;
+        reps_add(&r, nn_now() - t0);
     }
-    return 2.0 * (UPLOAD_BYTES / 2) / best * 1e-9;   /* read + write */
+    *spread = reps_spread(&r);
+    return 2.0 * (UPLOAD_BYTES / 2) / reps_best(&r) * 1e-9;   /* read + write */
 }
 
 /* ---- optional slots: page-locked copies, graph replay ------------------------ */
@@ -507,15 +547,16 @@ static int measure(nn_backend *b, nn_calibration *out, nn_progress_fn progress, 
     int rc = alloc_buffers(b, &c, err, err_len);
     if (rc == 0) {
         report(progress, ctx, 0.05, "sgemm");
-        rc = gemm_gflops(b, &c, &out->gemm_gflops);
+        rc = gemm_gflops(b, &c, &out->gemm_gflops, &out->spread[NN_SPREAD_GEMM]);
     }
     if (rc == 0) {
         report(progress, ctx, 0.15, "memory bandwidth");
-        rc = stream_gbps(b, &c, &out->mem_gbps);
+        rc = stream_gbps(b, &c, &out->mem_gbps, &out->spread[NN_SPREAD_MEM]);
     }
     if (rc == 0) {
         report(progress, ctx, 0.2, "operation and synchronisation latency");
-        rc = tiny_op_us(b, &c, 0, &out->op_us) || tiny_op_us(b, &c, 1, &out->sync_us);
+        rc = tiny_op_us(b, &c, 0, &out->op_us, &out->spread[NN_SPREAD_OP]) ||
+             tiny_op_us(b, &c, 1, &out->sync_us, &out->spread[NN_SPREAD_SYNC]);
     }
     if (rc == 0) {
         report(progress, ctx, 0.25, "copies to and from the device");
@@ -538,7 +579,8 @@ static int measure(nn_backend *b, nn_calibration *out, nn_progress_fn progress, 
         rc = elem_costs(b, &c, out);
     }
     if (rc == 0)
-        out->host_copy_gbps = host_copy_gbps(c.host, (char *)c.host + UPLOAD_BYTES / 2);
+        out->host_copy_gbps = host_copy_gbps(c.host, (char *)c.host + UPLOAD_BYTES / 2,
+                                             &out->spread[NN_SPREAD_HOST_COPY]);
     if (rc != 0 && err && !err[0])
         nn_errorf(err, err_len, "calibrating %s: %s", b->ops->name, b->last_error);
     free_buffers(&c);
@@ -556,11 +598,24 @@ static int measure_one_thread(const nn_backend_ops *ops, nn_calibration *out, ch
     if (nn_backend_open(&b, ops, &one) != 0)
         return nn_errorf(err, err_len, "calibrating %s: %s", ops->name, b.last_error);
     int rc = alloc_buffers(&b, &c, err, err_len);
-    if (rc == 0 && gemm_gflops(&b, &c, &out->gemm_gflops_1thread) != 0)
+    if (rc == 0 && gemm_gflops(&b, &c, &out->gemm_gflops_1thread, &out->spread[NN_SPREAD_GEMM_1THREAD]) != 0)
         rc = nn_errorf(err, err_len, "calibrating %s: %s", ops->name, b.last_error);
     free_buffers(&c);
     nn_backend_close(&b);
     return rc;
+}
+
+/* The threads the device ran with, which the quality rule compares the
+ * one-thread sgemm against: what was asked (all cores for 0) on the CPU
+ * device; the reference loops run one whatever is asked; 0 for a GPU. */
+static int threads_used(const nn_backend_ops *ops, int threads)
+{
+    if (!ops->host_memory)
+        return 0;
+    if (!strcmp(ops->name, "cpu-ref"))
+        return 1;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return threads > 0 ? threads : n > 0 ? (int)n : 1;
 }
 
 int nn_calibrate(const char *device, int threads, nn_calibration *out,
@@ -577,6 +632,7 @@ int nn_calibrate(const char *device, int threads, nn_calibration *out,
     nn_strlcpy(out->device, ops->name, sizeof out->device);
     nn_machine_description(out->machine, sizeof out->machine);
     out->created = (long long)time(NULL);
+    out->threads = threads_used(ops, threads);
     if (nn_backend_open(&b, ops, &cfg) != 0)
         return nn_errorf(err, err_len, "device %s: %s", ops->name, b.last_error);
     int rc = measure(&b, out, progress, ctx, err, err_len);
