@@ -372,8 +372,10 @@ static void test_save_measured_profile(void **state)
     assert_true(mine.measured);
     assert_true(mine.fp32_gflops == 23000);          /* the fastest rate measured */
     assert_true(mine.framework_op_us == t4.framework_op_us && mine.pcie_gen == t4.pcie_gen);
+    assert_int_equal(nn_profile_user_path("My L4", path, sizeof path), 0);
     assert_int_equal(nn_profile_user_dir(dir, sizeof dir), 0);
-    snprintf(path, sizeof path, "%s/my l4.ini", dir);
+    assert_int_equal(strncmp(path, dir, strlen(dir)), 0);
+    assert_string_equal(path + strlen(dir), "/my-l4.ini");
     assert_int_equal(nn_profile_save(path, &mine, "measured by a test", err, sizeof err), 0);
     find("My L4", &back);                            /* by name, case-blind */
     assert_true(back.measured && back.user);

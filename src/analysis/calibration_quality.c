@@ -81,7 +81,7 @@ void nn_calibration_describe(const nn_calibration *c, long long now, char *buf, 
 {
     char why[NN_ERR_LEN], age[32];
     if (c->profile) {
-        snprintf(buf, len, "%s (a GPU profile: no GPU was measured)", c->note);
+        snprintf(buf, len, "%s (a GPU profile)", c->note);
         return;
     }
     age_text(now - c->created, age, sizeof age);

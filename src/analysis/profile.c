@@ -222,6 +222,27 @@ const char *nn_profile_default_name(void)
     return env && env[0] ? env : NN_DEFAULT_GPU_PROFILE;
 }
 
+void nn_profile_stem(const char *name, char *stem, size_t len)
+{
+    size_t n = 0;
+    for (; name[n] && n + 1 < len; n++) {
+        unsigned char c = (unsigned char)name[n];
+        stem[n] = isalnum(c) || c == '.' || c == '_' || c == '-' ? (char)tolower(c) : '-';
+    }
+    if (len)
+        stem[n] = '\0';
+}
+
+int nn_profile_user_path(const char *name, char *path, size_t len)
+{
+    char dir[NN_PATH_LEN], stem[NN_NAME_LEN];
+    if (nn_profile_user_dir(dir, sizeof dir) != 0)
+        return -1;
+    nn_profile_stem(name, stem, sizeof stem);
+    int n = snprintf(path, len, "%s/%s.ini", dir, stem);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 static int is_path(const char *s)
 {
     size_t n = strlen(s);
@@ -237,10 +258,9 @@ int nn_profile_find(const char *name_or_path, nn_gpu_profile *out, char *err, si
         return nn_errorf(err, err_len, "no GPU profile named");
     if (is_path(name_or_path))
         return nn_profile_load(name_or_path, out, err, err_len);
-    if (nn_strlcpy(lower, name_or_path, sizeof lower) >= sizeof lower)
+    if (strlen(name_or_path) >= sizeof lower)
         return nn_errorf(err, err_len, "GPU profile '%.32s...': name too long", name_or_path);
-    for (char *c = lower; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
+    nn_profile_stem(name_or_path, lower, sizeof lower);
     if (nn_profile_user_dir(user, sizeof user) == 0)
         dirs[n++] = user;
     dirs[n++] = nn_profile_system_dir();
@@ -339,6 +359,8 @@ int nn_writeup_predict(const nn_preset *p, const nn_gpu_profile *prof, nn_writeu
     out->steps = nn_preset_steps_per_epoch(p, p->batch) * p->epochs;
     out->cpu_s = p->measured_cpu_s;
     out->gpu_s = p->measured_gpu_s;
+    if (!prof)
+        return 0;
     nn_profile_predict(p, p->batch, prof, e);
     for (int w = 0; w < NN_GPU_WAYS; w++)
         out->way_s[w] = out->steps * e[w].predicted_us * 1e-6;

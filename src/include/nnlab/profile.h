@@ -56,9 +56,16 @@ typedef struct nn_gpu_profile {
  * the section and the key. */
 int nn_profile_load(const char *path, nn_gpu_profile *out, char *err, size_t err_len);
 
-/* A profile by name ("t4", case-blind: the user's folder first, then the
- * shipped one) or by path (a value with '/' or ending in ".ini"). */
+/* A profile by name ("t4", "T4": the file nn_profile_stem names, the
+ * user's folder first, then the shipped one) or by path (a value with '/'
+ * or ending in ".ini"). */
 int nn_profile_find(const char *name_or_path, nn_gpu_profile *out, char *err, size_t err_len);
+
+/* The file stem a profile name maps to: lower case, anything but letters,
+ * digits, '.', '_' and '-' made '-' ("My L4" -> "my-l4"); and the path a
+ * profile of that name is saved to in the user's folder. */
+void nn_profile_stem(const char *name, char *stem, size_t len);
+int nn_profile_user_path(const char *name, char *path, size_t len);
 
 /* $NNLAB_GPU_PROFILE when set, else NN_DEFAULT_GPU_PROFILE. */
 const char *nn_profile_default_name(void);
@@ -110,7 +117,8 @@ typedef struct nn_writeup {
 } nn_writeup;
 
 /* 0 with out filled when p carries what its original experiment measured
- * (measured_cpu_s or measured_gpu_s), else -1. */
+ * (measured_cpu_s or measured_gpu_s), else -1. prof NULL: no prediction
+ * (way_s 0). */
 int nn_writeup_predict(const nn_preset *p, const nn_gpu_profile *prof, nn_writeup *out);
 
 /* ---- predictions ------------------------------------------------------------------------ */
