@@ -100,6 +100,8 @@ if awk -F, '$1 == "cpu" && $2 == 2 && $5 > 0 { found = 1 } END { exit !found }' 
 then ok "sweep: doubling ratio at batch 2"; else not_ok "sweep: doubling ratio at batch 2"; fi
 check "sweep --json" 0 "$NNLAB" sweep --preset conv1d-regression --devices cpu,cpu-ref --batches 1,2 --steps 2 --json
 grep_ok "sweep json: a predicted step per point" "$tmp/out" '"predicted_us": [0-9]'
+grep_ok "sweep json: each calibration's source and quality" "$tmp/out" '"calibrations": \[{"device": "cpu", "source": "measured", "quality": "[a-z]*", "calibration": "measured [0-9]'
+grep_ok "sweep json: every point says measured" "$tmp/out" '{"device": "cpu-ref", "batch": 2, "source": "measured"'
 grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"from": "cpu", "to": "cpu-ref", "way": "", "source": "measured", "batch": [0-9]*}\]'
 # one option table: each command takes its own options, the GPU switches' rule is the library's
 check "--help lists the GPU switches of explain and sweep" 0 "$NNLAB" --help

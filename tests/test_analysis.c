@@ -683,6 +683,18 @@ static void test_cal_store(void **state)
     memset(&fresh, 0, sizeof fresh);
     int cached = nn_calibration_load("cpu-ref", &loaded) == 0;
     assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), !cached);
+    /* a cached calibration that is not good (cached marked) is measured again */
+    cal.threads = 1;
+    cal.spread[NN_SPREAD_MEM] = 0.6;
+    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
+    memset(&fresh, 0, sizeof fresh);
+    assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), 1);
+    assert_null(nn_cal_store_get(&fresh, "cpu-ref", &why));
+    assert_non_null(strstr(why, "is noisy (streaming varied 60%"));
+    nn_cal_store_collect(&fresh, "cpu-ref", 0, &cal, NULL);    /* measured again: kept, whatever it is */
+    assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), 0);
+    cal.spread[NN_SPREAD_MEM] = 0;
+    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
     /* which of a list need measuring, in order */
     const char *const devs[] = { "cpu", "cpu-ref", "gpu" };
     char missing[4][16];

@@ -299,6 +299,44 @@ static void test_predicted_gpu(void **state)
     free(text);
 }
 
+/* A GPU that is here, beside a profile: each measured GPU point gets the
+ * profile's prediction for its own inputs (how the profiles get checked),
+ * and the CLI prints it with the measurement; the CPU's points get none. */
+static void test_measured_gpu_beside_profile(void **state)
+{
+    static nn_sweep sw;
+    static nn_gpu_profile prof;
+    static nn_explanation e;
+    char path[512], err[512], want[160];
+    nn_calibration cal;
+    nn_snapshot s;
+    (void)state;
+    sw = *measured_sweep();
+    snprintf(path, sizeof path, "%s/a100.ini", PROFILES_SRCDIR);
+    if (nn_profile_load(path, &prof, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_sweep_set_profile(&sw, &prof);
+    nn_profile_calibration(&prof, &cal);
+    for (int i = 0; i < N_BATCHES; i++) {        /* recorded again, as the runner would with the profile set */
+        snapshot(&s, "cpu", batches[i], cpu_rate[i]);
+        nn_sweep_record(&sw, 0, i, &s);
+        snapshot(&s, "gpu", batches[i], gpu_rate[i]);
+        nn_sweep_record(&sw, 1, i, &s);
+    }
+    char *csv = cli_output(&sw, CLI_SWEEP_CSV);
+    for (int i = 0; i < N_BATCHES; i++) {
+        const nn_sweep_point *g = &sw.pt[1][i];
+        assert_true(sw.pt[0][i].profile_us == 0);
+        if (g->state != NN_POINT_DONE)
+            continue;
+        nn_explain(&sw.base.preset, batches[i], &cal, &g->in.opt, &e);
+        assert_true(g->profile_us == e.predicted_us && g->profile_us > 0);
+        snprintf(want, sizeof want, ",measured,graph,A100,%.3f,", g->profile_us);
+        assert_non_null(strstr(csv, want));
+    }
+    free(csv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_same_regimes),
         cmocka_unit_test(test_same_prediction),
         cmocka_unit_test(test_predicted_gpu),
+        cmocka_unit_test(test_measured_gpu_beside_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

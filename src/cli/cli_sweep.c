@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "cli_common.h"
@@ -147,12 +148,41 @@ static void print_text_point(FILE *f, const nn_sweep *sw, int d, int i)
             p->has_model ? nn_regime_name(p->regime) : "-", source);
 }
 
+/* Each device's calibration: where its figures come from, their age and
+ * quality (a predicted device's: the profile's). */
+static void print_calibrations(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
+{
+    char line[NN_ERR_LEN];
+    if (format == CLI_SWEEP_CSV)
+        return;
+    if (format == CLI_SWEEP_JSON)
+        fprintf(f, "\n  ],\n  \"calibrations\": [");
+    for (int d = 0, first = 1; d < sw->n_devices; d++) {
+        if (d > 0 && sw->predicted[d] && sw->predicted[d - 1])
+            continue;                /* the three ways share the profile's */
+        if (sw->has_cal[d])
+            nn_calibration_describe(&sw->cal[d], (long long)time(NULL), line, sizeof line);
+        else
+            snprintf(line, sizeof line, "none: %s", sw->cal_why[d]);
+        if (format == CLI_SWEEP_JSON) {
+            fprintf(f, "%s{\"device\": \"%s\", \"source\": \"%s\", \"quality\": \"%s\", \"calibration\": ",
+                    first ? "" : ", ", sw->device[d], sw->predicted[d] ? "profile" : "measured",
+                    sw->has_cal[d] ? nn_cal_quality_name(nn_calibration_quality(&sw->cal[d], NULL, 0)) : "none");
+            cli_json_string(f, line);
+            fprintf(f, "}");
+        } else {
+            fprintf(f, "%s calibration: %s\n", sw->device[d], line);
+        }
+        first = 0;
+    }
+}
+
 /* Where each device after the first overtakes the first (0: it does not);
  * a predicted device's crossover is a prediction and says so. */
 static void print_crossovers(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
 {
     if (format == CLI_SWEEP_JSON)
-        fprintf(f, "\n  ],\n  \"crossovers\": [");
+        fprintf(f, "],\n  \"crossovers\": [");
     for (int d = 1; d < sw->n_devices; d++) {
         int x = nn_sweep_crossover(sw, 0, d), batch = x >= 0 ? sw->batch[x] : 0;
         char label[96];
@@ -193,6 +223,7 @@ void cli_sweep_print(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
     if (format == CLI_SWEEP_TEXT)
         fprintf(f, "(us/step: the %s over the timed steps, or the model's for a predicted row; doubling: the "
                 "step at b over the step at b/2)\n", NN_STEP_STAT);
+    print_calibrations(f, sw, format);
     print_crossovers(f, sw, format);
 }
 
