@@ -1,6 +1,6 @@
 /* src/cli/main.c - nnlab's entry point: the lab without a command (ui/),
  * else the command named (cli.h: train and bench in cli_train.c, calibrate
- * and explain in cli_analyze.c, sweep in cli_sweep.c, presets and devices
+ * in cli_analyze.c, explain in cli_explain.c, sweep in cli_sweep.c, presets and devices
  * here). Every command's options are the one table of cli_common.c. */
 #include "config.h"
 
