@@ -248,6 +248,11 @@ else
 fi
 keys e
 expect "e again brings the sweep chart back" "samples/s \(log\)" 5
+if [ "$have_gpu" -eq 0 ]; then
+    expect "the chart says its starred curves are predicted" "batch \(log2\); \* predicted for T4" 5
+else
+    ok "the chart says its starred curves are predicted # SKIP a GPU is available"
+fi
 keys Escape
 expect "Esc goes back to setup after the sweep" "Presets \([0-9]+\)" 10
 

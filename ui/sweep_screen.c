@@ -129,7 +129,11 @@ static void draw_chart(ui_lab *lab)
         if (x >= 0)
             vline[nv++] = sw->batch[x];
     }
-    ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", "batch (log2)",
+    /* the chart says what * means too: every predicted point is marked */
+    char x_title[NN_NAME_LEN + 40] = "batch (log2)";
+    if (sw->has_profile && nn_sweep_gpu_index(sw, -1) >= 0 && sw->predicted[nn_sweep_gpu_index(sw, -1)])
+        snprintf(x_title, sizeof x_title, "batch (log2); * predicted for %s", sw->prof.name);
+    ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", x_title,
                   &ax, &ay, s, sw->n_devices, vline, nv);
 }
 
@@ -194,6 +198,8 @@ static void draw_table(ui_lab *lab)
         ratio = 0;                   /* the columns first */
         cell = ui_sweep_cell_width(room, sw->n_devices - n_pred, 0);
     }
+    if (6 + (sw->n_devices - n_pred) * cell > room)
+        cell = PREDICTED_CELL;       /* still too narrow: every column its samples/s alone */
     if (ui_explain_sweep_selected(lab, &sel_d, &sel_i) != 0)
         sel_d = sel_i = -1;
     ui_box(lab, box, "samples/s and regime per batch size");

@@ -185,17 +185,18 @@ static void print_crossovers(FILE *f, const nn_sweep *sw, enum cli_sweep_format 
         fprintf(f, "],\n  \"crossovers\": [");
     for (int d = 1; d < sw->n_devices; d++) {
         int x = nn_sweep_crossover(sw, 0, d), batch = x >= 0 ? sw->batch[x] : 0;
-        char label[96];
+        char label[96], base[96];
         nn_sweep_device_label(sw, d, label, sizeof label);
+        nn_sweep_device_label(sw, 0, base, sizeof base);
         if (format == CLI_SWEEP_JSON)
             fprintf(f, "%s{\"from\": \"%s\", \"to\": \"%s\", \"way\": \"%s\", \"source\": \"%s\", \"batch\": %d}",
                     d > 1 ? ", " : "", sw->device[0], sw->device[d],
                     sw->predicted[d] ? nn_gpu_way_key((nn_gpu_way)sw->way[d]) : "", source_of(sw, d), batch);
         else if (format == CLI_SWEEP_TEXT && x >= 0)
-            fprintf(f, "%s overtakes %s from batch %d on%s\n", label, sw->device[0], batch,
+            fprintf(f, "%s overtakes %s from batch %d on%s\n", label, base, batch,
                     sw->predicted[d] ? " (predicted)" : "");
         else if (format == CLI_SWEEP_TEXT)
-            fprintf(f, "%s does not overtake %s at the batches swept%s\n", label, sw->device[0],
+            fprintf(f, "%s does not overtake %s at the batches swept%s\n", label, base,
                     sw->predicted[d] ? " (predicted)" : "");
     }
     if (format == CLI_SWEEP_JSON)
