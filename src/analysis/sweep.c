@@ -63,7 +63,7 @@ static void predict_point(nn_sweep *sw, int d, int i)
     pt->state = NN_POINT_DONE;
     pt->predicted = 1;
     pt->has_inputs = 1;
-    snprintf(pt->in.device, sizeof pt->in.device, "%s", sw->device[d]);
+    nn_strlcpy(pt->in.device, sw->device[d], sizeof pt->in.device);
     pt->in.batch = sw->batch[i];
     nn_gpu_way_options((nn_gpu_way)sw->way[d], sw->prof.framework_op_us, &pt->in.opt);
     nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &pt->in, &e);
