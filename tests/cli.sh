@@ -1,6 +1,8 @@
 #!/bin/sh
 # tests/cli.sh - the headless CLI as a user meets it: help, errors that are one
-# line and exit non-zero, and train/bench results as JSON. Speaks TAP.
+# line and exit non-zero, train/bench results as JSON, calibrate, explain and
+# sweep, and without a GPU its step predicted for a GPU profile (every row
+# and figure saying so). Speaks TAP.
 # Needs NNLAB (the program) and top_srcdir, which `make check` exports.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
 n=0 failed=0
@@ -113,6 +115,8 @@ grep_ok "bench json timed 5 steps" "$tmp/out" '"timed_steps": 5,'
 export XDG_CACHE_HOME="$tmp/cache"
 check "calibrate --json" 0 "$NNLAB" calibrate --device cpu --json
 grep_ok "calibrate measures sgemm" "$tmp/out" '"gemm_gflops": [0-9]'
+grep_ok "calibrate: the quality of the figures" "$tmp/out" '"quality": "\(good\|noisy\|contradictory\)"'
+grep_ok "calibrate: the spread of sgemm" "$tmp/out" '"spread": {"sgemm": [0-9]'
 if [ -f "$tmp/cache/nnlab/calibration-cpu.txt" ]; then ok "calibration cached"; else not_ok "calibration cached"; fi
 check "explain --json" 0 "$NNLAB" explain --preset lenet-cifar10 --device cpu --batch 4 --steps 5 --json
 grep_ok "explain names a regime" "$tmp/out" '"regime": "[a-z]*-bound"'
@@ -120,13 +124,15 @@ grep_ok "explain predicts" "$tmp/out" '"predicted_us": [0-9]'
 grep_ok "explain measures" "$tmp/out" '"measured_us": [0-9]'
 grep_ok "explain: the measured step is the mean" "$tmp/out" '"measured_stat": "mean"'
 check "sweep --csv" 0 "$NNLAB" sweep --preset mnist-mlp-128 --devices cpu --batches 1,2,4 --steps 3 --csv
-grep_ok "sweep csv header" "$tmp/out" '^device,batch,us_per_step,samples_per_s,doubling,regime$'
+grep_ok "sweep csv header" "$tmp/out" '^device,batch,us_per_step,samples_per_s,doubling,regime,source,way,profile,profile_us,crossover$'
 if [ "$(grep -c '^cpu,' "$tmp/out")" -eq 3 ]; then ok "sweep: one row per batch"; else not_ok "sweep: one row per batch"; fi
 if awk -F, '$1 == "cpu" && $2 == 2 && $5 > 0 { found = 1 } END { exit !found }' "$tmp/out"
 then ok "sweep: doubling ratio at batch 2"; else not_ok "sweep: doubling ratio at batch 2"; fi
 check "sweep --json" 0 "$NNLAB" sweep --preset conv1d-regression --devices cpu,cpu-ref --batches 1,2 --steps 2 --json
 grep_ok "sweep json: a predicted step per point" "$tmp/out" '"predicted_us": [0-9]'
-grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"from": "cpu", "to": "cpu-ref", "batch": [0-9]*}\]'
+grep_ok "sweep json: each calibration's source and quality" "$tmp/out" '"calibrations": \[{"device": "cpu", "source": "measured", "quality": "[a-z]*", "calibration": "measured [0-9]'
+grep_ok "sweep json: every point says measured" "$tmp/out" '{"device": "cpu-ref", "batch": 2, "source": "measured"'
+grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"from": "cpu", "to": "cpu-ref", "way": "", "source": "measured", "batch": [0-9]*}\]'
 # one option table: each command takes its own options, the GPU switches' rule is the library's
 check "--help lists the GPU switches of explain and sweep" 0 "$NNLAB" --help
 grep_ok "--help: GPU switches of explain and sweep" "$tmp/out" "GPU switches of train, bench, explain and sweep"
@@ -206,6 +212,50 @@ for pair in TERM:143 HUP:129 INT:130; do
         grep_ok "SIG$sig: train_loss of the steps run" "$tmp/out" '"train_loss": [0-9]'
     fi
 done
+
+# calibration that can be trusted: its quality and age wherever it is used
+check "explain names the calibration's age and quality" 0 "$NNLAB" explain --preset conv1d-regression --batch 1 --steps 2 --warmup 1
+grep_ok "explain: calibration line" "$tmp/out" "calibration: measured [0-9]* \(s\|min\) ago, \(good\|noisy\|contradictory\)"
+grep_ok "explain: the write-up beside the prediction" "$tmp/out" "write-up: .*measured CPU 209 s, GPU 125 s"
+
+# GPU profiles: a GPU that is not here is predicted, and says so
+check "devices lists the GPU profiles" 0 "$NNLAB" devices
+for p in t4 rtx3060 rtx4090 a100 h100; do grep_ok "devices: profile $p" "$tmp/out" "^  $p  "; done
+grep_ok "devices: the default profile" "$tmp/out" "^  t4 .*the default"
+check "an unknown --gpu-profile fails" 2 "$NNLAB" explain --preset lenet-cifar10 --device gpu --gpu-profile gtx9999
+one_line_err "unknown --gpu-profile: one-line error"
+grep_ok "unknown --gpu-profile: names it" "$tmp/err" "gtx9999"
+if [ "$have_gpu" -eq 0 ]; then
+    check "explain --device gpu without a GPU" 0 "$NNLAB" explain --preset lenet-cifar10 --batch 4 --device gpu --json
+    grep_ok "explain gpu: predicted" "$tmp/out" '"source": "predicted"'
+    grep_ok "explain gpu: names the profile" "$tmp/out" '"predicted_for": "T4"'
+    grep_ok "explain gpu: nothing measured" "$tmp/out" '"measured_us": null'
+    grep_ok "explain gpu: the three ways" "$tmp/out" '"way": "framework", "name": "framework eager", "source": "predicted"'
+    grep_ok "explain gpu: the write-up" "$tmp/out" '"measured_gpu_s": 94'
+    if command -v python3 >/dev/null 2>&1; then
+        if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ways"][2]["predicted_us"] < d["ways"][0]["predicted_us"]' "$tmp/out"
+        then ok "explain gpu json parses"; else not_ok "explain gpu json parses"; fi
+    fi
+    check "explain --device gpu --gpu-profile h100" 0 "$NNLAB" explain --preset lenet-cifar10 --device gpu --gpu-profile H100
+    grep_ok "explain gpu text: predicted for H100" "$tmp/out" "^lenet-cifar10 on gpu, batch 4: predicted for H100"
+    grep_ok "explain gpu text: the ways" "$tmp/out" "three ways, predicted for H100:"
+    check "sweep --devices cpu,gpu without a GPU" 0 "$NNLAB" sweep --preset lenet-cifar10 --devices cpu,gpu --batches 1,4,16,64,256,1024 --steps 2 --warmup 1 --csv
+    if [ "$(grep -c '^cpu,.*,measured,' "$tmp/out")" -eq 6 ]; then ok "sweep: measured cpu rows"; else not_ok "sweep: measured cpu rows"; fi
+    if [ "$(grep -c '^gpu,.*,predicted,\(graph\|eager\|framework\),T4,' "$tmp/out")" -eq 18 ]; then ok "sweep: predicted gpu rows, three ways"
+    else not_ok "sweep: predicted gpu rows, three ways"; fi
+    grep_ok "sweep: a predicted crossover" "$tmp/out" '^gpu,.*,predicted,graph,T4,,yes$'
+    grep_ok "sweep: stderr says the gpu rows are predicted" "$tmp/err" "gpu rows are predicted for T4"
+    check "calibrate --save-profile without a GPU fails" 1 "$NNLAB" calibrate --save-profile mine
+    one_line_err "--save-profile: one-line error"
+    grep_ok "--save-profile: needs a GPU" "$tmp/err" "needs a GPU"
+else
+    skip "explain --device gpu without a GPU: this machine has a GPU"
+    check "explain --device gpu beside the profile" 0 "$NNLAB" explain --preset lenet-cifar10 --batch 4 --device gpu --steps 5 --json
+    grep_ok "explain gpu: measured" "$tmp/out" '"source": "measured"'
+    grep_ok "explain gpu: the profile's prediction and its error" "$tmp/out" '"profile": {"name": "T4".*"error": '
+fi
+check "--save-profile is for the GPU" 2 "$NNLAB" calibrate --device cpu --save-profile mine
+one_line_err "--save-profile --device cpu: one-line error"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

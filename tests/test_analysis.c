@@ -279,6 +279,11 @@ static void check_figures(const nn_preset *p, int batch, const nn_calibration *c
         fail_msg("%s: the arithmetic (%.3f us) is faster than the peak allows (%.3f us)", where,
                  e.sized_compute_us, e.compute_us);
     assert_true(e.peak_gflops >= cal->gemm_gflops);
+    if (e.overhead_us > e.predicted_us * (1 + 1e-9) || fabs(e.overhead_us + e.scaling_us - e.predicted_us) >
+        1e-9 * e.predicted_us)
+        fail_msg("%s: overhead %.3f + scaling %.3f is not the predicted %.3f", where, e.overhead_us, e.scaling_us,
+                 e.predicted_us);
+    assert_int_equal(e.regime == NN_REGIME_OVERHEAD, e.overhead_us >= e.scaling_us);
     check_arithmetic_units(&e, where);
 }
 
@@ -297,8 +302,9 @@ static void test_explain_figures_every_preset(void **state)
         { .data_on_device = 1 },
         { .data_on_device = 1, .graph = 1 },
         { .pinned = 1, .sync_every_step = 1 },
+        { .sync_every_step = 1, .framework = 1, .framework_op_us = 10 },
     };
-    static const char *const how[] = { "in host memory", "eager", "graph", "pinned+sync" };
+    static const char *const how[] = { "in host memory", "eager", "graph", "pinned+sync", "framework" };
     nn_calibration cal;
     int presets = 0;
     (void)state;
@@ -320,6 +326,138 @@ static void test_explain_figures_every_preset(void **state)
     }
     closedir(dir);
     assert_true(presets >= 5);
+}
+
+/* A CPU calibrated on a 2-core machine (the figures `nnlab calibrate` gave
+ * here): small products run far below the rate larger calls reach, a
+ * matrix product costs 0.32 us beyond a 0.014 us op. */
+static void cpu_calibration(nn_calibration *c)
+{
+    fake_calibration(c, "cpu");
+    c->gemm_gflops = 50;
+    c->gemm_gflops_1thread = 30;
+    c->mem_gbps = 16;
+    c->op_us = 0.014;
+    c->sync_us = 0.015;
+    c->host_copy_gbps = 11;
+    c->matrix_op_us = 0.32;
+    c->linear_fwd = (nn_rate_curve){ .n = 6, .flops = { 2.7e3, 3.2e4, 2e5, 8e5, 6.2e6, 2.1e9 },
+                                     .gflops = { 2.8, 7.1, 3.8, 19, 50.7, 50 } };
+    c->linear_bwd = (nn_rate_curve){ .n = 5, .flops = { 5.4e3, 6.4e4, 4e5, 1.6e6, 1.2e7 },
+                                     .gflops = { 2.2, 9.5, 3.6, 10.1, 50.6 } };
+    c->conv_fwd = (nn_rate_curve){ .n = 3, .flops = { 7.1e5, 2.8e6, 4.5e7 }, .gflops = { 46.8, 58.2, 59.7 } };
+    c->conv_bwd = (nn_rate_curve){ .n = 3, .flops = { 1.4e6, 5.7e6, 9.1e7 }, .gflops = { 22.9, 49.6, 48.4 } };
+    static const double ns[NN_OP_CLASSES][2] = {
+        [NN_OP_RELU] = { 0.1, 0.12 }, [NN_OP_TANH] = { 2.1, 0.12 }, [NN_OP_MISH] = { 2.2, 3.0 },
+        [NN_OP_DROPOUT] = { 1.7, 1.7 }, [NN_OP_POOL2X2] = { 0.17, 0.8 }, [NN_OP_POOL] = { 0.78, 1.6 },
+        [NN_OP_SOFTMAX_XENT] = { 17.5, 0 }, [NN_OP_MSE] = { 1.8, 0 }, [NN_OP_SGD] = { 0.34, 0 },
+        [NN_OP_ADAM] = { 0.69, 0 },
+    };
+    memcpy(c->elem_ns, ns, sizeof ns);
+}
+
+/* Issue 12: conv1d-regression at batch 1 took 19.7 us a step at ~7% of the
+ * peak and was named compute-bound, as its fixed costs alone (issuing ops,
+ * the products' fixed cost) are less than its work. But most of that work
+ * is what a larger batch amortises: small products running far below the
+ * rate larger calls reach, and the optimiser's pass over every parameter.
+ * The rule counts those: overhead-bound, with the numbers that show it. At
+ * batch 1024 the same net is not. */
+static void test_regime_overhead_on_cpu(void **state)
+{
+    static nn_preset p;
+    static nn_explanation e;
+    nn_calibration cal;
+    nn_explain_options cpu = { .host_memory = 1, .data_on_device = 1 };
+    (void)state;
+    load_preset("conv1d-regression", &p);
+    cpu_calibration(&cal);
+    nn_explain(&p, 1, &cal, &cpu, &e);
+    assert_true(e.issue_us + e.sync_us + e.fixed_us < e.work_us);   /* the old rule's compute-bound */
+    assert_true(e.shortfall_us > 0 && e.optimizer_us > 0);
+    assert_true(fabs(e.overhead_us - (e.issue_us + e.sync_us + e.fixed_us + e.shortfall_us + e.optimizer_us)) <
+                1e-9);
+    assert_true(fabs(e.overhead_us + e.scaling_us - e.predicted_us) < 1e-9);
+    assert_true(e.overhead_us >= e.scaling_us);
+    assert_int_equal(e.regime, NN_REGIME_OVERHEAD);
+    assert_non_null(strstr(e.why, "small products"));
+    assert_non_null(strstr(e.why, "the optimiser's pass"));
+    assert_non_null(strstr(e.why, "overhead-bound; the work that grows with the batch is"));
+    assert_non_null(strstr(e.advice, "a larger batch"));
+    nn_explain(&p, 1024, &cal, &cpu, &e);
+    assert_true(e.overhead_us < e.scaling_us);
+    assert_int_not_equal(e.regime, NN_REGIME_OVERHEAD);
+}
+
+/* The framework way issues more operations than nnlab's (nn_framework_ops),
+ * each paying its host overhead: priced by the same model. */
+static void test_framework_way(void **state)
+{
+    static nn_preset p;
+    static nn_explanation fw, eager;
+    nn_calibration cal;
+    nn_explain_options o;
+    (void)state;
+    load_preset("mnist-mlp-128", &p);
+    tricky_calibration(&cal);
+    nn_gpu_way_options(NN_WAY_FRAMEWORK, 10, &o);
+    assert_true(o.framework && o.sync_every_step && !o.data_on_device && !o.graph && o.framework_op_us == 10);
+    nn_explain(&p, 32, &cal, &o, &fw);
+    /* flatten; linear 784->128 (2 + dW db), relu (2), dropout (2), linear (2 + dx dW db): 13, loss 4;
+     * 4 tensors x (Adam's 6 + zeroing) = 28 */
+    assert_int_equal(nn_framework_ops(&p, &fw.cost), 45);
+    assert_int_equal(fw.ops, 45);
+    assert_true(fabs(fw.issue_us - 45 * (cal.op_us + 10)) < 1e-9);
+    assert_true(fw.sync_us > 0 && !fw.priced_graph && fw.graph_saving_us == 0);
+    assert_non_null(strstr(fw.why, "launches x (2.00 + 10.00 us of framework)"));
+    nn_gpu_way_options(NN_WAY_EAGER, 10, &o);
+    assert_true(!o.framework && o.framework_op_us == 0 && o.data_on_device && !o.graph && !o.sync_every_step);
+    nn_explain(&p, 32, &cal, &o, &eager);
+    assert_true(eager.predicted_us < fw.predicted_us);
+    assert_true(eager.work_us == fw.work_us);         /* the same work, other overheads */
+    nn_gpu_way_options(NN_WAY_GRAPH, 10, &o);
+    assert_true(o.graph && o.data_on_device);
+    assert_string_equal(nn_gpu_way_key(NN_WAY_GRAPH), "graph");
+    assert_string_equal(nn_gpu_way_name(NN_WAY_FRAMEWORK), "framework eager");
+}
+
+/* ---- whether a calibration can be trusted ----------------------------------------------------- */
+
+static void test_calibration_quality(void **state)
+{
+    nn_calibration c;
+    char why[NN_ERR_LEN], line[NN_ERR_LEN];
+    (void)state;
+    fake_calibration(&c, "cpu");
+    c.threads = 2;
+    c.spread[NN_SPREAD_GEMM] = 0.04;
+    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_GOOD);
+    assert_string_equal(why, "");
+    nn_calibration_describe(&c, c.created + 180, line, sizeof line);
+    assert_string_equal(line, "measured 3 min ago, good (repetitions within 4%)");
+    /* issue 12's busy machine: one thread faster than two ... */
+    c.gemm_gflops = 24;
+    c.gemm_gflops_1thread = 33;
+    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_CONTRADICTORY);
+    assert_non_null(strstr(why, "faster on one thread (33.0 GFLOP/s) than on 2 (24.0)"));
+    c.threads = 1;                               /* asked for one thread: nothing to compare */
+    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_GOOD);
+    /* ... streaming far below the host's memcpy ... */
+    c.mem_gbps = 2;
+    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_CONTRADICTORY);
+    assert_non_null(strstr(why, "streaming at 2.0 GB/s"));
+    c.mem_gbps = 10;
+    /* ... and repetitions far apart */
+    c.spread[NN_SPREAD_OP] = 0.45;
+    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_NOISY);
+    assert_non_null(strstr(why, "issue one op varied 45%"));
+    nn_calibration_describe(&c, c.created + 7200, line, sizeof line);
+    assert_non_null(strstr(line, "measured 2 h ago, noisy: issue one op varied 45%"));
+    c.profile = 1;                               /* a profile's figures are given, not measured */
+    snprintf(c.note, sizeof c.note, "predicted for T4");
+    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_GOOD);
+    nn_calibration_describe(&c, c.created, line, sizeof line);
+    assert_string_equal(line, "predicted for T4 (a GPU profile)");
 }
 
 /* "9460.1 MFLOP per step = 369087.0 us at 35 GFLOP/s" mixed the time at the
@@ -545,6 +683,18 @@ static void test_cal_store(void **state)
     memset(&fresh, 0, sizeof fresh);
     int cached = nn_calibration_load("cpu-ref", &loaded) == 0;
     assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), !cached);
+    /* a cached calibration that is not good (cached marked) is measured again */
+    cal.threads = 1;
+    cal.spread[NN_SPREAD_MEM] = 0.6;
+    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
+    memset(&fresh, 0, sizeof fresh);
+    assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), 1);
+    assert_null(nn_cal_store_get(&fresh, "cpu-ref", &why));
+    assert_non_null(strstr(why, "is noisy (streaming varied 60%"));
+    nn_cal_store_collect(&fresh, "cpu-ref", 0, &cal, NULL);    /* measured again: kept, whatever it is */
+    assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), 0);
+    cal.spread[NN_SPREAD_MEM] = 0;
+    assert_int_equal(nn_calibration_save(&cal, err, sizeof err), 0);
     /* which of a list need measuring, in order */
     const char *const devs[] = { "cpu", "cpu-ref", "gpu" };
     char missing[4][16];
@@ -649,6 +799,9 @@ int main(void)
         cmocka_unit_test(test_measured_step_adds_up),
         cmocka_unit_test(test_explain_figures_every_preset),
         cmocka_unit_test(test_explain_compute_why),
+        cmocka_unit_test(test_regime_overhead_on_cpu),
+        cmocka_unit_test(test_framework_way),
+        cmocka_unit_test(test_calibration_quality),
         cmocka_unit_test(test_sweep_batches),
         cmocka_unit_test(test_crossover_rule),
         cmocka_unit_test(test_sweep_record),

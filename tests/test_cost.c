@@ -412,6 +412,9 @@ static void test_cache_staleness(void **state)
     c.linear_fwd = (nn_rate_curve){ .n = 2, .flops = { 2704, 2.14853e9 }, .gflops = { 6.5, 90 } };
     c.elem_ns[NN_OP_MISH][0] = 4.5;
     c.elem_ns[NN_OP_ADAM][0] = 1.25;
+    c.threads = 2;
+    c.spread[NN_SPREAD_GEMM] = 0.125;
+    c.spread[NN_SPREAD_HOST_COPY] = 0.5;
     assert_int_equal(nn_calibration_path("cpu", path, sizeof path), 0);
 
     /* the round trip */
@@ -427,6 +430,10 @@ static void test_cache_staleness(void **state)
     assert_int_equal(back.conv_fwd.n, 0);
     assert_float_equal(back.elem_ns[NN_OP_MISH][0], 4.5, 1e-9);
     assert_float_equal(back.elem_ns[NN_OP_ADAM][0], 1.25, 1e-9);
+    assert_int_equal(back.threads, 2);
+    assert_float_equal(back.spread[NN_SPREAD_GEMM], 0.125, 1e-9);
+    assert_float_equal(back.spread[NN_SPREAD_HOST_COPY], 0.5, 1e-9);
+    assert_float_equal(back.spread[NN_SPREAD_MEM], 0, 1e-12);
 
     /* a file of format 1 (before graphs, pinned copies and curves) is stale,
      * not a calibration with zeros */
@@ -444,6 +451,19 @@ static void test_cache_staleness(void **state)
     assert_int_equal(nn_calibration_load("cpu", &back), -1);
     assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
     drop_line(path, "elem_ns");
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
+    /* a format-2 file (before the spreads of format 3) is stale */
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    drop_line(path, "spread");
+    drop_line(path, "threads");
+    drop_line(path, "format");
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    assert_true(fputs("format = 2\n", f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    drop_line(path, "spread");                   /* format 3 without its spreads */
     assert_int_equal(nn_calibration_load("cpu", &back), -1);
     /* and one from another machine */
     nn_strlcpy(c.machine, "another machine, 64 cores", sizeof c.machine);

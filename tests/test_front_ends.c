@@ -5,7 +5,9 @@
  * sweep screen and its Explain panel (ui/sweep.c, ui/explain_text.c) must
  * give the same crossover, the same regime and the same predicted step for
  * every point. The failed point sits where stopping at it (the CLI's old
- * rule) would move the crossover. */
+ * rule) would move the crossover. A GPU that is not here is swept as
+ * predicted for a profile: both say so for every row, column and crossover,
+ * and give the same crossovers. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <setjmp.h>
@@ -125,7 +127,8 @@ static void test_same_crossover(void **state)
     assert_int_equal(x, 2);
     assert_int_equal(sw->pt[1][3].state, NN_POINT_FAILED);
     char *json = cli_output(sw, CLI_SWEEP_JSON), *text = cli_output(sw, CLI_SWEEP_TEXT);
-    assert_non_null(strstr(json, "\"crossovers\": [{\"from\": \"cpu\", \"to\": \"gpu\", \"batch\": 4}]"));
+    assert_non_null(strstr(json, "\"crossovers\": [{\"from\": \"cpu\", \"to\": \"gpu\", \"way\": \"\", "
+                               "\"source\": \"measured\", \"batch\": 4}]"));
     assert_non_null(strstr(text, "gpu overtakes cpu from batch 4 on"));
     assert_int_equal(ui_sweep_gpu_crossover(sw), x);
     ui_sweep_crossover_text(sw, line, sizeof line);
@@ -162,8 +165,9 @@ static void test_same_regimes(void **state)
             snprintf(want, sizeof want, "%s,%d,", sw->device[d], batches[i]);
             const char *line = strstr(csv, want);
             assert_non_null(line);
-            snprintf(want, sizeof want, ",%s\n", nn_regime_name(p->regime));
-            assert_true(strstr(line, want) == strchr(line, '\n') - strlen(want) + 1);
+            snprintf(want, sizeof want, ",%s,measured,", nn_regime_name(p->regime));
+            const char *at = strstr(line, want);
+            assert_true(at && at < strchr(line, '\n'));
             assert_non_null(strstr(cell, ui_regime_short(p->regime, 0)));
         }
     free(json);
@@ -204,12 +208,143 @@ static void test_same_prediction(void **state)
     free(json);
 }
 
+#ifndef PROFILES_SRCDIR
+#define PROFILES_SRCDIR "profiles"
+#endif
+
+/* A CPU measured at 20,000 samples/s at every batch, and the GPU predicted
+ * for the T4: each way overtakes it somewhere, the framework's last. */
+static nn_sweep *predicted_sweep(void)
+{
+    static nn_sweep sw;
+    static nn_preset p;
+    static nn_job_config cfg;
+    static nn_gpu_profile prof;
+    char path[512], err[512];
+    nn_calibration cal;
+    nn_snapshot s;
+    snprintf(path, sizeof path, "%s/mnist-mlp-128.ini", PRESETS_SRCDIR);
+    if (nn_preset_load(path, &p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    snprintf(path, sizeof path, "%s/t4.ini", PROFILES_SRCDIR);
+    if (nn_profile_load(path, &prof, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_job_config_init(&cfg, &p);
+    nn_sweep_init(&sw, &cfg, batches, N_BATCHES, 20, 3);
+    calibration(&cal, "cpu");
+    nn_sweep_add_device(&sw, "cpu", &cal, NULL);
+    assert_int_equal(nn_sweep_add_predicted(&sw, &prof), 0);
+    for (int i = 0; i < N_BATCHES; i++) {
+        snapshot(&s, "cpu", batches[i], 20000);
+        nn_sweep_record(&sw, 0, i, &s);
+    }
+    return &sw;
+}
+
+static void test_predicted_gpu(void **state)
+{
+    static nn_explainer x;
+    static ui_text t;
+    const nn_sweep *sw = predicted_sweep();
+    char *csv = cli_output(sw, CLI_SWEEP_CSV), *text = cli_output(sw, CLI_SWEEP_TEXT), line[200], want[320];
+    (void)state;
+    assert_int_equal(sw->n_devices, 4);
+    assert_int_equal(nn_sweep_gpu_index(sw, -1), 1);
+    static const char *const keys[] = { "graph", "eager", "framework" }, *const columns[] = { "graph*", "eager*",
+                                                                                            "frmwk*" };
+    int cross[4];
+    for (int d = 1; d < 4; d++) {
+        assert_true(sw->predicted[d]);
+        assert_string_equal(nn_gpu_way_key((nn_gpu_way)sw->way[d]), keys[d - 1]);
+        cross[d] = nn_sweep_crossover(sw, 0, d);
+        assert_true(cross[d] >= 0);
+        for (int i = 0; i < N_BATCHES; i++) {    /* every row says predicted, for whom and how */
+            snprintf(want, sizeof want, "\ngpu,%d,%.3f,", batches[i], sw->pt[d][i].predicted_us);
+            const char *row = strstr(csv, want);
+            assert_non_null(row);
+            snprintf(want, sizeof want, ",predicted,%s,T4,,%s\n", keys[d - 1], i == cross[d] ? "yes" : "");
+            assert_true(strstr(row, want) && strstr(row, want) < strchr(row + 1, '\n'));
+        }
+        nn_sweep_device_label(sw, d, line, sizeof line);
+        snprintf(want, sizeof want, "%s overtakes cpu from batch %d on (predicted)", line, batches[cross[d]]);
+        assert_non_null(strstr(text, want));
+        ui_sweep_column_name(sw, d, line, sizeof line);
+        assert_string_equal(line, columns[d - 1]);
+    }
+    assert_true(cross[3] > cross[1]);            /* the framework's launches: it overtakes later */
+    assert_int_equal(ui_sweep_gpu_crossover(sw), cross[1]);
+    ui_sweep_crossover_text(sw, line, sizeof line);
+    snprintf(want, sizeof want, "predicted for T4, the GPU overtakes the CPU: graph* at batch %d, eager* at batch %d, "
+             "frmwk* at batch %d", batches[cross[1]], batches[cross[2]], batches[cross[3]]);
+    assert_string_equal(line, want);
+    ui_sweep_predicted_note(sw, line, sizeof line);
+    assert_non_null(strstr(line, "predicted for T4"));
+    /* the Explain panel of a predicted point: the same step, predicted for T4, nothing measured */
+    const nn_sweep_point *p = &sw->pt[1][2];
+    ui_explain_context ctx = { .label = "gpu graph", .predicted_for = "T4" };
+    nn_explainer_reset(&x, &sw->cal[1], NULL);
+    assert_int_equal(nn_explainer_update(&x, &sw->base.preset, &p->in), 1);
+    assert_true(x.e.predicted_us == p->predicted_us);
+    ui_explain_format_in(&x, &ctx, "gpu", batches[2], &p->measured, 72, 30, &t);
+    snprintf(want, sizeof want, "gpu graph, batch %d: %s (predicted for T4)", batches[2], nn_regime_name(p->regime));
+    assert_string_equal(t.line[0], want);
+    snprintf(want, sizeof want, p->predicted_us < 9.95 ? "predicted %.1f us/step for T4" : "predicted %.0f us/step for T4",
+             p->predicted_us);
+    assert_string_equal(t.line[1], want);
+    int measured = 0;
+    for (int i = 0; i < t.n; i++)
+        measured |= strcmp(t.line[i], "measured  nothing: no GPU here") == 0;
+    assert_true(measured);
+    free(csv);
+    free(text);
+}
+
+/* A GPU that is here, beside a profile: each measured GPU point gets the
+ * profile's prediction for its own inputs (how the profiles get checked),
+ * and the CLI prints it with the measurement; the CPU's points get none. */
+static void test_measured_gpu_beside_profile(void **state)
+{
+    static nn_sweep sw;
+    static nn_gpu_profile prof;
+    static nn_explanation e;
+    char path[512], err[512], want[160];
+    nn_calibration cal;
+    nn_snapshot s;
+    (void)state;
+    sw = *measured_sweep();
+    snprintf(path, sizeof path, "%s/a100.ini", PROFILES_SRCDIR);
+    if (nn_profile_load(path, &prof, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_sweep_set_profile(&sw, &prof);
+    nn_profile_calibration(&prof, &cal);
+    for (int i = 0; i < N_BATCHES; i++) {        /* recorded again, as the runner would with the profile set */
+        snapshot(&s, "cpu", batches[i], cpu_rate[i]);
+        nn_sweep_record(&sw, 0, i, &s);
+        snapshot(&s, "gpu", batches[i], gpu_rate[i]);
+        nn_sweep_record(&sw, 1, i, &s);
+    }
+    char *csv = cli_output(&sw, CLI_SWEEP_CSV);
+    for (int i = 0; i < N_BATCHES; i++) {
+        const nn_sweep_point *g = &sw.pt[1][i];
+        assert_true(sw.pt[0][i].profile_us == 0);
+        if (g->state != NN_POINT_DONE)
+            continue;
+        nn_explain(&sw.base.preset, batches[i], &cal, &g->in.opt, &e);
+        assert_true(g->profile_us == e.predicted_us && g->profile_us > 0);
+        snprintf(want, sizeof want, ",measured,graph,A100,%.3f,", g->profile_us);
+        assert_non_null(strstr(csv, want));
+    }
+    free(csv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_crossover),
         cmocka_unit_test(test_same_regimes),
         cmocka_unit_test(test_same_prediction),
+        cmocka_unit_test(test_predicted_gpu),
+        cmocka_unit_test(test_measured_gpu_beside_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

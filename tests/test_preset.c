@@ -152,6 +152,9 @@ static void assert_same_preset(const nn_preset *a, const nn_preset *b)
 {
     assert_string_equal(a->name, b->name);
     assert_string_equal(a->description, b->description);
+    assert_memory_equal(&a->measured_cpu_s, &b->measured_cpu_s, sizeof a->measured_cpu_s);
+    assert_memory_equal(&a->measured_gpu_s, &b->measured_gpu_s, sizeof a->measured_gpu_s);
+    assert_string_equal(a->measured_note, b->measured_note);
     assert_int_equal(a->data, b->data);
     assert_string_equal(a->data_dir, b->data_dir);
     assert_int_equal(a->rows, b->rows);
@@ -356,6 +359,42 @@ static void test_roundtrip_shipped(void **state)
         free(a);
         free(b);
     }
+}
+
+/* What the original experiment measured is data the preset carries: read,
+ * written only when given, and what each shipped preset's comment says. */
+static void test_measured_keys(void **state)
+{
+    static const struct { const char *name; float cpu_s, gpu_s; } want[] = {
+        { "lenet-cifar10", 50, 94 }, { "lenet5-cifar10", 60, 135 }, { "conv1d-regression", 209, 125 },
+        { "mnist-mlp-128", 52, 123 }, { "mnist-mlp-1000", 390, 224 },
+    };
+    char src[NN_PATH_LEN], dst[NN_PATH_LEN], err[NN_ERR_LEN] = "";
+    (void)state;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        shipped_path(src, want[i].name);
+        nn_preset *p = load_ok(src);
+        assert_true(p->measured_cpu_s == want[i].cpu_s && p->measured_gpu_s == want[i].gpu_s);
+        assert_non_null(strstr(p->measured_note, "seed 00"));
+        free(p);
+    }
+    shipped_path(src, "lenet-cifar10");
+    nn_preset *p = load_ok(src);
+    pathf(dst, "%s/measured.ini", tmp_root);
+    p->measured_gpu_s = 0;                       /* not given: not written */
+    assert_int_equal(nn_preset_save(dst, p, err, sizeof err), 0);
+    char *text = read_all(dst);
+    assert_non_null(strstr(text, "measured_cpu_s = 50\n"));
+    assert_null(strstr(text, "measured_gpu_s"));
+    assert_non_null(strstr(text, "measured_note = \"seed 000"));
+    free(text);
+    p->measured_cpu_s = 0;
+    p->measured_note[0] = '\0';
+    assert_int_equal(nn_preset_save(dst, p, err, sizeof err), 0);
+    text = read_all(dst);
+    assert_null(strstr(text, "measured_"));
+    free(text);
+    free(p);
 }
 
 /* Values chosen to break a careless writer: floats that need 9 digits,
@@ -914,6 +953,7 @@ static bad_case bad_cases[] = {
     { "bad-random-xent.ini", { "[train] loss = cross_entropy", "use mse" } },
     { "bad-duplicate-key.ini", { "[train] Batch given twice (lines 6 and 8)" } },
     { "bad-duplicate-section.ini", { "[Train] given twice (lines 4 and 12)" } },
+    { "bad-measured.ini", { "[preset] measured_gpu_s = -3", "must be >= 0" } },
 };
 
 static void test_bad_fixture(void **state)
@@ -966,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_conv1d_regression_shapes),
         cmocka_unit_test(test_mnist_mlp_shapes),
         cmocka_unit_test(test_roundtrip_shipped),
+        cmocka_unit_test(test_measured_keys),
         cmocka_unit_test(test_roundtrip_awkward_values),
         cmocka_unit_test(test_roundtrip_lab_settings),
         cmocka_unit_test(test_longest_data_dir),
@@ -990,8 +1031,8 @@ int main(void)
         BAD(10), BAD(11), BAD(12), BAD(13), BAD(14), BAD(15), BAD(16), BAD(17), BAD(18),
         BAD(19), BAD(20), BAD(21), BAD(22), BAD(23), BAD(24), BAD(25), BAD(26), BAD(27),
         BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35),
-        BAD(36), BAD(37), BAD(38), BAD(39), BAD(40), BAD(41), BAD(42), BAD(43),
+        BAD(36), BAD(37), BAD(38), BAD(39), BAD(40), BAD(41), BAD(42), BAD(43), BAD(44),
     };
-    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 44, "add a BAD(i) per bad case");
+    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 45, "add a BAD(i) per bad case");
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

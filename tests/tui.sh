@@ -101,6 +101,7 @@ expect "mnist-mlp-128 is selected" "> mnist-mlp-128 "
 expect "its network summary: layers, parameters, FLOPs" "linear 784->128.*100.5k"
 expect "the data it would use" "data +(Fashion-MNIST \(real|synthetic 1x28x28)"
 expect "an unavailable device is shown with its reason" "gpu +(unavailable: .|available)"
+if grep -q -E "gpu +unavailable: ." "$tmp/screen"; then have_gpu=0; else have_gpu=1; fi
 expect "the GPU switches are marked GPU only" "CUDA graph +\[.\] GPU only"
 keys Tab
 expect "Tab moves to the settings; the device is the CPU" ">Device +cpu \(OpenBLAS\)"
@@ -222,14 +223,45 @@ else
 fi
 expect "the sweep finishes" "done: 2 of 2 points" 30
 expect "the table has the measured points" "│ +16 +[0-9.]+k? " 5
-expect "each point with its regime" "│ +16 +[0-9.]+k? +(ovh|mem|cmp) " 5
+expect "each point with its regime" "│ +16 +[0-9.]+k? +(ovh|mem|cmp|o|m|c) " 5
+if [ "$have_gpu" -eq 0 ]; then
+    expect "without a GPU, the sweep predicts it three ways" "graph\* +eager\* +frmwk\*" 5
+    expect "the predicted columns have figures" "│ +16 +[0-9.]+[kM]? +[a-z]+ +[0-9.]+[kM]? +[0-9.]+[kM]? +[0-9.]+[kM]?│" 5
+    expect "the crossover is marked predicted" "predicted for T4, the GPU overtakes" 5
+    expect "the table says what * means" "\* predicted for T4" 5
+else
+    for t in "without a GPU, the sweep predicts it three ways" "the predicted columns have figures" \
+             "the crossover is marked predicted" "the table says what * means"; do
+        ok "$t # SKIP a GPU is available"
+    done
+fi
 keys e
 expect "e explains the latest point" "cpu, batch 32: $regime" 5
 expect "why and advice for it" "^│why: " 5
+expect "with the calibration's age and quality" "calibration: measured [0-9]+ (s|min) ago, (good|noisy|contradictory)" 5
+expect "at the preset's batch, the write-up beside the prediction" "write-up, [0-9]+ steps: measured CPU 52 s, GPU 123 s" 5
 keys Up
 expect "Up explains the point above" "cpu, batch 16: $regime" 5
+if [ "$have_gpu" -eq 0 ]; then
+    keys Right
+    expect "Right explains the predicted GPU's point" "gpu graph, batch 16: $regime \(predicted for T4\)" 5
+    expect "its step is predicted for the profile" "predicted [0-9.]+ us/step for T4" 5
+    expect "nothing of it was measured" "measured  nothing: no GPU here" 5
+    expect "the three ways side by side" "T4: framework [0-9.]+, nnlab eager [0-9.]+, graph [0-9.]+ us/step" 5
+    keys Left
+else
+    for t in "Right explains the predicted GPU's point" "its step is predicted for the profile" \
+             "nothing of it was measured" "the three ways side by side"; do
+        ok "$t # SKIP a GPU is available"
+    done
+fi
 keys e
 expect "e again brings the sweep chart back" "samples/s \(log\)" 5
+if [ "$have_gpu" -eq 0 ]; then
+    expect "the chart says its starred curves are predicted" "batch \(log2\); \* predicted for T4" 5
+else
+    ok "the chart says its starred curves are predicted # SKIP a GPU is available"
+fi
 keys Escape
 expect "Esc goes back to setup after the sweep" "Presets \([0-9]+\)" 10
 

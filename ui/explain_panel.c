@@ -1,15 +1,20 @@
 /* ui/explain_panel.c - the Explain panel: for each running job, or for the
  * sweep point selected, the cost model's predicted step and its split, the
- * measured step and its phases, the regime, why and what would help. It sits
+ * measured step and its phases, the regime, why and what would help; the
+ * calibration's age and quality; the three ways a GPU would run the step,
+ * predicted for the default GPU profile; and at the preset's own batch what
+ * its original experiment measured beside the prediction for the same job.
+ * A point of a GPU that is not here is predicted and says so. It sits
  * beside the charts when the terminal has room (ui/layout.c) and otherwise
  * replaces the chart while `e` has it shown. The text is ui/explain_text.c's;
- * this file only places and draws it. */
+ * this file only gathers and draws it. */
 #include "ui.h"
 #include "format.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static attr_t style_attr(const ui_lab *lab, int style)
 {
@@ -37,6 +42,59 @@ void ui_explain_toggle(ui_lab *lab)
     }
     lab->explain_shown = !lab->explain_shown;
     lab->dirty |= UI_D_CHART | UI_D_EXPLAIN;
+}
+
+/* ---- what the panel says beyond the model ---------------------------------------------- */
+
+/* The default GPU profile, read once (UI thread only); NULL when there is none. */
+static const nn_gpu_profile *default_profile(void)
+{
+    static nn_gpu_profile prof;
+    static int tried, found;
+    char err[NN_ERR_LEN];
+    if (!tried) {
+        tried = 1;
+        found = nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0;
+    }
+    return found ? &prof : NULL;
+}
+
+/* The three ways predicted for prof at batch, kept for the last (preset,
+ * batch, profile) asked: the panel is drawn many times a second. */
+static void ways_for(const nn_preset *p, int batch, const nn_gpu_profile *prof, ui_explain_context *ctx)
+{
+    static char key[NN_NAME_LEN * 2 + 16];
+    static double us[NN_GPU_WAYS];
+    static nn_explanation e[NN_GPU_WAYS];
+    char now[sizeof key];
+    snprintf(now, sizeof now, "%s/%d/%s", p->name, batch, prof->id);
+    if (strcmp(now, key) != 0) {
+        nn_profile_predict(p, batch, prof, e);
+        for (int w = 0; w < NN_GPU_WAYS; w++)
+            us[w] = e[w].predicted_us;
+        snprintf(key, sizeof key, "%s", now);
+    }
+    memcpy(ctx->way_us, us, sizeof us);
+    ctx->has_ways = 1;
+    ctx->profile_name = prof->name;
+}
+
+/* The write-up's job, at the preset's own batch only (its figures are for it). */
+static void writeup_for(const nn_preset *p, int batch, const nn_gpu_profile *prof, ui_explain_context *ctx)
+{
+    static char key[NN_NAME_LEN * 2 + 16];
+    static nn_writeup w;
+    static int has;
+    char now[sizeof key];
+    if (batch != p->batch)
+        return;
+    snprintf(now, sizeof now, "%s/%s", p->name, prof ? prof->id : "");
+    if (strcmp(now, key) != 0) {
+        has = nn_writeup_predict(p, prof, &w) == 0;
+        snprintf(key, sizeof key, "%s", now);
+    }
+    ctx->has_writeup = has;
+    ctx->writeup = w;
 }
 
 /* ---- the dashboard ------------------------------------------------------------------ */
@@ -75,9 +133,21 @@ void ui_explain_draw_run(ui_lab *lab)
     int y = in.y, per_job = r->n_jobs == 2 ? (in.h - 1) / 2 : in.h;
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
+        const nn_explainer *x = &lab->dashboard.explain[k];
+        const nn_gpu_profile *prof = default_profile();
+        ui_explain_context ctx;
+        char calib[NN_ERR_LEN];
         nn_step_measure m;
         nn_measure_step(&j->snap, &m);
-        ui_explain_format(&lab->dashboard.explain[k], j->device, r->cfg.batch, &m, in.w, per_job, &t);
+        memset(&ctx, 0, sizeof ctx);
+        if (x->has_cal) {
+            nn_calibration_describe(&x->cal, (long long)time(NULL), calib, sizeof calib);
+            ctx.calibration = calib;
+        }
+        if (prof)
+            ways_for(&r->cfg.preset, r->cfg.batch, prof, &ctx);
+        writeup_for(&r->cfg.preset, r->cfg.batch, prof, &ctx);
+        ui_explain_format_in(x, &ctx, j->device, r->cfg.batch, &m, in.w, per_job, &t);
         draw_text(lab, &t, y, in.x, in.w);
         y += per_job + 1;            /* a blank row between the two jobs */
     }
@@ -95,15 +165,40 @@ int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
     return *d >= 0 && *d < sw->n_devices && *i >= 0 && *i < sw->n_batches ? 0 : -1;
 }
 
-/* Points x at the calibration of device d (kept while it is the same device). */
+/* Points x at the calibration of device d (kept while it is the same
+ * device and the same kind of figures: measured, or a profile's). */
 static void sweep_explain_for(ui_lab *lab, int d)
 {
     const nn_sweep *sw = &lab->sweep_screen.sweep;
     nn_explainer *x = &lab->sweep_screen.explain;
     if (!sw->has_cal[d])
         nn_explainer_reset(x, NULL, sw->cal_why[d]);
-    else if (!x->has_cal || strcmp(x->cal.device, sw->cal[d].device) != 0)
+    else if (!x->has_cal || strcmp(x->cal.device, sw->cal[d].device) != 0 || x->cal.profile != sw->cal[d].profile)
         nn_explainer_reset(x, &sw->cal[d], NULL);
+}
+
+/* Point (d, i)'s context: a predicted point is labelled with its way and
+ * profile; the ways at its batch (the predicted devices' points, or the
+ * default profile's); the write-up at the preset's batch; a measured GPU
+ * point's profile prediction. label and calib hold the strings. */
+static void sweep_context(const nn_sweep *sw, int d, int i, ui_explain_context *ctx, char *label, size_t label_len,
+                          char *calib, size_t calib_len)
+{
+    const nn_gpu_profile *prof = sw->has_profile ? &sw->prof : default_profile();
+    memset(ctx, 0, sizeof *ctx);
+    if (sw->predicted[d]) {
+        snprintf(label, label_len, "gpu %s", nn_gpu_way_key((nn_gpu_way)sw->way[d]));
+        ctx->label = label;
+        ctx->predicted_for = sw->prof.name;
+    }
+    if (sw->has_cal[d]) {
+        nn_calibration_describe(&sw->cal[d], (long long)time(NULL), calib, calib_len);
+        ctx->calibration = calib;
+    }
+    if (prof)
+        ways_for(&sw->base.preset, sw->batch[i], prof, ctx);
+    ctx->profile_us = sw->pt[d][i].profile_us;
+    writeup_for(&sw->base.preset, sw->batch[i], prof, ctx);
 }
 
 static const char *point_state(int state)
@@ -135,10 +230,14 @@ void ui_explain_draw_sweep(ui_lab *lab)
         ui_put(in.y + 1, in.x, in.w, ui_attr(lab, UI_DIM), "Up Down Left Right pick another point");
         return;
     }
+    ui_explain_context ctx;
+    char label[48], calib[NN_ERR_LEN];
     sweep_explain_for(lab, d);
     if (pt->has_inputs)              /* the same inputs, so the same regime and prediction as the table's */
         (void)nn_explainer_update(&lab->sweep_screen.explain, &sw->base.preset, &pt->in);
-    ui_explain_format(&lab->sweep_screen.explain, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h, &t);
+    sweep_context(sw, d, i, &ctx, label, sizeof label, calib, sizeof calib);
+    ui_explain_format_in(&lab->sweep_screen.explain, &ctx, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h,
+                         &t);
     draw_text(lab, &t, in.y, in.x, in.w);
 }
 

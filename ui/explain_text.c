@@ -118,32 +118,81 @@ static int format_no_cal(const nn_explainer *x, const char *head, const nn_step_
 
 /* The rows of the model's panel: the head, the prediction and the
  * measurement always; why and advice at least a row each; the detail rows
- * while there is room: the split and the phases before a full why and
- * advice, the operation count and the work's split after them. Every row is
- * wrapped to the width, so a detail costs the rows it wraps to. */
-enum { R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_WORK, R_MEASURED, R_PHASES, R_WHY, R_ADVICE, N_ROWS };
+ * while there is room: the split, the context's rows (the ways, the
+ * write-up, the profile's check, the calibration) and the phases before a
+ * full why and advice, the operation count and the work's split after
+ * them. Every row is wrapped to the width, so a detail costs the rows it
+ * wraps to. */
+enum {
+    R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_WORK, R_MEASURED, R_PHASES, R_PROFILE, R_WAYS, R_WRITEUP, R_CAL, R_WHY,
+    R_ADVICE, N_ROWS
+};
 
 typedef struct panel_item {
-    char text[600];
+    char text[720];
     int style, rows, given;
 } panel_item;
 
-static void fill_items(const nn_explainer *x, const char *head, const nn_step_measure *m, panel_item *it)
+static const ui_explain_context no_context;
+
+/* " (predicted for T4)" for a predicted point, else "" */
+static void predicted_tag(const ui_explain_context *c, const char *before, char *buf, size_t len)
+{
+    if (c->predicted_for)
+        snprintf(buf, len, "%s%s", before, c->predicted_for);
+    else
+        buf[0] = '\0';
+}
+
+static void fill_context_items(const ui_explain_context *c, const nn_step_measure *m, panel_item *it)
+{
+    char a[32], b[32], d[32];
+    const nn_writeup *w = &c->writeup;
+    for (int k = R_PROFILE; k <= R_CAL; k++)
+        it[k].text[0] = '\0';
+    if (c->profile_us > 0 && m && m->timed_steps > 0)
+        snprintf(it[R_PROFILE].text, sizeof it[0].text, "  %s predicts %s us/step: %.0f%% %s the measured",
+                 c->profile_name, us_text(c->profile_us, a, sizeof a),
+                 fabs(100.0 * (c->profile_us - m->step_us) / m->step_us), c->profile_us < m->step_us ? "under" : "over");
+    if (c->has_ways)
+        snprintf(it[R_WAYS].text, sizeof it[0].text, "  %s: framework %s, nnlab eager %s, graph %s us/step",
+                 c->profile_name, us_text(c->way_us[NN_WAY_FRAMEWORK], a, sizeof a),
+                 us_text(c->way_us[NN_WAY_EAGER], b, sizeof b), us_text(c->way_us[NN_WAY_GRAPH], d, sizeof d));
+    if (c->has_writeup && c->profile_name && w->way_s[NN_WAY_GRAPH] > 0)
+        snprintf(it[R_WRITEUP].text, sizeof it[0].text,
+                 "write-up, %ld steps: measured CPU %.0f s, GPU %.0f s; %s predicts framework eager %.1f s, "
+                 "nnlab graph %.1f s", w->steps, w->cpu_s, w->gpu_s, c->profile_name, w->way_s[NN_WAY_FRAMEWORK],
+                 w->way_s[NN_WAY_GRAPH]);
+    else if (c->has_writeup)
+        snprintf(it[R_WRITEUP].text, sizeof it[0].text, "write-up, %ld steps: measured CPU %.0f s, GPU %.0f s",
+                 w->steps, w->cpu_s, w->gpu_s);
+    if (c->calibration)
+        snprintf(it[R_CAL].text, sizeof it[0].text, "  calibration: %s", c->calibration);
+}
+
+static void fill_items(const nn_explainer *x, const ui_explain_context *c, const char *head,
+                       const nn_step_measure *m, panel_item *it)
 {
     const nn_explanation *e = &x->e;
-    char a[32], b[32], c[32], d[32], f[32];
+    char a[32], b[32], d[32], f[32], g[32], tag[NN_NAME_LEN + 24];
     int timed = m && m->timed_steps > 0;
-    snprintf(it[R_HEAD].text, sizeof it[0].text, "%s: %s", head, nn_regime_name(e->regime));
-    snprintf(it[R_PREDICTED].text, sizeof it[0].text, "predicted %s us/step", us_text(e->predicted_us, a, sizeof a));
+    predicted_tag(c, " (predicted for ", tag, sizeof tag);
+    snprintf(it[R_HEAD].text, sizeof it[0].text, "%s: %s%s%s", head, nn_regime_name(e->regime), tag, tag[0] ? ")" : "");
+    predicted_tag(c, " for ", tag, sizeof tag);
+    snprintf(it[R_PREDICTED].text, sizeof it[0].text, "predicted %s us/step%s", us_text(e->predicted_us, a, sizeof a),
+             tag);
     snprintf(it[R_SPLIT].text, sizeof it[0].text, "  issue %s + copy %s + sync %s + calls %s + work %s",
-             us_text(e->issue_us, a, sizeof a), us_text(e->copy_us, b, sizeof b), us_text(e->sync_us, c, sizeof c),
+             us_text(e->issue_us, a, sizeof a), us_text(e->copy_us, b, sizeof b), us_text(e->sync_us, g, sizeof g),
              us_text(e->fixed_us, f, sizeof f), us_text(e->work_us, d, sizeof d));
     snprintf(it[R_OPS].text, sizeof it[0].text, "  %d ops a step (%s)", e->ops,
              x->in.opt.launches_per_step > 0 ? "counted by the device" : "one per op, estimated");
     /* the arithmetic as why gives it: one FLOP time per panel */
     snprintf(it[R_WORK].text, sizeof it[0].text, "  work: FLOPs %s us, bytes %s us",
              us_text(e->sized_compute_us, a, sizeof a), us_text(e->memory_us, b, sizeof b));
-    measured_text(m, e->predicted_us, it[R_MEASURED].text, sizeof it[0].text);
+    if (c->predicted_for)
+        snprintf(it[R_MEASURED].text, sizeof it[0].text, "measured  nothing: no GPU here");
+    else
+        measured_text(m, e->predicted_us, it[R_MEASURED].text, sizeof it[0].text);
     it[R_PHASES].text[0] = '\0';
     if (timed) {
         snprintf(it[R_PHASES].text, sizeof it[0].text, "  ");
@@ -151,10 +200,12 @@ static void fill_items(const nn_explainer *x, const char *head, const nn_step_me
         if (!it[R_PHASES].text[2])
             it[R_PHASES].text[0] = '\0';
     }
+    fill_context_items(c, m, it);
     snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s", e->why);
     snprintf(it[R_ADVICE].text, sizeof it[0].text, "advice: %s", e->advice);
-    static const int styles[N_ROWS] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_DIM, UI_TS_DIM, UI_TS_DIM,
-                                        UI_TS_NORMAL, UI_TS_DIM, UI_TS_NORMAL, UI_TS_OK };
+    static const int styles[N_ROWS] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_DIM, UI_TS_DIM, UI_TS_DIM, UI_TS_NORMAL,
+                                        UI_TS_DIM, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_DIM,
+                                        UI_TS_NORMAL, UI_TS_OK };
     for (int k = 0; k < N_ROWS; k++)
         it[k].style = styles[k];
     if (!timed)
@@ -164,7 +215,8 @@ static void fill_items(const nn_explainer *x, const char *head, const nn_step_me
 /* Decides it[k].given, the rows each item gets out of max_rows. */
 static void give_rows(panel_item *it, int width, int max_rows)
 {
-    static const int details[] = { R_SPLIT, R_PHASES, R_OPS, R_WORK };
+    static const int details[] = { R_SPLIT, R_WAYS, R_WRITEUP, R_PROFILE, R_PHASES, R_CAL, R_OPS, R_WORK };
+    enum { N_DETAILS = sizeof details / sizeof details[0] };
     for (int k = 0; k < N_ROWS; k++) {
         it[k].rows = ui_text_rows(width, it[k].text);
         it[k].given = 0;
@@ -173,8 +225,8 @@ static void give_rows(panel_item *it, int width, int max_rows)
     it[R_HEAD].given = it[R_PREDICTED].given = it[R_MEASURED].given = 1;
     int left = max_rows - 3;
     int text_full = it[R_WHY].rows + it[R_ADVICE].rows;
-    for (int i = 0; i < 4; i++) {
-        int k = details[i], need = k == R_SPLIT || k == R_PHASES ? 2 : text_full;
+    for (int i = 0; i < N_DETAILS; i++) {
+        int k = details[i], need = k == R_OPS || k == R_WORK ? text_full : 2;
         if (it[k].rows > 0 && left - it[k].rows >= need) {
             it[k].given = it[k].rows;
             left -= it[k].rows;
@@ -197,11 +249,11 @@ static void give_rows(panel_item *it, int width, int max_rows)
     it[R_ADVICE].given = it[R_ADVICE].rows < left - it[R_WHY].given ? it[R_ADVICE].rows : left - it[R_WHY].given;
 }
 
-static void format_model(const nn_explainer *x, const char *head, const nn_step_measure *m, int width,
-                         int max_rows, ui_text *out)
+static void format_model(const nn_explainer *x, const ui_explain_context *c, const char *head,
+                         const nn_step_measure *m, int width, int max_rows, ui_text *out)
 {
-    static panel_item it[N_ROWS];    /* 5 KB, UI thread only */
-    fill_items(x, head, m, it);
+    static panel_item it[N_ROWS];    /* 9 KB, UI thread only */
+    fill_items(x, c, head, m, it);
     give_rows(it, width, max_rows);
     for (int k = 0; k < N_ROWS; k++)
         if (it[k].given > 0)
@@ -209,31 +261,33 @@ static void format_model(const nn_explainer *x, const char *head, const nn_step_
 }
 
 /* Too short for why: a row each for the head, the figures and the advice, cut. */
-static void format_short(const nn_explainer *x, const char *head, const nn_step_measure *m, int max_rows,
-                         int width, ui_text *out)
+static void format_short(const nn_explainer *x, const ui_explain_context *c, const char *head,
+                         const nn_step_measure *m, int max_rows, int width, ui_text *out)
 {
-    static char rows[4][600];
-    static const int styles[4] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_OK };
-    char a[32];
-    int timed = m && m->timed_steps > 0;
-    snprintf(rows[0], sizeof rows[0], "%s: %s", head, nn_regime_name(x->e.regime));
-    snprintf(rows[1], sizeof rows[1], "predicted %s us/step", us_text(x->e.predicted_us, a, sizeof a));
-    measured_text(m, x->e.predicted_us, rows[2], sizeof rows[2]);
-    snprintf(rows[3], sizeof rows[3], "advice: %s", x->e.advice);
+    static panel_item it[N_ROWS];
+    static const int rows[4] = { R_HEAD, R_PREDICTED, R_MEASURED, R_ADVICE };
+    fill_items(x, c, head, m, it);
     for (int k = 0; k < 4 && out->n < max_rows; k++)
-        ui_text_wrap(out, k == 2 && !timed ? UI_TS_DIM : styles[k], width, 1, rows[k]);
+        ui_text_wrap(out, it[rows[k]].style, width, 1, it[rows[k]].text);
 }
 
 int ui_explain_format(const nn_explainer *x, const char *device, int batch, const nn_step_measure *m,
                       int width, int max_rows, ui_text *out)
 {
-    char head[64];
+    return ui_explain_format_in(x, NULL, device, batch, m, width, max_rows, out);
+}
+
+int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, const char *device, int batch,
+                         const nn_step_measure *m, int width, int max_rows, ui_text *out)
+{
+    char head[96];
+    const ui_explain_context *c = ctx ? ctx : &no_context;
     out->n = 0;
     if (max_rows > UI_TEXT_ROWS)
         max_rows = UI_TEXT_ROWS;
     if (max_rows < 1 || width < 1)
         return 0;
-    snprintf(head, sizeof head, "%s, batch %d", device, batch);
+    snprintf(head, sizeof head, "%s, batch %d", c->label ? c->label : device, batch);
     if (!x || !x->has_cal)
         return format_no_cal(x, head, m, width, max_rows, out);
     if (!x->valid) {
@@ -243,8 +297,8 @@ int ui_explain_format(const nn_explainer *x, const char *device, int batch, cons
         return out->n;
     }
     if (max_rows < 5)
-        format_short(x, head, m, max_rows, width, out);
+        format_short(x, c, head, m, max_rows, width, out);
     else
-        format_model(x, head, m, width, max_rows, out);
+        format_model(x, c, head, m, width, max_rows, out);
     return out->n;
 }

@@ -11,6 +11,7 @@
 
 #include "nnlab/explain.h"
 #include "nnlab/observe.h"
+#include "nnlab/profile.h"
 
 /* "ovh", "mem", "cmp" (letters 0) or "o", "m", "c" (letters 1). */
 const char *ui_regime_short(nn_regime r, int one_letter);
@@ -39,6 +40,22 @@ int ui_text_rows(int width, const char *text);
  * step (and "graph N" for a replayed CUDA graph); "" when none was timed. */
 void ui_fmt_phase_list(const nn_step_measure *m, char *buf, size_t len);
 
+/* What the panel says beyond the explanation, every field optional (zero,
+ * NULL): where the figures come from (measured here, or predicted for a
+ * GPU profile when nothing was measured), the three ways of running a GPU
+ * step, the write-up's whole job, a measured GPU step's profile prediction. */
+typedef struct ui_explain_context {
+    const char *label;           /* the head's device ("gpu nnlab graph"); NULL: the device */
+    const char *predicted_for;   /* a profile's name: nothing was measured, all is predicted */
+    const char *calibration;     /* nn_calibration_describe's line */
+    const char *profile_name;    /* the profile of way_us and profile_us */
+    int has_ways;
+    double way_us[NN_GPU_WAYS];  /* the three ways' steps, predicted */
+    double profile_us;           /* a measured GPU step: the profile's prediction of it */
+    int has_writeup;
+    nn_writeup writeup;          /* what the write-up measured, and its prediction */
+} ui_explain_context;
+
 /* The panel for one job or one sweep point, in width columns and at most
  * max_rows rows: a head (device, batch, regime), the prediction and its
  * split, the measured step (m NULL or nothing timed: none yet) with its
@@ -47,5 +64,11 @@ void ui_fmt_phase_list(const nn_step_measure *m, char *buf, size_t len);
  * x->valid 0 with a calibration: waiting for the job. Returns the rows used. */
 int ui_explain_format(const nn_explainer *x, const char *device, int batch, const nn_step_measure *m,
                       int width, int max_rows, ui_text *out);
+/* The same with ctx's lines (ctx NULL: none): a predicted point's head and
+ * figures say "predicted for NAME" and its measured row says nothing was;
+ * the ways, the write-up, the profile's check and the calibration's age and
+ * quality are detail rows, shown while there is room. */
+int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, const char *device, int batch,
+                         const nn_step_measure *m, int width, int max_rows, ui_text *out);
 
 #endif

@@ -12,16 +12,25 @@
 
 /* The lab marks where the GPU overtakes the CPU: the index of
  * nn_sweep_crossover(cpu, gpu), -1 when it does not, -2 when either device
- * is not in the sweep. */
+ * is not in the sweep. The GPU is the measured one, else the predicted
+ * nnlab graph way (nn_sweep_gpu_index). */
 int ui_sweep_gpu_crossover(const nn_sweep *sw);
 
-/* The line under the table that says so; returns its style (enum
- * ui_text_style: UI_TS_OK, or UI_TS_DIM when there is nothing to compare). */
+/* The line under the table that says so (for a predicted GPU: each way's
+ * crossover, "predicted for NAME"); returns its style (enum ui_text_style:
+ * UI_TS_OK, or UI_TS_DIM when there is nothing to compare). */
 int ui_sweep_crossover_text(const nn_sweep *sw, char *buf, size_t len);
+
+/* A device's column name in the table and its series in the chart: "cpu",
+ * "gpu"; a predicted way "graph*", "eager*", "frmwk*" (the legend says what
+ * * means: ui_sweep_predicted_note). */
+void ui_sweep_column_name(const nn_sweep *sw, int d, char *buf, size_t len);
+/* "* predicted for T4, not measured: no GPU here"; "" without a predicted device. */
+void ui_sweep_predicted_note(const nn_sweep *sw, char *buf, size_t len);
 
 /* Point (d, i)'s cell, `cell` columns: samples/s (or the point's state)
  * and, once measured with a calibration, its regime (ovh, mem, cmp; one
- * letter when cell < UI_SWEEP_CELL_WIDE). */
+ * letter when cell < UI_SWEEP_CELL_WIDE; none below UI_SWEEP_CELL_NARROW). */
 void ui_sweep_cell_text(const nn_sweep *sw, int d, int i, int cell, char *buf, size_t len);
 
 #endif

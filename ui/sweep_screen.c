@@ -3,7 +3,10 @@
  * the CPU, the table of every point with its regime, the Explain panel for
  * the point picked (ui/explain_panel.c), and the sweep's progress. The
  * runner and its rules are the analysis layer's (nnlab/sweep.h), the words
- * ui/sweep.c's; partial results stay when it is cancelled. */
+ * ui/sweep.c's; partial results stay when it is cancelled. Without a GPU
+ * here, the GPU is swept as predicted for the default GPU profile
+ * (nn_profile_default_name): three curves and columns, the three ways of
+ * running its step, marked predicted. */
 #include "ui.h"
 #include "format.h"
 #include "setup_fields.h"
@@ -19,6 +22,31 @@ static void add_skipped(ui_lab *lab, const char *dev, const char *why)
 }
 
 static const int sweep_order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
+
+/* The GPU is not here: predicted for the default profile, three ways; -1
+ * when there is no profile (then it is skipped, with the reason). */
+static int add_predicted_gpu(ui_lab *lab, nn_sweep *sw)
+{
+    static nn_gpu_profile prof;      /* UI thread only */
+    char err[NN_ERR_LEN];
+    if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) != 0) {
+        add_skipped(lab, "gpu profile", err);
+        return -1;
+    }
+    return nn_sweep_add_predicted(sw, &prof);
+}
+
+/* A GPU that is here is compared with the default profile, point by point. */
+static void set_gpu_profile(ui_lab *lab, nn_sweep *sw)
+{
+    static nn_gpu_profile prof;
+    char err[NN_ERR_LEN];
+    (void)lab;
+    if (sw->has_profile || nn_sweep_device_index(sw, "gpu") < 0)
+        return;
+    if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0)
+        nn_sweep_set_profile(sw, &prof);
+}
 
 /* A device the sweep's settings include (available or not). */
 static int swept(const ui_lab *lab, int d)
@@ -53,9 +81,10 @@ int ui_sweep_screen_start(ui_lab *lab)
             continue;
         if (lab->setup.dev_ok[d])
             nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
-        else
+        else if (d != UI_DEV_GPU || add_predicted_gpu(lab, sw) != 0)
             add_skipped(lab, name, lab->setup.dev[d].why);
     }
+    set_gpu_profile(lab, sw);
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",
                        sw->n_devices ? "no batch size in the range" : lab->sweep_screen.skipped);
@@ -70,9 +99,10 @@ int ui_sweep_screen_start(ui_lab *lab)
 static void draw_chart(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep_screen.sweep;
-    static const int roles[NN_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3 };
+    static const int roles[NN_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3,
+                                                      UI_SERIES0, UI_SERIES1 };
     static double rate[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
-    double bx[NN_SWEEP_MAX_BATCHES], vline[1];
+    double bx[NN_SWEEP_MAX_BATCHES], vline[NN_SWEEP_MAX_DEVICES];
     char names[NN_SWEEP_MAX_DEVICES][24];
     ui_series s[NN_SWEEP_MAX_DEVICES];
     ui_axis ax, ay;
@@ -87,38 +117,56 @@ static void draw_chart(ui_lab *lab)
         }
     }
     for (int d = 0; d < sw->n_devices; d++) {
-        snprintf(names[d], sizeof names[d], "%s", sw->device[d]);
+        ui_sweep_column_name(sw, d, names[d], sizeof names[d]);
         s[d] = (ui_series){ bx, rate[d], sw->n_batches, 1, roles[d], names[d] };
     }
     ui_axis_finish(&ax, 0);
     ui_axis_finish(&ay, 1);
-    int x = ui_sweep_gpu_crossover(sw), nv = x >= 0;
-    if (nv)
-        vline[0] = sw->batch[x];
-    ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", "batch (log2)",
+    /* where the GPU overtakes the CPU: each predicted way's, or the measured GPU's */
+    int c = nn_sweep_device_index(sw, "cpu"), nv = 0;
+    for (int d = 0; d < sw->n_devices && c >= 0; d++) {
+        int x = strcmp(sw->device[d], "gpu") == 0 ? nn_sweep_crossover(sw, c, d) : -1;
+        if (x >= 0)
+            vline[nv++] = sw->batch[x];
+    }
+    /* the chart says what * means too: every predicted point is marked */
+    char x_title[NN_NAME_LEN + 40] = "batch (log2)";
+    if (sw->has_profile && nn_sweep_gpu_index(sw, -1) >= 0 && sw->predicted[nn_sweep_gpu_index(sw, -1)])
+        snprintf(x_title, sizeof x_title, "batch (log2); * predicted for %s", sw->prof.name);
+    ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", x_title,
                   &ax, &ay, s, sw->n_devices, vline, nv);
 }
 
-static void draw_crossover_line(ui_lab *lab, ui_rect in, int y)
+/* The crossover (two rows when it wraps and there is room); returns the rows. */
+static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
 {
-    char line[96];
+    char line[192];
     int style = ui_sweep_crossover_text(&lab->sweep_screen.sweep, line, sizeof line);
-    ui_put(y, in.x, in.w, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
+    return ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
 }
 
-/* The notes under the table: the crossover, the regime legend when there
- * is room, then a failure or the devices left out. */
+/* The notes under the table: the crossover, what * means when a device is
+ * predicted, the regime legend when there is room, then a failure or the
+ * devices left out. */
 static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 {
     const nn_sweep *sw = &lab->sweep_screen.sweep;
+    char note[NN_TEXT_LEN];
     int left = in.y + in.h - y;
-    if (left > 6)
-        left = 6;
+    if (left > 8)
+        left = 8;
     if (left >= 4)
         left--;                      /* a blank row before the notes */
     y = in.y + in.h - left;
-    draw_crossover_line(lab, in, y++);
-    left--;
+    int used = draw_crossover_line(lab, in, y, left >= 5 ? 2 : 1);
+    y += used;
+    left -= used;
+    ui_sweep_predicted_note(sw, note, sizeof note);
+    if (note[0] && left >= 2) {
+        int rows = ui_wrapped_rows(in.w, left - 1, note);
+        y += ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, UI_OK), note);
+        left -= rows;
+    }
     const char *legend = cell < UI_SWEEP_CELL_WIDE ? "regime: o overhead, m memory, c compute-bound"
                                                   : "regime: ovh overhead, mem memory, cmp compute-bound";
     int legend_rows = ui_wrapped_rows(in.w, 2, legend);
@@ -132,30 +180,49 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
         ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), lab->sweep_screen.skipped);
 }
 
+#define PREDICTED_CELL 7
+
 static void draw_table(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep_screen.sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_device_index(sw, "gpu"), y = in.y, x, sel_d, sel_i;
-    int ratio = c >= 0 && g >= 0, cell = ui_sweep_cell_width(in.w, sw->n_devices, ratio);
+    int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
+    int n_pred = 0;
+    for (int d = 0; d < sw->n_devices; d++)
+        n_pred += sw->predicted[d];
+    /* a predicted column holds its samples/s alone (PREDICTED_CELL); the
+     * measured ones share the rest, with their regime */
+    int room = in.w - n_pred * PREDICTED_CELL, ratio = c >= 0 && g >= 0;
+    int cell = ui_sweep_cell_width(room, sw->n_devices - n_pred, ratio);
+    if (ratio && 6 + (sw->n_devices - n_pred) * cell + 9 > room) {
+        ratio = 0;                   /* the columns first */
+        cell = ui_sweep_cell_width(room, sw->n_devices - n_pred, 0);
+    }
+    if (6 + (sw->n_devices - n_pred) * cell > room)
+        cell = PREDICTED_CELL;       /* still too narrow: every column its samples/s alone */
     if (ui_explain_sweep_selected(lab, &sel_d, &sel_i) != 0)
         sel_d = sel_i = -1;
     ui_box(lab, box, "samples/s and regime per batch size");
     x = in.x + ui_putf(y, in.x, 6, A_BOLD, "%6s", "batch");
-    for (int d = 0; d < sw->n_devices; d++)
-        x += ui_putf(y, x, cell, A_BOLD, "%7s%*s", sw->device[d], cell - 7, "");
+    for (int d = 0; d < sw->n_devices; d++) {
+        char name[16];
+        int w = sw->predicted[d] ? PREDICTED_CELL : cell;
+        ui_sweep_column_name(sw, d, name, sizeof name);
+        x += ui_putf(y, x, w, A_BOLD, "%7s%*s", name, w - 7, "");
+    }
     if (ratio)
-        ui_putf(y, x, 9, A_BOLD, "%9s", "gpu/cpu");
+        ui_putf(y, x, 9, A_BOLD, "%9s", sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
     y++;
-    int cross = ui_sweep_gpu_crossover(sw), rows = in.h - 4;   /* the header and three note rows stay */
+    int cross = ui_sweep_gpu_crossover(sw), rows = in.h - 5;   /* the header and four note rows stay */
     for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {
         attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
         x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);
         for (int d = 0; d < sw->n_devices; d++) {
             char v[32];
-            ui_sweep_cell_text(sw, d, i, cell, v, sizeof v);
+            int w = sw->predicted[d] ? PREDICTED_CELL : cell;
+            ui_sweep_cell_text(sw, d, i, w, v, sizeof v);
             /* the point the Explain panel is about */
-            x += ui_put(y, x, cell, d == sel_d && i == sel_i ? ui_attr(lab, UI_SELECTED) : a, v);
+            x += ui_put(y, x, w, d == sel_d && i == sel_i ? ui_attr(lab, UI_SELECTED) : a, v);
         }
         if (ratio && isfinite(sw->pt[c][i].rate) && isfinite(sw->pt[g][i].rate))
             ui_putf(y, x, 9, a, "%8.2fx", sw->pt[g][i].rate / sw->pt[c][i].rate);
@@ -167,11 +234,13 @@ static void draw_progress(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep_screen.sweep;
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
-    int total = sw->n_batches * sw->n_devices, done = 0;
+    int total = 0, done = 0;
     char bar[512], line[256], el[16];
     for (int d = 0; d < sw->n_devices; d++)
-        for (int i = 0; i < sw->n_batches; i++)
+        for (int i = 0; i < sw->n_batches && !sw->predicted[d]; i++) {   /* a prediction is no job */
+            total++;
             done += sw->pt[d][i].state == NN_POINT_DONE || sw->pt[d][i].state == NN_POINT_FAILED;
+        }
     ui_fmt_duration((sw->finished ? sw->t_end : nn_now()) - sw->t_start, el, sizeof el);
     if (sw->finished)
         snprintf(line, sizeof line, "%s: %d of %d points in %s", sw->cancelled ? "cancelled" : "done", done,

@@ -85,7 +85,7 @@ int nn_calibration_path(const char *device, char *path, size_t len)
 }
 
 /* The fields of the cache file, in order: those of format 1, then those
- * format 2 added. Every one must be there for the file to be read. */
+ * formats 2 and 3 added. Every one must be there for the file to be read. */
 #define CAL_FIELDS(X)                                                          \
     X(gemm_gflops) X(gemm_gflops_1thread) X(mem_gbps) X(op_us) X(sync_us)      \
     X(upload_us) X(upload_gbps) X(host_copy_gbps)                              \
@@ -93,7 +93,7 @@ int nn_calibration_path(const char *device, char *path, size_t len)
     X(graph_launch_us) X(graph_node_us) X(matrix_op_us)
 #define CAL_FLAGS(X) X(has_pinned) X(has_graph)
 #define CAL_CURVES(X) X(linear_fwd) X(linear_bwd) X(conv_fwd) X(conv_bwd)
-#define CAL_TABLES(X) X(elem_ns)
+#define CAL_TABLES(X) X(elem_ns) X(spread) X(threads)
 
 /* Bits of the keys read, to tell a complete file from an old one. */
 enum {
@@ -137,6 +137,40 @@ static int parse_curve(const char *value, nn_rate_curve *c)
         c->n++;
     }
     return 0;
+}
+
+/* "sgemm:0.031 ..." for every figure with a spread; names without blanks */
+static const char *const spread_keys[NN_SPREADS] = { "gemm", "gemm_1thread", "mem", "op", "sync", "host_copy" };
+
+static int write_spread(FILE *f, const double spread[NN_SPREADS])
+{
+    if (fprintf(f, "spread =") < 0)
+        return -1;
+    for (int k = 0; k < NN_SPREADS; k++)
+        if (fprintf(f, " %s:%.4g", spread_keys[k], spread[k]) < 0)
+            return -1;
+    return fprintf(f, "\n") < 0 ? -1 : 0;
+}
+
+/* The entries of write_spread; -1 unless every figure is there, once. */
+static int parse_spread(const char *value, double spread[NN_SPREADS])
+{
+    char buf[512], *save = NULL;
+    unsigned seen = 0;
+    nn_strlcpy(buf, value, sizeof buf);
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *colon = strchr(tok, ':');
+        int k = 0;
+        if (!colon)
+            return -1;
+        *colon = '\0';
+        while (k < NN_SPREADS && strcmp(tok, spread_keys[k]) != 0)
+            k++;
+        if (k == NN_SPREADS || (seen & (1u << k)) || nn_parse_double(colon + 1, &spread[k]) != 0 || spread[k] < 0)
+            return -1;
+        seen |= 1u << k;
+    }
+    return seen == (1u << NN_SPREADS) - 1 ? 0 : -1;
 }
 
 /* "relu:fwd:bwd" for every class with a per-element cost */
@@ -189,11 +223,15 @@ static int fill_calibration(FILE *f, const void *ctx)
 #define WRITE_CURVE(name) if (write_curve(f, #name, &c->name) != 0) return -1;
     CAL_CURVES(WRITE_CURVE)
 #undef WRITE_CURVE
-    return write_elem_ns(f, c->elem_ns);
+    if (write_elem_ns(f, c->elem_ns) != 0 || write_spread(f, c->spread) != 0)
+        return -1;
+    return fprintf(f, "threads = %d\n", c->threads) < 0 ? -1 : 0;
 }
 
 int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len)
 {
+    if (c->profile)
+        return nn_errorf(err, err_len, "%s is a GPU profile's, not a measurement: not cached", c->note);
     char path[4096];
     if (nn_calibration_path(c->device, path, sizeof path) != 0)
         return nn_errorf(err, err_len, "no cache folder: neither XDG_CACHE_HOME nor HOME is set");
@@ -235,6 +273,10 @@ static void parse_line(nn_calibration *c, const char *key, const char *value, un
 #undef READ_CURVE
     else if (!strcmp(key, "elem_ns") && parse_elem_ns(value, c->elem_ns) == 0)
         *seen |= 1ull << KEY_elem_ns;
+    else if (!strcmp(key, "spread") && parse_spread(value, c->spread) == 0)
+        *seen |= 1ull << KEY_spread;
+    else if (!strcmp(key, "threads") && nn_parse_long(value, &v_long) == 0 && v_long >= 0 && v_long <= 4096)
+        c->threads = (int)v_long, *seen |= 1ull << KEY_threads;
 }
 
 int nn_calibration_load(const char *device, nn_calibration *out)

@@ -8,18 +8,26 @@
 
 #include "util.h"
 
+/* A cached calibration is used when it is good; one that is not (cached
+ * marked) is measured again. */
 int nn_calibration_get(const char *device, int threads, int remeasure, nn_progress_fn progress, void *ctx,
                        nn_calibration *out, char *err, size_t err_len, char *warning, size_t warning_len)
 {
     char why[NN_ERR_LEN];
     if (warning && warning_len)
         warning[0] = '\0';
-    if (!remeasure && nn_calibration_load(device, out) == 0)
+    if (!remeasure && nn_calibration_load(device, out) == 0 && nn_calibration_quality(out, NULL, 0) == NN_CAL_GOOD)
         return 0;
     if (nn_calibrate(device, threads, out, progress, ctx, err, err_len) != 0)
         return -1;
-    if (nn_calibration_save(out, why, sizeof why) != 0)
+    if (nn_calibration_save(out, why, sizeof why) != 0) {
         nn_errorf(warning, warning_len, "calibration not cached: %s", why);
+        return 0;
+    }
+    int q = nn_calibration_quality(out, why, sizeof why);
+    if (q != NN_CAL_GOOD)
+        nn_errorf(warning, warning_len, "the calibration of %s is %s: %s; its figures may be off (cached marked "
+                  "so: measured again next time, or now with `nnlab calibrate`)", device, nn_cal_quality_name(q), why);
     return 0;
 }
 
@@ -44,9 +52,19 @@ static void look_up(nn_cal_entry *e)
 {
     if (e->state == NN_CAL_OK)
         return;
+    char why[NN_ERR_LEN];
     if (nn_calibration_load(e->device, &e->cal) == 0) {
-        e->state = NN_CAL_OK;
-        e->why[0] = '\0';
+        int q = nn_calibration_quality(&e->cal, why, sizeof why);
+        if (q == NN_CAL_GOOD) {
+            e->state = NN_CAL_OK;
+            e->why[0] = '\0';
+            return;
+        }
+        /* cached marked: measured again at first use (once a session: what
+         * is measured then is kept, whatever its quality) */
+        e->state = NN_CAL_MISSING;
+        snprintf(e->why, sizeof e->why, "the cached calibration of %s is %s (%.400s): measure it again", e->device,
+                 nn_cal_quality_name(q), why);
     } else if (e->state == NN_CAL_UNKNOWN) {
         e->state = NN_CAL_MISSING;
         snprintf(e->why, sizeof e->why, "%s has not been calibrated on this machine", e->device);

@@ -1,8 +1,31 @@
 /* src/analysis/explain.c - see explain.h. */
 #include "nnlab/explain.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+const char *nn_gpu_way_name(nn_gpu_way w)
+{
+    static const char *const names[NN_GPU_WAYS] = { "framework eager", "nnlab eager", "nnlab graph" };
+    return (unsigned)w < NN_GPU_WAYS ? names[w] : "?";
+}
+
+const char *nn_gpu_way_key(nn_gpu_way w)
+{
+    static const char *const keys[NN_GPU_WAYS] = { "framework", "eager", "graph" };
+    return (unsigned)w < NN_GPU_WAYS ? keys[w] : "?";
+}
+
+void nn_gpu_way_options(nn_gpu_way w, double framework_op_us, nn_explain_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->data_on_device = w != NN_WAY_FRAMEWORK;
+    opt->sync_every_step = w == NN_WAY_FRAMEWORK;
+    opt->graph = w == NN_WAY_GRAPH;
+    opt->framework = w == NN_WAY_FRAMEWORK;
+    opt->framework_op_us = opt->framework ? framework_op_us : 0;
+}
 
 const char *nn_regime_name(nn_regime r)
 {
@@ -42,24 +65,50 @@ static double arithmetic_us(nn_op_cost c, const nn_calibration *cal, nn_op_class
     return rate > 0 ? c.flops / (rate * 1e3) : 0;
 }
 
+/* The rate a larger call of the same kind reaches: the best rate of the
+ * curve at this size or any larger one measured (the peak without a curve).
+ * A larger batch makes every product a larger call, so the time beyond the
+ * FLOPs at this rate is what it would amortise. */
+static double large_call_rate(const nn_calibration *cal, nn_op_class k, int bwd, double flops)
+{
+    const nn_rate_curve *curve = curve_of(cal, k, bwd);
+    double r = rate_of(cal, curve, flops);
+    for (int i = 0; curve && i < curve->n; i++)
+        if (curve->flops[i] > flops && curve->gflops[i] > r)
+            r = curve->gflops[i];
+    return r;
+}
+
 /* One op's work: the larger of its arithmetic and its bytes at the streaming
  * bandwidth. Its arithmetic is never faster than its FLOPs at the peak (the
  * fastest rate calibrated), so compute_us, all FLOPs at the peak, is a floor
- * of the work and of the prediction; so is memory_us. */
-static void add_work(nn_explanation *e, nn_op_cost c, const nn_calibration *cal, nn_op_class k, int bwd,
-                     double elems)
+ * of the work and of the prediction; so is memory_us. Returns the op's work;
+ * a matrix product's shortfall (its work beyond what it would take run as
+ * fast as a larger call: what being small costs it) is added to
+ * shortfall_us. */
+static double add_work(nn_explanation *e, nn_op_cost c, const nn_calibration *cal, nn_op_class k, int bwd,
+                       double elems)
 {
     if (c.bytes <= 0 && c.flops <= 0)
-        return;                      /* no such op: a view, or a first layer's backward */
+        return 0;                    /* no such op: a view, or a first layer's backward */
     double t_peak = e->peak_gflops > 0 ? c.flops / (e->peak_gflops * 1e3) : 0;
     double t_flops = arithmetic_us(c, cal, k, bwd, elems);
     double t_bytes = cal->mem_gbps > 0 ? c.bytes / (cal->mem_gbps * 1e3) : 0;
     if (t_flops < t_peak)
         t_flops = t_peak;
-    e->work_us += t_flops > t_bytes ? t_flops : t_bytes;
+    double work = t_flops > t_bytes ? t_flops : t_bytes;
+    e->work_us += work;
     e->sized_compute_us += t_flops;
     e->compute_us += t_peak;
     e->memory_us += t_bytes;
+    if (k == NN_OP_LINEAR || k == NN_OP_CONV) {
+        double r = large_call_rate(cal, k, bwd, c.flops), t_large = r > 0 ? c.flops / (r * 1e3) : 0;
+        if (t_large < t_bytes)
+            t_large = t_bytes;
+        e->products_us += work;
+        e->shortfall_us += work > t_large ? work - t_large : 0;
+    }
+    return work;
 }
 
 /* Work of every op, and the calls of matrix products (each fwd and bwd is one). */
@@ -76,7 +125,7 @@ static void price_work(nn_explanation *e, const nn_calibration *cal)
     }
     /* a loss (with its gradient) and an optimiser step are one call each */
     add_work(e, c->loss, cal, c->loss_class, 0, c->loss_elems);
-    add_work(e, c->optimizer, cal, c->optimizer_class, 0, (double)c->params);
+    e->optimizer_us = add_work(e, c->optimizer, cal, c->optimizer_class, 0, (double)c->params);
     /* a matrix product's fixed cost beyond issuing it (a thread wake-up, the
      * BLAS call's own set-up): the smallest product's time less a tiny op's */
     double extra = cal->matrix_op_us - cal->op_us;
@@ -95,6 +144,25 @@ static int compute_ops(const nn_cost *c)
     return ops;
 }
 
+int nn_framework_ops(const nn_preset *p, const nn_cost *c)
+{
+    int first = nn_layer_first_working(p->layers, p->n_layers);
+    int ops = 4, tensors = 0;        /* the loss: forward and backward, two kernels each */
+    for (int i = 0; i < c->n_layers; i++) {
+        const nn_layer_cost *l = &c->layers[i];
+        if (l->fwd.bytes <= 0)
+            continue;                /* a view */
+        if (l->params > 0) {
+            ops += 2 + 2 + (i > first);     /* layer and bias; dW, db and (not first) dx */
+            tensors += 2;                   /* weight and bias */
+        } else {
+            ops += 1 + (l->bwd.bytes > 0);
+        }
+    }
+    int per_tensor = p->opt == NN_OPT_ADAM ? 6 : p->momentum > 0 ? 3 : 1;
+    return ops + tensors * (per_tensor + 1);     /* + zeroing each gradient */
+}
+
 /* Operations issued per step outside the step proper: the gather of a batch
  * from a resident data set is a kernel; uploads are copies (copy_us). */
 static int copy_ops(const nn_explain_options *opt)
@@ -102,14 +170,15 @@ static int copy_ops(const nn_explain_options *opt)
     return !opt->host_memory && opt->data_on_device ? 1 : 0;
 }
 
-static void price_issue(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
+static void price_issue(nn_explanation *e, const nn_preset *p, const nn_calibration *cal,
+                        const nn_explain_options *opt)
 {
-    int step_ops = compute_ops(&e->cost), outside = copy_ops(opt);
-    e->priced_graph = opt->graph && !opt->host_memory && cal->has_graph;
+    int step_ops = opt->framework ? nn_framework_ops(p, &e->cost) : compute_ops(&e->cost), outside = copy_ops(opt);
+    e->priced_graph = opt->graph && !opt->framework && !opt->host_memory && cal->has_graph;
     if (!e->priced_graph) {
         e->ops = opt->launches_per_step > 0 ? opt->launches_per_step : step_ops + outside;
-        e->issue_us = e->ops * cal->op_us;
-        if (!opt->host_memory && cal->has_graph) {
+        e->issue_us = e->ops * (cal->op_us + (opt->framework ? opt->framework_op_us : 0));
+        if (!opt->host_memory && !opt->framework && cal->has_graph) {
             /* the same step recorded: one launch and a node per op instead of a launch per op */
             int recordable = e->ops - outside > 0 ? e->ops - outside : 0;
             double saving = recordable * cal->op_us - (cal->graph_launch_us + recordable * cal->graph_node_us);
@@ -161,37 +230,57 @@ static double copy_fixed_us(const nn_explanation *e, const nn_calibration *cal, 
 
 /* ---- the regime and the advice ------------------------------------------------------ */
 
-/* "41 launches x 4.10 us = 168.1 us" or the graph's equivalent, and the
- * other fixed costs that are there, into buf. */
+/* Appends to buf (n characters used so far, of len); stops quietly when full. */
+static void appendf(char *buf, size_t len, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void appendf(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    if (*n >= len)
+        return;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + *n, len - *n, fmt, ap);
+    va_end(ap);
+    *n = m < 0 ? len : *n + (size_t)m;
+}
+
+/* "18 launches x 2.50 us = 45.0 us" (a framework's: "x (2.50 + 10.00 us of
+ * framework)"), or the graph's equivalent. */
+static void describe_issue(const nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt,
+                           char *buf, size_t len, size_t *n)
+{
+    if (e->priced_graph)
+        appendf(buf, len, n, "one graph of %d nodes: %.1f + %d x %.2f us%s = %.1f us", e->graph_nodes,
+                cal->graph_launch_us, e->graph_nodes, cal->graph_node_us,
+                e->ops > 1 ? " plus the launches outside it" : "", e->issue_us);
+    else if (opt->framework)
+        appendf(buf, len, n, "%d launches x (%.2f + %.2f us of framework) = %.1f us", e->ops, cal->op_us,
+                opt->framework_op_us, e->issue_us);
+    else
+        appendf(buf, len, n, "%d %s x %.2f us = %.1f us", e->ops, opt->host_memory ? "ops" : "launches",
+                cal->op_us, e->issue_us);
+}
+
+/* What a larger batch would amortise, each part that is there with its
+ * numbers, into buf. */
 static void describe_overheads(const nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt,
                                char *buf, size_t len)
 {
-    int n;
-    if (e->priced_graph)
-        n = snprintf(buf, len, "one graph of %d nodes: %.1f + %d x %.2f us%s = %.1f us", e->graph_nodes,
-                     cal->graph_launch_us, e->graph_nodes, cal->graph_node_us,
-                     e->ops > 1 ? " plus the launches outside it" : "", e->issue_us);
-    else
-        n = snprintf(buf, len, "%d %s x %.2f us = %.1f us", e->ops, opt->host_memory ? "ops" : "launches",
-                     cal->op_us, e->issue_us);
-    if (n < 0 || (size_t)n >= len)
-        return;
-    if (e->fixed_us > 0) {
-        int m = snprintf(buf + n, len - (size_t)n, ", %d matrix products x %.2f us fixed = %.1f us",
-                         e->matrix_calls, e->fixed_us / e->matrix_calls, e->fixed_us);
-        if (m < 0 || (size_t)(n + m) >= len)
-            return;
-        n += m;
-    }
-    if (e->sync_us > 0) {
-        int m = snprintf(buf + n, len - (size_t)n, ", a loss read-back %.1f us", e->sync_us);
-        if (m < 0 || (size_t)(n + m) >= len)
-            return;
-        n += m;
-    }
+    size_t n = 0;
+    buf[0] = '\0';
+    describe_issue(e, cal, opt, buf, len, &n);
+    if (e->fixed_us > 0)
+        appendf(buf, len, &n, ", %d matrix products x %.2f us fixed = %.1f us", e->matrix_calls,
+                e->fixed_us / e->matrix_calls, e->fixed_us);
+    if (e->sync_us > 0)
+        appendf(buf, len, &n, ", a loss read-back %.1f us", e->sync_us);
     double copies = copy_fixed_us(e, cal, opt);
     if (copies > 0)
-        snprintf(buf + n, len - (size_t)n, ", 2 copies %.1f us fixed", copies);
+        appendf(buf, len, &n, ", 2 copies %.1f us fixed", copies);
+    if (e->shortfall_us >= 0.05 && e->products_us > 0)
+        appendf(buf, len, &n, ", small products %.1f us slower than larger calls run (at %.0f%% of that rate)",
+                e->shortfall_us, 100.0 * (e->products_us - e->shortfall_us) / e->products_us);
+    if (e->optimizer_us >= 0.05)
+        appendf(buf, len, &n, ", the optimiser's pass %.1f us", e->optimizer_us);
 }
 
 /* The arithmetic: its FLOPs, the time they take at the rates calibrated for
@@ -207,17 +296,21 @@ static void describe_arithmetic(const nn_explanation *e, char *buf, size_t len)
              e->peak_gflops);
 }
 
+/* The rule of explain.h: overhead-bound when what a larger batch would
+ * amortise is at least half the step. */
 static void name_regime(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
 {
-    double fixed = e->issue_us + e->sync_us + e->fixed_us + copy_fixed_us(e, cal, opt);
-    char parts[256];
-    if (fixed >= e->work_us) {
+    char parts[384];
+    e->overhead_us = e->issue_us + e->sync_us + e->fixed_us + copy_fixed_us(e, cal, opt) + e->shortfall_us +
+                     e->optimizer_us;
+    e->scaling_us = e->predicted_us > e->overhead_us ? e->predicted_us - e->overhead_us : 0;
+    if (e->overhead_us >= e->scaling_us) {
         e->regime = NN_REGIME_OVERHEAD;
         describe_overheads(e, cal, opt, parts, sizeof parts);
         snprintf(e->why, sizeof e->why,
-                 "%s: %.1f us of fixed cost of %.1f us predicted: overhead-bound; the work (arithmetic "
-                 "or bytes, per op the larger) is %.1f us",
-                 parts, fixed, e->predicted_us, e->work_us);
+                 "per step whatever the batch: %s: %.1f of %.1f us predicted: overhead-bound; the work "
+                 "that grows with the batch is %.1f us",
+                 parts, e->overhead_us, e->predicted_us, e->scaling_us);
     } else if (e->memory_us > e->sized_compute_us) {
         e->regime = NN_REGIME_MEMORY;
         snprintf(e->why, sizeof e->why,
@@ -234,8 +327,13 @@ static void advise_overhead(nn_explanation *e, const nn_calibration *cal, const 
 {
     if (opt->host_memory) {
         snprintf(e->advice, sizeof e->advice,
-                 "a larger batch: the %.1f us of fixed cost per step is paid once for all %d samples",
-                 e->issue_us + e->sync_us + e->fixed_us, e->cost.batch);
+                 "a larger batch: the %.1f us a step costs whatever its size is paid once for all %d samples",
+                 e->overhead_us, e->cost.batch);
+    } else if (opt->framework) {
+        snprintf(e->advice, sizeof e->advice,
+                 "the framework's host overhead is %.0f us of the step (%d launches x %.2f us): data on the "
+                 "device, no read-back and one recorded graph remove most of it; so would a larger batch",
+                 e->ops * opt->framework_op_us, e->ops, opt->framework_op_us);
     } else if (e->graph_saving_us > 0) {
         snprintf(e->advice, sizeof e->advice,
                  "a CUDA graph would save ~%.0f us (one launch of %.1f us and %.2f us a node instead of "
@@ -255,8 +353,8 @@ static void advise_overhead(nn_explanation *e, const nn_calibration *cal, const 
                  copy_fixed_us(e, cal, opt));
     } else {
         snprintf(e->advice, sizeof e->advice,
-                 "a larger batch: the %.1f us of fixed cost per step is paid once for all %d samples",
-                 e->issue_us + e->sync_us + e->fixed_us, e->cost.batch);
+                 "a larger batch: the %.1f us a step costs whatever its size is paid once for all %d samples",
+                 e->overhead_us, e->cost.batch);
     }
 }
 
@@ -298,7 +396,7 @@ void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
     memset(out, 0, sizeof *out);
     nn_cost_model(p, batch, &out->cost);
     price_work(out, cal);
-    price_issue(out, cal, opt);
+    price_issue(out, p, cal, opt);
     price_copy(out, cal, opt);
     out->sync_us = sync_cost(cal, opt);
     out->predicted_us = out->issue_us + out->copy_us + out->sync_us + out->fixed_us + out->work_us;

@@ -50,6 +50,78 @@ int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *
     return 0;
 }
 
+/* ---- a GPU predicted ------------------------------------------------------------------------ */
+
+/* The order the ways are added: nnlab's default first, the write-ups' last. */
+static const nn_gpu_way predicted_order[NN_GPU_WAYS] = { NN_WAY_GRAPH, NN_WAY_EAGER, NN_WAY_FRAMEWORK };
+
+static void predict_point(nn_sweep *sw, int d, int i)
+{
+    nn_sweep_point *pt = &sw->pt[d][i];
+    nn_explanation e;
+    memset(pt, 0, sizeof *pt);
+    pt->state = NN_POINT_DONE;
+    pt->predicted = 1;
+    pt->has_inputs = 1;
+    nn_strlcpy(pt->in.device, sw->device[d], sizeof pt->in.device);
+    pt->in.batch = sw->batch[i];
+    nn_gpu_way_options((nn_gpu_way)sw->way[d], sw->prof.framework_op_us, &pt->in.opt);
+    nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &pt->in, &e);
+    pt->has_model = 1;
+    pt->regime = e.regime;
+    pt->predicted_us = e.predicted_us;
+    pt->rate = e.predicted_us > 0 ? sw->batch[i] * 1e6 / e.predicted_us : NAN;
+}
+
+int nn_sweep_add_predicted(nn_sweep *sw, const nn_gpu_profile *prof)
+{
+    nn_calibration cal;
+    if (sw->n_devices + NN_GPU_WAYS > NN_SWEEP_MAX_DEVICES)
+        return -1;
+    nn_sweep_set_profile(sw, prof);
+    nn_profile_calibration(prof, &cal);
+    for (int k = 0; k < NN_GPU_WAYS; k++) {
+        int d = sw->n_devices;
+        nn_sweep_add_device(sw, "gpu", &cal, NULL);
+        sw->predicted[d] = 1;
+        sw->way[d] = predicted_order[k];
+        for (int i = 0; i < sw->n_batches; i++)
+            predict_point(sw, d, i);
+    }
+    return 0;
+}
+
+void nn_sweep_set_profile(nn_sweep *sw, const nn_gpu_profile *prof)
+{
+    sw->prof = *prof;
+    sw->has_profile = 1;
+}
+
+void nn_sweep_device_label(const nn_sweep *sw, int d, char *buf, size_t len)
+{
+    if (d < 0 || d >= sw->n_devices)
+        snprintf(buf, len, "?");
+    else if (sw->predicted[d])
+        snprintf(buf, len, "%s %s (predicted for %s)", sw->device[d], nn_gpu_way_name((nn_gpu_way)sw->way[d]),
+                 sw->prof.name);
+    else
+        snprintf(buf, len, "%s", sw->device[d]);
+}
+
+int nn_sweep_gpu_index(const nn_sweep *sw, int way)
+{
+    int first = -1;
+    for (int d = 0; d < sw->n_devices; d++) {
+        if (strcmp(sw->device[d], "gpu") != 0)
+            continue;
+        if (!sw->predicted[d])
+            return d;
+        if (first < 0 && (way < 0 || sw->way[d] == way))
+            first = d;
+    }
+    return first;
+}
+
 /* ---- recording a point ------------------------------------------------------------------- */
 
 static void record_failure(nn_sweep *sw, int d, int i, const char *why)
@@ -67,12 +139,19 @@ static void explain_point(nn_sweep *sw, int d, int i, const nn_snapshot *s)
     nn_explanation e;
     pt->has_inputs = nn_observe_inputs(s, &pt->in) == 0;
     pt->has_model = 0;
+    pt->profile_us = 0;
     if (!pt->has_inputs || !sw->has_cal[d])
         return;
     nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &pt->in, &e);
     pt->has_model = 1;
     pt->regime = e.regime;
     pt->predicted_us = e.predicted_us;
+    if (sw->has_profile && !strcmp(sw->device[d], "gpu") && !pt->in.opt.host_memory) {
+        nn_calibration prof;
+        nn_profile_calibration(&sw->prof, &prof);
+        nn_explain_inputs_run(&sw->base.preset, &prof, &pt->in, &e);
+        pt->profile_us = e.predicted_us;
+    }
 }
 
 void nn_sweep_record(nn_sweep *sw, int d, int i, const nn_snapshot *s)
@@ -117,6 +196,8 @@ static void start_next(nn_sweep *sw)
         int i = sw->next / sw->n_devices, d = sw->next % sw->n_devices;
         nn_job_config cfg = sw->base;
         sw->next++;
+        if (sw->predicted[d])
+            continue;                /* the model's points: no job */
         cfg.batch = sw->batch[i];
         snprintf(cfg.device, sizeof cfg.device, "%s", sw->device[d]);
         sw->job = nn_job_start(&cfg, err, sizeof err);

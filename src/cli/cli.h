@@ -15,7 +15,7 @@ int nn_cli_bench(int argc, char **argv);
 int nn_cli_presets(int argc, char **argv);     /* main.c */
 int nn_cli_devices(int argc, char **argv);
 int nn_cli_calibrate(int argc, char **argv);   /* cli_analyze.c */
-int nn_cli_explain(int argc, char **argv);
+int nn_cli_explain(int argc, char **argv);     /* cli_explain.c */
 int nn_cli_sweep(int argc, char **argv);       /* cli_sweep.c */
 
 enum cli_sweep_format { CLI_SWEEP_TEXT, CLI_SWEEP_CSV, CLI_SWEEP_JSON };

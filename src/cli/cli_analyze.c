@@ -1,22 +1,19 @@
-/* src/cli/cli_analyze.c - nnlab calibrate and nnlab explain. Explain times
- * one point, as a sweep of one (nnlab/sweep.h), and prints its explanation:
- * the same measured step, regime and prediction as `nnlab sweep` and the
- * lab give for that point. */
+/* src/cli/cli_analyze.c - nnlab calibrate: measure each device (every figure
+ * repeated, its spread kept), print the figures with their quality, and
+ * with --save-profile keep a GPU's calibration as a GPU profile. nnlab
+ * explain is cli_explain.c. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "cli_common.h"
 #include "nnlab/calibrate.h"
 #include "nnlab/device.h"
-#include "nnlab/engine.h"
-#include "nnlab/explain.h"
-#include "nnlab/observe.h"
-#include "nnlab/preset.h"
-#include "nnlab/sweep.h"
+#include "nnlab/profile.h"
 #include "util.h"
 
 /* ---- calibrate ---------------------------------------------------------------------------- */
@@ -61,6 +58,8 @@ static void print_calibration_json(const nn_calibration *c, int last)
     printf("}");
     printf(", \"note\": ");
     cli_json_string(stdout, c->note);
+    printf(", \"threads\": %d, ", c->threads);
+    cli_calibration_json(c);
     printf("}%s\n", last ? "" : ",");
 }
 
@@ -106,6 +105,12 @@ static void print_calibration_text(const nn_calibration *c)
     printf("\n");
     if (c->note[0])
         printf("  note:             %s\n", c->note);
+    printf("  spread:          ");
+    for (int k = 0; k < NN_SPREADS; k++)
+        printf(" %s %.0f%%%s", nn_spread_name(k), 100.0 * c->spread[k], k + 1 < NN_SPREADS ? "," : "\n");
+    char line[NN_ERR_LEN];
+    nn_calibration_describe(c, (long long)time(NULL), line, sizeof line);
+    printf("  quality:          %s\n", line);
 }
 
 /* The devices to calibrate: the one named, else every available one. */
@@ -124,6 +129,48 @@ static int calibrate_devices(const cli_options *o, char names[NN_MAX_DEVICES][16
     return n;
 }
 
+/* --save-profile NAME: the GPU's calibration kept as a GPU profile in the
+ * user's folder, marked measured; the two figures nnlab cannot measure
+ * come from the default profile. 0, or -1 after a one-line error. */
+static int save_profile(const char *name, const nn_calibration *cal)
+{
+    nn_gpu_profile est, prof;
+    char err[NN_ERR_LEN], path[NN_PATH_LEN], origin[NN_TEXT_LEN + 96], when[32];
+    time_t now = time(NULL);
+    if (nn_profile_find(nn_profile_default_name(), &est, err, sizeof err) != 0 ||
+        nn_profile_from_calibration(cal, name, &est, &prof, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: --save-profile %s: %s\n", name, err);
+        return -1;
+    }
+    if (nn_profile_user_path(name, path, sizeof path) != 0) {
+        fprintf(stderr, "nnlab: --save-profile %s: no config folder (neither XDG_CONFIG_HOME nor HOME)\n", name);
+        return -1;
+    }
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&now));
+    snprintf(origin, sizeof origin, "measured by `nnlab calibrate --device gpu` on %.200s, %s", cal->machine, when);
+    if (nn_profile_save(path, &prof, origin, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: --save-profile %s: %s\n", name, err);
+        return -1;
+    }
+    fprintf(stderr, "nnlab: saved GPU profile %s (measured) as %s\n", name, path);
+    return 0;
+}
+
+/* --save-profile needs the GPU, here: checked before anything is measured. */
+static int check_save_profile(const cli_options *o)
+{
+    char err[NN_ERR_LEN];
+    if (o->device && strcmp(o->device, "gpu") != 0) {
+        fprintf(stderr, "nnlab: --save-profile keeps a GPU's calibration: use --device gpu\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (nn_device_require("gpu", err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: --save-profile needs a GPU: %s\n", err);
+        return EXIT_FAILURE;
+    }
+    return 0;
+}
+
 int nn_cli_calibrate(int argc, char **argv)
 {
     cli_options o;
@@ -132,10 +179,16 @@ int nn_cli_calibrate(int argc, char **argv)
     int rc = cli_parse(CLI_CALIBRATE, argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    if (o.save_profile && ((rc = check_save_profile(&o)) != 0))
+        return rc;
+    if (o.save_profile)
+        o.device = "gpu";
     int n = calibrate_devices(&o, names);
     for (int i = 0; i < n; i++)
         if (cli_calibration(names[i], (int)o.threads, 1, o.json, &cal[i]) != 0)
             return EXIT_FAILURE;
+    if (o.save_profile && save_profile(o.save_profile, &cal[0]) != 0)
+        return EXIT_FAILURE;
     if (o.json) {
         printf("[\n");
         for (int i = 0; i < n; i++)
@@ -145,145 +198,5 @@ int nn_cli_calibrate(int argc, char **argv)
         for (int i = 0; i < n; i++)
             print_calibration_text(&cal[i]);
     }
-    return 0;
-}
-
-/* ---- explain ------------------------------------------------------------------------------ */
-
-/* "copy 12.0 + forward 40.1 + ..." : the parts of the measured step, which
- * add up to it (the same statistic: means) */
-static void print_parts_text(const nn_step_measure *m)
-{
-    int first = 1;
-    for (int p = 0; p < NN_STEP_PARTS; p++)
-        if (m->part_valid & (1u << p)) {
-            printf("%s%s %.1f", first ? " = " : " + ", nn_step_part_name(p), m->part_us[p]);
-            first = 0;
-        }
-}
-
-/* The device's own clock, where it timed the phases: not parts of the step
- * (the device runs while the host issues), so printed apart. */
-static void print_device_clock(const nn_snapshot *s)
-{
-    if (!s->phase_device_clock)
-        return;
-    printf("  device:   ");
-    for (int ph = NN_PHASE_COPY; ph <= NN_PHASE_OPTIMIZER; ph++)
-        if (s->phase_valid & (1u << ph))
-            printf(" %s %.1f", nn_phase_name(ph), s->phase_us[ph]);
-    if (s->has_graph_us)
-        printf(" graph %.1f", s->graph_us);
-    printf(" (us on the device's clock, mean per step)\n");
-}
-
-static void print_explain_text(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s,
-                               const nn_step_measure *mp)
-{
-    nn_step_measure m = *mp;
-    printf("%s on %s, batch %d\n", p->name, s->device, e->cost.batch);
-    printf("  model:     %zu parameters, %.3f MFLOP and %.3f MB per step, %d operations%s\n", e->cost.params,
-           e->cost.total.flops * 1e-6, e->cost.total.bytes * 1e-6, e->ops,
-           s->has_counters ? " (counted by the backend)" : "");
-    printf("  predicted: %.1f us = issue %.1f + copy %.1f + sync %.1f + fixed %.1f + work %.1f\n",
-           e->predicted_us, e->issue_us, e->copy_us, e->sync_us, e->fixed_us, e->work_us);
-    printf("             work: FLOPs %.1f at the rates of their sizes, bytes %.1f; its floor: FLOPs %.1f "
-           "at the %.0f GFLOP/s peak\n", e->sized_compute_us, e->memory_us, e->compute_us, e->peak_gflops);
-    if (e->priced_graph)
-        printf("             issue: one graph of %d nodes%s\n", e->graph_nodes,
-               e->priced_pinned ? "; copies from pinned memory" : "");
-    else if (e->priced_pinned)
-        printf("             copies from pinned memory\n");
-    printf("  measured:  %.1f us/step (%s of %ld)", m.step_us, NN_STEP_STAT, m.timed_steps);
-    print_parts_text(&m);
-    printf("\n");
-    print_device_clock(s);
-    printf("  regime:    %s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime), e->why,
-           e->advice);
-    if (s->note[0])
-        printf("  switches:  %s\n", s->note);
-    if (m.step_us > 2.0 * e->predicted_us)
-        printf("  note:      the measured step is %.1fx the model: per-op costs the model does not "
-               "see (thread wake-ups, cache misses) dominate\n", m.step_us / e->predicted_us);
-}
-
-static void print_explain_json(const nn_preset *p, const nn_explanation *e, const nn_snapshot *s,
-                               const nn_step_measure *mp)
-{
-    nn_step_measure m = *mp;
-    printf("{\n  \"preset\": \"%s\",\n  \"device\": \"%s\",\n  \"batch\": %d,\n", p->name, s->device,
-           e->cost.batch);
-    printf("  \"params\": %zu,\n  \"flops_per_step\": %.6g,\n  \"bytes_per_step\": %.6g,\n  \"ops_per_step\": %d,\n",
-           e->cost.params, e->cost.total.flops, e->cost.total.bytes, e->ops);
-    printf("  \"predicted_us\": %.6g,\n  \"issue_us\": %.6g,\n  \"copy_us\": %.6g,\n  \"sync_us\": %.6g,\n",
-           e->predicted_us, e->issue_us, e->copy_us, e->sync_us);
-    printf("  \"fixed_us\": %.6g,\n  \"matrix_calls\": %d,\n", e->fixed_us, e->matrix_calls);
-    printf("  \"work_us\": %.6g,\n  \"sized_compute_us\": %.6g,\n  \"compute_us\": %.6g,\n  \"memory_us\": %.6g,\n",
-           e->work_us, e->sized_compute_us, e->compute_us, e->memory_us);
-    printf("  \"peak_gflops\": %.6g,\n", e->peak_gflops);
-    printf("  \"graph\": %s,\n  \"graph_nodes\": %d,\n  \"pinned\": %s,\n  \"graph_saving_us\": %.6g,\n",
-           e->priced_graph ? "true" : "false", e->graph_nodes, e->priced_pinned ? "true" : "false",
-           e->graph_saving_us);
-    printf("  \"measured_us\": %.6g,\n  \"measured_stat\": \"%s\",\n  \"phases\": {", m.step_us, NN_STEP_STAT);
-    for (int ph = 0; ph < NN_STEP_PARTS; ph++) {
-        printf("%s\"%s_us\": ", ph ? ", " : "", nn_step_part_name(ph));
-        if (m.part_valid & (1u << ph))
-            printf("%.3f", m.part_us[ph]);
-        else
-            printf("null");
-    }
-    printf("},\n  \"regime\": \"%s\",\n  \"why\": \"%s\",\n  \"advice\": \"%s\",\n  \"layers\": [\n",
-           nn_regime_name(e->regime), e->why, e->advice);
-    for (int i = 0; i < e->cost.n_layers; i++) {
-        const nn_layer_cost *l = &e->cost.layers[i];
-        printf("    {\"layer\": \"%s\", \"params\": %zu, \"fwd_flops\": %.6g, \"bwd_flops\": %.6g, "
-               "\"fwd_bytes\": %.6g, \"bwd_bytes\": %.6g}%s\n",
-               l->label, l->params, l->fwd.flops, l->bwd.flops, l->fwd.bytes, l->bwd.bytes,
-               i + 1 < e->cost.n_layers ? "," : "");
-    }
-    printf("  ]\n}\n");
-}
-
-/* Times the one point; 0, or -1 after the reason. */
-static int time_point(nn_sweep *sw, const nn_job_config *cfg, const nn_calibration *cal)
-{
-    int batch = cfg->batch ? cfg->batch : cfg->preset.batch;
-    nn_sweep_init(sw, cfg, &batch, 1, cfg->steps, cfg->warmup);
-    if (nn_sweep_add_device(sw, cfg->device, cal, NULL) != 0)
-        return -1;
-    cli_run_sweep(sw, 1);
-    return sw->pt[0][0].state == NN_POINT_DONE && sw->pt[0][0].has_model ? 0 : -1;
-}
-
-int nn_cli_explain(int argc, char **argv)
-{
-    cli_options o;
-    static nn_preset p;
-    static nn_job_config cfg;
-    static nn_sweep sw;
-    static nn_explanation e;
-    nn_calibration cal;
-    char err[NN_ERR_LEN];
-    int rc = cli_parse(CLI_EXPLAIN, argc, argv, &o);
-    if (rc != 0)
-        return rc > 0 ? 0 : CLI_EXIT_USAGE;
-    if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
-        return CLI_EXIT_USAGE;
-    if (!cfg.device[0])
-        nn_strlcpy(cfg.device, p.device, sizeof cfg.device);
-    if (nn_device_require(cfg.device, err, sizeof err) != 0) {
-        fprintf(stderr, "nnlab: %s\n", err);
-        return CLI_EXIT_USAGE;
-    }
-    if (cli_calibration(cfg.device, (int)o.threads, o.recalibrate, o.json, &cal) != 0 ||
-        time_point(&sw, &cfg, &cal) != 0 || nn_sweep_explain(&sw, 0, 0, &e) != 0) {
-        nn_sweep_free(&sw);
-        return EXIT_FAILURE;         /* the failed point has said why */
-    }
-    if (o.json)
-        print_explain_json(&p, &e, &sw.snap, &sw.pt[0][0].measured);
-    else
-        print_explain_text(&p, &e, &sw.snap, &sw.pt[0][0].measured);
-    nn_sweep_free(&sw);
     return 0;
 }

@@ -21,7 +21,7 @@ enum {
     OPT_PRESET = 256, OPT_DEVICE, OPT_DEVICES, OPT_BATCH, OPT_BATCHES, OPT_EPOCHS, OPT_STEPS, OPT_WARMUP,
     OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
-    OPT_NO_GRAPH, OPT_TF32, OPT_HELP
+    OPT_NO_GRAPH, OPT_TF32, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_HELP
 };
 
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
@@ -57,6 +57,8 @@ static const cli_option_spec option_table[] = {
     { "json", 0, 'j', OPT_JSON, ALL },
     { "csv", 0, 0, OPT_CSV, CLI_SWEEP },
     { "recalibrate", 0, 0, OPT_RECALIBRATE, CLI_EXPLAIN | CLI_SWEEP },
+    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_EXPLAIN | CLI_SWEEP },
+    { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     /* the GPU switches (nn_job_config) */
     { "data-on-device", 0, 0, OPT_DATA_ON_DEVICE, JOBS },
     { "no-data-on-device", 0, 0, OPT_NO_DATA_ON_DEVICE, JOBS },
@@ -205,6 +207,8 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_DEVICE: o->device = arg; return 0;
     case OPT_DEVICES: o->devices = arg; return 0;
     case OPT_BATCHES: o->batches = arg; return 0;
+    case OPT_GPU_PROFILE: o->gpu_profile = arg; return 0;
+    case OPT_SAVE_PROFILE: o->save_profile = arg; return 0;
     case OPT_DATA:
         if (!arg[0]) {                   /* a variable that expanded to nothing */
             fprintf(stderr, "nnlab: --data: empty path\n");
@@ -347,6 +351,36 @@ int cli_calibration(const char *device, int threads, int remeasure, int quiet, n
     return 0;
 }
 
+int cli_gpu_profile(const cli_options *o, int required, nn_gpu_profile *out)
+{
+    char err[NN_ERR_LEN];
+    const char *name = o->gpu_profile ? o->gpu_profile : nn_profile_default_name();
+    if (nn_profile_find(name, out, err, sizeof err) == 0)
+        return 0;
+    if (required || o->gpu_profile)       /* a profile named is always required */
+        fprintf(stderr, "nnlab: %s\n", err);
+    return -1;
+}
+
+void cli_calibration_json(const nn_calibration *c)
+{
+    char why[NN_ERR_LEN];
+    if (c->profile) {
+        printf("\"calibration\": {\"source\": \"profile\", \"note\": ");
+        cli_json_string(stdout, c->note);
+        printf("}");
+        return;
+    }
+    int q = nn_calibration_quality(c, why, sizeof why);
+    printf("\"calibration\": {\"source\": \"measured\", \"age_s\": %lld, \"quality\": \"%s\", \"why\": ",
+           (long long)time(NULL) - c->created, nn_cal_quality_name(q));
+    cli_json_string(stdout, why);
+    printf(", \"spread\": {");
+    for (int k = 0; k < NN_SPREADS; k++)
+        printf("%s\"%s\": %.4g", k ? ", " : "", nn_spread_name(k), c->spread[k]);
+    printf("}}");
+}
+
 void cli_sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -392,13 +426,17 @@ void cli_usage(FILE *f)
         "  bench    time training steps only (data in memory); median us/step\n"
         "  presets  list the presets found, with descriptions and paths\n"
         "  devices  list the backends and whether each is available here\n"
-        "  calibrate [--device D] [--threads N] [--json]\n"
-        "           measure sgemm GFLOP/s, bandwidth, op and copy latency (cached)\n"
-        "  explain --preset P [--device D] [--batch N] [--steps N] [--warmup N] [--recalibrate] [--json]\n"
-        "           predicted vs measured (mean) step time, the regime and what would help\n"
+        "  calibrate [--device D] [--threads N] [--save-profile NAME] [--json]\n"
+        "           measure sgemm GFLOP/s, bandwidth, op and copy latency, each repeated (cached);\n"
+        "           --save-profile: keep a GPU's calibration as a GPU profile (needs a GPU)\n"
+        "  explain --preset P [--device D] [--batch N] [--steps N] [--warmup N] [--recalibrate]\n"
+        "          [--gpu-profile NAME] [--json]\n"
+        "           predicted vs measured (mean) step time, the regime and what would help;\n"
+        "           without a GPU, --device gpu is predicted for a GPU profile\n"
         "  sweep --preset P [--devices cpu,gpu] [--batches 1,4,...] [--steps N] [--warmup N]\n"
-        "        [--recalibrate] [--csv|--json]\n"
-        "           time a batch-size sweep per device; doubling ratios and the crossover\n"
+        "        [--recalibrate] [--gpu-profile NAME] [--csv|--json]\n"
+        "           time a batch-size sweep per device; doubling ratios and the crossover;\n"
+        "           a GPU not here is predicted for a GPU profile, three ways\n"
         "\n"
         "Options of train and bench:\n"
         "  -p, --preset NAME|FILE   preset name or .ini path (required; explain, sweep too)\n"
@@ -421,6 +459,9 @@ void cli_usage(FILE *f)
         "      --batches N1,N2      sweep: the batch sizes (default: 1,2,4,...,4096)\n"
         "      --csv                sweep: the points as CSV\n"
         "      --recalibrate        measure the device again instead of using its cached calibration\n"
+        "      --gpu-profile NAME   the GPU profile (`nnlab devices` lists them; default t4, or\n"
+        "                           $NNLAB_GPU_PROFILE) a GPU not here is predicted with, and a\n"
+        "                           GPU that is here is compared with\n"
         "\n"
         "GPU switches of train, bench, explain and sweep (each changes only what it names):\n"
         "      --data-on-device     upload the data set once, gather batches there (default)\n"

@@ -12,6 +12,7 @@
 #include "nnlab/calibrate.h"
 #include "nnlab/engine.h"
 #include "nnlab/preset.h"
+#include "nnlab/profile.h"
 #include "nnlab/sweep.h"
 
 /* A run a signal ended exits with 128 + the signal's number, as a shell
@@ -26,6 +27,8 @@ enum cli_command {
 typedef struct cli_options {
     enum cli_command command;
     const char *preset, *device, *devices, *batches, *data;
+    const char *gpu_profile;     /* explain, sweep: the profile a GPU not here is predicted with */
+    const char *save_profile;    /* calibrate: save the GPU's calibration as this profile */
     long batch, epochs, steps, warmup, threads, log_every;
     double lr;
     unsigned long long seed;
@@ -62,6 +65,15 @@ void cli_json_number(const char *key, double v, int last);
  * none or remeasure is set; progress on stderr unless quiet. 0, or -1
  * after a one-line error. */
 int cli_calibration(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal);
+
+/* The GPU profile the options name (--gpu-profile), else the default one
+ * (nn_profile_default_name). 0, or -1: with required, after a one-line
+ * error; without, quietly (the caller goes on without a profile). */
+int cli_gpu_profile(const cli_options *o, int required, nn_gpu_profile *out);
+
+/* "calibration": {...} of JSON output (no comma after it): where the
+ * figures come from, their age in seconds and their quality. */
+void cli_calibration_json(const nn_calibration *c);
 
 /* Runs a prepared sweep to its end, one point after the other; each failed
  * point's reason on stderr, and unless quiet which point runs. */

@@ -1,6 +1,6 @@
 /* src/cli/main.c - nnlab's entry point: the lab without a command (ui/),
  * else the command named (cli.h: train and bench in cli_train.c, calibrate
- * and explain in cli_analyze.c, sweep in cli_sweep.c, presets and devices
+ * in cli_analyze.c, explain in cli_explain.c, sweep in cli_sweep.c, presets and devices
  * here). Every command's options are the one table of cli_common.c. */
 #include "config.h"
 
@@ -14,6 +14,7 @@
 #include "lab.h"
 #include "nnlab/device.h"
 #include "nnlab/preset.h"
+#include "nnlab/profile.h"
 #include "util.h"
 
 int nn_cli_presets(int argc, char **argv)
@@ -49,9 +50,35 @@ int nn_cli_presets(int argc, char **argv)
     return 0;
 }
 
+/* The GPU profiles: what a GPU not here is predicted with (the default
+ * marked), the user's first; a broken file with its error. */
+static void print_profiles(void)
+{
+    static nn_profile_entry list[64];
+    const char *def = nn_profile_default_name();
+    char stem[NN_NAME_LEN];
+    int n = nn_profile_list(list, 64);
+    nn_profile_stem(def, stem, sizeof stem);
+    printf("\nGPU profiles (every figure from one is predicted, never measured; --gpu-profile NAME):\n");
+    for (int i = 0; i < n; i++) {
+        const nn_profile_entry *e = &list[i];
+        const char *origin = e->p.user ? (e->p.measured ? "yours, measured" : "yours") : "shipped";
+        if (e->error[0]) {
+            printf("  %-10s BROKEN: %s\n", e->p.id, e->error);
+            continue;
+        }
+        printf("  %-10s %-10s %s%s%s: %s\n", e->p.id, e->p.name, origin,
+               !e->shadowed && !strcmp(e->p.id, stem) ? ", the default" : "",
+               e->shadowed ? ", hidden by yours" : "", e->p.description);
+    }
+    if (n == 0)
+        printf("  none found (looked in your folder and %s)\n", nn_profile_system_dir());
+}
+
 /* Every device nnlab knows, available or not, with the device or the reason:
  * for the GPU, the module's state (not built, not found, a library missing)
- * or the probe's (no driver, driver too old, no device). */
+ * or the probe's (no driver, driver too old, no device); then the GPU
+ * profiles. */
 int nn_cli_devices(int argc, char **argv)
 {
     nn_device_status st[NN_MAX_DEVICES];
@@ -69,6 +96,7 @@ int nn_cli_devices(int argc, char **argv)
         else
             printf("%-8s available: %s\n", st[i].name, st[i].summary);
     }
+    print_profiles();
     return 0;
 }
 

@@ -230,6 +230,7 @@ static int read_texts(const reader *r, nn_preset *p)
     default_name(r->file, p->name, sizeof p->name);
     return read_text(r, "preset", "name", p->name, sizeof p->name)
         || read_text(r, "preset", "description", p->description, sizeof p->description)
+        || read_text(r, "preset", "measured_note", p->measured_note, sizeof p->measured_note)
         || read_text(r, "data", "dir", p->data_dir, sizeof p->data_dir) ? -1 : 0;
 }
 

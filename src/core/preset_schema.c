@@ -23,6 +23,8 @@ const nn_scalar_key nn_scalar_keys[] = {
     { "data", "val_rows", NN_V_LONG, PF(val_rows), NN_CLOSED(0, NN_MAX_ROWS), is_random, "set = random" },
     { "data", "features", NN_V_INT, PF(features), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
     { "data", "targets", NN_V_INT, PF(targets), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
+    { "preset", "measured_cpu_s", NN_V_FLOAT, PF(measured_cpu_s), NN_AT_LEAST(0), NULL, NULL },
+    { "preset", "measured_gpu_s", NN_V_FLOAT, PF(measured_gpu_s), NN_AT_LEAST(0), NULL, NULL },
     { "train", "batch", NN_V_INT, PF(batch), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
     { "train", "epochs", NN_V_INT, PF(epochs), NN_CLOSED(1, 100000), NULL, NULL },
     { "train", "log_every", NN_V_LONG, PF(log_every), NN_AT_LEAST(1), NULL, NULL },
@@ -48,7 +50,7 @@ const nn_scalar_key nn_scalar_keys[] = {
 const size_t nn_n_scalar_keys = NN_COUNT(nn_scalar_keys);
 
 static const struct { const char *section, *key; } text_keys[] = {
-    { "preset", "name" }, { "preset", "description" },
+    { "preset", "name" }, { "preset", "description" }, { "preset", "measured_note" },
     { "data", "set" }, { "data", "dir" },
     { "train", "loss" }, { "train", "device" }, { "train", "compare" },
     { "optimizer", "type" },
@@ -175,6 +177,7 @@ static int check_texts(const nn_checker *c, const nn_preset *p)
     if (p->name[0] == '\0')
         return nn_key_error(c, "preset", "name", "\"\"", "must not be empty");
     if (check_text(c, "preset", "name", p->name) || check_text(c, "preset", "description", p->description)
+        || check_text(c, "preset", "measured_note", p->measured_note)
         || check_text(c, "data", "dir", p->data_dir))
         return -1;
     return 0;

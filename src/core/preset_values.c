@@ -62,6 +62,21 @@ int nn_preset_classes(const nn_preset *p)
     return p->data == NN_DATA_RANDOM ? 0 : 10;
 }
 
+long nn_preset_train_samples(const nn_preset *p)
+{
+    switch (p->data) {
+    case NN_DATA_MNIST:   return 60000;     /* data.c's MNIST_TRAIN */
+    case NN_DATA_CIFAR10: return 50000;     /* data.c's CIFAR_TRAIN */
+    case NN_DATA_RANDOM:  return p->rows;
+    }
+    return 0;
+}
+
+long nn_preset_steps_per_epoch(const nn_preset *p, int batch)
+{
+    return batch > 0 ? (nn_preset_train_samples(p) + batch - 1) / batch : 0;
+}
+
 /* ---------------------------------------------------------------- names */
 
 void nn_join_names(const char *const *names, int n, char *buf, size_t len)
@@ -230,14 +245,22 @@ int nn_value_check(enum nn_vtype t, const void *src, nn_range r, char *why, size
 }
 
 /* The shortest "%.Ng" (N <= 9) that reads back as the same float: 9 digits
- * always round-trip a float, fewer keep 0.001 from becoming 0.00100000005. */
+ * always round-trip a float, fewer keep 0.001 from becoming 0.00100000005.
+ * One without an exponent is preferred when there is one (50, not 5e+01:
+ * the seconds a write-up measured). */
 static void format_float(float f, char *buf, size_t len)
 {
+    char first[64] = "";
     for (int digits = 1; digits <= 9; digits++) {
         snprintf(buf, len, "%.*g", digits, (double)f);
-        if ((float)strtod(buf, NULL) == f)
+        if ((float)strtod(buf, NULL) != f)
+            continue;
+        if (!strchr(buf, 'e'))
             return;
+        if (!first[0])
+            nn_strlcpy(first, buf, sizeof first);
     }
+    snprintf(buf, len, "%s", first);
 }
 
 void nn_value_format(enum nn_vtype t, const void *src, char *buf, size_t len)

@@ -62,6 +62,23 @@ static void put_layer(writer *w, int i, const nn_layer_spec *l)
     }
 }
 
+/* What the original experiment measured: only the figures given (the
+ * scalar table reads them; 0 means "not given" and is not written). */
+static void put_measured(writer *w, const nn_preset *p)
+{
+    char v[64];
+    for (size_t i = 0; i < nn_n_scalar_keys; i++) {
+        const nn_scalar_key *k = &nn_scalar_keys[i];
+        if (strcmp(k->section, "preset") != 0 || k->type != NN_V_FLOAT ||
+            *(const float *)((const char *)p + k->off) == 0)
+            continue;
+        nn_value_format(k->type, (const char *)p + k->off, v, sizeof v);
+        put(w, "%s = %s\n", k->key, v);
+    }
+    if (p->measured_note[0])
+        put_text(w, "measured_note", p->measured_note);
+}
+
 /* The description heads the file as a comment. Another comment line always
  * follows it: iniparser joins a line ending in '\' with the next one. */
 static void put_preset(writer *w, const nn_preset *p)
@@ -71,6 +88,7 @@ static void put_preset(writer *w, const nn_preset *p)
     put(w, "\n[preset]\n");
     put_text(w, "name", p->name);
     put_text(w, "description", p->description);
+    put_measured(w, p);
     put(w, "\n[data]\nset = %s\n", nn_data_names[p->data]);
     if (p->data_dir[0])
         put_text(w, "dir", p->data_dir);

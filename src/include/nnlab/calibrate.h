@@ -27,6 +27,15 @@ typedef struct nn_rate_curve {
     double gflops[NN_CURVE_POINTS];
 } nn_rate_curve;
 
+/* The measurements whose spread is kept: each is repeated (REPEAT times,
+ * fewer on a slow device) and its figure is the best repetition. */
+enum nn_spread_figure {
+    NN_SPREAD_GEMM, NN_SPREAD_GEMM_1THREAD, NN_SPREAD_MEM, NN_SPREAD_OP, NN_SPREAD_SYNC, NN_SPREAD_HOST_COPY,
+    NN_SPREADS
+};
+/* "sgemm", "sgemm on one thread", "streaming", "issue one op", "op + synchronise", "host memcpy" */
+const char *nn_spread_name(int figure);
+
 typedef struct nn_calibration {
     char device[16];
     char machine[256];           /* CPU model and cores (and the device's own summary) */
@@ -61,6 +70,16 @@ typedef struct nn_calibration {
      * each, in [class][0]. */
     double elem_ns[NN_OP_CLASSES][2];
     char note[160];              /* what could not be measured, and why ("" when all was) */
+
+    /* Since cache format 3: how far the repetitions of each measurement
+     * varied (its median over its best, less one; 0.04 = 4%), and the
+     * threads the device ran with, for nn_calibration_quality. */
+    int threads;                 /* 0: not a CPU device */
+    double spread[NN_SPREADS];   /* enum nn_spread_figure */
+
+    /* Not in the cache file. */
+    int profile;                 /* the figures are a GPU profile's (profile.h): what the model
+                                    gives with them is predicted for it, never measured */
 } nn_calibration;
 
 /* The rate of curve c for one call of `flops` FLOPs: linear in log(FLOPs)
@@ -87,20 +106,48 @@ void nn_machine_description(char *buf, size_t len);
 
 /* Reads the cached calibration of device; -1 when there is none, it was
  * made on another machine, or it is stale: written in an older format
- * (NN_CALIBRATION_FORMAT) or missing a figure. A stale cache is measured
- * again rather than read as zeros. */
-#define NN_CALIBRATION_FORMAT 2
+ * (NN_CALIBRATION_FORMAT; format 3 added the spreads) or missing a figure.
+ * A stale cache is measured again rather than read as zeros. Its quality
+ * is the caller's to judge (nn_calibration_quality). */
+#define NN_CALIBRATION_FORMAT 3
 int nn_calibration_load(const char *device, nn_calibration *out);
-/* Writes it atomically (temp file, fsync, rename). */
+/* Writes it atomically (temp file, fsync, rename), its spreads with it (a
+ * calibration that is not good is cached marked so: the front ends measure
+ * it again when they next need it). A profile's figures are never cached. */
 int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len);
 /* The cache file of device. */
 int nn_calibration_path(const char *device, char *path, size_t len);
 
+/* ---- whether a calibration can be trusted (calibration_quality.c) ------------------------ */
+
+enum nn_cal_quality {
+    NN_CAL_GOOD,                 /* repeatable, consistent */
+    NN_CAL_NOISY,                /* a measurement varied more than NN_CAL_MAX_SPREAD between its
+                                    repetitions: the machine was busy */
+    NN_CAL_CONTRADICTORY         /* figures that cannot all be true: one thread faster than all
+                                    of them, streaming far below the host's memcpy */
+};
+#define NN_CAL_MAX_SPREAD 0.25
+
+/* The one rule, for the cache, the CLI and the lab: the calibration's
+ * quality, and why (the figures) when it is not good. A profile's figures
+ * (c->profile) are taken as given: good. */
+int nn_calibration_quality(const nn_calibration *c, char *why, size_t why_len);
+/* "good", "noisy", "contradictory" */
+const char *nn_cal_quality_name(int q);
+/* Where the figures come from, their age at `now` (unix time) and their
+ * quality, in a line: "measured 3 min ago, good (repetitions within 4%)",
+ * "measured 2 h ago, noisy: sgemm varied 45% ...", "predicted for T4 (a GPU
+ * profile)". */
+void nn_calibration_describe(const nn_calibration *c, long long now, char *buf, size_t len);
+
 /* ---- which calibration a front end uses (calibration_store.c) ------------------------- */
 
-/* The calibration of device as the CLI uses it: the cached one, else (or
- * with remeasure) measured now, here, and cached. 0, or -1 with the reason;
- * when measured but not cached, 0 with warning saying why ("" otherwise). */
+/* The calibration of device as the CLI uses it: the cached one when it is
+ * good, else (or with remeasure) measured now, here, and cached (marked
+ * with its quality: one that is not good is measured again next time). 0,
+ * or -1 with the reason; 0 with warning saying why when the one returned
+ * was not cached or is not good ("" otherwise). */
 int nn_calibration_get(const char *device, int threads, int remeasure, nn_progress_fn progress, void *ctx,
                        nn_calibration *out, char *err, size_t err_len, char *warning, size_t warning_len);
 

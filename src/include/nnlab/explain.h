@@ -3,7 +3,14 @@
  * overheads (operations issued, copies, synchronisation, the fixed cost of
  * each matrix product) and work (per op the larger of FLOPs at the rate
  * measured for calls of its size and bytes at the streaming bandwidth, a
- * roofline), and the regime named with the numbers behind it. */
+ * roofline), and the regime named with the numbers behind it.
+ *
+ * The regime's rule, the same on a CPU and a GPU: the part of the step a
+ * larger batch would amortise (the fixed costs, the optimiser's pass, and
+ * how much slower the matrix products run than larger calls of their kind,
+ * because they are small) is its overhead. When that is at least half the predicted step the
+ * step is overhead-bound; otherwise memory-bound when its bytes at the
+ * bandwidth take longer than its arithmetic, else compute-bound. */
 #ifndef NNLAB_EXPLAIN_H
 #define NNLAB_EXPLAIN_H
 
@@ -12,7 +19,7 @@
 #include "nnlab/preset.h"
 
 typedef enum nn_regime {
-    NN_REGIME_OVERHEAD,          /* fixed costs per step exceed the work */
+    NN_REGIME_OVERHEAD,          /* what a larger batch amortises is at least half the step */
     NN_REGIME_MEMORY,            /* the work is bytes moved more than FLOPs */
     NN_REGIME_COMPUTE
 } nn_regime;
@@ -31,7 +38,36 @@ typedef struct nn_explain_options {
     int pinned;                  /* GPU, data not on the device: batches copied from page-locked
                                     memory (priced so when the calibration has pinned figures) */
     int graph_nodes_per_step;    /* with graph: nodes replayed, measured; 0 = one per op */
+    int framework;               /* GPU: a deep-learning framework in eager mode issues the step
+                                    (nn_framework_ops operations, each paying framework_op_us
+                                    on the host beyond its launch) */
+    double framework_op_us;
 } nn_explain_options;
+
+/* The three ways a GPU step can be run, which a GPU profile predicts side
+ * by side (profile.h): as a framework runs it eagerly (its per-op host
+ * overhead, every batch copied from pageable memory, the loss read back
+ * every step: what the original write-ups measured), nnlab eager (data on
+ * the device, no read-back) and nnlab with the step replayed as one CUDA
+ * graph and the data on the device (nnlab's default). */
+typedef enum nn_gpu_way { NN_WAY_FRAMEWORK, NN_WAY_EAGER, NN_WAY_GRAPH, NN_GPU_WAYS } nn_gpu_way;
+
+/* "framework eager", "nnlab eager", "nnlab graph" */
+const char *nn_gpu_way_name(nn_gpu_way w);
+/* "framework", "eager", "graph": the word CSV and JSON use */
+const char *nn_gpu_way_key(nn_gpu_way w);
+/* The options of way w on a GPU; framework_op_us is the framework's per-op
+ * host overhead (used by NN_WAY_FRAMEWORK only). */
+void nn_gpu_way_options(nn_gpu_way w, double framework_op_us, nn_explain_options *opt);
+
+/* Operations a framework issues for one step of p in eager mode (as
+ * PyTorch's autograd runs it): per working layer its forward and, for a
+ * layer with parameters, a bias kernel; per backward an input gradient (but
+ * the first working layer's) and, with parameters, weight and bias
+ * gradients; the loss forward and backward, two each; per parameter tensor
+ * the optimiser's update (SGD 1, SGD with momentum 3, Adam 6) and the
+ * zeroing of its gradient. */
+int nn_framework_ops(const nn_preset *p, const nn_cost *c);
 
 typedef struct nn_explanation {
     nn_cost cost;
@@ -49,7 +85,7 @@ typedef struct nn_explanation {
     double predicted_us;         /* issue + copy + sync + fixed + work; never below compute_us
                                     or memory_us */
     nn_regime regime;
-    char why[512];               /* the numbers behind the regime */
+    char why[640];               /* the numbers behind the regime */
     char advice[512];            /* the change that would help most */
 
     /* Added with the rate curves and the graph and pinned figures. */
@@ -63,6 +99,16 @@ typedef struct nn_explanation {
     double graph_saving_us;      /* what replaying the step as a graph would save, from the
                                     calibration; 0 when priced as one already or not calibrated */
     double peak_gflops;          /* the rate of compute_us (nn_calibration_peak_gflops) */
+
+    /* The regime's rule (issue 12): what a larger batch would amortise. */
+    double products_us;          /* the matrix products' work */
+    double shortfall_us;         /* the matrix products' time beyond what they would take at the
+                                    rate larger calls reach (the best rate calibrated at their
+                                    size or above): what a larger batch would amortise */
+    double optimizer_us;         /* the optimiser's pass: one per step, whatever the batch */
+    double overhead_us;          /* fixed costs (issue, sync, the products' fixed cost, the
+                                    copies' fixed cost) + shortfall + optimiser */
+    double scaling_us;           /* the rest: the work that grows with the batch */
 } nn_explanation;
 
 void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,

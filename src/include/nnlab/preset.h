@@ -36,6 +36,12 @@ enum nn_opt_kind { NN_OPT_SGD, NN_OPT_ADAM };
 typedef struct nn_preset {
     char name[NN_NAME_LEN];
     char description[NN_TEXT_LEN];   /* one line */
+    /* What the original experiment measured for the whole job of the
+     * preset's own batch and epochs, in seconds (0: not given), and where
+     * it came from: data the lab and `nnlab explain` set the model's
+     * prediction beside. */
+    float measured_cpu_s, measured_gpu_s;
+    char measured_note[NN_TEXT_LEN];
 
     /* [data] */
     enum nn_data_kind data;
@@ -102,6 +108,12 @@ int nn_preset_save(const char *path, const nn_preset *p, char *err, size_t err_l
 /* The input shape and class count (0 for regression) of the preset's data. */
 nn_shape nn_preset_input_shape(const nn_preset *p);
 int nn_preset_classes(const nn_preset *p);
+/* The training samples of an epoch: the standard sets' sizes (MNIST-shaped
+ * 60,000, CIFAR-10 50,000; their synthetic stand-ins have the same), or
+ * `rows` of random data; and the steps an epoch takes at batch (the last
+ * one partial), as the engine counts them. */
+long nn_preset_train_samples(const nn_preset *p);
+long nn_preset_steps_per_epoch(const nn_preset *p, int batch);
 
 /* Resolves NAME or FILE to a path: a value containing '/' or ending in ".ini"
  * is a path; otherwise NAME.ini is looked up in nn_preset_user_dir(), then

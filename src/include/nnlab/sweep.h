@@ -7,7 +7,13 @@
  * depends on and, with a calibration, its regime and predicted step. The
  * rules that read the results live here too: the crossover and Horace He's
  * doubling ratio. The runner is driven by polling (the lab's UI loop) or by
- * waiting on it (the CLI); nothing here prints or draws. */
+ * waiting on it (the CLI); nothing here prints or draws.
+ *
+ * A GPU that is not here can be swept as predicted (nn_sweep_add_predicted):
+ * the three ways of running its step (explain.h), priced by a GPU profile,
+ * each a device of the sweep whose points are the model's, never measured,
+ * marked so (`predicted`) for every front end to say. The crossover and
+ * doubling rules read their rates as they read measured ones. */
 #ifndef NNLAB_SWEEP_H
 #define NNLAB_SWEEP_H
 
@@ -15,9 +21,10 @@
 #include "nnlab/engine.h"
 #include "nnlab/explain.h"
 #include "nnlab/observe.h"
+#include "nnlab/profile.h"
 
 #define NN_SWEEP_MAX_BATCHES 64
-#define NN_SWEEP_MAX_DEVICES 4
+#define NN_SWEEP_MAX_DEVICES 6       /* cpu, cpu-ref, and a GPU's three ways predicted */
 
 enum nn_point_state { NN_POINT_PENDING, NN_POINT_RUNNING, NN_POINT_DONE, NN_POINT_FAILED, NN_POINT_CANCELLED };
 
@@ -30,6 +37,10 @@ typedef struct nn_sweep_point {
     int has_model;               /* explained (the device has a calibration): */
     nn_regime regime;            /*   its regime */
     double predicted_us;         /*   and its predicted step */
+    int predicted;               /* a predicted device's point: rate is the model's, nothing
+                                    was measured (measured.timed_steps is 0) */
+    double profile_us;           /* a measured GPU point beside a profile (nn_sweep_set_profile):
+                                    the profile's prediction for the same inputs; 0: none */
 } nn_sweep_point;
 
 typedef struct nn_sweep {
@@ -40,6 +51,10 @@ typedef struct nn_sweep {
     int has_cal[NN_SWEEP_MAX_DEVICES];   /* 0: no calibration, cal_why says why */
     nn_calibration cal[NN_SWEEP_MAX_DEVICES];
     char cal_why[NN_SWEEP_MAX_DEVICES][NN_ERR_LEN];
+    int predicted[NN_SWEEP_MAX_DEVICES]; /* no job: the model priced by a GPU profile */
+    int way[NN_SWEEP_MAX_DEVICES];       /* predicted: its enum nn_gpu_way */
+    int has_profile;                     /* prof: the profile of the predicted devices, or the one */
+    nn_gpu_profile prof;                 /*   a measured GPU's points are compared with */
     nn_sweep_point pt[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
     char last_error[NN_ERR_LEN + 64];    /* "device batch N: " + the last failed job's error */
     int latest_dev, latest_batch;        /* the last point measured (DONE); -1 before any */
@@ -65,6 +80,21 @@ void nn_sweep_init(nn_sweep *sw, const nn_job_config *base, const int *batches, 
  * each point's regime and predicted step. -1 when the sweep has
  * NN_SWEEP_MAX_DEVICES already. */
 int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *cal, const char *why);
+
+/* Adds a GPU that is not here as predicted for prof: one device "gpu" per
+ * way of running its step (nnlab graph, nnlab eager, framework eager, in
+ * that order), their points explained at once. -1 when there is no room
+ * for the three. */
+int nn_sweep_add_predicted(nn_sweep *sw, const nn_gpu_profile *prof);
+/* A measured GPU's points get prof's prediction for the same inputs too
+ * (profile_us), to show beside the measurement with the error. */
+void nn_sweep_set_profile(nn_sweep *sw, const nn_gpu_profile *prof);
+
+/* "cpu", "gpu"; a predicted device: "gpu nnlab graph (predicted for T4)". */
+void nn_sweep_device_label(const nn_sweep *sw, int d, char *buf, size_t len);
+/* The GPU of the sweep: the measured "gpu" device when there is one, else
+ * the predicted one of way w (w < 0: the first predicted); -1 when none. */
+int nn_sweep_gpu_index(const nn_sweep *sw, int way);
 
 /* Records point (d, i) from the last snapshot of its job: DONE when a step
  * was timed (its measured step, samples/s, inputs and, with a calibration,
@@ -93,7 +123,8 @@ void nn_sweep_free(nn_sweep *sw);
 /* The index of device name, or -1. */
 int nn_sweep_device_index(const nn_sweep *sw, const char *name);
 
-/* Where the challenger overtakes the base for good. Points not measured on
+/* Where the challenger overtakes the base for good (a predicted device's
+ * rates are the model's: the answer is then a prediction). Points not measured on
  * both (failed, cancelled, pending) say nothing and are skipped; the answer
  * is the first index from which the challenger is faster (samples/s,
  * strictly) at every later point measured on both. -1 when it is not ahead

@@ -1,0 +1,407 @@
+/* src/cli/cli_explain.c - nnlab explain. A device that is here: one point
+ * timed, as a sweep of one (nnlab/sweep.h), and its explanation printed:
+ * the same measured step, regime and prediction as `nnlab sweep` and the
+ * lab give for that point, with the calibration's age and quality, and on
+ * a GPU the profile's prediction beside the measurement, with the error.
+ * A GPU that is not here: the cost model priced by a GPU profile, the job's
+ * switches and the three ways of running the step side by side, every
+ * figure marked predicted. Either way, for a preset that carries what its
+ * original experiment measured, that and the prediction for the same job. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cli_common.h"
+#include "nnlab/calibrate.h"
+#include "nnlab/device.h"
+#include "nnlab/engine.h"
+#include "nnlab/explain.h"
+#include "nnlab/observe.h"
+#include "nnlab/preset.h"
+#include "nnlab/profile.h"
+#include "nnlab/sweep.h"
+#include "util.h"
+
+/* What one explanation prints. */
+typedef struct explain_view {
+    const nn_preset *p;
+    const char *device;
+    const nn_explanation *e;     /* the job's */
+    const nn_calibration *cal;   /* its figures: measured, or a profile's */
+    const nn_snapshot *s;        /* measured: the point's last snapshot; NULL when predicted */
+    const nn_step_measure *m;    /* measured: the step; NULL when predicted */
+    const nn_gpu_profile *prof;  /* the profile to hand (NULL: none) */
+    const char *no_gpu;          /* predicted: why the GPU is not here */
+    double profile_us;           /* a measured GPU step: the profile's prediction for it; 0 none */
+    nn_explanation ways[NN_GPU_WAYS];    /* predicted: the three ways */
+    int has_writeup;
+    nn_writeup w;
+} explain_view;
+
+static int predicted(const explain_view *v)
+{
+    return v->m == NULL;
+}
+
+/* ---- text ------------------------------------------------------------------------------------ */
+
+/* "copy 12.0 + forward 40.1 + ..." : the parts of the measured step, which
+ * add up to it (the same statistic: means) */
+static void print_parts_text(const nn_step_measure *m)
+{
+    int first = 1;
+    for (int p = 0; p < NN_STEP_PARTS; p++)
+        if (m->part_valid & (1u << p)) {
+            printf("%s%s %.1f", first ? " = " : " + ", nn_step_part_name(p), m->part_us[p]);
+            first = 0;
+        }
+}
+
+/* The device's own clock, where it timed the phases: not parts of the step
+ * (the device runs while the host issues), so printed apart. */
+static void print_device_clock(const nn_snapshot *s)
+{
+    if (!s->phase_device_clock)
+        return;
+    printf("  device:   ");
+    for (int ph = NN_PHASE_COPY; ph <= NN_PHASE_OPTIMIZER; ph++)
+        if (s->phase_valid & (1u << ph))
+            printf(" %s %.1f", nn_phase_name(ph), s->phase_us[ph]);
+    if (s->has_graph_us)
+        printf(" graph %.1f", s->graph_us);
+    printf(" (us on the device's clock, mean per step)\n");
+}
+
+static void print_model_text(const explain_view *v)
+{
+    const nn_explanation *e = v->e;
+    char tag[NN_NAME_LEN + 24] = "";
+    if (predicted(v))
+        snprintf(tag, sizeof tag, " (predicted for %s)", v->prof->name);
+    printf("  model:     %zu parameters, %.3f MFLOP and %.3f MB per step, %d operations%s\n", e->cost.params,
+           e->cost.total.flops * 1e-6, e->cost.total.bytes * 1e-6, e->ops,
+           v->s && v->s->has_counters ? " (counted by the backend)" : "");
+    printf("  predicted: %.1f us = issue %.1f + copy %.1f + sync %.1f + fixed %.1f + work %.1f%s\n",
+           e->predicted_us, e->issue_us, e->copy_us, e->sync_us, e->fixed_us, e->work_us, tag);
+    printf("             work: FLOPs %.1f at the rates of their sizes, bytes %.1f; its floor: FLOPs %.1f "
+           "at the %.0f GFLOP/s peak\n", e->sized_compute_us, e->memory_us, e->compute_us, e->peak_gflops);
+    if (e->priced_graph)
+        printf("             issue: one graph of %d nodes%s\n", e->graph_nodes,
+               e->priced_pinned ? "; copies from pinned memory" : "");
+    else if (e->priced_pinned)
+        printf("             copies from pinned memory\n");
+}
+
+static void print_measured_text(const explain_view *v)
+{
+    if (predicted(v)) {
+        printf("  measured:  nothing: no GPU here (%s); every GPU figure is predicted for %s\n", v->no_gpu,
+               v->prof->name);
+        return;
+    }
+    printf("  measured:  %.1f us/step (%s of %ld)", v->m->step_us, NN_STEP_STAT, v->m->timed_steps);
+    print_parts_text(v->m);
+    printf("\n");
+    print_device_clock(v->s);
+}
+
+/* The profile's prediction beside a GPU's measured step: how the profiles
+ * get checked. */
+static void print_profile_check(const explain_view *v)
+{
+    if (!(v->profile_us > 0))
+        return;
+    double err = (v->profile_us - v->m->step_us) / v->m->step_us;
+    printf("  profile:   predicted for %s: %.1f us/step; measured %.1f: the profile is %.0f%% %s\n", v->prof->name,
+           v->profile_us, v->m->step_us, fabs(100.0 * err), err < 0 ? "under" : "over");
+}
+
+static void print_ways_text(const explain_view *v)
+{
+    if (!predicted(v))
+        return;
+    printf("  three ways, predicted for %s:\n", v->prof->name);
+    for (int w = 0; w < NN_GPU_WAYS; w++) {
+        const nn_explanation *x = &v->ways[w];
+        printf("    %-16s %10.1f us/step %12.0f samples/s  %-15s %d launches%s\n", nn_gpu_way_name((nn_gpu_way)w),
+               x->predicted_us, x->cost.batch * 1e6 / x->predicted_us, nn_regime_name(x->regime), x->ops,
+               w == NN_WAY_FRAMEWORK ? ", each batch copied, the loss read back" :
+               w == NN_WAY_GRAPH ? " (one graph), data on the device" : ", data on the device");
+    }
+}
+
+/* The write-up's whole job: what it measured, what the profile predicts,
+ * and what the step measured here would take. */
+static void print_writeup_text(const explain_view *v)
+{
+    const nn_writeup *w = &v->w;
+    if (!v->has_writeup)
+        return;
+    printf("  write-up:  %d epochs at batch %d = %ld steps: measured CPU %.0f s, GPU %.0f s (%s)\n", w->epochs,
+           w->batch, w->steps, w->cpu_s, w->gpu_s, v->p->measured_note);
+    if (v->prof)
+        printf("             predicted for %s: framework eager %.1f s, nnlab eager %.1f s, nnlab graph %.1f s\n",
+               v->prof->name, w->way_s[NN_WAY_FRAMEWORK], w->way_s[NN_WAY_EAGER], w->way_s[NN_WAY_GRAPH]);
+    if (!predicted(v) && v->e->cost.batch == w->batch)
+        printf("             %s here: %.1f us/step measured x %ld steps = %.1f s (predicted %.1f s)\n", v->device,
+               v->m->step_us, w->steps, v->m->step_us * w->steps * 1e-6, v->e->predicted_us * w->steps * 1e-6);
+}
+
+static void print_explain_text(const explain_view *v)
+{
+    char line[NN_ERR_LEN];
+    const nn_explanation *e = v->e;
+    printf("%s on %s, batch %d", v->p->name, v->device, e->cost.batch);
+    if (predicted(v))
+        printf(": predicted for %s (a GPU profile)", v->prof->name);
+    printf("\n");
+    nn_calibration_describe(v->cal, (long long)time(NULL), line, sizeof line);
+    printf("  calibration: %s\n", line);
+    print_model_text(v);
+    print_measured_text(v);
+    printf("  regime:    %s%s%s%s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime),
+           predicted(v) ? " (predicted for " : "", predicted(v) ? v->prof->name : "", predicted(v) ? ")" : "",
+           e->why, e->advice);
+    if (v->s && v->s->note[0])
+        printf("  switches:  %s\n", v->s->note);
+    if (!predicted(v) && v->m->step_us > 2.0 * e->predicted_us)
+        printf("  note:      the measured step is %.1fx the model: per-op costs the model does not "
+               "see (thread wake-ups, cache misses) dominate\n", v->m->step_us / e->predicted_us);
+    print_profile_check(v);
+    print_ways_text(v);
+    print_writeup_text(v);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void print_model_json(const nn_explanation *e)
+{
+    printf("  \"params\": %zu,\n  \"flops_per_step\": %.6g,\n  \"bytes_per_step\": %.6g,\n  \"ops_per_step\": %d,\n",
+           e->cost.params, e->cost.total.flops, e->cost.total.bytes, e->ops);
+    printf("  \"predicted_us\": %.6g,\n  \"issue_us\": %.6g,\n  \"copy_us\": %.6g,\n  \"sync_us\": %.6g,\n",
+           e->predicted_us, e->issue_us, e->copy_us, e->sync_us);
+    printf("  \"fixed_us\": %.6g,\n  \"matrix_calls\": %d,\n", e->fixed_us, e->matrix_calls);
+    printf("  \"work_us\": %.6g,\n  \"sized_compute_us\": %.6g,\n  \"compute_us\": %.6g,\n  \"memory_us\": %.6g,\n",
+           e->work_us, e->sized_compute_us, e->compute_us, e->memory_us);
+    printf("  \"overhead_us\": %.6g,\n  \"shortfall_us\": %.6g,\n  \"optimizer_us\": %.6g,\n  \"scaling_us\": %.6g,\n",
+           e->overhead_us, e->shortfall_us, e->optimizer_us, e->scaling_us);
+    printf("  \"peak_gflops\": %.6g,\n", e->peak_gflops);
+    printf("  \"graph\": %s,\n  \"graph_nodes\": %d,\n  \"pinned\": %s,\n  \"graph_saving_us\": %.6g,\n",
+           e->priced_graph ? "true" : "false", e->graph_nodes, e->priced_pinned ? "true" : "false",
+           e->graph_saving_us);
+}
+
+static void print_measured_json(const explain_view *v)
+{
+    if (predicted(v)) {
+        printf("  \"measured_us\": null,\n  \"measured_stat\": \"%s\",\n  \"phases\": null,\n", NN_STEP_STAT);
+        return;
+    }
+    printf("  \"measured_us\": %.6g,\n  \"measured_stat\": \"%s\",\n  \"phases\": {", v->m->step_us, NN_STEP_STAT);
+    for (int ph = 0; ph < NN_STEP_PARTS; ph++) {
+        printf("%s\"%s_us\": ", ph ? ", " : "", nn_step_part_name(ph));
+        if (v->m->part_valid & (1u << ph))
+            printf("%.3f", v->m->part_us[ph]);
+        else
+            printf("null");
+    }
+    printf("},\n");
+}
+
+/* "profile": {...}: the profile to hand and, for a GPU measured here, its
+ * prediction beside the measurement and the error. */
+static void print_profile_json(const explain_view *v)
+{
+    printf("  \"profile\": ");
+    if (!v->prof) {
+        printf("null,\n");
+        return;
+    }
+    printf("{\"name\": ");
+    cli_json_string(stdout, v->prof->name);
+    printf(", \"id\": ");
+    cli_json_string(stdout, v->prof->id);
+    printf(", \"measured\": %s", v->prof->measured ? "true" : "false");
+    if (v->profile_us > 0)
+        printf(", \"predicted_us\": %.6g, \"error\": %.4g", v->profile_us,
+               (v->profile_us - v->m->step_us) / v->m->step_us);
+    printf("},\n");
+}
+
+static void print_ways_json(const explain_view *v)
+{
+    printf("  \"ways\": ");
+    if (!predicted(v)) {
+        printf("null,\n");
+        return;
+    }
+    printf("[\n");
+    for (int w = 0; w < NN_GPU_WAYS; w++) {
+        const nn_explanation *x = &v->ways[w];
+        printf("    {\"way\": \"%s\", \"name\": \"%s\", \"source\": \"predicted\", \"predicted_us\": %.6g, "
+               "\"samples_per_s\": %.6g, \"ops_per_step\": %d, \"regime\": \"%s\"}%s\n",
+               nn_gpu_way_key((nn_gpu_way)w), nn_gpu_way_name((nn_gpu_way)w), x->predicted_us,
+               x->cost.batch * 1e6 / x->predicted_us, x->ops, nn_regime_name(x->regime),
+               w + 1 < NN_GPU_WAYS ? "," : "");
+    }
+    printf("  ],\n");
+}
+
+static void print_writeup_json(const explain_view *v)
+{
+    const nn_writeup *w = &v->w;
+    printf("  \"writeup\": ");
+    if (!v->has_writeup) {
+        printf("null,\n");
+        return;
+    }
+    printf("{\"batch\": %d, \"epochs\": %d, \"steps\": %ld, \"measured_cpu_s\": %.6g, \"measured_gpu_s\": %.6g, "
+           "\"note\": ", w->batch, w->epochs, w->steps, w->cpu_s, w->gpu_s);
+    cli_json_string(stdout, v->p->measured_note);
+    if (v->prof)
+        printf(", \"predicted_s\": {\"framework\": %.6g, \"eager\": %.6g, \"graph\": %.6g}",
+               w->way_s[NN_WAY_FRAMEWORK], w->way_s[NN_WAY_EAGER], w->way_s[NN_WAY_GRAPH]);
+    if (!predicted(v) && v->e->cost.batch == w->batch)
+        printf(", \"here_measured_s\": %.6g", v->m->step_us * w->steps * 1e-6);
+    printf("},\n");
+}
+
+static void print_explain_json(const explain_view *v)
+{
+    const nn_explanation *e = v->e;
+    printf("{\n  \"preset\": ");
+    cli_json_string(stdout, v->p->name);
+    printf(",\n  \"device\": \"%s\",\n  \"batch\": %d,\n", v->device, e->cost.batch);
+    printf("  \"source\": \"%s\",\n", predicted(v) ? "predicted" : "measured");
+    if (predicted(v)) {
+        printf("  \"predicted_for\": ");
+        cli_json_string(stdout, v->prof->name);
+        printf(",\n  \"gpu_unavailable\": ");
+        cli_json_string(stdout, v->no_gpu);
+        printf(",\n");
+    }
+    printf("  ");
+    cli_calibration_json(v->cal);
+    printf(",\n");
+    print_model_json(e);
+    print_measured_json(v);
+    printf("  \"regime\": \"%s\",\n  \"why\": ", nn_regime_name(e->regime));
+    cli_json_string(stdout, e->why);
+    printf(",\n  \"advice\": ");
+    cli_json_string(stdout, e->advice);
+    printf(",\n");
+    print_profile_json(v);
+    print_ways_json(v);
+    print_writeup_json(v);
+    printf("  \"layers\": [\n");
+    for (int i = 0; i < e->cost.n_layers; i++) {
+        const nn_layer_cost *l = &e->cost.layers[i];
+        printf("    {\"layer\": \"%s\", \"params\": %zu, \"fwd_flops\": %.6g, \"bwd_flops\": %.6g, "
+               "\"fwd_bytes\": %.6g, \"bwd_bytes\": %.6g}%s\n",
+               l->label, l->params, l->fwd.flops, l->bwd.flops, l->fwd.bytes, l->bwd.bytes,
+               i + 1 < e->cost.n_layers ? "," : "");
+    }
+    printf("  ]\n}\n");
+}
+
+/* ---- the command ----------------------------------------------------------------------------- */
+
+/* Times the one point; 0, or -1 after the reason. */
+static int time_point(nn_sweep *sw, const nn_job_config *cfg, const nn_calibration *cal, const nn_gpu_profile *prof)
+{
+    int batch = cfg->batch ? cfg->batch : cfg->preset.batch;
+    nn_sweep_init(sw, cfg, &batch, 1, cfg->steps, cfg->warmup);
+    if (nn_sweep_add_device(sw, cfg->device, cal, NULL) != 0)
+        return -1;
+    if (prof)
+        nn_sweep_set_profile(sw, prof);
+    cli_run_sweep(sw, 1);
+    return sw->pt[0][0].state == NN_POINT_DONE && sw->pt[0][0].has_model ? 0 : -1;
+}
+
+/* The GPU is not here: its step priced by the profile, for the job's
+ * switches and the three ways. */
+static int explain_predicted(const cli_options *o, explain_view *v, const nn_job_config *cfg, const char *why)
+{
+    static nn_explanation e;
+    static nn_calibration cal;
+    static nn_gpu_profile prof;
+    nn_explain_options opt = { .data_on_device = cfg->data_on_device, .pinned = cfg->pinned,
+                               .sync_every_step = cfg->sync_every_step, .graph = cfg->graph };
+    int batch = cfg->batch ? cfg->batch : cfg->preset.batch;
+    if (cli_gpu_profile(o, 1, &prof) != 0)
+        return CLI_EXIT_USAGE;
+    nn_profile_calibration(&prof, &cal);
+    nn_explain(v->p, batch, &cal, &opt, &e);
+    nn_profile_predict(v->p, batch, &prof, v->ways);
+    v->e = &e;
+    v->cal = &cal;
+    v->prof = &prof;
+    v->no_gpu = why;
+    return 0;
+}
+
+/* The device is here: one point timed, its explanation, and on a GPU the
+ * profile's prediction for the same inputs. */
+static int explain_measured(const cli_options *o, explain_view *v, const nn_job_config *cfg)
+{
+    static nn_sweep sw;
+    static nn_explanation e;
+    static nn_calibration cal;
+    static nn_gpu_profile prof;
+    v->prof = cli_gpu_profile(o, 0, &prof) == 0 ? &prof : NULL;
+    if (!v->prof && o->gpu_profile)
+        return CLI_EXIT_USAGE;
+    if (cli_calibration(cfg->device, (int)o->threads, o->recalibrate, o->json, &cal) != 0 ||
+        time_point(&sw, cfg, &cal, v->prof) != 0 || nn_sweep_explain(&sw, 0, 0, &e) != 0) {
+        nn_sweep_free(&sw);
+        return EXIT_FAILURE;         /* the failed point has said why */
+    }
+    v->e = &e;
+    v->cal = &cal;
+    v->s = &sw.snap;
+    v->m = &sw.pt[0][0].measured;
+    v->profile_us = sw.pt[0][0].profile_us;
+    nn_sweep_free(&sw);
+    return 0;
+}
+
+int nn_cli_explain(int argc, char **argv)
+{
+    cli_options o;
+    static nn_preset p;
+    static nn_job_config cfg;
+    static explain_view v;
+    char err[NN_ERR_LEN];
+    int rc = cli_parse(CLI_EXPLAIN, argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
+        return CLI_EXIT_USAGE;
+    if (!cfg.device[0])
+        nn_strlcpy(cfg.device, p.device, sizeof cfg.device);
+    memset(&v, 0, sizeof v);
+    v.p = &p;
+    v.device = cfg.device;
+    if (nn_device_require(cfg.device, err, sizeof err) == 0)
+        rc = explain_measured(&o, &v, &cfg);
+    else if (!strcmp(cfg.device, "gpu"))
+        rc = explain_predicted(&o, &v, &cfg, err);
+    else {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (rc != 0)
+        return rc;
+    v.has_writeup = nn_writeup_predict(&p, v.prof, &v.w) == 0;
+    if (o.json)
+        print_explain_json(&v);
+    else
+        print_explain_text(&v);
+    return 0;
+}

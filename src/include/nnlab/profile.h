@@ -1,0 +1,131 @@
+/* src/include/nnlab/profile.h - GPU profiles: what a GPU can do, as data, so
+ * that a machine without one can still be shown what one would do. A
+ * profile holds the figures the cost model needs (its FP32 peak, memory
+ * bandwidth, host link, launch, graph and synchronisation costs, and a
+ * deep-learning framework's per-operation host overhead in eager mode) and
+ * maps onto an nn_calibration, so the one cost model (explain.h) prices it:
+ * every figure it gives is *predicted*, never measured.
+ *
+ * Profiles are INI files (format: man/nnlab.1, GPU PROFILES): the shipped
+ * ones in $(pkgdatadir)/profiles ($NNLAB_PROFILES_DIR overrides it, as the
+ * tests do), the user's in $XDG_CONFIG_HOME/nnlab/profiles, which hide a
+ * shipped one of the same name. `nnlab calibrate --device gpu --save-profile
+ * NAME` writes a real GPU's calibration as a profile marked measured. */
+#ifndef NNLAB_PROFILE_H
+#define NNLAB_PROFILE_H
+
+#include <stddef.h>
+
+#include "nnlab/calibrate.h"
+#include "nnlab/explain.h"
+#include "nnlab/preset.h"
+
+/* The profile used when none is named: the T4, the GPU of free cloud
+ * notebooks and many classrooms. $NNLAB_GPU_PROFILE names another. */
+#define NN_DEFAULT_GPU_PROFILE "t4"
+
+typedef struct nn_gpu_profile {
+    char name[NN_NAME_LEN];      /* what screens print: "T4" (the file name when unset) */
+    char id[NN_NAME_LEN];        /* the file's stem, which --gpu-profile names: "t4" */
+    char description[NN_TEXT_LEN];
+    int measured;                /* saved from a calibration of a real GPU */
+    int user;                    /* found in the user's folder */
+    /* [gpu] the device */
+    double fp32_gflops;          /* FP32 peak (a measured profile: sgemm as calibrated) */
+    double mem_gbps;             /* memory bandwidth */
+    /* [link] the host link */
+    int pcie_gen;                /* PCI Express generation (what the link figures follow from) */
+    double copy_us;              /* a 4-byte copy to the device from pageable memory */
+    double copy_gbps;            /* a large copy to the device from pageable memory */
+    double pinned_copy_us;       /* ... from page-locked memory */
+    double pinned_copy_gbps;
+    double download_us;          /* 4 bytes back to the host and the wait for them */
+    /* [launch] issuing work */
+    double launch_us;            /* one kernel launch, back to back */
+    double graph_launch_us;      /* launching a recorded CUDA graph */
+    double graph_node_us;        /* each node the graph replays */
+    double sync_us;              /* a tiny kernel and a synchronise: one round trip */
+    /* [host] the machine around the GPU */
+    double framework_op_us;      /* a framework's host cost per operation in eager mode
+                                    (Python, dispatch, autograd), beyond the launch */
+    double host_copy_gbps;       /* memcpy in host memory: gathering a batch to copy */
+} nn_gpu_profile;
+
+/* Reads and checks path: every key known, every figure there and in range
+ * (strict numbers, as presets); -1 with a one-line message naming the file,
+ * the section and the key. */
+int nn_profile_load(const char *path, nn_gpu_profile *out, char *err, size_t err_len);
+
+/* A profile by name ("t4", "T4": the file nn_profile_stem names, the
+ * user's folder first, then the shipped one) or by path (a value with '/'
+ * or ending in ".ini"). */
+int nn_profile_find(const char *name_or_path, nn_gpu_profile *out, char *err, size_t err_len);
+
+/* The file stem a profile name maps to: lower case, anything but letters,
+ * digits, '.', '_' and '-' made '-' ("My L4" -> "my-l4"); and the path a
+ * profile of that name is saved to in the user's folder. */
+void nn_profile_stem(const char *name, char *stem, size_t len);
+int nn_profile_user_path(const char *name, char *path, size_t len);
+
+/* $NNLAB_GPU_PROFILE when set, else NN_DEFAULT_GPU_PROFILE. */
+const char *nn_profile_default_name(void);
+
+/* $XDG_CONFIG_HOME/nnlab/profiles (or ~/.config/nnlab/profiles). */
+int nn_profile_user_dir(char *dir, size_t len);
+/* $NNLAB_PROFILES_DIR if set, else the installed folder ($(pkgdatadir)/profiles). */
+const char *nn_profile_system_dir(void);
+
+typedef struct nn_profile_entry {
+    nn_gpu_profile p;            /* valid when error is "" */
+    char path[NN_PATH_LEN];
+    int shadowed;                /* a user profile of the same name hides this one */
+    char error[NN_ERR_LEN];
+} nn_profile_entry;
+
+/* The user's profiles, then the shipped ones, sorted by name within each;
+ * the count (at most max). A file that does not load is listed with error. */
+int nn_profile_list(nn_profile_entry *out, int max);
+
+/* The calibration a profile stands for, which the cost model prices:
+ * sgemm and every product at the FP32 peak (a profile has no rate curves),
+ * other ops no faster than the peak or their bytes at the bandwidth, a
+ * launch per op, no fixed cost of a matrix product beyond its launch, and
+ * the copy, graph and synchronisation figures as given. device "gpu",
+ * machine "profile NAME", note "predicted for NAME". */
+void nn_profile_calibration(const nn_gpu_profile *p, nn_calibration *out);
+
+/* A real GPU's calibration as a profile named name, marked measured: the
+ * figures nnlab measures come from cal, the two it cannot (the framework's
+ * per-op overhead and the PCIe generation) from `estimates` (the default
+ * profile). -1 when cal is not a GPU's or has no graph or pinned figures. */
+int nn_profile_from_calibration(const nn_calibration *cal, const char *name, const nn_gpu_profile *estimates,
+                                nn_gpu_profile *out, char *err, size_t err_len);
+
+/* Writes p to path atomically, each figure with a comment saying where it
+ * came from; the folder is created. */
+int nn_profile_save(const char *path, const nn_gpu_profile *p, const char *origin, char *err, size_t err_len);
+
+/* ---- the original experiment beside the prediction ------------------------------------- */
+
+/* The whole job the preset's write-up timed (its own batch and epochs):
+ * what it measured and what the profile predicts for it, each way. */
+typedef struct nn_writeup {
+    int batch, epochs;
+    long steps;                  /* steps per epoch x epochs */
+    double cpu_s, gpu_s;         /* measured by the write-up; 0: not given */
+    double way_s[NN_GPU_WAYS];   /* predicted: steps x the predicted step of each way */
+} nn_writeup;
+
+/* 0 with out filled when p carries what its original experiment measured
+ * (measured_cpu_s or measured_gpu_s), else -1. prof NULL: no prediction
+ * (way_s 0). */
+int nn_writeup_predict(const nn_preset *p, const nn_gpu_profile *prof, nn_writeup *out);
+
+/* ---- predictions ------------------------------------------------------------------------ */
+
+/* Each way of running a GPU step (explain.h) explained for the profile:
+ * the one cost model, three sets of options. */
+void nn_profile_predict(const nn_preset *p, int batch, const nn_gpu_profile *prof,
+                        nn_explanation out[NN_GPU_WAYS]);
+
+#endif
