@@ -138,6 +138,7 @@ static void probe_once_fn(void)
     char dv[16], rv[16];
     probe_rc = -1;
 
+#ifndef NN_CUDA_EMULATION     /* the emulated GPU has no driver to look for */
     /* The driver is the one library the CUDA runtime loads itself; without it
      * cudart says only "insufficient driver", so look first. */
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -147,6 +148,7 @@ static void probe_once_fn(void)
                  e ? e : "not found");
         return;
     }
+#endif
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
     version_text(drv, dv, sizeof dv);
@@ -536,7 +538,7 @@ static void ops_init(void)
     nn_backend_ops *o = &gpu_ops;
     memset(o, 0, sizeof *o);
     o->name = "gpu";
-    o->summary = "CUDA: cuBLAS, cuDNN and own kernels (module " NN_GPU_MODULE_FILE ")";
+    o->summary = NN_GPU_SUMMARY;
     o->host_memory = 0;
     o->probe = gpu_probe;
     o->open = gpu_open;
