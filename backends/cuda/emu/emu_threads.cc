@@ -118,7 +118,11 @@ fiber host;                      /* the host thread's own stack */
 #ifdef EMU_ASM_SWITCH
 uint64_t fp_control;             /* the host's SSE and x87 control words, for new fibers */
 #endif
-std::vector<fiber *> spare;
+std::vector<fiber *> &spare_list()
+{
+    static std::vector<fiber *> *s = new std::vector<fiber *>;   /* never destroyed: the */
+    return *s;                                   /* fibers stay reachable to the end */
+}
 
 void worker_main(void *);
 #ifndef EMU_ASM_SWITCH
@@ -130,9 +134,9 @@ void worker_entry(void)
 
 fiber *fiber_new(void)
 {
-    if (!spare.empty()) {
-        fiber *f = spare.back();
-        spare.pop_back();
+    if (!spare_list().empty()) {
+        fiber *f = spare_list().back();
+        spare_list().pop_back();
         return f;
     }
     long page = sysconf(_SC_PAGESIZE);
@@ -214,7 +218,7 @@ void fiber_abandon(fiber *f)
 #ifdef EMU_ASAN
     ASAN_UNPOISON_MEMORY_REGION(f->stack, f->size);
 #endif
-    spare.push_back(f);
+    spare_list().push_back(f);
 }
 
 void set_thread(unsigned tid)
@@ -260,7 +264,7 @@ void resume(block_run *b, fiber *f)
     b->parked = false;
     fiber_switch(&host, f, false);
     if (!b->parked)
-        spare.push_back(f);
+        spare_list().push_back(f);
 }
 
 /* 0, or -1 with why: the barrier's rule was broken. (Which __syncthreads a
