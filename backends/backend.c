@@ -22,6 +22,9 @@
 #ifndef NN_BUILD_MODULE_DIR
 #define NN_BUILD_MODULE_DIR ""
 #endif
+/* The emulated GPU modules (backends/cuda/emu/), beside the real one. */
+#define NN_GPU_EMU_MODULE_FILE "nnlab-cuda-emu.so"
+#define NN_GPU_EMU_FMA_MODULE_FILE "nnlab-cuda-emu-fma.so"
 
 /* An explicit list rather than self-registration: the order is the order
  * `nnlab devices` shows, and a reader sees every backend in one place. The GPU
@@ -94,14 +97,38 @@ static int load_module(const char *path, const nn_backend_ops **ops, char *why, 
     return 0;
 }
 
+/* The GPU module's file: nnlab-cuda.so, or, when NNLAB_GPU_EMULATION selects
+ * it, the emulated GPU (the same CUDA code run on the CPU, for tests:
+ * docs/gpu-backend.md): "1" nnlab-cuda-emu.so, "fma" its build with fused
+ * multiply-adds. Without the variable an emulated device never appears as a
+ * GPU. NULL, with the reason in why, for any other value. */
+static const char *gpu_module_file(int *emulated, char *why, size_t why_len)
+{
+    const char *e = getenv("NNLAB_GPU_EMULATION");
+    *emulated = 0;
+    if (!e || !*e || strcmp(e, "0") == 0)
+        return NN_GPU_MODULE_FILE;
+    *emulated = 1;
+    if (strcmp(e, "1") == 0)
+        return NN_GPU_EMU_MODULE_FILE;
+    if (strcmp(e, "fma") == 0)
+        return NN_GPU_EMU_FMA_MODULE_FILE;
+    say(why, why_len, "NNLAB_GPU_EMULATION=%s: expected 1 (the emulated GPU module) or fma (its "
+        "build with fused multiply-adds), or unset for a real GPU", e);
+    return NULL;
+}
+
 static void load_gpu_module(void)
 {
     const char *env = getenv("NNLAB_MODULE_DIR");
     const char *dirs[2];
-    int n = 0, found = 0;
+    int n = 0, found = 0, emulated = 0;
     char looked[NN_BACKEND_ERROR_LEN / 2] = "";
     size_t used = 0;
+    const char *file = gpu_module_file(&emulated, gpu_why, sizeof gpu_why);
 
+    if (!file)
+        return;
     if (env && *env) {
         dirs[n++] = env;        /* set: the only place looked */
     } else {
@@ -112,7 +139,7 @@ static void load_gpu_module(void)
     }
     for (int i = 0; i < n; i++) {
         char path[4096], why[NN_BACKEND_ERROR_LEN];
-        snprintf(path, sizeof path, "%s/%s", dirs[i], NN_GPU_MODULE_FILE);
+        snprintf(path, sizeof path, "%s/%s", dirs[i], file);
         if (access(path, F_OK) != 0) {
             int w = snprintf(looked + used, sizeof looked - used, "%s%s", used ? ", " : "", dirs[i]);
             if (w > 0 && (size_t)w < sizeof looked - used)
@@ -127,6 +154,11 @@ static void load_gpu_module(void)
     }
     if (found)
         return;
+    if (emulated) {             /* built with every nnlab */
+        say(gpu_why, sizeof gpu_why, "the emulated GPU module %s (NNLAB_GPU_EMULATION) is not "
+                 "in %s (NNLAB_MODULE_DIR names its folder)", file, used ? looked : "any folder");
+        return;
+    }
 #ifdef NN_GPU_MODULE_BUILT
     say(gpu_why, sizeof gpu_why, "the GPU module %s is not in %s (NNLAB_MODULE_DIR names "
              "its folder)", NN_GPU_MODULE_FILE, used ? looked : "any folder");

@@ -8,7 +8,8 @@
  *   cuda_kernels.cu  our own kernels: activations, pooling, dropout, losses,
  *                    optimisers, bias add and bias gradient, batch gather
  *
- * CUDA C compiled by nvcc (as C++, for the launch syntax; no other C++). Every
+ * CUDA C compiled by nvcc (as C++; no other C++), or by the host C++
+ * compiler for the emulated GPU (NN_CUDA_EMULATION, below). Every
  * operation runs on the backend's one stream, in call order; nothing waits for
  * the device except download, synchronize, host_wait and timing_collect(wait).
  * Every symbol is hidden except the two exports (-fvisibility=hidden). */
@@ -18,9 +19,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- CUDA, or its emulation --------------------------------------------------
+ * nvcc builds nnlab-cuda.so against the toolkit. With NN_CUDA_EMULATION the
+ * same files compile with the host C++ compiler into nnlab-cuda-emu.so, which
+ * runs the kernels on the CPU and stands in for cuBLAS and cuDNN (emu/, and
+ * docs/gpu-backend.md "The emulated GPU"): the GPU code is tested where
+ * there is no GPU. Each kernel launch goes through NN_LAUNCH so that it
+ * means the same in both. */
+#ifdef NN_CUDA_EMULATION
+#include "emu/cuda_emu.h"
+#define NN_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                        \
+    nn_emu_launch(kernel, #kernel, grid, block, shared_bytes, stream, __VA_ARGS__)
+#define NN_GPU_SUMMARY "emulated CUDA on the CPU, for tests (module " NN_GPU_EMU_MODULE_FILE \
+    "): the GPU code with cuBLAS and cuDNN stand-ins; not a GPU"
+#else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
+#define NN_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                        \
+    kernel<<<(grid), (block), (shared_bytes), (stream)>>>(__VA_ARGS__)
+#define NN_GPU_SUMMARY "CUDA: cuBLAS, cuDNN and own kernels (module " NN_GPU_MODULE_FILE ")"
+#endif
 
 extern "C" {
 #include "backend.h"
@@ -181,7 +200,7 @@ int gpu_blas(nn_backend *b, cublasStatus_t st, const char *op, const char *fn,
 int gpu_dnn(nn_backend *b, cudnnStatus_t st, const char *op, const char *fn,
             const char *doing, ...) __attribute__((format(printf, 5, 6)));
 
-/* After a <<<>>> launch: checks it (cudaGetLastError) and counts it. */
+/* After an NN_LAUNCH: checks it (cudaGetLastError) and counts it. */
 int gpu_launched(nn_backend *b, const char *op, const char *kernel);
 
 /* A cuBLAS or cuDNN call that launched work. */

@@ -45,8 +45,8 @@ __global__ void bias_rows_kernel(size_t total, int out, const float *__restrict_
 int gpu_bias_rows(nn_backend *b, const char *op, int n, int out, const float *bias, float *y)
 {
     size_t total = (size_t)n * (size_t)out;
-    bias_rows_kernel<<<blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        total, out, bias, y);
+    NN_LAUNCH(bias_rows_kernel, blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream,
+              total, out, bias, y);
     return gpu_launched(b, op, "bias_rows_kernel");
 }
 
@@ -75,7 +75,8 @@ __global__ void bias_grad_kernel(int n, int out, const float *__restrict__ dy,
 int gpu_bias_grad(nn_backend *b, const char *op, int n, int out, const float *dy, float *db)
 {
     dim3 block(32, 32);
-    bias_grad_kernel<<<(unsigned)((out + 31) / 32), block, 0, gpu_of(b)->stream>>>(n, out, dy, db);
+    NN_LAUNCH(bias_grad_kernel, (unsigned)((out + 31) / 32), block, 0, gpu_of(b)->stream,
+              n, out, dy, db);
     return gpu_launched(b, op, "bias_grad_kernel");
 }
 
@@ -168,8 +169,8 @@ int gpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, 
     if (pool_check(b, "maxpool2d_forward", g) != 0)
         return -1;
     size_t total = (size_t)g->n * g->c * g->h_out * g->w_out;
-    maxpool_forward_kernel<<<blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0,
-                             gpu_of(b)->stream>>>(*g, x, y);
+    NN_LAUNCH(maxpool_forward_kernel, blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0,
+              gpu_of(b)->stream, *g, x, y);
     return gpu_launched(b, "maxpool2d_forward", "maxpool_forward_kernel");
 }
 
@@ -179,8 +180,8 @@ int gpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x,
     if (pool_check(b, "maxpool2d_backward", g) != 0)
         return -1;
     size_t total = (size_t)g->n * g->c * g->h_in * g->w_in;
-    maxpool_backward_kernel<<<blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0,
-                              gpu_of(b)->stream>>>(*g, x, y, dy, dx);
+    NN_LAUNCH(maxpool_backward_kernel, blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0,
+              gpu_of(b)->stream, *g, x, y, dy, dx);
     return gpu_launched(b, "maxpool2d_backward", "maxpool_backward_kernel");
 }
 
@@ -242,8 +243,8 @@ int gpu_act_forward(nn_backend *b, enum nn_act act, size_t n, const float *x, fl
         return gpu_fail(b, "act_forward: unknown activation %d", (int)act);
     if (n == 0)
         return 0;
-    act_forward_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        (int)act, n, x, y);
+    NN_LAUNCH(act_forward_kernel, blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream,
+              (int)act, n, x, y);
     return gpu_launched(b, "act_forward", "act_forward_kernel");
 }
 
@@ -257,8 +258,8 @@ int gpu_act_backward(nn_backend *b, enum nn_act act, size_t n, const float *x, c
                         act == NN_ACT_TANH ? "output y" : "input x");
     if (n == 0)
         return 0;
-    act_backward_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        (int)act, n, x, y, dy, dx);
+    NN_LAUNCH(act_backward_kernel, blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream,
+              (int)act, n, x, y, dy, dx);
     return gpu_launched(b, "act_backward", "act_backward_kernel");
 }
 
@@ -290,9 +291,9 @@ static int dropout(nn_backend *b, const char *op, size_t n, float p, uint64_t se
     if (n == 0)
         return 0;
     const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-    dropout_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        n, nn_dropout_threshold(p), scale, seed, gpu_counter_arg(b, counter), gpu_recorded_step(b), in,
-        out);
+    NN_LAUNCH(dropout_kernel, blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream,
+              n, nn_dropout_threshold(p), scale, seed, gpu_counter_arg(b, counter),
+              gpu_recorded_step(b), in, out);
     return gpu_launched(b, op, "dropout_kernel");
 }
 
@@ -408,9 +409,9 @@ int gpu_softmax_xent(nn_backend *b, int n, int classes, const float *logits,
     gpu_state *s = gpu_of(b);
     if (n <= 0 || classes <= 0)
         return gpu_fail(b, "softmax_xent: bad shape n=%d classes=%d", n, classes);
-    softmax_xent_kernel<<<blocks_for((size_t)n, GPU_RED_BLOCKS), GPU_THREADS, 0, s->stream>>>(
-        n, classes, logits, labels, dlogits, (float)(1.0 / n), 1.0 / n, stats, s->partials,
-        s->blocks_done, s->fault_claim, s->fault_dev);
+    NN_LAUNCH(softmax_xent_kernel, blocks_for((size_t)n, GPU_RED_BLOCKS), GPU_THREADS, 0, s->stream,
+              n, classes, logits, labels, dlogits, (float)(1.0 / n), 1.0 / n, stats, s->partials,
+              s->blocks_done, s->fault_claim, s->fault_dev);
     return gpu_launched(b, "softmax_xent", "softmax_xent_kernel");
 }
 
@@ -440,8 +441,9 @@ int gpu_mse(nn_backend *b, int n, int width, const float *pred, const float *tar
         return gpu_fail(b, "mse: bad shape n=%d width=%d", n, width);
     const size_t m = (size_t)n * (size_t)width;
     const double inv_m = 1.0 / (double)m;
-    mse_kernel<<<blocks_for(m, GPU_RED_BLOCKS), GPU_THREADS, 0, s->stream>>>(
-        m, pred, target, dpred, (float)(2.0 * inv_m), inv_m, stats, s->partials, s->blocks_done);
+    NN_LAUNCH(mse_kernel, blocks_for(m, GPU_RED_BLOCKS), GPU_THREADS, 0, s->stream,
+              m, pred, target, dpred, (float)(2.0 * inv_m), inv_m, stats, s->partials,
+              s->blocks_done);
     return gpu_launched(b, "mse", "mse_kernel");
 }
 
@@ -475,9 +477,9 @@ int gpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float
         return gpu_fail(b, "sgd_step: step %ld, steps count from 1", t);
     if (n == 0)
         return 0;
-    sgd_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        n, param, grad, velocity, h->lr, h->weight_decay, h->momentum, 1.0f - h->dampening,
-        h->nesterov, gpu_t_arg(b, t), gpu_recorded_step(b));
+    NN_LAUNCH(sgd_kernel, blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream,
+              n, param, grad, velocity, h->lr, h->weight_decay, h->momentum, 1.0f - h->dampening,
+              h->nesterov, gpu_t_arg(b, t), gpu_recorded_step(b));
     return gpu_launched(b, "sgd_step", "sgd_kernel");
 }
 
@@ -514,9 +516,9 @@ int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, floa
         return gpu_fail(b, "adam_step: step %ld, steps count from 1", t);
     if (n == 0)
         return 0;
-    adam_kernel<<<blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        n, param, grad, m, v, h->lr, h->beta1, h->beta2, h->eps, h->weight_decay, gpu_t_arg(b, t),
-        gpu_recorded_step(b));
+    NN_LAUNCH(adam_kernel, blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream,
+              n, param, grad, m, v, h->lr, h->beta1, h->beta2, h->eps, h->weight_decay,
+              gpu_t_arg(b, t), gpu_recorded_step(b));
     return gpu_launched(b, "adam_step", "adam_kernel");
 }
 
@@ -549,8 +551,8 @@ int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const 
         return gpu_fail(b, "gather_rows: bad shape n=%d x_width=%zu y_width=%zu first=%ld", n,
                         x_width, y_width, first);
     size_t total = (size_t)n * (x_width + (ys ? y_width : 0));
-    gather_kernel<<<blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream>>>(
-        n, idx, first, xs, x_width, x, (const uint32_t *)ys, y_width, (uint32_t *)y);
+    NN_LAUNCH(gather_kernel, blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0, gpu_of(b)->stream,
+              n, idx, first, xs, x_width, x, (const uint32_t *)ys, y_width, (uint32_t *)y);
     return gpu_launched(b, "gather_rows", "gather_kernel");
 }
 
@@ -573,7 +575,7 @@ static gpu_step_values device_values(const nn_step_values *v)
 int gpu_write_step_values(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
-    step_values_kernel<<<1, 1, 0, s->stream>>>(s->step_dev, device_values(&s->step));
+    NN_LAUNCH(step_values_kernel, 1, 1, 0, s->stream, s->step_dev, device_values(&s->step));
     return gpu_launched(b, "graph_begin", "step_values_kernel");
 }
 

@@ -160,6 +160,7 @@ static void probe_once_fn(void)
     cudaDeviceProp prop;
     memset(&f, 0, sizeof f);
     f.runtime = CUDART_VERSION;          /* the toolkit built with, unless the runtime says */
+#ifndef NN_CUDA_EMULATION     /* the emulated GPU has no driver to look for */
     /* The driver is the one library the CUDA runtime loads itself; without it
      * cudart says only "insufficient driver", so look first. */
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -169,6 +170,7 @@ static void probe_once_fn(void)
         probe_rc = gpu_probe_verdict(&f, probe_why, sizeof probe_why);
         return;
     }
+#endif
     int rt = 0;
     cudaDriverGetVersion(&f.driver);
     if (cudaRuntimeGetVersion(&rt) == cudaSuccess && rt > 0)
@@ -559,7 +561,7 @@ static void ops_init(void)
     nn_backend_ops *o = &gpu_ops;
     memset(o, 0, sizeof *o);
     o->name = "gpu";
-    o->summary = "CUDA: cuBLAS, cuDNN and own kernels (module " NN_GPU_MODULE_FILE ")";
+    o->summary = NN_GPU_SUMMARY;
     o->host_memory = 0;
     o->probe = gpu_probe;
     o->open = gpu_open;
