@@ -22,6 +22,11 @@ if [ "$variant" = fma ] && [ "${NNLAB_EMU_FMA:-yes}" = no ]; then
 fi
 seed=${NNLAB_EMU_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 export NNLAB_EMU_SEED=$seed NNLAB_GPU_EMULATION=$emulation NNLAB_REQUIRE_GPU=1
+# Under ASan, LeakSanitizer's stop-the-world scan at exit crashes on the
+# emulator's fiber stacks ("Tracer caught signal 11") after every case has
+# passed; leaks stay checked by every other test, and ASan's memory errors
+# and UBSan stay on here.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 echo "# emulated GPU ($variant build), NNLAB_EMU_SEED=$seed"
 ./tests/test_gpu | awk '
     /^1\.\.0 # SKIP/ {
