@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_tmp.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -203,26 +205,16 @@ static void test_dangling_link_refused(void **state)
     assert_string_equal(back, target);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(tmp_root, sizeof tmp_root, "%s/nnlab-test-atomic-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    return mkdtemp(tmp_root) ? 0 : -1;
+    return test_tmp_create(tmp_root, sizeof tmp_root, "atomic");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    return nftw(tmp_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return test_tmp_remove(tmp_root);
 }
 
 int main(void)

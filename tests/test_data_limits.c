@@ -14,6 +14,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_tmp.h"
+
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -420,27 +422,16 @@ static void test_unreadable_folder(void **state)
 
 /* ---- the group ---------------------------------------------------------- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_root, sizeof tmp_root, "%s/nnlab-test-limits-XXXXXX",
-             base && base[0] ? base : "/tmp");
-    return mkdtemp(tmp_root) ? 0 : -1;
+    return test_tmp_create(tmp_root, sizeof tmp_root, "limits");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    return nftw(tmp_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return test_tmp_remove(tmp_root);
 }
 
 int main(void)

@@ -14,6 +14,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "test_tmp.h"
+
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -191,27 +193,16 @@ static void test_duplicates_only_real_ones(void **state)
 
 /* ---- the group ---------------------------------------------------------- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(tmp_root, sizeof tmp_root, "%s/nnlab-test-preset-files-XXXXXX",
-             tmp && tmp[0] ? tmp : "/tmp");
-    return mkdtemp(tmp_root) ? 0 : -1;
+    return test_tmp_create(tmp_root, sizeof tmp_root, "preset-files");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    return nftw(tmp_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return test_tmp_remove(tmp_root);
 }
 
 int main(void)
