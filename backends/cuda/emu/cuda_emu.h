@@ -262,6 +262,10 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g);
 
 /* ---- kernel launches (NN_LAUNCH in cuda_backend.h) ---------------------------------- */
 
+/* The emulator's per-thread dispatch is not checked by the sanitizers (the
+ * kernels it calls are): it runs once per thread, millions of times a step. */
+#define NN_EMU_UNCHECKED __attribute__((no_sanitize_address, no_sanitize_undefined))
+
 namespace nn_emu {
 
 /* One launch: the kernel and its arguments, copied when it is launched as a
@@ -295,7 +299,7 @@ template <typename... P> struct typed_call : kernel_call {
         func = (const void *)f;
         name = kernel_name;
     }
-    void run() override { std::apply(fn, args); }
+    NN_EMU_UNCHECKED void run() override { call(std::index_sequence_for<P...>()); }
     kernel_call *clone() const override { return new typed_call(*this); }
     void set_params(void **params) override { set_from(params, std::index_sequence_for<P...>()); }
     int pointers(const void **out, int max) const override
@@ -306,6 +310,10 @@ template <typename... P> struct typed_call : kernel_call {
     }
 
 private:
+    template <size_t... I> NN_EMU_UNCHECKED void call(std::index_sequence<I...>)
+    {
+        fn(std::get<I>(args)...);
+    }
     template <size_t... I> void set_from(void **params, std::index_sequence<I...>)
     {
         ((std::get<I>(args) =

@@ -221,7 +221,7 @@ void fiber_abandon(fiber *f)
     spare_list().push_back(f);
 }
 
-void set_thread(unsigned tid)
+NN_EMU_UNCHECKED void set_thread(unsigned tid)
 {
     unsigned bx = nn_emu_block_dim.x, by = nn_emu_block_dim.y;
     if (bx == cur->n) {                      /* a 1-d block: no divisions */
@@ -237,7 +237,7 @@ void set_thread(unsigned tid)
 
 /* Starts threads until none is left; a thread that stops at a barrier
  * keeps this fiber, and the scheduler starts another. */
-void worker_main(void *)
+NN_EMU_UNCHECKED void worker_main(void *)
 {
 #ifdef EMU_ASAN
     arrived(nullptr);
@@ -258,7 +258,7 @@ void worker_main(void *)
 
 /* Runs f until its thread stops at a barrier or every thread it may start
  * has ended; then f is spare again unless a thread waits on it. */
-void resume(block_run *b, fiber *f)
+NN_EMU_UNCHECKED void resume(block_run *b, fiber *f)
 {
     b->running = f;
     b->parked = false;
@@ -314,7 +314,7 @@ int run_block(block_run *b, std::string *why)
  * integers) before each block. Volatile stores, not memset, which
  * AddressSanitizer would check against the padding it may put between these
  * statics. */
-__attribute__((no_sanitize_address)) void poison_shared(void)
+NN_EMU_UNCHECKED void poison_shared(void)
 {
     char *p = __start_nn_emu_shared, *end = __stop_nn_emu_shared;
     for (; p < end && ((uintptr_t)p & 7); p++)
@@ -430,7 +430,7 @@ void launch(kernel_call *call, dim3 grid, dim3 block, size_t shared_bytes, cudaS
 } /* namespace nn_emu */
 
 /* The barrier (cuda_emu.h). */
-void __syncthreads(void)
+NN_EMU_UNCHECKED void __syncthreads(void)
 {
     using namespace nn_emu;
     block_run *b = cur;
