@@ -12,7 +12,9 @@
  *   emu_graph.cc    stream capture and graphs
  *   emu_threads.cc  blocks and threads: fibers, __syncthreads, shared memory
  *   emu_blas.cc     cuBLAS stand-in (cublasSgemm)
- *   emu_dnn.cc, emu_dnn_conv.cc   cuDNN stand-in (convolutions, AddTensor)
+ *   emu_dnn.cc      cuDNN stand-in: handle, descriptors, algorithm queries
+ *   emu_dnn_run.cc  the cuDNN calls that compute, and their checks
+ *   emu_dnn_conv.cc their arithmetic
  * Functions have C++ linkage (and hidden visibility, as all of the module), so
  * none can be confused with a real libcudart symbol. */
 #ifndef NNLAB_CUDA_EMU_H

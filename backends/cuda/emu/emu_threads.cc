@@ -376,6 +376,11 @@ cudaError_t run_kernel(kernel_call &k, dim3 grid, dim3 block, std::string *why)
     b.n = block.x * block.y * block.z;
     cur = &b;
     uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
+    if (blocks >= ((uint64_t)1 << 32)) {     /* valid on a GPU, beyond a CPU's patience */
+        *why = format("kernel %s: a grid of %llu blocks is not emulated", k.name,
+                      (unsigned long long)blocks);
+        return cudaErrorLaunchFailure;
+    }
     permutation order(blocks);
     for (uint64_t i = 0; i < blocks; i++) {
         uint64_t id = order.at(i);
