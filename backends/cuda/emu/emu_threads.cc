@@ -16,8 +16,9 @@
  * block, so that a missing barrier or an uninitialised shared variable gives
  * wrong numbers instead of happening to work.
  *
- * On x86-64 a fiber switch is a few instructions (below); elsewhere it is
- * swapcontext, correct but slower (a system call per switch). */
+ * On x86-64 a fiber switch is a few instructions (below); elsewhere (or
+ * with -DNN_EMU_UCONTEXT) it is swapcontext, correct but slower (a system
+ * call per switch). */
 #include "emu_internal.h"
 
 #include <stdlib.h>
@@ -37,7 +38,7 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__linux__) && !defined(NN_EMU_UCONTEXT)
 #define EMU_ASM_SWITCH 1
 #else
 #include <ucontext.h>
