@@ -109,7 +109,10 @@ struct block_run {
     unsigned n = 0;              /* threads */
     unsigned start = 0, step = 1; /* threads start in the order start + i step (mod n) */
     unsigned next = 0;           /* threads started */
-    std::vector<waiter> waiting; /* at the barrier */
+    std::vector<waiter> buf[2];  /* two lists of n: one filled while the other is resumed */
+    waiter *waiting = nullptr;   /* threads at the barrier: waiting[0 .. nwait) */
+    size_t nwait = 0;
+    int side = 0;
     fiber *running = nullptr;
     bool parked = false;         /* running's thread stopped at the barrier */
 };
@@ -273,20 +276,22 @@ NN_EMU_UNCHECKED void resume(block_run *b, fiber *f)
  * and on a GPU every __syncthreads of a block is the same barrier.) */
 int release_barrier(block_run *b, std::string *why)
 {
-    size_t waiting = b->waiting.size();
+    size_t waiting = b->nwait;
     if (waiting != b->n) {
         *why = format("%zu of its %u threads wait at __syncthreads while %zu have returned from the "
                       "kernel (every thread of a block must reach each barrier)",
                       waiting, b->n, b->n - waiting);
-        for (const waiter &w : b->waiting)
-            fiber_abandon(w.f);
-        b->waiting.clear();
+        for (size_t i = 0; i < waiting; i++)
+            fiber_abandon(b->waiting[i].f);
+        b->nwait = 0;
         return -1;
     }
-    std::vector<waiter> now;
-    now.swap(b->waiting);
-    permutation order(now.size());
-    for (size_t i = 0; i < now.size(); i++) {
+    const waiter *now = b->waiting;      /* the next barrier fills the other list */
+    b->side ^= 1;
+    b->waiting = b->buf[b->side].data();
+    b->nwait = 0;
+    permutation order(waiting);
+    for (size_t i = 0; i < waiting; i++) {
         const waiter &w = now[order.at(i)];
         set_thread(w.tid);
         resume(b, w.f);
@@ -305,7 +310,7 @@ int run_block(block_run *b, std::string *why)
         fiber_make(f);
         resume(b, f);
     }
-    while (!b->waiting.empty())
+    while (b->nwait)
         if (release_barrier(b, why) != 0)
             return -1;
     return 0;
@@ -375,6 +380,9 @@ cudaError_t run_kernel(kernel_call &k, dim3 grid, dim3 block, std::string *why)
     block_run b;
     b.k = &k;
     b.n = block.x * block.y * block.z;
+    b.buf[0].resize(b.n);
+    b.buf[1].resize(b.n);
+    b.waiting = b.buf[0].data();
     cur = &b;
     uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
     if (blocks >= ((uint64_t)1 << 32)) {     /* valid on a GPU, beyond a CPU's patience */
@@ -446,7 +454,7 @@ NN_EMU_UNCHECKED void __syncthreads(void)
     }
     unsigned tid = nn_emu_thread_idx.x +
                    nn_emu_block_dim.x * (nn_emu_thread_idx.y + nn_emu_block_dim.y * nn_emu_thread_idx.z);
-    b->waiting.push_back(waiter{ b->running, tid });
+    b->waiting[b->nwait++] = waiter{ b->running, tid };
     b->parked = true;
     fiber_switch(b->running, &host, false);
 }
