@@ -88,7 +88,7 @@ namespace {
 const size_t STACK_BYTES = 256 * 1024;   /* kernels are shallow; AddressSanitizer's frames are not */
 
 struct fiber {
-    char *stack = nullptr;       /* its lowest page is a guard page */
+    char *stack = nullptr;       /* the page below it is a guard page */
     size_t size = 0;
     void *asan_fake = nullptr;
 #ifdef EMU_ASM_SWITCH
@@ -145,14 +145,15 @@ fiber *fiber_new(void)
     }
     long page = sysconf(_SC_PAGESIZE);
     fiber *f = new fiber;
-    f->size = STACK_BYTES + (size_t)page;
-    void *m = mmap(nullptr, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *m = mmap(nullptr, STACK_BYTES + (size_t)page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
         diag("cannot map a stack for an emulated thread: out of memory");
         abort();
     }
     mprotect(m, (size_t)page, PROT_NONE);    /* an overflow faults instead of corrupting */
-    f->stack = (char *)m;
+    f->stack = (char *)m + page;             /* the usable stack, above the guard page */
+    f->size = STACK_BYTES;
     return f;
 }
 
