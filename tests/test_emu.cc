@@ -465,6 +465,50 @@ static void test_sgemm_capture_workspace(void **state)
     cudaFree(ws);
 }
 
+/* With NNLAB_EMU_LAZY_INIT=1 (run in a fresh process: the variable is read
+ * once), a routine's first call inside a capture spoils it; once it has run
+ * eagerly, recording it works. 0 when both hold. */
+static int lazy_init_case(void)
+{
+    setenv("NNLAB_EMU_LAZY_INIT", "1", 1);
+    cudaStream_t s = NULL;
+    cublasHandle_t h;
+    cudaGraph_t g = NULL;
+    const float one = 1, zero = 0;
+    float *a = NULL, *c = NULL, *ws = NULL;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) || cudaMalloc((void **)&a, 16) ||
+        cudaMalloc((void **)&c, 8) || cudaMalloc((void **)&ws, 4096) || cublasCreate(&h) ||
+        cublasSetStream(h, s) || cublasSetWorkspace(h, ws, 4096))
+        return 2;
+    cudaError_t first = cudaSuccess, second = cudaSuccess;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1)   /* the warm-up: once eagerly */
+            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 1, 2, &one, a, 2, a, 2, &zero, c, 2);
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 1, 2, &one, a, 2, a, 2, &zero, c, 2);
+        (round ? second : first) = cudaStreamEndCapture(s, &g);
+        if (g)
+            cudaGraphDestroy(g);
+        g = NULL;
+    }
+    return first == cudaErrorStreamCaptureInvalidated && second == cudaSuccess ? 0 : 1;
+}
+
+static void test_lazy_init_option(void **state)
+{
+    (void)state;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_emu", "--lazy-init", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* ---- cuDNN ------------------------------------------------------------------------------------ */
 
 struct dnn_fixture {
@@ -578,6 +622,8 @@ int main(int argc, char **argv)
             return 1;
         return fwrite(order, sizeof order, 1, stdout) == 1 ? 0 : 1;
     }
+    if (argc == 2 && strcmp(argv[1], "--lazy-init") == 0)
+        return lazy_init_case();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_barrier_left_early),
         cmocka_unit_test(test_barrier_orders_shared_memory),
@@ -591,6 +637,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sgemm),
         cmocka_unit_test(test_sgemm_bounds),
         cmocka_unit_test(test_sgemm_capture_workspace),
+        cmocka_unit_test(test_lazy_init_option),
         cmocka_unit_test(test_conv_forward),
         cmocka_unit_test(test_conv_algorithms),
     };

@@ -12,7 +12,9 @@
  *   emu_graph.cc    stream capture and graphs
  *   emu_threads.cc  blocks and threads: fibers, __syncthreads, shared memory
  *   emu_blas.cc     cuBLAS stand-in (cublasSgemm)
- *   emu_dnn.cc, emu_dnn_conv.cc   cuDNN stand-in (convolutions, AddTensor)
+ *   emu_dnn.cc      cuDNN stand-in: handle, descriptors, algorithm queries
+ *   emu_dnn_run.cc  the cuDNN calls that compute, and their checks
+ *   emu_dnn_conv.cc their arithmetic
  * Functions have C++ linkage (and hidden visibility, as all of the module), so
  * none can be confused with a real libcudart symbol. */
 #ifndef NNLAB_CUDA_EMU_H
@@ -268,6 +270,10 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g);
 
 /* ---- kernel launches (NN_LAUNCH in cuda_backend.h) ---------------------------------- */
 
+/* The emulator's per-thread dispatch is not checked by the sanitizers (the
+ * kernels it calls are): it runs once per thread, millions of times a step. */
+#define NN_EMU_UNCHECKED __attribute__((no_sanitize_address, no_sanitize_undefined))
+
 namespace nn_emu {
 
 /* One launch: the kernel and its arguments, copied when it is launched as a
@@ -301,7 +307,7 @@ template <typename... P> struct typed_call : kernel_call {
         func = (const void *)f;
         name = kernel_name;
     }
-    void run() override { std::apply(fn, args); }
+    NN_EMU_UNCHECKED void run() override { call(std::index_sequence_for<P...>()); }
     kernel_call *clone() const override { return new typed_call(*this); }
     void set_params(void **params) override { set_from(params, std::index_sequence_for<P...>()); }
     int pointers(const void **out, int max) const override
@@ -312,6 +318,10 @@ template <typename... P> struct typed_call : kernel_call {
     }
 
 private:
+    template <size_t... I> NN_EMU_UNCHECKED void call(std::index_sequence<I...>)
+    {
+        fn(std::get<I>(args)...);
+    }
     template <size_t... I> void set_from(void **params, std::index_sequence<I...>)
     {
         ((std::get<I>(args) =

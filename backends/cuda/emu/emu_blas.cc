@@ -31,6 +31,7 @@ struct nn_emu_blas {
     size_t workspace_bytes = 0;
     bool own_workspace = false;        /* set by cublasSetWorkspace since cublasSetStream */
     cublasMath_t math = CUBLAS_DEFAULT_MATH;
+    std::set<std::string> used;        /* routines run (NNLAB_EMU_LAZY_INIT) */
 };
 
 namespace nn_emu {
@@ -136,6 +137,8 @@ cublasStatus_t issue(nn_emu_blas *h, const gemm &g)
         invalidate_capture(st, "cublasSgemm without a workspace set by cublasSetWorkspace");
         return CUBLAS_STATUS_EXECUTION_FAILED;
     }
+    if (first_use_spoils_capture(st, &h->used, "cublasSgemm"))
+        return CUBLAS_STATUS_EXECUTION_FAILED;
     e = enqueue(st, library_op([g](std::string *why) { return g.run(why); }));
     return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }

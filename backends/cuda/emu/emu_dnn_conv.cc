@@ -3,7 +3,9 @@
  * its backward functions, with any padding, stride and dilation, in both
  * convolution modes), in FP32 with FP32 accumulation as cuDNN's FP32
  * configuration. Long sums (the filter and bias gradients) add each
- * sample's partial sum, as a GPU reduction adds blocks' partials. */
+ * sample's partial sum, as a GPU reduction adds blocks' partials. The loops
+ * run only on buffers whose whole extent emu_dnn_run.cc has checked, so the
+ * sanitizers leave them out (they are most of a sanitizer run's time). */
 #include "emu_dnn_ref.h"
 
 #include <algorithm>
@@ -35,6 +37,7 @@ void store(float *out, float result, float alpha, float beta)
 
 } /* namespace */
 
+NN_EMU_UNCHECKED
 void conv_forward(const conv_params &p, const tensor4 &xd, const float *x, const tensor4 &wd,
                   const float *w, const tensor4 &yd, float *y, float alpha, float beta)
 {
@@ -65,6 +68,7 @@ void conv_forward(const conv_params &p, const tensor4 &xd, const float *x, const
         }
 }
 
+NN_EMU_UNCHECKED
 void conv_backward_data(const conv_params &p, const tensor4 &wd, const float *w, const tensor4 &dyd,
                         const float *dy, const tensor4 &dxd, float *dx, float alpha, float beta,
                         const permutation *k_order)
@@ -99,6 +103,7 @@ void conv_backward_data(const conv_params &p, const tensor4 &wd, const float *w,
 }
 
 /* One filter tap's gradient over sample n: sum over the output positions. */
+NN_EMU_UNCHECKED
 static float filter_tap_sum(const conv_params &p, const tensor4 &xd, const float *x,
                             const tensor4 &dyd, const float *dy, int n, int k, int c, int r, int s)
 {
@@ -118,6 +123,7 @@ static float filter_tap_sum(const conv_params &p, const tensor4 &xd, const float
     return part;
 }
 
+NN_EMU_UNCHECKED
 void conv_backward_filter(const conv_params &p, const tensor4 &xd, const float *x,
                           const tensor4 &dyd, const float *dy, const tensor4 &dwd, float *dw,
                           float alpha, float beta, const permutation *n_order)
@@ -136,6 +142,7 @@ void conv_backward_filter(const conv_params &p, const tensor4 &xd, const float *
                 }
 }
 
+NN_EMU_UNCHECKED
 void conv_backward_bias(const tensor4 &dyd, const float *dy, const tensor4 &dbd, float *db,
                         float alpha, float beta)
 {
@@ -152,6 +159,7 @@ void conv_backward_bias(const tensor4 &dyd, const float *dy, const tensor4 &dbd,
     }
 }
 
+NN_EMU_UNCHECKED
 void add_tensor(const tensor4 &ad, const float *a, const tensor4 &cd, float *c, float alpha,
                 float beta)
 {

@@ -36,6 +36,7 @@ struct conv_params {
 /* The objects behind the stand-in's handles. */
 struct nn_emu_dnn {
     cudaStream_t stream = nullptr;     /* the legacy stream until cudnnSetStream */
+    std::set<std::string> used;        /* routines run (NNLAB_EMU_LAZY_INIT) */
 };
 
 struct nn_emu_tensor_desc {

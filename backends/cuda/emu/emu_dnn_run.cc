@@ -42,6 +42,7 @@ struct dnn_call {
     void *ws = nullptr;
     size_t ws_need = 0, ws_given = 0;
     bool shuffled = false;       /* a non-deterministic algorithm: sums in a random order */
+    int algo = -1;
 
     int check(std::string *why) const
     {
@@ -120,6 +121,7 @@ cudnnStatus_t with_algorithm(int found, const algo_info &info, void *ws, size_t 
     c->ws_need = info.workspace;
     c->ws_given = ws ? given : 0;
     c->shuffled = !info.deterministic;
+    c->algo = info.algo;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -140,7 +142,10 @@ cudnnStatus_t submit(cudnnHandle_t h, const dnn_call &c, const char *fn)
     }
     cudaError_t e = cudaSuccess;
     nn_emu_stream *st = stream_of(h->stream, &e);
-    if (st)
+    if (st && first_use_spoils_capture(st, &h->used,
+                                       c.algo >= 0 ? format("%s (algorithm %d)", fn, c.algo) : fn))
+        e = cudaErrorStreamCaptureInvalidated;
+    else if (st)
         e = enqueue(st, library_op([c](std::string *w) { return c.run(w); }));
     if (e != cudaSuccess)
         return dnn_fail(CUDNN_STATUS_EXECUTION_FAILED,

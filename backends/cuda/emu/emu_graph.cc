@@ -15,8 +15,12 @@
  * waiting for an event, work on the legacy stream, cuDNN's algorithm
  * queries and cuBLAS without a workspace of the caller's (both may allocate).
  * Each invalidates the capture: it goes on recording nothing, and
- * cudaStreamEndCapture returns cudaErrorStreamCaptureInvalidated. */
+ * cudaStreamEndCapture returns cudaErrorStreamCaptureInvalidated. Optionally
+ * (NNLAB_EMU_LAZY_INIT=1) so does the first use of a library routine. */
 #include "emu_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 struct nn_emu_graph_node {
     nn_emu_graph *graph;
@@ -118,6 +122,24 @@ cudaError_t unsafe_during_capture(const char *what)
             hit = true;
         }
     return hit ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
+
+bool first_use_spoils_capture(nn_emu_stream *st, std::set<std::string> *used, const std::string &key)
+{
+    static int lazy = -1;
+    if (lazy < 0) {
+        const char *e = getenv("NNLAB_EMU_LAZY_INIT");
+        lazy = e && strcmp(e, "1") == 0;
+    }
+    if (!st->capturing) {
+        used->insert(key);
+        return false;
+    }
+    if (!lazy || used->count(key) || st->mode == cudaStreamCaptureModeRelaxed)
+        return false;
+    invalidate_capture(st, format("the first use of %s (NNLAB_EMU_LAZY_INIT=1: a library may "
+                                  "initialise a routine on its first call)", key.c_str()).c_str());
+    return true;
 }
 
 void end_capture_quietly(nn_emu_stream *st)

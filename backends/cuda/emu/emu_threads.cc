@@ -16,8 +16,9 @@
  * block, so that a missing barrier or an uninitialised shared variable gives
  * wrong numbers instead of happening to work.
  *
- * On x86-64 a fiber switch is a few instructions (below); elsewhere it is
- * swapcontext, correct but slower (a system call per switch). */
+ * On x86-64 a fiber switch is a few instructions (below); elsewhere (or
+ * with -DNN_EMU_UCONTEXT) it is swapcontext, correct but slower (a system
+ * call per switch). */
 #include "emu_internal.h"
 
 #include <stdlib.h>
@@ -37,7 +38,7 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__linux__) && !defined(NN_EMU_UCONTEXT)
 #define EMU_ASM_SWITCH 1
 #else
 #include <ucontext.h>
@@ -87,7 +88,7 @@ namespace {
 const size_t STACK_BYTES = 256 * 1024;   /* kernels are shallow; AddressSanitizer's frames are not */
 
 struct fiber {
-    char *stack = nullptr;       /* its lowest page is a guard page */
+    char *stack = nullptr;       /* the page below it is a guard page */
     size_t size = 0;
     void *asan_fake = nullptr;
 #ifdef EMU_ASM_SWITCH
@@ -108,7 +109,10 @@ struct block_run {
     unsigned n = 0;              /* threads */
     unsigned start = 0, step = 1; /* threads start in the order start + i step (mod n) */
     unsigned next = 0;           /* threads started */
-    std::vector<waiter> waiting; /* at the barrier */
+    std::vector<waiter> buf[2];  /* two lists of n: one filled while the other is resumed */
+    waiter *waiting = nullptr;   /* threads at the barrier: waiting[0 .. nwait) */
+    size_t nwait = 0;
+    int side = 0;
     fiber *running = nullptr;
     bool parked = false;         /* running's thread stopped at the barrier */
 };
@@ -141,14 +145,15 @@ fiber *fiber_new(void)
     }
     long page = sysconf(_SC_PAGESIZE);
     fiber *f = new fiber;
-    f->size = STACK_BYTES + (size_t)page;
-    void *m = mmap(nullptr, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *m = mmap(nullptr, STACK_BYTES + (size_t)page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
         diag("cannot map a stack for an emulated thread: out of memory");
         abort();
     }
     mprotect(m, (size_t)page, PROT_NONE);    /* an overflow faults instead of corrupting */
-    f->stack = (char *)m;
+    f->stack = (char *)m + page;             /* the usable stack, above the guard page */
+    f->size = STACK_BYTES;
     return f;
 }
 
@@ -221,7 +226,7 @@ void fiber_abandon(fiber *f)
     spare_list().push_back(f);
 }
 
-void set_thread(unsigned tid)
+NN_EMU_UNCHECKED void set_thread(unsigned tid)
 {
     unsigned bx = nn_emu_block_dim.x, by = nn_emu_block_dim.y;
     if (bx == cur->n) {                      /* a 1-d block: no divisions */
@@ -237,7 +242,7 @@ void set_thread(unsigned tid)
 
 /* Starts threads until none is left; a thread that stops at a barrier
  * keeps this fiber, and the scheduler starts another. */
-void worker_main(void *)
+NN_EMU_UNCHECKED void worker_main(void *)
 {
 #ifdef EMU_ASAN
     arrived(nullptr);
@@ -258,7 +263,7 @@ void worker_main(void *)
 
 /* Runs f until its thread stops at a barrier or every thread it may start
  * has ended; then f is spare again unless a thread waits on it. */
-void resume(block_run *b, fiber *f)
+NN_EMU_UNCHECKED void resume(block_run *b, fiber *f)
 {
     b->running = f;
     b->parked = false;
@@ -272,20 +277,22 @@ void resume(block_run *b, fiber *f)
  * and on a GPU every __syncthreads of a block is the same barrier.) */
 int release_barrier(block_run *b, std::string *why)
 {
-    size_t waiting = b->waiting.size();
+    size_t waiting = b->nwait;
     if (waiting != b->n) {
         *why = format("%zu of its %u threads wait at __syncthreads while %zu have returned from the "
                       "kernel (every thread of a block must reach each barrier)",
                       waiting, b->n, b->n - waiting);
-        for (const waiter &w : b->waiting)
-            fiber_abandon(w.f);
-        b->waiting.clear();
+        for (size_t i = 0; i < waiting; i++)
+            fiber_abandon(b->waiting[i].f);
+        b->nwait = 0;
         return -1;
     }
-    std::vector<waiter> now;
-    now.swap(b->waiting);
-    permutation order(now.size());
-    for (size_t i = 0; i < now.size(); i++) {
+    const waiter *now = b->waiting;      /* the next barrier fills the other list */
+    b->side ^= 1;
+    b->waiting = b->buf[b->side].data();
+    b->nwait = 0;
+    permutation order(waiting);
+    for (size_t i = 0; i < waiting; i++) {
         const waiter &w = now[order.at(i)];
         set_thread(w.tid);
         resume(b, w.f);
@@ -304,7 +311,7 @@ int run_block(block_run *b, std::string *why)
         fiber_make(f);
         resume(b, f);
     }
-    while (!b->waiting.empty())
+    while (b->nwait)
         if (release_barrier(b, why) != 0)
             return -1;
     return 0;
@@ -314,7 +321,7 @@ int run_block(block_run *b, std::string *why)
  * integers) before each block. Volatile stores, not memset, which
  * AddressSanitizer would check against the padding it may put between these
  * statics. */
-__attribute__((no_sanitize_address)) void poison_shared(void)
+NN_EMU_UNCHECKED void poison_shared(void)
 {
     char *p = __start_nn_emu_shared, *end = __stop_nn_emu_shared;
     for (; p < end && ((uintptr_t)p & 7); p++)
@@ -374,8 +381,16 @@ cudaError_t run_kernel(kernel_call &k, dim3 grid, dim3 block, std::string *why)
     block_run b;
     b.k = &k;
     b.n = block.x * block.y * block.z;
+    b.buf[0].resize(b.n);
+    b.buf[1].resize(b.n);
+    b.waiting = b.buf[0].data();
     cur = &b;
     uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
+    if (blocks >= ((uint64_t)1 << 32)) {     /* valid on a GPU, beyond a CPU's patience */
+        *why = format("kernel %s: a grid of %llu blocks is not emulated", k.name,
+                      (unsigned long long)blocks);
+        return cudaErrorLaunchFailure;
+    }
     permutation order(blocks);
     for (uint64_t i = 0; i < blocks; i++) {
         uint64_t id = order.at(i);
@@ -430,7 +445,7 @@ void launch(kernel_call *call, dim3 grid, dim3 block, size_t shared_bytes, cudaS
 } /* namespace nn_emu */
 
 /* The barrier (cuda_emu.h). */
-void __syncthreads(void)
+NN_EMU_UNCHECKED void __syncthreads(void)
 {
     using namespace nn_emu;
     block_run *b = cur;
@@ -440,7 +455,7 @@ void __syncthreads(void)
     }
     unsigned tid = nn_emu_thread_idx.x +
                    nn_emu_block_dim.x * (nn_emu_thread_idx.y + nn_emu_block_dim.y * nn_emu_thread_idx.z);
-    b->waiting.push_back(waiter{ b->running, tid });
+    b->waiting[b->nwait++] = waiter{ b->running, tid };
     b->parked = true;
     fiber_switch(b->running, &host, false);
 }
