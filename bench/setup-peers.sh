@@ -12,4 +12,6 @@ apt-get install -y -qq --no-install-recommends python3-torch python3-venv >/dev/
 if [ "${1:-}" != "--debian-only" ]; then
     [ -x "$here/.venv/bin/python" ] || /usr/bin/python3 -m venv "$here/.venv"
     "$here/.venv/bin/pip" install -q --upgrade torch numpy
+    # bench/tabnet.sh's peer: the TabNet implementation seed 001 timed
+    "$here/.venv/bin/pip" install -q pytorch-tabnet==4.1.0
 fi
