@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "nnlab/device.h"
+#include "nnlab/export.h"
 #include "util.h"
 
 /* ---- the option table --------------------------------------------------------------- */
@@ -304,20 +305,10 @@ int cli_load_preset(const char *name, nn_preset *p)
     return 0;
 }
 
-/* s as a JSON string: a message may hold quotes, backslashes or control characters */
+/* s as a JSON string: the library's escaping (nnlab/export.h) */
 void cli_json_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
+    nn_json_string(f, s);
 }
 
 void cli_json_number(const char *key, double v, int last)
