@@ -279,8 +279,8 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
         draw_progress(lab);
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, nn_sweep_active(&lab->sweep_screen.sweep)
-                                ? "c cancel  arrows pick a point  e explain  l log/linear y  Esc back  ? help"
-                                : "finished: Enter/Esc setup  arrows pick a point  e explain  l log y  ? help");
+                                ? "c cancel  arrows pick a point  e explain  l log y  x export  Esc back  ? help"
+                                : "finished: Enter/Esc setup  arrows pick  e explain  l log y  x export  ? help");
 }
 
 int ui_sweep_screen_active(const ui_lab *lab)
