@@ -152,6 +152,35 @@ static void test_epoch_history(void **state)
     assert_false(r[0].has_train_loss);
 }
 
+/* A sweep's times count the jobs it runs: a predicted device runs none. */
+static void test_sweep_times(void **state)
+{
+    static nn_sweep sw;
+    nn_job_times t;
+    (void)state;
+    memset(&sw, 0, sizeof sw);
+    sw.n_devices = 2;
+    sw.n_batches = 3;
+    sw.predicted[1] = 1;             /* its points are DONE at once, and no job */
+    for (int i = 0; i < 3; i++)
+        sw.pt[1][i].state = NN_POINT_DONE;
+    sw.pt[0][0].state = NN_POINT_DONE;
+    sw.pt[0][1].state = NN_POINT_FAILED;   /* ran, and took its time */
+    sw.pt[0][2].state = NN_POINT_RUNNING;
+    nn_sweep_times(&sw, 110.0, &t);
+    assert_true(t.elapsed_s == 0 && !t.has_remaining);   /* not started */
+    sw.started = 1;
+    sw.t_start = 100.0;
+    nn_sweep_times(&sw, 110.0, &t);
+    assert_int_equal(t.steps, 2);
+    assert_int_equal(t.total_steps, 3);
+    assert_true(t.elapsed_s == 10.0 && t.has_remaining && t.remaining_s == 5.0);
+    sw.finished = 1;
+    sw.t_end = 112.0;                /* ended: its own end, whatever the clock says */
+    nn_sweep_times(&sw, 500.0, &t);
+    assert_true(t.elapsed_s == 12.0 && t.remaining_s == 0.0);
+}
+
 static nn_export_run two_jobs(nn_snapshot *a, nn_snapshot *b)
 {
     *a = snap(NN_JOB_DONE, "cpu", 10.0, 35, 35);
@@ -282,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_headline),
         cmocka_unit_test(test_race_ratio),
         cmocka_unit_test(test_epoch_history),
+        cmocka_unit_test(test_sweep_times),
         cmocka_unit_test(test_run_csv),
         cmocka_unit_test(test_run_json),
         cmocka_unit_test(test_export_files),

@@ -14,6 +14,7 @@
 
 #include "nnlab/device.h"
 #include "nnlab/export.h"
+#include "nnlab/progress.h"
 #include "util.h"
 
 /* ---- the option table --------------------------------------------------------------- */
@@ -389,8 +390,14 @@ void cli_run_sweep(nn_sweep *sw, int quiet)
             failed = sw->n_failed;
         }
         int now = sw->job ? sw->cur_batch * sw->n_devices + sw->cur_dev : -1;
-        if (!quiet && now >= 0 && now != shown)
-            fprintf(stderr, "\rsweep: %s batch %d ...   ", sw->device[sw->cur_dev], sw->batch[sw->cur_batch]);
+        if (!quiet && now >= 0 && now != shown) {
+            nn_job_times t;              /* the library's figures, as the lab's sweep bar */
+            char times[48];
+            nn_sweep_times(sw, nn_now(), &t);
+            nn_format_elapsed_remaining(&t, times, sizeof times);
+            fprintf(stderr, "\rsweep: %ld/%ld %s  %s batch %d ...   ", t.steps, t.total_steps, times,
+                    sw->device[sw->cur_dev], sw->batch[sw->cur_batch]);
+        }
         shown = now;
         if (!(bits & NN_SWEEP_RESULTS) && sw->job) {
             nn_sweep_wait(sw);           /* the point's job ends; the next poll collects it */
@@ -400,7 +407,7 @@ void cli_run_sweep(nn_sweep *sw, int quiet)
             cli_sleep_ms(1);
     }
     if (!quiet)
-        fprintf(stderr, "\r%40s\r", "");
+        fprintf(stderr, "\r%60s\r", "");
 }
 
 /* ---- usage ---------------------------------------------------------------------------- */
