@@ -106,6 +106,28 @@ static void test_headline(void **state)
     assert_false(t.has_remaining);
 }
 
+/* A calibration has no steps: its pace is its fraction done. */
+static void test_calibration_times(void **state)
+{
+    nn_job_times t;
+    char buf[64];
+    (void)state;
+    nn_snapshot s = snap(NN_JOB_RUNNING, "cpu", 3.0, 0, 0);
+    s.kind = NN_JOB_CALIBRATE;
+    s.fraction_done = 0.25;          /* a quarter in 3 s: 9 s to go */
+    nn_job_times_of(&s, &t);
+    assert_true(t.has_remaining && fabs(t.remaining_s - 9.0) < 1e-9 && fabs(t.total_s - 12.0) < 1e-9);
+    assert_false(t.has_per_step);
+    nn_format_elapsed_remaining(&t, buf, sizeof buf);
+    assert_string_equal(buf, "00:03<00:09");
+    s.fraction_done = 0;             /* no pace yet */
+    nn_job_times_of(&s, &t);
+    assert_false(t.has_remaining);
+    s.state = NN_JOB_DONE;
+    nn_job_times_of(&s, &t);
+    assert_true(t.has_remaining && t.remaining_s == 0 && t.total_s == 3.0);
+}
+
 static void test_race_ratio(void **state)
 {
     int faster = -1;
@@ -309,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_per_step),
         cmocka_unit_test(test_times),
         cmocka_unit_test(test_headline),
+        cmocka_unit_test(test_calibration_times),
         cmocka_unit_test(test_race_ratio),
         cmocka_unit_test(test_epoch_history),
         cmocka_unit_test(test_sweep_times),

@@ -139,6 +139,7 @@ regime="(overhead|memory|compute)-bound"
 keys Enter
 expect "no calibration yet: Enter calibrates the CPU first" "Calibrating cpu \(first use\)" 10
 expect "with a progress bar and what it measures" "now: [a-z]" 10
+expect "and its time, elapsed<remaining" "% [0-9][0-9]:[0-9][0-9]<([0-9:]+|\?)" 10
 expect "Enter starts the run: the dashboard" "Job ─|Job -" 60
 cal_file="$XDG_CACHE_HOME/nnlab/calibration-cpu.txt"
 if [ -s "$cal_file" ]; then ok "the calibration is cached"; else not_ok "the calibration is cached"; fi

@@ -97,6 +97,7 @@ typedef struct ui_calibrating {
     ui_calib_run run;
     double fraction;                 /* the last progress polled */
     char what[64];
+    char times[48];                  /* its elapsed<remaining then (nnlab/progress.h) */
     char failed[NN_ERR_LEN * 2];     /* the failures so far, for the dialog after */
     char warning[NN_ERR_LEN + 64];   /* measured but not cached: for the status row */
 } ui_calibrating;

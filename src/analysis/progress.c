@@ -29,9 +29,26 @@ void nn_job_times_at(double elapsed_s, long steps, long total_steps, int ended, 
     t->total_s = t->elapsed_s + t->remaining_s;
 }
 
+/* A calibration has no steps: its remaining time is its elapsed time at the
+ * pace of the fraction done so far. */
+static void calibration_times(const nn_snapshot *s, nn_job_times *t)
+{
+    double f = s->fraction_done;
+    nn_job_times_at(s->elapsed_s, 0, 0, nn_job_state_ended(s->state), t);
+    if (!t->ended && f > 0 && f <= 1 && t->elapsed_s > 0) {
+        t->has_remaining = 1;
+        t->remaining_s = t->elapsed_s * (1 - f) / f;
+        t->total_s = t->elapsed_s + t->remaining_s;
+    }
+}
+
 void nn_job_times_of(const nn_snapshot *s, nn_job_times *t)
 {
     int ended = nn_job_state_ended(s->state);
+    if (s->kind == NN_JOB_CALIBRATE) {
+        calibration_times(s, t);
+        return;
+    }
     nn_job_times_at(s->elapsed_s, s->step, s->total_steps, ended, t);
     if (s->state == NN_JOB_PAUSED || s->state == NN_JOB_PREPARING) {
         t->has_remaining = 0;        /* a paused job's end is not coming */

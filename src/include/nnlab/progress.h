@@ -31,7 +31,9 @@ typedef struct nn_job_times {
 /* The times at `elapsed_s` seconds after `steps` of `total_steps` steps; an
  * ended job has none remaining (total = elapsed, however many steps ran). */
 void nn_job_times_at(double elapsed_s, long steps, long total_steps, int ended, nn_job_times *t);
-/* The times of a snapshot; a paused job has no remaining time (it waits). */
+/* The times of a snapshot; a paused job has no remaining time (it waits).
+ * A calibration's remaining time is its elapsed time at the pace of its
+ * fraction done (it has no steps). */
 void nn_job_times_of(const nn_snapshot *s, nn_job_times *t);
 /* The times of the job when it published epoch result e (its time_s, step). */
 void nn_job_times_of_epoch(const nn_epoch_result *e, long total_steps, nn_job_times *t);
