@@ -359,11 +359,11 @@ static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
     const ui_run *r = &lab->dashboard.run;
     const ui_run_job *a = &r->j[0], *b = &r->j[1];
     if (on_host_cores(lab, a->device) && on_host_cores(lab, b->device))
-        snprintf(t, len, "nnlab - %s: RACE sharing %d cores: %s on %d thread%s, %s on %d, batch %d%s",
+        snprintf(t, len, "nnlab - %.64s: RACE sharing %d cores: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
                  r->cfg.preset.name, r->cores, a->device, a->threads, a->threads == 1 ? "" : "s", b->device,
                  b->threads, r->cfg.batch, data);
     else
-        snprintf(t, len, "nnlab - %s: %s vs %s, RACE: %s on %d thread%s, %s on %d, batch %d%s",
+        snprintf(t, len, "nnlab - %.64s: %.15s vs %.15s, RACE: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
                  r->cfg.preset.name, a->device, b->device, a->device, a->threads, a->threads == 1 ? "" : "s",
                  b->device, b->threads, r->cfg.batch, data);
 }
