@@ -358,7 +358,7 @@ static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
 {
     const ui_run *r = &lab->dashboard.run;
     const ui_run_job *a = &r->j[0], *b = &r->j[1];
-    if (on_host_cores(lab, a->device) && on_host_cores(lab, b->device))
+    if (r->cores > 0 && on_host_cores(lab, a->device) && on_host_cores(lab, b->device))
         snprintf(t, len, "nnlab - %.64s: RACE sharing %d cores: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
                  r->cfg.preset.name, r->cores, a->device, a->threads, a->threads == 1 ? "" : "s", b->device,
                  b->threads, r->cfg.batch, data);
