@@ -44,6 +44,7 @@ const char *const nn_backend_names[] = { "cpu-ref", "cpu", "gpu", NULL };
  * unloaded: the CUDA runtime it pulls in keeps threads and state. */
 static pthread_once_t gpu_once = PTHREAD_ONCE_INIT;
 static const nn_backend_ops *gpu_ops;
+static int gpu_emulated;        /* gpu_ops is the emulated GPU: its kernels run on this CPU */
 static char gpu_why[NN_BACKEND_ERROR_LEN];
 
 /* snprintf that may truncate (a reason longer than the buffer is cut). */
@@ -146,8 +147,10 @@ static void load_gpu_module(void)
                 used += (size_t)w;
             continue;
         }
-        if (load_module(path, &gpu_ops, why, sizeof why) == 0)
+        if (load_module(path, &gpu_ops, why, sizeof why) == 0) {
+            gpu_emulated = emulated;
             return;
+        }
         if (!found)             /* the first module found that failed says most */
             say(gpu_why, sizeof gpu_why, "%s", why);
         found = 1;
@@ -193,6 +196,11 @@ const nn_backend_ops *nn_backend_find_why(const char *name, char *why, size_t wh
     if (why && why_len)
         say(why, why_len, "unknown device '%s' (expected cpu, cpu-ref or gpu)", name);
     return NULL;
+}
+
+int nn_backend_emulated(const nn_backend_ops *ops)
+{
+    return ops && ops == gpu_ops && gpu_emulated;
 }
 
 const nn_backend_ops *nn_backend_find(const char *name)

@@ -309,6 +309,9 @@ const nn_backend_ops *nn_backend_find(const char *name);
  * The module is looked for in $NNLAB_MODULE_DIR when set, else in the
  * installed folder, else in the build tree. Thread-safe; loaded once. */
 const nn_backend_ops *nn_backend_find_why(const char *name, char *why, size_t why_len);
+/* 1 when ops is the emulated GPU module (NNLAB_GPU_EMULATION): a device
+ * whose kernels run on this machine's CPU cores. */
+int nn_backend_emulated(const nn_backend_ops *ops);
 
 /* The file name of the GPU module, and the symbols it exports: an int equal
  * to NN_BACKEND_ABI, and a function returning its table. */

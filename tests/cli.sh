@@ -97,15 +97,35 @@ fi
 
 check "train --json" 0 "$NNLAB" train --preset lenet-cifar10 --steps 50 --log-every 10 --json
 for key in preset device batch epochs steps data wall_s us_per_step samples_per_s train_loss val_loss \
-           val_accuracy phases switches per_step phase_clock host_phases graph_us note; do
+           val_accuracy phases switches per_step phase_clock host_phases graph_us note history per_step_s; do
     grep_ok "train json has $key" "$tmp/out" "\"$key\":"
 done
 grep_ok "train json: synthetic data" "$tmp/out" '"real": false'
 grep_ok "progress in the write-ups' style" "$tmp/err" '^\[1,    10\] loss: [0-9.]*$'
 grep_ok "stderr says which data" "$tmp/err" "data: synthetic"
+# the times, tqdm's and Keras's, after each epoch's validation; the headline is the time
+grep_ok "epoch line: elapsed<remaining and time per step" "$tmp/err" \
+    '^\[1\] validation loss: .*  [0-9][0-9]:[0-9][0-9]<00:00  [0-9]*s [0-9]*[mu]*s/step$'
+grep_ok "the summary's headline is the time" "$tmp/err" '^done in [0-9][0-9]:[0-9][0-9] ([0-9]*s [0-9]*[mu]*s/step): trained on'
 if command -v python3 >/dev/null 2>&1; then
     if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["steps"]==50 and d["val_loss"] > 0' "$tmp/out"
     then ok "train json parses"; else not_ok "train json parses"; fi
+    if python3 -m json.tool "$tmp/out" >/dev/null; then ok "train json: json.tool takes it"; else not_ok "train json: json.tool"; fi
+    # the per-epoch history: one epoch of 50 steps, its training loss the mean of
+    # the five points on stderr (10 steps each), its validation the result's
+    if python3 -c '
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+pts = [float(m.group(1)) for m in re.finditer(r"^\[1, +[0-9]+\] loss: ([0-9.]+)$", open(sys.argv[2]).read(), re.M)]
+h = d["history"]
+assert len(h) == 1 and len(pts) == 5, (h, pts)
+r = h[0]
+assert r["epoch"] == 1 and r["step"] == 50
+assert abs(r["train_loss"] - sum(pts) / 5) < 1e-3, (r, pts)
+assert abs(r["val_loss"] - d["val_loss"]) < 1e-5 and r["val_accuracy"] == d["val_accuracy"]
+assert 0 < r["seconds"] == r["time_s"] <= d["wall_s"] + 1e-6, (r, d["wall_s"])
+' "$tmp/out" "$tmp/err"
+    then ok "train json: the per-epoch history"; else not_ok "train json: the per-epoch history"; fi
 fi
 check "bench --json" 0 "$NNLAB" bench --preset conv1d-regression --device cpu --batch 64 --steps 5 --warmup 1 --json
 grep_ok "bench json has us_per_step" "$tmp/out" '"us_per_step": [0-9]'

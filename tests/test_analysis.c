@@ -741,6 +741,7 @@ static void test_devices(void **state)
     }
     assert_true(cpu >= 0 && gpu >= 0);
     assert_true(st[cpu].available && st[cpu].host_memory);
+    assert_true(st[cpu].on_host_cores);          /* two CPU jobs racing share the cores */
     assert_int_equal(nn_device_require("cpu", err, sizeof err), 0);
     /* the GPU: whatever this machine has, status and require agree */
     assert_int_equal(nn_device_status_of("gpu", &one), st[gpu].available ? 0 : -1);

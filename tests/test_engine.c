@@ -234,6 +234,40 @@ static void test_cancel_reports_partial_loss(void **state)
     nn_job_free(job);
 }
 
+/* Every point and epoch result carries the job's training time when it was
+ * published (the x of the lab's chart by seconds, the history's seconds):
+ * rising, within the job's elapsed time, an epoch's after its points (its
+ * validation counts). */
+static void test_points_carry_training_time(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_loss_point pts[64];
+    nn_epoch_result eps[4];
+    nn_snapshot s;
+    small_config(&p, &cfg, "cpu");
+    p.rows = 1024;                            /* 64 steps an epoch, 8 points each */
+    cfg.preset = p;
+    cfg.epochs = 2;
+    cfg.log_every = 8;
+    nn_job *job = start_or_fail(&cfg);
+    assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
+    nn_job_snapshot(job, &s);
+    long n = nn_job_loss_points(job, 0, pts, 64);
+    int m = nn_job_epoch_results(job, 0, eps, 4);
+    assert_int_equal(n, 16);
+    assert_int_equal(m, 2);
+    for (long i = 0; i < n; i++) {
+        assert_true(pts[i].time_s > 0 && pts[i].time_s <= s.elapsed_s);
+        if (i > 0)
+            assert_true(pts[i].time_s > pts[i - 1].time_s);
+    }
+    assert_true(eps[0].time_s > pts[7].time_s && eps[0].time_s < pts[8].time_s);
+    assert_true(eps[1].time_s > pts[15].time_s && eps[1].time_s <= s.elapsed_s);
+    nn_job_free(job);
+}
+
 static void test_bad_configs_are_refused(void **state)
 {
     (void)state;
@@ -707,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_pause_resume_cancel),
         cmocka_unit_test(test_cancel_while_paused),
         cmocka_unit_test(test_cancel_reports_partial_loss),
+        cmocka_unit_test(test_points_carry_training_time),
         cmocka_unit_test(test_bad_configs_are_refused),
         cmocka_unit_test(test_missing_data_dir_fails_the_job),
         cmocka_unit_test(test_divergence_stops_the_job),

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "nnlab/preset.h"
 #include "rng.h"
@@ -634,6 +635,18 @@ static void test_step_accounting(void **state)
     assert_true(eager.steps_async);
 }
 
+/* A race beside the emulated GPU shares this machine's cores (its kernels
+ * run on them); beside a real GPU it does not: the status says which. */
+static void test_on_host_cores(void **state)
+{
+    nn_device_status st;
+    const char *emu = getenv("NNLAB_GPU_EMULATION");
+    (void)state;
+    assert_int_equal(nn_device_status_of("gpu", &st), 0);
+    assert_false(st.host_memory);
+    assert_int_equal(st.on_host_cores, emu && *emu ? 1 : 0);
+}
+
 /* When the GPU cannot be tested: a skip when there is none here, a failure
  * when there is one that cannot be used or when NNLAB_REQUIRE_GPU=1 says
  * that this machine must have one. In TAP: a plan of no tests with a SKIP
@@ -686,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_switches_same_numbers),
         cmocka_unit_test(test_graph_warmup_and_fallbacks),
         cmocka_unit_test(test_step_accounting),
+        cmocka_unit_test(test_on_host_cores),
     };
     return cmocka_run_group_tests(tests, group_setup, parity_group_teardown);
 }

@@ -245,6 +245,23 @@ static void test_label_row(void **state)
     assert_string_equal(row, "1      16      256   4096");
 }
 
+/* TensorBoard's smoothing: each value moves the average by 1 - w of the way */
+static void test_ema(void **state)
+{
+    double y[5] = { 1.0, 0.0, NAN, 0.0, 1.0 }, out[5];
+    (void)state;
+    ui_ema(y, 5, 0.6, out);
+    assert_true(out[0] == 1.0);
+    assert_true(fabs(out[1] - 0.6) < 1e-12);         /* 0.6 x 1 + 0.4 x 0 */
+    assert_true(isnan(out[2]));                      /* copied; the average waits */
+    assert_true(fabs(out[3] - 0.36) < 1e-12);        /* 0.6 x 0.6 */
+    assert_true(fabs(out[4] - 0.616) < 1e-12);       /* 0.6 x 0.36 + 0.4 */
+    ui_ema(y, 2, 0.0, out);                          /* weight 0: the data itself */
+    assert_true(out[0] == 1.0 && out[1] == 0.0);
+    ui_ema(y, 2, 0.6, y);                            /* in place */
+    assert_true(fabs(y[1] - 0.6) < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_ticks),
         cmocka_unit_test(test_tick_format),
         cmocka_unit_test(test_label_row),
+        cmocka_unit_test(test_ema),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -178,6 +178,32 @@ static void test_too_small(void **state)
     }
 }
 
+/* The loss and the accuracy charts share the chart's rect: beside each
+ * other when both fit, else stacked, else the loss alone; never overlapping. */
+static void test_split_charts(void **state)
+{
+    ui_rect loss, acc;
+    (void)state;
+    ui_split_charts((ui_rect){ 0, 1, 74, 19 }, &loss, &acc);   /* 100x30's chart */
+    assert_int_equal(loss.w + acc.w, 74);
+    assert_true(loss.w >= UI_CHART_MIN_W && acc.w >= UI_ACC_CHART_MIN_W);
+    assert_int_equal(acc.x, loss.w);
+    assert_int_equal(acc.h, 19);
+    assert_true(ui_rect_disjoint(loss, acc));
+    ui_split_charts((ui_rect){ 0, 1, 200, 40 }, &loss, &acc);
+    assert_int_equal(acc.w, 80);                                /* two fifths */
+    ui_split_charts((ui_rect){ 0, 1, 54, 20 }, &loss, &acc);   /* narrow, tall: stacked */
+    assert_int_equal(loss.w, 54);
+    assert_int_equal(acc.w, 54);
+    assert_int_equal(loss.h + acc.h, 20);
+    assert_int_equal(acc.y, 1 + loss.h);
+    assert_true(ui_rect_disjoint(loss, acc));
+    ui_split_charts((ui_rect){ 0, 1, 54, 13 }, &loss, &acc);   /* 80x24's: the loss alone */
+    assert_int_equal(loss.w, 54);
+    assert_int_equal(loss.h, 13);
+    assert_int_equal(acc.w, 0);
+}
+
 static void test_rect_helpers(void **state)
 {
     (void)state;
@@ -193,6 +219,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_size_is_sound),
+        cmocka_unit_test(test_split_charts),
         cmocka_unit_test(test_setup_80x24),
         cmocka_unit_test(test_run_100x30),
         cmocka_unit_test(test_run_200x60),

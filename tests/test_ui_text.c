@@ -97,17 +97,27 @@ static void test_job_status(void **state)
     s.has_rate = 1;
     s.samples_per_s = 61820;
     s.eta_s = 3.2;
+    s.elapsed_s = 18.2;              /* 21.5 ms a step: 4780 steps left take 102.8 s */
     ui_fmt_job_status(&s, buf, sizeof buf, 0);
-    assert_string_equal(buf, "epoch 1/3  step 845/5625  61.8k samples/s  ETA 0:03");
+    assert_string_equal(buf, "epoch 1/3  step 845/5625  61.8k samples/s  00:18<01:43  22ms/step");
     ui_fmt_job_status(&s, buf, sizeof buf, 1);
-    assert_string_equal(buf, "ep 1/3  845/5625  61.8k/s  ETA 0:03");
-    s.state = NN_JOB_PAUSED;
+    assert_string_equal(buf, "ep 1/3  845/5625  61.8k/s  00:18<01:43 22ms/step");
+    s.state = NN_JOB_PAUSED;         /* a paused job's end is not coming */
     ui_fmt_job_status(&s, buf, sizeof buf, 0);
-    assert_string_equal(buf, "epoch 1/3  step 845/5625  61.8k samples/s  ETA --:--");
+    assert_string_equal(buf, "epoch 1/3  step 845/5625  61.8k samples/s  00:18<?  22ms/step");
     s.has_rate = 0;
     s.state = NN_JOB_RUNNING;
+    s.step = 0;
+    s.elapsed_s = 0;
     ui_fmt_job_status(&s, buf, sizeof buf, 0);
-    assert_string_equal(buf, "epoch 1/3  step 845/5625  - samples/s  ETA --:--");
+    assert_string_equal(buf, "epoch 1/3  step 0/5625  - samples/s  00:00<?  -/step");
+    /* a finished job's headline is its time */
+    s.state = NN_JOB_DONE;
+    s.step = 5625;
+    s.elapsed_s = 52.3;
+    s.has_rate = 1;
+    ui_fmt_job_status(&s, buf, sizeof buf, 0);
+    assert_string_equal(buf, "done in 00:52 (52s 9ms/step)  61.8k samples/s");
     s.state = NN_JOB_PREPARING;
     ui_fmt_job_status(&s, buf, sizeof buf, 0);
     assert_non_null(strstr(buf, "preparing"));

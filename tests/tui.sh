@@ -23,7 +23,14 @@ trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
 XDG_CONFIG_HOME="$tmp/config"
 # an empty cache: the first run calibrates the CPU
 XDG_CACHE_HOME="$tmp/cache"
-export XDG_CONFIG_HOME XDG_CACHE_HOME
+# exports (x) go to $XDG_DATA_HOME/nnlab/exports
+XDG_DATA_HOME="$tmp/data"
+export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
+# json_ok NAME FILE: python3's parser takes it (skipped without python3)
+json_ok() {
+    if ! command -v python3 >/dev/null 2>&1; then ok "$1 # SKIP no python3"
+    elif python3 -m json.tool "$2" >/dev/null 2>&1; then ok "$1"; else not_ok "$1"; fi
+}
 # In a sanitizer build a report must end the lab (and fail the exit-status
 # check): its text goes to the pane, where no log would show it.
 UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
@@ -37,7 +44,7 @@ not_ok() {
 cap() { T capture-pane -p -t lab >"$tmp/screen" 2>/dev/null; }
 # The whole script gives up after this, so that a lab that died early fails
 # fast instead of waiting out every step.
-deadline=$(($(date +%s) + 180))
+deadline=$(($(date +%s) + 240))
 # wait_for PATTERN [SECONDS]: polls the screen until PATTERN (grep -E) shows
 wait_for() {
     end=$(($(date +%s) + ${2:-10}))
@@ -132,6 +139,7 @@ regime="(overhead|memory|compute)-bound"
 keys Enter
 expect "no calibration yet: Enter calibrates the CPU first" "Calibrating cpu \(first use\)" 10
 expect "with a progress bar and what it measures" "now: [a-z]" 10
+expect "and its time, elapsed<remaining" "% [0-9][0-9]:[0-9][0-9]<([0-9:]+|\?)" 10
 expect "Enter starts the run: the dashboard" "Job ─|Job -" 60
 cal_file="$XDG_CACHE_HOME/nnlab/calibration-cpu.txt"
 if [ -s "$cal_file" ]; then ok "the calibration is cached"; else not_ok "the calibration is cached"; fi
@@ -156,6 +164,19 @@ expect "with why" "^│why: " 5
 expect "and advice" "^│advice: " 5
 keys e
 expect "e again brings the chart back" "─ loss ─|- loss -" 5
+expect "its times: tqdm's elapsed<remaining, Keras's per step" "[0-9][0-9]:[0-9][0-9]<[0-9:]+ +[0-9]+(s|ms|us)/step" 5
+expect "the validation accuracy has a chart beside the loss" "─ loss ─.*┐┌─ val accuracy % |- loss -.*- val accuracy % " 5
+keys s
+expect "s smooths the training loss, and the chart says so" "loss, training smoothed \(EMA 0\.6\)" 5
+keys s
+expect "s again shows it raw" "─ loss ─|- loss -" 5
+if grep -q "smoothed" "$tmp/screen"; then not_ok "no word of smoothing once raw"; else ok "no word of smoothing once raw"; fi
+keys x
+expect "x exports the run, saying where" "exported .*/data/nnlab/exports/mnist-mlp-128-run-[0-9-]+\.\{csv,json\}" 5
+run_csv=$(ls "$XDG_DATA_HOME"/nnlab/exports/mnist-mlp-128-run-*.csv 2>/dev/null | head -n 1)
+if [ -n "$run_csv" ] && head -n 1 "$run_csv" | grep -q '^device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy$' &&
+   grep -q '^cpu,loss,1,' "$run_csv"; then ok "the run's CSV has its loss points"; else not_ok "the run's CSV has its loss points"; fi
+json_ok "the run's JSON parses" "${run_csv%.csv}.json"
 keys p
 expect "p pauses" "paused│|paused\|" 10
 rows 22 "$tmp/job1"
@@ -187,7 +208,9 @@ expect "Esc goes back to setup" "Presets \([0-9]+\)" 10
 keys '?'
 expect "? opens the help" "Keys \(any key closes\)" 5
 keys x
-wait_for "Presets \([0-9]+\)" 5
+# the setup screen shows around the help: wait for the help itself to go
+i=0
+while wait_for "any key closes" 0 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 if grep -q "any key closes" "$tmp/screen"; then not_ok "any key closes the help"; else ok "any key closes the help"; fi
 
 # --- save a preset -----------------------------------------------------------------------
@@ -222,6 +245,12 @@ else
     not_ok "the cached calibration is used"
 fi
 expect "the sweep finishes" "done: 2 of 2 points" 30
+keys x
+expect "x exports the sweep" "exported .*/nnlab/exports/my-test-preset-sweep-[0-9-]+\.\{csv,json\}" 5
+sweep_csv=$(ls "$XDG_DATA_HOME"/nnlab/exports/my-test-preset-sweep-*.csv 2>/dev/null | head -n 1)
+if [ -n "$sweep_csv" ] && grep -q '^cpu,16,[0-9.]*,' "$sweep_csv" && grep -q '^cpu,32,' "$sweep_csv"
+then ok "the sweep's CSV has its points"; else not_ok "the sweep's CSV has its points"; fi
+json_ok "the sweep's JSON parses" "${sweep_csv%.csv}.json"
 expect "the table has the measured points" "│ +16 +[0-9.]+k? " 5
 expect "each point with its regime" "│ +16 +[0-9.]+k? +(ovh|mem|cmp|o|m|c) " 5
 if [ "$have_gpu" -eq 0 ]; then
@@ -272,6 +301,38 @@ expect "its row says diverged" "DIVERGED: loss became" 5
 keys Escape
 expect "Esc goes back to setup after it" "Presets \([0-9]+\)" 10
 focus_field "Learning rate" && keys 0 . 0 0 1 Enter
+
+# --- a race of cpu and cpu-ref: both on this CPU, the title says how its cores were shared;
+# charted by seconds; the ratio is of the two times shown ------------------------------------
+focus_field "Steps" && keys 2 0 Enter
+focus_field "Device" && keys Right Right Right Right
+expect "cpu and cpu-ref side by side" ">Device +cpu \+ cpu-ref" 5
+focus_field "Side by side" && keys Right
+expect "racing" ">Side by side +race" 5
+keys Enter
+# (cpu-ref's first use calibrates it first: seconds, more in a sanitizer build)
+expect "the race says they share the cores, and the threads each got" \
+    "RACE sharing [0-9]+ cores: cpu on [0-9]+ threads?, cpu-ref on 1" 90
+expect "two jobs are charted by seconds" "seconds of training" 10
+expect "once both end, the ratio" "(cpu|cpu-ref) [0-9.]+x: [0-9.]+/[0-9.]+" 60
+# the ratio's two times are the two shown above it, and it is their quotient
+if awk '
+    /│cpu +[0-9.]+s / { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+s$/) { t["cpu"] = substr($i, 1, length($i) - 1); break } }
+    /│cpu-ref +[0-9.]+s / { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+s$/) { t["cpu-ref"] = substr($i, 1, length($i) - 1); break } }
+    match($0, /(cpu|cpu-ref) [0-9.]+x: [0-9.]+\/[0-9.]+/) {
+        split(substr($0, RSTART, RLENGTH), w, /[ x:\/]+/); fast = w[1]; r = w[2]; slow_t = w[3]; fast_t = w[4]
+    }
+    END {
+        slow = fast == "cpu" ? "cpu-ref" : "cpu"
+        if (t[fast] == "" || t[fast] != fast_t || t[slow] != slow_t) exit 1
+        q = slow_t / fast_t; tol = q * (0.005 / slow_t + 0.005 / fast_t) + 0.006
+        exit (r - q > tol || q - r > tol)
+    }' "$tmp/screen"; then ok "the ratio shown is the quotient of the times shown"; else not_ok "the ratio shown is the quotient of the times shown"; fi
+keys Escape
+expect "Esc goes back to setup after the race" "Presets \([0-9]+\)" 10
+focus_field "Device" && keys Left Left Left Left
+focus_field "Side by side" && keys Left
+focus_field "Steps" && keys 2 0 0 0 0 Enter
 
 # --- quit while running, with Ctrl-C ---------------------------------------------------------
 keys Enter

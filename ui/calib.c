@@ -33,6 +33,17 @@ int ui_calib_poll(ui_calib_run *c, double *fraction, char *what, size_t what_len
     return nn_job_state_ended(s.state);
 }
 
+void ui_calib_times(ui_calib_run *c, nn_job_times *t)
+{
+    nn_snapshot s;
+    if (!c->job) {
+        nn_job_times_at(0, 0, 0, 0, t);
+        return;
+    }
+    nn_job_snapshot(c->job, &s);
+    nn_job_times_of(&s, t);
+}
+
 int ui_calib_finish(ui_calib_run *c, nn_calibration *cal, char *note, size_t note_len, char *err,
                     size_t err_len)
 {

@@ -13,6 +13,7 @@
 
 #include "nnlab/calibrate.h"
 #include "nnlab/engine.h"
+#include "nnlab/progress.h"
 #include "util.h"
 
 typedef struct ui_calib_run {
@@ -24,6 +25,9 @@ typedef struct ui_calib_run {
 int ui_calib_start(ui_calib_run *c, const char *device, int threads, char *err, size_t err_len);
 /* Copies the progress; returns 1 once the measurement has ended. */
 int ui_calib_poll(ui_calib_run *c, double *fraction, char *what, size_t what_len);
+/* Its times (nnlab/progress.h: elapsed, and remaining at the pace of the
+ * fraction done); zero when nothing runs. */
+void ui_calib_times(ui_calib_run *c, nn_job_times *t);
 /* Waits for the job (a few seconds at most) and returns its result: 0 with
  * *cal (note: "" or why it was not cached), or -1 with the reason. Safe to
  * call when nothing runs (-1). */

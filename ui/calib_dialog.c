@@ -50,6 +50,7 @@ static int start_next(ui_lab *lab)
         const char *dev = c->queue[c->at];
         c->fraction = 0;
         snprintf(c->what, sizeof c->what, "starting");
+        snprintf(c->times, sizeof c->times, "00:00<?");
         if (ui_calib_start(&c->run, dev, 0, err, sizeof err) == 0)
             return 0;
         nn_cal_store_record(&lab->cals, dev, NULL, err);
@@ -95,8 +96,11 @@ ui_action ui_calibrate_poll(ui_lab *lab)
     char what[sizeof c->what];
     int done = ui_calib_poll(&c->run, &fraction, what, sizeof what);
     if (fraction != c->fraction || strcmp(what, c->what) != 0) {
+        nn_job_times t;
         c->fraction = fraction;
         snprintf(c->what, sizeof c->what, "%s", what);
+        ui_calib_times(&c->run, &t);     /* moved on with the fraction */
+        nn_format_elapsed_remaining(&t, c->times, sizeof c->times);
         lab->dirty |= UI_D_OVERLAY;
     }
     if (!done)
@@ -136,10 +140,10 @@ void ui_calibrate_draw(ui_lab *lab)
         snprintf(path, sizeof path, "the cache");
     ui_putf(in.y, in.x + 1, in.w - 2, A_NORMAL, "Measuring what %s can do, once, to explain each step's time.", dev);
     ui_putf(in.y + 1, in.x + 1, in.w - 2, ui_attr(lab, UI_DIM), "kept in %s", path);
-    int bw = in.w - 2 - 6;
+    int tw = (int)strlen(c->times) + 1, bw = in.w - 2 - 6 - tw;
     ui_bar_text(bar, sizeof bar, bw, c->fraction, lab->utf8);
     ui_put(in.y + 3, in.x + 1, bw, ui_attr(lab, UI_SERIES0), bar);
-    ui_putf(in.y + 3, in.x + 1 + bw, 6, A_NORMAL, " %3.0f%%", 100.0 * c->fraction);
+    ui_putf(in.y + 3, in.x + 1 + bw, 6 + tw, A_NORMAL, " %3.0f%% %s", 100.0 * c->fraction, c->times);
     ui_putf(in.y + 4, in.x + 1, in.w - 2, A_NORMAL, "now: %s", c->what);
     if (c->n_queue > 1)
         ui_putf(in.y + 5, in.x + 1, in.w - 2, ui_attr(lab, UI_DIM), "device %d of %d", c->at + 1, c->n_queue);

@@ -363,3 +363,21 @@ unsigned ui_chart_cell(const ui_chart *c, int col, int row, char *buf, size_t le
     }
     return owner;
 }
+
+void ui_ema(const double *y, int n, double w, double *out)
+{
+    double avg = NAN;
+    if (!(w >= 0))
+        w = 0;
+    if (w >= 1)
+        w = 0.999;
+    for (int i = 0; i < n; i++) {
+        double v = y[i];
+        if (!isfinite(v)) {
+            out[i] = v;
+            continue;
+        }
+        avg = isfinite(avg) ? w * avg + (1 - w) * v : v;
+        out[i] = avg;
+    }
+}

@@ -54,6 +54,17 @@ void ui_format_tick(double v, char *buf, size_t len);
  * before; row[w] = '\0'. Returns how many labels were placed. */
 int ui_axis_label_row(const ui_axis *a, const double *ticks, int n, int w, char *row);
 
+/* ---- smoothing ------------------------------------------------------------- */
+
+/* The smoothing weight the run screen's `s` key applies (TensorBoard's
+ * slider, at its default). */
+#define UI_SMOOTH_WEIGHT 0.6
+
+/* An exponential moving average of y into out (out may be y): out[0] =
+ * y[0], out[i] = w out[i-1] + (1 - w) y[i]. A non-finite y[i] is copied and
+ * leaves the average where it was; w is clamped to [0, 1). */
+void ui_ema(const double *y, int n, double w, double *out);
+
 /* ---- the raster ------------------------------------------------------------- */
 
 /* Clears the chart for w x h cells (cut to the maximum); ASCII marks default

@@ -81,6 +81,13 @@ void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_ti
                    const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
                    const double *vlines, int nv)
 {
+    ui_chart_view_text(lab, box, title, x_title, ax, ay, s, ns, vlines, nv, "waiting for the first loss point");
+}
+
+void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
+                        const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
+                        const double *vlines, int nv, const char *empty)
+{
     ui_rect in = ui_rect_inner(box);
     double yt[16], xt[24];
     char row[UI_CHART_MAX_W + 1];
@@ -111,7 +118,7 @@ void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_ti
     if (x_title && (int)strlen(x_title) + 4 < box.w)
         ui_putf(box.y + box.h - 1, box.x + box.w - (int)strlen(x_title) - 4, (int)strlen(x_title) + 2,
                 A_BOLD, " %s ", x_title);
+    int ew = (int)strlen(empty);
     if (points == 0)
-        ui_put(in.y + ph / 2, px + (pw > 34 ? (pw - 34) / 2 : 0), pw, ui_attr(lab, UI_DIM),
-               "waiting for the first loss point");
+        ui_put(in.y + ph / 2, px + (pw > ew ? (pw - ew) / 2 : 0), pw, ui_attr(lab, UI_DIM), empty);
 }

@@ -1,5 +1,5 @@
-/* ui/dashboard.c - the run screen: the loss chart (training points and
- * validation per epoch), validation accuracy, one progress row and one
+/* ui/dashboard.c - the run screen: the charts (ui/run_chart.c), the
+ * validation table, one progress row and one
  * phase bar per job, the side-by-side summary, the machine's CPU and GPU,
  * and the Explain panel (ui/explain_panel.c) beside them or, on a narrow
  * terminal, in the chart's place while `e` shows it. Data comes from
@@ -7,6 +7,7 @@
 #include "ui.h"
 #include "format.h"
 #include "setup_fields.h"
+#include "nnlab/progress.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -76,88 +77,6 @@ void ui_dashboard_poll(ui_lab *lab)
         lab->dirty |= UI_D_EXPLAIN;
 }
 
-/* ---- chart ------------------------------------------------------------------------- */
-
-/* One job's curves as the chart wants them (x = global step). */
-typedef struct curves {
-    double *tx, *ty, *vx, *vy;
-} curves;
-
-static int make_curves(const ui_run_job *j, curves *c, ui_axis *ay)
-{
-    c->tx = malloc(((size_t)j->n_pts + 1) * sizeof(double));
-    c->ty = malloc(((size_t)j->n_pts + 1) * sizeof(double));
-    c->vx = malloc(((size_t)j->n_eps + 1) * sizeof(double));
-    c->vy = malloc(((size_t)j->n_eps + 1) * sizeof(double));
-    if (!c->tx || !c->ty || !c->vx || !c->vy)
-        return -1;
-    for (long i = 0; i < j->n_pts; i++) {
-        c->tx[i] = (double)j->pts[i].step;
-        c->ty[i] = j->pts[i].loss;
-        ui_axis_include(ay, c->ty[i]);
-    }
-    for (int i = 0; i < j->n_eps; i++) {
-        c->vx[i] = (double)j->eps[i].step;
-        c->vy[i] = j->eps[i].val_loss;
-        ui_axis_include(ay, c->vy[i]);
-    }
-    return 0;
-}
-
-static void free_curves(curves *c)
-{
-    free(c->tx);
-    free(c->ty);
-    free(c->vx);
-    free(c->vy);
-}
-
-/* A job whose loss became NaN or inf stopped there: said across the top of
- * the chart, which ends where the loss stopped meaning anything. */
-static void draw_divergence_banner(ui_lab *lab, ui_rect box)
-{
-    const ui_run *r = &lab->dashboard.run;
-    ui_rect in = ui_rect_inner(box);
-    int y = in.y;
-    for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
-        const ui_run_job *j = &r->j[k];
-        if (j->snap.state != NN_JOB_DIVERGED)
-            continue;
-        mvhline(y, in.x, ' ', in.w);
-        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, " DIVERGED on %s: %s ", j->device,
-                j->snap.error);
-    }
-}
-
-static void draw_chart(ui_lab *lab)
-{
-    ui_run *r = &lab->dashboard.run;
-    ui_series s[4];
-    curves c[2] = { { 0 } };
-    char names[4][32];
-    ui_axis ax = { 0, 1, 0 }, ay;
-    int ns = 0;
-    ui_axis_begin(&ay, lab->log_scale ? 10 : 0);
-    for (int k = 0; k < r->n_jobs; k++) {
-        const ui_run_job *j = &r->j[k];
-        /* the x axis spans the whole run, so the curve grows rightwards */
-        if ((double)j->snap.total_steps > ax.hi)
-            ax.hi = (double)j->snap.total_steps;
-        if (make_curves(j, &c[k], &ay) != 0)
-            continue;                /* out of memory: this job's curves are left out */
-        snprintf(names[2 * k], sizeof names[0], "%s", j->device);
-        snprintf(names[2 * k + 1], sizeof names[0], "%s val", j->device);
-        s[ns++] = (ui_series){ c[k].tx, c[k].ty, (int)j->n_pts, 1, k ? UI_SERIES2 : UI_SERIES0, names[2 * k] };
-        s[ns++] = (ui_series){ c[k].vx, c[k].vy, j->n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[2 * k + 1] };
-    }
-    ui_axis_finish(&ay, 0);
-    ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "loss (log)" : "loss", "step", &ax, &ay, s, ns,
-                  NULL, 0);
-    for (int k = 0; k < 2; k++)
-        free_curves(&c[k]);
-    draw_divergence_banner(lab, lab->layout.chart);
-}
-
 /* ---- side panel: validation and the side-by-side summary ---------------------------- */
 
 /* The table of a job's epochs: the last ones that fit, then the training loss. */
@@ -198,34 +117,35 @@ static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, i
 
 #define SUMMARY_ROWS 5
 
-/* Wall time, samples/s and the ratio once both jobs of a side-by-side run
- * ended; the training time too when the panel is wide enough. */
+/* Each job's time (nnlab/progress.h: its whole time, Keras's per step) and
+ * the ratio of those very times (nn_race_ratio), once both jobs of a
+ * side-by-side run ended. */
 static void draw_summary(ui_lab *lab, ui_rect in, int y)
 {
     const ui_run *r = &lab->dashboard.run;
-    const ui_run_job *a = &r->j[0], *b = &r->j[1];
-    int wide = in.w >= 34;
+    nn_job_times t[2];
+    int wide = in.w >= 34, faster;
     if (wide)
-        ui_putf(y++, in.x, in.w, A_BOLD, "Summary, %s", r->sequential ? "one after the other" : "raced (shared CPU)");
+        ui_putf(y++, in.x, in.w, A_BOLD, "Summary, %s", r->sequential ? "one after the other" : "raced");
     else
         ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
     for (int k = 0; k < 2; k++) {
         const ui_run_job *j = &r->j[k];
-        char rate[16];
+        char rate[16], per[24];
+        nn_job_times_of(&j->snap, &t[k]);
         ui_fmt_si(j->snap.has_rate ? j->snap.samples_per_s : NAN, rate, sizeof rate);
+        nn_format_per_step(t[k].has_per_step ? t[k].per_step_s : NAN, per, sizeof per);
         if (wide)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s wall %6.1fs %7s/s  train %.1fs", j->device, ui_run_wall(j), rate,
-                    j->snap.elapsed_s);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s %7.2f s %11s %6s/s", j->device, t[k].total_s, per, rate);
         else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.1fs %6s/s", j->device, ui_run_wall(j), rate);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.2fs %6s/s", j->device, t[k].total_s, rate);
     }
-    if (a->snap.has_rate && b->snap.has_rate && a->snap.samples_per_s > 0 && b->snap.samples_per_s > 0) {
-        const ui_run_job *fast = a->snap.samples_per_s >= b->snap.samples_per_s ? a : b, *slow = fast == a ? b : a;
-        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "%s %.2fx faster%s%s", fast->device,
-                fast->snap.samples_per_s / slow->snap.samples_per_s, wide ? " than " : "", wide ? slow->device : "");
-    } else {
+    double ratio = nn_race_ratio(&r->j[0].snap, &r->j[1].snap, &faster);
+    if (ratio > 0)   /* the times above, divided: the ratio a reader can check */
+        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), wide ? "%s %.2fx faster: %.2f s / %.2f s" : "%s %.2fx: %.2f/%.2f",
+                r->j[faster].device, ratio, t[!faster].total_s, t[faster].total_s);
+    else
         ui_put(y, in.x, in.w, ui_attr(lab, UI_ERROR), "no ratio: a job did not finish");
-    }
 }
 
 static void draw_side(ui_lab *lab)
@@ -422,6 +342,32 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
 
 /* ---- the screen --------------------------------------------------------------------- */
 
+/* 1 when device computes on this machine's cores (the setup screen's survey:
+ * a CPU, or the emulated GPU). */
+static int on_host_cores(const ui_lab *lab, const char *device)
+{
+    for (int d = 0; d < UI_N_DEVICES; d++)
+        if (!strcmp(ui_device_name(d), device))
+            return lab->setup.dev_ok[d] && lab->setup.dev[d].on_host_cores;
+    return 0;
+}
+
+/* A race: who got how many threads, and whether they share the CPU's cores
+ * (both compute on them) or one only issues work from its host thread. */
+static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
+{
+    const ui_run *r = &lab->dashboard.run;
+    const ui_run_job *a = &r->j[0], *b = &r->j[1];
+    if (r->cores > 0 && on_host_cores(lab, a->device) && on_host_cores(lab, b->device))
+        snprintf(t, len, "nnlab - %.64s: RACE sharing %d cores: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
+                 r->cfg.preset.name, r->cores, a->device, a->threads, a->threads == 1 ? "" : "s", b->device,
+                 b->threads, r->cfg.batch, data);
+    else
+        snprintf(t, len, "nnlab - %.64s: %.15s vs %.15s, RACE: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
+                 r->cfg.preset.name, a->device, b->device, a->device, a->threads, a->threads == 1 ? "" : "s",
+                 b->device, b->threads, r->cfg.batch, data);
+}
+
 static void draw_title(ui_lab *lab)
 {
     const ui_run *r = &lab->dashboard.run;
@@ -431,9 +377,7 @@ static void draw_title(ui_lab *lab)
     if (s->data_desc[0])
         snprintf(data, sizeof data, "  data: %s", s->data_desc);
     if (r->n_jobs == 2 && !r->sequential && r->j[0].threads > 0)   /* each its own cores */
-        snprintf(t, sizeof t, "nnlab - %s: %s vs %s, RACE: %s on %d thread%s, %s on %d, batch %d%s",
-                 c->preset.name, r->j[0].device, r->j[1].device, r->j[0].device, r->j[0].threads,
-                 r->j[0].threads == 1 ? "" : "s", r->j[1].device, r->j[1].threads, c->batch, data);
+        race_title(lab, t, sizeof t, data);
     else if (r->n_jobs == 2)
         snprintf(t, sizeof t, "nnlab - %s: %s vs %s, %s, batch %d%s", c->preset.name, r->j[0].device,
                  r->j[1].device, r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
@@ -450,7 +394,7 @@ void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_TITLE)
         draw_title(lab);
     if ((dirty & UI_D_CHART) && !replaces)
-        draw_chart(lab);
+        ui_run_charts_draw(lab);
     if ((dirty & (UI_D_EXPLAIN | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
         ui_explain_draw_run(lab);
     if (dirty & UI_D_SIDE)
@@ -461,13 +405,19 @@ void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
         ui_draw_sysinfo(lab, lab->layout.sys);
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, ui_run_active(&lab->dashboard.run)
-                                ? "p pause/resume  c cancel  l log scale  e explain  Esc back  ? help  q quit"
-                                : "finished: Enter or Esc back to setup  l log scale  e explain  ? help  q quit");
+                                ? "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit"
+                                : "finished: Enter/Esc back  l log  s smooth  e explain  x export  ? help  q quit");
 }
 
 ui_action ui_dashboard_key(ui_lab *lab, int ch)
 {
     ui_run *r = &lab->dashboard.run;
+    if (ch == 's') {
+        lab->dashboard.smooth = !lab->dashboard.smooth;
+        ui_set_message(lab, 0, lab->dashboard.smooth ? "training loss smoothed (EMA 0.6; s: raw)" : "training loss raw");
+        lab->dirty |= UI_D_CHART;
+        return UI_ACT_HANDLED;
+    }
     if (ch != 'p')
         return ui_job_screen_key(lab, ch);
     if (ui_run_active(r)) {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nnlab/progress.h"
+
 void ui_fmt_si(double v, char *buf, size_t len)
 {
     static const char suffix[] = "kMGTP";
@@ -108,7 +110,8 @@ int ui_phase_split(const double *us, int n, int width, int *cols)
 
 void ui_fmt_job_status(const nn_snapshot *s, char *buf, size_t len, int compact)
 {
-    char rate[16], eta[16];
+    char rate[16], head[160], tq[48], per[24];
+    nn_job_times t;
     if (s->state == NN_JOB_FAILED || s->state == NN_JOB_DIVERGED) {
         /* the engine's message already says "loss became NaN at step N" */
         snprintf(buf, len, "%s: %s", nn_job_state_name(s->state), s->error);
@@ -122,12 +125,16 @@ void ui_fmt_job_status(const nn_snapshot *s, char *buf, size_t len, int compact)
         ui_fmt_si(s->samples_per_s, rate, sizeof rate);
     else
         snprintf(rate, sizeof rate, "-");
-    if (s->state == NN_JOB_RUNNING && s->has_rate)
-        ui_fmt_duration(s->eta_s, eta, sizeof eta);
-    else
-        snprintf(eta, sizeof eta, s->state == NN_JOB_DONE ? "0:00" : "--:--");
-    snprintf(buf, len, compact ? "ep %d/%d  %ld/%ld  %s/s  ETA %s" : "epoch %d/%d  step %ld/%ld  %s samples/s  ETA %s",
-             s->epoch, s->epochs, s->step, s->total_steps, rate, eta);
+    if (nn_job_state_ended(s->state)) {      /* the headline of a finished job is its time */
+        nn_format_headline(s, head, sizeof head);
+        snprintf(buf, len, compact ? "%s  %s/s" : "%s  %s samples/s", head, rate);
+        return;
+    }
+    nn_job_times_of(s, &t);                  /* the library's figures, as the CLI's */
+    nn_format_elapsed_remaining(&t, tq, sizeof tq);
+    nn_format_per_step(t.has_per_step ? t.per_step_s : NAN, per, sizeof per);
+    snprintf(buf, len, compact ? "ep %d/%d  %ld/%ld  %s/s  %s %s" : "epoch %d/%d  step %ld/%ld  %s samples/s  %s  %s",
+             s->epoch, s->epochs, s->step, s->total_steps, rate, tq, per);
 }
 
 static int name_char_ok(char c)

@@ -24,9 +24,12 @@ int ui_bar_text(char *buf, size_t len, int width, double frac, int utf8);
  * Returns the columns given out. */
 int ui_phase_split(const double *us, int n, int width, int *cols);
 
-/* "epoch 1/3  step 845/5625  61.8k samples/s  ETA 0:03" (compact:
- * "ep 1/3  845/5625  61.8k/s  ETA 0:03"), or the state ("preparing",
- * "failed: ...") when there is no progress to show. */
+/* "epoch 1/3  step 845/5625  61.8k samples/s  00:18<00:12  28ms/step"
+ * (compact: "ep 1/3  845/5625  61.8k/s  00:18<00:12 28ms/step"): tqdm's
+ * elapsed<remaining and Keras's time per step, as nnlab/progress.h works
+ * them out for the CLI too. An ended job's headline is its time: "done in
+ * 00:52 (52s 28ms/step)  61.8k samples/s". Else the state ("preparing",
+ * "failed: ..."). */
 void ui_fmt_job_status(const nn_snapshot *s, char *buf, size_t len, int compact);
 
 /* A name typed by the user made safe as a file stem: letters, digits, '.',

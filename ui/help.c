@@ -21,10 +21,12 @@ static const char *const help_lines[] = {
     "  p           pause / resume            c   cancel",
     "  l           log / linear loss axis    Enter Esc  back to setup",
     "  e           Explain panel for the chart (beside it from 130 columns)",
+    "  s           smoothed / raw training loss   x   export CSV + JSON",
+    "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
     "#Batch sweep",
     "  c           cancel (points stay)      l   log / linear samples/s",
     "  arrows      the point to explain      e   Explain panel / chart",
-    "  Enter Esc   back to setup",
+    "  x           export CSV + JSON         Enter Esc   back to setup",
 };
 
 void ui_help_draw(ui_lab *lab)

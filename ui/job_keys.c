@@ -1,7 +1,8 @@
 /* ui/job_keys.c - the keys the run screen (ui/dashboard.c) and the sweep
  * screen (ui/sweep_screen.c) share: cancel, log scale, the Explain panel,
- * and back to setup. Each screen handles its own keys first (p pauses a run,
- * the arrows pick a sweep point) and hands the rest here. */
+ * export (x), and back to setup. Each screen handles its own keys first (p
+ * pauses a run, s smooths its loss, the arrows pick a sweep point) and hands
+ * the rest here. */
 #include "ui.h"
 
 /* What the current screen runs: a training run or a sweep. */
@@ -32,6 +33,10 @@ ui_action ui_job_screen_key(ui_lab *lab, int ch)
         return UI_ACT_HANDLED;
     case 'e':
         ui_explain_toggle(lab);
+        return UI_ACT_HANDLED;
+    case 'x':
+        ui_export_screen(lab);
+        lab->dirty |= UI_D_STATUS;
         return UI_ACT_HANDLED;
     case 27: case 'b':
         return screen_active(lab) ? UI_ACT_ASK_BACK : UI_ACT_GO_SETUP;

@@ -114,3 +114,17 @@ int ui_layout_compute(int cols, int rows, enum ui_screen screen, int n_jobs, ui_
     }
     return 0;
 }
+
+void ui_split_charts(ui_rect chart, ui_rect *loss, ui_rect *acc)
+{
+    *loss = chart;
+    *acc = rect(0, 0, 0, 0);
+    if (chart.w >= UI_CHART_MIN_W + UI_ACC_CHART_MIN_W) {
+        int aw = clamp(chart.w * 2 / 5, UI_ACC_CHART_MIN_W, chart.w - UI_CHART_MIN_W);
+        loss->w = chart.w - aw;
+        *acc = rect(chart.x + loss->w, chart.y, aw, chart.h);
+    } else if (chart.h >= 2 * UI_CHART_MIN_H) {
+        loss->h = chart.h - chart.h / 2;
+        *acc = rect(chart.x, chart.y + loss->h, chart.w, chart.h / 2);
+    }
+}

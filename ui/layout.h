@@ -58,6 +58,15 @@ ui_rect ui_explain_rect(const ui_layout *l, int shown, int *replaces_chart);
 #define UI_SWEEP_CELL_NARROW 9
 int ui_sweep_cell_width(int inner_w, int n_devices, int ratio);
 
+/* The run screen's chart rect shared by the loss and the validation
+ * accuracy charts: side by side when the loss keeps 40 columns and the
+ * accuracy gets 28 (two fifths of the width, at most), else one above the
+ * other when each gets 9 rows, else the loss alone (*acc is 0 x 0). */
+#define UI_CHART_MIN_W 40
+#define UI_ACC_CHART_MIN_W 28
+#define UI_CHART_MIN_H 9
+void ui_split_charts(ui_rect chart, ui_rect *loss, ui_rect *acc);
+
 /* The inside of a boxed rect (one cell of border on each side). */
 ui_rect ui_rect_inner(ui_rect r);
 

@@ -72,7 +72,8 @@ int ui_run_start(ui_run *r, const nn_job_config *cfg, const char *dev0, const ch
         /* racing: each its own cores, not both all of them */
         const char *devices[2] = { dev0, dev1 };
         int threads[2];
-        ui_race_threads(devices, 2, usable_cores(), threads);
+        r->cores = usable_cores();
+        ui_race_threads(devices, 2, r->cores, threads);
         r->j[0].threads = threads[0];
         r->j[1].threads = threads[1];
     }

@@ -34,6 +34,7 @@ typedef struct ui_run {
     int n_jobs;                      /* 1, or 2 side by side */
     int sequential;                  /* 2 jobs: the second starts when the first ends */
     int paused, cancelled;
+    int cores;                       /* a race: the cores it shared out (ui_race_threads) */
     nn_job_config cfg;               /* device set per job */
     ui_run_job j[2];
 } ui_run;

@@ -9,6 +9,7 @@
  * running its step, marked predicted. */
 #include "ui.h"
 #include "format.h"
+#include "nnlab/progress.h"
 #include "setup_fields.h"
 
 #include <math.h>
@@ -234,27 +235,27 @@ static void draw_progress(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep_screen.sweep;
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
-    int total = 0, done = 0;
-    char bar[512], line[256], el[16];
-    for (int d = 0; d < sw->n_devices; d++)
-        for (int i = 0; i < sw->n_batches && !sw->predicted[d]; i++) {   /* a prediction is no job */
-            total++;
-            done += sw->pt[d][i].state == NN_POINT_DONE || sw->pt[d][i].state == NN_POINT_FAILED;
-        }
-    ui_fmt_duration((sw->finished ? sw->t_end : nn_now()) - sw->t_start, el, sizeof el);
+    char bar[512], line[256], el[48];
+    nn_job_times t;                  /* the library's figures, as the CLI's sweep line */
+    nn_sweep_times(sw, nn_now(), &t);
+    long done = t.steps, total = t.total_steps;
     if (sw->finished)
-        snprintf(line, sizeof line, "%s: %d of %d points in %s", sw->cancelled ? "cancelled" : "done", done,
+        nn_format_clock(t.elapsed_s, el, sizeof el);
+    else
+        nn_format_elapsed_remaining(&t, el, sizeof el);
+    if (sw->finished)
+        snprintf(line, sizeof line, "%s: %ld of %ld points in %s", sw->cancelled ? "cancelled" : "done", done,
                  total, el);
     else if (sw->job)
-        snprintf(line, sizeof line, "%d/%d  %s batch %d: %s, step %ld/%ld  (%ld timed, %ld warm-up)  %s",
-                 done, total, sw->device[sw->cur_dev], sw->batch[sw->cur_batch],
+        snprintf(line, sizeof line, "%ld/%ld  %s  %s batch %d: %s, step %ld/%ld  (%ld timed, %ld warm-up)",
+                 done, total, el, sw->device[sw->cur_dev], sw->batch[sw->cur_batch],
                  nn_job_state_name(sw->snap.state), sw->snap.step, sw->snap.total_steps, sw->base.steps,
-                 sw->base.warmup, el);
+                 sw->base.warmup);
     else
-        snprintf(line, sizeof line, "%d/%d", done, total);
+        snprintf(line, sizeof line, "%ld/%ld  %s", done, total, el);
     ui_box(lab, box, "Sweep: one bench job at a time");
     int bw = in.w / 3;
-    ui_bar_text(bar, sizeof bar, bw, total ? (double)done / total : 0, lab->utf8);
+    ui_bar_text(bar, sizeof bar, bw, total ? (double)done / (double)total : 0, lab->utf8);
     ui_put(in.y, in.x, bw, ui_attr(lab, UI_SERIES0), bar);
     ui_put(in.y, in.x + bw + 1, in.w - bw - 1, A_NORMAL, line);
 }
@@ -279,8 +280,8 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
         draw_progress(lab);
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, nn_sweep_active(&lab->sweep_screen.sweep)
-                                ? "c cancel  arrows pick a point  e explain  l log/linear y  Esc back  ? help"
-                                : "finished: Enter/Esc setup  arrows pick a point  e explain  l log y  ? help");
+                                ? "c cancel  arrows pick a point  e explain  l log y  x export  Esc back  ? help"
+                                : "finished: Enter/Esc setup  arrows pick  e explain  l log y  x export  ? help");
 }
 
 int ui_sweep_screen_active(const ui_lab *lab)

@@ -97,6 +97,7 @@ typedef struct ui_calibrating {
     ui_calib_run run;
     double fraction;                 /* the last progress polled */
     char what[64];
+    char times[48];                  /* its elapsed<remaining then (nnlab/progress.h) */
     char failed[NN_ERR_LEN * 2];     /* the failures so far, for the dialog after */
     char warning[NN_ERR_LEN + 64];   /* measured but not cached: for the status row */
 } ui_calibrating;
@@ -135,6 +136,7 @@ typedef struct ui_setup_state {
 typedef struct ui_dashboard_state {
     ui_run run;
     nn_explainer explain[2];
+    int smooth;                      /* `s`: the training loss drawn smoothed (ui_ema) */
 } ui_dashboard_state;
 
 /* The sweep screen: the sweep and the point it explains. */
@@ -210,6 +212,10 @@ typedef struct ui_series {
 void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
                    const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
                    const double *vlines, int nv);
+/* The same, saying `empty` in the plot while no series has a point. */
+void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
+                        const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
+                        const double *vlines, int nv, const char *empty);
 
 /* ---- screens ------------------------------------------------------------------ */
 /* ui/setup_screen.c */
@@ -242,6 +248,15 @@ void ui_dashboard_poll(ui_lab *lab);
 void ui_dashboard_stop(ui_lab *lab);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
+/* ui/run_chart.c: the run screen's charts: the loss (by step, or by seconds
+ * when two jobs run side by side) with epoch markers and optional smoothing,
+ * and the validation accuracy beside it */
+void ui_run_charts_draw(ui_lab *lab);
+
+/* ui/export_key.c: `x` on the run and the sweep screens writes the run or
+ * the sweep as CSV and JSON (nnlab/export.h) and says where on the status row */
+void ui_export_screen(ui_lab *lab);
+
 /* ui/sweep_screen.c */
 /* The devices a sweep would run on (available, in the order swept). */
 int ui_sweep_devices(const ui_lab *lab, const char **names, int max);
@@ -255,7 +270,7 @@ void ui_sweep_screen_poll(ui_lab *lab);
 void ui_sweep_screen_stop(ui_lab *lab);
 
 /* ui/job_keys.c: the keys the run and the sweep screens share (c cancel,
- * l log scale, e explain, Esc/b/Enter back) */
+ * l log scale, e explain, x export, Esc/b/Enter back) */
 ui_action ui_job_screen_key(ui_lab *lab, int ch);
 
 /* ui/explain_panel.c: the Explain panel, on the dashboard and the sweep */

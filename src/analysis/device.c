@@ -30,6 +30,7 @@ int nn_device_status_of(const char *name, nn_device_status *out)
     out->why[0] = '\0';
     out->available = 1;
     out->host_memory = ops->host_memory;
+    out->on_host_cores = ops->host_memory || nn_backend_emulated(ops);
     nn_strlcpy(out->summary, ops->summary ? ops->summary : "", sizeof out->summary);
     if (!ops->describe || ops->describe(out->description, sizeof out->description) != 0)
         out->description[0] = '\0';

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "nnlab/device.h"
+#include "nnlab/export.h"
+#include "nnlab/progress.h"
 #include "util.h"
 
 /* ---- the option table --------------------------------------------------------------- */
@@ -304,20 +306,10 @@ int cli_load_preset(const char *name, nn_preset *p)
     return 0;
 }
 
-/* s as a JSON string: a message may hold quotes, backslashes or control characters */
+/* s as a JSON string: the library's escaping (nnlab/export.h) */
 void cli_json_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
+    nn_json_string(f, s);
 }
 
 void cli_json_number(const char *key, double v, int last)
@@ -398,8 +390,14 @@ void cli_run_sweep(nn_sweep *sw, int quiet)
             failed = sw->n_failed;
         }
         int now = sw->job ? sw->cur_batch * sw->n_devices + sw->cur_dev : -1;
-        if (!quiet && now >= 0 && now != shown)
-            fprintf(stderr, "\rsweep: %s batch %d ...   ", sw->device[sw->cur_dev], sw->batch[sw->cur_batch]);
+        if (!quiet && now >= 0 && now != shown) {
+            nn_job_times t;              /* the library's figures, as the lab's sweep bar */
+            char times[48];
+            nn_sweep_times(sw, nn_now(), &t);
+            nn_format_elapsed_remaining(&t, times, sizeof times);
+            fprintf(stderr, "\rsweep: %ld/%ld %s  %s batch %d ...   ", t.steps, t.total_steps, times,
+                    sw->device[sw->cur_dev], sw->batch[sw->cur_batch]);
+        }
         shown = now;
         if (!(bits & NN_SWEEP_RESULTS) && sw->job) {
             nn_sweep_wait(sw);           /* the point's job ends; the next poll collects it */
@@ -409,7 +407,7 @@ void cli_run_sweep(nn_sweep *sw, int quiet)
             cli_sleep_ms(1);
     }
     if (!quiet)
-        fprintf(stderr, "\r%40s\r", "");
+        fprintf(stderr, "\r%60s\r", "");
 }
 
 /* ---- usage ---------------------------------------------------------------------------- */

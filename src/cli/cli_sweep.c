@@ -13,6 +13,7 @@
 #include "nnlab/calibrate.h"
 #include "nnlab/device.h"
 #include "nnlab/explain.h"
+#include "nnlab/export.h"
 #include "nnlab/observe.h"
 #include "nnlab/sweep.h"
 #include "util.h"
@@ -59,84 +60,12 @@ static int split_devices(const char *s, char names[NN_SWEEP_MAX_DEVICES][16])
 
 /* ---- printing ------------------------------------------------------------------------------ */
 
-/* "measured" or "predicted": a column of every format, so no reader can
- * take a prediction for a measurement. */
-static const char *source_of(const nn_sweep *sw, int d)
+/* The text table's header; CSV and JSON are the library's (nnlab/export.h),
+ * which the lab's export writes too. */
+static void print_header(FILE *f)
 {
-    return sw->predicted[d] ? "predicted" : "measured";
-}
-
-/* The way a GPU row ran: a predicted one's, or the switches a measured
- * GPU job applied; "" for a CPU. */
-static const char *way_of(const nn_sweep *sw, int d, int i)
-{
-    const nn_sweep_point *p = &sw->pt[d][i];
-    if (sw->predicted[d])
-        return nn_gpu_way_key((nn_gpu_way)sw->way[d]);
-    if (!p->has_inputs || p->in.opt.host_memory)
-        return "";
-    return p->in.opt.graph ? "graph" : "eager";
-}
-
-/* The profile a row is predicted for, or a measured GPU row is compared with. */
-static const char *profile_of(const nn_sweep *sw, int d, int i)
-{
-    return sw->predicted[d] || sw->pt[d][i].profile_us > 0 ? sw->prof.name : "";
-}
-
-static void print_header(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
-{
-    if (format == CLI_SWEEP_CSV)
-        fprintf(f, "device,batch,us_per_step,samples_per_s,doubling,regime,source,way,profile,profile_us,crossover\n");
-    else if (format == CLI_SWEEP_JSON)
-        fprintf(f, "{\n  \"us_per_step_stat\": \"%s\",\n  \"points\": [\n", NN_STEP_STAT);
-    else
-        fprintf(f, "%-13s %7s %12s %12s %14s %9s  %-15s %s\n", "device", "batch", "us/step", "predicted",
-                "samples/s", "doubling", "regime", "source");
-    (void)sw;
-}
-
-/* CSV text of a number that may be absent */
-static void csv_number(FILE *f, int valid, double v)
-{
-    if (valid)
-        fprintf(f, ",%.3f", v);
-    else
-        fprintf(f, ",");
-}
-
-static void print_csv_point(FILE *f, const nn_sweep *sw, int d, int i, int crossover)
-{
-    const nn_sweep_point *p = &sw->pt[d][i];
-    double us = p->predicted ? p->predicted_us : p->measured.step_us;
-    fprintf(f, "%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s", sw->device[d], sw->batch[i], us, p->rate,
-            nn_sweep_doubling(sw, d, i), p->has_model ? nn_regime_name(p->regime) : "-", source_of(sw, d),
-            way_of(sw, d, i), profile_of(sw, d, i));
-    csv_number(f, p->profile_us > 0, p->profile_us);
-    fprintf(f, ",%s\n", crossover ? "yes" : "");
-}
-
-static void print_json_point(FILE *f, const nn_sweep *sw, int d, int i, int first)
-{
-    const nn_sweep_point *p = &sw->pt[d][i];
-    double us = p->predicted ? p->predicted_us : p->measured.step_us;
-    fprintf(f, "%s    {\"device\": \"%s\", \"batch\": %d, \"source\": \"%s\", \"way\": \"%s\", \"profile\": ",
-            first ? "" : ",\n", sw->device[d], sw->batch[i], source_of(sw, d), way_of(sw, d, i));
-    if (profile_of(sw, d, i)[0])
-        cli_json_string(f, profile_of(sw, d, i));
-    else
-        fprintf(f, "null");
-    fprintf(f, ", \"us_per_step\": %.6g, \"samples_per_s\": %.6g, \"doubling\": %.4g, \"profile_us\": ", us,
-            p->rate, nn_sweep_doubling(sw, d, i));
-    if (p->profile_us > 0)
-        fprintf(f, "%.6g", p->profile_us);
-    else
-        fprintf(f, "null");
-    fprintf(f, ", \"predicted_us\": ");
-    if (p->has_model)
-        fprintf(f, "%.6g, \"regime\": \"%s\"}", p->predicted_us, nn_regime_name(p->regime));
-    else
-        fprintf(f, "null, \"regime\": null}");
+    fprintf(f, "%-13s %7s %12s %12s %14s %9s  %-15s %s\n", "device", "batch", "us/step", "predicted",
+            "samples/s", "doubling", "regime", "source");
 }
 
 static void print_text_point(FILE *f, const nn_sweep *sw, int d, int i)
@@ -163,82 +92,57 @@ static void print_text_point(FILE *f, const nn_sweep *sw, int d, int i)
 
 /* Each device's calibration: where its figures come from, their age and
  * quality (a predicted device's: the profile's). */
-static void print_calibrations(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
+static void print_calibrations(FILE *f, const nn_sweep *sw)
 {
     char line[NN_ERR_LEN];
-    if (format == CLI_SWEEP_CSV)
-        return;
-    if (format == CLI_SWEEP_JSON)
-        fprintf(f, "\n  ],\n  \"calibrations\": [");
-    for (int d = 0, first = 1; d < sw->n_devices; d++) {
+    for (int d = 0; d < sw->n_devices; d++) {
         if (d > 0 && sw->predicted[d] && sw->predicted[d - 1])
             continue;                /* the three ways share the profile's */
         if (sw->has_cal[d])
             nn_calibration_describe(&sw->cal[d], (long long)time(NULL), line, sizeof line);
         else
             snprintf(line, sizeof line, "none: %s", sw->cal_why[d]);
-        if (format == CLI_SWEEP_JSON) {
-            fprintf(f, "%s{\"device\": \"%s\", \"source\": \"%s\", \"quality\": \"%s\", \"calibration\": ",
-                    first ? "" : ", ", sw->device[d], sw->predicted[d] ? "profile" : "measured",
-                    sw->has_cal[d] ? nn_cal_quality_name(nn_calibration_quality(&sw->cal[d], NULL, 0)) : "none");
-            cli_json_string(f, line);
-            fprintf(f, "}");
-        } else {
-            fprintf(f, "%s calibration: %s\n", sw->device[d], line);
-        }
-        first = 0;
+        fprintf(f, "%s calibration: %s\n", sw->device[d], line);
     }
 }
 
-/* Where each device after the first overtakes the first (0: it does not);
- * a predicted device's crossover is a prediction and says so. */
-static void print_crossovers(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
+/* Where each device after the first overtakes the first; a predicted
+ * device's crossover is a prediction and says so. */
+static void print_crossovers(FILE *f, const nn_sweep *sw)
 {
-    if (format == CLI_SWEEP_JSON)
-        fprintf(f, "],\n  \"crossovers\": [");
     for (int d = 1; d < sw->n_devices; d++) {
-        int x = nn_sweep_crossover(sw, 0, d), batch = x >= 0 ? sw->batch[x] : 0;
+        int x = nn_sweep_crossover(sw, 0, d);
         char label[96], base[96];
         nn_sweep_device_label(sw, d, label, sizeof label);
         nn_sweep_device_label(sw, 0, base, sizeof base);
-        if (format == CLI_SWEEP_JSON)
-            fprintf(f, "%s{\"from\": \"%s\", \"to\": \"%s\", \"way\": \"%s\", \"source\": \"%s\", \"batch\": %d}",
-                    d > 1 ? ", " : "", sw->device[0], sw->device[d],
-                    sw->predicted[d] ? nn_gpu_way_key((nn_gpu_way)sw->way[d]) : "", source_of(sw, d), batch);
-        else if (format == CLI_SWEEP_TEXT && x >= 0)
-            fprintf(f, "%s overtakes %s from batch %d on%s\n", label, base, batch,
+        if (x >= 0)
+            fprintf(f, "%s overtakes %s from batch %d on%s\n", label, base, sw->batch[x],
                     sw->predicted[d] ? " (predicted)" : "");
-        else if (format == CLI_SWEEP_TEXT)
+        else
             fprintf(f, "%s does not overtake %s at the batches swept%s\n", label, base,
                     sw->predicted[d] ? " (predicted)" : "");
     }
-    if (format == CLI_SWEEP_JSON)
-        fprintf(f, "]\n}\n");
 }
 
 void cli_sweep_print(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
 {
-    int first = 1;
-    print_header(f, sw, format);
-    for (int d = 0; d < sw->n_devices; d++) {
-        int x = d > 0 ? nn_sweep_crossover(sw, 0, d) : -1;
-        for (int i = 0; i < sw->n_batches; i++) {
-            if (sw->pt[d][i].state != NN_POINT_DONE)
-                continue;
-            if (format == CLI_SWEEP_CSV)
-                print_csv_point(f, sw, d, i, i == x);
-            else if (format == CLI_SWEEP_JSON)
-                print_json_point(f, sw, d, i, first);
-            else
-                print_text_point(f, sw, d, i);
-            first = 0;
-        }
+    if (format == CLI_SWEEP_CSV) {
+        nn_export_sweep_csv(f, sw);
+        return;
     }
-    if (format == CLI_SWEEP_TEXT)
-        fprintf(f, "(us/step: the %s over the timed steps, or the model's for a predicted row; doubling: the "
-                "step at b over the step at b/2)\n", NN_STEP_STAT);
-    print_calibrations(f, sw, format);
-    print_crossovers(f, sw, format);
+    if (format == CLI_SWEEP_JSON) {
+        nn_export_sweep_json(f, sw, (long long)time(NULL));
+        return;
+    }
+    print_header(f);
+    for (int d = 0; d < sw->n_devices; d++)
+        for (int i = 0; i < sw->n_batches; i++)
+            if (sw->pt[d][i].state == NN_POINT_DONE)
+                print_text_point(f, sw, d, i);
+    fprintf(f, "(us/step: the %s over the timed steps, or the model's for a predicted row; doubling: the "
+            "step at b over the step at b/2)\n", NN_STEP_STAT);
+    print_calibrations(f, sw);
+    print_crossovers(f, sw);
 }
 
 /* ---- the command ----------------------------------------------------------------------------- */

@@ -13,7 +13,9 @@
 #include "cli_common.h"
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
+#include "nnlab/export.h"
 #include "nnlab/observe.h"
+#include "nnlab/progress.h"
 #include "util.h"
 
 /* The exit status of a job stopped because its loss became NaN or inf
@@ -33,7 +35,19 @@ static void on_interrupt(int sig)
 
 /* ---- progress and results ------------------------------------------------------ */
 
-static void print_new_progress(nn_job *job, long *seen_points, int *seen_epochs, int quiet)
+/* "  00:18<00:12  18s 28ms/step": the job's times when epoch e ended (tqdm's
+ * elapsed<remaining, then Keras's), from the library's one rule. */
+static void print_epoch_times(const nn_epoch_result *e, long total_steps)
+{
+    nn_job_times t;
+    char tq[48], keras[48];
+    nn_job_times_of_epoch(e, total_steps, &t);
+    nn_format_elapsed_remaining(&t, tq, sizeof tq);
+    nn_format_keras(&t, keras, sizeof keras);
+    fprintf(stderr, "  %s  %s\n", tq, keras);
+}
+
+static void print_new_progress(nn_job *job, long total_steps, long *seen_points, int *seen_epochs, int quiet)
 {
     nn_loss_point pts[64];
     nn_epoch_result ep[16];
@@ -47,10 +61,11 @@ static void print_new_progress(nn_job *job, long *seen_points, int *seen_epochs,
     while ((m = nn_job_epoch_results(job, *seen_epochs, ep, 16)) > 0) {
         for (int i = 0; i < m && !quiet; i++) {
             if (ep[i].has_accuracy)
-                fprintf(stderr, "[%d] validation loss: %.4f  accuracy: %.4f\n", ep[i].epoch,
+                fprintf(stderr, "[%d] validation loss: %.4f  accuracy: %.4f", ep[i].epoch,
                         ep[i].val_loss, ep[i].val_accuracy);
             else
-                fprintf(stderr, "[%d] validation loss: %.4f\n", ep[i].epoch, ep[i].val_loss);
+                fprintf(stderr, "[%d] validation loss: %.4f", ep[i].epoch, ep[i].val_loss);
+            print_epoch_times(&ep[i], total_steps);
         }
         *seen_epochs += m;
     }
@@ -121,8 +136,25 @@ static void print_json_gpu(const nn_snapshot *s)
     printf(",\n");
 }
 
-static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench)
+/* "history": one row per epoch (nn_json_history), from everything the job
+ * published; [] when it could not be copied (out of memory). */
+static void print_json_history(nn_job *job, const nn_snapshot *s)
 {
+    nn_loss_point *pts = malloc((size_t)(s->n_loss_points + 1) * sizeof *pts);
+    nn_epoch_result *eps = malloc((size_t)(s->n_epoch_results + 1) * sizeof *eps);
+    long n_pts = pts ? nn_job_loss_points(job, 0, pts, s->n_loss_points) : 0;
+    int n_eps = eps ? nn_job_epoch_results(job, 0, eps, s->n_epoch_results) : 0;
+    printf("  \"history\": ");
+    nn_json_history(stdout, pts, pts && eps ? n_pts : 0, eps, pts && eps ? n_eps : 0, 4);
+    printf(",\n");
+    free(pts);
+    free(eps);
+}
+
+static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench)
+{
+    nn_job_times t;
+    nn_job_times_of(s, &t);
     const nn_epoch_result *e = s->n_epoch_results > 0 ? &s->last_epoch : NULL;
     printf("{\n  \"command\": \"%s\",\n  \"preset\": ", bench ? "bench" : "train");
     cli_json_string(stdout, cfg->preset.name);
@@ -145,6 +177,7 @@ static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench
     cli_json_number("params", (double)s->n_params, 0);
     cli_json_number("prepare_s", s->prepare_s, 0);
     cli_json_number("wall_s", s->elapsed_s, 0);
+    cli_json_number("per_step_s", t.has_per_step ? t.per_step_s : NAN, 0);
     cli_json_number("timed_steps", (double)s->timed_steps, 0);
     cli_json_number("us_per_step", bench && bench_uses_median(s) ? s->us_per_step_median : s->us_per_step, 0);
     printf("  \"us_per_step_stat\": \"%s\",\n", bench && bench_uses_median(s) ? "median" : "mean");
@@ -153,6 +186,7 @@ static void print_json(const nn_job_config *cfg, const nn_snapshot *s, int bench
     cli_json_number("train_loss", s->n_loss_points > 0 ? s->last_loss : NAN, 0);
     cli_json_number("val_loss", e ? e->val_loss : NAN, 0);
     cli_json_number("val_accuracy", e && e->has_accuracy ? e->val_accuracy : NAN, 0);
+    print_json_history(job, s);
     print_json_gpu(s);
     json_phases("phases", s->phase_us, s->phase_valid, 1);   /* last: null where not measured */
     printf("}\n");
@@ -195,7 +229,9 @@ static void print_step(const nn_snapshot *s, int bench)
 static void print_summary(const nn_snapshot *s, int bench)
 {
     const char *what = s->state != NN_JOB_DONE ? "stopped" : bench ? "bench" : "trained";
-    fprintf(stderr, "%s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n", what, s->device,
+    char headline[160];
+    nn_format_headline(s, headline, sizeof headline);   /* its time first, as the lab's */
+    fprintf(stderr, "%s: %s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n", headline, what, s->device,
             s->batch, s->step, s->elapsed_s, s->samples_per_s);
     print_step(s, bench);
     if (s->has_counters && s->timed_steps > 0)
@@ -227,7 +263,7 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
                         bench ? "bench" : "training", s.device, s.batch, s.total_steps, s.data_desc);
             announced = 1;
         }
-        print_new_progress(job, &seen_points, &seen_epochs, quiet);
+        print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet);
         if (nn_job_state_ended(s.state))
             break;
         if (interrupted)
@@ -235,7 +271,8 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
         cli_sleep_ms(20);
     }
     nn_job_wait(job);
-    print_new_progress(job, &seen_points, &seen_epochs, quiet);
+    nn_job_snapshot(job, &s);
+    print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet);
 }
 
 /* A batch larger than the training set, or a job larger than the memory
@@ -287,15 +324,16 @@ static int run_job(int argc, char **argv, enum cli_command command)
     signal(SIGHUP, on_interrupt);        /* the terminal closed: still leave the result */
     follow(job, &p, bench, o.quiet);
     nn_job_snapshot(job, &s);
-    nn_job_free(job);
     if (s.state == NN_JOB_FAILED) {
+        nn_job_free(job);
         fprintf(stderr, "nnlab: %s\n", s.error);
         return EXIT_FAILURE;
     }
     if (!o.quiet || s.state == NN_JOB_DONE)
         print_summary(&s, bench);
     if (o.json)
-        print_json(&cfg, &s, bench);
+        print_json(job, &cfg, &s, bench);
+    nn_job_free(job);
     if (s.state == NN_JOB_DIVERGED) {
         fprintf(stderr, "nnlab: %s\n", s.error);
         return CLI_EXIT_DIVERGED;

@@ -94,7 +94,8 @@ int engine_report_loss(nn_job *job, int epoch, long step_in_epoch, long interval
             return -1;
         if (check_finite(job, sum, interval == 1) != 0)
             return 2;
-        nn_loss_point pt = { job->tot.steps, epoch, step_in_epoch, sum / (float)interval };
+        nn_loss_point pt = { job->tot.steps, epoch, step_in_epoch, sum / (float)interval,
+                             job->tot.active_s + (nn_now() - r0) };
         publish_point(job, &pt);
     }
     engine_stats_add_wait(job, nn_now() - r0, job->tot.steps > job->tot.warmup);
@@ -145,9 +146,13 @@ int engine_run_validation(nn_job *job, int epoch)
         return 0;
     if (job->device)
         engine_read_counters(job, &c0);
+    double v0 = nn_now();
     int rc = validate(job, &r);
+    /* validation is training time too (the write-ups' times include it) */
+    job->tot.active_s += nn_now() - v0;
     if (rc != 0)
         return rc;
+    r.time_s = job->mine.elapsed_s = job->tot.active_s;
     publish_epoch(job, &r);
     if (job->device) {
         engine_read_counters(job, &c1);

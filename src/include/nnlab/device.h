@@ -20,6 +20,8 @@ typedef struct nn_device_status {
     char name[16];               /* "cpu-ref", "cpu", "gpu" */
     int available;               /* it can run a job here */
     int host_memory;             /* it computes in host memory (a CPU); valid when available */
+    int on_host_cores;           /* it computes on this machine's CPU cores (a CPU, or the
+                                    emulated GPU): two such jobs racing share them */
     char summary[NN_TEXT_LEN];   /* available: the backend's one line ("OpenBLAS, ...") */
     char description[NN_ERR_LEN];/* available: the device's own words (the GPU's name, memory,
                                     versions); "" when the backend has none */

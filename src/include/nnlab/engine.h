@@ -83,6 +83,8 @@ typedef struct nn_loss_point {
     int epoch;                   /* 1-based */
     long step_in_epoch;          /* 1-based, as the write-ups print it */
     float loss;                  /* mean training loss over the interval */
+    double time_s;               /* the job's training time when it was reported (the
+                                    snapshot's elapsed_s then): a wall-clock x axis */
 } nn_loss_point;
 
 typedef struct nn_epoch_result {
@@ -91,6 +93,8 @@ typedef struct nn_epoch_result {
     float val_loss;
     float val_accuracy;          /* classification only */
     int has_accuracy;
+    double time_s;               /* the job's training time once validated (its
+                                    validation included) */
 } nn_epoch_result;
 
 /* What a device backend did per timed step, on average, counted by the

@@ -1,0 +1,235 @@
+/* src/analysis/export.c - a run as CSV and JSON, the JSON pieces the CLI
+ * shares, and the export files; see nnlab/export.h (the sweep's writers:
+ * export_sweep.c). */
+#include "nnlab/export.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "atomic_file.h"
+#include "nnlab/progress.h"
+#include "util.h"
+
+/* ---- JSON pieces -------------------------------------------------------------------------- */
+
+void nn_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+void nn_json_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fprintf(f, "null");
+}
+
+/* The history's rows: one per epoch, on the heap (a long run has many). */
+static nn_epoch_row *history_rows(const nn_loss_point *pts, long n_pts, const nn_epoch_result *eps, int n_eps,
+                                  int *n)
+{
+    long max = (n_pts > 0 ? pts[n_pts - 1].epoch : 0) + n_eps + 1;
+    nn_epoch_row *rows = malloc((size_t)max * sizeof *rows);
+    *n = rows ? nn_epoch_history(pts, n_pts, eps, n_eps, rows, (int)max) : 0;
+    return rows;
+}
+
+void nn_json_history(FILE *f, const nn_loss_point *pts, long n_pts, const nn_epoch_result *eps, int n_eps,
+                     int indent)
+{
+    int n;
+    nn_epoch_row *rows = history_rows(pts, n_pts, eps, n_eps, &n);
+    fprintf(f, "[");
+    for (int i = 0; i < n; i++) {
+        const nn_epoch_row *r = &rows[i];
+        fprintf(f, "%s\n%*s{\"epoch\": %d, \"step\": %ld, \"train_loss\": ", i ? "," : "", indent, "", r->epoch,
+                r->step);
+        nn_json_number(f, r->has_train_loss ? r->train_loss : NAN);
+        fprintf(f, ", \"val_loss\": ");
+        nn_json_number(f, r->has_val ? r->val_loss : NAN);
+        fprintf(f, ", \"val_accuracy\": ");
+        nn_json_number(f, r->has_accuracy ? r->val_accuracy : NAN);
+        fprintf(f, ", \"time_s\": %.6g, \"seconds\": %.6g}", r->time_s, r->seconds);
+    }
+    fprintf(f, n ? "\n%*s]" : "]", indent > 2 ? indent - 2 : 0, "");
+    free(rows);
+}
+
+/* ---- a run as CSV ---------------------------------------------------------------------------- */
+
+static void csv_number(FILE *f, int valid, double v)
+{
+    if (valid && isfinite(v))
+        fprintf(f, ",%.6g", v);
+    else
+        fprintf(f, ",");
+}
+
+static void csv_job(FILE *f, const nn_export_job *j)
+{
+    int n;
+    nn_epoch_row *rows = history_rows(j->pts, j->n_pts, j->eps, j->n_eps, &n);
+    for (long i = 0; i < j->n_pts; i++) {
+        const nn_loss_point *p = &j->pts[i];
+        fprintf(f, "%s,loss,%d,%ld,%.6g,,%.6g,,\n", j->snap->device, p->epoch, p->step, p->time_s, p->loss);
+    }
+    for (int i = 0; i < n; i++) {
+        const nn_epoch_row *r = &rows[i];
+        fprintf(f, "%s,epoch,%d,%ld,%.6g,%.6g", j->snap->device, r->epoch, r->step, r->time_s, r->seconds);
+        csv_number(f, r->has_train_loss, r->train_loss);
+        csv_number(f, r->has_val, r->val_loss);
+        csv_number(f, r->has_accuracy, r->val_accuracy);
+        fprintf(f, "\n");
+    }
+    free(rows);
+}
+
+int nn_export_run_csv(FILE *f, const nn_export_run *run)
+{
+    fprintf(f, "device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy\n");
+    for (int k = 0; k < run->n_jobs; k++)
+        if (run->job[k].snap)
+            csv_job(f, &run->job[k]);
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- a run as JSON --------------------------------------------------------------------------- */
+
+static void json_points(FILE *f, const nn_export_job *j)
+{
+    fprintf(f, "[");
+    for (long i = 0; i < j->n_pts; i++) {
+        const nn_loss_point *p = &j->pts[i];
+        fprintf(f, "%s\n        {\"epoch\": %d, \"step\": %ld, \"step_in_epoch\": %ld, \"loss\": ", i ? "," : "",
+                p->epoch, p->step, p->step_in_epoch);
+        nn_json_number(f, p->loss);
+        fprintf(f, ", \"time_s\": %.6g}", p->time_s);
+    }
+    fprintf(f, j->n_pts ? "\n      ]" : "]");
+}
+
+static void json_job(FILE *f, const nn_export_job *j)
+{
+    const nn_snapshot *s = j->snap;
+    nn_job_times t;
+    char headline[160];
+    nn_job_times_of(s, &t);
+    nn_format_headline(s, headline, sizeof headline);
+    fprintf(f, "    {\n      \"device\": ");
+    nn_json_string(f, s->device);
+    fprintf(f, ",\n      \"state\": \"%s\",\n      \"headline\": ", nn_job_state_name(s->state));
+    nn_json_string(f, headline);
+    fprintf(f, ",\n      \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"total_steps\": %ld,\n", s->batch,
+            s->threads, s->step, s->total_steps);
+    fprintf(f, "      \"prepare_s\": %.6g, \"elapsed_s\": %.6g, \"per_step_s\": ", s->prepare_s, t.elapsed_s);
+    nn_json_number(f, t.has_per_step ? t.per_step_s : NAN);
+    fprintf(f, ", \"samples_per_s\": ");
+    nn_json_number(f, s->has_rate ? s->samples_per_s : NAN);
+    fprintf(f, ",\n      \"history\": ");
+    nn_json_history(f, j->pts, j->n_pts, j->eps, j->n_eps, 8);
+    fprintf(f, ",\n      \"loss_points\": ");
+    json_points(f, j);
+    fprintf(f, "\n    }");
+}
+
+int nn_export_run_json(FILE *f, const nn_export_run *run)
+{
+    int faster = 0;
+    double ratio = run->n_jobs == 2 && run->job[0].snap && run->job[1].snap
+                       ? nn_race_ratio(run->job[0].snap, run->job[1].snap, &faster) : 0.0;
+    fprintf(f, "{\n  \"preset\": ");
+    nn_json_string(f, run->preset ? run->preset : "");
+    fprintf(f, ",\n  \"side_by_side\": %s,\n  \"jobs\": [\n",
+            run->n_jobs < 2 ? "null" : run->sequential ? "\"one after the other\"" : "\"raced\"");
+    for (int k = 0, first = 1; k < run->n_jobs; k++) {
+        if (!run->job[k].snap)
+            continue;
+        fprintf(f, "%s", first ? "" : ",\n");
+        json_job(f, &run->job[k]);
+        first = 0;
+    }
+    fprintf(f, "\n  ],\n  \"ratio\": ");
+    if (ratio > 0)
+        fprintf(f, "{\"faster\": \"%s\", \"times\": %.4g}\n}\n", run->job[faster].snap->device, ratio);
+    else
+        fprintf(f, "null\n}\n");
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- files ------------------------------------------------------------------------------------ */
+
+int nn_export_dir(char *dir, size_t len)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && xdg[0] == '/')          /* the XDG spec: ignore a relative value */
+        n = snprintf(dir, len, "%s/nnlab/exports", xdg);
+    else if (home && home[0])
+        n = snprintf(dir, len, "%s/.local/share/nnlab/exports", home);
+    else
+        return -1;
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+typedef struct export_ctx {
+    const nn_export_run *run;
+    const nn_sweep *sw;
+    long long now;
+} export_ctx;
+
+static int fill_csv(FILE *f, const void *p)
+{
+    const export_ctx *c = p;
+    return c->run ? nn_export_run_csv(f, c->run) : nn_export_sweep_csv(f, c->sw);
+}
+
+static int fill_json(FILE *f, const void *p)
+{
+    const export_ctx *c = p;
+    return c->run ? nn_export_run_json(f, c->run) : nn_export_sweep_json(f, c->sw, c->now);
+}
+
+/* "NAME-run-20261124-021500": the preset's name is a file stem already
+ * (presets are named in ASCII letters, digits, '.', '_', '-'). */
+static int export_stem(const export_ctx *c, char *stem, size_t len)
+{
+    time_t t = (time_t)c->now;
+    struct tm tm;
+    char when[32] = "";
+    const char *name = c->run ? c->run->preset : c->sw->base.preset.name;
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+    int n = snprintf(stem, len, "%s-%s-%s", name && name[0] ? name : "nnlab", c->run ? "run" : "sweep", when);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int nn_export_files(const char *dir, const nn_export_run *run, const nn_sweep *sw, long long now,
+                    char *csv_path, char *json_path, size_t path_len, char *err, size_t err_len)
+{
+    export_ctx c = { run, sw, now };
+    char stem[NN_NAME_LEN + 64];
+    if ((!run && !sw) || export_stem(&c, stem, sizeof stem) != 0)
+        return nn_errorf(err, err_len, "export: nothing to write");
+    int a = snprintf(csv_path, path_len, "%s/%s.csv", dir, stem);
+    int b = snprintf(json_path, path_len, "%s/%s.json", dir, stem);
+    if (a < 0 || b < 0 || (size_t)a >= path_len || (size_t)b >= path_len)
+        return nn_errorf(err, err_len, "export folder %s: path too long", dir);
+    if (nn_write_atomic(csv_path, fill_csv, &c, err, err_len) != 0 ||
+        nn_write_atomic(json_path, fill_json, &c, err, err_len) != 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* src/include/nnlab/export.h - a run or a sweep written as CSV and JSON, for
+ * slides and handouts: the lab's export key and the CLI's --csv and --json
+ * (`nnlab sweep`, the history of `nnlab train --json`) write through these,
+ * so a figure reads the same in every file. Nothing here prints to a
+ * terminal: writers take a FILE and return -1 when a write failed. */
+#ifndef NNLAB_EXPORT_H
+#define NNLAB_EXPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "nnlab/engine.h"
+#include "nnlab/sweep.h"
+
+/* One job of a run: its last snapshot and what it published. */
+typedef struct nn_export_job {
+    const nn_snapshot *snap;
+    const nn_loss_point *pts;
+    long n_pts;
+    const nn_epoch_result *eps;
+    int n_eps;
+    int threads;                 /* the threads it was given (0: the engine's choice) */
+} nn_export_job;
+
+/* A run: one job, or two side by side (raced, or one after the other). */
+typedef struct nn_export_run {
+    const char *preset;
+    int n_jobs;                  /* 1 or 2 */
+    int sequential;              /* 2 jobs: 1 one after the other, 0 raced */
+    nn_export_job job[2];
+} nn_export_run;
+
+/* ---- JSON pieces -------------------------------------------------------------------------- */
+
+/* s as a JSON string, quotes included (quotes, backslashes and control
+ * characters escaped). */
+void nn_json_string(FILE *f, const char *s);
+/* v, or null when not finite. */
+void nn_json_number(FILE *f, double v);
+/* The per-epoch history (nn_epoch_history) as a JSON array of objects
+ * {"epoch", "step", "train_loss", "val_loss", "val_accuracy", "time_s",
+ * "seconds"} (null where absent), one per line after `indent` spaces. */
+void nn_json_history(FILE *f, const nn_loss_point *pts, long n_pts, const nn_epoch_result *eps, int n_eps,
+                     int indent);
+
+/* ---- a run --------------------------------------------------------------------------------- */
+
+/* CSV, one row per loss point (kind "loss") and per epoch (kind "epoch":
+ * the history row): device,kind,epoch,step,time_s,seconds,train_loss,
+ * val_loss,val_accuracy (empty where absent). 0, or -1 when a write failed. */
+int nn_export_run_csv(FILE *f, const nn_export_run *run);
+/* JSON: the preset, whether the jobs raced, each job's figures (state,
+ * headline, times, samples/s, threads), history and loss points, and a
+ * race's ratio from the same times (nn_race_ratio). 0, or -1. */
+int nn_export_run_json(FILE *f, const nn_export_run *run);
+
+/* ---- a sweep ------------------------------------------------------------------------------- */
+
+/* CSV, one row per measured or predicted point: device,batch,us_per_step,
+ * samples_per_s,doubling,regime,source,way,profile,profile_us,crossover. */
+int nn_export_sweep_csv(FILE *f, const nn_sweep *sw);
+/* JSON: the points, each device's calibration (its age at `now`, seconds
+ * since the epoch) and the crossovers. */
+int nn_export_sweep_json(FILE *f, const nn_sweep *sw, long long now);
+
+/* ---- files ----------------------------------------------------------------------------------- */
+
+/* The folder exports go to: $XDG_DATA_HOME/nnlab/exports, else
+ * ~/.local/share/nnlab/exports (the XDG base directories; a relative
+ * XDG_DATA_HOME is ignored). 0, or -1 when neither variable is usable. */
+int nn_export_dir(char *dir, size_t len);
+
+/* Writes STEM.csv and STEM.json in dir (created if needed), each replaced
+ * atomically: the run (run != NULL) or the sweep. stem is made of the
+ * preset's name, "run" or "sweep" and the local time ("lenet-run-20261124-
+ * 021500"). Sets csv_path and json_path; 0, or -1 with a one-line message
+ * naming the file. */
+int nn_export_files(const char *dir, const nn_export_run *run, const nn_sweep *sw, long long now,
+                    char *csv_path, char *json_path, size_t path_len, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,53 @@
+/* ui/export_key.c - `x` on the run and the sweep screens: the run (its jobs'
+ * figures, per-epoch history and loss points) or the sweep written as CSV
+ * and JSON by the library's writers (nnlab/export.h), the same the CLI's
+ * --csv and --json use, to the export folder ($XDG_DATA_HOME/nnlab/exports),
+ * and the two paths said on the status row. */
+#include "ui.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "nnlab/export.h"
+
+/* The run screen's run as the writers take it: each job's last copy. */
+static void run_export(const ui_lab *lab, nn_export_run *out)
+{
+    const ui_run *r = &lab->dashboard.run;
+    *out = (nn_export_run){ r->cfg.preset.name, r->n_jobs, r->sequential, { { 0 } } };
+    for (int k = 0; k < r->n_jobs; k++) {
+        const ui_run_job *j = &r->j[k];
+        if (!j->started)
+            continue;                /* the second of a sequential run, not run */
+        out->job[k] = (nn_export_job){ &j->snap, j->pts, j->n_pts, j->eps, j->n_eps, j->threads };
+    }
+}
+
+void ui_export_screen(ui_lab *lab)
+{
+    char dir[NN_PATH_LEN], csv[NN_PATH_LEN + 96], json[NN_PATH_LEN + 96], err[NN_ERR_LEN];
+    nn_export_run run;
+    const nn_export_run *rp = NULL;
+    const nn_sweep *sw = NULL;
+    if (nn_export_dir(dir, sizeof dir) != 0) {
+        ui_set_message(lab, 1, "export: no folder (neither XDG_DATA_HOME nor HOME is set)");
+        return;
+    }
+    if (lab->screen == UI_SWEEP) {
+        sw = &lab->sweep_screen.sweep;
+    } else {
+        run_export(lab, &run);
+        rp = &run;
+    }
+    if (nn_export_files(dir, rp, sw, (long long)time(NULL), csv, json, sizeof csv, err, sizeof err) != 0) {
+        ui_set_message(lab, 1, "export failed: %s", err);
+        return;
+    }
+    /* the paths in full, the one place the user learns where they went:
+     * "exported DIR/STEM.{csv,json}" */
+    size_t n = strlen(csv);
+    if (n > 4)
+        csv[n - 4] = '\0';          /* ".csv" */
+    ui_set_message(lab, 0, "exported %s.{csv,json}%s", csv,
+                   lab->screen != UI_SWEEP && ui_run_active(&lab->dashboard.run) ? " (so far)" : "");
+}

@@ -1,0 +1,185 @@
+/* ui/run_chart.c - the run screen's charts: the training loss (smoothed with
+ * `s`, and said so) and the validation loss per epoch, with a dotted line at
+ * each epoch's end; the validation accuracy beside them for a classifier.
+ * One job, or two one after the other, are drawn by step; two side by side
+ * by seconds of training (the points' time_s), so that a race's curves
+ * separate as the jobs did. Every figure comes from the engine's points and
+ * the library's rules (nnlab/progress.h); the data is ui/run.c's copy. */
+#include "ui.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnlab/progress.h"
+
+#define MAX_MARKS 128                /* epoch markers drawn, all jobs together */
+
+/* One job's curves as the charts want them. */
+typedef struct curves {
+    double *tx, *ty;                 /* training loss points */
+    double *vx, *vy, *ay;            /* per epoch: validation loss, accuracy (%) */
+    int n_acc;
+} curves;
+
+static double point_x(int by_time, long step, double time_s)
+{
+    return by_time ? time_s : (double)step;
+}
+
+static int alloc_curves(const ui_run_job *j, curves *c)
+{
+    c->tx = malloc(((size_t)j->n_pts + 1) * sizeof(double));
+    c->ty = malloc(((size_t)j->n_pts + 1) * sizeof(double));
+    c->vx = malloc(((size_t)j->n_eps + 1) * sizeof(double));
+    c->vy = malloc(((size_t)j->n_eps + 1) * sizeof(double));
+    c->ay = malloc(((size_t)j->n_eps + 1) * sizeof(double));
+    return c->tx && c->ty && c->vx && c->vy && c->ay ? 0 : -1;
+}
+
+static int make_curves(const ui_run_job *j, int by_time, int smooth, curves *c, ui_axis *ay_loss, ui_axis *ay_acc)
+{
+    if (alloc_curves(j, c) != 0)
+        return -1;
+    for (long i = 0; i < j->n_pts; i++) {
+        c->tx[i] = point_x(by_time, j->pts[i].step, j->pts[i].time_s);
+        c->ty[i] = j->pts[i].loss;
+    }
+    if (smooth)
+        ui_ema(c->ty, (int)j->n_pts, UI_SMOOTH_WEIGHT, c->ty);
+    for (long i = 0; i < j->n_pts; i++)
+        ui_axis_include(ay_loss, c->ty[i]);
+    c->n_acc = 0;
+    for (int i = 0; i < j->n_eps; i++) {
+        c->vx[i] = point_x(by_time, j->eps[i].step, j->eps[i].time_s);
+        c->vy[i] = j->eps[i].val_loss;
+        ui_axis_include(ay_loss, c->vy[i]);
+        if (j->eps[i].has_accuracy) {
+            c->ay[i] = 100.0 * j->eps[i].val_accuracy;
+            ui_axis_include(ay_acc, c->ay[i]);
+            c->n_acc++;
+        } else {
+            c->ay[i] = NAN;
+        }
+    }
+    return 0;
+}
+
+static void free_curves(curves *c)
+{
+    free(c->tx);
+    free(c->ty);
+    free(c->vx);
+    free(c->vy);
+    free(c->ay);
+}
+
+/* Where each epoch a job has finished ended (the history's rule: its
+ * validation, else its last loss point); the last row is left out, as it
+ * may be the epoch under way or the end of the run. */
+static int epoch_marks(const ui_run_job *j, int by_time, double *out, int max)
+{
+    nn_epoch_row rows[MAX_MARKS];
+    int n = nn_epoch_history(j->pts, j->n_pts, j->eps, j->n_eps, rows, MAX_MARKS), m = 0;
+    for (int i = 0; i + 1 < n && m < max; i++)
+        out[m++] = point_x(by_time, rows[i].step, rows[i].time_s);
+    return m;
+}
+
+/* The x axis spans the whole run, so the curves grow rightwards: the steps
+ * planned, or by seconds the longer job's whole time (elapsed + remaining). */
+static void x_axis(const ui_run *r, int by_time, ui_axis *ax)
+{
+    *ax = (ui_axis){ 0, 1, 0 };
+    for (int k = 0; k < r->n_jobs; k++) {
+        nn_job_times t;
+        nn_job_times_of(&r->j[k].snap, &t);
+        double hi = by_time ? t.total_s : (double)r->j[k].snap.total_steps;
+        if (hi > ax->hi)
+            ax->hi = hi;
+    }
+}
+
+/* A job whose loss became NaN or inf stopped there: said across the top of
+ * the chart, which ends where the loss stopped meaning anything. */
+static void draw_divergence_banner(ui_lab *lab, ui_rect box)
+{
+    const ui_run *r = &lab->dashboard.run;
+    ui_rect in = ui_rect_inner(box);
+    int y = in.y;
+    for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
+        const ui_run_job *j = &r->j[k];
+        if (j->snap.state != NN_JOB_DIVERGED)
+            continue;
+        mvhline(y, in.x, ' ', in.w);
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, " DIVERGED on %s: %s ", j->device,
+                j->snap.error);
+    }
+}
+
+static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curves *c, const ui_axis *ax,
+                          ui_axis *ay, int by_time)
+{
+    ui_series s[2];
+    int ns = 0;
+    char names[2][32];
+    ui_axis_finish(ay, 0);
+    if (ay->lo < 0)
+        ay->lo = 0;                  /* widened round a lone point: kept to what a share can be */
+    if (ay->hi > 100)
+        ay->hi = 100;
+    for (int k = 0; k < r->n_jobs; k++) {
+        if (!c[k].ay)
+            continue;
+        snprintf(names[k], sizeof names[k], "%s", r->j[k].device);
+        s[ns++] = (ui_series){ c[k].vx, c[k].ay, r->j[k].n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[k] };
+    }
+    ui_chart_view_text(lab, box, "val accuracy %", by_time ? "seconds" : "step", ax, ay, s, ns, NULL, 0,
+                       "after the first epoch");
+}
+
+static void loss_title(const ui_lab *lab, char *buf, size_t len)
+{
+    snprintf(buf, len, "loss%s%s", lab->log_scale ? " (log)" : "",
+             lab->dashboard.smooth ? ", training smoothed (EMA 0.6)" : "");
+}
+
+void ui_run_charts_draw(ui_lab *lab)
+{
+    ui_run *r = &lab->dashboard.run;
+    int by_time = r->n_jobs == 2, ns = 0, nv = 0;
+    ui_series s[4];
+    curves c[2] = { { 0 } };
+    char names[4][32], title[96];
+    double marks[MAX_MARKS];
+    ui_axis ax, ay, ay_acc;
+    ui_rect loss, acc;
+    ui_split_charts(lab->layout.chart, &loss, &acc);
+    if (nn_preset_classes(&r->cfg.preset) <= 0)
+        loss = lab->layout.chart, acc = (ui_rect){ 0, 0, 0, 0 };   /* no accuracy to show */
+    ui_axis_begin(&ay, lab->log_scale ? 10 : 0);
+    ui_axis_begin(&ay_acc, 0);
+    x_axis(r, by_time, &ax);
+    for (int k = 0; k < r->n_jobs; k++) {
+        const ui_run_job *j = &r->j[k];
+        if (make_curves(j, by_time, lab->dashboard.smooth, &c[k], &ay, &ay_acc) != 0) {
+            free_curves(&c[k]);          /* out of memory: this job's curves are left out */
+            c[k] = (curves){ 0 };
+            continue;
+        }
+        snprintf(names[2 * k], sizeof names[0], "%s", j->device);
+        snprintf(names[2 * k + 1], sizeof names[0], "%s val", j->device);
+        s[ns++] = (ui_series){ c[k].tx, c[k].ty, (int)j->n_pts, 1, k ? UI_SERIES2 : UI_SERIES0, names[2 * k] };
+        s[ns++] = (ui_series){ c[k].vx, c[k].vy, j->n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[2 * k + 1] };
+        nv += epoch_marks(j, by_time, marks + nv, MAX_MARKS - nv);
+    }
+    ui_axis_finish(&ay, 0);
+    loss_title(lab, title, sizeof title);
+    ui_chart_view(lab, loss, title, by_time ? "seconds of training" : "step", &ax, &ay, s, ns, marks, nv);
+    if (acc.w > 0)
+        draw_accuracy(lab, acc, r, c, &ax, &ay_acc, by_time);
+    for (int k = 0; k < 2; k++)
+        free_curves(&c[k]);
+    draw_divergence_banner(lab, loss);
+}
