@@ -90,6 +90,8 @@ typedef struct nn_layer_cost {
     nn_op_class op_class;        /* how fwd and bwd are priced (each one call) */
     double elems;                /* elements the per-element cost applies to (not for
                                     matrix products or views) */
+    char wiring[64];             /* a graph's: "<- layer3, layer5", "weights of layer2";
+                                    "" for a layer reading the one before with its own */
 } nn_layer_cost;
 
 /* "linear", "conv2d", ...: the INI name of a kind ("?" if out of range). */
