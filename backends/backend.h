@@ -14,9 +14,10 @@
  *  - A device backend runs operations asynchronously, in call order: a
  *    failure found while the device runs them (an illegal address, a label
  *    out of range) is reported by the next download or synchronize.
- *  - Parameter gradients are overwritten, not accumulated: in a sequential
- *    network each parameter is used exactly once per step, so "zero_grad" is
- *    implicit and costs nothing.
+ *  - Parameter gradients are overwritten, not accumulated, so "zero_grad" is
+ *    implicit and costs nothing. Where a graph network uses a tensor or a
+ *    shared parameter twice, the network writes the second gradient to
+ *    scratch and adds it with `accumulate`.
  *  - Layouts follow PyTorch: linear w is (out, in), conv w is
  *    (c_out, c_in, k_h, k_w), each followed by its bias (out) or (c_out).
  *  - Loss operations *add* to a stats accumulator in backend memory, so that a
@@ -81,7 +82,7 @@ typedef struct nn_backend_config {
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
  * it was built against this header. Bump it on any change to nn_backend_ops,
  * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 3
+#define NN_BACKEND_ABI 4
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -209,6 +210,30 @@ typedef struct nn_backend_ops {
                     float *velocity, const nn_sgd_hyper *h, long t);
     int (*adam_step)(nn_backend *b, size_t n, float *param, const float *grad,
                      float *m, float *v, const nn_adam_hyper *h, long t);
+
+    /* ---- The graph's operations (src/core/layers/merge.c, slice.c). The two
+     * inputs a and c may be the same buffer (x + x); outputs overlap nothing. */
+    /* y = scale * (a + c) over n values, computed as scale * (a + c) in float */
+    int (*add_forward)(nn_backend *b, size_t n, float scale, const float *a, const float *c,
+                       float *y);
+    /* da = dc = scale * dy; either skipped when NULL */
+    int (*add_backward)(nn_backend *b, size_t n, float scale, const float *dy, float *da,
+                        float *dc);
+    /* y = a * c over n values */
+    int (*mul_forward)(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+    /* da = dy * c, dc = dy * a; either skipped when NULL */
+    int (*mul_backward)(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                        float *da, float *dc);
+    /* y (rows, to - from) = columns [from, to) of x (rows, width);
+     * 0 <= from < to <= width */
+    int (*slice_forward)(nn_backend *b, int rows, int width, int from, int to, const float *x,
+                         float *y);
+    /* dx (rows, width) = dy in columns [from, to), 0 in the others (fully written) */
+    int (*slice_backward)(nn_backend *b, int rows, int width, int from, int to, const float *dy,
+                          float *dx);
+    /* dst += src over n values: the gradient of a tensor read by several
+     * layers, or of a parameter shared by several, summed */
+    int (*accumulate)(nn_backend *b, size_t n, const float *src, float *dst);
 
     /* ---- Optional operations: NULL where a backend has no use for them (the
      * CPU backends leave them all NULL). Callers check before calling. ---- */

@@ -38,4 +38,11 @@ const nn_backend_ops nn_backend_cpu = {
     .mse = nn_ref_mse,
     .sgd_step = nn_cpu_sgd_step,
     .adam_step = nn_cpu_adam_step,
+    .add_forward = nn_cpu_add_forward,
+    .add_backward = nn_cpu_add_backward,
+    .mul_forward = nn_cpu_mul_forward,
+    .mul_backward = nn_cpu_mul_backward,
+    .slice_forward = nn_ref_slice_forward,
+    .slice_backward = nn_ref_slice_backward,
+    .accumulate = nn_cpu_accumulate,
 };

@@ -11,6 +11,7 @@
  *   cpu_maxpool.c          maxpool2d_forward/backward
  *   cpu_activation.c       act_forward/backward (relu, tanh, mish)
  *   cpu_dropout.c          dropout_forward/backward
+ *   cpu_merge.c            add, mul, accumulate (slice is cpu-ref's)
  *   cpu_optim.c            sgd_step, adam_step
  * Memory and the losses are cpu-ref's own functions (cpu_ref.c): plain
  * loops are already the best a CPU does there.
@@ -183,5 +184,14 @@ int nn_cpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, fl
                     const nn_sgd_hyper *h, long step);
 int nn_cpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m,
                      float *v, const nn_adam_hyper *h, long step);
+
+int nn_cpu_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c,
+                       float *y);
+int nn_cpu_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da,
+                        float *dc);
+int nn_cpu_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+int nn_cpu_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                        float *da, float *dc);
+int nn_cpu_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
 
 #endif

@@ -438,4 +438,11 @@ const nn_backend_ops nn_backend_cpu_ref = {
     .mse = nn_ref_mse,
     .sgd_step = nn_ref_sgd_step,
     .adam_step = nn_ref_adam_step,
+    .add_forward = nn_ref_add_forward,
+    .add_backward = nn_ref_add_backward,
+    .mul_forward = nn_ref_mul_forward,
+    .mul_backward = nn_ref_mul_backward,
+    .slice_forward = nn_ref_slice_forward,
+    .slice_backward = nn_ref_slice_backward,
+    .accumulate = nn_ref_accumulate,
 };

@@ -44,4 +44,18 @@ int nn_ref_sgd_step(nn_backend *b, size_t n, float *param, const float *grad,
 int nn_ref_adam_step(nn_backend *b, size_t n, float *param, const float *grad,
                      float *m, float *v, const nn_adam_hyper *h, long t);
 
+/* cpu_ref_graph.c */
+int nn_ref_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c,
+                       float *y);
+int nn_ref_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da,
+                        float *dc);
+int nn_ref_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+int nn_ref_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                        float *da, float *dc);
+int nn_ref_slice_forward(nn_backend *b, int rows, int width, int from, int to, const float *x,
+                         float *y);
+int nn_ref_slice_backward(nn_backend *b, int rows, int width, int from, int to, const float *dy,
+                          float *dx);
+int nn_ref_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
+
 #endif

@@ -67,6 +67,10 @@ void test_mse(void **state);
 void test_sgd(void **state);
 void test_adam(void **state);
 void test_errors(void **state);
+/* parity_graph.c */
+void test_graph_merge(void **state);
+void test_graph_slice(void **state);
+void test_graph_accumulate(void **state);
 
 /* The suite, for a test program's CMUnitTest array. */
 #define PARITY_SUITE_TESTS                                                              \
@@ -77,6 +81,8 @@ void test_errors(void **state);
     cmocka_unit_test(test_activations),                                                \
     cmocka_unit_test(test_activation_edges), cmocka_unit_test(test_dropout),           \
     cmocka_unit_test(test_softmax_xent), cmocka_unit_test(test_mse),                   \
-    cmocka_unit_test(test_sgd), cmocka_unit_test(test_adam), cmocka_unit_test(test_errors)
+    cmocka_unit_test(test_sgd), cmocka_unit_test(test_adam), cmocka_unit_test(test_errors), \
+    cmocka_unit_test(test_graph_merge), cmocka_unit_test(test_graph_slice),             \
+    cmocka_unit_test(test_graph_accumulate)
 
 #endif

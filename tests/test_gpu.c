@@ -460,13 +460,12 @@ static void expect_same_curve(const char *what, const nn_loss_point *a, long na,
 /* 200 steps from the same seed on cpu-ref and on the GPU (default switches:
  * data on the device, CUDA graph): the same data order, weights and dropout
  * masks, so the curves agree to float rounding. */
-static void curve_case(const char *preset)
+static void curve_of(const char *preset, nn_preset *loaded)
 {
-    nn_preset p;
+    nn_preset p = *loaded;
     nn_job_config cfg;
     nn_loss_point a[64], b[64];
     nn_snapshot sa, sb;
-    load_shipped(preset, &p);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 200;
     cfg.log_every = 10;
@@ -482,6 +481,29 @@ static void curve_case(const char *preset)
     char what[96];
     snprintf(what, sizeof what, "%s, cpu-ref vs gpu", preset);
     expect_same_curve(what, a, na, b, nb, 1e-3, 2e-3);
+}
+
+static void curve_case(const char *preset)
+{
+    nn_preset p;
+    load_shipped(preset, &p);
+    curve_of(preset, &p);
+}
+
+/* A graph network (tests/fixtures/graph-net.ini: a branch, a shared weight,
+ * a tensor read by several layers; add, mul, slice): gradients summed on the
+ * device (accumulate), recorded in a CUDA graph like the rest. Looked for in
+ * NNLAB_FIXTURES_DIR first (a bundle away from the source tree). */
+static void test_curve_graph_net(void **state)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    const char *dir = getenv("NNLAB_FIXTURES_DIR");
+    nn_preset p;
+    (void)state;
+    snprintf(path, sizeof path, "%s/graph-net.ini", dir && *dir ? dir : FIXTURES_DIR);
+    if (nn_preset_load(path, &p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    curve_of("graph-net", &p);
 }
 
 static void test_curve_lenet_cifar10(void **state)
@@ -683,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_device_errors),
         cmocka_unit_test(test_curve_lenet_cifar10),
         cmocka_unit_test(test_curve_mnist_mlp_128),
+        cmocka_unit_test(test_curve_graph_net),
         cmocka_unit_test(test_switches_same_numbers),
         cmocka_unit_test(test_graph_warmup_and_fallbacks),
         cmocka_unit_test(test_step_accounting),

@@ -954,6 +954,16 @@ static bad_case bad_cases[] = {
     { "bad-duplicate-key.ini", { "[train] Batch given twice (lines 6 and 8)" } },
     { "bad-duplicate-section.ini", { "[Train] given twice (lines 4 and 12)" } },
     { "bad-measured.ini", { "[preset] measured_gpu_s = -3", "must be >= 0" } },
+    { "bad-graph-unknown.ini", { "[layer2] input = layer9: no [layer9]", "layer1 .. layer3" } },
+    { "bad-graph-later.ini", { "[layer2] input = layer3: [layer3] comes later", "no cycles" } },
+    { "bad-graph-self.ini", { "[layer2] input = layer2: names the layer itself", "no cycles" } },
+    { "bad-graph-add-shape.ini", { "[layer3] inputs = layer1, layer2", "gives 8, the second 4", "same shape" } },
+    { "bad-graph-slice.ini", { "[layer2] to = 9: past the end", "gives 8 features" } },
+    { "bad-graph-weights-kind.ini", { "[layer4] weights = layer1", "a linear layer, this one a conv1d" } },
+    { "bad-graph-weights-shape.ini", { "[layer2] weights = layer1", "linear 12->8, this one linear 8->4", "same shapes" } },
+    { "bad-graph-dead.ini", { "[layer2] type = relu", "does not use this layer" } },
+    { "bad-graph-ref.ini", { "[layer2] input = 1", "like layer3" } },
+    { "bad-graph-add-input.ini", { "[layer2] input: not a key of a add layer", "inputs" } },
 };
 
 static void test_bad_fixture(void **state)
@@ -1032,7 +1042,8 @@ int main(void)
         BAD(19), BAD(20), BAD(21), BAD(22), BAD(23), BAD(24), BAD(25), BAD(26), BAD(27),
         BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35),
         BAD(36), BAD(37), BAD(38), BAD(39), BAD(40), BAD(41), BAD(42), BAD(43), BAD(44),
+        BAD(45), BAD(46), BAD(47), BAD(48), BAD(49), BAD(50), BAD(51), BAD(52), BAD(53), BAD(54),
     };
-    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 45, "add a BAD(i) per bad case");
+    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 55, "add a BAD(i) per bad case");
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -7,6 +7,7 @@
  *   cuda_dense.cu    linear (cuBLAS) and convolution (cuDNN, one plan per shape)
  *   cuda_kernels.cu  our own kernels: activations, pooling, dropout, losses,
  *                    optimisers, bias add and bias gradient, batch gather
+ *   cuda_merge.cu    the graph's: add, mul, slice, accumulate
  *
  * CUDA C compiled by nvcc (as C++; no other C++), or by the host C++
  * compiler for the emulated GPU (NN_CUDA_EMULATION, below). Every
@@ -271,6 +272,16 @@ int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, floa
                   const nn_adam_hyper *h, long t);
 int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const float *xs,
                     size_t x_width, float *x, const void *ys, size_t y_width, void *y);
+/* cuda_merge.cu: the graph's operations */
+int gpu_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c, float *y);
+int gpu_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da, float *dc);
+int gpu_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+int gpu_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                     float *da, float *dc);
+int gpu_slice_forward(nn_backend *b, int rows, int width, int from, int to, const float *x, float *y);
+int gpu_slice_backward(nn_backend *b, int rows, int width, int from, int to, const float *dy,
+                       float *dx);
+int gpu_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
 /* Launches the kernel that writes the values set last into step_dev: the
  * first node of a recording (graph_begin). */
 int gpu_write_step_values(nn_backend *b);

@@ -587,6 +587,13 @@ static void ops_init(void)
     o->mse = gpu_mse;
     o->sgd_step = gpu_sgd_step;
     o->adam_step = gpu_adam_step;
+    o->add_forward = gpu_add_forward;
+    o->add_backward = gpu_add_backward;
+    o->mul_forward = gpu_mul_forward;
+    o->mul_backward = gpu_mul_backward;
+    o->slice_forward = gpu_slice_forward;
+    o->slice_backward = gpu_slice_backward;
+    o->accumulate = gpu_accumulate;
     o->describe = gpu_describe;
     o->host_alloc = gpu_host_alloc;
     o->host_free = gpu_host_free;

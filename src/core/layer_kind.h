@@ -21,6 +21,10 @@
  * writer writes them. A kind names the keys it takes and those it must give. */
 enum nn_layer_key {
     NN_KEY_IN, NN_KEY_OUT, NN_KEY_KERNEL, NN_KEY_STRIDE, NN_KEY_PADDING, NN_KEY_P, NN_KEY_SHAPE,
+    /* the graph's: input (every one-input kind), weights (every kind with
+     * parameters): nn_layer_keys_of adds them; inputs, scale, from, to are
+     * the kinds' own */
+    NN_KEY_INPUT, NN_KEY_INPUTS, NN_KEY_WEIGHTS, NN_KEY_SCALE, NN_KEY_FROM, NN_KEY_TO,
     NN_LAYER_KEY_COUNT
 };
 #define NN_KEY(k) (1u << (k))
@@ -35,6 +39,8 @@ typedef struct nn_layer_key_def {
 extern const nn_layer_key_def nn_layer_keys[NN_LAYER_KEY_COUNT];
 /* The key named `key`, or NULL. */
 const nn_layer_key_def *nn_find_layer_key(const char *key);
+/* NN_KEY() bits of the keys kind k takes: its own plus the graph's. */
+unsigned nn_layer_keys_of(enum nn_layer_kind k);
 /* 1 when a layer of kind k takes the key named `key` (besides type). */
 int nn_layer_takes_key(enum nn_layer_kind k, const char *key);
 
@@ -52,6 +58,8 @@ typedef struct nn_layer_call {
     void *ws;                    /* the convolution workspace */
     int training;                /* dropout drops only when training */
     uint64_t seed, counter;      /* dropout's mask: seed, and a counter unique per (step, layer) */
+    const float *x2;             /* two-input kinds: the second input */
+    float *dx2;                  /*   and its gradient in backward (NULL: not wanted) */
 } nn_layer_call;
 
 /* ---- the entry --------------------------------------------------------------- */
@@ -95,6 +103,7 @@ extern const nn_layer_def nn_layer_maxpool2d_def, nn_layer_maxpool1d_def, nn_lay
 extern const nn_layer_def nn_layer_flatten_def, nn_layer_reshape_def;
 extern const nn_layer_def nn_layer_relu_def, nn_layer_tanh_def, nn_layer_mish_def;
 extern const nn_layer_def nn_layer_dropout_def;
+extern const nn_layer_def nn_layer_add_def, nn_layer_mul_def, nn_layer_slice_def;
 
 /* ---- helpers the entries share ---------------------------------------------- */
 
@@ -105,8 +114,11 @@ void nn_layer_key_list(enum nn_layer_kind k, int required, char *buf, size_t len
  * read back from the spec (the kind's name for "type"). */
 int nn_layer_error(const nn_checker *c, int i, const nn_layer_spec *l, const char *key,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* "the data gives" for the first layer, "the previous layer gives" after. */
+/* "the data gives" for the first layer, "the previous layer gives" after;
+ * "layer3 gives" when the checker set another source for layer i with
+ * nn_layer_set_from (0-based source, -1: the data). */
 const char *nn_layer_from(int i);
+void nn_layer_set_from(int i, int source);
 /* The input must have this rank; the message says which layer to add. */
 int nn_layer_need_rank(const nn_checker *c, int i, const nn_layer_spec *l, nn_shape in, int rank);
 /* `in` against what arrives (features, or channels): filled when absent (0). */

@@ -1,5 +1,6 @@
-/* src/core/net.h - a sequential network built from a preset's layer list on one
- * backend: flat parameter, gradient and optimiser-state arenas, activation
+/* src/core/net.h - a network built from a preset's layer list on one
+ * backend (a chain, or a graph whose inputs are earlier layers: layer order
+ * is the forward order, its reverse the backward's): flat parameter, gradient and optimiser-state arenas, activation
  * buffers sized for the job's batch, and one training step as a sequence of
  * backend operations. Everything is allocated in nn_net_create; a step
  * allocates nothing. */
@@ -18,6 +19,11 @@ typedef struct nn_layer {
     size_t n_weights, n_bias;        /* parameters, 0 for parameter-free layers */
     size_t param_offset;             /* into the arenas: weights, then bias */
     float *y;                        /* own output buffer (max_batch, out_floats); NULL when aliased */
+    int param_owner;                 /* the layer whose parameters it uses (itself, or by weights =) */
+    int source[2];                   /* the layers its inputs read (0-based), -1: the batch */
+    int root[2];                     /*   the same with views followed: whose gradient buffer */
+    float *dy;                       /* a graph's: the gradient of its output (max_batch,
+                                        out_floats); a view's is its root's; NULL in a chain */
 } nn_layer;
 
 typedef struct nn_net {
@@ -51,6 +57,13 @@ typedef struct nn_net {
     float *out_ptr[NN_MAX_LAYERS];
 
     uint64_t seed;                   /* dropout masks */
+
+    int graph;                       /* not a chain (nn_layer_is_chain): each layer's output
+                                        has its gradient buffer (dy), grad_a and grad_b are
+                                        the scratch of gradients to be summed */
+    float *param_scratch;            /* (the largest shared block): a shared parameter's
+                                        second gradient, summed with accumulate */
+    size_t param_scratch_floats;
 } nn_net;
 
 /* Builds the network of p (already checked by nn_preset_check) on backend b,

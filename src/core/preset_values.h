@@ -28,8 +28,10 @@ typedef struct nn_range {
 #define NN_ABOVE(lo) { (lo), INFINITY, 1, 1 }
 #define NN_UNIT_HALF_OPEN { 0, 1, 0, 1 }        /* [0, 1) */
 
-/* How a numeric key is stored: int, long, float, a 0/1 int, an nn_shape. */
-enum nn_vtype { NN_V_INT, NN_V_LONG, NN_V_FLOAT, NN_V_BOOL, NN_V_SHAPE };
+/* How a numeric key is stored: int, long, float, a 0/1 int, an nn_shape; a
+ * layer reference ("layer3" or "data": an int, N or NN_FROM_DATA, 0 when
+ * absent) and two of them ("layer3, layer5": int[2]). */
+enum nn_vtype { NN_V_INT, NN_V_LONG, NN_V_FLOAT, NN_V_BOOL, NN_V_SHAPE, NN_V_LAYER, NN_V_LAYERS };
 
 /* "1..100000", ">= 1", "> 0", "[0, 1)": the allowed values, for messages. */
 void nn_range_format(nn_range r, int integral, char *buf, size_t len);

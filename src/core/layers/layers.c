@@ -24,6 +24,9 @@ static const nn_layer_def *const table[NN_LAYER_KIND_COUNT] = {
     [NN_LAYER_TANH] = &nn_layer_tanh_def,
     [NN_LAYER_MISH] = &nn_layer_mish_def,
     [NN_LAYER_DROPOUT] = &nn_layer_dropout_def,
+    [NN_LAYER_ADD] = &nn_layer_add_def,
+    [NN_LAYER_MUL] = &nn_layer_mul_def,
+    [NN_LAYER_SLICE] = &nn_layer_slice_def,
 };
 
 const nn_layer_def *nn_layer_def_of(enum nn_layer_kind k)
@@ -49,6 +52,12 @@ const nn_layer_key_def nn_layer_keys[NN_LAYER_KEY_COUNT] = {
     [NN_KEY_PADDING] = { "padding", NN_V_INT, LF(padding), NN_CLOSED(0, NN_MAX_DIM) },
     [NN_KEY_P] = { "p", NN_V_FLOAT, LF(p), NN_UNIT_HALF_OPEN },
     [NN_KEY_SHAPE] = { "shape", NN_V_SHAPE, LF(shape), NN_CLOSED(0, 0) /* unused */ },
+    [NN_KEY_INPUT] = { "input", NN_V_LAYER, LF(input), NN_CLOSED(0, 0) /* unused */ },
+    [NN_KEY_INPUTS] = { "inputs", NN_V_LAYERS, LF(input), NN_CLOSED(0, 0) /* unused */ },
+    [NN_KEY_WEIGHTS] = { "weights", NN_V_LAYER, LF(weights), NN_CLOSED(0, 0) /* unused */ },
+    [NN_KEY_SCALE] = { "scale", NN_V_FLOAT, LF(scale), NN_ABOVE(0) },
+    [NN_KEY_FROM] = { "from", NN_V_INT, LF(from), NN_CLOSED(0, NN_MAX_DIM) },
+    [NN_KEY_TO] = { "to", NN_V_INT, LF(to), NN_CLOSED(1, NN_MAX_DIM) },
 };
 
 const nn_layer_key_def *nn_find_layer_key(const char *key)
@@ -59,18 +68,32 @@ const nn_layer_key_def *nn_find_layer_key(const char *key)
     return NULL;
 }
 
-int nn_layer_takes_key(enum nn_layer_kind kind, const char *key)
+unsigned nn_layer_keys_of(enum nn_layer_kind kind)
 {
     const nn_layer_def *d = nn_layer_def_of(kind);
+    nn_layer_spec probe = { .kind = kind };
+    unsigned keys;
+    if (!d)
+        return 0;
+    keys = d->keys;
+    if (nn_layer_n_inputs(&probe) == 1)
+        keys |= NN_KEY(NN_KEY_INPUT);
+    if (d->params)
+        keys |= NN_KEY(NN_KEY_WEIGHTS);
+    return keys;
+}
+
+int nn_layer_takes_key(enum nn_layer_kind kind, const char *key)
+{
     const nn_layer_key_def *k = nn_find_layer_key(key);
-    return d && k && (d->keys & NN_KEY(k - nn_layer_keys)) != 0;
+    return k && (nn_layer_keys_of(kind) & NN_KEY(k - nn_layer_keys)) != 0;
 }
 
 void nn_layer_key_list(enum nn_layer_kind kind, int required, char *buf, size_t len)
 {
     const nn_layer_def *d = nn_layer_def_of(kind);
     const char *names[NN_LAYER_KEY_COUNT + 1];
-    unsigned mask = d ? (required ? d->required : d->keys) : 0;
+    unsigned mask = d ? (required ? d->required : nn_layer_keys_of(kind)) : 0;
     int n = 0;
     if (!required)
         names[n++] = "type";
