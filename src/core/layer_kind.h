@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "nnlab/layer.h"
 #include "preset_schema.h"
+#include "rng.h"
 
 /* ---- INI keys -------------------------------------------------------------- */
 
@@ -21,6 +22,8 @@
  * writer writes them. A kind names the keys it takes and those it must give. */
 enum nn_layer_key {
     NN_KEY_IN, NN_KEY_OUT, NN_KEY_KERNEL, NN_KEY_STRIDE, NN_KEY_PADDING, NN_KEY_P, NN_KEY_SHAPE,
+    NN_KEY_BIAS, NN_KEY_INIT, NN_KEY_GAIN, NN_KEY_MOMENTUM, NN_KEY_VIRTUAL_BATCH, NN_KEY_EPS,
+    NN_KEY_SPARSITY,
     NN_LAYER_KEY_COUNT
 };
 #define NN_KEY(k) (1u << (k))
@@ -30,6 +33,8 @@ typedef struct nn_layer_key_def {
     enum nn_vtype type;
     size_t off;                  /* into nn_layer_spec */
     nn_range r;
+    int zero_unset;              /* 0 in the spec means "not given": the checker skips it,
+                                    the writer leaves it out (the TabNet keys) */
 } nn_layer_key_def;
 
 extern const nn_layer_key_def nn_layer_keys[NN_LAYER_KEY_COUNT];
@@ -50,6 +55,7 @@ typedef struct nn_layer_call {
     const float *w, *bias;       /* (weights), (bias); NULL without parameters */
     float *dw, *dbias;           /* their gradients, written (not added to) by backward */
     void *ws;                    /* the convolution workspace */
+    float *state;                /* the layer's state (nn_layer_def.state); NULL: none */
     int training;                /* dropout drops only when training */
     uint64_t seed, counter;      /* dropout's mask: seed, and a counter unique per (step, layer) */
 } nn_layer_call;
@@ -69,6 +75,20 @@ typedef struct nn_layer_def {
     int (*infer)(const nn_checker *c, int i, nn_layer_spec *s, nn_shape in, nn_shape *out);
     /* Parameters: weights, then bias, in the flat arena. NULL: none. */
     void (*params)(const nn_layer_spec *s, size_t *weights, size_t *bias);
+    /* Initial parameters into w (weights, then bias, in the host copy of the
+     * arena) and the initial state into state (NULL without state), drawing
+     * from rng. NULL: PyTorch's default, U(+-1/sqrt(fan_in)) for both, fan_in
+     * = weights / out. */
+    void (*init)(const nn_layer_spec *s, nn_rng *rng, float *w, float *state);
+    /* State: floats the layer keeps between steps that are not trained
+     * (batch norm's running mean and variance), into *floats. Updated by a
+     * training forward, read by an eval forward. NULL: none. */
+    void (*state)(const nn_layer_spec *s, size_t *floats);
+    /* A term the layer adds to the training loss: stats[0] += it, in backend
+     * memory as the loss ops add theirs, from the layer's output y of the
+     * last forward; its gradient is the layer backward's own business.
+     * NULL: none. */
+    int (*aux_loss)(const nn_layer_call *c, const float *y, float *stats);
     /* "conv2d 3->6 k5". NULL: the name alone. */
     void (*label)(const nn_layer_spec *s, char *buf, size_t len);
     /* FLOPs and bytes of forward and backward over n samples, the op class and
@@ -95,6 +115,7 @@ extern const nn_layer_def nn_layer_maxpool2d_def, nn_layer_maxpool1d_def, nn_lay
 extern const nn_layer_def nn_layer_flatten_def, nn_layer_reshape_def;
 extern const nn_layer_def nn_layer_relu_def, nn_layer_tanh_def, nn_layer_mish_def;
 extern const nn_layer_def nn_layer_dropout_def;
+extern const nn_layer_def nn_layer_batchnorm_def, nn_layer_glu_def, nn_layer_sparsemax_def;
 
 /* ---- helpers the entries share ---------------------------------------------- */
 
@@ -117,6 +138,11 @@ int nn_layer_out_shape(const nn_checker *c, int i, const nn_layer_spec *l, int r
 
 /* The infer of an elementwise kind: the output has the input's shape. */
 int nn_layer_same_shape(const nn_checker *c, int i, nn_layer_spec *l, nn_shape in, nn_shape *out);
+
+/* PyTorch's default initialisation, which nn_layer_def.init NULL stands
+ * for: U(+-1/sqrt(fan_in)) for weights and bias alike, fan_in = weights /
+ * out, w holding the weights, then the bias. */
+void nn_layer_init_default(const nn_layer_spec *s, nn_rng *rng, float *w);
 
 /* cost.h's rules for the two shapes of work. A matrix-shaped layer: `rows`
  * output rows of `cols` outputs, each a dot product of length k, plus a bias

@@ -55,9 +55,14 @@ static void put_layer(writer *w, int i, const nn_layer_spec *l)
     put(w, "\n[layer%d]\ntype = %s\n", i + 1, d->name);
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
+        const void *src = (const char *)l + lk->off;
         if (!(d->keys & NN_KEY(k)))
             continue;
-        nn_value_format(lk->type, (const char *)l + lk->off, v, sizeof v);
+        /* a key not given stays out: the default it stands for is the reader's */
+        if (lk->zero_unset && (lk->type == NN_V_FLOAT ? *(const float *)src == 0.0f
+                                                      : *(const int *)src == 0))
+            continue;
+        nn_value_format(lk->type, src, v, sizeof v);
         put(w, "%s = %s\n", lk->key, v);
     }
 }
