@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "cpu_ref.h"
 #include "ghost_batch.h"
+#include "net.h"
 #include "nnlab/engine.h"
 #include "nnlab/layer.h"
 #include "nnlab/preset.h"
@@ -336,6 +337,50 @@ static void test_preset_round_trip(void **state)
     assert_null(strstr(text, "init ="));
 }
 
+/* ---- the network: init, state, no bias ------------------------------------------------- */
+
+/* The fixture's network on cpu-ref: layer 1's weights drawn with
+ * xavier_normal's std, 1.5 sqrt(2 / (84 + 68)) = 0.17206; batch norm's gamma
+ * 1, beta 0, running mean 0, var 1 in the state arena; the bias-free linears
+ * get no bias pointer. */
+static void test_net_init_and_state(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_net net;
+    char err[NN_ERR_LEN];
+    assert_int_equal(nn_preset_load(FIXTURES_DIR "/tab-layers.ini", &p, err, sizeof err), 0);
+    assert_int_equal(nn_preset_check(&p, "tab-layers", err, sizeof err), 0);
+    if (nn_net_create(&net, &B, &p, 256, 7, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    const nn_layer *lin = &net.layers[0], *bn = &net.layers[1];
+    assert_int_equal(lin->n_bias, 0);
+    assert_int_equal(net.n_trainable, 84 * 68 + 2 * 68 + 34);
+    double sq = 0;
+    for (size_t j = 0; j < lin->n_weights; j++)
+        sq += (double)net.params[lin->param_offset + j] * net.params[lin->param_offset + j];
+    double std = sqrt(sq / (double)lin->n_weights), want = 1.5 * sqrt(2.0 / (84 + 68));
+    assert_true(fabs(std - want) < 0.03 * want);   /* 5712 draws: ~1% of sampling noise */
+    assert_int_equal(bn->n_state, 2 * 68);
+    for (int f = 0; f < 68; f++) {
+        assert_float_equal(net.params[bn->param_offset + f], 1.0f, 0);
+        assert_float_equal(net.params[bn->param_offset + 68 + f], 0.0f, 0);
+        assert_float_equal(net.state[bn->state_offset + f], 0.0f, 0);
+        assert_float_equal(net.state[bn->state_offset + 68 + f], 1.0f, 0);
+    }
+    /* a training forward moves the running statistics, an eval forward does not */
+    nn_rng rng;
+    nn_rng_seed(&rng, 9);
+    for (size_t i = 0; i < 256 * 84; i++)
+        net.x[i] = nn_rng_range(&rng, -1, 1);
+    float before = net.state[bn->state_offset + 68];
+    assert_non_null(nn_net_forward(&net, 256, 0, 1));
+    assert_float_equal(net.state[bn->state_offset + 68], before, 0);
+    assert_non_null(nn_net_forward(&net, 256, 1, 1));
+    assert_true(net.state[bn->state_offset + 68] != before);
+    nn_net_destroy(&net);
+}
+
 /* ---- training ---------------------------------------------------------------------------- */
 
 /* The fixture for 320 steps (40 epochs of 8 batches of 256, ghost batches
@@ -405,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_sparsemax_values),
         cmocka_unit_test(test_preset_key_errors),
         cmocka_unit_test(test_preset_round_trip),
+        cmocka_unit_test(test_net_init_and_state),
         cmocka_unit_test(test_fixture_trains_alike),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

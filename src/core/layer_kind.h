@@ -1,6 +1,7 @@
 /* src/core/layer_kind.h - the layer table: everything a layer kind is, in one
  * entry (kann's ops, as a table). Each entry lives in src/core/layers/ with
- * its family (linear.c, conv.c, pool.c, activation.c, dropout.c, view.c);
+ * its family (linear.c, conv.c, pool.c, activation.c, dropout.c, view.c,
+ * norm.c, glu.c, sparsemax.c);
  * layers.c lists them by kind. The preset reader and checker, the network and
  * the cost model only walk the table: adding a kind is an enum value in
  * nnlab/layer.h, one entry here, its line in layers.c, and its backend ops.
