@@ -58,8 +58,9 @@ typedef struct nn_net {
 
 /* Builds the network of p (already checked by nn_preset_check) on backend b,
  * for batches of at most max_batch, and initialises the parameters like
- * PyTorch (kaiming-uniform a=sqrt(5) weights, U(+-1/sqrt(fan_in)) biases)
- * from seed. On failure returns -1, frees what it made, message in err. */
+ * PyTorch (kaiming-uniform a=sqrt(5) weights, U(+-1/sqrt(fan_in)) biases, or
+ * the kind's own init: xavier_normal, batch norm's 1 and 0) and the layers'
+ * state from seed. On failure returns -1, frees what it made, message in err. */
 int nn_net_create(nn_net *net, nn_backend *b, const nn_preset *p, int max_batch,
                   uint64_t seed, char *err, size_t err_len);
 void nn_net_destroy(nn_net *net);
