@@ -56,6 +56,22 @@ typedef struct nn_pool_geom {
     int stride_h, stride_w;
 } nn_pool_geom;
 
+/* Batch norm over the features of a flat (n, c) batch, with ghost batches
+ * (pytorch-tabnet's GBN): in training the batch is cut as torch.chunk(x,
+ * ceil(n / virtual_batch)) cuts it (nn_ghost_chunk, backends/ghost_batch.h:
+ * chunks of ceil(n / that) rows, the last one shorter, possibly fewer
+ * chunks), virtual_batch 0 (or >= n) being one chunk of the whole batch. Each
+ * chunk is normalised with its own mean and biased variance, as
+ * BatchNorm1d in training: y = (x - mean) / sqrt(var + eps) * gamma + beta;
+ * running (2c: mean, then var) is updated after each chunk, in order:
+ * running = (1 - momentum) running + momentum stat, the variance's stat
+ * unbiased (m/(m-1) of the biased one). In eval, y uses the running ones. */
+typedef struct nn_bn_geom {
+    int n, c;                    /* batch, features */
+    int virtual_batch;           /* 0: the whole batch in one chunk */
+    float momentum, eps;
+} nn_bn_geom;
+
 /* torch.optim.SGD semantics: g = grad + wd*p; v = g on the first step (t = 1,
  * no dampening: PyTorch creates the buffer as a copy of g), later
  * v = momentum*v + (1-dampening)*g; g = nesterov ? g + momentum*v : v; p -= lr*g.
@@ -234,6 +250,41 @@ typedef struct nn_backend_ops {
     /* dst += src over n values: the gradient of a tensor read by several
      * layers, or of a parameter shared by several, summed */
     int (*accumulate)(nn_backend *b, size_t n, const float *src, float *dst);
+    /* ---- TabNet's single-input layers (src/core/layers/norm.c, glu.c,
+     * sparsemax.c). Flat inputs: rows of features. ---- */
+
+    /* Batch norm (nn_bn_geom). Training: a chunk of 1 row is an error (as
+     * PyTorch's "Expected more than 1 value per channel"); running is read
+     * and updated. Eval (training 0): only read. */
+    int (*batchnorm_forward)(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                             const float *gamma, const float *beta, float *running, float *y);
+    /* The training forward's gradient: the chunks' statistics are recomputed
+     * from x (no buffer kept between the calls). dx = gamma invstd (dy -
+     * mean_chunk(dy) - xhat mean_chunk(dy xhat)); dgamma = sum dy xhat and
+     * dbeta = sum dy over the whole batch. dx skipped when NULL. */
+    int (*batchnorm_backward)(nn_backend *b, const nn_bn_geom *g, const float *x,
+                              const float *gamma, const float *dy, float *dx, float *dgamma,
+                              float *dbeta);
+    /* GLU over rows of 2*half features: y[i][j] = x[i][j] sigmoid(x[i][half + j]),
+     * y is (n, half). */
+    int (*glu_forward)(nn_backend *b, int n, int half, const float *x, float *y);
+    int (*glu_backward)(nn_backend *b, int n, int half, const float *x, const float *dy,
+                        float *dx);
+    /* Sparsemax of each row of d values (Martins & Astudillo 2016): the
+     * Euclidean projection onto the simplex, y = max(x - tau, 0) with tau
+     * from the sort-based rule (support: the k largest with 1 + k x_(k) >
+     * their sum; tau = (that sum - 1) / k). */
+    int (*sparsemax_forward)(nn_backend *b, int n, int d, const float *x, float *y);
+    /* Its exact Jacobian-vector product from the output y (S = {j: y_j > 0}):
+     * with v = dy + sparsity * dH/dy, dx_j = v_j - mean_S(v) on S, 0 off it.
+     * H is the entropy term below, its gradient
+     * -(log(y + 1e-15) + y / (y + 1e-15)) / n; sparsity 0: v = dy. */
+    int (*sparsemax_backward)(nn_backend *b, int n, int d, const float *y, const float *dy,
+                              float sparsity, float *dx);
+    /* stats[0] += sparsity * mean over rows of -sum_j y log(y + 1e-15):
+     * pytorch-tabnet's "- lambda_sparse * M_loss", added like a loss. */
+    int (*sparsemax_entropy)(nn_backend *b, int n, int d, const float *y, float sparsity,
+                             float *stats);
 
     /* ---- Optional operations: NULL where a backend has no use for them (the
      * CPU backends leave them all NULL). Callers check before calling. ---- */

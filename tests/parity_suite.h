@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "ghost_batch.h"
 #include "parity_util.h"
 
 #define PARITY_MAX_VARIANTS 3
@@ -71,6 +72,11 @@ void test_errors(void **state);
 void test_graph_merge(void **state);
 void test_graph_slice(void **state);
 void test_graph_accumulate(void **state);
+/* parity_tab.c: TabNet's single-input layers */
+void test_batchnorm(void **state);
+void test_batchnorm_refuses_single_rows(void **state);
+void test_glu(void **state);
+void test_sparsemax(void **state);
 
 /* The suite, for a test program's CMUnitTest array. */
 #define PARITY_SUITE_TESTS                                                              \
@@ -83,6 +89,8 @@ void test_graph_accumulate(void **state);
     cmocka_unit_test(test_softmax_xent), cmocka_unit_test(test_mse),                   \
     cmocka_unit_test(test_sgd), cmocka_unit_test(test_adam), cmocka_unit_test(test_errors), \
     cmocka_unit_test(test_graph_merge), cmocka_unit_test(test_graph_slice),             \
-    cmocka_unit_test(test_graph_accumulate)
+    cmocka_unit_test(test_graph_accumulate),                                            \
+    cmocka_unit_test(test_batchnorm), cmocka_unit_test(test_batchnorm_refuses_single_rows), \
+    cmocka_unit_test(test_glu), cmocka_unit_test(test_sparsemax)
 
 #endif

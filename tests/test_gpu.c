@@ -36,6 +36,9 @@
 #include "rng.h"
 #include "parity_suite.h"
 
+#ifndef FIXTURES_DIR
+#define FIXTURES_DIR "tests/fixtures"
+#endif
 #ifndef PRESETS_SRCDIR
 #define PRESETS_SRCDIR "presets"
 #endif
@@ -506,6 +509,37 @@ static void test_curve_graph_net(void **state)
     curve_of("graph-net", &p);
 }
 
+/* TabNet's single-input layers (tests/fixtures/tab-layers.ini): ghost batch
+ * norm's running statistics as state, sparsemax's loss term added on the
+ * device, validated in eval mode each epoch of 8 steps, as a graph: the same
+ * curve and validation loss as cpu-ref. */
+static void test_curve_tab_layers(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_loss_point a[64], b[64];
+    nn_snapshot sa, sb;
+    char err[NN_ERR_LEN];
+    const char *dir = getenv("NNLAB_FIXTURES_DIR");
+    char path[NN_PATH_LEN];
+    snprintf(path, sizeof path, "%s/tab-layers.ini", dir && *dir ? dir : FIXTURES_DIR);
+    if (nn_preset_load(path, &p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_job_config_init(&cfg, &p);
+    cfg.steps = 80;
+    cfg.log_every = 4;
+    cfg.seed = 13;
+    strcpy(cfg.device, "cpu-ref");
+    long na = run_job(&cfg, a, 64, &sa);
+    strcpy(cfg.device, "gpu");
+    long nb = run_job(&cfg, b, 64, &sb);
+    assert_true(na >= 20);
+    expect_same_curve("tab-layers, cpu-ref vs gpu", a, na, b, nb, 1e-3, 2e-3);
+    assert_float_equal(sa.last_epoch.val_loss, sb.last_epoch.val_loss,
+                       1e-3 + 2e-3 * sa.last_epoch.val_loss);
+}
+
 static void test_curve_lenet_cifar10(void **state)
 {
     (void)state;
@@ -706,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_curve_lenet_cifar10),
         cmocka_unit_test(test_curve_mnist_mlp_128),
         cmocka_unit_test(test_curve_graph_net),
+        cmocka_unit_test(test_curve_tab_layers),
         cmocka_unit_test(test_switches_same_numbers),
         cmocka_unit_test(test_graph_warmup_and_fallbacks),
         cmocka_unit_test(test_step_accounting),

@@ -8,6 +8,7 @@
  *   cuda_kernels.cu  our own kernels: activations, pooling, dropout, losses,
  *                    optimisers, bias add and bias gradient, batch gather
  *   cuda_merge.cu    the graph's: add, mul, slice, accumulate
+ *   cuda_tab.cu      batch norm (ghost batches), GLU, sparsemax
  *
  * CUDA C compiled by nvcc (as C++; no other C++), or by the host C++
  * compiler for the emulated GPU (NN_CUDA_EMULATION, below). Every
@@ -270,6 +271,17 @@ int gpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float
                  const nn_sgd_hyper *h, long t);
 int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m, float *v,
                   const nn_adam_hyper *h, long t);
+/* cuda_tab.cu */
+int gpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                          const float *gamma, const float *beta, float *running, float *y);
+int gpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x, const float *gamma,
+                           const float *dy, float *dx, float *dgamma, float *dbeta);
+int gpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y);
+int gpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy, float *dx);
+int gpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y);
+int gpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
+                           float sparsity, float *dx);
+int gpu_sparsemax_entropy(nn_backend *b, int n, int d, const float *y, float sparsity, float *stats);
 int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const float *xs,
                     size_t x_width, float *x, const void *ys, size_t y_width, void *y);
 /* cuda_merge.cu: the graph's operations */

@@ -581,6 +581,13 @@ static void ops_init(void)
     o->maxpool2d_backward = gpu_maxpool2d_backward;
     o->act_forward = gpu_act_forward;
     o->act_backward = gpu_act_backward;
+    o->batchnorm_forward = gpu_batchnorm_forward;
+    o->batchnorm_backward = gpu_batchnorm_backward;
+    o->glu_forward = gpu_glu_forward;
+    o->glu_backward = gpu_glu_backward;
+    o->sparsemax_forward = gpu_sparsemax_forward;
+    o->sparsemax_backward = gpu_sparsemax_backward;
+    o->sparsemax_entropy = gpu_sparsemax_entropy;
     o->dropout_forward = gpu_dropout_forward;
     o->dropout_backward = gpu_dropout_backward;
     o->softmax_xent = gpu_softmax_xent;

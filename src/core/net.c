@@ -32,25 +32,30 @@ static int net_alloc(nn_net *net, size_t bytes, void **out, const char *what,
     return 0;
 }
 
-/* PyTorch: kaiming_uniform_(a=sqrt(5)) gives bound = gain*sqrt(3/fan_in) with
- * gain = sqrt(2/(1+5)), i.e. 1/sqrt(fan_in); the bias uses the same bound. */
+/* Each kind's init (nn_layer_def.init; PyTorch's default without one) into
+ * host copies of the parameter and state arenas, then one upload of each. */
 static int init_params(nn_net *net, uint64_t seed, char *err, size_t err_len)
 {
-    float *host = nn_alloc_aligned(net->n_params * sizeof(float));
+    float *host = nn_alloc_aligned((net->n_params + net->n_state) * sizeof(float));
+    float *state = host + net->n_params;
     nn_rng rng;
     if (!host)
         return nn_errorf(err, err_len, "out of host memory for %zu initial parameters", net->n_params);
     nn_rng_seed(&rng, seed);
     for (int i = 0; i < net->n_layers; i++) {
         const nn_layer *l = &net->layers[i];
-        if (l->n_weights == 0 || l->param_owner != i)
+        const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
+        float *w = host + l->param_offset, *st = l->n_state ? state + l->state_offset : NULL;
+        if (l->param_owner != i && !st)
             continue;                /* shared: initialised once, by its owner */
-        float bound = 1.0f / sqrtf((float)(l->n_weights / (size_t)l->spec.out));
-        float *w = host + l->param_offset;
-        for (size_t j = 0; j < l->n_weights + l->n_bias; j++)
-            w[j] = nn_rng_range(&rng, -bound, bound);
+        if (d->init)
+            d->init(&l->spec, &rng, w, st);
+        else
+            nn_layer_init_default(&l->spec, &rng, w);
     }
     int rc = net->b->ops->upload(net->b, net->params, host, net->n_params * sizeof(float));
+    if (rc == 0 && net->n_state)
+        rc = net->b->ops->upload(net->b, net->state, state, net->n_state * sizeof(float));
     nn_free_aligned(host);
     if (rc != 0)
         return nn_errorf(err, err_len, "uploading the initial parameters: %s", net->b->last_error);
@@ -86,6 +91,12 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
             l->param_offset = offset;
             offset += (l->n_weights + l->n_bias + 15) & ~(size_t)15;
             net->n_trainable += l->n_weights + l->n_bias;
+        }
+        const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
+        if (d->state) {              /* running statistics: beside the parameters, untrained */
+            d->state(&l->spec, &l->n_state);
+            l->state_offset = net->n_state;
+            net->n_state += (l->n_state + 15) & ~(size_t)15;
         }
         if (l->out_floats > *widest)
             *widest = l->out_floats;
@@ -155,8 +166,8 @@ void nn_net_bytes_of(const nn_preset *p, int max_batch, nn_backend *b, nn_net_by
     nn_shape in = nn_preset_input_shape(p);
     net.sample_floats = (size_t)nn_shape_count(&in);
     plan_layers(&net, p, &widest);
-    out->params = ((double)net.n_params * param_arenas(p) + (double)net.param_scratch_floats) *
-                  sizeof(float);
+    out->params = ((double)net.n_params * param_arenas(p) + (double)net.param_scratch_floats +
+                   (double)net.n_state) * sizeof(float);
     out->batch = batch_floats(&net, widest) * sizeof(float);
     size_t ws = 0;
     if (b && workspace_bytes(&net, &ws, NULL, 0) != 0)
@@ -182,7 +193,8 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
         net_alloc(net, pbytes, (void **)&net->grads, "gradients", err, err_len) ||
         net_alloc(net, pbytes, (void **)&net->opt_a, "optimiser state", err, err_len) ||
         (p->opt == NN_OPT_ADAM &&
-         net_alloc(net, pbytes, (void **)&net->opt_b, "optimiser state", err, err_len)))
+         net_alloc(net, pbytes, (void **)&net->opt_b, "optimiser state", err, err_len)) ||
+        net_alloc(net, net->n_state * sizeof(float), (void **)&net->state, "layer state", err, err_len))
         return -1;
     if (net_alloc(net, nb * net->sample_floats * sizeof(float), (void **)&net->x, "input batch", err, err_len) ||
         net_alloc(net, nb * 2 * widest * sizeof(float), (void **)&net->grad_a, "activation gradients", err, err_len) ||
@@ -264,7 +276,8 @@ void nn_net_destroy(nn_net *net)
         return;
     const nn_backend_ops *o = net->b->ops;
     void *bufs[] = { net->params, net->grads, net->opt_a, net->opt_b, net->x, net->labels,
-                     net->targets, net->grad_a, net->ws, net->stats, net->param_scratch };
+                     net->targets, net->grad_a, net->ws, net->stats, net->param_scratch,
+                     net->state };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             o->free(net->b, bufs[i]);
@@ -304,12 +317,13 @@ static nn_layer_call layer_call(nn_net *net, int i, int n, int training, long st
 {
     const nn_layer *l = &net->layers[i];
     float *w = net->params + l->param_offset, *dw = net->grads + l->param_offset;
-    int has_params = l->n_weights > 0;
+    int has_params = l->n_weights > 0, has_bias = l->n_bias > 0;
     return (nn_layer_call){
         .b = net->b, .s = &l->spec, .n = n, .count = (size_t)n * l->out_floats,
-        .w = has_params ? w : NULL, .bias = has_params ? w + l->n_weights : NULL,
-        .dw = has_params ? dw : NULL, .dbias = has_params ? dw + l->n_weights : NULL,
-        .ws = net->ws, .training = training,
+        .w = has_params ? w : NULL, .bias = has_bias ? w + l->n_weights : NULL,
+        .dw = has_params ? dw : NULL, .dbias = has_bias ? dw + l->n_weights : NULL,
+        .ws = net->ws, .state = l->n_state ? net->state + l->state_offset : NULL,
+        .training = training,
         .seed = net->seed, .counter = dropout_counter(step, i),
     };
 }
@@ -351,9 +365,18 @@ float *nn_net_dout(nn_net *net)
 int nn_net_loss(nn_net *net, int n, const float *out, float *dout)
 {
     nn_backend *b = net->b;
-    if (net->loss == NN_LOSS_XENT)
-        return b->ops->softmax_xent(b, n, net->classes, out, net->labels, dout, net->stats);
-    return b->ops->mse(b, n, net->target_width, out, net->targets, dout, net->stats);
+    int rc = net->loss == NN_LOSS_XENT
+                 ? b->ops->softmax_xent(b, n, net->classes, out, net->labels, dout, net->stats)
+                 : b->ops->mse(b, n, net->target_width, out, net->targets, dout, net->stats);
+    /* training only: the layers' own terms (sparsemax's sparsity), as
+     * pytorch-tabnet adds them to its training loss and not to its metrics */
+    for (int i = 0; rc == 0 && dout && i < net->n_layers; i++) {
+        const nn_layer_def *d = nn_layer_def_of(net->layers[i].spec.kind);
+        nn_layer_call c = layer_call(net, i, n, 1, 0);
+        if (d->aux_loss)
+            rc = d->aux_loss(&c, net->out_ptr[i], net->stats);
+    }
+    return rc;
 }
 
 /* Parameters used by several layers: the first backward met (the last user)
@@ -369,7 +392,7 @@ static int param_target(nn_net *net, int i, nn_layer_call *c, unsigned char *wri
         return 0;
     }
     c->dw = net->param_scratch;
-    c->dbias = net->param_scratch + l->n_weights;
+    c->dbias = l->n_bias > 0 ? net->param_scratch + l->n_weights : NULL;
     return 1;
 }
 

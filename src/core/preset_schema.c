@@ -235,7 +235,14 @@ static int check_scalars(const nn_checker *c, const nn_preset *p)
 
 /* ---------------------------------------------------------------- layers */
 
-/* The values of the keys this kind takes; `in` may be 0 (= infer). */
+/* A value still at the zero of a spec built in memory */
+static int value_is_zero(enum nn_vtype t, const void *src)
+{
+    return t == NN_V_FLOAT ? *(const float *)src == 0.0f : *(const int *)src == 0;
+}
+
+/* The values of the keys this kind takes; `in` may be 0 (= infer), a key
+ * with zero_unset 0 (not given). */
 static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l, const nn_layer_def *d)
 {
     char why[NN_ERR_LEN];
@@ -244,10 +251,10 @@ static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
         const void *src = (const char *)l + lk->off;
-        /* 0 = absent for in (inferred), scale (1) and the graph's references */
-        int absent = (k == NN_KEY_IN && l->in == 0) || (k == NN_KEY_SCALE && l->scale == 0) ||
-                     ((k == NN_KEY_INPUT || k == NN_KEY_WEIGHTS) && *(const int *)src == 0);
-        if (!(keys & NN_KEY(k)) || absent)
+        /* in 0: inferred; a zero_unset key at 0 (scale, the graph's references,
+         * TabNet's keys): not given */
+        if (!(keys & NN_KEY(k)) || (k == NN_KEY_IN && l->in == 0) ||
+            (lk->zero_unset && value_is_zero(lk->type, src)))
             continue;
         if (nn_value_check(lk->type, src, lk->r, why, sizeof why) != 0)
             return nn_layer_error(c, i, l, lk->key, "%s", why);

@@ -18,6 +18,7 @@ const char *const nn_data_names[3] = { "mnist", "cifar10", "random" };
 const char *const nn_loss_names[2] = { "cross_entropy", "mse" };
 const char *const nn_opt_names[2] = { "sgd", "adam" };
 const char *const nn_device_names[3] = { "cpu", "cpu-ref", "gpu" };
+const char *const nn_init_names[2] = { "default", "xavier_normal" };
 
 /* ---------------------------------------------------------------- defaults */
 
@@ -248,6 +249,18 @@ static void format_layer_ref(int v, char *buf, size_t len)
         snprintf(buf, len, "layer%d", v);
 }
 
+static int parse_init(const char *s, int *dst, char *why, size_t len)
+{
+    char names[64];
+    int i = nn_find_name(nn_init_names, (int)NN_COUNT(nn_init_names), s);
+    if (i < 0) {
+        nn_join_names(nn_init_names, (int)NN_COUNT(nn_init_names), names, sizeof names);
+        return nn_errorf(why, len, "expected %s", names);
+    }
+    *dst = i;
+    return 0;
+}
+
 int nn_value_parse(enum nn_vtype t, const char *s, nn_range r, void *dst, char *why, size_t len)
 {
     if (s[strspn(s, " \t")] == '\0')
@@ -272,6 +285,13 @@ int nn_value_parse(enum nn_vtype t, const char *s, nn_range r, void *dst, char *
         return parse_layer_ref(s, dst, why, len);
     case NN_V_LAYERS:
         return parse_layer_pair(s, dst, why, len);
+    case NN_V_NOT_BOOL:
+        if (nn_value_parse(NN_V_BOOL, s, r, dst, why, len) != 0)
+            return -1;
+        *(int *)dst = !*(int *)dst;
+        return 0;
+    case NN_V_INIT:
+        return parse_init(s, dst, why, len);
     }
     return nn_errorf(why, len, "internal: unknown value type");
 }
@@ -287,7 +307,11 @@ int nn_value_check(enum nn_vtype t, const void *src, nn_range r, char *why, size
     case NN_V_FLOAT:
         return in_range(*(const float *)src, r) ? 0 : range_error(r, 0, why, len);
     case NN_V_BOOL:
+    case NN_V_NOT_BOOL:
         return (*(const int *)src & ~1) == 0 ? 0 : nn_errorf(why, len, "expected true or false");
+    case NN_V_INIT:
+        return (unsigned)*(const int *)src < NN_COUNT(nn_init_names)
+                   ? 0 : nn_errorf(why, len, "expected default or xavier_normal");
     case NN_V_SHAPE:
         s = src;
         if (s->rank < 1 || s->rank > 3 || nn_shape_count(s) < 1 || nn_shape_count(s) > NN_MAX_VALUES)
@@ -338,5 +362,10 @@ void nn_value_format(enum nn_vtype t, const void *src, char *buf, size_t len)
         snprintf(buf, len, "%s, %s", a, b);
         break;
     }
+    case NN_V_NOT_BOOL: snprintf(buf, len, "%s", *(const int *)src ? "false" : "true"); break;
+    case NN_V_INIT:
+        snprintf(buf, len, "%s", (unsigned)*(const int *)src < NN_COUNT(nn_init_names)
+                                     ? nn_init_names[*(const int *)src] : "?");
+        break;
     }
 }

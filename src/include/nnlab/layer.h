@@ -31,8 +31,17 @@ enum nn_layer_kind {
     NN_LAYER_ADD,                /* keys: inputs (two), scale (1): y = scale (a + b) */
     NN_LAYER_MUL,                /* keys: inputs (two): y = a * b */
     NN_LAYER_SLICE,              /* keys: from, to: features [from, to) of a flat input */
+    NN_LAYER_BATCHNORM,          /* keys: in, momentum (0.1), virtual_batch (0: the whole
+                                    batch), eps (1e-5); flat input */
+    NN_LAYER_GLU,                /* flat, an even feature count: a * sigmoid(b), out = in/2 */
+    NN_LAYER_SPARSEMAX,          /* flat; key: sparsity (0): the entropy term's lambda */
     NN_LAYER_KIND_COUNT
 };
+
+/* linear's init key: PyTorch's default (kaiming_uniform with a = sqrt(5),
+ * the bias U(+-1/sqrt(in))), or xavier_normal_ with `gain` (no bias init:
+ * pytorch-tabnet's layers have none). */
+enum nn_layer_init { NN_INIT_DEFAULT, NN_INIT_XAVIER_NORMAL };
 
 typedef struct nn_layer_spec {
     enum nn_layer_kind kind;
@@ -40,6 +49,13 @@ typedef struct nn_layer_spec {
     int kernel, stride, padding;
     float p;                     /* dropout probability */
     nn_shape shape;              /* reshape target */
+    /* TabNet's keys; 0 is "not given" for each (the default) */
+    int no_bias;                 /* linear: 1 for "bias = false" */
+    int init;                    /* linear: enum nn_layer_init */
+    float gain;                  /* linear, xavier_normal: its gain (0: 1) */
+    float momentum, eps;         /* batchnorm (0: 0.1, 1e-5) */
+    int virtual_batch;           /* batchnorm: ghost batch rows (0: the whole batch) */
+    float sparsity;              /* sparsemax: lambda of the entropy term */
     nn_shape in_shape, out_shape;/* filled by shape inference */
     /* The graph (docs/decisions.md): where the inputs come from, as written:
      * 0 = the previous layer (the data for layer1), N = [layerN] (1-based),
@@ -65,7 +81,9 @@ typedef struct nn_op_cost {
  * per element measured for its kind (calibrate.h), each no faster than its
  * bytes at the streaming bandwidth. */
 typedef enum nn_op_class {
-    NN_OP_NONE,                  /* a view (flatten, reshape): no operation */
+    NN_OP_NONE,                  /* a view (flatten, reshape): no operation; also the
+                                    layers no calibration measures yet (batchnorm, glu,
+                                    sparsemax): their FLOPs at the peak, their bytes */
     NN_OP_LINEAR,                /* one linear_forward / linear_backward call */
     NN_OP_CONV,                  /* one conv2d_forward / conv2d_backward call */
     NN_OP_RELU,                  /* elements: the outputs */
