@@ -99,6 +99,29 @@ static void test_params_counted_once(void **state)
     free(p);
 }
 
+/* The cost model charges backward the sums the network runs (net.c's
+ * rule), at batch 1: layer2's 8 values are read by layer3, layer6 and twice
+ * by layer7; going backward layer7's first input writes their gradient, its
+ * second, layer6's and layer3's add to it (8 each); layer5 adds its 72
+ * shared parameters' gradient to layer3's. Nothing else is summed. */
+static void test_cost_of_sums(void **state)
+{
+    (void)state;
+    static const double extra[11] = { 0, 0, 8, 0, 72, 8, 8, 0, 0, 0, 0 };
+    nn_preset *p = load_graph();
+    nn_cost c;
+    nn_cost_model(p, 1, &c);
+    for (int i = 0; i < p->n_layers; i++) {
+        nn_layer_cost alone;
+        nn_layer_cost_model(&p->layers[i], 1, nn_layer_needs_any_dx(p->layers, i), &alone);
+        if (c.layers[i].bwd.flops - alone.bwd.flops != extra[i])
+            fail_msg("[layer%d]: backward %.0f FLOPs, %.0f without sums, want %.0f more", i + 1,
+                     c.layers[i].bwd.flops, alone.bwd.flops, extra[i]);
+        assert_true(c.layers[i].bwd.bytes - alone.bwd.bytes == 12.0 * extra[i]);
+    }
+    free(p);
+}
+
 /* Every parameter's gradient against central differences of the loss, on
  * cpu-ref. relu becomes tanh here so that no kink lies within +-h. */
 static void test_net_gradients(void **state)
@@ -264,6 +287,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_counted_once),
+        cmocka_unit_test(test_cost_of_sums),
         cmocka_unit_test(test_net_gradients),
         cmocka_unit_test(test_cpu_trains_as_reference),
         cmocka_unit_test(test_op_gradients),

@@ -67,18 +67,31 @@ static void wiring(const nn_preset *p, int i, char *buf, size_t len)
         snprintf(buf + used, len - (size_t)used, "%sweights of layer%d", used ? "; " : "", l->weights);
 }
 
-/* Backward's extra work in a graph: a gradient summed into a tensor read
- * by several layers (each reader after the first adds its input's
- * gradient: read two, write one), and a shared parameter's (the same per
- * sharing layer). Charged to the reader or the sharer. */
+/* 1 when the backward pass (layers bottom up, a layer's inputs in order)
+ * meets another reader of root's gradient before input j of layer i: that
+ * reader wrote the gradient, so this one adds to it (net.c's rule). */
+static int sums_into(const nn_preset *p, int i, int j, int root)
+{
+    for (int k = p->n_layers - 1; k >= i; k--) {
+        if (nn_layer_is_view(&p->layers[k]))
+            continue;                /* a view writes no gradient */
+        for (int m = 0; m < nn_layer_n_inputs(&p->layers[k]) && (k > i || m < j); m++)
+            if (nn_layer_source_root(p->layers, k, m) == root)
+                return 1;
+    }
+    return 0;
+}
+
+/* Backward's extra work in a graph: a gradient added into a tensor's by
+ * each reader after the first (read two, write one), and a shared
+ * parameter's (the same, per sharing layer). Charged to the reader or the
+ * sharer. */
 static void add_sums(const nn_preset *p, int i, double n, nn_layer_cost *c)
 {
     const nn_layer_spec *l = &p->layers[i];
-    for (int j = 0; j < nn_layer_n_inputs(l); j++) {
+    for (int j = 0; j < nn_layer_n_inputs(l) && !nn_layer_is_view(l); j++) {
         int root = nn_layer_source_root(p->layers, i, j);
-        if (root < 0 || nn_layer_is_view(l))
-            continue;
-        if (nn_layer_readers(p->layers, p->n_layers, root) > 1) {
+        if (root >= 0 && sums_into(p, i, j, root)) {
             double elems = n * (double)nn_shape_count(j ? &l->in2_shape : &l->in_shape);
             c->bwd.flops += elems;
             c->bwd.bytes += F * 3.0 * elems;

@@ -241,13 +241,12 @@ static int value_is_zero(enum nn_vtype t, const void *src)
     return t == NN_V_FLOAT ? *(const float *)src == 0.0f : *(const int *)src == 0;
 }
 
-/* The values of the keys this kind takes; `in` may be 0 (= infer), a key
- * with zero_unset 0 (not given). */
-static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l, const nn_layer_def *d)
+/* The values of the keys this kind takes (the graph's included); `in` may be
+ * 0 (= infer), a key with zero_unset 0 (not given). */
+static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l)
 {
     char why[NN_ERR_LEN];
     unsigned keys = nn_layer_keys_of(l->kind);
-    (void)d;
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
         const void *src = (const char *)l + lk->off;
@@ -273,7 +272,7 @@ static int check_layers(const nn_checker *c, nn_preset *p)
         const nn_layer_def *d = nn_layer_def_of(l->kind);
         if (!d)
             return nn_layer_error(c, i, l, "type", "unknown layer kind %d", (int)l->kind);
-        if (check_layer_values(c, i, l, d) != 0 || nn_graph_check_inputs(c, p, i) != 0)
+        if (check_layer_values(c, i, l) != 0 || nn_graph_check_inputs(c, p, i) != 0)
             return -1;
         nn_layer_set_from(i, nn_layer_source(p->layers, i, 0));
         if (d->infer(c, i, l, l->in_shape, &l->out_shape) != 0 || nn_graph_check_weights(c, p, i) != 0)

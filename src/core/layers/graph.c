@@ -54,17 +54,3 @@ int nn_layer_param_owner(const nn_layer_spec *layers, int i)
         i = layers[i].weights - 1;
     return i;
 }
-
-int nn_layer_readers(const nn_layer_spec *layers, int n, int i)
-{
-    int count = 0;
-    for (int k = i + 1; k < n; k++) {
-        for (int j = 0; j < nn_layer_n_inputs(&layers[k]); j++) {
-            if (nn_layer_source(layers, k, j) != i)
-                continue;
-            /* a view passes its readers on */
-            count += nn_layer_is_view(&layers[k]) ? nn_layer_readers(layers, n, k) : 1;
-        }
-    }
-    return count;
-}

@@ -157,9 +157,6 @@ int nn_layer_is_chain(const nn_layer_spec *layers, int n);
 /* The 0-based layer whose parameters layer i uses: i itself, or the owner
  * its `weights` key names (followed to the end). */
 int nn_layer_param_owner(const nn_layer_spec *layers, int i);
-/* How many inputs of later layers read layer i's output (a view's readers
- * count for the layer it views). */
-int nn_layer_readers(const nn_layer_spec *layers, int n, int i);
 
 /* Fills c with what layer s costs over a batch of `batch` samples; need_dx
  * says whether its backward computes the input gradient (see above). */
