@@ -33,8 +33,10 @@
 #define FIXTURES_DIR "tests/fixtures"
 #endif
 
+/* every shipped preset, in name order (as nn_preset_list gives them) */
 static const char *const shipped[] = {
     "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-1000", "mnist-mlp-128",
+    "tabnet-regression",
 };
 #define N_SHIPPED ((int)(sizeof shipped / sizeof shipped[0]))
 
@@ -684,9 +686,6 @@ static void test_user_and_system_dirs(void **state)
 
 static void test_list_marks_broken_and_shadowed(void **state)
 {
-    static const char *const sys_names[] = {
-        "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-1000", "mnist-mlp-128",
-    };
     char user[NN_PATH_LEN], path[NN_PATH_LEN], err[NN_ERR_LEN] = "";
     nn_preset_entry *e = calloc(32, sizeof *e);
     (void)state;
@@ -711,7 +710,7 @@ static void test_list_marks_broken_and_shadowed(void **state)
     assert_string_equal(e[1].description, "my own copy");
     for (int i = 0; i < N_SHIPPED; i++) {
         const nn_preset_entry *s = &e[2 + i];
-        assert_string_equal(s->name, sys_names[i]);
+        assert_string_equal(s->name, shipped[i]);   /* listed by name */
         assert_false(s->user);
         assert_string_equal(s->error, "");
         assert_true(s->description[0] != '\0');
