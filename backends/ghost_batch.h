@@ -39,9 +39,13 @@ static inline int nn_bn_geom_problem(const char *op, int n, int c, int virtual_b
         return snprintf(why, len, "%s: bad geometry (n %d, c %d, virtual_batch %d, eps %g)", op,
                         n, c, virtual_batch, (double)eps), 1;
     int s = nn_ghost_chunk(n, virtual_batch), last = n - (nn_ghost_chunks(n, virtual_batch) - 1) * s;
-    if (training && (s < 2 || last < 2))
+    if (training && (s < 2 || last < 2 || (virtual_batch == 0 && n < 2))) {
+        if (virtual_batch == 0)
+            return snprintf(why, len, "%s: a batch of %d row: batch norm over the whole batch needs "
+                            "2 or more rows in training (as PyTorch)", op, n), 1;
         return snprintf(why, len, "%s: a batch of %d in ghost batches of %d leaves a chunk of 1 row: "
                         "training needs 2 or more per chunk (as PyTorch)", op, n, virtual_batch), 1;
+    }
     return 0;
 }
 
