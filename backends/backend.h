@@ -14,9 +14,10 @@
  *  - A device backend runs operations asynchronously, in call order: a
  *    failure found while the device runs them (an illegal address, a label
  *    out of range) is reported by the next download or synchronize.
- *  - Parameter gradients are overwritten, not accumulated: in a sequential
- *    network each parameter is used exactly once per step, so "zero_grad" is
- *    implicit and costs nothing.
+ *  - Parameter gradients are overwritten, not accumulated, so "zero_grad" is
+ *    implicit and costs nothing. Where a graph network uses a tensor or a
+ *    shared parameter twice, the network writes the second gradient to
+ *    scratch and adds it with `accumulate`.
  *  - Layouts follow PyTorch: linear w is (out, in), conv w is
  *    (c_out, c_in, k_h, k_w), each followed by its bias (out) or (c_out).
  *  - Loss operations *add* to a stats accumulator in backend memory, so that a
@@ -55,6 +56,22 @@ typedef struct nn_pool_geom {
     int stride_h, stride_w;
 } nn_pool_geom;
 
+/* Batch norm over the features of a flat (n, c) batch, with ghost batches
+ * (pytorch-tabnet's GBN): in training the batch is cut as torch.chunk(x,
+ * ceil(n / virtual_batch)) cuts it (nn_ghost_chunk, backends/ghost_batch.h:
+ * chunks of ceil(n / that) rows, the last one shorter, possibly fewer
+ * chunks), virtual_batch 0 (or >= n) being one chunk of the whole batch. Each
+ * chunk is normalised with its own mean and biased variance, as
+ * BatchNorm1d in training: y = (x - mean) / sqrt(var + eps) * gamma + beta;
+ * running (2c: mean, then var) is updated after each chunk, in order:
+ * running = (1 - momentum) running + momentum stat, the variance's stat
+ * unbiased (m/(m-1) of the biased one). In eval, y uses the running ones. */
+typedef struct nn_bn_geom {
+    int n, c;                    /* batch, features */
+    int virtual_batch;           /* 0: the whole batch in one chunk */
+    float momentum, eps;
+} nn_bn_geom;
+
 /* torch.optim.SGD semantics: g = grad + wd*p; v = g on the first step (t = 1,
  * no dampening: PyTorch creates the buffer as a copy of g), later
  * v = momentum*v + (1-dampening)*g; g = nesterov ? g + momentum*v : v; p -= lr*g.
@@ -81,7 +98,7 @@ typedef struct nn_backend_config {
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
  * it was built against this header. Bump it on any change to nn_backend_ops,
  * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 3
+#define NN_BACKEND_ABI 4
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -209,6 +226,65 @@ typedef struct nn_backend_ops {
                     float *velocity, const nn_sgd_hyper *h, long t);
     int (*adam_step)(nn_backend *b, size_t n, float *param, const float *grad,
                      float *m, float *v, const nn_adam_hyper *h, long t);
+
+    /* ---- The graph's operations (src/core/layers/merge.c, slice.c). The two
+     * inputs a and c may be the same buffer (x + x); outputs overlap nothing. */
+    /* y = scale * (a + c) over n values, computed as scale * (a + c) in float */
+    int (*add_forward)(nn_backend *b, size_t n, float scale, const float *a, const float *c,
+                       float *y);
+    /* da = dc = scale * dy; either skipped when NULL */
+    int (*add_backward)(nn_backend *b, size_t n, float scale, const float *dy, float *da,
+                        float *dc);
+    /* y = a * c over n values */
+    int (*mul_forward)(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+    /* da = dy * c, dc = dy * a; either skipped when NULL */
+    int (*mul_backward)(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                        float *da, float *dc);
+    /* y (rows, to - from) = columns [from, to) of x (rows, width);
+     * 0 <= from < to <= width */
+    int (*slice_forward)(nn_backend *b, int rows, int width, int from, int to, const float *x,
+                         float *y);
+    /* dx (rows, width) = dy in columns [from, to), 0 in the others (fully written) */
+    int (*slice_backward)(nn_backend *b, int rows, int width, int from, int to, const float *dy,
+                          float *dx);
+    /* dst += src over n values: the gradient of a tensor read by several
+     * layers, or of a parameter shared by several, summed */
+    int (*accumulate)(nn_backend *b, size_t n, const float *src, float *dst);
+    /* ---- TabNet's single-input layers (src/core/layers/norm.c, glu.c,
+     * sparsemax.c). Flat inputs: rows of features. ---- */
+
+    /* Batch norm (nn_bn_geom). Training: a chunk of 1 row is an error (as
+     * PyTorch's "Expected more than 1 value per channel"); running is read
+     * and updated. Eval (training 0): only read. */
+    int (*batchnorm_forward)(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                             const float *gamma, const float *beta, float *running, float *y);
+    /* The training forward's gradient: the chunks' statistics are recomputed
+     * from x (no buffer kept between the calls). dx = gamma invstd (dy -
+     * mean_chunk(dy) - xhat mean_chunk(dy xhat)); dgamma = sum dy xhat and
+     * dbeta = sum dy over the whole batch. dx skipped when NULL. */
+    int (*batchnorm_backward)(nn_backend *b, const nn_bn_geom *g, const float *x,
+                              const float *gamma, const float *dy, float *dx, float *dgamma,
+                              float *dbeta);
+    /* GLU over rows of 2*half features: y[i][j] = x[i][j] sigmoid(x[i][half + j]),
+     * y is (n, half). */
+    int (*glu_forward)(nn_backend *b, int n, int half, const float *x, float *y);
+    int (*glu_backward)(nn_backend *b, int n, int half, const float *x, const float *dy,
+                        float *dx);
+    /* Sparsemax of each row of d values (Martins & Astudillo 2016): the
+     * Euclidean projection onto the simplex, y = max(x - tau, 0) with tau
+     * from the sort-based rule (support: the k largest with 1 + k x_(k) >
+     * their sum; tau = (that sum - 1) / k). */
+    int (*sparsemax_forward)(nn_backend *b, int n, int d, const float *x, float *y);
+    /* Its exact Jacobian-vector product from the output y (S = {j: y_j > 0}):
+     * with v = dy + sparsity * dH/dy, dx_j = v_j - mean_S(v) on S, 0 off it.
+     * H is the entropy term below, its gradient
+     * -(log(y + 1e-15) + y / (y + 1e-15)) / n; sparsity 0: v = dy. */
+    int (*sparsemax_backward)(nn_backend *b, int n, int d, const float *y, const float *dy,
+                              float sparsity, float *dx);
+    /* stats[0] += sparsity * mean over rows of -sum_j y log(y + 1e-15):
+     * pytorch-tabnet's "- lambda_sparse * M_loss", added like a loss. */
+    int (*sparsemax_entropy)(nn_backend *b, int n, int d, const float *y, float sparsity,
+                             float *stats);
 
     /* ---- Optional operations: NULL where a backend has no use for them (the
      * CPU backends leave them all NULL). Callers check before calling. ---- */

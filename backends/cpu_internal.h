@@ -11,7 +11,10 @@
  *   cpu_maxpool.c          maxpool2d_forward/backward
  *   cpu_activation.c       act_forward/backward (relu, tanh, mish)
  *   cpu_dropout.c          dropout_forward/backward
+ *   cpu_merge.c            add, mul, accumulate (slice is cpu-ref's)
  *   cpu_optim.c            sgd_step, adam_step
+ *   cpu_tab.c              batchnorm, glu and sparsemax (TabNet's layers); the
+ *                          sparsity term's sum is cpu-ref's
  * Memory and the losses are cpu-ref's own functions (cpu_ref.c): plain
  * loops are already the best a CPU does there.
  *
@@ -169,6 +172,17 @@ int nn_cpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, 
 int nn_cpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x,
                            const float *w, const float *dy, float *dx, float *dw,
                            float *dbias, void *ws);
+int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                             const float *gamma, const float *beta, float *running, float *y);
+int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
+                              const float *gamma, const float *dy, float *dx, float *dgamma,
+                              float *dbeta);
+int nn_cpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y);
+int nn_cpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy,
+                        float *dx);
+int nn_cpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y);
+int nn_cpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
+                              float sparsity, float *dx);
 int nn_cpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y);
 int nn_cpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x,
                               const float *y, const float *dy, float *dx);
@@ -183,5 +197,14 @@ int nn_cpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, fl
                     const nn_sgd_hyper *h, long step);
 int nn_cpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m,
                      float *v, const nn_adam_hyper *h, long step);
+
+int nn_cpu_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c,
+                       float *y);
+int nn_cpu_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da,
+                        float *dc);
+int nn_cpu_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+int nn_cpu_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                        float *da, float *dc);
+int nn_cpu_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
 
 #endif

@@ -43,5 +43,32 @@ int nn_ref_sgd_step(nn_backend *b, size_t n, float *param, const float *grad,
                     float *velocity, const nn_sgd_hyper *h, long t);
 int nn_ref_adam_step(nn_backend *b, size_t n, float *param, const float *grad,
                      float *m, float *v, const nn_adam_hyper *h, long t);
+int nn_ref_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                             const float *gamma, const float *beta, float *running, float *y);
+int nn_ref_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
+                              const float *gamma, const float *dy, float *dx, float *dgamma,
+                              float *dbeta);
+int nn_ref_glu_forward(nn_backend *b, int n, int half, const float *x, float *y);
+int nn_ref_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy,
+                        float *dx);
+int nn_ref_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y);
+int nn_ref_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
+                              float sparsity, float *dx);
+int nn_ref_sparsemax_entropy(nn_backend *b, int n, int d, const float *y, float sparsity,
+                             float *stats);
+
+/* cpu_ref_graph.c */
+int nn_ref_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c,
+                       float *y);
+int nn_ref_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da,
+                        float *dc);
+int nn_ref_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+int nn_ref_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                        float *da, float *dc);
+int nn_ref_slice_forward(nn_backend *b, int rows, int width, int from, int to, const float *x,
+                         float *y);
+int nn_ref_slice_backward(nn_backend *b, int rows, int width, int from, int to, const float *dy,
+                          float *dx);
+int nn_ref_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
 
 #endif

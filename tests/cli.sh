@@ -84,7 +84,7 @@ grep_ok "too wide: names the layer's key and the bytes" "$tmp/err" \
 one_line_err "too wide: one-line error"
 quick "too wide: refused at once"
 check "presets lists" 0 "$NNLAB" presets
-for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000; do
+for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000 tabnet-regression; do
     grep_ok "presets lists $p" "$tmp/out" "^$p "
 done
 check "devices lists" 0 "$NNLAB" devices

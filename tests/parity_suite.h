@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "ghost_batch.h"
 #include "parity_util.h"
 
 #define PARITY_MAX_VARIANTS 3
@@ -67,6 +68,15 @@ void test_mse(void **state);
 void test_sgd(void **state);
 void test_adam(void **state);
 void test_errors(void **state);
+/* parity_graph.c */
+void test_graph_merge(void **state);
+void test_graph_slice(void **state);
+void test_graph_accumulate(void **state);
+/* parity_tab.c: TabNet's single-input layers */
+void test_batchnorm(void **state);
+void test_batchnorm_refuses_single_rows(void **state);
+void test_glu(void **state);
+void test_sparsemax(void **state);
 
 /* The suite, for a test program's CMUnitTest array. */
 #define PARITY_SUITE_TESTS                                                              \
@@ -77,6 +87,10 @@ void test_errors(void **state);
     cmocka_unit_test(test_activations),                                                \
     cmocka_unit_test(test_activation_edges), cmocka_unit_test(test_dropout),           \
     cmocka_unit_test(test_softmax_xent), cmocka_unit_test(test_mse),                   \
-    cmocka_unit_test(test_sgd), cmocka_unit_test(test_adam), cmocka_unit_test(test_errors)
+    cmocka_unit_test(test_sgd), cmocka_unit_test(test_adam), cmocka_unit_test(test_errors), \
+    cmocka_unit_test(test_graph_merge), cmocka_unit_test(test_graph_slice),             \
+    cmocka_unit_test(test_graph_accumulate),                                            \
+    cmocka_unit_test(test_batchnorm), cmocka_unit_test(test_batchnorm_refuses_single_rows), \
+    cmocka_unit_test(test_glu), cmocka_unit_test(test_sparsemax)
 
 #endif

@@ -37,6 +37,9 @@
 #include "rng.h"
 #include "parity_suite.h"
 
+#ifndef FIXTURES_DIR
+#define FIXTURES_DIR "tests/fixtures"
+#endif
 #ifndef PRESETS_SRCDIR
 #define PRESETS_SRCDIR "presets"
 #endif
@@ -461,13 +464,12 @@ static void expect_same_curve(const char *what, const nn_loss_point *a, long na,
 /* 200 steps from the same seed on cpu-ref and on the GPU (default switches:
  * data on the device, CUDA graph): the same data order, weights and dropout
  * masks, so the curves agree to float rounding. */
-static void curve_case(const char *preset)
+static void curve_of(const char *preset, nn_preset *loaded)
 {
-    nn_preset p;
+    nn_preset p = *loaded;
     nn_job_config cfg;
     nn_loss_point a[64], b[64];
     nn_snapshot sa, sb;
-    load_shipped(preset, &p);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 200;
     cfg.log_every = 10;
@@ -483,6 +485,60 @@ static void curve_case(const char *preset)
     char what[96];
     snprintf(what, sizeof what, "%s, cpu-ref vs gpu", preset);
     expect_same_curve(what, a, na, b, nb, 1e-3, 2e-3);
+}
+
+static void curve_case(const char *preset)
+{
+    nn_preset p;
+    load_shipped(preset, &p);
+    curve_of(preset, &p);
+}
+
+/* A graph network (tests/fixtures/graph-net.ini: a branch, a shared weight,
+ * a tensor read by several layers; add, mul, slice): gradients summed on the
+ * device (accumulate), recorded in a CUDA graph like the rest. Looked for in
+ * NNLAB_FIXTURES_DIR first (a bundle away from the source tree). */
+static void test_curve_graph_net(void **state)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    const char *dir = getenv("NNLAB_FIXTURES_DIR");
+    nn_preset p;
+    (void)state;
+    snprintf(path, sizeof path, "%s/graph-net.ini", dir && *dir ? dir : FIXTURES_DIR);
+    if (nn_preset_load(path, &p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    curve_of("graph-net", &p);
+}
+
+/* TabNet's single-input layers (tests/fixtures/tab-layers.ini): ghost batch
+ * norm's running statistics as state, sparsemax's loss term added on the
+ * device, validated in eval mode each epoch of 8 steps, as a graph: the same
+ * curve and validation loss as cpu-ref. */
+static void test_curve_tab_layers(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_loss_point a[64], b[64];
+    nn_snapshot sa, sb;
+    char err[NN_ERR_LEN];
+    const char *dir = getenv("NNLAB_FIXTURES_DIR");
+    char path[NN_PATH_LEN];
+    snprintf(path, sizeof path, "%s/tab-layers.ini", dir && *dir ? dir : FIXTURES_DIR);
+    if (nn_preset_load(path, &p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_job_config_init(&cfg, &p);
+    cfg.steps = 80;
+    cfg.log_every = 4;
+    cfg.seed = 13;
+    strcpy(cfg.device, "cpu-ref");
+    long na = run_job(&cfg, a, 64, &sa);
+    strcpy(cfg.device, "gpu");
+    long nb = run_job(&cfg, b, 64, &sb);
+    assert_true(na >= 20);
+    expect_same_curve("tab-layers, cpu-ref vs gpu", a, na, b, nb, 1e-3, 2e-3);
+    assert_float_equal(sa.last_epoch.val_loss, sb.last_epoch.val_loss,
+                       1e-3 + 2e-3 * sa.last_epoch.val_loss);
 }
 
 static void test_curve_lenet_cifar10(void **state)
@@ -696,6 +752,8 @@ int main(void)
         cmocka_unit_test(test_device_errors),
         cmocka_unit_test(test_curve_lenet_cifar10),
         cmocka_unit_test(test_curve_mnist_mlp_128),
+        cmocka_unit_test(test_curve_graph_net),
+        cmocka_unit_test(test_curve_tab_layers),
         cmocka_unit_test(test_switches_same_numbers),
         cmocka_unit_test(test_graph_warmup_and_fallbacks),
         cmocka_unit_test(test_step_accounting),

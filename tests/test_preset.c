@@ -33,8 +33,10 @@
 #define FIXTURES_DIR "tests/fixtures"
 #endif
 
+/* every shipped preset, in name order (as nn_preset_list gives them) */
 static const char *const shipped[] = {
     "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-1000", "mnist-mlp-128",
+    "tabnet-regression",
 };
 #define N_SHIPPED ((int)(sizeof shipped / sizeof shipped[0]))
 
@@ -684,9 +686,6 @@ static void test_user_and_system_dirs(void **state)
 
 static void test_list_marks_broken_and_shadowed(void **state)
 {
-    static const char *const sys_names[] = {
-        "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-1000", "mnist-mlp-128",
-    };
     char user[NN_PATH_LEN], path[NN_PATH_LEN], err[NN_ERR_LEN] = "";
     nn_preset_entry *e = calloc(32, sizeof *e);
     (void)state;
@@ -711,7 +710,7 @@ static void test_list_marks_broken_and_shadowed(void **state)
     assert_string_equal(e[1].description, "my own copy");
     for (int i = 0; i < N_SHIPPED; i++) {
         const nn_preset_entry *s = &e[2 + i];
-        assert_string_equal(s->name, sys_names[i]);
+        assert_string_equal(s->name, shipped[i]);   /* listed by name */
         assert_false(s->user);
         assert_string_equal(s->error, "");
         assert_true(s->description[0] != '\0');
@@ -954,6 +953,16 @@ static bad_case bad_cases[] = {
     { "bad-duplicate-key.ini", { "[train] Batch given twice (lines 6 and 8)" } },
     { "bad-duplicate-section.ini", { "[Train] given twice (lines 4 and 12)" } },
     { "bad-measured.ini", { "[preset] measured_gpu_s = -3", "must be >= 0" } },
+    { "bad-graph-unknown.ini", { "[layer2] input = layer9: no [layer9]", "layer1 .. layer3" } },
+    { "bad-graph-later.ini", { "[layer2] input = layer3: [layer3] comes later", "no cycles" } },
+    { "bad-graph-self.ini", { "[layer2] input = layer2: names the layer itself", "no cycles" } },
+    { "bad-graph-add-shape.ini", { "[layer3] inputs = layer1, layer2", "gives 8, the second 4", "same shape" } },
+    { "bad-graph-slice.ini", { "[layer2] to = 9: past the end", "gives 8 features" } },
+    { "bad-graph-weights-kind.ini", { "[layer4] weights = layer1", "a linear layer, this one a conv1d" } },
+    { "bad-graph-weights-shape.ini", { "[layer2] weights = layer1", "linear 12->8, this one linear 8->4", "same shapes" } },
+    { "bad-graph-dead.ini", { "[layer2] type = relu", "does not use this layer" } },
+    { "bad-graph-ref.ini", { "[layer2] input = 1", "like layer3" } },
+    { "bad-graph-add-input.ini", { "[layer2] input: not a key of a add layer", "inputs" } },
 };
 
 static void test_bad_fixture(void **state)
@@ -1032,7 +1041,8 @@ int main(void)
         BAD(19), BAD(20), BAD(21), BAD(22), BAD(23), BAD(24), BAD(25), BAD(26), BAD(27),
         BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35),
         BAD(36), BAD(37), BAD(38), BAD(39), BAD(40), BAD(41), BAD(42), BAD(43), BAD(44),
+        BAD(45), BAD(46), BAD(47), BAD(48), BAD(49), BAD(50), BAD(51), BAD(52), BAD(53), BAD(54),
     };
-    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 45, "add a BAD(i) per bad case");
+    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 55, "add a BAD(i) per bad case");
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -59,7 +59,8 @@ static void check_preset(const nn_preset *p, int batch)
         nn_layer_cost one;
         nn_layer_cost_model(&p->layers[i], 1, i > first, &one);
         assert_count(s.layers[i].params, c.layers[i].params);
-        assert_count(s.layers[i].params, nn_layer_params(&p->layers[i]));
+        /* a layer using another's weights (weights = layerN) owns none */
+        assert_count(s.layers[i].params, p->layers[i].weights ? 0 : nn_layer_params(&p->layers[i]));
         assert_true(s.layers[i].flops == c.layers[i].fwd.flops / batch);
         assert_true(s.layers[i].flops == one.fwd.flops);
         assert_string_equal(s.layers[i].label, one.label);
@@ -135,9 +136,35 @@ static void test_conv1d_regression_by_hand(void **state)
     assert_string_equal(s.total.flops_text, "9.1k");
 }
 
+/* A graph (tests/fixtures/graph-net.ini): each row says where it reads from
+ * when that is not the layer before, and a layer sharing weights says whose
+ * and counts none of them (they are counted once, with their owner). */
+static void test_graph_wiring(void **state)
+{
+    char err[NN_ERR_LEN];
+    nn_preset p;
+    nn_cost c;
+    ui_net_summary s;
+    (void)state;
+    if (nn_preset_load(FIXTURES_DIR "/graph-net.ini", &p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_cost_model(&p, 1, &c);
+    ui_net_summary_of(&c, &s);
+    assert_string_equal(s.layers[2].wiring, "");
+    assert_string_equal(s.layers[4].wiring, "weights of layer3");
+    assert_count(s.layers[4].params, 0);
+    assert_string_equal(s.layers[5].label, "add x0.7071");
+    assert_string_equal(s.layers[5].wiring, "<- layer2, layer5");
+    assert_string_equal(s.layers[6].wiring, "<- layer2, layer2");
+    assert_string_equal(s.layers[8].label, "slice [0:4]");
+    assert_string_equal(s.layers[8].wiring, "<- layer6");
+    assert_count(s.total.params, 104 + 72 + 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_graph_wiring),
         cmocka_unit_test(test_every_shipped_preset),
         cmocka_unit_test(test_conv1d_regression_by_hand),
     };

@@ -23,6 +23,7 @@ void ui_net_summary_of(const nn_cost *c, ui_net_summary *s)
         const nn_layer_cost *l = &c->layers[i];
         fill_row(&s->layers[i], l->label, (double)l->params, l->fwd.flops * per_sample);
         nn_shape_format(&l->out_shape, s->layers[i].shape, sizeof s->layers[i].shape);
+        snprintf(s->layers[i].wiring, sizeof s->layers[i].wiring, "%s", l->wiring);
     }
     fill_row(&s->total, "total", (double)c->params, c->forward.flops * per_sample);
 }

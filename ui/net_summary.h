@@ -14,6 +14,7 @@ typedef struct ui_summary_row {
     double params;
     double flops;                /* forward FLOPs per sample */
     char params_text[16], flops_text[16];   /* as drawn: "61.8k" */
+    char wiring[64];             /* a graph's: "<- layer3, layer5", "weights of layer2"; "" */
 } ui_summary_row;
 
 typedef struct ui_net_summary {

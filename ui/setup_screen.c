@@ -225,14 +225,18 @@ static void draw_fields(ui_lab *lab)
     }
 }
 
+/* A graph's layer shows where it reads from after its label ("add <- layer3,
+ * layer5"), as much as the column holds. */
 static int draw_row(ui_rect in, int y, int wide, int lw, const char *num,
                     const ui_summary_row *r, attr_t a)
 {
+    char label[sizeof r->label + sizeof r->wiring + 2];
+    snprintf(label, sizeof label, "%s%s%s", r->label, r->wiring[0] ? " " : "", r->wiring);
     if (wide)
-        ui_putf(y, in.x, in.w, a, "%3s  %-*.*s %-10.10s%8s %12s", num, lw, lw, r->label, r->shape,
+        ui_putf(y, in.x, in.w, a, "%3s  %-*.*s %-10.10s%8s %12s", num, lw, lw, label, r->shape,
                 r->params_text, r->flops_text);
     else
-        ui_putf(y, in.x, in.w, a, "%-*.*s %7s %9s", lw, lw, r->label, r->params_text, r->flops_text);
+        ui_putf(y, in.x, in.w, a, "%-*.*s %7s %9s", lw, lw, label, r->params_text, r->flops_text);
     return y + 1;
 }
 

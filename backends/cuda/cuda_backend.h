@@ -7,6 +7,8 @@
  *   cuda_dense.cu    linear (cuBLAS) and convolution (cuDNN, one plan per shape)
  *   cuda_kernels.cu  our own kernels: activations, pooling, dropout, losses,
  *                    optimisers, bias add and bias gradient, batch gather
+ *   cuda_merge.cu    the graph's: add, mul, slice, accumulate
+ *   cuda_tab.cu      batch norm (ghost batches), GLU, sparsemax
  *
  * CUDA C compiled by nvcc (as C++; no other C++), or by the host C++
  * compiler for the emulated GPU (NN_CUDA_EMULATION, below). Every
@@ -269,8 +271,29 @@ int gpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float
                  const nn_sgd_hyper *h, long t);
 int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m, float *v,
                   const nn_adam_hyper *h, long t);
+/* cuda_tab.cu */
+int gpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                          const float *gamma, const float *beta, float *running, float *y);
+int gpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x, const float *gamma,
+                           const float *dy, float *dx, float *dgamma, float *dbeta);
+int gpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y);
+int gpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy, float *dx);
+int gpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y);
+int gpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
+                           float sparsity, float *dx);
+int gpu_sparsemax_entropy(nn_backend *b, int n, int d, const float *y, float sparsity, float *stats);
 int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const float *xs,
                     size_t x_width, float *x, const void *ys, size_t y_width, void *y);
+/* cuda_merge.cu: the graph's operations */
+int gpu_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c, float *y);
+int gpu_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da, float *dc);
+int gpu_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
+int gpu_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
+                     float *da, float *dc);
+int gpu_slice_forward(nn_backend *b, int rows, int width, int from, int to, const float *x, float *y);
+int gpu_slice_backward(nn_backend *b, int rows, int width, int from, int to, const float *dy,
+                       float *dx);
+int gpu_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
 /* Launches the kernel that writes the values set last into step_dev: the
  * first node of a recording (graph_begin). */
 int gpu_write_step_values(nn_backend *b);

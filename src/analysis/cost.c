@@ -43,18 +43,81 @@ static nn_op_cost optimizer_cost(const nn_preset *p, double params)
     return (nn_op_cost){ 4.0 * params, F * 3.0 * params };
 }
 
+/* "<- layer3, layer5" when a layer does not read the one before; "weights of
+ * layer2" when it shares them. */
+static void wiring(const nn_preset *p, int i, char *buf, size_t len)
+{
+    const nn_layer_spec *l = &p->layers[i];
+    int n = nn_layer_n_inputs(l), used = 0;
+    buf[0] = '\0';
+    if (n == 2 || nn_layer_source(p->layers, i, 0) != i - 1) {
+        for (int j = 0; j < n && used >= 0 && (size_t)used < len; j++) {
+            int src = nn_layer_source(p->layers, i, j);
+            char ref[16];
+            if (src < 0)
+                snprintf(ref, sizeof ref, "data");
+            else
+                snprintf(ref, sizeof ref, "layer%d", src + 1);
+            used += snprintf(buf + used, len - (size_t)used, "%s%s", j ? ", " : "<- ", ref);
+        }
+    }
+    if (used < 0 || (size_t)used >= len)
+        return;                      /* full: what fits is kept */
+    if (l->weights > 0)
+        snprintf(buf + used, len - (size_t)used, "%sweights of layer%d", used ? "; " : "", l->weights);
+}
+
+/* 1 when the backward pass (layers bottom up, a layer's inputs in order)
+ * meets another reader of root's gradient before input j of layer i: that
+ * reader wrote the gradient, so this one adds to it (net.c's rule). */
+static int sums_into(const nn_preset *p, int i, int j, int root)
+{
+    for (int k = p->n_layers - 1; k >= i; k--) {
+        if (nn_layer_is_view(&p->layers[k]))
+            continue;                /* a view writes no gradient */
+        for (int m = 0; m < nn_layer_n_inputs(&p->layers[k]) && (k > i || m < j); m++)
+            if (nn_layer_source_root(p->layers, k, m) == root)
+                return 1;
+    }
+    return 0;
+}
+
+/* Backward's extra work in a graph: a gradient added into a tensor's by
+ * each reader after the first (read two, write one), and a shared
+ * parameter's (the same, per sharing layer). Charged to the reader or the
+ * sharer. */
+static void add_sums(const nn_preset *p, int i, double n, nn_layer_cost *c)
+{
+    const nn_layer_spec *l = &p->layers[i];
+    for (int j = 0; j < nn_layer_n_inputs(l) && !nn_layer_is_view(l); j++) {
+        int root = nn_layer_source_root(p->layers, i, j);
+        if (root >= 0 && sums_into(p, i, j, root)) {
+            double elems = n * (double)nn_shape_count(j ? &l->in2_shape : &l->in_shape);
+            c->bwd.flops += elems;
+            c->bwd.bytes += F * 3.0 * elems;
+        }
+    }
+    if (l->weights > 0) {
+        double params = (double)nn_layer_params(l);
+        c->bwd.flops += params;
+        c->bwd.bytes += F * 3.0 * params;
+        c->params = 0;               /* counted with the layer that owns them */
+    }
+}
+
 void nn_cost_model(const nn_preset *p, int batch, nn_cost *out)
 {
     double n = batch;
-    int first = nn_layer_first_working(p->layers, p->n_layers);
     memset(out, 0, sizeof *out);
     out->batch = batch;
     out->n_layers = p->n_layers;
     for (int i = 0; i < p->n_layers; i++) {
         nn_layer_cost *c = &out->layers[i];
-        /* the first working layer needs no input gradient; without
-         * parameters it has no backward at all */
-        nn_layer_cost_model(&p->layers[i], batch, i > first, c);
+        /* a layer reading the data (or a view of it) needs no input
+         * gradient; without parameters it has no backward at all */
+        nn_layer_cost_model(&p->layers[i], batch, nn_layer_needs_any_dx(p->layers, i), c);
+        add_sums(p, i, n, c);
+        wiring(p, i, c->wiring, sizeof c->wiring);
         out->params += c->params;
         add(&out->forward, c->fwd);
         add(&out->total, c->fwd);

@@ -146,14 +146,14 @@ static int compute_ops(const nn_cost *c)
 
 int nn_framework_ops(const nn_preset *p, const nn_cost *c)
 {
-    int first = nn_layer_first_working(p->layers, p->n_layers);
     int ops = 4, tensors = 0;        /* the loss: forward and backward, two kernels each */
     for (int i = 0; i < c->n_layers; i++) {
         const nn_layer_cost *l = &c->layers[i];
         if (l->fwd.bytes <= 0)
             continue;                /* a view */
         if (l->params > 0) {
-            ops += 2 + 2 + (i > first);     /* layer and bias; dW, db and (not first) dx */
+            /* layer and bias; dW, db and dx (not for a layer reading the data) */
+            ops += 2 + 2 + nn_layer_needs_any_dx(p->layers, i);
             tensors += 2;                   /* weight and bias */
         } else {
             ops += 1 + (l->bwd.bytes > 0);

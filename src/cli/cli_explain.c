@@ -301,9 +301,12 @@ static void print_explain_json(const explain_view *v)
     printf("  \"layers\": [\n");
     for (int i = 0; i < e->cost.n_layers; i++) {
         const nn_layer_cost *l = &e->cost.layers[i];
+        /* a graph's wiring ("<- layer3, layer5; weights of layer2") holds no
+         * character JSON must escape */
         printf("    {\"layer\": \"%s\", \"params\": %zu, \"fwd_flops\": %.6g, \"bwd_flops\": %.6g, "
-               "\"fwd_bytes\": %.6g, \"bwd_bytes\": %.6g}%s\n",
+               "\"fwd_bytes\": %.6g, \"bwd_bytes\": %.6g%s%s%s}%s\n",
                l->label, l->params, l->fwd.flops, l->bwd.flops, l->fwd.bytes, l->bwd.bytes,
+               l->wiring[0] ? ", \"wiring\": \"" : "", l->wiring, l->wiring[0] ? "\"" : "",
                i + 1 < e->cost.n_layers ? "," : "");
     }
     printf("  ]\n}\n");

@@ -1,6 +1,7 @@
 /* src/core/layer_kind.h - the layer table: everything a layer kind is, in one
  * entry (kann's ops, as a table). Each entry lives in src/core/layers/ with
- * its family (linear.c, conv.c, pool.c, activation.c, dropout.c, view.c);
+ * its family (linear.c, conv.c, pool.c, activation.c, dropout.c, view.c,
+ * norm.c, glu.c, sparsemax.c);
  * layers.c lists them by kind. The preset reader and checker, the network and
  * the cost model only walk the table: adding a kind is an enum value in
  * nnlab/layer.h, one entry here, its line in layers.c, and its backend ops.
@@ -14,6 +15,7 @@
 #include "backend.h"
 #include "nnlab/layer.h"
 #include "preset_schema.h"
+#include "rng.h"
 
 /* ---- INI keys -------------------------------------------------------------- */
 
@@ -21,6 +23,12 @@
  * writer writes them. A kind names the keys it takes and those it must give. */
 enum nn_layer_key {
     NN_KEY_IN, NN_KEY_OUT, NN_KEY_KERNEL, NN_KEY_STRIDE, NN_KEY_PADDING, NN_KEY_P, NN_KEY_SHAPE,
+    /* the graph's: input (every one-input kind), weights (every kind with
+     * parameters): nn_layer_keys_of adds them; inputs, scale, from, to are
+     * the kinds' own */
+    NN_KEY_INPUT, NN_KEY_INPUTS, NN_KEY_WEIGHTS, NN_KEY_SCALE, NN_KEY_FROM, NN_KEY_TO,
+    NN_KEY_BIAS, NN_KEY_INIT, NN_KEY_GAIN, NN_KEY_MOMENTUM, NN_KEY_VIRTUAL_BATCH, NN_KEY_EPS,
+    NN_KEY_SPARSITY,
     NN_LAYER_KEY_COUNT
 };
 #define NN_KEY(k) (1u << (k))
@@ -30,11 +38,15 @@ typedef struct nn_layer_key_def {
     enum nn_vtype type;
     size_t off;                  /* into nn_layer_spec */
     nn_range r;
+    int zero_unset;              /* 0 in the spec means "not given": the checker skips it,
+                                    the writer leaves it out (the TabNet keys) */
 } nn_layer_key_def;
 
 extern const nn_layer_key_def nn_layer_keys[NN_LAYER_KEY_COUNT];
 /* The key named `key`, or NULL. */
 const nn_layer_key_def *nn_find_layer_key(const char *key);
+/* NN_KEY() bits of the keys kind k takes: its own plus the graph's. */
+unsigned nn_layer_keys_of(enum nn_layer_kind k);
 /* 1 when a layer of kind k takes the key named `key` (besides type). */
 int nn_layer_takes_key(enum nn_layer_kind k, const char *key);
 
@@ -50,8 +62,11 @@ typedef struct nn_layer_call {
     const float *w, *bias;       /* (weights), (bias); NULL without parameters */
     float *dw, *dbias;           /* their gradients, written (not added to) by backward */
     void *ws;                    /* the convolution workspace */
+    float *state;                /* the layer's state (nn_layer_def.state); NULL: none */
     int training;                /* dropout drops only when training */
     uint64_t seed, counter;      /* dropout's mask: seed, and a counter unique per (step, layer) */
+    const float *x2;             /* two-input kinds: the second input */
+    float *dx2;                  /*   and its gradient in backward (NULL: not wanted) */
 } nn_layer_call;
 
 /* ---- the entry --------------------------------------------------------------- */
@@ -69,6 +84,20 @@ typedef struct nn_layer_def {
     int (*infer)(const nn_checker *c, int i, nn_layer_spec *s, nn_shape in, nn_shape *out);
     /* Parameters: weights, then bias, in the flat arena. NULL: none. */
     void (*params)(const nn_layer_spec *s, size_t *weights, size_t *bias);
+    /* Initial parameters into w (weights, then bias, in the host copy of the
+     * arena) and the initial state into state (NULL without state), drawing
+     * from rng. NULL: PyTorch's default, U(+-1/sqrt(fan_in)) for both, fan_in
+     * = weights / out. */
+    void (*init)(const nn_layer_spec *s, nn_rng *rng, float *w, float *state);
+    /* State: floats the layer keeps between steps that are not trained
+     * (batch norm's running mean and variance), into *floats. Updated by a
+     * training forward, read by an eval forward. NULL: none. */
+    void (*state)(const nn_layer_spec *s, size_t *floats);
+    /* A term the layer adds to the training loss: stats[0] += it, in backend
+     * memory as the loss ops add theirs, from the layer's output y of the
+     * last forward; its gradient is the layer backward's own business.
+     * NULL: none. */
+    int (*aux_loss)(const nn_layer_call *c, const float *y, float *stats);
     /* "conv2d 3->6 k5". NULL: the name alone. */
     void (*label)(const nn_layer_spec *s, char *buf, size_t len);
     /* FLOPs and bytes of forward and backward over n samples, the op class and
@@ -95,6 +124,8 @@ extern const nn_layer_def nn_layer_maxpool2d_def, nn_layer_maxpool1d_def, nn_lay
 extern const nn_layer_def nn_layer_flatten_def, nn_layer_reshape_def;
 extern const nn_layer_def nn_layer_relu_def, nn_layer_tanh_def, nn_layer_mish_def;
 extern const nn_layer_def nn_layer_dropout_def;
+extern const nn_layer_def nn_layer_add_def, nn_layer_mul_def, nn_layer_slice_def;
+extern const nn_layer_def nn_layer_batchnorm_def, nn_layer_glu_def, nn_layer_sparsemax_def;
 
 /* ---- helpers the entries share ---------------------------------------------- */
 
@@ -105,8 +136,11 @@ void nn_layer_key_list(enum nn_layer_kind k, int required, char *buf, size_t len
  * read back from the spec (the kind's name for "type"). */
 int nn_layer_error(const nn_checker *c, int i, const nn_layer_spec *l, const char *key,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* "the data gives" for the first layer, "the previous layer gives" after. */
+/* "the data gives" for the first layer, "the previous layer gives" after;
+ * "layer3 gives" when the checker set another source for layer i with
+ * nn_layer_set_from (0-based source, -1: the data). */
 const char *nn_layer_from(int i);
+void nn_layer_set_from(int i, int source);
 /* The input must have this rank; the message says which layer to add. */
 int nn_layer_need_rank(const nn_checker *c, int i, const nn_layer_spec *l, nn_shape in, int rank);
 /* `in` against what arrives (features, or channels): filled when absent (0). */
@@ -117,6 +151,11 @@ int nn_layer_out_shape(const nn_checker *c, int i, const nn_layer_spec *l, int r
 
 /* The infer of an elementwise kind: the output has the input's shape. */
 int nn_layer_same_shape(const nn_checker *c, int i, nn_layer_spec *l, nn_shape in, nn_shape *out);
+
+/* PyTorch's default initialisation, which nn_layer_def.init NULL stands
+ * for: U(+-1/sqrt(fan_in)) for weights and bias alike, fan_in = weights /
+ * out, w holding the weights, then the bias. */
+void nn_layer_init_default(const nn_layer_spec *s, nn_rng *rng, float *w);
 
 /* cost.h's rules for the two shapes of work. A matrix-shaped layer: `rows`
  * output rows of `cols` outputs, each a dot product of length k, plus a bias

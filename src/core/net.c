@@ -1,4 +1,7 @@
-/* src/core/net.c - a sequential network on one backend; see net.h. */
+/* src/core/net.c - a network on one backend; see net.h. A chain keeps its
+ * two ping-pong gradient buffers; a graph gives each layer's output its own
+ * gradient buffer, written by the first reader met going backward and summed
+ * into (accumulate) by the others (docs/decisions.md). */
 #include "net.h"
 #include "layer_kind.h"
 
@@ -29,25 +32,30 @@ static int net_alloc(nn_net *net, size_t bytes, void **out, const char *what,
     return 0;
 }
 
-/* PyTorch: kaiming_uniform_(a=sqrt(5)) gives bound = gain*sqrt(3/fan_in) with
- * gain = sqrt(2/(1+5)), i.e. 1/sqrt(fan_in); the bias uses the same bound. */
+/* Each kind's init (nn_layer_def.init; PyTorch's default without one) into
+ * host copies of the parameter and state arenas, then one upload of each. */
 static int init_params(nn_net *net, uint64_t seed, char *err, size_t err_len)
 {
-    float *host = nn_alloc_aligned(net->n_params * sizeof(float));
+    float *host = nn_alloc_aligned((net->n_params + net->n_state) * sizeof(float));
+    float *state = host + net->n_params;
     nn_rng rng;
     if (!host)
         return nn_errorf(err, err_len, "out of host memory for %zu initial parameters", net->n_params);
     nn_rng_seed(&rng, seed);
     for (int i = 0; i < net->n_layers; i++) {
         const nn_layer *l = &net->layers[i];
-        if (l->n_weights == 0)
-            continue;
-        float bound = 1.0f / sqrtf((float)(l->n_weights / (size_t)l->spec.out));
-        float *w = host + l->param_offset;
-        for (size_t j = 0; j < l->n_weights + l->n_bias; j++)
-            w[j] = nn_rng_range(&rng, -bound, bound);
+        const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
+        float *w = host + l->param_offset, *st = l->n_state ? state + l->state_offset : NULL;
+        if (l->param_owner != i && !st)
+            continue;                /* shared: initialised once, by its owner */
+        if (d->init)
+            d->init(&l->spec, &rng, w, st);
+        else
+            nn_layer_init_default(&l->spec, &rng, w);
     }
     int rc = net->b->ops->upload(net->b, net->params, host, net->n_params * sizeof(float));
+    if (rc == 0 && net->n_state)
+        rc = net->b->ops->upload(net->b, net->state, state, net->n_state * sizeof(float));
     nn_free_aligned(host);
     if (rc != 0)
         return nn_errorf(err, err_len, "uploading the initial parameters: %s", net->b->last_error);
@@ -67,17 +75,35 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
         l->out_floats = (size_t)nn_shape_count(&l->spec.out_shape);
         l->n_weights = nn_layer_weights(&l->spec);
         l->n_bias = nn_layer_bias(&l->spec);
-        if (l->n_weights + l->n_bias > 0) {
+        l->param_owner = nn_layer_param_owner(p->layers, i);
+        for (int j = 0; j < 2; j++) {
+            int two = nn_layer_n_inputs(&l->spec) == 2;
+            l->source[j] = j && !two ? -1 : nn_layer_source(p->layers, i, j);
+            l->root[j] = j && !two ? -1 : nn_layer_source_root(p->layers, i, j);
+        }
+        if (l->param_owner != i) {
+            /* weights = layerN: the owner's block, counted once */
+            l->param_offset = net->layers[l->param_owner].param_offset;
+            if (l->n_weights + l->n_bias > net->param_scratch_floats)
+                net->param_scratch_floats = l->n_weights + l->n_bias;
+        } else if (l->n_weights + l->n_bias > 0) {
             /* keep each layer's block 16-float aligned for vector loads */
             l->param_offset = offset;
             offset += (l->n_weights + l->n_bias + 15) & ~(size_t)15;
             net->n_trainable += l->n_weights + l->n_bias;
+        }
+        const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
+        if (d->state) {              /* running statistics: beside the parameters, untrained */
+            d->state(&l->spec, &l->n_state);
+            l->state_offset = net->n_state;
+            net->n_state += (l->n_state + 15) & ~(size_t)15;
         }
         if (l->out_floats > *widest)
             *widest = l->out_floats;
     }
     net->n_params = offset;
     net->first_working = nn_layer_first_working(p->layers, p->n_layers);
+    net->graph = !nn_layer_is_chain(p->layers, p->n_layers);
     return 0;
 }
 
@@ -96,7 +122,7 @@ static double batch_floats(const nn_net *net, size_t widest)
     f += net->loss == NN_LOSS_XENT ? nb : nb * net->target_width;
     for (int i = 0; i < net->n_layers; i++)
         if (!nn_layer_is_view(&net->layers[i].spec))
-            f += nb * (double)net->layers[i].out_floats;
+            f += nb * (double)net->layers[i].out_floats * (net->graph ? 2.0 : 1.0);  /* y, dy */
     return f;
 }
 
@@ -140,13 +166,16 @@ void nn_net_bytes_of(const nn_preset *p, int max_batch, nn_backend *b, nn_net_by
     nn_shape in = nn_preset_input_shape(p);
     net.sample_floats = (size_t)nn_shape_count(&in);
     plan_layers(&net, p, &widest);
-    out->params = (double)net.n_params * sizeof(float) * param_arenas(p);
+    out->params = ((double)net.n_params * param_arenas(p) + (double)net.param_scratch_floats +
+                   (double)net.n_state) * sizeof(float);
     out->batch = batch_floats(&net, widest) * sizeof(float);
     size_t ws = 0;
     if (b && workspace_bytes(&net, &ws, NULL, 0) != 0)
         ws = 0;                      /* a layer the backend refuses: nn_net_create says which */
     out->workspace = (double)ws;
     for (int i = 0; i < net.n_layers; i++) {
+        if (net.layers[i].param_owner != i)
+            continue;                /* shared: counted with its owner */
         double bytes = (double)(net.layers[i].n_weights + net.layers[i].n_bias) * sizeof(float) *
                        param_arenas(p);
         if (bytes > 0 && bytes > out->big_layer_bytes) {
@@ -164,7 +193,8 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
         net_alloc(net, pbytes, (void **)&net->grads, "gradients", err, err_len) ||
         net_alloc(net, pbytes, (void **)&net->opt_a, "optimiser state", err, err_len) ||
         (p->opt == NN_OPT_ADAM &&
-         net_alloc(net, pbytes, (void **)&net->opt_b, "optimiser state", err, err_len)))
+         net_alloc(net, pbytes, (void **)&net->opt_b, "optimiser state", err, err_len)) ||
+        net_alloc(net, net->n_state * sizeof(float), (void **)&net->state, "layer state", err, err_len))
         return -1;
     if (net_alloc(net, nb * net->sample_floats * sizeof(float), (void **)&net->x, "input batch", err, err_len) ||
         net_alloc(net, nb * 2 * widest * sizeof(float), (void **)&net->grad_a, "activation gradients", err, err_len) ||
@@ -178,6 +208,9 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
                          "targets", err, err_len)) {
         return -1;
     }
+    if (net_alloc(net, net->param_scratch_floats * sizeof(float), (void **)&net->param_scratch,
+                  "shared parameters' gradient scratch", err, err_len))
+        return -1;
     for (int i = 0; i < net->n_layers; i++) {
         nn_layer *l = &net->layers[i];
         if (nn_layer_is_view(&l->spec))
@@ -186,6 +219,18 @@ static int alloc_buffers(nn_net *net, const nn_preset *p, size_t widest, char *e
         snprintf(what, sizeof what, "the output of layer %d (%s)", i + 1, nn_layer_kind_name(l->spec.kind));
         if (net_alloc(net, nb * l->out_floats * sizeof(float), (void **)&l->y, what, err, err_len))
             return -1;
+        snprintf(what, sizeof what, "the gradient of layer %d (%s)", i + 1, nn_layer_kind_name(l->spec.kind));
+        if (net->graph && net_alloc(net, nb * l->out_floats * sizeof(float), (void **)&l->dy, what,
+                                    err, err_len))
+            return -1;
+    }
+    /* a view's gradient is its root's: the same values, relabelled */
+    for (int i = 0; net->graph && i < net->n_layers; i++) {
+        const nn_layer_spec *specs = p->layers;
+        if (nn_layer_is_view(&specs[i])) {
+            int root = nn_layer_source_root(specs, i, 0);
+            net->layers[i].dy = root >= 0 ? net->layers[root].dy : NULL;
+        }
     }
     return 0;
 }
@@ -231,13 +276,18 @@ void nn_net_destroy(nn_net *net)
         return;
     const nn_backend_ops *o = net->b->ops;
     void *bufs[] = { net->params, net->grads, net->opt_a, net->opt_b, net->x, net->labels,
-                     net->targets, net->grad_a, net->ws, net->stats };
+                     net->targets, net->grad_a, net->ws, net->stats, net->param_scratch,
+                     net->state };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             o->free(net->b, bufs[i]);
-    for (int i = 0; i < net->n_layers; i++)
-        if (net->layers[i].y)
-            o->free(net->b, net->layers[i].y);
+    for (int i = 0; i < net->n_layers; i++) {
+        nn_layer *l = &net->layers[i];
+        if (l->y)
+            o->free(net->b, l->y);
+        if (l->dy && !nn_layer_is_view(&l->spec))
+            o->free(net->b, l->dy);
+    }
     memset(net, 0, sizeof *net);
 }
 
@@ -261,57 +311,101 @@ int nn_net_set_step(nn_net *net, long step)
     return b->ops->set_step ? b->ops->set_step(b, &v) : 0;
 }
 
-/* What layer i's forward or backward gets: its parameters, gradients and the
- * shared buffers, for a batch of n. */
+/* What layer i's forward or backward gets: its parameters (the owner's block
+ * when shared), gradients and the shared buffers, for a batch of n. */
 static nn_layer_call layer_call(nn_net *net, int i, int n, int training, long step)
 {
     const nn_layer *l = &net->layers[i];
     float *w = net->params + l->param_offset, *dw = net->grads + l->param_offset;
-    int has_params = l->n_weights > 0;
+    int has_params = l->n_weights > 0, has_bias = l->n_bias > 0;
     return (nn_layer_call){
         .b = net->b, .s = &l->spec, .n = n, .count = (size_t)n * l->out_floats,
-        .w = has_params ? w : NULL, .bias = has_params ? w + l->n_weights : NULL,
-        .dw = has_params ? dw : NULL, .dbias = has_params ? dw + l->n_weights : NULL,
-        .ws = net->ws, .training = training,
+        .w = has_params ? w : NULL, .bias = has_bias ? w + l->n_weights : NULL,
+        .dw = has_params ? dw : NULL, .dbias = has_bias ? dw + l->n_weights : NULL,
+        .ws = net->ws, .state = l->n_state ? net->state + l->state_offset : NULL,
+        .training = training,
         .seed = net->seed, .counter = dropout_counter(step, i),
     };
 }
 
+/* The buffer layer i's input j reads: a layer's output, or the batch. */
+static float *input_of(nn_net *net, int i, int j)
+{
+    int src = net->layers[i].source[j];
+    return src < 0 ? net->x : net->out_ptr[src];
+}
+
 float *nn_net_forward(nn_net *net, int n, int training, long step)
 {
-    float *cur = net->x;
     for (int i = 0; i < net->n_layers; i++) {
         nn_layer *l = &net->layers[i];
         const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
-        net->in_ptr[i] = cur;
+        float *x = input_of(net, i, 0);
+        net->in_ptr[i] = x;
         if (d->view) {
-            net->out_ptr[i] = cur;
+            net->out_ptr[i] = x;
             continue;
         }
         nn_layer_call c = layer_call(net, i, n, training, step);
-        if (d->forward(&c, cur, l->y) != 0)
+        if (nn_layer_n_inputs(&l->spec) == 2)
+            c.x2 = input_of(net, i, 1);
+        if (d->forward(&c, x, l->y) != 0)
             return NULL;
         net->out_ptr[i] = l->y;
-        cur = l->y;
     }
-    return cur;
+    return net->out_ptr[net->n_layers - 1];
 }
 
 float *nn_net_dout(nn_net *net)
 {
-    return net->grad_a;
+    float *last = net->graph ? net->layers[net->n_layers - 1].dy : NULL;
+    return last ? last : net->grad_a;
 }
 
 int nn_net_loss(nn_net *net, int n, const float *out, float *dout)
 {
     nn_backend *b = net->b;
-    if (net->loss == NN_LOSS_XENT)
-        return b->ops->softmax_xent(b, n, net->classes, out, net->labels, dout, net->stats);
-    return b->ops->mse(b, n, net->target_width, out, net->targets, dout, net->stats);
+    int rc = net->loss == NN_LOSS_XENT
+                 ? b->ops->softmax_xent(b, n, net->classes, out, net->labels, dout, net->stats)
+                 : b->ops->mse(b, n, net->target_width, out, net->targets, dout, net->stats);
+    /* training only: the layers' own terms (sparsemax's sparsity), as
+     * pytorch-tabnet adds them to its training loss and not to its metrics */
+    for (int i = 0; rc == 0 && dout && i < net->n_layers; i++) {
+        const nn_layer_def *d = nn_layer_def_of(net->layers[i].spec.kind);
+        nn_layer_call c = layer_call(net, i, n, 1, 0);
+        if (d->aux_loss)
+            rc = d->aux_loss(&c, net->out_ptr[i], net->stats);
+    }
+    return rc;
 }
 
-int nn_net_backward(nn_net *net, int n, long step, const float *dout)
+/* Parameters used by several layers: the first backward met (the last user)
+ * writes the owner's gradient, the others write the scratch, summed in by
+ * param_sum. written[] is per owner. */
+static int param_target(nn_net *net, int i, nn_layer_call *c, unsigned char *written)
 {
+    const nn_layer *l = &net->layers[i];
+    if (l->n_weights == 0)
+        return 0;
+    if (!written[l->param_owner]) {
+        written[l->param_owner] = 1;
+        return 0;
+    }
+    c->dw = net->param_scratch;
+    c->dbias = l->n_bias > 0 ? net->param_scratch + l->n_weights : NULL;
+    return 1;
+}
+
+static int param_sum(nn_net *net, int i)
+{
+    const nn_layer *l = &net->layers[i];
+    return net->b->ops->accumulate(net->b, l->n_weights + l->n_bias, net->param_scratch,
+                                   net->grads + l->param_offset);
+}
+
+static int backward_chain(nn_net *net, int n, long step, const float *dout)
+{
+    unsigned char written[NN_MAX_LAYERS] = { 0 };
     const float *dy = dout;
     int first = net->first_working;
     for (int i = net->n_layers - 1; i >= 0; i--) {
@@ -324,11 +418,73 @@ int nn_net_backward(nn_net *net, int n, long step, const float *dout)
             dx = dy == net->grad_a ? net->grad_b : net->grad_a;
         /* without parameters and without dx to compute, nothing to do */
         nn_layer_call c = layer_call(net, i, n, 1, step);
+        int shared = param_target(net, i, &c, written);
         if ((dx || l->n_weights > 0) && d->backward(&c, net->in_ptr[i], net->out_ptr[i], dy, dx) != 0)
+            return -1;
+        if (shared && param_sum(net, i) != 0)
             return -1;
         dy = dx;
     }
     return 0;
+}
+
+/* Where layer i's backward writes the gradient of its inputs: straight into
+ * the input's buffer when it is the first reader met going backward, else
+ * into scratch (grad_a, grad_b) that is then summed in (*sum_into). */
+static void input_targets(nn_net *net, int i, unsigned char *written, float *dx[2], float *sum_into[2])
+{
+    for (int j = 0; j < 2; j++)
+        dx[j] = sum_into[j] = NULL;
+    for (int j = 0; j < nn_layer_n_inputs(&net->layers[i].spec); j++) {
+        int root = net->layers[i].root[j];
+        if (root < 0)
+            continue;                /* the data: no gradient */
+        if (!written[root]) {
+            written[root] = 1;
+            dx[j] = net->layers[root].dy;
+        } else {
+            dx[j] = j == 0 ? net->grad_a : net->grad_b;
+            sum_into[j] = net->layers[root].dy;
+        }
+    }
+}
+
+static int backward_graph(nn_net *net, int n, long step)
+{
+    unsigned char written[NN_MAX_LAYERS] = { 0 }, params_written[NN_MAX_LAYERS] = { 0 };
+    int last = net->n_layers - 1;
+    int out_root = nn_layer_is_view(&net->layers[last].spec) ? net->layers[last].root[0] : last;
+    if (out_root >= 0)
+        written[out_root] = 1;       /* the loss wrote the output's gradient */
+    for (int i = last; i >= 0; i--) {
+        const nn_layer *l = &net->layers[i];
+        const nn_layer_def *d = nn_layer_def_of(l->spec.kind);
+        float *dx[2], *sum_into[2];
+        if (d->view)
+            continue;                /* its gradient is its root's buffer */
+        input_targets(net, i, written, dx, sum_into);
+        nn_layer_call c = layer_call(net, i, n, 1, step);
+        c.x2 = nn_layer_n_inputs(&l->spec) == 2 ? input_of(net, i, 1) : NULL;
+        c.dx2 = dx[1];
+        int shared = param_target(net, i, &c, params_written);
+        if ((dx[0] || dx[1] || l->n_weights > 0) &&
+            d->backward(&c, net->in_ptr[i], net->out_ptr[i], l->dy, dx[0]) != 0)
+            return -1;
+        for (int j = 0; j < 2; j++) {
+            const nn_shape *in = j ? &l->spec.in2_shape : &l->spec.in_shape;
+            size_t count = (size_t)n * (size_t)nn_shape_count(in);
+            if (sum_into[j] && net->b->ops->accumulate(net->b, count, dx[j], sum_into[j]) != 0)
+                return -1;
+        }
+        if (shared && param_sum(net, i) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int nn_net_backward(nn_net *net, int n, long step, const float *dout)
+{
+    return net->graph ? backward_graph(net, n, step) : backward_chain(net, n, step, dout);
 }
 
 int nn_net_optimize(nn_net *net, const nn_preset *p, float lr)

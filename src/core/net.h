@@ -1,5 +1,6 @@
-/* src/core/net.h - a sequential network built from a preset's layer list on one
- * backend: flat parameter, gradient and optimiser-state arenas, activation
+/* src/core/net.h - a network built from a preset's layer list on one
+ * backend (a chain, or a graph whose inputs are earlier layers: layer order
+ * is the forward order, its reverse the backward's): flat parameter, gradient and optimiser-state arenas, activation
  * buffers sized for the job's batch, and one training step as a sequence of
  * backend operations. Everything is allocated in nn_net_create; a step
  * allocates nothing. */
@@ -17,7 +18,13 @@ typedef struct nn_layer {
     size_t in_floats, out_floats;    /* per sample */
     size_t n_weights, n_bias;        /* parameters, 0 for parameter-free layers */
     size_t param_offset;             /* into the arenas: weights, then bias */
+    size_t n_state, state_offset;    /* untrained state (nn_layer_def.state) in net->state */
     float *y;                        /* own output buffer (max_batch, out_floats); NULL when aliased */
+    int param_owner;                 /* the layer whose parameters it uses (itself, or by weights =) */
+    int source[2];                   /* the layers its inputs read (0-based), -1: the batch */
+    int root[2];                     /*   the same with views followed: whose gradient buffer */
+    float *dy;                       /* a graph's: the gradient of its output (max_batch,
+                                        out_floats); a view's is its root's; NULL in a chain */
 } nn_layer;
 
 typedef struct nn_net {
@@ -37,6 +44,8 @@ typedef struct nn_net {
     float *params, *grads;           /* (n_params) flat arenas, backend memory */
     float *opt_a, *opt_b;            /* SGD: velocity, NULL; Adam: m, v */
     long opt_t;                      /* optimiser steps taken (t of SGD and Adam) */
+    size_t n_state;                  /* state arena length (16-float aligned blocks) */
+    float *state;                    /* (n_state) the layers' state: running statistics */
 
     float *x;                        /* (max_batch, sample_floats) input batch */
     int32_t *labels;                 /* (max_batch) classification labels */
@@ -51,17 +60,26 @@ typedef struct nn_net {
     float *out_ptr[NN_MAX_LAYERS];
 
     uint64_t seed;                   /* dropout masks */
+
+    int graph;                       /* not a chain (nn_layer_is_chain): each layer's output
+                                        has its gradient buffer (dy), grad_a and grad_b are
+                                        the scratch of gradients to be summed */
+    float *param_scratch;            /* (the largest shared block): a shared parameter's
+                                        second gradient, summed with accumulate */
+    size_t param_scratch_floats;
 } nn_net;
 
 /* Builds the network of p (already checked by nn_preset_check) on backend b,
  * for batches of at most max_batch, and initialises the parameters like
- * PyTorch (kaiming-uniform a=sqrt(5) weights, U(+-1/sqrt(fan_in)) biases)
- * from seed. On failure returns -1, frees what it made, message in err. */
+ * PyTorch (kaiming-uniform a=sqrt(5) weights, U(+-1/sqrt(fan_in)) biases, or
+ * the kind's own init: xavier_normal, batch norm's 1 and 0) and the layers'
+ * state from seed. On failure returns -1, frees what it made, message in err. */
 int nn_net_create(nn_net *net, nn_backend *b, const nn_preset *p, int max_batch,
                   uint64_t seed, char *err, size_t err_len);
 void nn_net_destroy(nn_net *net);
 
-/* Forward over the n samples in net->x; training enables dropout. step makes
+/* Forward over the n samples in net->x; training enables dropout and batch
+ * norm's batch statistics (and updates its running ones). step makes
  * the dropout mask unique per step. Returns the output (n, out) in backend
  * memory, or NULL with the backend's message. */
 float *nn_net_forward(nn_net *net, int n, int training, long step);
@@ -71,8 +89,10 @@ float *nn_net_forward(nn_net *net, int n, int training, long step);
  * training step, run eagerly or replayed from a graph. */
 int nn_net_set_step(nn_net *net, long step);
 
-/* Adds the loss of output `out` against labels/targets to net->stats and,
- * when backward is set, backpropagates through every layer into net->grads. */
+/* Adds the loss of output `out` against labels/targets to net->stats, and
+ * when dout is given (training) the layers' own terms (nn_layer_def.aux_loss,
+ * from their outputs of the last forward) and the loss gradient into dout.
+ * nn_net_backward backpropagates through every layer into net->grads. */
 int nn_net_loss(nn_net *net, int n, const float *out, float *dout);
 int nn_net_backward(nn_net *net, int n, long step, const float *dout);
 

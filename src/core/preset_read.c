@@ -332,9 +332,10 @@ static int read_layer(const reader *r, int i, nn_layer_spec *l)
     snprintf(section, sizeof section, "layer%d", i + 1);
     nn_layer_key_list(kind, 1, list, sizeof list);
     snprintf(need, sizeof need, "a %s layer needs %s", d->name, list);
+    unsigned keys = nn_layer_keys_of(kind);
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
-        if ((d->keys & NN_KEY(k))
+        if ((keys & NN_KEY(k))
             && read_number(r, section, lk->key, lk->type, lk->r, (char *)l + lk->off,
                            (d->required & NN_KEY(k)) != 0, need) != 0)
             return -1;

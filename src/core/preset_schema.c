@@ -235,14 +235,25 @@ static int check_scalars(const nn_checker *c, const nn_preset *p)
 
 /* ---------------------------------------------------------------- layers */
 
-/* The values of the keys this kind takes; `in` may be 0 (= infer). */
-static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l, const nn_layer_def *d)
+/* A value still at the zero of a spec built in memory */
+static int value_is_zero(enum nn_vtype t, const void *src)
+{
+    return t == NN_V_FLOAT ? *(const float *)src == 0.0f : *(const int *)src == 0;
+}
+
+/* The values of the keys this kind takes (the graph's included); `in` may be
+ * 0 (= infer), a key with zero_unset 0 (not given). */
+static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l)
 {
     char why[NN_ERR_LEN];
+    unsigned keys = nn_layer_keys_of(l->kind);
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
         const void *src = (const char *)l + lk->off;
-        if (!(d->keys & NN_KEY(k)) || (k == NN_KEY_IN && l->in == 0))
+        /* in 0: inferred; a zero_unset key at 0 (scale, the graph's references,
+         * TabNet's keys): not given */
+        if (!(keys & NN_KEY(k)) || (k == NN_KEY_IN && l->in == 0) ||
+            (lk->zero_unset && value_is_zero(lk->type, src)))
             continue;
         if (nn_value_check(lk->type, src, lk->r, why, sizeof why) != 0)
             return nn_layer_error(c, i, l, lk->key, "%s", why);
@@ -250,10 +261,9 @@ static int check_layer_values(const nn_checker *c, int i, const nn_layer_spec *l
     return 0;
 }
 
-/* Each layer's values, then its shapes from what the one before gives. */
+/* Each layer's values, its inputs, then its shapes from what they give. */
 static int check_layers(const nn_checker *c, nn_preset *p)
 {
-    nn_shape s = nn_preset_input_shape(p);
     if (p->n_layers < 1 || p->n_layers > NN_MAX_LAYERS)
         return nn_errorf(c->err, c->err_len, "%s: %d layers: a preset needs 1 to %d ([layer1] ...)",
                          c->where, p->n_layers, NN_MAX_LAYERS);
@@ -262,14 +272,13 @@ static int check_layers(const nn_checker *c, nn_preset *p)
         const nn_layer_def *d = nn_layer_def_of(l->kind);
         if (!d)
             return nn_layer_error(c, i, l, "type", "unknown layer kind %d", (int)l->kind);
-        if (check_layer_values(c, i, l, d) != 0)
+        if (check_layer_values(c, i, l) != 0 || nn_graph_check_inputs(c, p, i) != 0)
             return -1;
-        l->in_shape = s;
-        if (d->infer(c, i, l, s, &l->out_shape) != 0)
+        nn_layer_set_from(i, nn_layer_source(p->layers, i, 0));
+        if (d->infer(c, i, l, l->in_shape, &l->out_shape) != 0 || nn_graph_check_weights(c, p, i) != 0)
             return -1;
-        s = l->out_shape;
     }
-    return 0;
+    return nn_graph_check_used(c, p);
 }
 
 /* cross_entropy needs one logit per class; mse one output per target. */

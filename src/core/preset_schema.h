@@ -49,4 +49,12 @@ void nn_section_key_list(const char *section, char *buf, size_t len);
 /* [preset], [data], [train], [optimizer], [gpu], [lab] */
 int nn_is_static_section(const char *section);
 
+/* The graph's rules (preset_graph.c), for [layerN] at 0-based i: its inputs
+ * name earlier layers (no cycles) or the data, and fill its in_shape (and
+ * in2_shape); its weights come from an earlier layer of the same kind and
+ * shapes; every layer reaches the output (the last layer). */
+int nn_graph_check_inputs(const nn_checker *c, nn_preset *p, int i);
+int nn_graph_check_weights(const nn_checker *c, const nn_preset *p, int i);
+int nn_graph_check_used(const nn_checker *c, const nn_preset *p);
+
 #endif

@@ -18,6 +18,7 @@ const char *const nn_data_names[3] = { "mnist", "cifar10", "random" };
 const char *const nn_loss_names[2] = { "cross_entropy", "mse" };
 const char *const nn_opt_names[2] = { "sgd", "adam" };
 const char *const nn_device_names[3] = { "cpu", "cpu-ref", "gpu" };
+const char *const nn_init_names[2] = { "default", "xavier_normal" };
 
 /* ---------------------------------------------------------------- defaults */
 
@@ -199,6 +200,67 @@ static int parse_float(const char *s, nn_range r, float *dst, char *why, size_t 
     return 0;
 }
 
+/* "layer7" -> 7, "data" -> NN_FROM_DATA (case-blind, blanks around allowed). */
+static int parse_layer_ref(const char *s, int *out, char *why, size_t len)
+{
+    char word[32];
+    size_t a = strspn(s, " \t"), n = strcspn(s + a, " \t");
+    long l;
+    if (n == 0 || n >= sizeof word || s[a + n + strspn(s + a + n, " \t")] != '\0')
+        return nn_errorf(why, len, "expected a layer, like layer3, or data");
+    memcpy(word, s + a, n);
+    word[n] = '\0';
+    if (strcasecmp(word, "data") == 0) {
+        *out = NN_FROM_DATA;
+        return 0;
+    }
+    if (strncasecmp(word, "layer", 5) != 0 || word[5] == '0' ||
+        strspn(word + 5, "0123456789") != n - 5 || nn_parse_long(word + 5, &l) != 0 ||
+        l < 1 || l > NN_MAX_LAYERS)
+        return nn_errorf(why, len, "expected a layer, like layer3 (layer1..layer%d), or data",
+                         NN_MAX_LAYERS);
+    *out = (int)l;
+    return 0;
+}
+
+/* "layer3, layer5": exactly two references. */
+static int parse_layer_pair(const char *s, int *out, char *why, size_t len)
+{
+    const char *comma = strchr(s, ',');
+    char first[64];
+    if (!comma || strchr(comma + 1, ',') || (size_t)(comma - s) >= sizeof first)
+        return nn_errorf(why, len, "expected two layers, like layer3, layer5");
+    memcpy(first, s, (size_t)(comma - s));
+    first[comma - s] = '\0';
+    return parse_layer_ref(first, &out[0], why, len) || parse_layer_ref(comma + 1, &out[1], why, len)
+        ? -1 : 0;
+}
+
+static int layer_ref_ok(int v, int required)
+{
+    return v == NN_FROM_DATA || (v >= !!required && v <= NN_MAX_LAYERS);
+}
+
+static void format_layer_ref(int v, char *buf, size_t len)
+{
+    if (v == NN_FROM_DATA)
+        snprintf(buf, len, "data");
+    else
+        snprintf(buf, len, "layer%d", v);
+}
+
+static int parse_init(const char *s, int *dst, char *why, size_t len)
+{
+    char names[64];
+    int i = nn_find_name(nn_init_names, (int)NN_COUNT(nn_init_names), s);
+    if (i < 0) {
+        nn_join_names(nn_init_names, (int)NN_COUNT(nn_init_names), names, sizeof names);
+        return nn_errorf(why, len, "expected %s", names);
+    }
+    *dst = i;
+    return 0;
+}
+
 int nn_value_parse(enum nn_vtype t, const char *s, nn_range r, void *dst, char *why, size_t len)
 {
     if (s[strspn(s, " \t")] == '\0')
@@ -219,6 +281,17 @@ int nn_value_parse(enum nn_vtype t, const char *s, nn_range r, void *dst, char *
         return 0;
     case NN_V_SHAPE:
         return parse_shape(s, dst, why, len);
+    case NN_V_LAYER:
+        return parse_layer_ref(s, dst, why, len);
+    case NN_V_LAYERS:
+        return parse_layer_pair(s, dst, why, len);
+    case NN_V_NOT_BOOL:
+        if (nn_value_parse(NN_V_BOOL, s, r, dst, why, len) != 0)
+            return -1;
+        *(int *)dst = !*(int *)dst;
+        return 0;
+    case NN_V_INIT:
+        return parse_init(s, dst, why, len);
     }
     return nn_errorf(why, len, "internal: unknown value type");
 }
@@ -234,12 +307,22 @@ int nn_value_check(enum nn_vtype t, const void *src, nn_range r, char *why, size
     case NN_V_FLOAT:
         return in_range(*(const float *)src, r) ? 0 : range_error(r, 0, why, len);
     case NN_V_BOOL:
+    case NN_V_NOT_BOOL:
         return (*(const int *)src & ~1) == 0 ? 0 : nn_errorf(why, len, "expected true or false");
+    case NN_V_INIT:
+        return (unsigned)*(const int *)src < NN_COUNT(nn_init_names)
+                   ? 0 : nn_errorf(why, len, "expected default or xavier_normal");
     case NN_V_SHAPE:
         s = src;
         if (s->rank < 1 || s->rank > 3 || nn_shape_count(s) < 1 || nn_shape_count(s) > NN_MAX_VALUES)
             return nn_errorf(why, len, "expected 1 to 3 sizes >= 1, like 1x16");
         return 0;
+    case NN_V_LAYER:        /* 0: absent */
+        return layer_ref_ok(*(const int *)src, 0) ? 0
+            : nn_errorf(why, len, "expected a layer, like layer3, or data");
+    case NN_V_LAYERS:
+        return layer_ref_ok(((const int *)src)[0], 1) && layer_ref_ok(((const int *)src)[1], 1) ? 0
+            : nn_errorf(why, len, "expected two layers, like layer3, layer5");
     }
     return nn_errorf(why, len, "internal: unknown value type");
 }
@@ -271,5 +354,18 @@ void nn_value_format(enum nn_vtype t, const void *src, char *buf, size_t len)
     case NN_V_FLOAT: format_float(*(const float *)src, buf, len); break;
     case NN_V_BOOL:  snprintf(buf, len, "%s", *(const int *)src ? "true" : "false"); break;
     case NN_V_SHAPE: nn_shape_format((const nn_shape *)src, buf, len); break;
+    case NN_V_LAYER: format_layer_ref(*(const int *)src, buf, len); break;
+    case NN_V_LAYERS: {
+        char a[24], b[24];
+        format_layer_ref(((const int *)src)[0], a, sizeof a);
+        format_layer_ref(((const int *)src)[1], b, sizeof b);
+        snprintf(buf, len, "%s, %s", a, b);
+        break;
+    }
+    case NN_V_NOT_BOOL: snprintf(buf, len, "%s", *(const int *)src ? "false" : "true"); break;
+    case NN_V_INIT:
+        snprintf(buf, len, "%s", (unsigned)*(const int *)src < NN_COUNT(nn_init_names)
+                                     ? nn_init_names[*(const int *)src] : "?");
+        break;
     }
 }

@@ -28,8 +28,16 @@ typedef struct nn_range {
 #define NN_ABOVE(lo) { (lo), INFINITY, 1, 1 }
 #define NN_UNIT_HALF_OPEN { 0, 1, 0, 1 }        /* [0, 1) */
 
-/* How a numeric key is stored: int, long, float, a 0/1 int, an nn_shape. */
-enum nn_vtype { NN_V_INT, NN_V_LONG, NN_V_FLOAT, NN_V_BOOL, NN_V_SHAPE };
+/* How a numeric key is stored: int, long, float, a 0/1 int, an nn_shape; a
+ * layer reference ("layer3" or "data": an int, N or NN_FROM_DATA, 0 when
+ * absent) and two of them ("layer3, layer5": int[2]); a 0/1 int holding the
+ * negation of a true/false key (linear's bias = false is no_bias = 1, so
+ * that a spec zeroed in memory has its bias); an int index into
+ * nn_init_names. */
+enum nn_vtype {
+    NN_V_INT, NN_V_LONG, NN_V_FLOAT, NN_V_BOOL, NN_V_SHAPE, NN_V_LAYER, NN_V_LAYERS,
+    NN_V_NOT_BOOL, NN_V_INIT
+};
 
 /* "1..100000", ">= 1", "> 0", "[0, 1)": the allowed values, for messages. */
 void nn_range_format(nn_range r, int integral, char *buf, size_t len);
@@ -51,6 +59,7 @@ extern const char *const nn_data_names[3];
 extern const char *const nn_loss_names[2];
 extern const char *const nn_opt_names[2];
 extern const char *const nn_device_names[3];
+extern const char *const nn_init_names[2];       /* enum nn_layer_init */
 
 /* "a, b or c" */
 void nn_join_names(const char *const *names, int n, char *buf, size_t len);

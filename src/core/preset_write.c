@@ -53,11 +53,18 @@ static void put_layer(writer *w, int i, const nn_layer_spec *l)
     const nn_layer_def *d = nn_layer_def_of(l->kind);
     char v[64];
     put(w, "\n[layer%d]\ntype = %s\n", i + 1, d->name);
+    unsigned keys = nn_layer_keys_of(l->kind);
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
-        if (!(d->keys & NN_KEY(k)))
+        const void *src = (const char *)l + lk->off;
+        if (!(keys & NN_KEY(k)))
             continue;
-        nn_value_format(lk->type, (const char *)l + lk->off, v, sizeof v);
+        /* a key not given stays out: the default it stands for is the reader's
+         * (input and weights too: a chain layer keeps its file as it was) */
+        if (lk->zero_unset && (lk->type == NN_V_FLOAT ? *(const float *)src == 0.0f
+                                                      : *(const int *)src == 0))
+            continue;
+        nn_value_format(lk->type, src, v, sizeof v);
         put(w, "%s = %s\n", lk->key, v);
     }
 }

@@ -24,8 +24,24 @@ int nn_layer_error(const nn_checker *c, int i, const nn_layer_spec *l, const cha
     return nn_key_error(c, section, key, value, "%s", why);
 }
 
+/* The source the checker resolved for the layer it is inferring (set by
+ * nn_layer_set_from): per thread, as checks may run on several. */
+static _Thread_local struct { int layer, source; char text[32]; } from_of = { -1, -1, "" };
+
+void nn_layer_set_from(int i, int source)
+{
+    from_of.layer = i;
+    from_of.source = source;
+}
+
 const char *nn_layer_from(int i)
 {
+    if (from_of.layer == i && from_of.source != i - 1) {
+        if (from_of.source < 0)
+            return "the data gives";
+        snprintf(from_of.text, sizeof from_of.text, "layer%d gives", from_of.source + 1);
+        return from_of.text;
+    }
     return i == 0 ? "the data gives" : "the previous layer gives";
 }
 

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,12 @@ static const nn_layer_def *const table[NN_LAYER_KIND_COUNT] = {
     [NN_LAYER_TANH] = &nn_layer_tanh_def,
     [NN_LAYER_MISH] = &nn_layer_mish_def,
     [NN_LAYER_DROPOUT] = &nn_layer_dropout_def,
+    [NN_LAYER_ADD] = &nn_layer_add_def,
+    [NN_LAYER_MUL] = &nn_layer_mul_def,
+    [NN_LAYER_SLICE] = &nn_layer_slice_def,
+    [NN_LAYER_BATCHNORM] = &nn_layer_batchnorm_def,
+    [NN_LAYER_GLU] = &nn_layer_glu_def,
+    [NN_LAYER_SPARSEMAX] = &nn_layer_sparsemax_def,
 };
 
 const nn_layer_def *nn_layer_def_of(enum nn_layer_kind k)
@@ -42,13 +49,26 @@ const char *nn_layer_kind_name(enum nn_layer_kind k)
 /* `in` is optional for every kind: inferred when absent, checked when given. */
 #define LF(f) offsetof(nn_layer_spec, f)
 const nn_layer_key_def nn_layer_keys[NN_LAYER_KEY_COUNT] = {
-    [NN_KEY_IN] = { "in", NN_V_INT, LF(in), NN_CLOSED(1, NN_MAX_DIM) },
-    [NN_KEY_OUT] = { "out", NN_V_INT, LF(out), NN_CLOSED(1, NN_MAX_DIM) },
-    [NN_KEY_KERNEL] = { "kernel", NN_V_INT, LF(kernel), NN_CLOSED(1, NN_MAX_DIM) },
-    [NN_KEY_STRIDE] = { "stride", NN_V_INT, LF(stride), NN_CLOSED(1, NN_MAX_DIM) },
-    [NN_KEY_PADDING] = { "padding", NN_V_INT, LF(padding), NN_CLOSED(0, NN_MAX_DIM) },
-    [NN_KEY_P] = { "p", NN_V_FLOAT, LF(p), NN_UNIT_HALF_OPEN },
-    [NN_KEY_SHAPE] = { "shape", NN_V_SHAPE, LF(shape), NN_CLOSED(0, 0) /* unused */ },
+    [NN_KEY_IN] = { "in", NN_V_INT, LF(in), NN_CLOSED(1, NN_MAX_DIM), 0 },
+    [NN_KEY_OUT] = { "out", NN_V_INT, LF(out), NN_CLOSED(1, NN_MAX_DIM), 0 },
+    [NN_KEY_KERNEL] = { "kernel", NN_V_INT, LF(kernel), NN_CLOSED(1, NN_MAX_DIM), 0 },
+    [NN_KEY_STRIDE] = { "stride", NN_V_INT, LF(stride), NN_CLOSED(1, NN_MAX_DIM), 0 },
+    [NN_KEY_PADDING] = { "padding", NN_V_INT, LF(padding), NN_CLOSED(0, NN_MAX_DIM), 0 },
+    [NN_KEY_P] = { "p", NN_V_FLOAT, LF(p), NN_UNIT_HALF_OPEN, 0 },
+    [NN_KEY_SHAPE] = { "shape", NN_V_SHAPE, LF(shape), NN_CLOSED(0, 0) /* unused */, 0 },
+    [NN_KEY_INPUT] = { "input", NN_V_LAYER, LF(input), NN_CLOSED(0, 0) /* unused */, 1 },
+    [NN_KEY_INPUTS] = { "inputs", NN_V_LAYERS, LF(input), NN_CLOSED(0, 0) /* unused */, 0 },
+    [NN_KEY_WEIGHTS] = { "weights", NN_V_LAYER, LF(weights), NN_CLOSED(0, 0) /* unused */, 1 },
+    [NN_KEY_SCALE] = { "scale", NN_V_FLOAT, LF(scale), NN_ABOVE(0), 1 },
+    [NN_KEY_FROM] = { "from", NN_V_INT, LF(from), NN_CLOSED(0, NN_MAX_DIM), 0 },
+    [NN_KEY_TO] = { "to", NN_V_INT, LF(to), NN_CLOSED(1, NN_MAX_DIM), 0 },
+    [NN_KEY_BIAS] = { "bias", NN_V_NOT_BOOL, LF(no_bias), NN_CLOSED(0, 0) /* unused */, 1 },
+    [NN_KEY_INIT] = { "init", NN_V_INIT, LF(init), NN_CLOSED(0, 0) /* unused */, 1 },
+    [NN_KEY_GAIN] = { "gain", NN_V_FLOAT, LF(gain), NN_ABOVE(0), 1 },
+    [NN_KEY_MOMENTUM] = { "momentum", NN_V_FLOAT, LF(momentum), { 0, 1, 1, 0 } /* (0, 1] */, 1 },
+    [NN_KEY_VIRTUAL_BATCH] = { "virtual_batch", NN_V_INT, LF(virtual_batch), NN_CLOSED(0, NN_MAX_DIM), 1 },
+    [NN_KEY_EPS] = { "eps", NN_V_FLOAT, LF(eps), NN_ABOVE(0), 1 },
+    [NN_KEY_SPARSITY] = { "sparsity", NN_V_FLOAT, LF(sparsity), NN_AT_LEAST(0), 1 },
 };
 
 const nn_layer_key_def *nn_find_layer_key(const char *key)
@@ -59,18 +79,32 @@ const nn_layer_key_def *nn_find_layer_key(const char *key)
     return NULL;
 }
 
-int nn_layer_takes_key(enum nn_layer_kind kind, const char *key)
+unsigned nn_layer_keys_of(enum nn_layer_kind kind)
 {
     const nn_layer_def *d = nn_layer_def_of(kind);
+    nn_layer_spec probe = { .kind = kind };
+    unsigned keys;
+    if (!d)
+        return 0;
+    keys = d->keys;
+    if (nn_layer_n_inputs(&probe) == 1)
+        keys |= NN_KEY(NN_KEY_INPUT);
+    if (d->params)
+        keys |= NN_KEY(NN_KEY_WEIGHTS);
+    return keys;
+}
+
+int nn_layer_takes_key(enum nn_layer_kind kind, const char *key)
+{
     const nn_layer_key_def *k = nn_find_layer_key(key);
-    return d && k && (d->keys & NN_KEY(k - nn_layer_keys)) != 0;
+    return k && (nn_layer_keys_of(kind) & NN_KEY(k - nn_layer_keys)) != 0;
 }
 
 void nn_layer_key_list(enum nn_layer_kind kind, int required, char *buf, size_t len)
 {
     const nn_layer_def *d = nn_layer_def_of(kind);
     const char *names[NN_LAYER_KEY_COUNT + 1];
-    unsigned mask = d ? (required ? d->required : d->keys) : 0;
+    unsigned mask = d ? (required ? d->required : nn_layer_keys_of(kind)) : 0;
     int n = 0;
     if (!required)
         names[n++] = "type";
@@ -174,6 +208,19 @@ void nn_layer_cost_model(const nn_layer_spec *s, int batch, int need_dx, nn_laye
         nn_strlcpy(c->label, d->name, sizeof c->label);
     if (d->cost)
         d->cost(s, (double)batch, need_dx, c);
+}
+
+/* PyTorch: kaiming_uniform_(a=sqrt(5)) gives bound = gain*sqrt(3/fan_in) with
+ * gain = sqrt(2/(1+5)), i.e. 1/sqrt(fan_in); the bias uses the same bound. */
+void nn_layer_init_default(const nn_layer_spec *s, nn_rng *rng, float *w)
+{
+    size_t weights, bias;
+    param_counts(s, &weights, &bias);
+    if (weights == 0)
+        return;
+    float bound = 1.0f / sqrtf((float)(weights / (size_t)s->out));
+    for (size_t j = 0; j < weights + bias; j++)
+        w[j] = nn_rng_range(rng, -bound, bound);
 }
 
 /* ---- cost.h's rules, shared by the kinds ----------------------------------------- */

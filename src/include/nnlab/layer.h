@@ -28,8 +28,20 @@ enum nn_layer_kind {
     NN_LAYER_TANH,
     NN_LAYER_MISH,
     NN_LAYER_DROPOUT,            /* key: p in [0, 1) */
+    NN_LAYER_ADD,                /* keys: inputs (two), scale (1): y = scale (a + b) */
+    NN_LAYER_MUL,                /* keys: inputs (two): y = a * b */
+    NN_LAYER_SLICE,              /* keys: from, to: features [from, to) of a flat input */
+    NN_LAYER_BATCHNORM,          /* keys: in, momentum (0.1), virtual_batch (0: the whole
+                                    batch), eps (1e-5); flat input */
+    NN_LAYER_GLU,                /* flat, an even feature count: a * sigmoid(b), out = in/2 */
+    NN_LAYER_SPARSEMAX,          /* flat; key: sparsity (0): the entropy term's lambda */
     NN_LAYER_KIND_COUNT
 };
+
+/* linear's init key: PyTorch's default (kaiming_uniform with a = sqrt(5),
+ * the bias U(+-1/sqrt(in))), or xavier_normal_ with `gain` (no bias init:
+ * pytorch-tabnet's layers have none). */
+enum nn_layer_init { NN_INIT_DEFAULT, NN_INIT_XAVIER_NORMAL };
 
 typedef struct nn_layer_spec {
     enum nn_layer_kind kind;
@@ -37,8 +49,25 @@ typedef struct nn_layer_spec {
     int kernel, stride, padding;
     float p;                     /* dropout probability */
     nn_shape shape;              /* reshape target */
+    /* TabNet's keys; 0 is "not given" for each (the default) */
+    int no_bias;                 /* linear: 1 for "bias = false" */
+    int init;                    /* linear: enum nn_layer_init */
+    float gain;                  /* linear, xavier_normal: its gain (0: 1) */
+    float momentum, eps;         /* batchnorm (0: 0.1, 1e-5) */
+    int virtual_batch;           /* batchnorm: ghost batch rows (0: the whole batch) */
+    float sparsity;              /* sparsemax: lambda of the entropy term */
     nn_shape in_shape, out_shape;/* filled by shape inference */
+    /* The graph (docs/decisions.md): where the inputs come from, as written:
+     * 0 = the previous layer (the data for layer1), N = [layerN] (1-based),
+     * NN_FROM_DATA = the data. Only two-input kinds use input[1]. */
+    int input[2];
+    int weights;                 /* N: share [layerN]'s parameters; 0: own */
+    float scale;                 /* add: y = scale (a + b); 0 until filled (1) */
+    int from, to;                /* slice: features [from, to) */
+    nn_shape in2_shape;          /* two-input kinds: the second input's, filled */
 } nn_layer_spec;
+
+#define NN_FROM_DATA (-1)
 
 /* FLOPs and the float32 bytes an operation must read and write (cost.h has
  * the counting rules). */
@@ -52,7 +81,9 @@ typedef struct nn_op_cost {
  * per element measured for its kind (calibrate.h), each no faster than its
  * bytes at the streaming bandwidth. */
 typedef enum nn_op_class {
-    NN_OP_NONE,                  /* a view (flatten, reshape): no operation */
+    NN_OP_NONE,                  /* a view (flatten, reshape): no operation; also the
+                                    layers no calibration measures yet (batchnorm, glu,
+                                    sparsemax): their FLOPs at the peak, their bytes */
     NN_OP_LINEAR,                /* one linear_forward / linear_backward call */
     NN_OP_CONV,                  /* one conv2d_forward / conv2d_backward call */
     NN_OP_RELU,                  /* elements: the outputs */
@@ -77,6 +108,8 @@ typedef struct nn_layer_cost {
     nn_op_class op_class;        /* how fwd and bwd are priced (each one call) */
     double elems;                /* elements the per-element cost applies to (not for
                                     matrix products or views) */
+    char wiring[64];             /* a graph's: "<- layer3, layer5", "weights of layer2";
+                                    "" for a layer reading the one before with its own */
 } nn_layer_cost;
 
 /* "linear", "conv2d", ...: the INI name of a kind ("?" if out of range). */
@@ -101,6 +134,29 @@ int nn_layer_is_view(const nn_layer_spec *s);
  * model does not count it (for an MLP that is the largest product of the
  * backward pass). */
 int nn_layer_first_working(const nn_layer_spec *layers, int n);
+
+/* ---- the network as a graph (src/core/layers/graph.c) ----------------------
+ * A layer's inputs are earlier layers, so the layer order is a topological
+ * order and a network has no cycles; the last layer is the output. */
+
+/* 2 for the two-input kinds (add, mul), else 1. */
+int nn_layer_n_inputs(const nn_layer_spec *s);
+/* The 0-based layer feeding input j of layer i, or -1 for the data. */
+int nn_layer_source(const nn_layer_spec *layers, int i, int j);
+/* Follows views (flatten, reshape) back to the layer that owns the buffer
+ * layer i's input j reads: -1 when that is the data. */
+int nn_layer_source_root(const nn_layer_spec *layers, int i, int j);
+/* 1 when layer i's backward must compute the gradient of its input j: the
+ * input is not the data itself or a view of it (nn_layer_first_working's rule
+ * for a chain). */
+int nn_layer_needs_dx(const nn_layer_spec *layers, int i, int j);
+/* 1 when any input of layer i needs its gradient. */
+int nn_layer_needs_any_dx(const nn_layer_spec *layers, int i);
+/* 1 when every layer reads the one before it (a sequential network). */
+int nn_layer_is_chain(const nn_layer_spec *layers, int n);
+/* The 0-based layer whose parameters layer i uses: i itself, or the owner
+ * its `weights` key names (followed to the end). */
+int nn_layer_param_owner(const nn_layer_spec *layers, int i);
 
 /* Fills c with what layer s costs over a batch of `batch` samples; need_dx
  * says whether its backward computes the input gradient (see above). */

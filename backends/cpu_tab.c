@@ -1,0 +1,334 @@
+/* backends/cpu_tab.c - the fast CPU backend's batch norm (ghost batches),
+ * GLU and sparsemax (backend.h has the contracts, cpu_ref_tab.c the
+ * reference arithmetic). Batch norm runs in items of FEAT_BLOCK features, each
+ * item walking the chunks in order (the running update's order) with the rows
+ * read along the features, so the inner loops are contiguous; GLU and
+ * sparsemax in items of rows. Sums in float. Sparsemax finds tau without a
+ * sort by Michelot's iteration (tau from the elements above the last tau
+ * until none drops out), which ends on the sort's support exactly. */
+#include "cpu_internal.h"
+#include "ghost_batch.h"
+
+#include <math.h>
+
+#define FEAT_BLOCK 64        /* features per batch norm item (stack accumulators) */
+#define ROW_BLOCK 64         /* rows per GLU and sparsemax item */
+
+/* ---- batch norm ------------------------------------------------------------- */
+
+typedef struct bn_task {
+    const nn_bn_geom *g;
+    int training;
+    const float *x, *gamma, *beta, *dy;
+    float *running, *y, *dx, *dgamma, *dbeta;
+} bn_task;
+
+/* Mean and invstd of features [f0, f0+w) over rows [r0, r1). */
+static void bn_chunk_stats(const bn_task *t, int f0, int w, int r0, int r1, float *mean,
+                           float *var, float *invstd)
+{
+    const int c = t->g->c;
+    for (int j = 0; j < w; j++)
+        mean[j] = var[j] = 0.0f;
+    for (int i = r0; i < r1; i++) {
+        const float *row = t->x + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++)
+            mean[j] += row[j];
+    }
+    for (int j = 0; j < w; j++)
+        mean[j] /= (float)(r1 - r0);
+    for (int i = r0; i < r1; i++) {
+        const float *row = t->x + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++)
+            var[j] += (row[j] - mean[j]) * (row[j] - mean[j]);
+    }
+    for (int j = 0; j < w; j++) {
+        var[j] /= (float)(r1 - r0);
+        invstd[j] = 1.0f / sqrtf(var[j] + t->g->eps);
+    }
+}
+
+static void bn_normalise(const bn_task *t, int f0, int w, int r0, int r1, const float *mean,
+                         const float *invstd)
+{
+    const int c = t->g->c;
+    for (int i = r0; i < r1; i++) {
+        const float *xr = t->x + (size_t)i * c + f0;
+        float *yr = t->y + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++)
+            yr[j] = (xr[j] - mean[j]) * invstd[j] * t->gamma[f0 + j] + t->beta[f0 + j];
+    }
+}
+
+static void bn_forward_item(void *ctx, int item, int part)
+{
+    const bn_task *t = ctx;
+    const nn_bn_geom *g = t->g;
+    int f0 = item * FEAT_BLOCK, w = g->c - f0 < FEAT_BLOCK ? g->c - f0 : FEAT_BLOCK;
+    float mean[FEAT_BLOCK], var[FEAT_BLOCK], invstd[FEAT_BLOCK];
+    float *rm = t->running + f0, *rv = t->running + g->c + f0;
+    (void)part;
+    if (!t->training) {
+        for (int j = 0; j < w; j++) {
+            mean[j] = rm[j];
+            invstd[j] = 1.0f / sqrtf(rv[j] + g->eps);
+        }
+        bn_normalise(t, f0, w, 0, g->n, mean, invstd);
+        return;
+    }
+    int s = nn_ghost_chunk(g->n, g->virtual_batch);
+    for (int r0 = 0; r0 < g->n; r0 += s) {
+        int r1 = r0 + s < g->n ? r0 + s : g->n, m = r1 - r0;
+        bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
+        bn_normalise(t, f0, w, r0, r1, mean, invstd);
+        for (int j = 0; j < w; j++) {
+            rm[j] = (1.0f - g->momentum) * rm[j] + g->momentum * mean[j];
+            rv[j] = (1.0f - g->momentum) * rv[j] + g->momentum * var[j] * (float)m / (float)(m - 1);
+        }
+    }
+}
+
+/* One chunk's gradient for features [f0, f0+w): dx, and its sums into dg, db. */
+static void bn_backward_chunk(const bn_task *t, int f0, int w, int r0, int r1, float *dg, float *db)
+{
+    const int c = t->g->c, m = r1 - r0;
+    float mean[FEAT_BLOCK], var[FEAT_BLOCK], invstd[FEAT_BLOCK], sdy[FEAT_BLOCK], sdyx[FEAT_BLOCK];
+    bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
+    for (int j = 0; j < w; j++)
+        sdy[j] = sdyx[j] = 0.0f;
+    for (int i = r0; i < r1; i++) {
+        const float *xr = t->x + (size_t)i * c + f0, *dyr = t->dy + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++) {
+            sdy[j] += dyr[j];
+            sdyx[j] += dyr[j] * (xr[j] - mean[j]) * invstd[j];
+        }
+    }
+    for (int j = 0; j < w; j++) {
+        dg[j] += sdyx[j];
+        db[j] += sdy[j];
+    }
+    for (int i = r0; t->dx && i < r1; i++) {
+        const float *xr = t->x + (size_t)i * c + f0, *dyr = t->dy + (size_t)i * c + f0;
+        float *dxr = t->dx + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++) {
+            float xhat = (xr[j] - mean[j]) * invstd[j];
+            dxr[j] = t->gamma[f0 + j] * invstd[j] * (dyr[j] - sdy[j] / m - xhat * sdyx[j] / m);
+        }
+    }
+}
+
+static void bn_backward_item(void *ctx, int item, int part)
+{
+    const bn_task *t = ctx;
+    const nn_bn_geom *g = t->g;
+    int f0 = item * FEAT_BLOCK, w = g->c - f0 < FEAT_BLOCK ? g->c - f0 : FEAT_BLOCK;
+    int s = nn_ghost_chunk(g->n, g->virtual_batch);
+    float dg[FEAT_BLOCK] = { 0 }, db[FEAT_BLOCK] = { 0 };
+    (void)part;
+    for (int r0 = 0; r0 < g->n; r0 += s)
+        bn_backward_chunk(t, f0, w, r0, r0 + s < g->n ? r0 + s : g->n, dg, db);
+    for (int j = 0; j < w; j++) {
+        if (t->dgamma)
+            t->dgamma[f0 + j] = dg[j];
+        if (t->dbeta)
+            t->dbeta[f0 + j] = db[j];
+    }
+}
+
+static int bn_run(nn_backend *b, const char *op, bn_task *t, item_fn fn)
+{
+    char why[256];
+    const nn_bn_geom *g = t->g;
+    if (nn_bn_geom_problem(op, g->n, g->c, g->virtual_batch, g->eps, t->training, why, sizeof why))
+        return nn_backend_fail(b, "%s", why);
+    int items = (g->c + FEAT_BLOCK - 1) / FEAT_BLOCK;
+    double work = 4.0 * g->n * (double)g->c;
+    nn_cpu_par_for(b, nn_cpu_threads_for(b, work, PAR_MIN_ELEMS), items, fn, t);
+    return 0;
+}
+
+int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                             const float *gamma, const float *beta, float *running, float *y)
+{
+    bn_task t = { .g = g, .training = training, .x = x, .gamma = gamma, .beta = beta,
+                  .running = running, .y = y };
+    return bn_run(b, "batchnorm_forward", &t, bn_forward_item);
+}
+
+int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
+                              const float *gamma, const float *dy, float *dx, float *dgamma,
+                              float *dbeta)
+{
+    bn_task t = { .g = g, .training = 1, .x = x, .gamma = gamma, .dy = dy, .dx = dx,
+                  .dgamma = dgamma, .dbeta = dbeta };
+    return bn_run(b, "batchnorm_backward", &t, bn_backward_item);
+}
+
+/* ---- rows: GLU and sparsemax ----------------------------------------------------- */
+
+typedef struct row_task {
+    int n, width;                /* rows; GLU: half, sparsemax: d */
+    float sparsity;
+    const float *x, *y, *dy;
+    float *out;
+} row_task;
+
+static void row_range(const row_task *t, int item, int *lo, int *hi)
+{
+    *lo = item * ROW_BLOCK;
+    *hi = t->n - *lo < ROW_BLOCK ? t->n : *lo + ROW_BLOCK;
+}
+
+static void rows_run(nn_backend *b, row_task *t, double cost, item_fn fn)
+{
+    int items = (t->n + ROW_BLOCK - 1) / ROW_BLOCK;
+    double work = cost * t->n * (double)t->width;
+    nn_cpu_par_for(b, nn_cpu_threads_for(b, work, PAR_MIN_ELEMS), items, fn, t);
+}
+
+static void glu_forward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int h = t->width;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *restrict a = t->x + (size_t)i * 2 * h, *restrict g = a + h;
+        float *restrict y = t->out + (size_t)i * h;
+        for (int j = 0; j < h; j++)
+            y[j] = a[j] / (1.0f + expf(-g[j]));
+    }
+}
+
+static void glu_backward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int h = t->width;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *restrict a = t->x + (size_t)i * 2 * h, *restrict g = a + h;
+        const float *restrict dy = t->dy + (size_t)i * h;
+        float *restrict da = t->out + (size_t)i * 2 * h, *restrict dg = da + h;
+        for (int j = 0; j < h; j++) {
+            float s = 1.0f / (1.0f + expf(-g[j]));
+            da[j] = dy[j] * s;
+            dg[j] = dy[j] * a[j] * s * (1.0f - s);
+        }
+    }
+}
+
+int nn_cpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y)
+{
+    if (n < 0 || half < 1)
+        return nn_backend_fail(b, "glu_forward: bad shape (n %d, half %d)", n, half);
+    row_task t = { .n = n, .width = half, .x = x, .out = y };
+    rows_run(b, &t, 10.0, glu_forward_item);
+    return 0;
+}
+
+int nn_cpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy,
+                        float *dx)
+{
+    if (n < 0 || half < 1)
+        return nn_backend_fail(b, "glu_backward: bad shape (n %d, half %d)", n, half);
+    row_task t = { .n = n, .width = half, .x = x, .dy = dy, .out = dx };
+    rows_run(b, &t, 10.0, glu_backward_item);
+    return 0;
+}
+
+/* Michelot: tau = (sum of the elements above the previous tau - 1) / their
+ * count, from tau = -inf, until the count stops falling (at most d rounds;
+ * each round keeps a subset that contains the support). z = x - max(x). */
+static float michelot_tau(const float *restrict z, int d, float top)
+{
+    float tau = -INFINITY;
+    int kept = d + 1;
+    for (;;) {
+        float sum = 0.0f;
+        int k = 0;
+        for (int j = 0; j < d; j++) {
+            float v = z[j] - top;
+            int in = v > tau;
+            sum += in ? v : 0.0f;
+            k += in;
+        }
+        if (k == kept || k == 0)
+            return tau;
+        kept = k;
+        tau = (sum - 1.0f) / (float)k;
+    }
+}
+
+static void sparsemax_forward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int d = t->width;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *restrict x = t->x + (size_t)i * d;
+        float *restrict y = t->out + (size_t)i * d;
+        float top = x[0];
+        for (int j = 1; j < d; j++)
+            top = x[j] > top ? x[j] : top;
+        float tau = michelot_tau(x, d, top);
+        for (int j = 0; j < d; j++) {
+            float v = x[j] - top - tau;
+            y[j] = v > 0.0f ? v : 0.0f;
+        }
+    }
+}
+
+/* -(log(y + 1e-15) + y / (y + 1e-15)): the entropy term's gradient */
+static float entropy_grad(float y)
+{
+    return -(logf(y + 1e-15f) + y / (y + 1e-15f));
+}
+
+static void sparsemax_backward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int d = t->width;
+    const float aux = t->sparsity / (float)t->n;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *restrict y = t->y + (size_t)i * d, *restrict dy = t->dy + (size_t)i * d;
+        float *restrict dx = t->out + (size_t)i * d;
+        float sum = 0.0f;
+        int support = 0;
+        for (int j = 0; j < d; j++) {
+            dx[j] = y[j] > 0.0f ? dy[j] + (aux > 0.0f ? aux * entropy_grad(y[j]) : 0.0f) : 0.0f;
+            sum += dx[j];
+            support += y[j] > 0.0f;
+        }
+        float mean = support ? sum / (float)support : 0.0f;
+        for (int j = 0; j < d; j++)
+            dx[j] = y[j] > 0.0f ? dx[j] - mean : 0.0f;
+    }
+}
+
+int nn_cpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y)
+{
+    if (n < 0 || d < 1)
+        return nn_backend_fail(b, "sparsemax_forward: bad shape (n %d, d %d)", n, d);
+    row_task t = { .n = n, .width = d, .x = x, .out = y };
+    rows_run(b, &t, 8.0, sparsemax_forward_item);
+    return 0;
+}
+
+int nn_cpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
+                              float sparsity, float *dx)
+{
+    if (n < 1 || d < 1 || !(sparsity >= 0.0f))
+        return nn_backend_fail(b, "sparsemax_backward: bad arguments (n %d, d %d, sparsity %g)", n,
+                               d, (double)sparsity);
+    row_task t = { .n = n, .width = d, .sparsity = sparsity, .y = y, .dy = dy, .out = dx };
+    rows_run(b, &t, sparsity > 0.0f ? 10.0 : 2.0, sparsemax_backward_item);
+    return 0;
+}
