@@ -35,6 +35,7 @@
 #include "nnlab/preset.h"
 #include "rng.h"
 #include "parity_suite.h"
+#include "jacobian_check.h"
 
 #ifndef PRESETS_SRCDIR
 #define PRESETS_SRCDIR "presets"
@@ -634,6 +635,23 @@ static void test_step_accounting(void **state)
     assert_true(eager.steps_async);
 }
 
+/* The Jacobian job (issue 13): every method on the GPU against finite
+ * differences and each other (rows replaying its recorded group of reverse
+ * passes), and the same J as cpu-ref from the same seed. */
+static void test_jacobian_methods(void **state)
+{
+    nn_jac_result g, ref;
+    (void)state;
+    jac_check_device("gpu", 6);
+    jac_check_run("gpu", 9, NN_JAC_ROWS, 1, &g);
+    if (!jac_check_last.graph)
+        fail_msg("rows on the GPU did not replay a graph: %s", jac_check_last.note);
+    jac_check_run("cpu-ref", 9, NN_JAC_ROWS, 0, &ref);
+    assert_true(nn_jac_max_diff(&g, &ref) <= 1e-5);
+    nn_jac_result_free(&g);
+    nn_jac_result_free(&ref);
+}
+
 /* When the GPU cannot be tested: a skip when there is none here, a failure
  * when there is one that cannot be used or when NNLAB_REQUIRE_GPU=1 says
  * that this machine must have one. In TAP: a plan of no tests with a SKIP
@@ -686,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_switches_same_numbers),
         cmocka_unit_test(test_graph_warmup_and_fallbacks),
         cmocka_unit_test(test_step_accounting),
+        cmocka_unit_test(test_jacobian_methods),
     };
     return cmocka_run_group_tests(tests, group_setup, parity_group_teardown);
 }

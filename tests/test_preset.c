@@ -34,7 +34,8 @@
 #endif
 
 static const char *const shipped[] = {
-    "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-1000", "mnist-mlp-128",
+    "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mlp-jacobian", "mnist-mlp-1000",
+    "mnist-mlp-128",
 };
 #define N_SHIPPED ((int)(sizeof shipped / sizeof shipped[0]))
 
@@ -172,6 +173,9 @@ static void assert_same_preset(const nn_preset *a, const nn_preset *b)
     assert_memory_equal(&a->dampening, &b->dampening, sizeof a->dampening);
     assert_memory_equal(&a->weight_decay, &b->weight_decay, sizeof a->weight_decay);
     assert_int_equal(a->nesterov, b->nesterov);
+    assert_int_equal(a->task, b->task);
+    assert_int_equal(a->task_val, b->task_val);
+    assert_int_equal(a->task_method, b->task_method);
     assert_memory_equal(&a->beta1, &b->beta1, sizeof a->beta1);
     assert_memory_equal(&a->beta2, &b->beta2, sizeof a->beta2);
     assert_memory_equal(&a->eps, &b->eps, sizeof a->eps);
@@ -685,7 +689,8 @@ static void test_user_and_system_dirs(void **state)
 static void test_list_marks_broken_and_shadowed(void **state)
 {
     static const char *const sys_names[] = {
-        "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-1000", "mnist-mlp-128",
+        "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mlp-jacobian", "mnist-mlp-1000",
+        "mnist-mlp-128",
     };
     char user[NN_PATH_LEN], path[NN_PATH_LEN], err[NN_ERR_LEN] = "";
     nn_preset_entry *e = calloc(32, sizeof *e);
