@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "jacobian_check.h"
+#include "npy.h"
 #include "test_tmp.h"
 #include "util.h"
 
@@ -146,6 +147,31 @@ static void test_flops(void **state)
     assert_true(f[NN_JAC_FORWARD].total == f[NN_JAC_FORWARD].forward + f[NN_JAC_FORWARD].derivative);
 }
 
+/* NumPy's format 1.0: magic, version, little-endian length, the dict with
+ * Python's tuple, spaces and '\n' to a multiple of 64. */
+static void test_npy_header(void **state)
+{
+    static const struct { long shape[2]; int rank; const char *dict; } cases[] = {
+        { { 4, 1 }, 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 1), }" },
+        { { 20, 0 }, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (20,), }" },
+        { { 0, 0 }, 0, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }" },
+    };
+    char buf[512];
+    (void)state;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = nn_npy_header(cases[c].shape, cases[c].rank, buf, sizeof buf);
+        size_t dl = strlen(cases[c].dict);
+        assert_true(n > 0 && n % 64 == 0);
+        assert_memory_equal(buf, "\x93NUMPY\x01\x00", 8);
+        assert_int_equal((unsigned char)buf[8] | (unsigned char)buf[9] << 8, n - 10);
+        assert_memory_equal(buf + 10, cases[c].dict, dl);
+        for (size_t i = 10 + dl; i < n - 1; i++)
+            assert_int_equal(buf[i], ' ');
+        assert_int_equal(buf[n - 1], '\n');
+    }
+    assert_int_equal(nn_npy_header(cases[0].shape, 2, buf, 100), 0);   /* does not fit */
+}
+
 static void test_method_names(void **state)
 {
     (void)state;
@@ -180,7 +206,7 @@ static void test_bad_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_method_names),  cmocka_unit_test(test_flops),
+        cmocka_unit_test(test_method_names),  cmocka_unit_test(test_flops), cmocka_unit_test(test_npy_header),
         cmocka_unit_test(test_cpu_ref_methods), cmocka_unit_test(test_cpu_methods),
         cmocka_unit_test(test_cpu_matches_ref), cmocka_unit_test(test_init_bounds),
         cmocka_unit_test(test_bad_config), cmocka_unit_test(test_task_section),
