@@ -8,6 +8,8 @@
 n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
+# the calibration --sweep needs is cached here, not in the user's cache
+export XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -n 20; }
 check() {
@@ -26,12 +28,20 @@ grep_ok "rows of J" "$tmp/out" "1600 rows of J"
 grep_ok "share of FLOPs on zero blocks" "$tmp/out" "75.0% of them on J's zero blocks"
 grep_ok "zero blocks found zero" "$tmp/out" "j != i: 0$"
 grep_ok "compared with forward" "$tmp/out" "vs forward  largest difference"
+grep_ok "explain: the waste and its remedy" "$tmp/out" "75% of these FLOPs multiply zeros: .* per-sample .* and forward .* remove the waste"
 check "per-sample as JSON on cpu" 0 "$NNLAB" jacobian -p mlp-jacobian --val 30 -m per-sample --json
 if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["method"]=="per-sample" and d["rows"]==12000 and d["max_difference"]<1e-5 and d["zero_block_flops"]==0' "$tmp/out"; then
     ok "JSON parses, with the figures"
 else
     not_ok "JSON parses, with the figures"
 fi
+check "--sweep predicts per method" 0 "$NNLAB" jacobian -p mlp-jacobian --val 3 -m forward -q --sweep --gpu-profile t4
+grep_ok "sweep: labelled predicted" "$tmp/out" "val sweep, predicted by the cost model"
+grep_ok "sweep: the GPU named as a profile" "$tmp/out" "GPU: predicted for T4"
+if [ "$(grep -c "(predicted)$" "$tmp/out")" -eq 4 ]; then ok "sweep: a verdict per method"; else not_ok "sweep: a verdict per method"; fi
+grep_ok "explain: the waste named" "$tmp/out" "rows, PyTorch's vectorize=False, would spend 67% of its FLOPs on zeros"
+check "rows explains its waste" 0 "$NNLAB" jacobian -p mlp-jacobian --val 100 --device cpu -m per-sample -q
+grep_ok "per-sample: no FLOP on zero blocks" "$tmp/out" "No FLOP of per-sample multiplies J's zero blocks"
 check "unknown method fails" 2 "$NNLAB" jacobian -p mlp-jacobian -m vectorize
 grep_ok "unknown method: the choices" "$tmp/err" "rows, batched, per-sample or forward"
 one_line_err "unknown method: one-line error"

@@ -21,7 +21,7 @@ enum {
     OPT_PRESET = 256, OPT_DEVICE, OPT_DEVICES, OPT_BATCH, OPT_BATCHES, OPT_EPOCHS, OPT_STEPS, OPT_WARMUP,
     OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
-    OPT_NO_GRAPH, OPT_TF32, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_HELP
+    OPT_NO_GRAPH, OPT_TF32, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP
 };
 
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
@@ -58,11 +58,12 @@ static const cli_option_spec option_table[] = {
     { "json", 0, 'j', OPT_JSON, ALL },
     { "csv", 0, 0, OPT_CSV, CLI_SWEEP },
     { "recalibrate", 0, 0, OPT_RECALIBRATE, CLI_EXPLAIN | CLI_SWEEP },
-    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_EXPLAIN | CLI_SWEEP },
+    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_EXPLAIN | CLI_SWEEP | JAC },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
     { "method", 1, 'm', OPT_METHOD, JAC },
     { "dump", 1, 0, OPT_DUMP, JAC },
+    { "sweep", 0, 0, OPT_JAC_SWEEP, JAC },
     /* the GPU switches (nn_job_config) */
     { "data-on-device", 0, 0, OPT_DATA_ON_DEVICE, JOBS },
     { "no-data-on-device", 0, 0, OPT_NO_DATA_ON_DEVICE, JOBS },
@@ -219,6 +220,7 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_SAVE_PROFILE: o->save_profile = arg; return 0;
     case OPT_METHOD: o->method = arg; return 0;
     case OPT_DUMP: o->dump = arg; return 0;
+    case OPT_JAC_SWEEP: o->jac_sweep = 1; return 0;
     case OPT_DATA:
         if (!arg[0]) {                   /* a variable that expanded to nothing */
             fprintf(stderr, "nnlab: --data: empty path\n");
@@ -456,7 +458,9 @@ void cli_usage(FILE *f)
         "           the Jacobian of a preset's tanh MLP ([task] kind = jacobian) at val inputs:\n"
         "           time, rows of J per second, FLOPs and the share on J's zero blocks, the\n"
         "           largest difference from another method; -m: rows, batched, per-sample or\n"
-        "           forward (default: the preset's); --dump: weights, input, J as .npy files\n"
+        "           forward (default: the preset's); --dump: weights, input, J as .npy files;\n"
+        "           --sweep: each method's predicted time over val on the CPU and the GPU\n"
+        "           (a GPU not here: --gpu-profile's), and where the GPU overtakes the CPU\n"
         "\n"
         "Options of train and bench:\n"
         "  -p, --preset NAME|FILE   preset name or .ini path (required; explain, sweep too)\n"

@@ -32,6 +32,7 @@ typedef struct cli_options {
     const char *save_profile;    /* calibrate: save the GPU's calibration as this profile */
     const char *method, *dump;   /* jacobian: --method, --dump DIR */
     long val;                    /* jacobian: --val (0: the preset's) */
+    int jac_sweep;               /* jacobian: --sweep */
     long batch, epochs, steps, warmup, threads, log_every;
     double lr;
     unsigned long long seed;

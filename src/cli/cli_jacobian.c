@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "nnlab/jacobian.h"
 #include "atomic_file.h"
@@ -149,6 +150,9 @@ static void print_text(const char *preset, const char *device, const nn_jac_resu
         printf("  zero blocks not computed (sample i's outputs do not depend on sample j's input)\n");
     printf("  vs %-8s largest difference %.3g (%s took %.6f s)\n", nn_jac_method_name(other->method), diff,
            nn_jac_method_name(other->method), other->seconds);
+    char why[1024];
+    nn_jac_explain(&r->shape, r->val, r->method, why, sizeof why);
+    printf("  why: %s\n", why);
 }
 
 static void print_json(const char *preset, const char *device, const nn_jac_result *r,
@@ -173,6 +177,52 @@ static void print_json(const char *preset, const char *device, const nn_jac_resu
     printf(",\n");
     cli_json_number("max_difference", diff, 1);
     printf("}\n");
+}
+
+/* The GPU's figures: its calibration when one is here, else a profile's
+ * (predicted for it). 0, or -1 after a one-line error. */
+static int gpu_figures(const cli_options *o, nn_calibration *gpu)
+{
+    char why[NN_ERR_LEN];
+    nn_gpu_profile prof;
+    if (nn_device_require("gpu", why, sizeof why) == 0)
+        return cli_calibration("gpu", 0, 0, o->quiet || o->json, gpu);
+    if (cli_gpu_profile(o, 1, &prof) != 0)
+        return -1;
+    nn_profile_calibration(&prof, gpu);
+    return 0;
+}
+
+/* The predicted val sweep: per method, the CPU's and the GPU's seconds and
+ * the val from which the GPU stays faster. */
+static int print_sweep(const cli_options *o, const nn_jac_shape *s)
+{
+    nn_calibration cpu, gpu;
+    nn_jac_sweep sw;
+    if (cli_calibration("cpu", (int)o->threads, 0, o->quiet, &cpu) != 0 || gpu_figures(o, &gpu) != 0)
+        return -1;
+    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &sw);
+    printf("\nval sweep, predicted by the cost model (CPU: this machine's calibration; GPU: %s);\n"
+           "nnlab's own passes, without a framework's per-operation overhead\n", sw.gpu_name);
+    printf("  %-11s %-4s", "method", "");
+    for (int i = 0; i < sw.n; i++)
+        printf(" %9ld", sw.val[i]);
+    printf("   (seconds)\n");
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
+        for (int d = 0; d < 2; d++) {
+            printf("  %-11s %-4s", d ? "" : nn_jac_method_name((enum nn_jac_method)m), d ? "gpu" : "cpu");
+            for (int i = 0; i < sw.n; i++)
+                printf(" %9.3g", d ? sw.gpu_s[m][i] : sw.cpu_s[m][i]);
+            printf("\n");
+        }
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++) {
+        printf("  %-11s ", nn_jac_method_name((enum nn_jac_method)m));
+        if (sw.gpu_overtakes[m])
+            printf("the GPU overtakes the CPU at val %ld (predicted)\n", sw.gpu_overtakes[m]);
+        else
+            printf("the CPU stays faster up to val %ld (predicted)\n", sw.val[sw.n - 1]);
+    }
+    return 0;
 }
 
 /* The options into a job: the preset's [task] unless given. */
@@ -228,6 +278,8 @@ int nn_cli_jacobian(int argc, char **argv)
     else
         print_text(p.name, cfg.device[0] ? cfg.device : p.device, &r, &other, diff);
     rc = o.dump && dump(o.dump, &r) != 0 ? 1 : 0;
+    if (rc == 0 && o.jac_sweep && !o.json && print_sweep(&o, &r.shape) != 0)
+        rc = 1;
     nn_jac_result_free(&r);
     nn_jac_result_free(&other);
     return rc;

@@ -128,7 +128,7 @@ int jac_prepare(jac_run *r, nn_backend *b, const nn_jac_shape *s, int val, enum 
     r->use_graph = graph && m == NN_JAC_ROWS && b->ops->graph_begin && b->ops->set_step;
     if (setup_network(r, seed, err, err_len) != 0)
         return -1;
-    r->chunk = jac_chunk_for(s, val, m);
+    r->chunk = nn_jac_chunk(s, val, m);
     int rows = m == NN_JAC_BATCHED ? r->chunk * val : val;
     size_t scratch = (size_t)rows * (size_t)widest(s);
     /* a group's results: rows and batched chunk cotangents of (val, in);

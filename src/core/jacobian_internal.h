@@ -78,7 +78,5 @@ void jac_take_rows(jac_run *r, long p0, int count);
 
 /* jacobian_methods.c: runs r's method; 1 when cancelled, -1 on error. */
 int jac_run_method(jac_run *r);
-/* The group size of rows/batched for val (see jacobian_methods.c). */
-int jac_chunk_for(const nn_jac_shape *s, int val, enum nn_jac_method m);
 
 #endif

@@ -13,25 +13,6 @@
 
 #include "util.h"
 
-/* Rows of the reverse-mode methods' groups. batched stacks that many
- * one-hot cotangents of (val, out) into one pass: at most 4M floats of
- * cotangent (16 MB) a group, and a divisor of val*out so that every group
- * is whole (the windows below rely on it). */
-int jac_chunk_for(const nn_jac_shape *s, int val, enum nn_jac_method m)
-{
-    long total = nn_jac_rows_total(s, val);
-    if (m == NN_JAC_ROWS)
-        return s->width[s->n_linear];          /* one sample's outputs a group */
-    if (m != NN_JAC_BATCHED)
-        return 1;
-    long c = 4L * 1024 * 1024 / total;
-    if (c < 1)
-        c = 1;
-    while (total % c != 0)
-        c--;
-    return (int)c;
-}
-
 /* The one-hot buffer: len floats, 1 at first, first + stride, ... (count of
  * them), built on the host and uploaded once. */
 static int onehot_setup(jac_run *r, size_t len, size_t first, size_t stride, size_t count)

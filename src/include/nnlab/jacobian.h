@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 
+#include "nnlab/calibrate.h"
 #include "nnlab/preset.h"
 
 enum nn_jac_method {
@@ -74,6 +75,46 @@ typedef struct nn_jac_flops {
 } nn_jac_flops;
 
 void nn_jac_flops_of(const nn_jac_shape *s, long val, enum nn_jac_method m, nn_jac_flops *out);
+
+/* The rows of J a group of the rows and batched methods covers: rows, one
+ * sample's outputs (out); batched, as many one-hot cotangents as fit in
+ * 4M floats (16 MB), a divisor of val*out so that every group is whole;
+ * the others 1. */
+int nn_jac_chunk(const nn_jac_shape *s, long val, enum nn_jac_method m);
+
+/* Predicted seconds of a method at val on a device with calibration cal (a
+ * GPU profile's, nn_profile_calibration, or a measured one): every product
+ * and tanh derivative priced as one call (its launch or op cost, its FLOPs
+ * at the calibrated rate, its bytes at the bandwidth, whichever is
+ * slowest); a device backend's read-backs as copies; rows on a device with
+ * graphs replays a group's passes as one graph (graph: 1). */
+double nn_jac_predict_s(const nn_jac_shape *s, long val, enum nn_jac_method m,
+                        const nn_calibration *cal, int graph);
+
+/* The val sweep: each method's predicted time on the CPU and on the GPU at
+ * each val, and the first val at which the GPU is faster and stays so to
+ * the end of the sweep (0: never within it). Both sides come from the
+ * cost model: predicted, never measured (gpu_profile names the profile
+ * when the GPU's figures are a profile's). */
+#define NN_JAC_SWEEP_MAX 16
+typedef struct nn_jac_sweep {
+    int n;
+    long val[NN_JAC_SWEEP_MAX];
+    double cpu_s[NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
+    double gpu_s[NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
+    long gpu_overtakes[NN_JAC_METHOD_COUNT];
+    char gpu_name[NN_NAME_LEN];  /* "T4 (profile)" or the GPU's calibration */
+} nn_jac_sweep;
+
+/* vals: n (<= NN_JAC_SWEEP_MAX) rising values; NULL: 10, 20, 50, 100, 200,
+ * 500, 1000, 2000, 5000. */
+void nn_jac_sweep_predict(const nn_jac_shape *s, const long *vals, int n, const nn_calibration *cpu,
+                          const nn_calibration *gpu, nn_jac_sweep *out);
+
+/* The waste in words, for Explain (the CLI and the lab print it as is):
+ * "99% of these FLOPs multiply zeros: ... per-sample and forward remove it".
+ * One paragraph, no line breaks. */
+void nn_jac_explain(const nn_jac_shape *s, long val, enum nn_jac_method m, char *buf, size_t len);
 
 /* The rows of J the job counts as its progress: val*out for every method
  * (a method that makes many rows in one pass advances by all of them). */
