@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "jacobian_check.h"
 #include "npy.h"
@@ -203,6 +204,51 @@ static void test_bad_config(void **state)
     assert_non_null(strstr(err, "val -3"));
 }
 
+/* Pause holds the job between groups (the snapshot PAUSED, no rows done
+ * meanwhile); resume finishes it; cancel ends it CANCELLED with no result. */
+static void test_pause_resume_cancel(void **state)
+{
+    nn_preset p;
+    nn_job_config cfg;
+    nn_snapshot s;
+    nn_jac_result r;
+    char err[NN_ERR_LEN] = "", path[NN_PATH_LEN];
+    const char *dir = getenv("NNLAB_PRESETS_DIR");
+    (void)state;
+    snprintf(path, sizeof path, "%s/mlp-jacobian.ini", dir && *dir ? dir : "presets");
+    assert_int_equal(nn_preset_load(path, &p, err, sizeof err), 0);
+    nn_job_config_init(&cfg, &p);
+    nn_strlcpy(cfg.device, "cpu-ref", sizeof cfg.device);
+    cfg.jac_val = 150;                       /* 150 groups of 400 passes: seconds on cpu-ref */
+    nn_job *job = nn_job_start(&cfg, err, sizeof err);
+    assert_non_null(job);
+    nn_job_pause(job);
+    for (int i = 0; i < 2000; i++) {
+        nn_job_snapshot(job, &s);
+        if (s.state == NN_JOB_PAUSED || nn_job_state_ended(s.state))
+            break;
+        nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+    }
+    assert_int_equal(s.state, NN_JOB_PAUSED);
+    long held = s.step;
+    nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+    nn_job_snapshot(job, &s);
+    assert_int_equal(s.step, held);
+    assert_true(held < s.total_steps);
+    nn_job_resume(job);
+    assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
+    assert_int_equal(nn_job_jacobian(job, &r), 0);
+    nn_jac_result_free(&r);
+    nn_job_free(job);
+
+    job = nn_job_start(&cfg, err, sizeof err);
+    assert_non_null(job);
+    nn_job_cancel(job);
+    assert_int_equal(nn_job_wait(job), NN_JOB_CANCELLED);
+    assert_int_equal(nn_job_jacobian(job, &r), -1);
+    nn_job_free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_cpu_ref_methods), cmocka_unit_test(test_cpu_methods),
         cmocka_unit_test(test_cpu_matches_ref), cmocka_unit_test(test_init_bounds),
         cmocka_unit_test(test_bad_config), cmocka_unit_test(test_task_section),
+        cmocka_unit_test(test_pause_resume_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,8 +137,7 @@ static int alloc_histories(nn_job *job, char *err, size_t err_len)
 
 /* ---- between steps: requests (the loss and validation: engine_loss.c) --------------- */
 
-/* Blocks while a pause is requested; returns 1 when the job must stop. */
-static int honour_requests(nn_job *job)
+int engine_honour_requests(nn_job *job)
 {
     if (atomic_load(&job->cancel_requested))
         return 1;
@@ -213,8 +212,8 @@ static int train_epoch(nn_job *job, int epoch)
          pos += job->cfg.batch) {
         /* a cancel still reports the steps run since the last report, so
          * the run ends with the loss of what it trained */
-        if (honour_requests(job))
-        if (honour_requests(job)) {
+        if (engine_honour_requests(job))
+        if (engine_honour_requests(job)) {
             rc = engine_report_loss(job, epoch, in_epoch, since_report);
             return rc != 0 ? rc : 1;
         }

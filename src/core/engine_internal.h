@@ -113,6 +113,9 @@ struct nn_job {
 void engine_publish(nn_job *job);
 /* Ends the job as FAILED with msg, published. */
 void engine_fail(nn_job *job, const char *msg);
+/* Between steps: blocks while a pause is requested (the snapshot PAUSED);
+ * returns 1 when the job must stop. */
+int engine_honour_requests(nn_job *job);
 
 /* ---- engine_loss.c -------------------------------------------------------------- */
 

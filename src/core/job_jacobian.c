@@ -6,7 +6,6 @@
  * The snapshot's phases for this kind: forward is the forward pass and
  * backward the method's passes with their read-back, both as mean
  * microseconds per row of J, so that they add up to us_per_step. */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +35,11 @@ static int on_rows(void *ctx, long rows_done)
     snprintf(s->activity, sizeof s->activity, "%s: row %ld of %ld", nn_jac_method_name(jj->job->jac_method),
              rows_done, s->total_steps);
     engine_publish(jj->job);
-    return atomic_load(&jj->job->cancel_requested);
+    /* a pause waits here, between groups; its time is not the method's */
+    double p0 = nn_now();
+    int stop = engine_honour_requests(jj->job);
+    jj->t0 += nn_now() - p0;
+    return stop;
 }
 
 /* Moves the run's host arrays into the job's result, under the lock, so
