@@ -39,7 +39,7 @@ check "--sweep predicts per method" 0 "$NNLAB" jacobian -p mlp-jacobian --val 3 
 grep_ok "sweep: labelled predicted" "$tmp/out" "val sweep, predicted by the cost model"
 grep_ok "sweep: the GPU named as a profile" "$tmp/out" "GPU: predicted for T4"
 if [ "$(grep -c "(predicted)$" "$tmp/out")" -eq 4 ]; then ok "sweep: a verdict per method"; else not_ok "sweep: a verdict per method"; fi
-grep_ok "explain: the waste named" "$tmp/out" "rows, PyTorch's vectorize=False, would spend 67% of its FLOPs on zeros"
+grep_ok "explain: the waste named" "$tmp/out" "rows, PyTorch's vectorize=False, would spend 66.6% of its FLOPs on zeros"
 check "rows explains its waste" 0 "$NNLAB" jacobian -p mlp-jacobian --val 100 --device cpu -m per-sample -q
 grep_ok "per-sample: no FLOP on zero blocks" "$tmp/out" "No FLOP of per-sample multiplies J's zero blocks"
 check "unknown method fails" 2 "$NNLAB" jacobian -p mlp-jacobian -m vectorize

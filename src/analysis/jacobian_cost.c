@@ -193,17 +193,20 @@ void nn_jac_explain(const nn_jac_shape *s, long val, enum nn_jac_method m, char 
     nn_jac_flops_of(s, val, NN_JAC_FORWARD, &fwd);
     double share = f.total > 0 ? 100 * f.zero / f.total : 0;
     if (f.zero > 0)
-        snprintf(buf, len, "%.0f%% of these FLOPs multiply zeros: %s runs %.0f reverse passes, one per "
+        snprintf(buf, len, "%.3g%% of these FLOPs multiply zeros: %s runs %.0f reverse passes, one per "
                  "output element, each over the whole batch of %ld, but sample i's outputs depend only "
                  "on sample i's input, so %ld of every %ld rows of each pass compute J's zero blocks; "
                  "the work grows as val^2. per-sample (one pass per output, %.0f passes) and forward "
                  "(one tangent pass) remove the waste: forward needs %.3g FLOPs, %.0fx fewer.",
                  share, nn_jac_method_name(m), f.passes, val, val - 1, val, (double)s->width[s->n_linear],
                  fwd.total, fwd.total > 0 ? f.total / fwd.total : 0);
-    else
+    else {
+        nn_jac_flops rows;
+        nn_jac_flops_of(s, val, NN_JAC_ROWS, &rows);
         snprintf(buf, len, "No FLOP of %s multiplies J's zero blocks: it uses the independence of the "
                  "samples (%.0f pass%s over the batch of %ld). rows, PyTorch's vectorize=False, would "
-                 "spend %.0f%% of its FLOPs on zeros here.",
+                 "spend %.3g%% of its FLOPs on zeros here.",
                  nn_jac_method_name(m), f.passes, f.passes == 1 ? "" : "es", val,
-                 val > 0 ? 100.0 * (double)(val - 1) / (double)val : 0);
+                 rows.total > 0 ? 100 * rows.zero / rows.total : 0);
+    }
 }
