@@ -42,6 +42,7 @@ expect "the preset is listed" "mlp-jacobian" 10
 i=0
 while ! grep -q '> mlp-jacobian ' "$tmp/screen" && [ $i -lt 12 ]; do keys Up; i=$((i + 1)); wait_for '> mlp-jacobian ' 1; done
 expect "selected" "> mlp-jacobian " 2
+expect "the setup names the task" "task   Jacobian by rows at val = the batch size" 5
 # a small val (the batch field is val for a Jacobian preset) keeps the run short
 keys Tab
 i=0
