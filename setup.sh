@@ -23,7 +23,7 @@ deps() {
     apt-get install -y -qq --no-install-recommends \
         build-essential autoconf automake libtool pkg-config \
         libopenblas-dev libncurses-dev libiniparser-dev zlib1g-dev libcmocka-dev \
-        dataset-fashion-mnist tmux python3 time clang libclang-rt-dev >/dev/null
+        dataset-fashion-mnist tmux python3 python3-numpy time clang libclang-rt-dev >/dev/null
 }
 
 # configure_into DIR [configure arguments...]

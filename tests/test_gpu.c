@@ -36,6 +36,7 @@
 #include "nnlab/preset.h"
 #include "rng.h"
 #include "parity_suite.h"
+#include "jacobian_check.h"
 
 #ifndef FIXTURES_DIR
 #define FIXTURES_DIR "tests/fixtures"
@@ -703,6 +704,23 @@ static void test_on_host_cores(void **state)
     assert_int_equal(st.on_host_cores, emu && *emu ? 1 : 0);
 }
 
+/* The Jacobian job (issue 13): every method on the GPU against finite
+ * differences and each other (rows replaying its recorded group of reverse
+ * passes), and the same J as cpu-ref from the same seed. */
+static void test_jacobian_methods(void **state)
+{
+    nn_jac_result g, ref;
+    (void)state;
+    jac_check_device("gpu", 6);
+    jac_check_run("gpu", 9, NN_JAC_ROWS, 1, &g);
+    if (!jac_check_last.graph)
+        fail_msg("rows on the GPU did not replay a graph: %s", jac_check_last.note);
+    jac_check_run("cpu-ref", 9, NN_JAC_ROWS, 0, &ref);
+    assert_true(nn_jac_max_diff(&g, &ref) <= 1e-5);
+    nn_jac_result_free(&g);
+    nn_jac_result_free(&ref);
+}
+
 /* When the GPU cannot be tested: a skip when there is none here, a failure
  * when there is one that cannot be used or when NNLAB_REQUIRE_GPU=1 says
  * that this machine must have one. In TAP: a plan of no tests with a SKIP
@@ -758,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_graph_warmup_and_fallbacks),
         cmocka_unit_test(test_step_accounting),
         cmocka_unit_test(test_on_host_cores),
+        cmocka_unit_test(test_jacobian_methods),
     };
     return cmocka_run_group_tests(tests, group_setup, parity_group_teardown);
 }

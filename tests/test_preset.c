@@ -35,8 +35,8 @@
 
 /* every shipped preset, in name order (as nn_preset_list gives them) */
 static const char *const shipped[] = {
-    "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-1000", "mnist-mlp-128",
-    "tabnet-regression",
+    "conv1d-regression", "lenet-cifar10", "lenet5-cifar10", "mlp-jacobian", "mnist-mlp-1000",
+    "mnist-mlp-128", "tabnet-regression",
 };
 #define N_SHIPPED ((int)(sizeof shipped / sizeof shipped[0]))
 
@@ -174,6 +174,9 @@ static void assert_same_preset(const nn_preset *a, const nn_preset *b)
     assert_memory_equal(&a->dampening, &b->dampening, sizeof a->dampening);
     assert_memory_equal(&a->weight_decay, &b->weight_decay, sizeof a->weight_decay);
     assert_int_equal(a->nesterov, b->nesterov);
+    assert_int_equal(a->task, b->task);
+    assert_int_equal(a->task_val, b->task_val);
+    assert_int_equal(a->task_method, b->task_method);
     assert_memory_equal(&a->beta1, &b->beta1, sizeof a->beta1);
     assert_memory_equal(&a->beta2, &b->beta2, sizeof a->beta2);
     assert_memory_equal(&a->eps, &b->eps, sizeof a->eps);

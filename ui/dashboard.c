@@ -8,6 +8,7 @@
 #include "format.h"
 #include "setup_fields.h"
 #include "nnlab/progress.h"
+#include "jacobian_panel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -244,6 +245,8 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     ui_fmt_job_status(&j->snap, status, sizeof status, 0);
     if (9 + 10 + 6 + (int)strlen(status) + 11 > w)   /* label, a 10-column bar, "100% ", the state */
         ui_fmt_job_status(&j->snap, status, sizeof status, 1);
+    if (j->snap.kind == NN_JOB_JACOBIAN)
+        ui_jacobian_status(&j->snap, status, sizeof status);
     double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;
     int bw = w - 9 - 6 - (int)strlen(status) - 12;
     if (bw < 10)
@@ -376,7 +379,9 @@ static void draw_title(ui_lab *lab)
     const nn_snapshot *s = &r->j[0].snap;
     if (s->data_desc[0])
         snprintf(data, sizeof data, "  data: %s", s->data_desc);
-    if (r->n_jobs == 2 && !r->sequential && r->j[0].threads > 0)   /* each its own cores */
+    if (ui_jacobian_run(lab))
+        ui_jacobian_title(lab, t, sizeof t);
+    else if (r->n_jobs == 2 && !r->sequential && r->j[0].threads > 0)   /* each its own cores */
         race_title(lab, t, sizeof t, data);
     else if (r->n_jobs == 2)
         snprintf(t, sizeof t, "nnlab - %s: %s vs %s, %s, batch %d%s", c->preset.name, r->j[0].device,
@@ -393,12 +398,13 @@ void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
     ui_rect ex = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces);
     if (dirty & UI_D_TITLE)
         draw_title(lab);
-    if ((dirty & UI_D_CHART) && !replaces)
-        ui_run_charts_draw(lab);
+    int jac = ui_jacobian_run(lab);      /* a Jacobian job: its own panels (jacobian_panel.h) */
+    if ((dirty & (UI_D_CHART | (jac ? UI_D_JOBS : 0u))) && !replaces)
+        jac ? ui_jacobian_draw_main(lab, lab->layout.chart) : ui_run_charts_draw(lab);
     if ((dirty & (UI_D_EXPLAIN | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
-        ui_explain_draw_run(lab);
+        jac ? ui_jacobian_draw_explain(lab, ex, replaces) : ui_explain_draw_run(lab);
     if (dirty & UI_D_SIDE)
-        draw_side(lab);
+        jac ? ui_jacobian_draw_side(lab, lab->layout.side) : draw_side(lab);
     if (dirty & UI_D_JOBS)
         draw_jobs(lab);
     if (dirty & UI_D_SYS)

@@ -353,4 +353,6 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->graph = s->cuda_graph;
     cfg->pinned = s->pinned;
     cfg->tf32 = s->tf32;
+    if (p->task == NN_TASK_JACOBIAN)
+        cfg->jac_val = s->batch;     /* a Jacobian preset's batch is its val */
 }

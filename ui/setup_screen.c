@@ -6,6 +6,7 @@
 #include "format.h"
 #include "net_summary.h"
 #include "setup_fields.h"
+#include "nnlab/jacobian.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,8 +345,12 @@ static void draw_details(ui_lab *lab)
                     e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
         ui_put(y, in.x, 7, A_BOLD, "data");
         y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, lab->setup.data_note);
-        ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
-                p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
+        if (p->task == NN_TASK_JACOBIAN)     /* trains nothing: what it computes instead */
+            ui_putf(y++, in.x, in.w, A_NORMAL, "task   Jacobian by %s at val = the batch size",
+                    nn_jac_method_name((enum nn_jac_method)p->task_method));
+        else
+            ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
+                    p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
         y = draw_memory(lab, in, y);
         y += wide;
         if (bottom - y >= 4)

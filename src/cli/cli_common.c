@@ -23,14 +23,15 @@ enum {
     OPT_PRESET = 256, OPT_DEVICE, OPT_DEVICES, OPT_BATCH, OPT_BATCHES, OPT_EPOCHS, OPT_STEPS, OPT_WARMUP,
     OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
-    OPT_NO_GRAPH, OPT_TF32, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_HELP
+    OPT_NO_GRAPH, OPT_TF32, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP
 };
 
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
 
 #define RUNS (CLI_TRAIN | CLI_BENCH)
 #define JOBS (CLI_TRAIN | CLI_BENCH | CLI_EXPLAIN | CLI_SWEEP)
-#define ALL (JOBS | CLI_CALIBRATE)
+#define ALL (JOBS | CLI_CALIBRATE | CLI_JACOBIAN)
+#define JAC CLI_JACOBIAN
 
 typedef struct cli_option_spec {
     const char *name;
@@ -41,8 +42,8 @@ typedef struct cli_option_spec {
 } cli_option_spec;
 
 static const cli_option_spec option_table[] = {
-    { "preset", 1, 'p', OPT_PRESET, JOBS },
-    { "device", 1, 'd', OPT_DEVICE, RUNS | CLI_CALIBRATE | CLI_EXPLAIN },
+    { "preset", 1, 'p', OPT_PRESET, JOBS | JAC },
+    { "device", 1, 'd', OPT_DEVICE, RUNS | CLI_CALIBRATE | CLI_EXPLAIN | JAC },
     { "devices", 1, 0, OPT_DEVICES, CLI_SWEEP },
     { "batch", 1, 'b', OPT_BATCH, RUNS | CLI_EXPLAIN },
     { "batches", 1, 0, OPT_BATCHES, CLI_SWEEP },
@@ -50,25 +51,29 @@ static const cli_option_spec option_table[] = {
     { "steps", 1, 's', OPT_STEPS, JOBS },
     { "warmup", 1, 'w', OPT_WARMUP, JOBS },
     { "lr", 1, 'l', OPT_LR, RUNS },
-    { "seed", 1, 0, OPT_SEED, RUNS },
+    { "seed", 1, 0, OPT_SEED, RUNS | JAC },
     { "threads", 1, 't', OPT_THREADS, ALL },
     { "data", 1, 0, OPT_DATA, RUNS },
     { "log-every", 1, 0, OPT_LOG_EVERY, RUNS },
     { "no-validation", 0, 0, OPT_NO_VALIDATION, RUNS },
-    { "quiet", 0, 'q', OPT_QUIET, RUNS },
+    { "quiet", 0, 'q', OPT_QUIET, RUNS | JAC },
     { "json", 0, 'j', OPT_JSON, ALL },
     { "csv", 0, 0, OPT_CSV, CLI_SWEEP },
     { "recalibrate", 0, 0, OPT_RECALIBRATE, CLI_EXPLAIN | CLI_SWEEP },
-    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_EXPLAIN | CLI_SWEEP },
+    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_EXPLAIN | CLI_SWEEP | JAC },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
+    { "val", 1, 0, OPT_VAL, JAC },
+    { "method", 1, 'm', OPT_METHOD, JAC },
+    { "dump", 1, 0, OPT_DUMP, JAC },
+    { "sweep", 0, 0, OPT_JAC_SWEEP, JAC },
     /* the GPU switches (nn_job_config) */
     { "data-on-device", 0, 0, OPT_DATA_ON_DEVICE, JOBS },
     { "no-data-on-device", 0, 0, OPT_NO_DATA_ON_DEVICE, JOBS },
     { "pinned", 0, 0, OPT_PINNED, JOBS },
     { "sync-every-step", 0, 0, OPT_SYNC_EVERY_STEP, JOBS },
-    { "graph", 0, 0, OPT_GRAPH, JOBS },
-    { "no-graph", 0, 0, OPT_NO_GRAPH, JOBS },
-    { "tf32", 0, 0, OPT_TF32, JOBS },
+    { "graph", 0, 0, OPT_GRAPH, JOBS | JAC },
+    { "no-graph", 0, 0, OPT_NO_GRAPH, JOBS | JAC },
+    { "tf32", 0, 0, OPT_TF32, JOBS | JAC },
     { "help", 0, 'h', OPT_HELP, ALL },
 };
 #define N_OPTIONS (int)(sizeof option_table / sizeof option_table[0])
@@ -189,6 +194,10 @@ static int number_option(int id, const char *arg, cli_options *o)
         rc = preset_number("lr", "optimizer", "lr", arg, &scratch);
         o->lr = scratch.lr;
         return rc;
+    case OPT_VAL:
+        rc = preset_number("val", "task", "val", arg, &scratch);
+        o->val = scratch.task_val;
+        return rc;
     case OPT_STEPS: return cli_parse_range("steps", arg, 1, CLI_MAX_STEPS, &o->steps);
     case OPT_WARMUP: return cli_parse_range("warmup", arg, 0, CLI_MAX_STEPS, &o->warmup);
     case OPT_THREADS: return threads_option(arg, &o->threads);
@@ -211,6 +220,9 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_BATCHES: o->batches = arg; return 0;
     case OPT_GPU_PROFILE: o->gpu_profile = arg; return 0;
     case OPT_SAVE_PROFILE: o->save_profile = arg; return 0;
+    case OPT_METHOD: o->method = arg; return 0;
+    case OPT_DUMP: o->dump = arg; return 0;
+    case OPT_JAC_SWEEP: o->jac_sweep = 1; return 0;
     case OPT_DATA:
         if (!arg[0]) {                   /* a variable that expanded to nothing */
             fprintf(stderr, "nnlab: --data: empty path\n");
@@ -262,6 +274,11 @@ int cli_job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg)
 {
     char err[NN_ERR_LEN];
     int bench = o->command != CLI_TRAIN;
+    if (p->task == NN_TASK_JACOBIAN) {
+        fprintf(stderr, "nnlab: %s: [task] kind = jacobian: run it with `nnlab jacobian --preset %s`\n",
+                o->preset, o->preset);
+        return -1;
+    }
     nn_job_config_init(cfg, p);
     if (o->device)
         nn_strlcpy(cfg->device, o->device, sizeof cfg->device);
@@ -435,6 +452,13 @@ void cli_usage(FILE *f)
         "        [--recalibrate] [--gpu-profile NAME] [--csv|--json]\n"
         "           time a batch-size sweep per device; doubling ratios and the crossover;\n"
         "           a GPU not here is predicted for a GPU profile, three ways\n"
+        "  jacobian --preset P [--val N] [--method M] [--device D] [--seed N] [--dump DIR] [--json]\n"
+        "           the Jacobian of a preset's tanh MLP ([task] kind = jacobian) at val inputs:\n"
+        "           time, rows of J per second, FLOPs and the share on J's zero blocks, the\n"
+        "           largest difference from another method; -m: rows, batched, per-sample or\n"
+        "           forward (default: the preset's); --dump: weights, input, J as .npy files;\n"
+        "           --sweep: each method's predicted time over val on the CPU and the GPU\n"
+        "           (a GPU not here: --gpu-profile's), and where the GPU overtakes the CPU\n"
         "\n"
         "Options of train and bench:\n"
         "  -p, --preset NAME|FILE   preset name or .ini path (required; explain, sweep too)\n"

@@ -21,7 +21,8 @@ enum { CLI_EXIT_USAGE = 2, CLI_EXIT_SIGNAL = 128, CLI_EXIT_CANCELLED = 130 };
 
 /* The commands that take options, as bits: an option names those that take it. */
 enum cli_command {
-    CLI_TRAIN = 1 << 0, CLI_BENCH = 1 << 1, CLI_CALIBRATE = 1 << 2, CLI_EXPLAIN = 1 << 3, CLI_SWEEP = 1 << 4
+    CLI_TRAIN = 1 << 0, CLI_BENCH = 1 << 1, CLI_CALIBRATE = 1 << 2, CLI_EXPLAIN = 1 << 3, CLI_SWEEP = 1 << 4,
+    CLI_JACOBIAN = 1 << 5
 };
 
 typedef struct cli_options {
@@ -29,6 +30,9 @@ typedef struct cli_options {
     const char *preset, *device, *devices, *batches, *data;
     const char *gpu_profile;     /* explain, sweep: the profile a GPU not here is predicted with */
     const char *save_profile;    /* calibrate: save the GPU's calibration as this profile */
+    const char *method, *dump;   /* jacobian: --method, --dump DIR */
+    long val;                    /* jacobian: --val (0: the preset's) */
+    int jac_sweep;               /* jacobian: --sweep */
     long batch, epochs, steps, warmup, threads, log_every;
     double lr;
     unsigned long long seed;

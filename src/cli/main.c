@@ -106,7 +106,7 @@ static const struct {
 } commands[] = {
     { "train", nn_cli_train },         { "bench", nn_cli_bench },     { "presets", nn_cli_presets },
     { "devices", nn_cli_devices },     { "calibrate", nn_cli_calibrate },
-    { "explain", nn_cli_explain },     { "sweep", nn_cli_sweep },
+    { "explain", nn_cli_explain },     { "sweep", nn_cli_sweep },     { "jacobian", nn_cli_jacobian },
 };
 
 int main(int argc, char **argv)

@@ -44,6 +44,9 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
     cfg->sync_every_step = p->sync_every_step;
     cfg->graph = p->graph;
     cfg->tf32 = p->tf32;
+    if (p->task == NN_TASK_JACOBIAN)
+        cfg->kind = NN_JOB_JACOBIAN;
+    cfg->jac_method = p->task_method;
 }
 
 /* ---- publishing ------------------------------------------------------------ */
@@ -134,8 +137,7 @@ static int alloc_histories(nn_job *job, char *err, size_t err_len)
 
 /* ---- between steps: requests (the loss and validation: engine_loss.c) --------------- */
 
-/* Blocks while a pause is requested; returns 1 when the job must stop. */
-static int honour_requests(nn_job *job)
+int engine_honour_requests(nn_job *job)
 {
     if (atomic_load(&job->cancel_requested))
         return 1;
@@ -205,8 +207,8 @@ static int train_epoch(nn_job *job, int epoch)
          pos += job->cfg.batch) {
         /* a cancel still reports the steps run since the last report, so
          * the run ends with the loss of what it trained */
-        if (honour_requests(job))
-        if (honour_requests(job)) {
+        if (engine_honour_requests(job))
+        if (engine_honour_requests(job)) {
             rc = engine_report_loss(job, epoch, in_epoch, since_report);
             return rc != 0 ? rc : 1;
         }
@@ -322,6 +324,8 @@ static void *trainer(void *arg)
         return NULL;
     if (job->cfg.kind == NN_JOB_CALIBRATE)
         engine_calibrate(job);
+    else if (job->cfg.kind == NN_JOB_JACOBIAN)
+        engine_jacobian(job);
     else
         train(job);
     return NULL;
@@ -336,6 +340,23 @@ static int check_threads(const nn_job_config *c, char *err, size_t err_len)
     return 0;
 }
 
+/* A Jacobian job: val and the method (the preset's unless given), and a
+ * network of linear and tanh layers. */
+static int resolve_jacobian(nn_job_config *c, char *err, size_t err_len)
+{
+    nn_jac_shape s;
+    if (c->jac_val == 0)
+        c->jac_val = c->preset.task_val;
+    if (c->jac_val < 1 || c->jac_val > NN_JAC_MAX_VAL)
+        return nn_errorf(err, err_len, "val %d: expected 1..%d", c->jac_val, NN_JAC_MAX_VAL);
+    if (c->jac_method < 0 || c->jac_method >= NN_JAC_METHOD_COUNT)
+        return nn_errorf(err, err_len, "method %d: expected %s", c->jac_method, nn_jac_method_list());
+    if (nn_jac_shape_from_preset(&c->preset, c->preset.name, &s, err, err_len) != 0)
+        return -1;
+    c->batch = c->jac_val;
+    return check_threads(c, err, err_len);
+}
+
 static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, size_t err_len)
 {
     *c = *in;
@@ -344,8 +365,10 @@ static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, 
         nn_strlcpy(c->device, p->device, sizeof c->device);
     if (c->kind == NN_JOB_CALIBRATE)
         return check_threads(c, err, err_len);      /* the rest is training's */
+    if (c->kind == NN_JOB_JACOBIAN)
+        return resolve_jacobian(c, err, err_len);
     if (c->kind != NN_JOB_TRAIN)
-        return nn_errorf(err, err_len, "job kind %d: expected training or calibration", (int)c->kind);
+        return nn_errorf(err, err_len, "job kind %d: expected training, calibration or jacobian", (int)c->kind);
     if (c->batch == 0)
         c->batch = p->batch;
     if (c->epochs == 0)
@@ -514,6 +537,7 @@ void nn_job_free(nn_job *job)
         nn_job_wait(job);
     }
     release_trainer_state(job);
+    nn_jac_result_free(&job->jacobian);
     free(job->points);
     free(job->epoch_results);
     pthread_mutex_destroy(&job->lock);

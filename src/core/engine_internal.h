@@ -12,6 +12,8 @@
  *   engine_memory.c   sizes checked before memory is taken: the estimate,
  *                     the memory available, the batch against the data set
  *   job_calibrate.c   the calibration job kind (NN_JOB_CALIBRATE)
+ *   job_jacobian.c    the Jacobian job kind (NN_JOB_JACOBIAN; the computation
+ *                     is jacobian*.c behind jacobian_internal.h)
  *
  * Everything a step touches is allocated before the first step (the
  * *_prepare functions); a step allocates nothing (tests/test_engine.c). */
@@ -27,6 +29,7 @@
 #include "data.h"
 #include "net.h"
 #include "nnlab/engine.h"
+#include "nnlab/jacobian.h"
 #include "rng.h"
 
 /* Timing marks of a device step (backend.h timing_mark): mark p + 1 ends phase
@@ -68,6 +71,9 @@ struct nn_job {
 
     nn_calibration calibration;  /* a calibration job's result, once has_calibration */
     int has_calibration;
+    nn_jac_result jacobian;      /* a Jacobian job's result, once has_jacobian */
+    int has_jacobian;
+    int jac_method;              /* a Jacobian job's method (the trainer's copy) */
 
     atomic_int pause_requested;
     atomic_int cancel_requested;
@@ -107,6 +113,9 @@ struct nn_job {
 void engine_publish(nn_job *job);
 /* Ends the job as FAILED with msg, published. */
 void engine_fail(nn_job *job, const char *msg);
+/* Between steps: blocks while a pause is requested (the snapshot PAUSED);
+ * returns 1 when the job must stop. */
+int engine_honour_requests(nn_job *job);
 
 /* ---- engine_loss.c -------------------------------------------------------------- */
 
@@ -135,6 +144,11 @@ int engine_check_batch_rows(const char *batch_key, int batch, long rows, const c
 
 /* The trainer thread's body for a calibration job. */
 void engine_calibrate(nn_job *job);
+
+/* ---- job_jacobian.c ------------------------------------------------------------ */
+
+/* The trainer thread's body for a Jacobian job. */
+void engine_jacobian(nn_job *job);
 
 /* ---- engine_batch.c ---------------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 #include "preset_file.h"
 #include "preset_schema.h"
 #include "util.h"
+#include "nnlab/jacobian.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -138,7 +139,7 @@ static int check_section(const reader *r, const char *name, char *seen, int *max
                          r->file, name, NN_MAX_LAYERS);
     if (nn_is_static_section(name))
         return 0;
-    return nn_errorf(r->c.err, r->c.err_len, "%s: [%s]: unknown section (expected [preset], [data], [train], [optimizer], [gpu], [lab] or [layer1], [layer2], ...)",
+    return nn_errorf(r->c.err, r->c.err_len, "%s: [%s]: unknown section (expected [preset], [data], [train], [optimizer], [gpu], [lab], [task] or [layer1], [layer2], ...)",
                      r->file, name);
 }
 
@@ -205,6 +206,26 @@ static void default_name(const char *path, char *name, size_t len)
         name[n - 4] = '\0';
 }
 
+/* [task] kind (train or jacobian) and, for a jacobian task, its method. */
+static int read_task(const reader *r, nn_preset *p)
+{
+    static const char *const kinds[] = { "train", "jacobian" };
+    const char *methods[NN_JAC_METHOD_COUNT];
+    int v = 0, rc = read_choice(r, "task", "kind", kinds, 2, 0, &v);
+    if (rc < 0)
+        return -1;
+    p->task = rc == 0 ? (enum nn_task_kind)v : NN_TASK_TRAIN;
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
+        methods[m] = nn_jac_method_name((enum nn_jac_method)m);
+    rc = read_choice(r, "task", "method", methods, NN_JAC_METHOD_COUNT, 0, &v);
+    if (rc < 0)
+        return -1;
+    if (rc == 0 && p->task != NN_TASK_JACOBIAN)
+        return nn_errorf(r->c.err, r->c.err_len, "%s: [task] method: only for kind = jacobian", r->file);
+    p->task_method = rc == 0 ? v : NN_JAC_ROWS;
+    return 0;
+}
+
 static int read_texts(const reader *r, nn_preset *p)
 {
     int v = 0, rc;
@@ -227,6 +248,8 @@ static int read_texts(const reader *r, nn_preset *p)
         return -1;
     if (rc == 0)
         nn_strlcpy(p->compare, nn_device_names[v], sizeof p->compare);
+    if (read_task(r, p) != 0)
+        return -1;
     default_name(r->file, p->name, sizeof p->name);
     return read_text(r, "preset", "name", p->name, sizeof p->name)
         || read_text(r, "preset", "description", p->description, sizeof p->description)

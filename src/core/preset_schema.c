@@ -5,6 +5,7 @@
 #include "preset_schema.h"
 #include "layer_kind.h"
 #include "util.h"
+#include "nnlab/jacobian.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 static int is_random(const nn_preset *p) { return p->data == NN_DATA_RANDOM; }
 static int is_sgd(const nn_preset *p) { return p->opt == NN_OPT_SGD; }
 static int is_adam(const nn_preset *p) { return p->opt == NN_OPT_ADAM; }
+static int is_jacobian(const nn_preset *p) { return p->task == NN_TASK_JACOBIAN; }
 
 #define PF(f) offsetof(nn_preset, f)
 const nn_scalar_key nn_scalar_keys[] = {
@@ -46,6 +48,7 @@ const nn_scalar_key nn_scalar_keys[] = {
     { "lab", "sweep_to", NN_V_INT, PF(sweep_to), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
     { "lab", "sweep_steps", NN_V_LONG, PF(sweep_steps), NN_CLOSED(1, 100000), NULL, NULL },
     { "lab", "sweep_cpu_ref", NN_V_BOOL, PF(sweep_cpu_ref), NN_CLOSED(0, 1), NULL, NULL },
+    { "task", "val", NN_V_INT, PF(task_val), NN_CLOSED(1, NN_JAC_MAX_VAL), is_jacobian, "kind = jacobian" },
 };
 const size_t nn_n_scalar_keys = NN_COUNT(nn_scalar_keys);
 
@@ -54,9 +57,11 @@ static const struct { const char *section, *key; } text_keys[] = {
     { "data", "set" }, { "data", "dir" },
     { "train", "loss" }, { "train", "device" }, { "train", "compare" },
     { "optimizer", "type" },
+    { "task", "kind" }, { "task", "method" },
 };
 
-static const char *const static_sections[] = { "preset", "data", "train", "optimizer", "gpu", "lab" };
+static const char *const static_sections[] = { "preset", "data", "train", "optimizer", "gpu", "lab",
+                                                "task" };
 
 int nn_scalar_applies(const nn_scalar_key *k, const nn_preset *p)
 {
@@ -302,10 +307,25 @@ static int check_loss(const nn_checker *c, const nn_preset *p)
                         p->n_layers, s, p->targets);
 }
 
+/* A jacobian task: a known method, and layers the job can differentiate. */
+static int check_task(const nn_checker *c, nn_preset *p)
+{
+    nn_jac_shape s;
+    if (p->task != NN_TASK_TRAIN && p->task != NN_TASK_JACOBIAN)
+        return nn_errorf(c->err, c->err_len, "%s: [task] kind: expected train or jacobian", c->where);
+    if (p->task != NN_TASK_JACOBIAN)
+        return 0;
+    if (p->task_method < 0 || p->task_method >= NN_JAC_METHOD_COUNT)
+        return nn_errorf(c->err, c->err_len, "%s: [task] method: expected %s", c->where,
+                         nn_jac_method_list());
+    return nn_jac_shape_from_preset(p, c->where, &s, c->err, c->err_len);
+}
+
 int nn_preset_check(nn_preset *p, const char *where, char *err, size_t err_len)
 {
     nn_checker c = { where ? where : "preset", err, err_len };
-    if (check_texts(&c, p) || check_scalars(&c, p) || check_layers(&c, p) || check_loss(&c, p))
+    if (check_texts(&c, p) || check_scalars(&c, p) || check_layers(&c, p) || check_loss(&c, p) ||
+        check_task(&c, p))
         return -1;
     return 0;
 }

@@ -40,6 +40,7 @@ void nn_preset_defaults(nn_preset *p)
     p->sweep_from = 1;
     p->sweep_to = 4096;
     p->sweep_steps = 20;
+    p->task_val = 100;                 /* seed 002's val */
     p->opt = NN_OPT_SGD;
     p->lr = 0.001f;
     p->beta1 = 0.9f;

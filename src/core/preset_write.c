@@ -6,6 +6,7 @@
 #include "layer_kind.h"
 #include "preset_schema.h"
 #include "util.h"
+#include "nnlab/jacobian.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -110,6 +111,11 @@ static void put_preset(writer *w, const nn_preset *p)
     put_scalars(w, p, "gpu");
     put(w, "\n[lab]\n");
     put_scalars(w, p, "lab");
+    if (p->task == NN_TASK_JACOBIAN) {
+        put(w, "\n[task]\nkind = jacobian\nmethod = %s\n",
+            nn_jac_method_name((enum nn_jac_method)p->task_method));
+        put_scalars(w, p, "task");
+    }
     for (int i = 0; i < p->n_layers; i++)
         put_layer(w, i, &p->layers[i]);
 }

@@ -43,7 +43,8 @@ enum nn_phase {
 /* What a job does. */
 enum nn_job_kind {
     NN_JOB_TRAIN,                /* train (or bench) the preset: the default */
-    NN_JOB_CALIBRATE             /* measure the device for the cost model (nnlab/calibrate.h) */
+    NN_JOB_CALIBRATE,            /* measure the device for the cost model (nnlab/calibrate.h) */
+    NN_JOB_JACOBIAN              /* the Jacobian of the preset's MLP (nnlab/jacobian.h) */
 };
 
 typedef struct nn_job_config {
@@ -71,11 +72,16 @@ typedef struct nn_job_config {
     int sync_every_step;         /* read the loss back after every step, like loss.item() */
     int graph;                   /* record one full-batch step as a CUDA graph and replay it */
     int tf32;                    /* allow TF32 tensor-core math (off: FP32 as the CPU) */
+
+    /* NN_JOB_JACOBIAN: reads device, seed, threads, graph, tf32 and these */
+    int jac_val;                 /* samples in the batch, 0 = the preset's [task] val */
+    int jac_method;              /* enum nn_jac_method; init: the preset's [task] method */
 } nn_job_config;
 
 /* Fills cfg with the preset's defaults: seed 1, warmup 0, and the GPU
  * switches of its [gpu] section (without one: the data on the device and
- * CUDA graphs on, no sync every step, no TF32). */
+ * CUDA graphs on, no sync every step, no TF32). A preset whose [task] kind
+ * is jacobian gives kind NN_JOB_JACOBIAN and its method. */
 void nn_job_config_init(nn_job_config *cfg, const nn_preset *p);
 
 typedef struct nn_loss_point {

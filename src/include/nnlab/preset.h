@@ -30,6 +30,8 @@ enum nn_data_kind {
 
 enum nn_loss_kind { NN_LOSS_XENT, NN_LOSS_MSE };
 enum nn_opt_kind { NN_OPT_SGD, NN_OPT_ADAM };
+/* [task] kind: what a job of the preset does (train by default). */
+enum nn_task_kind { NN_TASK_TRAIN, NN_TASK_JACOBIAN };
 
 /* A plain value: it owns no memory, so `=` copies it (a job keeps its own
  * copy, the lab keeps the selected one) and nothing needs freeing. */
@@ -67,6 +69,12 @@ typedef struct nn_preset {
     int sweep_from, sweep_to;        /* powers of two: the sweep doubles */
     long sweep_steps;                /* timed steps per point */
     int sweep_cpu_ref;               /* sweep cpu-ref too */
+
+    /* [task] (written only for kind = jacobian): the Jacobian job's batch
+     * and method (enum nn_jac_method, nnlab/jacobian.h) */
+    enum nn_task_kind task;
+    int task_val;
+    int task_method;
 
     /* [optimizer] */
     enum nn_opt_kind opt;

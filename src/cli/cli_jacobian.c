@@ -1,0 +1,286 @@
+/* src/cli/cli_jacobian.c - `nnlab jacobian`: the Jacobian job (nnlab/jacobian.h)
+ * headless. Runs the method asked for, then a second one (forward, or
+ * per-sample when forward was asked) to print the largest difference
+ * between them; --dump writes what PyTorch needs to check the result as
+ * .npy files (src/common/npy.h; the files are listed in man/nnlab.1). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_common.h"
+#include "nnlab/device.h"
+#include "nnlab/engine.h"
+#include "nnlab/jacobian.h"
+#include "atomic_file.h"
+#include "npy.h"
+#include "util.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    interrupted = sig;
+}
+
+/* Runs cfg to its end (Ctrl-C cancels), rows done on stderr unless quiet;
+ * 0 and the result, or -1 after a one-line error (130 cancelled). */
+static int run(const nn_job_config *cfg, int quiet, nn_jac_result *r)
+{
+    char err[NN_ERR_LEN] = "";
+    nn_snapshot s;
+    nn_job *job = nn_job_start(cfg, err, sizeof err);
+    if (!job) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return -1;
+    }
+    for (long shown = -1;;) {
+        nn_job_snapshot(job, &s);
+        if (nn_job_state_ended(s.state))
+            break;
+        if (interrupted)
+            nn_job_cancel(job);
+        if (!quiet && s.step / 4000 != shown / 4000 && s.state == NN_JOB_RUNNING) {
+            fprintf(stderr, "  %s\n", s.activity);
+            shown = s.step;
+        }
+        cli_sleep_ms(20);
+    }
+    nn_job_wait(job);
+    nn_job_snapshot(job, &s);
+    int rc = s.state == NN_JOB_DONE ? nn_job_jacobian(job, r) : -1;
+    if (s.state == NN_JOB_FAILED)
+        fprintf(stderr, "nnlab: %s\n", s.error);
+    else if (s.state == NN_JOB_CANCELLED)
+        fprintf(stderr, "nnlab: cancelled after %ld of %ld rows\n", s.step, s.total_steps);
+    else if (s.note[0] && !quiet)
+        fprintf(stderr, "nnlab: note: %s\n", s.note);
+    nn_job_free(job);
+    return s.state == NN_JOB_CANCELLED ? CLI_EXIT_CANCELLED : rc;
+}
+
+static int write_npy(const char *dir, const char *name, const float *data, const long *shape, int rank)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN + NN_PATH_LEN];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        fprintf(stderr, "nnlab: --dump %s: path too long\n", dir);
+        return -1;
+    }
+    if (nn_npy_write(path, data, shape, rank, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: --dump: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+#define FULL_J_MAX_BYTES (64.0 * 1024 * 1024)
+
+/* The whole J, zeros included, as torch.autograd.functional.jacobian gives it. */
+static int dump_full(const char *dir, const nn_jac_result *r)
+{
+    long shape[4] = { r->val, r->out, r->val, r->in };
+    size_t n = (size_t)r->val * (size_t)r->out * (size_t)r->val * (size_t)r->in;
+    if ((double)n * sizeof(float) > FULL_J_MAX_BYTES)
+        return 0;
+    float *j = calloc(n, sizeof *j);
+    if (!j) {
+        fprintf(stderr, "nnlab: --dump: out of memory for the whole Jacobian\n");
+        return -1;
+    }
+    for (size_t i = 0; i < (size_t)r->val; i++)
+        for (size_t k = 0; k < (size_t)r->out; k++)
+            for (size_t d = 0; d < (size_t)r->in; d++)
+                j[((i * (size_t)r->out + k) * (size_t)r->val + i) * (size_t)r->in + d] =
+                    r->blocks[(i * (size_t)r->out + k) * (size_t)r->in + d];
+    int rc = write_npy(dir, "jacobian.npy", j, shape, 4);
+    free(j);
+    return rc;
+}
+
+/* The weights (linearN.weight (out, in) and linearN.bias (out), nn.Linear's
+ * layout), the input x (val, in), J's diagonal blocks (val, out, in) and,
+ * when it is at most 64 MB, the whole J (val, out, val, in). */
+static int dump(const char *dir, const nn_jac_result *r)
+{
+    char name[64];
+    const float *p = r->params;
+    long vx[2] = { r->val, r->in }, blk[3] = { r->val, r->out, r->in };
+    if (nn_make_dirs(dir) != 0) {
+        fprintf(stderr, "nnlab: --dump %s: cannot create the folder: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    for (int l = 0; l < r->shape.n_linear; l++) {
+        long w[2] = { r->shape.width[l + 1], r->shape.width[l] }, b[1] = { r->shape.width[l + 1] };
+        snprintf(name, sizeof name, "linear%d.weight.npy", l + 1);
+        if (write_npy(dir, name, p, w, 2) != 0)
+            return -1;
+        p += w[0] * w[1];
+        snprintf(name, sizeof name, "linear%d.bias.npy", l + 1);
+        if (write_npy(dir, name, p, b, 1) != 0)
+            return -1;
+        p += b[0];
+    }
+    if (write_npy(dir, "x.npy", r->x, vx, 2) != 0 || write_npy(dir, "jacobian_blocks.npy", r->blocks, blk, 3) != 0)
+        return -1;
+    return dump_full(dir, r);
+}
+
+static void print_shape(FILE *f, const nn_jac_shape *s)
+{
+    for (int l = 0; l <= s->n_linear; l++)
+        fprintf(f, "%s%d%s", l ? " -> " : "", s->width[l], l > 0 && s->tanh_after[l - 1] ? " tanh" : "");
+}
+
+static void print_text(const char *preset, const char *device, const nn_jac_result *r,
+                       const nn_jac_result *other, double diff)
+{
+    const nn_jac_flops *f = &r->flops;
+    printf("%s: Jacobian of ", preset);
+    print_shape(stdout, &r->shape);
+    printf(" at val %d on %s, method %s\n", r->val, device, nn_jac_method_name(r->method));
+    printf("  time        %.6f s (forward pass %.3f ms)\n", r->seconds, r->forward_s * 1e3);
+    printf("  rows        %ld rows of J, %.0f rows/s\n", nn_jac_rows_total(&r->shape, r->val), r->rows_per_s);
+    printf("  FLOPs       %.4g (%.0f passes over %.0f rows), %.1f%% of them on J's zero blocks\n", f->total,
+           f->passes, f->pass_rows, f->total > 0 ? 100 * f->zero / f->total : 0);
+    if (r->offdiag_checked)
+        printf("  zero blocks computed; the largest |J[i,k,j,d]|, j != i: %g\n", r->offdiag_max);
+    else
+        printf("  zero blocks not computed (sample i's outputs do not depend on sample j's input)\n");
+    printf("  vs %-8s largest difference %.3g (%s took %.6f s)\n", nn_jac_method_name(other->method), diff,
+           nn_jac_method_name(other->method), other->seconds);
+    char why[1024];
+    nn_jac_explain(&r->shape, r->val, r->method, why, sizeof why);
+    printf("  why: %s\n", why);
+}
+
+static void print_json(const char *preset, const char *device, const nn_jac_result *r,
+                       const nn_jac_result *other, double diff)
+{
+    printf("{\n  \"preset\": ");
+    cli_json_string(stdout, preset);
+    printf(",\n  \"device\": ");
+    cli_json_string(stdout, device);
+    printf(",\n  \"method\": ");
+    cli_json_string(stdout, nn_jac_method_name(r->method));
+    printf(",\n  \"val\": %d,\n  \"rows\": %ld,\n", r->val, nn_jac_rows_total(&r->shape, r->val));
+    cli_json_number("seconds", r->seconds, 0);
+    cli_json_number("forward_s", r->forward_s, 0);
+    cli_json_number("rows_per_s", r->rows_per_s, 0);
+    cli_json_number("flops", r->flops.total, 0);
+    cli_json_number("zero_block_flops", r->flops.zero, 0);
+    if (r->offdiag_checked)
+        cli_json_number("offdiag_max", r->offdiag_max, 0);
+    printf("  \"compared_with\": ");
+    cli_json_string(stdout, nn_jac_method_name(other->method));
+    printf(",\n");
+    cli_json_number("max_difference", diff, 1);
+    printf("}\n");
+}
+
+/* The GPU's figures: its calibration when one is here, else a profile's
+ * (predicted for it). 0, or -1 after a one-line error. */
+static int gpu_figures(const cli_options *o, nn_calibration *gpu)
+{
+    char why[NN_ERR_LEN];
+    nn_gpu_profile prof;
+    if (nn_device_require("gpu", why, sizeof why) == 0)
+        return cli_calibration("gpu", 0, 0, o->quiet || o->json, gpu);
+    if (cli_gpu_profile(o, 1, &prof) != 0)
+        return -1;
+    nn_profile_calibration(&prof, gpu);
+    return 0;
+}
+
+/* The predicted val sweep: per method, the CPU's and the GPU's seconds and
+ * the val from which the GPU stays faster. */
+static int print_sweep(const cli_options *o, const nn_jac_shape *s)
+{
+    nn_calibration cpu, gpu;
+    nn_jac_sweep sw;
+    if (cli_calibration("cpu", (int)o->threads, 0, o->quiet, &cpu) != 0 || gpu_figures(o, &gpu) != 0)
+        return -1;
+    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &sw);
+    printf("\nval sweep, predicted by the cost model (CPU: this machine's calibration; GPU: %s);\n"
+           "nnlab's own passes, without a framework's per-operation overhead\n", sw.gpu_name);
+    printf("  %-11s %-4s", "method", "");
+    for (int i = 0; i < sw.n; i++)
+        printf(" %9ld", sw.val[i]);
+    printf("   (seconds)\n");
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
+        for (int d = 0; d < 2; d++) {
+            printf("  %-11s %-4s", d ? "" : nn_jac_method_name((enum nn_jac_method)m), d ? "gpu" : "cpu");
+            for (int i = 0; i < sw.n; i++)
+                printf(" %9.3g", d ? sw.gpu_s[m][i] : sw.cpu_s[m][i]);
+            printf("\n");
+        }
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++) {
+        printf("  %-11s ", nn_jac_method_name((enum nn_jac_method)m));
+        if (sw.gpu_overtakes[m])
+            printf("the GPU overtakes the CPU at val %ld (predicted)\n", sw.gpu_overtakes[m]);
+        else
+            printf("the CPU stays faster up to val %ld (predicted)\n", sw.val[sw.n - 1]);
+    }
+    return 0;
+}
+
+/* The options into a job: the preset's [task] unless given. */
+static int job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg)
+{
+    nn_job_config_init(cfg, p);
+    if (p->task != NN_TASK_JACOBIAN) {
+        fprintf(stderr, "nnlab: %s: not a jacobian preset (its [task] kind is train; see mlp-jacobian)\n",
+                o->preset);
+        return -1;
+    }
+    if (o->method && (cfg->jac_method = nn_jac_method_find(o->method)) < 0) {
+        fprintf(stderr, "nnlab: --method %s: expected %s\n", o->method, nn_jac_method_list());
+        return -1;
+    }
+    if (o->device)
+        nn_strlcpy(cfg->device, o->device, sizeof cfg->device);
+    cfg->jac_val = (int)o->val;
+    cfg->seed = o->seed;
+    cfg->threads = (int)o->threads;
+    cfg->graph = o->graph;
+    cfg->tf32 = o->tf32;
+    return 0;
+}
+
+int nn_cli_jacobian(int argc, char **argv)
+{
+    cli_options o;
+    nn_preset p;
+    nn_job_config cfg;
+    nn_jac_result r, other;
+    int rc = cli_parse(CLI_JACOBIAN, argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    if (!o.preset) {
+        fprintf(stderr, "nnlab: jacobian: --preset is required\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (cli_load_preset(o.preset, &p) != 0 || job_config(&o, &p, &cfg) != 0)
+        return CLI_EXIT_USAGE;
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    if ((rc = run(&cfg, o.quiet || o.json, &r)) != 0)
+        return rc > 0 ? rc : 1;
+    cfg.jac_method = r.method == NN_JAC_FORWARD ? NN_JAC_PER_SAMPLE : NN_JAC_FORWARD;
+    if ((rc = run(&cfg, 1, &other)) != 0) {
+        nn_jac_result_free(&r);
+        return rc > 0 ? rc : 1;
+    }
+    double diff = nn_jac_max_diff(&r, &other);
+    if (o.json)
+        print_json(p.name, cfg.device[0] ? cfg.device : p.device, &r, &other, diff);
+    else
+        print_text(p.name, cfg.device[0] ? cfg.device : p.device, &r, &other, diff);
+    rc = o.dump && dump(o.dump, &r) != 0 ? 1 : 0;
+    if (rc == 0 && o.jac_sweep && !o.json && print_sweep(&o, &r.shape) != 0)
+        rc = 1;
+    nn_jac_result_free(&r);
+    nn_jac_result_free(&other);
+    return rc;
+}

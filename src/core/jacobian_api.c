@@ -1,0 +1,102 @@
+/* src/core/jacobian_api.c - the Jacobian job's plain parts (nnlab/jacobian.h):
+ * method names, the network read from a preset, results. */
+#include "nnlab/jacobian.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char *const method_names[NN_JAC_METHOD_COUNT] = { "rows", "batched", "per-sample",
+                                                               "forward" };
+
+const char *nn_jac_method_name(enum nn_jac_method m)
+{
+    return (unsigned)m < NN_JAC_METHOD_COUNT ? method_names[m] : "?";
+}
+
+int nn_jac_method_find(const char *s)
+{
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
+        if (s && strcmp(s, method_names[m]) == 0)
+            return m;
+    return -1;
+}
+
+const char *nn_jac_method_list(void)
+{
+    return "rows, batched, per-sample or forward";
+}
+
+/* A linear layer, optionally followed by one tanh. */
+static int add_layer(const nn_layer_spec *l, const char *where, int i, nn_jac_shape *s, char *err,
+                     size_t err_len)
+{
+    if (l->kind == NN_LAYER_TANH) {
+        if (s->n_linear == 0 || s->tanh_after[s->n_linear - 1])
+            return nn_errorf(err, err_len, "%s: [layer%d] type = tanh: a jacobian task takes a tanh "
+                             "only right after a linear layer", where, i + 1);
+        s->tanh_after[s->n_linear - 1] = 1;
+        return 0;
+    }
+    if (l->kind != NN_LAYER_LINEAR)
+        return nn_errorf(err, err_len, "%s: [layer%d] type = %s: a jacobian task takes linear and "
+                         "tanh layers", where, i + 1, nn_layer_kind_name(l->kind));
+    if (s->n_linear == NN_JAC_MAX_LINEAR)
+        return nn_errorf(err, err_len, "%s: [layer%d]: a jacobian task takes at most %d linear layers",
+                         where, i + 1, NN_JAC_MAX_LINEAR);
+    if (s->n_linear == 0)
+        s->width[0] = l->in;
+    s->width[++s->n_linear] = l->out;
+    return 0;
+}
+
+int nn_jac_shape_from_preset(const nn_preset *p, const char *where, nn_jac_shape *s, char *err,
+                             size_t err_len)
+{
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < p->n_layers; i++)
+        if (add_layer(&p->layers[i], where, i, s, err, err_len) != 0)
+            return -1;
+    if (s->n_linear == 0)
+        return nn_errorf(err, err_len, "%s: a jacobian task needs at least one linear layer", where);
+    return 0;
+}
+
+size_t nn_jac_shape_params(const nn_jac_shape *s)
+{
+    size_t n = 0;
+    for (int l = 0; l < s->n_linear; l++)
+        n += (size_t)s->width[l + 1] * ((size_t)s->width[l] + 1);
+    return n;
+}
+
+long nn_jac_rows_total(const nn_jac_shape *s, long val)
+{
+    return val * s->width[s->n_linear];
+}
+
+void nn_jac_result_free(nn_jac_result *r)
+{
+    if (!r)
+        return;
+    free(r->x);
+    free(r->params);
+    free(r->blocks);
+    r->x = r->params = r->blocks = NULL;
+}
+
+double nn_jac_max_diff(const nn_jac_result *a, const nn_jac_result *b)
+{
+    if (a->val != b->val || a->in != b->in || a->out != b->out || !a->blocks || !b->blocks)
+        return -1;
+    size_t n = (size_t)a->val * (size_t)a->out * (size_t)a->in;
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a->blocks[i] - (double)b->blocks[i]);
+        if (d > m || isnan(d))
+            m = isnan(d) ? INFINITY : d;
+    }
+    return m;
+}

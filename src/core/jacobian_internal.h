@@ -1,0 +1,82 @@
+/* src/core/jacobian_internal.h - the Jacobian job's computation, shared by
+ * jacobian.c (the network on a backend: forward pass, reverse and tangent
+ * passes through the op table), jacobian_methods.c (the four methods) and
+ * job_jacobian.c (the job's thread). Private to src/core.
+ *
+ * Everything is allocated by jac_prepare before the first pass; a pass
+ * allocates nothing, and a one-hot cotangent is a window into a buffer that
+ * holds its single 1 (no upload per pass, no per-row allocation). */
+#ifndef NNLAB_JACOBIAN_INTERNAL_H
+#define NNLAB_JACOBIAN_INTERNAL_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "nnlab/jacobian.h"
+
+/* Activations of the network over n rows: a[0] the input (n, width[0]),
+ * a[l+1] layer l's output after its tanh (n, width[l+1]); pre[l] its output
+ * before the tanh (only for layers with one). Backend memory. */
+typedef struct jac_acts {
+    int n;
+    float *a[NN_JAC_MAX_LINEAR + 1];
+    float *pre[NN_JAC_MAX_LINEAR];
+} jac_acts;
+
+/* Called after a group of rows of J is done; nonzero cancels. */
+typedef int (*jac_progress_fn)(void *ctx, long rows_done);
+
+typedef struct jac_run {
+    nn_backend *b;
+    nn_jac_shape s;
+    enum nn_jac_method method;
+    int val, in, out;
+    int use_graph;               /* rows on a backend with step graphs: record a chunk */
+    char note[256];              /* why a graph asked for was not used ("" none) */
+    float *params;               /* backend: w1, b1, w2, b2, ... (PyTorch's order) */
+    float *w[NN_JAC_MAX_LINEAR], *bias[NN_JAC_MAX_LINEAR];
+    jac_acts acts;               /* over the batch (val rows) */
+    jac_acts rep;                /* batched: the batch repeated chunk times */
+    int chunk;                   /* rows of J per group (rows, batched) */
+    float *onehot;               /* the buffer the cotangent windows read (see each method) */
+    float *s0, *s1;              /* (max rows, max width) scratch, ping-pong */
+    float *dx;                   /* backend: a group's input gradients or tangents */
+    float *host_dx;              /* host copy of dx */
+    size_t dx_floats;
+    /* host results */
+    float *x;                    /* (val, in) */
+    float *host_params;
+    size_t n_params;
+    float *blocks;               /* (val, out, in) */
+    double offdiag_max;
+    int offdiag_checked;
+    double forward_s;
+    jac_progress_fn progress;
+    void *ctx;
+} jac_run;
+
+/* jacobian.c: sets up run for (s, val, method) on the open backend b:
+ * parameters initialised as nn.Linear and x uniform in [0, 1) from seed,
+ * uploaded; every buffer the method needs allocated. graph: allow a step
+ * graph for rows. -1 with a message. */
+int jac_prepare(jac_run *r, nn_backend *b, const nn_jac_shape *s, int val, enum nn_jac_method m,
+                uint64_t seed, int graph, char *err, size_t err_len);
+void jac_release(jac_run *r);
+/* The forward pass over acts' n rows (acts->a[0] filled). */
+int jac_forward(jac_run *r, jac_acts *acts);
+/* One reverse pass over n rows of acts: cotangent g (n, out) to the input
+ * gradient dx (n, in); no parameter gradient. */
+int jac_reverse(jac_run *r, const jac_acts *acts, int n, const float *g, float *dx);
+/* One tangent pass over the batch: t (val, in) to (val, out) in r->dx. */
+int jac_tangent(jac_run *r, const float *t);
+/* Downloads the first floats of r->dx into r->host_dx. */
+int jac_read_dx(jac_run *r, size_t floats);
+/* Adds a group's input gradients (host_dx: count cotangents of val*in each,
+ * the first for flat row p0 = i*out + k of J) to the blocks, and checks the
+ * zero blocks. */
+void jac_take_rows(jac_run *r, long p0, int count);
+
+/* jacobian_methods.c: runs r's method; 1 when cancelled, -1 on error. */
+int jac_run_method(jac_run *r);
+
+#endif

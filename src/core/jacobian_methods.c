@@ -1,0 +1,223 @@
+/* src/core/jacobian_methods.c - the four ways to J (nnlab/jacobian.h), each
+ * a loop of the passes in jacobian.c.
+ *
+ * A one-hot cotangent costs no upload per pass: each method keeps one buffer
+ * holding its 1s and passes windows into it, at offsets chosen so that the
+ * window reads as the cotangent wanted (the comment at each buffer says
+ * why). Only rows on a GPU moves its 1 (two 4-byte uploads a group), so that
+ * one recorded graph of a group's passes replays with the same pointers. */
+#include "jacobian_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* The one-hot buffer: len floats, 1 at first, first + stride, ... (count of
+ * them), built on the host and uploaded once. */
+static int onehot_setup(jac_run *r, size_t len, size_t first, size_t stride, size_t count)
+{
+    nn_backend *b = r->b;
+    float *h = calloc(len, sizeof *h);
+    void *p = NULL;
+    if (!h)
+        return nn_backend_fail(b, "out of host memory for %zu cotangent floats", len);
+    for (size_t i = 0; i < count; i++)
+        h[first + i * stride] = 1.0f;
+    int rc = b->ops->alloc(b, len * sizeof(float), &p);
+    if (rc == 0) {
+        r->onehot = p;
+        rc = b->ops->upload(b, r->onehot, h, len * sizeof(float));
+    }
+    free(h);
+    return rc;
+}
+
+static int report(jac_run *r, long rows_done)
+{
+    return r->progress && r->progress(r->ctx, rows_done) ? 1 : 0;
+}
+
+/* ---- rows: PyTorch's vectorize=False ------------------------------------------ */
+
+/* One group: the C passes of rows p0 .. p0+C-1. The buffer T holds a single
+ * 1 at C-1+p0, so the window T + (C-1-c) is one-hot at flat row p0+c. */
+static int rows_group(jac_run *r)
+{
+    size_t per = (size_t)r->val * (size_t)r->in;
+    for (int c = 0; c < r->chunk; c++)
+        if (jac_reverse(r, &r->acts, r->val, r->onehot + (r->chunk - 1 - c), r->dx + (size_t)c * per) != 0)
+            return -1;
+    return 0;
+}
+
+/* Records a group's passes as a step graph (strictly, then relaxed, as the
+ * training engine does); 0 when recorded, else the note says why not. */
+static int rows_record(jac_run *r)
+{
+    nn_backend *b = r->b;
+    nn_step_values v = { 0, 1 };
+    for (int relaxed = 0; relaxed <= 1; relaxed++) {
+        if (b->ops->set_step(b, &v) != 0 || b->ops->graph_begin(b, relaxed) != 0)
+            continue;
+        if (rows_group(r) != 0) {
+            b->ops->graph_drop(b);
+            continue;
+        }
+        if (b->ops->graph_end(b) == 0)
+            return 0;
+    }
+    nn_strlcpy(r->note, b->last_error, sizeof r->note);
+    return -1;
+}
+
+static int move_one(jac_run *r, long from, long to)
+{
+    const float zero = 0.0f, one = 1.0f;
+    nn_backend *b = r->b;
+    return b->ops->upload(b, r->onehot + from, &zero, sizeof zero) ||
+           b->ops->upload(b, r->onehot + to, &one, sizeof one) ? -1 : 0;
+}
+
+static int rows_method(jac_run *r)
+{
+    long total = nn_jac_rows_total(&r->s, r->val), C = r->chunk;
+    int graph = 0;
+    if (onehot_setup(r, (size_t)(total + C - 1), (size_t)C - 1, 1, 1) != 0)
+        return -1;
+    for (long p0 = 0; p0 < total; p0 += C) {
+        if (p0 > 0 && move_one(r, C - 1 + p0 - C, C - 1 + p0) != 0)
+            return -1;
+        /* the first group runs eagerly: libraries choose their algorithms
+         * on first use, which a recording cannot hold (backend.h) */
+        if (r->use_graph && p0 == C && !graph)
+            graph = rows_record(r) == 0;
+        int rc = graph ? r->b->ops->graph_launch(r->b) : rows_group(r);
+        if (rc != 0 || jac_read_dx(r, (size_t)C * (size_t)r->val * (size_t)r->in) != 0)
+            return -1;
+        jac_take_rows(r, p0, (int)C);
+        if (report(r, p0 + C))
+            return 1;
+    }
+    if (graph)
+        r->b->ops->graph_drop(r->b);
+    return 0;
+}
+
+/* ---- batched: vectorize=True's analogue ---------------------------------------- */
+
+/* The batch's saved activations repeated chunk times, copied (vmap
+ * broadcasts them; no FLOPs). */
+static int batched_repeat(jac_run *r)
+{
+    nn_backend *b = r->b;
+    for (int l = 0; l <= r->s.n_linear; l++) {
+        size_t n = (size_t)r->val * (size_t)r->s.width[l];
+        float *h = malloc(n * sizeof *h);
+        int rc = h ? b->ops->download(b, h, r->acts.a[l], n * sizeof *h)
+                   : nn_backend_fail(b, "out of host memory for the activations");
+        for (int c = 0; rc == 0 && c < r->chunk; c++)
+            rc = b->ops->upload(b, r->rep.a[l] + (size_t)c * n, h, n * sizeof *h);
+        free(h);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* C cotangents stacked: (C*val, out) whose c-th (val, out) block is one-hot
+ * at flat row p0 + c. U holds 1s at c*(vK+1) + A, A = vK - C; the window
+ * U + (A - p0) reads as that stack (one step of vK+1 per block moves the 1
+ * by one row), for every p0 that starts a whole group. */
+static int batched_method(jac_run *r)
+{
+    long vk = nn_jac_rows_total(&r->s, r->val), C = r->chunk, A = vk - C;
+    size_t per = (size_t)C * (size_t)r->val * (size_t)r->in;
+    if (batched_repeat(r) != 0 || onehot_setup(r, (size_t)((C + 1) * vk - C), (size_t)A,
+                                               (size_t)vk + 1, (size_t)C) != 0)
+        return -1;
+    for (long p0 = 0; p0 < vk; p0 += C) {
+        if (jac_reverse(r, &r->rep, (int)C * r->val, r->onehot + (A - p0), r->dx) != 0 ||
+            jac_read_dx(r, per) != 0)
+            return -1;
+        jac_take_rows(r, p0, (int)C);
+        if (report(r, p0 + C))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- per-sample: independence exploited ---------------------------------------- */
+
+/* Cotangent k: 1 at output k of every sample. V holds 1s at j*out + A,
+ * A = out - 1; the window V + (A - k) reads as it. */
+static int per_sample_method(jac_run *r)
+{
+    long K = r->out, A = K - 1;
+    size_t per = (size_t)r->val * (size_t)r->in;
+    if (onehot_setup(r, (size_t)(r->val * K + K - 1), (size_t)A, (size_t)K, (size_t)r->val) != 0)
+        return -1;
+    for (long k = 0; k < K; k++) {
+        if (jac_reverse(r, &r->acts, r->val, r->onehot + (A - k), r->dx + (size_t)k * per) != 0)
+            return -1;
+        if (report(r, (k + 1) * r->val))
+            return 1;
+    }
+    if (jac_read_dx(r, (size_t)K * per) != 0)
+        return -1;
+    for (long k = 0; k < K; k++)
+        for (int i = 0; i < r->val; i++)
+            for (int d = 0; d < r->in; d++)
+                r->blocks[((size_t)i * (size_t)K + (size_t)k) * (size_t)r->in + (size_t)d] =
+                    r->host_dx[((size_t)k * (size_t)r->val + (size_t)i) * (size_t)r->in + (size_t)d];
+    return 0;
+}
+
+/* ---- forward: one tangent per input dimension ------------------------------------ */
+
+/* The tangent of input dimension d: (val, in), 1 in column d. */
+static int tangent_column(jac_run *r, int d)
+{
+    size_t n = (size_t)r->val * (size_t)r->in;
+    float *h = calloc(n, sizeof *h);
+    if (!h)
+        return nn_backend_fail(r->b, "out of host memory for a tangent");
+    for (int i = 0; i < r->val; i++)
+        h[(size_t)i * (size_t)r->in + (size_t)d] = 1.0f;
+    int rc = r->b->ops->upload(r->b, r->onehot, h, n * sizeof *h);
+    free(h);
+    return rc;
+}
+
+static int forward_method(jac_run *r)
+{
+    size_t vin = (size_t)r->val * (size_t)r->in, K = (size_t)r->out;
+    if (onehot_setup(r, vin, 0, 1, 0) != 0)
+        return -1;
+    for (int d = 0; d < r->in; d++) {
+        if (tangent_column(r, d) != 0 || jac_tangent(r, r->onehot) != 0 ||
+            jac_read_dx(r, (size_t)r->val * K) != 0)
+            return -1;
+        for (size_t p = 0; p < (size_t)r->val * K; p++)
+            r->blocks[p * (size_t)r->in + (size_t)d] = r->host_dx[p];
+        if (report(r, (long)((double)r->val * (double)K * (d + 1) / r->in)))
+            return 1;
+    }
+    return 0;
+}
+
+int jac_run_method(jac_run *r)
+{
+    switch (r->method) {
+    case NN_JAC_ROWS:
+        return rows_method(r);
+    case NN_JAC_BATCHED:
+        return batched_method(r);
+    case NN_JAC_PER_SAMPLE:
+        return per_sample_method(r);
+    case NN_JAC_FORWARD:
+        return forward_method(r);
+    default:
+        return nn_backend_fail(r->b, "jacobian: unknown method %d", (int)r->method);
+    }
+}

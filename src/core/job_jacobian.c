@@ -1,0 +1,174 @@
+/* src/core/job_jacobian.c - the Jacobian job kind (NN_JOB_JACOBIAN): the
+ * preset's MLP on the job's backend, one of the four methods of
+ * nnlab/jacobian.h, progress in the snapshot as rows of J done of val*out
+ * (a step is a row of J), the result kept for nn_job_jacobian.
+ *
+ * The snapshot's phases for this kind: forward is the forward pass and
+ * backward the method's passes with their read-back, both as mean
+ * microseconds per row of J, so that they add up to us_per_step. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "jacobian_internal.h"
+
+typedef struct jac_job {
+    nn_job *job;
+    double t0;                   /* the forward pass started */
+} jac_job;
+
+/* After each group of rows: the snapshot's progress, rate and ETA. */
+static int on_rows(void *ctx, long rows_done)
+{
+    jac_job *jj = ctx;
+    nn_snapshot *s = &jj->job->mine;
+    double dt = nn_now() - jj->t0;
+    s->step = rows_done;
+    s->fraction_done = s->total_steps ? (double)rows_done / (double)s->total_steps : 1;
+    s->elapsed_s = dt;
+    if (dt > 0 && rows_done > 0) {
+        s->samples_per_s = (double)rows_done / dt;
+        s->eta_s = (double)(s->total_steps - rows_done) / s->samples_per_s;
+        s->has_rate = 1;
+    }
+    snprintf(s->activity, sizeof s->activity, "%s: row %ld of %ld", nn_jac_method_name(jj->job->jac_method),
+             rows_done, s->total_steps);
+    engine_publish(jj->job);
+    /* a pause waits here, between groups; its time is not the method's */
+    double p0 = nn_now();
+    int stop = engine_honour_requests(jj->job);
+    jj->t0 += nn_now() - p0;
+    return stop;
+}
+
+/* Moves the run's host arrays into the job's result, under the lock, so
+ * that a reader who sees DONE finds it. */
+static void keep_result(nn_job *job, jac_run *r, double seconds)
+{
+    nn_jac_result *o = &job->jacobian;
+    memset(o, 0, sizeof *o);
+    o->method = r->method;
+    o->shape = r->s;
+    o->val = r->val;
+    o->in = r->in;
+    o->out = r->out;
+    o->x = r->x;
+    o->params = r->host_params;
+    o->n_params = r->n_params;
+    o->blocks = r->blocks;
+    r->x = r->host_params = r->blocks = NULL;
+    o->offdiag_max = r->offdiag_max;
+    o->offdiag_checked = r->offdiag_checked;
+    o->seconds = seconds;
+    o->forward_s = r->forward_s;
+    o->rows_per_s = seconds > 0 ? (double)nn_jac_rows_total(&r->s, r->val) / seconds : 0;
+    nn_jac_flops_of(&r->s, r->val, r->method, &o->flops);
+}
+
+static void finish(nn_job *job, jac_run *r, double seconds)
+{
+    nn_snapshot *s = &job->mine;
+    double rows = (double)s->total_steps;
+    s->elapsed_s = seconds;
+    s->us_per_step = seconds * 1e6 / rows;
+    s->phase_us[NN_PHASE_FORWARD] = r->forward_s * 1e6 / rows;
+    s->phase_us[NN_PHASE_BACKWARD] = (seconds - r->forward_s) * 1e6 / rows;
+    s->phase_valid = 1u << NN_PHASE_FORWARD | 1u << NN_PHASE_BACKWARD;
+    s->timed_steps = s->total_steps;
+    s->has_switches = 1;
+    s->graph = r->use_graph && !r->note[0];
+    nn_strlcpy(s->note, r->note, sizeof s->note);
+    pthread_mutex_lock(&job->lock);
+    keep_result(job, r, seconds);
+    job->has_jacobian = 1;
+    s->state = NN_JOB_DONE;
+    job->snap = *s;
+    pthread_mutex_unlock(&job->lock);
+}
+
+static int open_run(nn_job *job, jac_run *r, char *err, size_t err_len)
+{
+    nn_job_config *c = &job->cfg;
+    nn_backend_config bc = { .threads = c->threads, .tf32 = c->tf32 };
+    nn_jac_shape shape;
+    if (nn_jac_shape_from_preset(&c->preset, c->preset.name, &shape, err, err_len) != 0)
+        return -1;
+    if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
+        return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
+    job->backend_open = 1;
+    job->mine.total_steps = nn_jac_rows_total(&shape, c->jac_val);
+    job->mine.n_params = nn_jac_shape_params(&shape);
+    return jac_prepare(r, &job->backend, &shape, c->jac_val, (enum nn_jac_method)c->jac_method,
+                       c->seed, c->graph, err, err_len);
+}
+
+/* The forward pass, then the method; 1 when cancelled, -1 on error. */
+static int compute(jac_run *r)
+{
+    double t = nn_now();
+    if (jac_forward(r, &r->acts) != 0 || r->b->ops->synchronize(r->b) != 0)
+        return -1;
+    r->forward_s = nn_now() - t;
+    int rc = jac_run_method(r);
+    if (rc == 0 && r->b->ops->synchronize(r->b) != 0)
+        return -1;
+    return rc;
+}
+
+void engine_jacobian(nn_job *job)
+{
+    char err[NN_ERR_LEN] = "";
+    jac_run r;
+    double t0 = nn_now();
+    memset(&r, 0, sizeof r);
+    job->jac_method = job->cfg.jac_method;
+    int rc = open_run(job, &r, err, sizeof err);
+    if (rc != 0) {
+        jac_release(&r);
+        engine_fail(job, err);
+        return;
+    }
+    job->mine.prepare_s = nn_now() - t0;
+    job->mine.state = NN_JOB_RUNNING;
+    engine_publish(job);
+    jac_job jj = { job, nn_now() };
+    r.progress = on_rows;
+    r.ctx = &jj;
+    rc = compute(&r);
+    if (rc < 0) {
+        nn_errorf(err, sizeof err, "jacobian on %s: %s", job->ops->name, job->backend.last_error);
+        engine_fail(job, err);
+    } else if (rc > 0) {
+        job->mine.state = NN_JOB_CANCELLED;
+        engine_publish(job);
+    } else {
+        finish(job, &r, nn_now() - jj.t0);
+    }
+    jac_release(&r);
+}
+
+int nn_job_jacobian(nn_job *job, nn_jac_result *out)
+{
+    int rc = -1;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&job->lock);
+    if (job->has_jacobian) {
+        const nn_jac_result *j = &job->jacobian;
+        size_t nx = (size_t)j->val * (size_t)j->in, nb = nx * (size_t)j->out;
+        *out = *j;
+        out->x = malloc(nx * sizeof(float));
+        out->params = malloc(j->n_params * sizeof(float));
+        out->blocks = malloc(nb * sizeof(float));
+        if (out->x && out->params && out->blocks) {
+            memcpy(out->x, j->x, nx * sizeof(float));
+            memcpy(out->params, j->params, j->n_params * sizeof(float));
+            memcpy(out->blocks, j->blocks, nb * sizeof(float));
+            rc = 0;
+        } else {
+            nn_jac_result_free(out);
+        }
+    }
+    pthread_mutex_unlock(&job->lock);
+    return rc;
+}

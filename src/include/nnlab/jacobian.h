@@ -1,0 +1,151 @@
+/* src/include/nnlab/jacobian.h - the Jacobian job (issue 13, seed 002): the
+ * Jacobian of a small tanh MLP with respect to its input batch, as
+ * torch.autograd.functional.jacobian(net, x) returns it, by four methods.
+ *
+ * The network is the preset's chain of linear and tanh layers (mlp-jacobian:
+ * 1 -> 20 -> tanh -> 20 -> tanh -> 400), initialised as PyTorch's nn.Linear;
+ * x is (val, in), uniform in [0, 1), reproducible from the seed. PyTorch
+ * returns J of shape (val, out, val, in); sample i's outputs do not depend
+ * on sample j's input, so J[i,k,j,d] = 0 for j != i and only the diagonal
+ * blocks J[i,k,i,d] are kept: blocks (val, out, in). Methods that compute
+ * the zero blocks (rows, batched) check them: offdiag_max is the largest
+ * |J[i,k,j,d]|, j != i, they produced (0 when the algebra holds).
+ *
+ *   rows        PyTorch's vectorize=False, literally: val*out reverse passes,
+ *               each over the whole batch with a one-hot cotangent. Work grows
+ *               with val^2; all but 1/val of it multiplies zeros.
+ *   batched     vectorize=True's analogue: the same one-hot cotangents, many
+ *               stacked into one reverse pass over (chunk*val) rows. Same
+ *               FLOPs as rows, far fewer calls.
+ *   per-sample  independence exploited: out reverse passes, cotangent e_k on
+ *               every sample at once. Work linear in val.
+ *   forward     forward mode: one tangent per input dimension (in = 1: a
+ *               single pass) carried through the layers. */
+#ifndef NNLAB_JACOBIAN_H
+#define NNLAB_JACOBIAN_H
+
+#include <stddef.h>
+
+#include "nnlab/calibrate.h"
+#include "nnlab/preset.h"
+
+enum nn_jac_method {
+    NN_JAC_ROWS,
+    NN_JAC_BATCHED,
+    NN_JAC_PER_SAMPLE,
+    NN_JAC_FORWARD,
+    NN_JAC_METHOD_COUNT
+};
+
+/* "rows", "batched", "per-sample", "forward" ("?" out of range). */
+const char *nn_jac_method_name(enum nn_jac_method m);
+/* The method named s, or -1. */
+int nn_jac_method_find(const char *s);
+/* "rows, batched, per-sample or forward": for messages. */
+const char *nn_jac_method_list(void);
+
+#define NN_JAC_MAX_LINEAR 16
+#define NN_JAC_MAX_VAL 100000
+
+/* The network as the Jacobian job sees it: linear layer l maps width[l] to
+ * width[l+1]; tanh_after[l] says a tanh follows it. */
+typedef struct nn_jac_shape {
+    int n_linear;
+    int width[NN_JAC_MAX_LINEAR + 1];
+    int tanh_after[NN_JAC_MAX_LINEAR];
+} nn_jac_shape;
+
+/* The preset's layers as such a chain; -1 and "FILE: [layerN] type = relu: a
+ * jacobian task takes linear and tanh layers" otherwise (where: the file). */
+int nn_jac_shape_from_preset(const nn_preset *p, const char *where, nn_jac_shape *s, char *err,
+                             size_t err_len);
+size_t nn_jac_shape_params(const nn_jac_shape *s);
+
+/* What a method computes (src/analysis/jacobian_cost.c). FLOPs count a
+ * multiply-add as 2, a tanh or its derivative as 1 per element (cost.h's
+ * rules); the bias adds are counted. zero: the FLOPs spent on rows of the
+ * batch whose cotangent (or tangent) is zero: J's zero blocks. */
+typedef struct nn_jac_flops {
+    double forward;              /* the forward pass every method starts with */
+    double derivative;           /* the reverse (or tangent) passes */
+    double total;                /* forward + derivative */
+    double zero;                 /* of derivative: on J's zero blocks */
+    double passes;               /* reverse passes (rows: val*out; forward: tangents) */
+    double pass_rows;            /* batch rows each pass runs over */
+} nn_jac_flops;
+
+void nn_jac_flops_of(const nn_jac_shape *s, long val, enum nn_jac_method m, nn_jac_flops *out);
+
+/* The rows of J a group of the rows and batched methods covers: rows, one
+ * sample's outputs (out); batched, as many one-hot cotangents as fit in
+ * 4M floats (16 MB), a divisor of val*out so that every group is whole;
+ * the others 1. */
+int nn_jac_chunk(const nn_jac_shape *s, long val, enum nn_jac_method m);
+
+/* Predicted seconds of a method at val on a device with calibration cal (a
+ * GPU profile's, nn_profile_calibration, or a measured one): every product
+ * and tanh derivative priced as one call (its launch or op cost, its FLOPs
+ * at the calibrated rate, its bytes at the bandwidth, whichever is
+ * slowest); a device backend's read-backs as copies; rows on a device with
+ * graphs replays a group's passes as one graph (graph: 1). */
+double nn_jac_predict_s(const nn_jac_shape *s, long val, enum nn_jac_method m,
+                        const nn_calibration *cal, int graph);
+
+/* The val sweep: each method's predicted time on the CPU and on the GPU at
+ * each val, and the first val at which the GPU is faster and stays so to
+ * the end of the sweep (0: never within it). Both sides come from the
+ * cost model: predicted, never measured (gpu_profile names the profile
+ * when the GPU's figures are a profile's). */
+#define NN_JAC_SWEEP_MAX 16
+typedef struct nn_jac_sweep {
+    int n;
+    long val[NN_JAC_SWEEP_MAX];
+    double cpu_s[NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
+    double gpu_s[NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
+    long gpu_overtakes[NN_JAC_METHOD_COUNT];
+    char gpu_name[NN_NAME_LEN];  /* "T4 (profile)" or the GPU's calibration */
+} nn_jac_sweep;
+
+/* vals: n (<= NN_JAC_SWEEP_MAX) rising values; NULL: 10, 20, 50, 100, 200,
+ * 500, 1000, 2000, 5000. */
+void nn_jac_sweep_predict(const nn_jac_shape *s, const long *vals, int n, const nn_calibration *cpu,
+                          const nn_calibration *gpu, nn_jac_sweep *out);
+
+/* The waste in words, for Explain (the CLI and the lab print it as is):
+ * "99% of these FLOPs multiply zeros: ... per-sample and forward remove it".
+ * One paragraph, no line breaks. */
+void nn_jac_explain(const nn_jac_shape *s, long val, enum nn_jac_method m, char *buf, size_t len);
+
+/* The rows of J the job counts as its progress: val*out for every method
+ * (a method that makes many rows in one pass advances by all of them). */
+long nn_jac_rows_total(const nn_jac_shape *s, long val);
+
+/* A finished Jacobian job's result (nn_job_jacobian). Host memory, owned. */
+typedef struct nn_jac_result {
+    enum nn_jac_method method;
+    nn_jac_shape shape;
+    int val, in, out;
+    float *x;                    /* (val, in) */
+    float *params;               /* PyTorch's order: w1 (out,in), b1 (out), w2, b2, ... */
+    size_t n_params;
+    float *blocks;               /* (val, out, in): J[i,k,i,d] */
+    double offdiag_max;          /* largest |J[i,k,j,d]|, j != i, computed; valid when */
+    int offdiag_checked;         /*   the method computes those blocks (rows, batched) */
+    double seconds;              /* the forward pass and the method, read back included */
+    double forward_s;            /* the forward pass */
+    double rows_per_s;           /* rows of J (val*out) per second */
+    nn_jac_flops flops;
+} nn_jac_result;
+
+void nn_jac_result_free(nn_jac_result *r);
+
+/* A Jacobian job's (nnlab/engine.h, kind NN_JOB_JACOBIAN) result once its
+ * state is NN_JOB_DONE: 0 and a copy in *out (free it with
+ * nn_jac_result_free), or -1 (not done, cancelled, failed, another kind, or
+ * no memory for the copy). */
+typedef struct nn_job nn_job;
+int nn_job_jacobian(nn_job *job, nn_jac_result *out);
+/* Largest |a - b| over the blocks; -1 when the shapes differ. */
+double nn_jac_max_diff(const nn_jac_result *a, const nn_jac_result *b);
+
+#endif

@@ -1,0 +1,110 @@
+#!/bin/sh
+# tests/cli_jacobian.sh - `nnlab jacobian` as a user meets it: the result in
+# text and JSON, errors that are one line, and --dump's .npy files loaded
+# by NumPy (when python3 can import numpy: setup.sh installs python3-numpy)
+# and checked against finite differences of the dumped network; without
+# NumPy, the files' headers are checked byte by byte. Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+# the calibration --sweep needs is cached here, not in the user's cache
+export XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -n 20; }
+check() {
+    name=$1 want=$2; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+    if [ "$got" -eq "$want" ]; then ok "$name"; else echo "# exit $got, wanted $want"; not_ok "$name"; fi
+}
+grep_ok() { if grep -q -e "$3" "$2"; then ok "$1"; else echo "# no '$3' in $2"; not_ok "$1"; fi; }
+one_line_err() { if [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "$1"; else not_ok "$1"; fi; }
+
+check "--help lists jacobian" 0 "$NNLAB" --help
+grep_ok "--help: jacobian's options" "$tmp/out" "jacobian --preset P \[--val N\] \[--method M\]"
+check "rows at val 4 on cpu-ref" 0 "$NNLAB" jacobian --preset mlp-jacobian --val 4 --device cpu-ref --seed 3 -q --dump "$tmp/dump"
+grep_ok "names the network" "$tmp/out" "1 -> 20 tanh -> 20 tanh -> 400 at val 4 on cpu-ref, method rows"
+grep_ok "rows of J" "$tmp/out" "1600 rows of J"
+grep_ok "share of FLOPs on zero blocks" "$tmp/out" "75.0% of them on J's zero blocks"
+grep_ok "zero blocks found zero" "$tmp/out" "j != i: 0$"
+grep_ok "compared with forward" "$tmp/out" "vs forward  largest difference"
+grep_ok "explain: the waste and its remedy" "$tmp/out" "75% of these FLOPs multiply zeros: .* per-sample .* and forward .* remove the waste"
+check "per-sample as JSON on cpu" 0 "$NNLAB" jacobian -p mlp-jacobian --val 30 -m per-sample --json
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["method"]=="per-sample" and d["rows"]==12000 and d["max_difference"]<1e-5 and d["zero_block_flops"]==0' "$tmp/out"; then
+    ok "JSON parses, with the figures"
+else
+    not_ok "JSON parses, with the figures"
+fi
+check "--sweep predicts per method" 0 "$NNLAB" jacobian -p mlp-jacobian --val 3 -m forward -q --sweep --gpu-profile t4
+grep_ok "sweep: labelled predicted" "$tmp/out" "val sweep, predicted by the cost model"
+grep_ok "sweep: the GPU named as a profile" "$tmp/out" "GPU: predicted for T4"
+if [ "$(grep -c "(predicted)$" "$tmp/out")" -eq 4 ]; then ok "sweep: a verdict per method"; else not_ok "sweep: a verdict per method"; fi
+grep_ok "explain: the waste named" "$tmp/out" "rows, PyTorch's vectorize=False, would spend 66.6% of its FLOPs on zeros"
+check "rows explains its waste" 0 "$NNLAB" jacobian -p mlp-jacobian --val 100 --device cpu -m per-sample -q
+grep_ok "per-sample: no FLOP on zero blocks" "$tmp/out" "No FLOP of per-sample multiplies J's zero blocks"
+check "unknown method fails" 2 "$NNLAB" jacobian -p mlp-jacobian -m vectorize
+grep_ok "unknown method: the choices" "$tmp/err" "rows, batched, per-sample or forward"
+one_line_err "unknown method: one-line error"
+check "val 0 fails" 2 "$NNLAB" jacobian -p mlp-jacobian --val 0
+one_line_err "val 0: one-line error"
+check "a training preset is refused" 2 "$NNLAB" jacobian -p mnist-mlp-128
+grep_ok "not a jacobian preset" "$tmp/err" "not a jacobian preset"
+check "train refuses the jacobian preset" 2 "$NNLAB" train -p mlp-jacobian
+grep_ok "train: points to nnlab jacobian" "$tmp/err" "nnlab jacobian --preset mlp-jacobian"
+
+# the dump: 3 layers' weights and biases, x, the blocks and the whole J
+for f in linear1.weight linear1.bias linear2.weight linear2.bias linear3.weight linear3.bias x \
+         jacobian_blocks jacobian; do
+    if [ -s "$tmp/dump/$f.npy" ]; then ok "dumped $f.npy"; else not_ok "dumped $f.npy"; fi
+done
+# the python3 on PATH may be another than Debian's, which python3-numpy serves
+numpy_python=
+for py in python3 /usr/bin/python3; do
+    if [ -z "$numpy_python" ] && [ "${NNLAB_TEST_NO_NUMPY:-}" != 1 ] && "$py" -c 'import numpy' 2>/dev/null; then
+        numpy_python=$py
+    fi
+done
+if [ -n "$numpy_python" ]; then
+    if "$numpy_python" - "$tmp/dump" >"$tmp/out" 2>"$tmp/err" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+L = [(np.load(f"{d}/linear{i}.weight.npy"), np.load(f"{d}/linear{i}.bias.npy")) for i in (1, 2, 3)]
+x = np.load(f"{d}/x.npy")
+J = np.load(f"{d}/jacobian.npy")
+B = np.load(f"{d}/jacobian_blocks.npy")
+assert x.dtype == np.float32 and x.shape == (4, 1), x.shape
+assert L[0][0].shape == (20, 1) and L[2][0].shape == (400, 20) and L[2][1].shape == (400,)
+assert J.shape == (4, 400, 4, 1) and B.shape == (4, 400, 1)
+def net(x):
+    h = x.astype(np.float64)
+    for i, (w, b) in enumerate(L):
+        h = h @ w.T.astype(np.float64) + b
+        if i < 2:
+            h = np.tanh(h)
+    return h
+eps = 1e-4
+x64 = x.astype(np.float64)
+fd = (net(x64 + eps) - net(x64 - eps)) / (2 * eps)      # (val, 400): d out_i / d x_i
+for i in range(4):
+    assert np.allclose(J[i, :, i, 0], fd[i], atol=1e-5, rtol=1e-4), i
+    assert np.array_equal(J[i, :, i, :], B[i])
+    for j in range(4):
+        if j != i:
+            assert not J[i, :, j, :].any()
+print("numpy agrees")
+PY
+    then ok "NumPy loads the dump; J matches finite differences"; else not_ok "NumPy loads the dump; J matches finite differences"; fi
+else
+    # NumPy's format 1.0: magic, version 1.0, header length, the dict, 64-byte aligned
+    hdr=$(head -c 10 "$tmp/dump/x.npy" | od -An -tx1 | tr -d ' \n')
+    case $hdr in
+        934e554d505901007600) ok "x.npy header: magic, version 1.0, length 118 (no NumPy here)" ;;
+        *) echo "# header bytes $hdr"; not_ok "x.npy header: magic, version 1.0, length 118 (no NumPy here)" ;;
+    esac
+    grep_ok "x.npy dict (no NumPy here)" "$tmp/dump/x.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 1), }"
+    size=$(wc -c <"$tmp/dump/x.npy")
+    if [ "$size" -eq $((128 + 16)) ]; then ok "x.npy: 128-byte header and 4 floats"; else not_ok "x.npy size $size"; fi
+fi
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,72 @@
+#!/bin/sh
+# tests/tui_jacobian.sh - the lab with the Jacobian preset (issue 13), in a
+# tmux session on its own socket: the preset is listed, its run shows rows
+# of J done and the time, the predicted val sweep with a verdict per method,
+# each method's FLOPs, and Explain names the waste and the methods that
+# remove it. Speaks TAP; skips without tmux.
+: "${NNLAB:=./nnlab}"
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not installed"
+    exit 0
+fi
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+sock=nnlab-jac-test-$$
+T() { tmux -L "$sock" "$@"; }
+sock_file="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
+trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
+XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache"
+export XDG_CONFIG_HOME XDG_CACHE_HOME
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/screen" 2>/dev/null; }
+cap() { T capture-pane -p -t lab >"$tmp/screen" 2>/dev/null; }
+deadline=$(($(date +%s) + 150))
+wait_for() {
+    end=$(($(date +%s) + ${2:-10}))
+    [ "$end" -gt "$deadline" ] && end=$deadline
+    while :; do
+        cap
+        grep -q -E -e "$1" "$tmp/screen" && return 0
+        [ "$(date +%s)" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
+expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
+keys() { T send-keys -t lab "$@"; }
+
+# the sweep needs the CPU's calibration: measured once here, as the lab would
+"$NNLAB" calibrate --device cpu >/dev/null 2>&1
+T new-session -d -s lab -x 132 -y 40 "$NNLAB" || { echo "1..0 # SKIP tmux cannot start a session"; exit 0; }
+expect "the preset is listed" "mlp-jacobian" 10
+i=0
+while ! grep -q '> mlp-jacobian ' "$tmp/screen" && [ $i -lt 12 ]; do keys Up; i=$((i + 1)); wait_for '> mlp-jacobian ' 1; done
+expect "selected" "> mlp-jacobian " 2
+expect "the setup names the task" "task   Jacobian by rows at val = the batch size" 5
+# a small val (the batch field is val for a Jacobian preset) keeps the run short
+keys Tab
+i=0
+while ! wait_for "^│>Batch size " 1 && [ $i -lt 14 ]; do keys Down; i=$((i + 1)); done
+keys 2 0 Enter
+wait_for "Batch size set" 5
+keys Enter
+expect "Enter runs the Jacobian job" "Jacobian by rows at val 20" 60
+expect "the run shows rows of J done and the time" "all 8.0k rows of J in [0-9.]+ s" 60
+expect "the job row counts rows of J" "rows 8.0k/8.0k" 5
+expect "the FLOPs and the passes" "FLOPs 2.71e\+09 in 8000 passes over 20 rows" 5
+expect "the share on zeros per method" "95.0% on zeros" 5
+expect "the predicted val sweep" "val sweep, seconds, predicted" 5
+if [ "$(grep -c -E "(overtakes the CPU at val [0-9]+|CPU stays faster up to val [0-9]+) \(predicted\)" "$tmp/screen")" -eq 4 ]; then
+    ok "a verdict per method"
+else
+    not_ok "a verdict per method"
+fi
+expect "each method's FLOPs beside" "Methods: FLOPs" 5
+# wide enough for Explain beside the panels; e toggles it
+cap
+grep -q "Explain" "$tmp/screen" || keys e
+expect "Explain names the waste" "95% of these FLOPs multiply zeros" 5
+expect "and the methods that remove it" "remove the waste" 5
+keys q
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,192 @@
+/* ui/jacobian_panel.c - see jacobian_panel.h. */
+#include "jacobian_panel.h"
+#include "format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nnlab/jacobian.h"
+#include "nnlab/profile.h"
+#include "util.h"
+
+int ui_jacobian_run(const ui_lab *lab)
+{
+    return lab->dashboard.run.cfg.kind == NN_JOB_JACOBIAN;
+}
+
+static const nn_job_config *run_cfg(const ui_lab *lab)
+{
+    return &lab->dashboard.run.cfg;
+}
+
+/* The network, the val and the method of the run. */
+static int run_shape(const ui_lab *lab, nn_jac_shape *s, long *val, enum nn_jac_method *m)
+{
+    const nn_job_config *c = run_cfg(lab);
+    char err[NN_ERR_LEN];
+    *val = c->jac_val > 0 ? c->jac_val : c->preset.task_val;
+    *m = (enum nn_jac_method)c->jac_method;
+    return nn_jac_shape_from_preset(&c->preset, c->preset.name, s, err, sizeof err);
+}
+
+void ui_jacobian_status(const nn_snapshot *s, char *buf, size_t len)
+{
+    char done[16], total[16], rate[16] = "-", el[16], eta[16] = "-";
+    ui_fmt_si((double)s->step, done, sizeof done);
+    ui_fmt_si((double)s->total_steps, total, sizeof total);
+    ui_fmt_duration(s->elapsed_s, el, sizeof el);
+    if (s->has_rate) {
+        ui_fmt_si(s->samples_per_s, rate, sizeof rate);
+        ui_fmt_duration(s->eta_s, eta, sizeof eta);
+    }
+    snprintf(buf, len, "rows %s/%s  %s rows/s  %s  ETA %s", done, total, rate, el, eta);
+}
+
+void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len)
+{
+    const ui_run *r = &lab->dashboard.run;
+    nn_jac_shape s;
+    long val = 0;
+    enum nn_jac_method m = NN_JAC_ROWS;
+    run_shape(lab, &s, &val, &m);
+    snprintf(buf, len, "nnlab - %s on %s%s%s: Jacobian by %s at val %ld", r->cfg.preset.name, r->j[0].device,
+             r->n_jobs == 2 ? " and " : "", r->n_jobs == 2 ? r->j[1].device : "", nn_jac_method_name(m), val);
+}
+
+/* The predicted sweep for the run's network: this machine's cached CPU
+ * calibration against the GPU's (a profile's when none is cached). Kept
+ * for the last network (UI thread only). 0, or -1 with why. */
+static int sweep_for(const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
+{
+    static nn_jac_sweep sw;
+    static nn_jac_shape last;
+    static int have;
+    nn_calibration cpu, gpu;
+    nn_gpu_profile prof;
+    char err[NN_ERR_LEN];
+    if (have && memcmp(&last, s, sizeof last) == 0) {
+        *out = &sw;
+        return 0;
+    }
+    if (nn_calibration_load("cpu", &cpu) != 0) {
+        *why = "the CPU is not calibrated yet (`nnlab calibrate`, or run a training preset once)";
+        return -1;
+    }
+    if (nn_calibration_load("gpu", &gpu) != 0) {
+        if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) != 0) {
+            *why = "no GPU calibration and no GPU profile found";
+            return -1;
+        }
+        nn_profile_calibration(&prof, &gpu);
+    }
+    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &sw);
+    last = *s;
+    have = 1;
+    *out = &sw;
+    return 0;
+}
+
+static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, ui_rect in, int y)
+{
+    const nn_jac_sweep *sw;
+    const char *why = "";
+    if (sweep_for(s, &sw, &why) != 0) {
+        ui_putf(y, in.x, in.w, ui_attr(lab, UI_DIM), "val sweep: %s", why);
+        return;
+    }
+    ui_putf(y++, in.x, in.w, A_BOLD, "val sweep, seconds, predicted (CPU: this machine; GPU: %s)", sw->gpu_name);
+    char row[512];
+    int n = snprintf(row, sizeof row, "%-11s    ", "val");
+    for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
+        n += snprintf(row + n, sizeof row - (size_t)n, " %8ld", sw->val[i]);
+    ui_put(y++, in.x, in.w, ui_attr(lab, UI_DIM), row);
+    for (int m = 0; m < NN_JAC_METHOD_COUNT && y < in.y + in.h - NN_JAC_METHOD_COUNT; m++)
+        for (int d = 0; d < 2; d++) {
+            n = snprintf(row, sizeof row, "%-11s %-3s", d ? "" : nn_jac_method_name((enum nn_jac_method)m),
+                         d ? "gpu" : "cpu");
+            for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
+                n += snprintf(row + n, sizeof row - (size_t)n, " %8.3g", d ? sw->gpu_s[m][i] : sw->cpu_s[m][i]);
+            ui_put(y++, in.x, in.w, A_NORMAL, row);
+        }
+    for (int m = 0; m < NN_JAC_METHOD_COUNT && y < in.y + in.h; m++) {
+        if (sw->gpu_overtakes[m])
+            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_OK), "%-11s the GPU overtakes the CPU at val %ld (predicted)",
+                    nn_jac_method_name((enum nn_jac_method)m), sw->gpu_overtakes[m]);
+        else
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-11s the CPU stays faster up to val %ld (predicted)",
+                    nn_jac_method_name((enum nn_jac_method)m), sw->val[sw->n - 1]);
+    }
+}
+
+void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
+{
+    const ui_run *r = &lab->dashboard.run;
+    ui_rect in = ui_rect_inner(box);
+    nn_jac_shape s;
+    nn_jac_flops f;
+    long val;
+    enum nn_jac_method m;
+    char title[96], a[16], b[16];
+    if (in.w <= 0 || in.h <= 0 || run_shape(lab, &s, &val, &m) != 0)
+        return;
+    snprintf(title, sizeof title, "Jacobian (val %ld, %s)", val, nn_jac_method_name(m));
+    ui_box(lab, box, title);
+    int y = in.y;
+    for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
+        const nn_snapshot *sn = &r->j[k].snap;
+        ui_fmt_si((double)sn->step, a, sizeof a);
+        ui_fmt_si((double)sn->total_steps, b, sizeof b);
+        if (sn->state == NN_JOB_DONE)
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s all %s rows of J in %.4g s: %.3g rows/s", r->j[k].device, b,
+                    sn->elapsed_s, sn->samples_per_s > 0 ? sn->samples_per_s : (double)sn->total_steps / sn->elapsed_s);
+        else
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s rows done %s of %s, %.1f s so far", r->j[k].device, a, b,
+                    sn->elapsed_s);
+    }
+    nn_jac_flops_of(&s, val, m, &f);
+    if (y < in.y + in.h)
+        ui_putf(y++, in.x, in.w, A_NORMAL, "FLOPs %.3g in %.0f passes over %.0f rows: %.1f%% on J's zero blocks",
+                f.total, f.passes, f.pass_rows, f.total > 0 ? 100 * f.zero / f.total : 0);
+    if (y + 3 < in.y + in.h)
+        draw_sweep(lab, &s, in, y + 1);
+}
+
+void ui_jacobian_draw_side(ui_lab *lab, ui_rect box)
+{
+    ui_rect in = ui_rect_inner(box);
+    nn_jac_shape s;
+    long val;
+    enum nn_jac_method m;
+    if (in.w <= 0 || in.h <= 0 || run_shape(lab, &s, &val, &m) != 0)
+        return;
+    ui_box(lab, box, "Methods: FLOPs");
+    int y = in.y;
+    for (int k = 0; k < NN_JAC_METHOD_COUNT && y + 1 < in.y + in.h; k++) {
+        nn_jac_flops f;
+        nn_jac_flops_of(&s, val, (enum nn_jac_method)k, &f);
+        ui_putf(y++, in.x, in.w, k == (int)m ? A_BOLD : A_NORMAL, "%-10s %9.3g", nn_jac_method_name((enum nn_jac_method)k),
+                f.total);
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "  %.1f%% on zeros", f.total > 0 ? 100 * f.zero / f.total : 0);
+    }
+}
+
+void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
+{
+    ui_rect in = ui_rect_inner(box);
+    nn_jac_shape s;
+    long val;
+    enum nn_jac_method m;
+    char why[1024];
+    if (in.w <= 0 || in.h <= 0 || run_shape(lab, &s, &val, &m) != 0)
+        return;
+    ui_box(lab, box, replaces ? "Explain (e: back)" : "Explain: the waste");
+    nn_jac_explain(&s, val, m, why, sizeof why);
+    int y = in.y + ui_put_wrapped(in.y, in.x, in.w, in.h, A_NORMAL, why);
+    const nn_jac_sweep *sw;
+    const char *skip = "";
+    if (y + 1 < in.y + in.h && sweep_for(&s, &sw, &skip) == 0 && sw->gpu_overtakes[m]) {
+        snprintf(why, sizeof why, "The GPU is predicted to overtake this machine's CPU for %s from val %ld "
+                 "on (%s).", nn_jac_method_name(m), sw->gpu_overtakes[m], sw->gpu_name);
+        ui_put_wrapped(y + 1, in.x, in.w, in.y + in.h - y - 1, ui_attr(lab, UI_DIM), why);
+    }
+}
