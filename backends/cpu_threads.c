@@ -358,6 +358,25 @@ static int read_ticks(const cpu_set_t *set, double busy[], double total[], int m
     return 0;
 }
 
+/* This process's own user and system ticks (/proc/self/stat: utime and
+ * stime, the 14th and 15th fields, in the same ticks as /proc/stat); -1
+ * when unreadable. Its own threads (a pool of a backend just closed, still
+ * spinning down; a calibration's) are not another program's load. */
+static double own_ticks(void)
+{
+    char line[1024];
+    unsigned long long ut, st;
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return -1;
+    char *got = fgets(line, sizeof line, f);
+    fclose(f);
+    const char *p = got ? strrchr(line, ')') : NULL;   /* the name may hold blanks */
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st);
+}
+
 /* The cores of set other programs kept busy over PROBE_MS (each core's busy
  * share, added up); 0 when /proc/stat cannot tell. */
 static double busy_cores(const cpu_set_t *set)
@@ -368,15 +387,23 @@ static double busy_cores(const cpu_set_t *set)
     double sum = 0;
     memset(t0, 0, sizeof t0);
     memset(t1, 0, sizeof t1);
+    double own0 = own_ticks();
     if (read_ticks(set, b0, t0, MAXC) != 0)
         return 0;
     nanosleep(&ts, NULL);
     if (read_ticks(set, b1, t1, MAXC) != 0)
         return 0;
+    double own1 = own_ticks(), ticks = 0;
+    int cores = 0;
     for (int c = 0; c < MAXC; c++)
-        if (t1[c] > t0[c])
+        if (t1[c] > t0[c]) {
             sum += (b1[c] - b0[c]) / (t1[c] - t0[c]);
-    return sum;
+            ticks += t1[c] - t0[c];
+            cores++;
+        }
+    if (own0 >= 0 && own1 >= own0 && cores > 0 && ticks > 0)
+        sum -= (own1 - own0) / (ticks / cores);    /* our own share, in cores */
+    return sum > 0 ? sum : 0;
 }
 
 /* The rule at the top: the cores this process may use less those taken. */

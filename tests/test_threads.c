@@ -113,6 +113,50 @@ static void test_default_threads_leave_a_busy_core(void **state)
     nn_backend_close(&b);
 }
 
+/* A thread of this process spinning on one of its two cores: its own load,
+ * not another program's, so the default count stays two (it was one: a
+ * calibration's pool still spinning made the next job's backend take one
+ * thread on an idle machine). Waits out the last probe's reuse first. */
+static atomic_int spin_stop;
+
+static void *spin_thread(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&spin_stop))
+        ;
+    return NULL;
+}
+
+static void test_own_threads_are_not_a_busy_core(void **state)
+{
+    (void)state;
+    int cpu[2];
+    pthread_t t;
+    nn_backend b;
+    nn_backend_config dflt = { .threads = 0 };
+    if (two_cpus(cpu) != 0) {
+        print_message("# SKIP: fewer than two CPUs\n");
+        skip();
+    }
+    pin(0, cpu[0], cpu[1]);
+    sleep_ms(2100);                          /* past PROBE_REUSE_S */
+    atomic_store(&spin_stop, 0);
+    assert_int_equal(pthread_create(&t, NULL, spin_thread, NULL), 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu[1], &one);
+    assert_int_equal(pthread_setaffinity_np(t, sizeof one, &one), 0);
+    sleep_ms(100);                           /* spinning by now */
+    int rc = nn_backend_open(&b, &nn_backend_cpu, &dflt);
+    int got = rc == 0 ? opened_threads(&b) : -1;
+    if (rc == 0)
+        nn_backend_close(&b);
+    atomic_store(&spin_stop, 1);
+    pthread_join(t, NULL);
+    print_message("# a thread of our own busy on one of 2 cores: %d thread(s) by default\n", got);
+    assert_int_equal(got, 2);
+}
+
 /* ---- operations with late workers ------------------------------------------------ */
 
 typedef struct count_task {
@@ -210,6 +254,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_threads_leave_a_busy_core),
+        cmocka_unit_test(test_own_threads_are_not_a_busy_core),
         cmocka_unit_test(test_operations_never_wait_for_absent_workers),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
