@@ -207,7 +207,6 @@ static int train_epoch(nn_job *job, int epoch)
          pos += job->cfg.batch) {
         /* a cancel still reports the steps run since the last report, so
          * the run ends with the loss of what it trained */
-        if (engine_honour_requests(job))
         if (engine_honour_requests(job)) {
             rc = engine_report_loss(job, epoch, in_epoch, since_report);
             return rc != 0 ? rc : 1;
