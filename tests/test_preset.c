@@ -913,7 +913,7 @@ typedef struct bad_case {
 static bad_case bad_cases[] = {
     { "bad-syntax.ini", { "syntax error: line 4", "this line has no equals sign" } },
     { "bad-unknown-section.ini", { "[trian]", "unknown section" } },
-    { "bad-unknown-key.ini", { "[layer2] kernel: not a key of a relu layer" } },
+    { "bad-unknown-key.ini", { "[layer2] kernel: not a key of a layer of type relu" } },
     { "bad-static-key.ini", { "[train] bach: not a key of [train]", "batch" } },
     { "bad-number.ini", { "[train] batch = 3x", "not a whole number" } },
     { "bad-empty-number.ini", { "[train] epochs = : no value given" } },
@@ -921,7 +921,7 @@ static bad_case bad_cases[] = {
     { "bad-batch-range.ini", { "[train] batch = 0", "must be in 1..1048576" } },
     { "bad-float-overflow.ini", { "[optimizer] lr = 1e40", "too large for a float" } },
     { "bad-dropout-p.ini", { "[layer2] p = 1", "[0, 1)" } },
-    { "bad-missing-key.ini", { "[layer1] out: missing", "a linear layer needs out" } },
+    { "bad-missing-key.ini", { "[layer1] out: missing", "a layer of type linear needs out" } },
     { "bad-missing-type.ini", { "[layer2] type: missing", "linear, conv2d" } },
     { "bad-missing-set.ini", { "[data] set: missing", "mnist, cifar10 or random" } },
     { "bad-enum.ini", { "[train] loss = foo: expected cross_entropy or mse" } },
@@ -961,11 +961,11 @@ static bad_case bad_cases[] = {
     { "bad-graph-self.ini", { "[layer2] input = layer2: names the layer itself", "no cycles" } },
     { "bad-graph-add-shape.ini", { "[layer3] inputs = layer1, layer2", "gives 8, the second 4", "same shape" } },
     { "bad-graph-slice.ini", { "[layer2] to = 9: past the end", "gives 8 features" } },
-    { "bad-graph-weights-kind.ini", { "[layer4] weights = layer1", "a linear layer, this one a conv1d" } },
+    { "bad-graph-weights-kind.ini", { "[layer4] weights = layer1", "of type linear, this one of type conv1d" } },
     { "bad-graph-weights-shape.ini", { "[layer2] weights = layer1", "linear 12->8, this one linear 8->4", "same shapes" } },
     { "bad-graph-dead.ini", { "[layer2] type = relu", "does not use this layer" } },
     { "bad-graph-ref.ini", { "[layer2] input = 1", "like layer3" } },
-    { "bad-graph-add-input.ini", { "[layer2] input: not a key of a add layer", "inputs" } },
+    { "bad-graph-add-input.ini", { "[layer2] input: not a key of a layer of type add", "inputs" } },
 };
 
 static void test_bad_fixture(void **state)

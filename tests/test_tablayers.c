@@ -298,7 +298,7 @@ static void test_preset_key_errors(void **state)
     expect_error("type = batchnorm\nvirtual_batch = -1", "[layer1] virtual_batch = -1: must be in 0..");
     expect_error("type = batchnorm\neps = 0", "[layer1] eps = 0: must be > 0");
     expect_error("type = batchnorm\nin = 5", "[layer1] in = 5: the data gives 6");
-    expect_error("type = batchnorm\nsparsity = 1", "[layer1] sparsity: not a key of a batchnorm layer");
+    expect_error("type = batchnorm\nsparsity = 1", "[layer1] sparsity: not a key of a layer of type batchnorm");
     expect_error("type = sparsemax\nsparsity = -1", "[layer1] sparsity = -1: must be >= 0");
     expect_error_at(5, "type = glu", "[layer1] type = glu: splits its input in two halves, but the data gives 5 features");
 }

@@ -87,7 +87,7 @@ int nn_graph_check_weights(const nn_checker *c, const nn_preset *p, int i)
     describe(l, mine, sizeof mine);
     describe(owner, theirs, sizeof theirs);
     if (owner->kind != l->kind)
-        return nn_layer_error(c, i, l, "weights", "[layer%d] is a %s layer, this one a %s: only layers of the same kind share weights",
+        return nn_layer_error(c, i, l, "weights", "[layer%d] is of type %s, this one of type %s: only layers of the same type share weights",
                               l->weights, nn_layer_kind_name(owner->kind), nn_layer_kind_name(l->kind));
     return nn_layer_error(c, i, l, "weights", "[layer%d] is %s, this one %s: shared weights need the same shapes",
                           l->weights, theirs, mine);

@@ -292,7 +292,7 @@ static int check_key(const reader *r, const nn_preset *p, const char *section, c
         if (!strcmp(key, "type") || nn_layer_takes_key(l->kind, key))
             return 0;
         nn_layer_key_list(l->kind, 0, list, sizeof list);
-        return nn_errorf(r->c.err, r->c.err_len, "%s: [%s] %s: not a key of a %s layer (its keys: %s)",
+        return nn_errorf(r->c.err, r->c.err_len, "%s: [%s] %s: not a key of a layer of type %s (its keys: %s)",
                          r->file, section, key, nn_layer_kind_name(l->kind), list);
     }
     if (nn_is_text_key(section, key))
@@ -354,7 +354,7 @@ static int read_layer(const reader *r, int i, nn_layer_spec *l)
     l->kind = kind;
     snprintf(section, sizeof section, "layer%d", i + 1);
     nn_layer_key_list(kind, 1, list, sizeof list);
-    snprintf(need, sizeof need, "a %s layer needs %s", d->name, list);
+    snprintf(need, sizeof need, "a layer of type %s needs %s", d->name, list);
     unsigned keys = nn_layer_keys_of(kind);
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
