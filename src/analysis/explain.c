@@ -151,10 +151,14 @@ int nn_framework_ops(const nn_preset *p, const nn_cost *c)
         const nn_layer_cost *l = &c->layers[i];
         if (l->fwd.bytes <= 0)
             continue;                /* a view */
-        if (l->params > 0) {
-            /* layer and bias; dW, db and dx (not for a layer reading the data) */
-            ops += 2 + 2 + nn_layer_needs_any_dx(p->layers, i);
-            tensors += 2;                   /* weight and bias */
+        const nn_layer_spec *s = &p->layers[i];
+        if (nn_layer_weights(s) > 0) {
+            /* the layer and its bias; dW, db and dx (not for a layer reading the
+             * data); a layer using another's weights (l->params 0) still runs
+             * them, its optimiser tensors are its owner's */
+            int bias = nn_layer_bias(s) > 0;
+            ops += 1 + bias + 1 + bias + nn_layer_needs_any_dx(p->layers, i);
+            tensors += l->params > 0 ? 1 + bias : 0;
         } else {
             ops += 1 + (l->bwd.bytes > 0);
         }
