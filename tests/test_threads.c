@@ -140,17 +140,30 @@ static void test_own_threads_are_not_a_busy_core(void **state)
     }
     pin(0, cpu[0], cpu[1]);
     sleep_ms(2100);                          /* past PROBE_REUSE_S */
+    assert_int_equal(nn_backend_open(&b, &nn_backend_cpu, &dflt), 0);
+    int quiet = opened_threads(&b);
+    nn_backend_close(&b);
+    if (quiet < 2) {                         /* another program (a test beside us) is busy */
+        print_message("# SKIP: this machine is busy (%d thread by default without our spinning)\n",
+                      quiet);
+        skip();
+    }
     atomic_store(&spin_stop, 0);
     assert_int_equal(pthread_create(&t, NULL, spin_thread, NULL), 0);
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu[1], &one);
     assert_int_equal(pthread_setaffinity_np(t, sizeof one, &one), 0);
-    sleep_ms(100);                           /* spinning by now */
-    int rc = nn_backend_open(&b, &nn_backend_cpu, &dflt);
-    int got = rc == 0 ? opened_threads(&b) : -1;
-    if (rc == 0)
-        nn_backend_close(&b);
+    /* up to three fresh probes: a test starting beside us can take a core
+     * for one of them; counting our own thread takes it for all three */
+    int got = -1;
+    for (int attempt = 0; attempt < 3 && got != 2; attempt++) {
+        sleep_ms(2100);                      /* past PROBE_REUSE_S; spinning by now */
+        int rc = nn_backend_open(&b, &nn_backend_cpu, &dflt);
+        got = rc == 0 ? opened_threads(&b) : -1;
+        if (rc == 0)
+            nn_backend_close(&b);
+    }
     atomic_store(&spin_stop, 1);
     pthread_join(t, NULL);
     print_message("# a thread of our own busy on one of 2 cores: %d thread(s) by default\n", got);
