@@ -78,6 +78,12 @@ int nn_cpu_threads_for(const nn_backend *b, double work, double min_per_thread);
  * a time by at most `parts` threads. */
 void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx);
 
+/* The cores other programs kept busy over a probe: each core's busy share
+ * (busy[c] of total[c] ticks) added up, less this process's own `own` ticks
+ * in cores (its threads, e.g. a pool still spinning down, are not another
+ * program's load); never below 0. */
+double nn_cpu_others_busy(int cores, const double busy[], const double total[], double own);
+
 /* For tests (tests/test_threads.c): while hold is set, the workers join no
  * operation, as when other programs have their cores; each operation must
  * still end, run by the threads that take part. */

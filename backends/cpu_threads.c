@@ -377,14 +377,26 @@ static double own_ticks(void)
     return (double)(ut + st);
 }
 
+double nn_cpu_others_busy(int cores, const double busy[], const double total[], double own)
+{
+    double sum = 0, ticks = 0;
+    for (int c = 0; c < cores; c++) {
+        sum += busy[c] / total[c];
+        ticks += total[c];
+    }
+    if (cores > 0 && ticks > 0)
+        sum -= own / (ticks / cores);       /* our own share, in cores */
+    return sum > 0 ? sum : 0;
+}
+
 /* The cores of set other programs kept busy over PROBE_MS (each core's busy
  * share, added up); 0 when /proc/stat cannot tell. */
 static double busy_cores(const cpu_set_t *set)
 {
     enum { MAXC = CPU_SETSIZE };
     static double b0[MAXC], t0[MAXC], b1[MAXC], t1[MAXC];   /* under probe_lock */
+    static double busy[MAXC], total[MAXC];
     struct timespec ts = { 0, PROBE_MS * 1000000L };
-    double sum = 0;
     memset(t0, 0, sizeof t0);
     memset(t1, 0, sizeof t1);
     double own0 = own_ticks();
@@ -393,17 +405,14 @@ static double busy_cores(const cpu_set_t *set)
     nanosleep(&ts, NULL);
     if (read_ticks(set, b1, t1, MAXC) != 0)
         return 0;
-    double own1 = own_ticks(), ticks = 0;
+    double own1 = own_ticks();
     int cores = 0;
     for (int c = 0; c < MAXC; c++)
         if (t1[c] > t0[c]) {
-            sum += (b1[c] - b0[c]) / (t1[c] - t0[c]);
-            ticks += t1[c] - t0[c];
-            cores++;
+            busy[cores] = b1[c] - b0[c];
+            total[cores++] = t1[c] - t0[c];
         }
-    if (own0 >= 0 && own1 >= own0 && cores > 0 && ticks > 0)
-        sum -= (own1 - own0) / (ticks / cores);    /* our own share, in cores */
-    return sum > 0 ? sum : 0;
+    return nn_cpu_others_busy(cores, busy, total, own0 >= 0 && own1 >= own0 ? own1 - own0 : 0);
 }
 
 /* The rule at the top: the cores this process may use less those taken. */

@@ -113,61 +113,23 @@ static void test_default_threads_leave_a_busy_core(void **state)
     nn_backend_close(&b);
 }
 
-/* A thread of this process spinning on one of its two cores: its own load,
- * not another program's, so the default count stays two (it was one: a
- * calibration's pool still spinning made the next job's backend take one
- * thread on an idle machine). Waits out the last probe's reuse first. */
-static atomic_int spin_stop;
-
-static void *spin_thread(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&spin_stop))
-        ;
-    return NULL;
-}
-
-static void test_own_threads_are_not_a_busy_core(void **state)
+/* The probe's arithmetic (nn_cpu_others_busy): a core kept busy by a thread
+ * of this process is not another program's (a calibration's pool still
+ * spinning made the next job's backend take one thread on an idle machine);
+ * one kept busy by another program still counts. Ticks as /proc/stat gives
+ * them over a 50 ms probe: 5 per core. */
+static void test_own_ticks_are_not_another_programs(void **state)
 {
     (void)state;
-    int cpu[2];
-    pthread_t t;
-    nn_backend b;
-    nn_backend_config dflt = { .threads = 0 };
-    if (two_cpus(cpu) != 0) {
-        print_message("# SKIP: fewer than two CPUs\n");
-        skip();
-    }
-    pin(0, cpu[0], cpu[1]);
-    sleep_ms(2100);                          /* past PROBE_REUSE_S */
-    assert_int_equal(nn_backend_open(&b, &nn_backend_cpu, &dflt), 0);
-    int quiet = opened_threads(&b);
-    nn_backend_close(&b);
-    if (quiet < 2) {                         /* another program (a test beside us) is busy */
-        print_message("# SKIP: this machine is busy (%d thread by default without our spinning)\n",
-                      quiet);
-        skip();
-    }
-    atomic_store(&spin_stop, 0);
-    assert_int_equal(pthread_create(&t, NULL, spin_thread, NULL), 0);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu[1], &one);
-    assert_int_equal(pthread_setaffinity_np(t, sizeof one, &one), 0);
-    /* up to three fresh probes: a test starting beside us can take a core
-     * for one of them; counting our own thread takes it for all three */
-    int got = -1;
-    for (int attempt = 0; attempt < 3 && got != 2; attempt++) {
-        sleep_ms(2100);                      /* past PROBE_REUSE_S; spinning by now */
-        int rc = nn_backend_open(&b, &nn_backend_cpu, &dflt);
-        got = rc == 0 ? opened_threads(&b) : -1;
-        if (rc == 0)
-            nn_backend_close(&b);
-    }
-    atomic_store(&spin_stop, 1);
-    pthread_join(t, NULL);
-    print_message("# a thread of our own busy on one of 2 cores: %d thread(s) by default\n", got);
-    assert_int_equal(got, 2);
+    const double total[2] = { 5, 5 };
+    const double our_spin[2] = { 5, 0 }, other_spin[2] = { 0, 5 }, both[2] = { 5, 5 };
+    assert_true(nn_cpu_others_busy(2, our_spin, total, 5) < 0.5);     /* free cores: 2 */
+    assert_true(nn_cpu_others_busy(2, our_spin, total, 4) < 0.5);     /* ticks land unevenly */
+    assert_true(nn_cpu_others_busy(2, other_spin, total, 0) > 0.5);   /* free cores: 1 */
+    assert_true(nn_cpu_others_busy(2, both, total, 5) > 0.5);
+    assert_true(nn_cpu_others_busy(2, both, total, 5) < 1.5);
+    assert_true(nn_cpu_others_busy(2, our_spin, total, 6) == 0);      /* never below 0 */
+    assert_true(nn_cpu_others_busy(0, NULL, NULL, 3) == 0);
 }
 
 /* ---- operations with late workers ------------------------------------------------ */
@@ -267,7 +229,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_threads_leave_a_busy_core),
-        cmocka_unit_test(test_own_threads_are_not_a_busy_core),
+        cmocka_unit_test(test_own_ticks_are_not_another_programs),
         cmocka_unit_test(test_operations_never_wait_for_absent_workers),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
