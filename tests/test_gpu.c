@@ -429,6 +429,17 @@ static void load_shipped(const char *name, nn_preset *p)
         fail_msg("%s", err);
 }
 
+/* A test fixture, looked for in NNLAB_FIXTURES_DIR first (a bundle away from
+ * the source tree). */
+static void load_fixture(const char *name, nn_preset *p)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    const char *dir = getenv("NNLAB_FIXTURES_DIR");
+    snprintf(path, sizeof path, "%s/%s.ini", dir && *dir ? dir : FIXTURES_DIR, name);
+    if (nn_preset_load(path, p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
 /* Runs cfg to the end: its loss points (at most max) and final snapshot. */
 static long run_job(const nn_job_config *cfg, nn_loss_point *pts, long max, nn_snapshot *s)
 {
@@ -497,17 +508,12 @@ static void curve_case(const char *preset)
 
 /* A graph network (tests/fixtures/graph-net.ini: a branch, a shared weight,
  * a tensor read by several layers; add, mul, slice): gradients summed on the
- * device (accumulate), recorded in a CUDA graph like the rest. Looked for in
- * NNLAB_FIXTURES_DIR first (a bundle away from the source tree). */
+ * device (accumulate), recorded in a CUDA graph like the rest. */
 static void test_curve_graph_net(void **state)
 {
-    char path[NN_PATH_LEN], err[NN_ERR_LEN];
-    const char *dir = getenv("NNLAB_FIXTURES_DIR");
     nn_preset p;
     (void)state;
-    snprintf(path, sizeof path, "%s/graph-net.ini", dir && *dir ? dir : FIXTURES_DIR);
-    if (nn_preset_load(path, &p, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    load_fixture("graph-net", &p);
     curve_of("graph-net", &p);
 }
 
@@ -522,12 +528,7 @@ static void test_curve_tab_layers(void **state)
     nn_job_config cfg;
     nn_loss_point a[64], b[64];
     nn_snapshot sa, sb;
-    char err[NN_ERR_LEN];
-    const char *dir = getenv("NNLAB_FIXTURES_DIR");
-    char path[NN_PATH_LEN];
-    snprintf(path, sizeof path, "%s/tab-layers.ini", dir && *dir ? dir : FIXTURES_DIR);
-    if (nn_preset_load(path, &p, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    load_fixture("tab-layers", &p);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 80;
     cfg.log_every = 4;
