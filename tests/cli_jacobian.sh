@@ -38,7 +38,10 @@ fi
 check "--sweep predicts per method" 0 "$NNLAB" jacobian -p mlp-jacobian --val 3 -m forward -q --sweep --gpu-profile t4
 grep_ok "sweep: labelled predicted" "$tmp/out" "val sweep, predicted by the cost model"
 grep_ok "sweep: the GPU named as a profile" "$tmp/out" "GPU: predicted for T4"
-if [ "$(grep -c "(predicted)$" "$tmp/out")" -eq 4 ]; then ok "sweep: a verdict per method"; else not_ok "sweep: a verdict per method"; fi
+if [ "$(grep -c "(predicted)$" "$tmp/out")" -eq 8 ]; then ok "sweep: a verdict per method and way"; else not_ok "sweep: a verdict per method and way"; fi
+grep_ok "sweep: the framework-eager way, with its per-operation costs" "$tmp/out" "a framework in eager mode (as PyTorch's jacobian; rows is vectorize=False)"
+grep_ok "sweep: the framework's costs named" "$tmp/out" "host overhead an operation 10 us on the CPU, 30 us on the GPU"
+grep_ok "sweep: the run's method in words" "$tmp/out" "run by a framework in eager mode, forward on the GPU overtakes this machine's CPU"
 grep_ok "explain: the waste named" "$tmp/out" "rows, PyTorch's vectorize=False, would spend 66.6% of its FLOPs on zeros"
 check "rows explains its waste" 0 "$NNLAB" jacobian -p mlp-jacobian --val 100 --device cpu -m per-sample -q
 grep_ok "per-sample: no FLOP on zero blocks" "$tmp/out" "No FLOP of per-sample multiplies J's zero blocks"

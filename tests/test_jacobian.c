@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "jacobian_check.h"
+#include "nnlab/profile.h"
 #include "npy.h"
 #include "test_tmp.h"
 #include "util.h"
@@ -148,6 +149,74 @@ static void test_flops(void **state)
     assert_true(f[NN_JAC_FORWARD].total == f[NN_JAC_FORWARD].forward + f[NN_JAC_FORWARD].derivative);
 }
 
+/* A CPU as the cost model sees it, fixed for the test: 40 GFLOP/s, 20
+ * GB/s, 0.02 us an op, no rate curves (every product at the sgemm rate). */
+static void fixed_cpu(nn_calibration *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->device, "cpu");
+    c->gemm_gflops = 40;
+    c->mem_gbps = 20;
+    c->op_us = 0.02;
+}
+
+static int sweep_index(const nn_jac_sweep *sw, long val)
+{
+    for (int i = 0; i < sw->n; i++)
+        if (sw->val[i] == val)
+            return i;
+    fail_msg("val %ld not in the sweep", val);
+    return -1;
+}
+
+/* The framework-eager line of the val sweep reproduces the seed's lesson:
+ * run eagerly by a framework, rows on a T4 loses to the CPU at val 100 and
+ * wins at 1000; nnlab's own passes (a graph replay on the GPU) do not pay
+ * that overhead. */
+static void test_framework_sweep(void **state)
+{
+    nn_jac_shape s = { 3, { 1, 20, 20, 400 }, { 1, 1, 0 } };
+    nn_calibration cpu, gpu;
+    nn_gpu_profile t4;
+    nn_jac_framework fw;
+    static nn_jac_sweep sw;
+    char err[NN_ERR_LEN];
+    (void)state;
+    fixed_cpu(&cpu);
+    if (nn_profile_load(PROFILES_SRCDIR "/t4.ini", &t4, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_profile_calibration(&t4, &gpu);
+    fw.cpu_op_us = t4.framework_op_us;
+    fw.gpu_op_us = nn_profile_framework_gpu_us(&t4);
+    assert_true(fw.cpu_op_us == 10 && fw.gpu_op_us == 30);
+    /* By hand on the T4: every operation of a pass is overhead-bound (a
+     * product's 1.6 MFLOP take 0.2 us at 8,141 GFLOP/s, its 200 KB 0.6 us
+     * at 320 GB/s): 8 kernels (3 products, 2 tanh derivatives, ones, zeros,
+     * copy_) x (2.5 + 30) + 7 views x 30 = 470 us a pass, 40,000 passes. */
+    double t = nn_jac_predict_framework_s(&s, 100, NN_JAC_ROWS, &gpu, fw.gpu_op_us);
+    assert_true(fabs(t - 40000 * 470e-6) < 0.001 * t);
+    nn_jac_sweep_predict(&s, NULL, 0, &cpu, &gpu, &fw, &sw);
+    /* the framework's overhead comes on top of the same work (on the GPU,
+     * nnlab also reads J back, which a framework leaves on the device: rows
+     * alone is compared there) */
+    for (int i = 0; i < sw.n; i++) {
+        for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
+            assert_true(sw.cpu_s[NN_JAC_WAY_FRAMEWORK][m][i] > sw.cpu_s[NN_JAC_WAY_NNLAB][m][i]);
+        assert_true(sw.gpu_s[NN_JAC_WAY_FRAMEWORK][NN_JAC_ROWS][i] > 10 * sw.gpu_s[NN_JAC_WAY_NNLAB][NN_JAC_ROWS][i]);
+    }
+    int at100 = sweep_index(&sw, 100), at1000 = sweep_index(&sw, 1000);
+    const double *fc = sw.cpu_s[NN_JAC_WAY_FRAMEWORK][NN_JAC_ROWS], *fg = sw.gpu_s[NN_JAC_WAY_FRAMEWORK][NN_JAC_ROWS];
+    assert_true(fg[at100] > 2 * fc[at100]);
+    assert_true(fg[at1000] < fc[at1000]);
+    assert_int_equal(sw.gpu_overtakes[NN_JAC_WAY_FRAMEWORK][NN_JAC_ROWS], 1000);
+    assert_int_equal(sw.gpu_overtakes[NN_JAC_WAY_NNLAB][NN_JAC_ROWS], 10);
+    char verdict[1024];
+    nn_jac_sweep_verdict(&sw, NN_JAC_ROWS, 100, verdict, sizeof verdict);
+    assert_non_null(strstr(verdict, "rows on the GPU overtakes this machine's CPU from val 1000 on"));
+    assert_non_null(strstr(verdict, "10 us on the CPU, 30 us on a GPU"));
+    assert_non_null(strstr(verdict, "with nnlab's own passes, from val 10 on"));
+}
+
 /* NumPy's format 1.0: magic, version, little-endian length, the dict with
  * Python's tuple, spaces and '\n' to a multiple of 64. */
 static void test_npy_header(void **state)
@@ -252,7 +321,7 @@ static void test_pause_resume_cancel(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_method_names),  cmocka_unit_test(test_flops), cmocka_unit_test(test_npy_header),
+        cmocka_unit_test(test_method_names),  cmocka_unit_test(test_flops), cmocka_unit_test(test_framework_sweep), cmocka_unit_test(test_npy_header),
         cmocka_unit_test(test_cpu_ref_methods), cmocka_unit_test(test_cpu_methods),
         cmocka_unit_test(test_cpu_matches_ref), cmocka_unit_test(test_init_bounds),
         cmocka_unit_test(test_bad_config), cmocka_unit_test(test_task_section),

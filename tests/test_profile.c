@@ -41,7 +41,8 @@
  *    2 x input bytes at the bandwidth);
  *  - nnlab eager: 17 launches (16 ops + the gather) x 2.5 = 42.5 us, and
  *    the same gather;
- *  - framework eager: 50 launches x (2.5 + 10 us of framework) = 625 us
+ *  - framework eager: 50 launches x (2.5 + 10 + 20 us of framework: its
+ *    host cost on either device, and its further cost on a GPU) = 1,625 us
  *    (nn_framework_ops: per working layer its kernel, and a bias kernel for
  *    the 3 with parameters = 10; backward: relu, pool x 2 = 4, conv1 dW db
  *    = 2, conv2 and linear dx dW db = 6; the loss 4; 6 parameter tensors x
@@ -49,45 +50,45 @@
  *    2 x 10 us fixed (samples, labels) + input / the pageable rate + the
  *    host gathering it, 2 x input / 10 GB/s; the loss read back, 10 us.
  * The input is 4 x 3,072 floats + 4 labels = 49,168 B at batch 4,
- * 12,587,008 B at 1024. Launch 2.5, graph 4 + 0.6 a node, framework 10,
+ * 12,587,008 B at 1024. Launch 2.5, graph 4 + 0.6 a node, framework 10 + 20,
  * copies 10 us fixed, host memcpy 10 GB/s and read-back 10 us are the same
  * in every shipped profile.
  *
  * T4 (8,141 GFLOP/s, 320 GB/s: ridge 25.4 FLOP/byte; pageable copies 6.3 GB/s):
  *   batch 4: FLOP-bound: conv2 fwd, conv2 bwd; work = 5,772,800 F / 8,141,000 + 1,416,200 B / 320,000 = 5.1347 us
  *     graph 21.5420 = 16.1 + copy 0.3073 + work; eager 47.9420 = 42.5 + copy + work;
- *     framework 677.7728 = 625 + copies 37.6380 + read-back 10 + work
+ *     framework 1677.7728 = 1625 + copies 37.6380 + read-back 10 + work
  *   batch 1024: FLOP-bound: conv2 fwd, conv2 bwd; work = 1,477,836,800 F / 8,141,000 + 314,258,360 B / 320,000 = 1163.5875 us
  *     graph 1258.3563 = 16.1 + copy 78.6688 + work; eager 1284.7563 = 42.5 + copy + work;
- *     framework 6333.9269 = 625 + copies 4535.3394 + read-back 10 + work
+ *     framework 7333.9269 = 1625 + copies 4535.3394 + read-back 10 + work
  * RTX 3060 (12,740 GFLOP/s, 360 GB/s: ridge 35.4 FLOP/byte; pageable copies 12.6 GB/s):
  *   batch 4: FLOP-bound: conv2 fwd; work = 1,926,400 F / 12,740,000 + 1,549,896 B / 360,000 = 4.4565 us
  *     graph 20.8296 = 16.1 + copy 0.2732 + work; eager 47.2296 = 42.5 + copy + work;
- *     framework 673.1923 = 625 + copies 33.7358 + read-back 10 + work
+ *     framework 1673.1923 = 1625 + copies 33.7358 + read-back 10 + work
  *   batch 1024: FLOP-bound: conv2 fwd; work = 493,158,400 F / 12,740,000 + 343,572,216 B / 360,000 = 993.0767 us
  *     graph 1079.1045 = 16.1 + copy 69.9278 + work; eager 1105.5045 = 42.5 + copy + work;
- *     framework 5164.4472 = 625 + copies 3536.3705 + read-back 10 + work
+ *     framework 6164.4472 = 1625 + copies 3536.3705 + read-back 10 + work
  * RTX 4090 (82,580 GFLOP/s, 1,008 GB/s: ridge 81.9 FLOP/byte; pageable copies 12.6 GB/s):
  *   batch 4: FLOP-bound: none; work = 0 F / 82,580,000 + 1,603,976 B / 1,008,000 = 1.5912 us
  *     graph 17.7888 = 16.1 + copy 0.0976 + work; eager 44.1888 = 42.5 + copy + work;
- *     framework 670.3271 = 625 + copies 33.7358 + read-back 10 + work
+ *     framework 1670.3271 = 1625 + copies 33.7358 + read-back 10 + work
  *   batch 1024: FLOP-bound: none; work = 0 F / 82,580,000 + 354,952,376 B / 1,008,000 = 352.1353 us
  *     graph 393.2095 = 16.1 + copy 24.9742 + work; eager 419.6095 = 42.5 + copy + work;
- *     framework 4523.5058 = 625 + copies 3536.3705 + read-back 10 + work
+ *     framework 5523.5058 = 1625 + copies 3536.3705 + read-back 10 + work
  * A100 (19,500 GFLOP/s, 1,555 GB/s: ridge 12.5 FLOP/byte; pageable copies 12.6 GB/s):
  *   batch 4: FLOP-bound: conv1 fwd, conv1 bwd, conv2 fwd, conv2 bwd; work = 11,455,232 F / 19,500,000 + 1,088,456 B / 1,555,000 = 1.2874 us
  *     graph 17.4507 = 16.1 + copy 0.0632 + work; eager 43.8507 = 42.5 + copy + work;
- *     framework 670.0232 = 625 + copies 33.7358 + read-back 10 + work
+ *     framework 1670.0232 = 1625 + copies 33.7358 + read-back 10 + work
  *   batch 1024: FLOP-bound: conv1 fwd, conv1 bwd, conv2 fwd, conv2 bwd; work = 2,932,539,392 F / 19,500,000 + 231,286,136 B / 1,555,000 = 299.1237 us
  *     graph 331.4128 = 16.1 + copy 16.1891 + work; eager 357.8128 = 42.5 + copy + work;
- *     framework 4470.4942 = 625 + copies 3536.3705 + read-back 10 + work
+ *     framework 5470.4942 = 1625 + copies 3536.3705 + read-back 10 + work
  * H100 (66,900 GFLOP/s, 3,350 GB/s: ridge 20.0 FLOP/byte; pageable copies 25.2 GB/s):
  *   batch 4: FLOP-bound: conv1 fwd, conv2 fwd, conv2 bwd; work = 8,614,016 F / 66,900,000 + 1,289,960 B / 3,350,000 = 0.5138 us
  *     graph 16.6432 = 16.1 + copy 0.0294 + work; eager 43.0432 = 42.5 + copy + work;
- *     framework 667.2985 = 625 + copies 31.7847 + read-back 10 + work
+ *     framework 1667.2985 = 1625 + copies 31.7847 + read-back 10 + work
  *   batch 1024: FLOP-bound: conv1 fwd, conv2 fwd, conv2 bwd; work = 2,205,188,096 F / 66,900,000 + 282,406,040 B / 3,350,000 = 117.2628 us
  *     graph 140.8774 = 16.1 + copy 7.5146 + work; eager 167.2774 = 42.5 + copy + work;
- *     framework 3789.1488 = 625 + copies 3036.8860 + read-back 10 + work
+ *     framework 4789.1488 = 1625 + copies 3036.8860 + read-back 10 + work
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -213,11 +214,11 @@ static void test_profile_calibration(void **state)
 /* The numbers of the comment at the top. */
 static const double lenet_us[N_SHIPPED][2][NN_GPU_WAYS] = {
     /*             batch 4: framework, eager, graph     batch 1024: framework, eager, graph */
-    /* t4 */      { { 677.7728, 47.9420, 21.5420 }, { 6333.9269, 1284.7563, 1258.3563 } },
-    /* rtx3060 */ { { 673.1923, 47.2296, 20.8296 }, { 5164.4472, 1105.5045, 1079.1045 } },
-    /* rtx4090 */ { { 670.3271, 44.1888, 17.7888 }, { 4523.5058, 419.6095, 393.2095 } },
-    /* a100 */    { { 670.0232, 43.8507, 17.4507 }, { 4470.4942, 357.8128, 331.4128 } },
-    /* h100 */    { { 667.2985, 43.0432, 16.6432 }, { 3789.1488, 167.2774, 140.8774 } },
+    /* t4 */      { { 1677.7728, 47.9420, 21.5420 }, { 7333.9269, 1284.7563, 1258.3563 } },
+    /* rtx3060 */ { { 1673.1923, 47.2296, 20.8296 }, { 6164.4472, 1105.5045, 1079.1045 } },
+    /* rtx4090 */ { { 1670.3271, 44.1888, 17.7888 }, { 5523.5058, 419.6095, 393.2095 } },
+    /* a100 */    { { 1670.0232, 43.8507, 17.4507 }, { 5470.4942, 357.8128, 331.4128 } },
+    /* h100 */    { { 1667.2985, 43.0432, 16.6432 }, { 4789.1488, 167.2774, 140.8774 } },
 };
 
 static void test_lenet_predictions_by_hand(void **state)
@@ -288,6 +289,22 @@ static void test_bad_profiles(void **state)
     expect_error("pcie_gen = 3", "pcie_gen = 3.5", "[link] pcie_gen = 3.5: expected a whole number");
     expect_error("measured = false", "measured = maybe", "[profile] measured = maybe: expected true or false");
     expect_error("graph_node_us = 0.6", "graph_node_us = -1", "[launch] graph_node_us = -1: must be in");
+    expect_error("framework_gpu_op_us = 20", "framework_gpu_op_us = x", "[host] framework_gpu_op_us = x: not a number");
+}
+
+/* A profile saved before framework_gpu_op_us existed still loads, with the
+ * shipped estimate. */
+static void test_profile_without_new_figure(void **state)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    nn_gpu_profile g;
+    (void)state;
+    snprintf(path, sizeof path, "%s/older.ini", tmp_root);
+    t4_with(path, "framework_gpu_op_us = 20", "");
+    if (nn_profile_load(path, &g, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_true(g.framework_gpu_op_us == NN_FRAMEWORK_GPU_OP_US && g.framework_op_us == 10);
+    assert_true(nn_profile_framework_gpu_us(&g) == 30);
 }
 
 /* ---- where profiles are found ---------------------------------------------------------------- */
@@ -429,7 +446,7 @@ int main(void)
         cmocka_unit_test(test_shipped_profiles_load),
         cmocka_unit_test(test_profile_calibration),
         cmocka_unit_test(test_lenet_predictions_by_hand),
-        cmocka_unit_test(test_bad_profiles),
+        cmocka_unit_test(test_bad_profiles), cmocka_unit_test(test_profile_without_new_figure),
         cmocka_unit_test(test_user_profiles),
         cmocka_unit_test(test_save_measured_profile),
         cmocka_unit_test(test_writeup),

@@ -56,10 +56,12 @@ expect "the job row counts rows of J" "rows 8.0k/8.0k" 5
 expect "the FLOPs and the passes" "FLOPs 2.71e\+09 in 8000 passes over 20 rows" 5
 expect "the share on zeros per method" "95.0% on zeros" 5
 expect "the predicted val sweep" "val sweep, seconds, predicted" 5
-if [ "$(grep -c -E "(overtakes the CPU at val [0-9]+|CPU stays faster up to val [0-9]+) \(predicted\)" "$tmp/screen")" -eq 4 ]; then
-    ok "a verdict per method"
+expect "the framework-eager line for the run's method" "rows as a framework runs it eagerly" 5
+expect "the framework's verdict" "rows fw +(GPU overtakes CPU|CPU faster up to)" 5
+if [ "$(grep -c -E "(GPU overtakes CPU at val [0-9]+|CPU faster up to val [0-9]+) \(predicted\)" "$tmp/screen")" -eq 5 ]; then
+    ok "a verdict per method, and the framework's for the run's"
 else
-    not_ok "a verdict per method"
+    not_ok "a verdict per method, and the framework's for the run's"
 fi
 expect "each method's FLOPs beside" "Methods: FLOPs" 5
 # wide enough for Explain beside the panels; e toggles it

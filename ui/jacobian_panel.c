@@ -54,8 +54,9 @@ void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len)
 }
 
 /* The predicted sweep for the run's network: this machine's cached CPU
- * calibration against the GPU's (a profile's when none is cached). Kept
- * for the last network (UI thread only). 0, or -1 with why. */
+ * calibration against the GPU's (a profile's when none is cached), the
+ * framework's per-operation cost from the default profile. Kept for the
+ * last network (UI thread only). 0, or -1 with why. */
 static int sweep_for(const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
 {
     static nn_jac_sweep sw;
@@ -72,50 +73,81 @@ static int sweep_for(const nn_jac_shape *s, const nn_jac_sweep **out, const char
         *why = "the CPU is not calibrated yet (`nnlab calibrate`, or run a training preset once)";
         return -1;
     }
+    int have_profile = nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0;
     if (nn_calibration_load("gpu", &gpu) != 0) {
-        if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) != 0) {
+        if (!have_profile) {
             *why = "no GPU calibration and no GPU profile found";
             return -1;
         }
         nn_profile_calibration(&prof, &gpu);
     }
-    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &sw);
+    nn_jac_framework fw = { 0, 0 };
+    if (have_profile) {
+        fw.cpu_op_us = prof.framework_op_us;
+        fw.gpu_op_us = nn_profile_framework_gpu_us(&prof);
+    }
+    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &fw, &sw);
     last = *s;
     have = 1;
     *out = &sw;
     return 0;
 }
 
-static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, ui_rect in, int y)
+/* One line of the sweep: a label, then the seconds at each val. */
+static void sweep_line(int y, ui_rect in, int attr, const char *label, const nn_jac_sweep *sw, const double *t)
+{
+    char row[512];
+    int n = snprintf(row, sizeof row, "%-15s", label);
+    for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
+        n += snprintf(row + n, sizeof row - (size_t)n, " %8.3g", t[i]);
+    ui_put(y, in.x, in.w, attr, row);
+}
+
+static void sweep_verdict(ui_lab *lab, int y, ui_rect in, const nn_jac_sweep *sw, enum nn_jac_way w, int m)
+{
+    char label[32];
+    snprintf(label, sizeof label, "%s%s", nn_jac_method_name((enum nn_jac_method)m),
+             w == NN_JAC_WAY_FRAMEWORK ? " fw" : "");
+    if (sw->gpu_overtakes[w][m])
+        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "%-14s GPU overtakes CPU at val %ld (predicted)", label,
+                sw->gpu_overtakes[w][m]);
+    else
+        ui_putf(y, in.x, in.w, A_NORMAL, "%-14s CPU faster up to val %ld (predicted)", label, sw->val[sw->n - 1]);
+}
+
+/* nnlab's passes for every method, then the run's method as a framework
+ * runs it eagerly (the seed's own experiment for rows), then the verdicts
+ * ("fw": the framework's). */
+static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method run_m, ui_rect in, int y)
 {
     const nn_jac_sweep *sw;
     const char *why = "";
+    char label[32], row[512];
     if (sweep_for(s, &sw, &why) != 0) {
         ui_putf(y, in.x, in.w, ui_attr(lab, UI_DIM), "val sweep: %s", why);
         return;
     }
     ui_putf(y++, in.x, in.w, A_BOLD, "val sweep, seconds, predicted (CPU: this machine; GPU: %s)", sw->gpu_name);
-    char row[512];
-    int n = snprintf(row, sizeof row, "%-11s    ", "val");
+    int n = snprintf(row, sizeof row, "%-15s", "val");
     for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
         n += snprintf(row + n, sizeof row - (size_t)n, " %8ld", sw->val[i]);
     ui_put(y++, in.x, in.w, ui_attr(lab, UI_DIM), row);
-    for (int m = 0; m < NN_JAC_METHOD_COUNT && y < in.y + in.h - NN_JAC_METHOD_COUNT; m++)
+    for (int m = 0; m < NN_JAC_METHOD_COUNT && y + 3 < in.y + in.h; m++)
         for (int d = 0; d < 2; d++) {
-            n = snprintf(row, sizeof row, "%-11s %-3s", d ? "" : nn_jac_method_name((enum nn_jac_method)m),
-                         d ? "gpu" : "cpu");
-            for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
-                n += snprintf(row + n, sizeof row - (size_t)n, " %8.3g", d ? sw->gpu_s[m][i] : sw->cpu_s[m][i]);
-            ui_put(y++, in.x, in.w, A_NORMAL, row);
+            snprintf(label, sizeof label, "%-11s %s", d ? "" : nn_jac_method_name((enum nn_jac_method)m),
+                     d ? "gpu" : "cpu");
+            sweep_line(y++, in, A_NORMAL, label, sw, d ? sw->gpu_s[NN_JAC_WAY_NNLAB][m] : sw->cpu_s[NN_JAC_WAY_NNLAB][m]);
         }
-    for (int m = 0; m < NN_JAC_METHOD_COUNT && y < in.y + in.h; m++) {
-        if (sw->gpu_overtakes[m])
-            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_OK), "%-11s the GPU overtakes the CPU at val %ld (predicted)",
-                    nn_jac_method_name((enum nn_jac_method)m), sw->gpu_overtakes[m]);
-        else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-11s the CPU stays faster up to val %ld (predicted)",
-                    nn_jac_method_name((enum nn_jac_method)m), sw->val[sw->n - 1]);
-    }
+    if (y < in.y + in.h)
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%s as a framework runs it eagerly (fw):",
+                nn_jac_method_name(run_m));
+    for (int d = 0; d < 2 && y < in.y + in.h; d++)
+        sweep_line(y++, in, A_NORMAL, d ? "            gpu" : "            cpu", sw,
+                   d ? sw->gpu_s[NN_JAC_WAY_FRAMEWORK][run_m] : sw->cpu_s[NN_JAC_WAY_FRAMEWORK][run_m]);
+    if (y < in.y + in.h)
+        sweep_verdict(lab, y++, in, sw, NN_JAC_WAY_FRAMEWORK, (int)run_m);
+    for (int m = 0; m < NN_JAC_METHOD_COUNT && y < in.y + in.h; m++)
+        sweep_verdict(lab, y++, in, sw, NN_JAC_WAY_NNLAB, m);
 }
 
 void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
@@ -148,7 +180,7 @@ void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
         ui_putf(y++, in.x, in.w, A_NORMAL, "FLOPs %.3g in %.0f passes over %.0f rows: %.1f%% on J's zero blocks",
                 f.total, f.passes, f.pass_rows, f.total > 0 ? 100 * f.zero / f.total : 0);
     if (y + 3 < in.y + in.h)
-        draw_sweep(lab, &s, in, y + 1);
+        draw_sweep(lab, &s, m, in, y + 1);
 }
 
 void ui_jacobian_draw_side(ui_lab *lab, ui_rect box)
@@ -184,9 +216,8 @@ void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
     int y = in.y + ui_put_wrapped(in.y, in.x, in.w, in.h, A_NORMAL, why);
     const nn_jac_sweep *sw;
     const char *skip = "";
-    if (y + 1 < in.y + in.h && sweep_for(&s, &sw, &skip) == 0 && sw->gpu_overtakes[m]) {
-        snprintf(why, sizeof why, "The GPU is predicted to overtake this machine's CPU for %s from val %ld "
-                 "on (%s).", nn_jac_method_name(m), sw->gpu_overtakes[m], sw->gpu_name);
+    if (y + 1 < in.y + in.h && sweep_for(&s, &sw, &skip) == 0) {
+        nn_jac_sweep_verdict(sw, m, val, why, sizeof why);
         ui_put_wrapped(y + 1, in.x, in.w, in.y + in.h - y - 1, ui_attr(lab, UI_DIM), why);
     }
 }

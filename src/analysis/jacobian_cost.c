@@ -87,6 +87,39 @@ int nn_jac_chunk(const nn_jac_shape *s, long val, enum nn_jac_method m)
 
 /* ---- prediction ------------------------------------------------------------------ */
 
+/* How a method's calls are issued. nnlab: each call at the device's op cost,
+ * rows' groups replayed as one recorded graph where the device has graphs.
+ * A framework in eager mode (PyTorch's torch.autograd.functional.jacobian):
+ * no graph; every operation also pays the framework's host cost on this
+ * device, and a pass issues more operations than its kernels, as counted
+ * in PyTorch's code for one reverse pass of vectorize=False:
+ *   - each linear layer's backward is two (a transpose view and the mm);
+ *   - around the layers, FRAMEWORK_PASS_OPS: the output element read (a
+ *     view and a select), autograd.grad's cotangent for it (ones_like), the
+ *     select's backward (zeros of the output's size, a select, a copy_ of
+ *     the 1) and the view's backward; FRAMEWORK_PASS_KERNELS of them launch
+ *     a kernel (ones, zeros, copy_), and the zeros fill n*out floats. */
+#define FRAMEWORK_PASS_OPS 7
+#define FRAMEWORK_PASS_KERNELS 3
+
+typedef struct issuing {
+    const nn_calibration *c;
+    double call_us;              /* the fixed cost of one kernel call */
+    double framework_us;         /* a framework's host cost per operation here (0: nnlab) */
+    int graph;                   /* rows' groups replay a recorded graph */
+    int framework;
+} issuing;
+
+static issuing issuing_of(const nn_calibration *c, int graph, int framework, double framework_us)
+{
+    issuing w = { c, c->op_us, 0, graph && c->has_graph && !framework, framework };
+    if (framework) {
+        w.framework_us = framework_us > 0 ? framework_us : 0;
+        w.call_us += w.framework_us;
+    }
+    return w;
+}
+
 /* One call: its fixed cost, its FLOPs at the rate, its bytes at the
  * bandwidth, whichever is slowest (seconds). fixed_us: a launch, or a graph
  * node when replayed. */
@@ -100,14 +133,20 @@ static double call_s(double fixed_us, double flops, double gflops, double bytes,
     return t;
 }
 
+/* One product of n rows, in to out (a pass's input gradient alone, or the
+ * forward's): priced at the linear-forward curve, whose calls are one
+ * product each (the backward curve's calls make dW and dx both). */
 static double product_s(const nn_calibration *c, double fixed_us, double n, double in, double out)
 {
-    double flops = 2 * n * in * out, rate = nn_curve_gflops(&c->linear_bwd, flops);
+    double flops = 2 * n * in * out, rate = nn_curve_gflops(&c->linear_fwd, flops);
     if (!(rate > 0))
         rate = c->gemm_gflops;
     if (!(rate > 0) || rate > nn_calibration_peak_gflops(c))
         rate = nn_calibration_peak_gflops(c);
-    return call_s(fixed_us + c->matrix_op_us, flops, rate, 4 * (n * out + in * out + n * in), c->mem_gbps);
+    /* a product's fixed cost beyond issuing it, as explain.c prices it:
+     * matrix_op_us is a whole tiny product, its issue included */
+    double extra = c->matrix_op_us - c->op_us;
+    return call_s(fixed_us + (extra > 0 ? extra : 0), flops, rate, 4 * (n * out + in * out + n * in), c->mem_gbps);
 }
 
 static double tanh_s(const nn_calibration *c, double fixed_us, double n)
@@ -117,7 +156,7 @@ static double tanh_s(const nn_calibration *c, double fixed_us, double n)
 }
 
 /* One reverse (or tangent) pass over n rows, each call at fixed_us. */
-static double pass_s(const nn_jac_shape *s, const nn_calibration *c, double fixed_us, double n)
+static double layers_s(const nn_jac_shape *s, const nn_calibration *c, double fixed_us, double n)
 {
     double t = 0;
     for (int l = 0; l < s->n_linear; l++) {
@@ -128,43 +167,94 @@ static double pass_s(const nn_jac_shape *s, const nn_calibration *c, double fixe
     return t;
 }
 
-/* Reading `floats` back: a copy on a device, nothing on host memory. */
-static double readback_s(const nn_calibration *c, double floats)
+/* A pass over n rows as w issues it; a framework's adds its own operations
+ * and the fill of its cotangent (n rows of `out`). */
+static double pass_s(const nn_jac_shape *s, const issuing *w, double n)
 {
-    if (!c->profile && strcmp(c->device, "gpu") != 0)
+    double t = layers_s(s, w->c, w->call_us, n);
+    if (w->framework) {
+        double views = s->n_linear + FRAMEWORK_PASS_OPS - FRAMEWORK_PASS_KERNELS;
+        t += views * w->framework_us * 1e-6 + (FRAMEWORK_PASS_KERNELS - 1) * w->call_us * 1e-6 +
+             call_s(w->call_us, 0, 0, 4 * n * s->width[s->n_linear], w->c->mem_gbps);
+    }
+    return t;
+}
+
+/* Reading `floats` back: a copy on a device, nothing on host memory. A
+ * framework keeps its result on the device (it returns a device tensor). */
+static double readback_s(const issuing *w, double floats)
+{
+    const nn_calibration *c = w->c;
+    if (w->framework || (!c->profile && strcmp(c->device, "gpu") != 0))
         return 0;
     return c->download_us * 1e-6 + (c->upload_gbps > 0 ? 4 * floats / (c->upload_gbps * 1e9) : 0);
 }
 
-double nn_jac_predict_s(const nn_jac_shape *s, long val, enum nn_jac_method m,
-                        const nn_calibration *cal, int graph)
+/* rows: val groups of one sample's outputs; nnlab moves the cotangent's 1
+ * with two tiny uploads a group. */
+static double rows_s(const nn_jac_shape *s, double v, const issuing *w)
 {
-    double v = (double)val, k = s->width[s->n_linear], in = s->width[0], groups;
-    double t = pass_s(s, cal, cal->op_us, v);      /* the forward pass, priced as a pass */
+    const nn_calibration *c = w->c;
+    double k = s->width[s->n_linear], in = s->width[0], group;
+    if (w->graph)
+        group = c->graph_launch_us * 1e-6 + k * layers_s(s, c, c->graph_node_us, v);
+    else
+        group = k * pass_s(s, w, v);
+    if (!w->framework)
+        group += readback_s(w, k * v * in) + 2 * (c->upload_us * 1e-6);
+    return v * group;
+}
+
+static double predict_way(const nn_jac_shape *s, long val, enum nn_jac_method m, const issuing *w)
+{
+    double v = (double)val, k = s->width[s->n_linear], in = s->width[0];
+    double t = layers_s(s, w->c, w->call_us, v);   /* the forward pass, priced as a pass */
     switch (m) {
     case NN_JAC_ROWS:
-        groups = v;                                /* one sample's outputs a group */
-        if (graph && cal->has_graph)
-            t += groups * (cal->graph_launch_us * 1e-6 + k * pass_s(s, cal, cal->graph_node_us, v));
-        else
-            t += groups * k * pass_s(s, cal, cal->op_us, v);
-        return t + groups * (readback_s(cal, k * v * in) + 2 * (cal->upload_us * 1e-6));
+        return t + rows_s(s, v, w);
     case NN_JAC_BATCHED: {
         double c = nn_jac_chunk(s, val, m);
-        groups = v * k / c;
-        return t + groups * (pass_s(s, cal, cal->op_us, c * v) + readback_s(cal, c * v * in));
+        return t + v * k / c * (pass_s(s, w, c * v) + readback_s(w, c * v * in));
     }
     case NN_JAC_PER_SAMPLE:
-        return t + k * pass_s(s, cal, cal->op_us, v) + readback_s(cal, k * v * in);
+        return t + k * pass_s(s, w, v) + readback_s(w, k * v * in);
     case NN_JAC_FORWARD:
-        return t + in * (pass_s(s, cal, cal->op_us, v) + readback_s(cal, v * k));
+        return t + in * (pass_s(s, w, v) + readback_s(w, v * k));
     default:
         return 0;
     }
 }
 
+double nn_jac_predict_s(const nn_jac_shape *s, long val, enum nn_jac_method m,
+                        const nn_calibration *cal, int graph)
+{
+    issuing w = issuing_of(cal, graph, 0, 0);
+    return predict_way(s, val, m, &w);
+}
+
+double nn_jac_predict_framework_s(const nn_jac_shape *s, long val, enum nn_jac_method m,
+                                  const nn_calibration *cal, double framework_op_us)
+{
+    issuing w = issuing_of(cal, 0, 1, framework_op_us);
+    return predict_way(s, val, m, &w);
+}
+
+const char *nn_jac_way_name(enum nn_jac_way w)
+{
+    return w == NN_JAC_WAY_NNLAB ? "nnlab" : w == NN_JAC_WAY_FRAMEWORK ? "framework eager" : "?";
+}
+
+/* The first val from which the GPU stays faster (0: not within the sweep). */
+static long overtakes(const nn_jac_sweep *sw, const double *cpu, const double *gpu)
+{
+    long from = 0;
+    for (int i = sw->n - 1; i >= 0 && gpu[i] < cpu[i]; i--)
+        from = sw->val[i];
+    return from;
+}
+
 void nn_jac_sweep_predict(const nn_jac_shape *s, const long *vals, int n, const nn_calibration *cpu,
-                          const nn_calibration *gpu, nn_jac_sweep *out)
+                          const nn_calibration *gpu, const nn_jac_framework *fw, nn_jac_sweep *out)
 {
     static const long dflt[] = { 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 };
     memset(out, 0, sizeof *out);
@@ -173,16 +263,20 @@ void nn_jac_sweep_predict(const nn_jac_shape *s, const long *vals, int n, const 
         n = (int)(sizeof dflt / sizeof dflt[0]);
     }
     out->n = n < NN_JAC_SWEEP_MAX ? n : NN_JAC_SWEEP_MAX;
+    out->framework = *fw;
     nn_strlcpy(out->gpu_name, gpu->profile ? gpu->note : gpu->machine, sizeof out->gpu_name);
+    for (int i = 0; i < out->n; i++)
+        out->val[i] = vals[i];
     for (int m = 0; m < NN_JAC_METHOD_COUNT; m++) {
+        enum nn_jac_method jm = (enum nn_jac_method)m;
         for (int i = 0; i < out->n; i++) {
-            out->val[i] = vals[i];
-            out->cpu_s[m][i] = nn_jac_predict_s(s, vals[i], (enum nn_jac_method)m, cpu, 0);
-            out->gpu_s[m][i] = nn_jac_predict_s(s, vals[i], (enum nn_jac_method)m, gpu, 1);
+            out->cpu_s[NN_JAC_WAY_NNLAB][m][i] = nn_jac_predict_s(s, vals[i], jm, cpu, 0);
+            out->gpu_s[NN_JAC_WAY_NNLAB][m][i] = nn_jac_predict_s(s, vals[i], jm, gpu, 1);
+            out->cpu_s[NN_JAC_WAY_FRAMEWORK][m][i] = nn_jac_predict_framework_s(s, vals[i], jm, cpu, fw->cpu_op_us);
+            out->gpu_s[NN_JAC_WAY_FRAMEWORK][m][i] = nn_jac_predict_framework_s(s, vals[i], jm, gpu, fw->gpu_op_us);
         }
-        /* the first val from which the GPU stays faster */
-        for (int i = out->n - 1; i >= 0 && out->gpu_s[m][i] < out->cpu_s[m][i]; i--)
-            out->gpu_overtakes[m] = out->val[i];
+        for (int w = 0; w < NN_JAC_WAYS; w++)
+            out->gpu_overtakes[w][m] = overtakes(out, out->cpu_s[w][m], out->gpu_s[w][m]);
     }
 }
 
@@ -209,4 +303,36 @@ void nn_jac_explain(const nn_jac_shape *s, long val, enum nn_jac_method m, char 
                  nn_jac_method_name(m), f.passes, f.passes == 1 ? "" : "es", val,
                  rows.total > 0 ? 100 * rows.zero / rows.total : 0);
     }
+}
+
+/* One way's verdict as a clause: "from val 200 on" / "at no val up to 5000". */
+static void verdict_clause(const nn_jac_sweep *sw, enum nn_jac_way w, int m, char *buf, size_t len)
+{
+    if (sw->gpu_overtakes[w][m])
+        snprintf(buf, len, "from val %ld on", sw->gpu_overtakes[w][m]);
+    else
+        snprintf(buf, len, "at no val up to %ld", sw->val[sw->n - 1]);
+}
+
+/* The first val of the sweep at or above val (its last when none). */
+static int sweep_index(const nn_jac_sweep *sw, long val)
+{
+    int i = 0;
+    while (i < sw->n - 1 && sw->val[i] < val)
+        i++;
+    return i;
+}
+
+void nn_jac_sweep_verdict(const nn_jac_sweep *sw, enum nn_jac_method m, long val, char *buf, size_t len)
+{
+    char fw[48], own[48];
+    int i = sweep_index(sw, val);
+    const double *fc = sw->cpu_s[NN_JAC_WAY_FRAMEWORK][m], *fg = sw->gpu_s[NN_JAC_WAY_FRAMEWORK][m];
+    verdict_clause(sw, NN_JAC_WAY_FRAMEWORK, (int)m, fw, sizeof fw);
+    verdict_clause(sw, NN_JAC_WAY_NNLAB, (int)m, own, sizeof own);
+    snprintf(buf, len, "Predicted (GPU: %s): run by a framework in eager mode, %s on the GPU overtakes this "
+             "machine's CPU %s (at val %ld: CPU %.3g s, GPU %.3g s: each of its operations costs the host %.3g us "
+             "on the CPU, %.3g us on a GPU, however little it computes); with nnlab's own passes, %s.",
+             sw->gpu_name, nn_jac_method_name(m), fw, sw->val[i], fc[i], fg[i], sw->framework.cpu_op_us,
+             sw->framework.gpu_op_us, own);
 }

@@ -29,19 +29,21 @@
 
 #define PF(f) offsetof(nn_gpu_profile, f)
 const nn_profile_field nn_profile_fields[] = {
-    { "gpu", "fp32_gflops", PF(fp32_gflops), 1, 1e7, "FP32 peak, GFLOP/s" },
-    { "gpu", "mem_gbps", PF(mem_gbps), 1, 1e5, "memory bandwidth, GB/s" },
-    { "link", "copy_us", PF(copy_us), 0, 1e4, "a 4-byte copy to the device from pageable memory, us" },
-    { "link", "copy_gbps", PF(copy_gbps), 0.01, 1e4, "a large copy to the device from pageable memory, GB/s" },
-    { "link", "pinned_copy_us", PF(pinned_copy_us), 0, 1e4, "the same from page-locked memory, us" },
-    { "link", "pinned_copy_gbps", PF(pinned_copy_gbps), 0.01, 1e4, "the same from page-locked memory, GB/s" },
-    { "link", "download_us", PF(download_us), 0, 1e4, "4 bytes back to the host and the wait, us" },
-    { "launch", "launch_us", PF(launch_us), 0, 1e4, "one kernel launch, back to back, us" },
-    { "launch", "graph_launch_us", PF(graph_launch_us), 0, 1e4, "launching a recorded graph, us" },
-    { "launch", "graph_node_us", PF(graph_node_us), 0, 1e3, "each node a graph replays, us" },
-    { "launch", "sync_us", PF(sync_us), 0, 1e4, "a tiny kernel and a synchronise, us" },
-    { "host", "framework_op_us", PF(framework_op_us), 0, 1e4, "a framework's host cost per op in eager mode, us" },
-    { "host", "host_copy_gbps", PF(host_copy_gbps), 0.01, 1e4, "memcpy in host memory, GB/s" },
+    { "gpu", "fp32_gflops", PF(fp32_gflops), 1, 1e7, "FP32 peak, GFLOP/s", 0, 0 },
+    { "gpu", "mem_gbps", PF(mem_gbps), 1, 1e5, "memory bandwidth, GB/s", 0, 0 },
+    { "link", "copy_us", PF(copy_us), 0, 1e4, "a 4-byte copy to the device from pageable memory, us", 0, 0 },
+    { "link", "copy_gbps", PF(copy_gbps), 0.01, 1e4, "a large copy to the device from pageable memory, GB/s", 0, 0 },
+    { "link", "pinned_copy_us", PF(pinned_copy_us), 0, 1e4, "the same from page-locked memory, us", 0, 0 },
+    { "link", "pinned_copy_gbps", PF(pinned_copy_gbps), 0.01, 1e4, "the same from page-locked memory, GB/s", 0, 0 },
+    { "link", "download_us", PF(download_us), 0, 1e4, "4 bytes back to the host and the wait, us", 0, 0 },
+    { "launch", "launch_us", PF(launch_us), 0, 1e4, "one kernel launch, back to back, us", 0, 0 },
+    { "launch", "graph_launch_us", PF(graph_launch_us), 0, 1e4, "launching a recorded graph, us", 0, 0 },
+    { "launch", "graph_node_us", PF(graph_node_us), 0, 1e3, "each node a graph replays, us", 0, 0 },
+    { "launch", "sync_us", PF(sync_us), 0, 1e4, "a tiny kernel and a synchronise, us", 0, 0 },
+    { "host", "framework_op_us", PF(framework_op_us), 0, 1e4, "a framework's host cost per op in eager mode, us", 0, 0 },
+    { "host", "framework_gpu_op_us", PF(framework_gpu_op_us), 0, 1e4,
+      "a framework's further host cost per op on a GPU tensor, us", 1, NN_FRAMEWORK_GPU_OP_US },
+    { "host", "host_copy_gbps", PF(host_copy_gbps), 0.01, 1e4, "memcpy in host memory, GB/s", 0, 0 },
 };
 const size_t nn_n_profile_fields = sizeof nn_profile_fields / sizeof nn_profile_fields[0];
 
@@ -110,6 +112,10 @@ static int read_fields(const dictionary *d, const char *path, nn_gpu_profile *p,
         const nn_profile_field *f = &nn_profile_fields[i];
         const char *s = raw(d, f->section, f->key);
         double v;
+        if (!s && f->optional) {
+            *(double *)((char *)p + f->off) = f->if_missing;
+            continue;
+        }
         if (!s)
             return nn_errorf(err, err_len, "%s: [%s] %s: missing (%s)", path, f->section, f->key, f->what);
         if (nn_parse_double(s, &v) != 0)
@@ -324,6 +330,11 @@ int nn_profile_list(nn_profile_entry *out, int max)
 
 /* ---- what a profile stands for ------------------------------------------------------------ */
 
+double nn_profile_framework_gpu_us(const nn_gpu_profile *p)
+{
+    return p->framework_op_us + p->framework_gpu_op_us;
+}
+
 void nn_profile_calibration(const nn_gpu_profile *p, nn_calibration *out)
 {
     memset(out, 0, sizeof *out);
@@ -374,7 +385,7 @@ void nn_profile_predict(const nn_preset *p, int batch, const nn_gpu_profile *pro
     nn_profile_calibration(prof, &cal);
     for (int w = 0; w < NN_GPU_WAYS; w++) {
         nn_explain_options opt;
-        nn_gpu_way_options((nn_gpu_way)w, prof->framework_op_us, &opt);
+        nn_gpu_way_options((nn_gpu_way)w, nn_profile_framework_gpu_us(prof), &opt);
         nn_explain(p, batch, &cal, &opt, &out[w]);
     }
 }

@@ -12,6 +12,8 @@ typedef struct nn_profile_field {
     size_t off;                  /* a double in nn_gpu_profile */
     double lo, hi;               /* the allowed range, closed */
     const char *what;            /* for messages and the writer's comments */
+    int optional;                /* a file without it reads if_missing (a figure added */
+    double if_missing;           /*   after profiles were saved: they still load) */
 } nn_profile_field;
 
 extern const nn_profile_field nn_profile_fields[];

@@ -29,7 +29,7 @@ static const char *source_of(const nn_gpu_profile *p, const char *key)
 {
     if (!p->measured)
         return "given";
-    if (!strcmp(key, "framework_op_us"))
+    if (!strcmp(key, "framework_op_us") || !strcmp(key, "framework_gpu_op_us"))
         return "an estimate (nnlab runs no framework): the default profile's";
     return "measured by nnlab calibrate";
 }
@@ -98,6 +98,7 @@ int nn_profile_from_calibration(const nn_calibration *cal, const char *name, con
     out->graph_node_us = cal->graph_node_us;
     out->sync_us = cal->sync_us;
     out->framework_op_us = estimates->framework_op_us;
+    out->framework_gpu_op_us = estimates->framework_gpu_op_us;
     out->host_copy_gbps = cal->host_copy_gbps;
     return 0;
 }

@@ -65,7 +65,7 @@ static void predict_point(nn_sweep *sw, int d, int i)
     pt->has_inputs = 1;
     nn_strlcpy(pt->in.device, sw->device[d], sizeof pt->in.device);
     pt->in.batch = sw->batch[i];
-    nn_gpu_way_options((nn_gpu_way)sw->way[d], sw->prof.framework_op_us, &pt->in.opt);
+    nn_gpu_way_options((nn_gpu_way)sw->way[d], nn_profile_framework_gpu_us(&sw->prof), &pt->in.opt);
     nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &pt->in, &e);
     pt->has_model = 1;
     pt->regime = e.regime;

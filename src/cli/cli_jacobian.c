@@ -180,48 +180,82 @@ static void print_json(const char *preset, const char *device, const nn_jac_resu
 }
 
 /* The GPU's figures: its calibration when one is here, else a profile's
- * (predicted for it). 0, or -1 after a one-line error. */
-static int gpu_figures(const cli_options *o, nn_calibration *gpu)
+ * (predicted for it); and the framework's per-operation cost, which only
+ * a profile gives (the named one, else the default). 0, or -1 after a
+ * one-line error. */
+static int gpu_figures(const cli_options *o, nn_calibration *gpu, nn_jac_framework *fw)
 {
     char why[NN_ERR_LEN];
     nn_gpu_profile prof;
-    if (nn_device_require("gpu", why, sizeof why) == 0)
+    int have_gpu = nn_device_require("gpu", why, sizeof why) == 0;
+    if (cli_gpu_profile(o, !have_gpu, &prof) != 0) {
+        if (!have_gpu || o->gpu_profile)
+            return -1;
+        memset(&prof, 0, sizeof prof);
+    }
+    fw->cpu_op_us = prof.framework_op_us;
+    fw->gpu_op_us = nn_profile_framework_gpu_us(&prof);
+    if (have_gpu)
         return cli_calibration("gpu", 0, 0, o->quiet || o->json, gpu);
-    if (cli_gpu_profile(o, 1, &prof) != 0)
-        return -1;
     nn_profile_calibration(&prof, gpu);
     return 0;
 }
 
-/* The predicted val sweep: per method, the CPU's and the GPU's seconds and
- * the val from which the GPU stays faster. */
-static int print_sweep(const cli_options *o, const nn_jac_shape *s)
+static void print_sweep_rows(const nn_jac_sweep *sw, enum nn_jac_way w)
 {
-    nn_calibration cpu, gpu;
-    nn_jac_sweep sw;
-    if (cli_calibration("cpu", (int)o->threads, 0, o->quiet, &cpu) != 0 || gpu_figures(o, &gpu) != 0)
-        return -1;
-    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &sw);
-    printf("\nval sweep, predicted by the cost model (CPU: this machine's calibration; GPU: %s);\n"
-           "nnlab's own passes, without a framework's per-operation overhead\n", sw.gpu_name);
-    printf("  %-11s %-4s", "method", "");
-    for (int i = 0; i < sw.n; i++)
-        printf(" %9ld", sw.val[i]);
-    printf("   (seconds)\n");
     for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
         for (int d = 0; d < 2; d++) {
             printf("  %-11s %-4s", d ? "" : nn_jac_method_name((enum nn_jac_method)m), d ? "gpu" : "cpu");
-            for (int i = 0; i < sw.n; i++)
-                printf(" %9.3g", d ? sw.gpu_s[m][i] : sw.cpu_s[m][i]);
+            for (int i = 0; i < sw->n; i++)
+                printf(" %9.3g", d ? sw->gpu_s[w][m][i] : sw->cpu_s[w][m][i]);
             printf("\n");
         }
+}
+
+static void print_verdicts(const nn_jac_sweep *sw, enum nn_jac_way w)
+{
     for (int m = 0; m < NN_JAC_METHOD_COUNT; m++) {
         printf("  %-11s ", nn_jac_method_name((enum nn_jac_method)m));
-        if (sw.gpu_overtakes[m])
-            printf("the GPU overtakes the CPU at val %ld (predicted)\n", sw.gpu_overtakes[m]);
+        if (sw->gpu_overtakes[w][m])
+            printf("%s: the GPU overtakes the CPU at val %ld (predicted)\n", nn_jac_way_name(w),
+                   sw->gpu_overtakes[w][m]);
         else
-            printf("the CPU stays faster up to val %ld (predicted)\n", sw.val[sw.n - 1]);
+            printf("%s: the CPU stays faster up to val %ld (predicted)\n", nn_jac_way_name(w),
+                   sw->val[sw->n - 1]);
     }
+}
+
+/* The predicted val sweep: per method, the CPU's and the GPU's seconds and
+ * the val from which the GPU stays faster, as nnlab issues the passes and
+ * as a framework does in eager mode. */
+static int print_sweep(const cli_options *o, const nn_jac_shape *s, enum nn_jac_method m, long val)
+{
+    char verdict[1024];
+    nn_calibration cpu, gpu;
+    nn_jac_sweep sw;
+    nn_jac_framework fw;
+    if (cli_calibration("cpu", (int)o->threads, 0, o->quiet, &cpu) != 0 || gpu_figures(o, &gpu, &fw) != 0)
+        return -1;
+    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &fw, &sw);
+    printf("\nval sweep, predicted by the cost model (CPU: this machine's calibration; GPU: %s), seconds\n",
+           sw.gpu_name);
+    for (int w = 0; w < NN_JAC_WAYS; w++) {
+        if (w == NN_JAC_WAY_NNLAB)
+            printf("nnlab's own passes (rows on a GPU: one recorded graph a group):\n");
+        else
+            printf("a framework in eager mode (as PyTorch's jacobian; rows is vectorize=False),\n"
+                   "host overhead an operation %.3g us on the CPU, %.3g us on the GPU:\n", sw.framework.cpu_op_us,
+                   sw.framework.gpu_op_us);
+        printf("  %-11s %-4s", "val", "");
+        for (int i = 0; i < sw.n; i++)
+            printf(" %9ld", sw.val[i]);
+        printf("\n");
+        print_sweep_rows(&sw, (enum nn_jac_way)w);
+    }
+    for (int w = 0; w < NN_JAC_WAYS; w++)
+        print_verdicts(&sw, (enum nn_jac_way)w);
+    nn_jac_sweep_verdict(&sw, m, val, verdict, sizeof verdict);
+    printf("  %s\n", verdict);
     return 0;
 }
 
@@ -278,7 +312,7 @@ int nn_cli_jacobian(int argc, char **argv)
     else
         print_text(p.name, cfg.device[0] ? cfg.device : p.device, &r, &other, diff);
     rc = o.dump && dump(o.dump, &r) != 0 ? 1 : 0;
-    if (rc == 0 && o.jac_sweep && !o.json && print_sweep(&o, &r.shape) != 0)
+    if (rc == 0 && o.jac_sweep && !o.json && print_sweep(&o, &r.shape, r.method, r.val) != 0)
         rc = 1;
     nn_jac_result_free(&r);
     nn_jac_result_free(&other);

@@ -91,25 +91,55 @@ int nn_jac_chunk(const nn_jac_shape *s, long val, enum nn_jac_method m);
 double nn_jac_predict_s(const nn_jac_shape *s, long val, enum nn_jac_method m,
                         const nn_calibration *cal, int graph);
 
+/* The same as a deep-learning framework runs it in eager mode (PyTorch's
+ * torch.autograd.functional.jacobian; rows is its vectorize=False): no
+ * recorded graph, every operation paying the framework's host cost on this
+ * device (framework_op_us: nnlab/profile.h's figures), each pass issuing the
+ * operations PyTorch's does (views around the kernels, the output element
+ * read, its cotangent made as a zero tensor of the output's size) and the
+ * result left on the device. batched is priced in nnlab's 16 MB groups
+ * (vectorize=True builds the whole val*out square basis at once). */
+double nn_jac_predict_framework_s(const nn_jac_shape *s, long val, enum nn_jac_method m,
+                                  const nn_calibration *cal, double framework_op_us);
+
+/* A framework's host cost per operation in eager mode on each device (a GPU
+ * profile's framework_op_us, and nn_profile_framework_gpu_us). */
+typedef struct nn_jac_framework {
+    double cpu_op_us, gpu_op_us;
+} nn_jac_framework;
+
+/* The two ways of issuing the passes the sweep prices. */
+enum nn_jac_way { NN_JAC_WAY_NNLAB, NN_JAC_WAY_FRAMEWORK, NN_JAC_WAYS };
+/* "nnlab", "framework eager" */
+const char *nn_jac_way_name(enum nn_jac_way w);
+
 /* The val sweep: each method's predicted time on the CPU and on the GPU at
- * each val, and the first val at which the GPU is faster and stays so to
+ * each val, each way (nnlab's passes; a framework's eager ones), and per
+ * way and method the first val at which the GPU is faster and stays so to
  * the end of the sweep (0: never within it). Both sides come from the
- * cost model: predicted, never measured (gpu_profile names the profile
- * when the GPU's figures are a profile's). */
+ * cost model: predicted, never measured (gpu_name names the profile when
+ * the GPU's figures are a profile's). */
 #define NN_JAC_SWEEP_MAX 16
 typedef struct nn_jac_sweep {
     int n;
     long val[NN_JAC_SWEEP_MAX];
-    double cpu_s[NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
-    double gpu_s[NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
-    long gpu_overtakes[NN_JAC_METHOD_COUNT];
+    nn_jac_framework framework;  /* the framework's per-operation costs the sweep used */
+    double cpu_s[NN_JAC_WAYS][NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
+    double gpu_s[NN_JAC_WAYS][NN_JAC_METHOD_COUNT][NN_JAC_SWEEP_MAX];
+    long gpu_overtakes[NN_JAC_WAYS][NN_JAC_METHOD_COUNT];
     char gpu_name[NN_NAME_LEN];  /* "T4 (profile)" or the GPU's calibration */
 } nn_jac_sweep;
 
 /* vals: n (<= NN_JAC_SWEEP_MAX) rising values; NULL: 10, 20, 50, 100, 200,
  * 500, 1000, 2000, 5000. */
 void nn_jac_sweep_predict(const nn_jac_shape *s, const long *vals, int n, const nn_calibration *cpu,
-                          const nn_calibration *gpu, nn_jac_sweep *out);
+                          const nn_calibration *gpu, const nn_jac_framework *fw, nn_jac_sweep *out);
+
+/* The sweep's verdict for method m in words, for Explain (the CLI and the
+ * lab print it as is): where the GPU overtakes the CPU run by a framework
+ * and by nnlab, with both framework figures at the sweep's val nearest
+ * above val. One paragraph, no line breaks. */
+void nn_jac_sweep_verdict(const nn_jac_sweep *sw, enum nn_jac_method m, long val, char *buf, size_t len);
 
 /* The waste in words, for Explain (the CLI and the lab print it as is):
  * "99% of these FLOPs multiply zeros: ... per-sample and forward remove it".

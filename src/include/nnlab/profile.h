@@ -47,9 +47,22 @@ typedef struct nn_gpu_profile {
     double sync_us;              /* a tiny kernel and a synchronise: one round trip */
     /* [host] the machine around the GPU */
     double framework_op_us;      /* a framework's host cost per operation in eager mode
-                                    (Python, dispatch, autograd), beyond the launch */
+                                    (Python, dispatch, autograd), beyond the launch: paid
+                                    on either device */
+    double framework_gpu_op_us;  /* its further host cost per operation on a GPU tensor
+                                    (CUDA dispatch, the caching allocator, autograd's
+                                    device thread); optional in a file, read as
+                                    NN_FRAMEWORK_GPU_OP_US when absent */
     double host_copy_gbps;       /* memcpy in host memory: gathering a batch to copy */
 } nn_gpu_profile;
+
+/* The shipped profiles' framework_gpu_op_us (see profiles/t4.ini for its
+ * source): what a profile saved before the figure existed reads. */
+#define NN_FRAMEWORK_GPU_OP_US 20.0
+
+/* A framework's whole host cost per operation on this profile's GPU:
+ * framework_op_us + framework_gpu_op_us (the launch not included). */
+double nn_profile_framework_gpu_us(const nn_gpu_profile *p);
 
 /* Reads and checks path: every key known, every figure there and in range
  * (strict numbers, as presets); -1 with a one-line message naming the file,
