@@ -89,6 +89,14 @@ double nn_cpu_others_busy(int cores, const double busy[], const double total[], 
  * still end, run by the threads that take part. */
 void nn_cpu_hold_workers(nn_backend *b, int hold);
 
+/* cpu_linear_narrow.c: dx (n, in) = dy (n, out) . w (out, in) by an AVX2
+ * kernel when in is narrow (a multiple of 4 up to 24) and the CPU has AVX2
+ * and FMA (and NNLAB_NO_NARROW_DX is not set): usable tells, the other runs
+ * it. */
+int nn_cpu_narrow_dx_usable(int in);
+int nn_cpu_narrow_dx(nn_backend *b, int n, int in, int out, const float *dy, const float *w,
+                     float *dx);
+
 /* Splits [0, len) into `parts` pieces whose boundaries are multiples of
  * `align` (except the end); piece `part` is [*lo, *hi), possibly empty. */
 void nn_cpu_split_range(size_t len, int part, int parts, size_t align, size_t *lo, size_t *hi);

@@ -149,6 +149,11 @@ int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out,
     if (n <= 0 || in <= 0 || out <= 0)
         return nn_backend_fail(b, "linear_backward: bad shape n=%d in=%d out=%d", n, in, out);
     linear_task t = { .dy = dy, .rows = (size_t)n, .cols = (size_t)out, .dbias = dbias };
+    if (dx && nn_cpu_narrow_dx_usable(in)) {     /* cpu_linear_narrow.c says why */
+        if (nn_cpu_narrow_dx(b, n, in, out, dy, w, dx) != 0)
+            return -1;
+        dx = NULL;
+    }
     if (dx)     /* dx (n, in) = dy (n, out) . w (out, in) */
         t.g[t.ngemm++] = (gemm_args){ CblasNoTrans, CblasNoTrans, n, in, out, dy, out, w, in,
                                       0.0f, dx, in, 1 };

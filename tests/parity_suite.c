@@ -206,6 +206,11 @@ void test_linear(void **state)
         { 1, 1, 1 }, { 1, 300, 1 }, { 300, 1, 1 }, { 1, 1, 300 }, { 7, 13, 5 },
         { 4, 400, 120 }, { 4, 84, 10 }, { 32, 784, 128 }, { 17, 1, 20 }, { 300, 299, 301 },
         { 4096, 16, 1 },
+        /* narrow inputs (in a multiple of 4 up to 24: cpu_linear_narrow.c's
+         * kernel, at every width it has): the Jacobian's 100 x 400 . 400 x 20,
+         * odd rows, a split over threads, widths beside its range */
+        { 100, 20, 400 }, { 9, 24, 33 }, { 5, 8, 7 }, { 3, 4, 1 }, { 2003, 12, 50 }, { 6, 16, 9 },
+        { 1, 20, 3 }, { 3, 17, 1 }, { 6, 25, 9 }, { 7, 28, 5 },
     };
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
         parity_linear_case(f, 0, case_seed(f->seed, 1, (int)k), fixed[k][0], fixed[k][1],
