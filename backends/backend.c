@@ -229,6 +229,7 @@ int nn_backend_open(nn_backend *b, const nn_backend_ops *ops, const nn_backend_c
     b->ops = NULL;
     b->impl = NULL;
     b->last_error[0] = '\0';
+    b->host_threads = 1;
     if (!ops)
         return nn_backend_fail(b, "no backend given");
     if (!cfg)

@@ -98,7 +98,7 @@ typedef struct nn_backend_config {
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
  * it was built against this header. Bump it on any change to nn_backend_ops,
  * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 4
+#define NN_BACKEND_ABI 5
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -362,6 +362,10 @@ struct nn_backend {
     const nn_backend_ops *ops;
     void *impl;                  /* the backend's own state */
     char last_error[NN_BACKEND_ERROR_LEN];
+    int host_threads;            /* the host threads its ops run on, once open: nn_backend_open
+                                    sets 1 and a backend that runs ops on a pool of its own
+                                    says how many (a caller may then run independent work
+                                    side by side on as many backends of one thread each) */
 };
 
 /* The backends compiled into the program, NULL-terminated. */

@@ -478,6 +478,7 @@ int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg)
         return nn_backend_fail(b, "cpu: cannot start %d threads: %s", threads, strerror(err));
     }
     b->impl = s;
+    b->host_threads = threads;
     return 0;
 }
 

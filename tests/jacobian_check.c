@@ -30,6 +30,12 @@ static void load_preset(nn_preset *p)
 
 void jac_check_run(const char *device, int val, enum nn_jac_method m, int graph, nn_jac_result *r)
 {
+    jac_check_run_threads(device, val, m, graph, 0, r);
+}
+
+void jac_check_run_threads(const char *device, int val, enum nn_jac_method m, int graph, int threads,
+                           nn_jac_result *r)
+{
     nn_preset p;
     nn_job_config cfg;
     nn_snapshot s;
@@ -42,6 +48,7 @@ void jac_check_run(const char *device, int val, enum nn_jac_method m, int graph,
     cfg.jac_method = (int)m;
     cfg.graph = graph;
     cfg.seed = 7;
+    cfg.threads = threads;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job)
         fail_msg("%s: %s", device, err);

@@ -111,6 +111,76 @@ static void test_cpu_matches_ref(void **state)
 }
 
 /* nn.Linear's bounds: weights and bias of layer l within 1/sqrt(in). */
+/* rows over lanes (jacobian_lanes.c): on three threads each runs whole
+ * passes on a backend of one thread, and J comes out bit for bit as on one
+ * thread; fewer lanes than threads when val has fewer groups. */
+static void test_rows_lanes(void **state)
+{
+    nn_jac_result one, three, two;
+    (void)state;
+    jac_check_run_threads("cpu", 7, NN_JAC_ROWS, 0, 1, &one);
+    jac_check_run_threads("cpu", 7, NN_JAC_ROWS, 0, 3, &three);
+    assert_int_equal(one.lanes, 1);
+    assert_int_equal(three.lanes, 3);
+    assert_memory_equal(one.blocks, three.blocks, 7 * 400 * sizeof(float));
+    assert_true(three.offdiag_checked && three.offdiag_max == 0);
+    nn_jac_result_free(&one);
+    jac_check_run_threads("cpu", 2, NN_JAC_ROWS, 0, 1, &one);
+    jac_check_run_threads("cpu", 2, NN_JAC_ROWS, 0, 3, &two);
+    assert_int_equal(two.lanes, 2);
+    assert_memory_equal(one.blocks, two.blocks, 2 * 400 * sizeof(float));
+    nn_jac_result_free(&one);
+    nn_jac_result_free(&three);
+    nn_jac_result_free(&two);
+}
+
+/* A job on lanes pauses whole (the count stays while paused), resumes and
+ * finishes with the same J as one thread. */
+static void test_lanes_pause(void **state)
+{
+    nn_preset p;
+    nn_job_config cfg;
+    nn_snapshot s;
+    nn_jac_result r, ref;
+    char err[NN_ERR_LEN] = "", path[NN_PATH_LEN];
+    const char *dir = getenv("NNLAB_PRESETS_DIR");
+    const struct timespec tick = { 0, 2000000 };
+    (void)state;
+    snprintf(path, sizeof path, "%s/mlp-jacobian.ini", dir && *dir ? dir : "presets");
+    assert_int_equal(nn_preset_load(path, &p, err, sizeof err), 0);
+    nn_job_config_init(&cfg, &p);
+    nn_strlcpy(cfg.device, "cpu", sizeof cfg.device);
+    cfg.jac_val = 40;
+    cfg.threads = 2;
+    cfg.seed = 7;
+    nn_job *job = nn_job_start(&cfg, err, sizeof err);
+    assert_non_null(job);
+    nn_job_pause(job);
+    for (int i = 0; i < 10000; i++) {
+        nn_job_snapshot(job, &s);
+        if (s.state == NN_JOB_PAUSED || nn_job_state_ended(s.state))
+            break;
+        nanosleep(&tick, NULL);
+    }
+    assert_int_equal(s.state, NN_JOB_PAUSED);
+    long held = s.step;
+    nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+    nn_job_snapshot(job, &s);
+    assert_int_equal(s.step, held);
+    assert_true(held < s.total_steps);
+    nn_job_resume(job);
+    assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
+    nn_job_snapshot(job, &s);
+    assert_int_equal(s.step, s.total_steps);
+    assert_int_equal(nn_job_jacobian(job, &r), 0);
+    nn_job_free(job);
+    assert_int_equal(r.lanes, 2);
+    jac_check_run_threads("cpu", 40, NN_JAC_ROWS, 0, 1, &ref);
+    assert_memory_equal(r.blocks, ref.blocks, 40 * 400 * sizeof(float));
+    nn_jac_result_free(&r);
+    nn_jac_result_free(&ref);
+}
+
 static void test_init_bounds(void **state)
 {
     nn_jac_result r;
@@ -325,7 +395,8 @@ int main(void)
         cmocka_unit_test(test_cpu_ref_methods), cmocka_unit_test(test_cpu_methods),
         cmocka_unit_test(test_cpu_matches_ref), cmocka_unit_test(test_init_bounds),
         cmocka_unit_test(test_bad_config), cmocka_unit_test(test_task_section),
-        cmocka_unit_test(test_pause_resume_cancel),
+        cmocka_unit_test(test_pause_resume_cancel), cmocka_unit_test(test_rows_lanes),
+        cmocka_unit_test(test_lanes_pause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

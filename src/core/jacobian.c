@@ -123,6 +123,10 @@ int jac_prepare(jac_run *r, nn_backend *b, const nn_jac_shape *s, int val, enum 
     r->val = val;
     r->in = s->width[0];
     r->out = s->width[s->n_linear];
+    r->lanes = 1;
+    atomic_init(&r->own.rows_done, 0);
+    atomic_init(&r->own.stop, 0);
+    r->shared = &r->own;
     if (val < 1 || val > NN_JAC_MAX_VAL)
         return nn_errorf(err, err_len, "val %d: expected 1..%d", val, NN_JAC_MAX_VAL);
     r->use_graph = graph && m == NN_JAC_ROWS && b->ops->graph_begin && b->ops->set_step;

@@ -9,6 +9,7 @@
 #ifndef NNLAB_JACOBIAN_INTERNAL_H
 #define NNLAB_JACOBIAN_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backend.h"
@@ -25,6 +26,17 @@ typedef struct jac_acts {
 
 /* Called after a group of rows of J is done; nonzero cancels. */
 typedef int (*jac_progress_fn)(void *ctx, long rows_done);
+/* A lane of its own thread calls it instead after each group: waits while
+ * the job is paused, nonzero when it is cancelled (it publishes nothing:
+ * lane 0, on the job's thread, does). */
+typedef int (*jac_hold_fn)(void *ctx);
+
+/* What the lanes of one rows run share (jacobian_lanes.c): lane L of N
+ * takes groups L, L+N, L+2N, ... on a backend of one thread of its own. */
+typedef struct jac_shared {
+    atomic_long rows_done;       /* rows of J done by every lane */
+    atomic_int stop;             /* a lane was cancelled or failed: the others stop too */
+} jac_shared;
 
 typedef struct jac_run {
     nn_backend *b;
@@ -52,7 +64,14 @@ typedef struct jac_run {
     int offdiag_checked;
     double forward_s;
     jac_progress_fn progress;
+    jac_hold_fn hold;
     void *ctx;
+    /* rows over lanes (jacobian_lanes.c): this run is lane `lane` of
+     * `lanes` (0 of 1 alone); lanes after the first write lane 0's blocks */
+    int lane, lanes;
+    long one_at;                 /* rows: where the cotangent buffer's 1 is */
+    jac_shared own;
+    jac_shared *shared;          /* &own, or lane 0's */
 } jac_run;
 
 /* jacobian.c: sets up run for (s, val, method) on the open backend b:
@@ -78,5 +97,26 @@ void jac_take_rows(jac_run *r, long p0, int count);
 
 /* jacobian_methods.c: runs r's method; 1 when cancelled, -1 on error. */
 int jac_run_method(jac_run *r);
+
+/* jacobian_lanes.c: the rows method split over host threads. When method
+ * is rows, b runs ops on several host threads and records no graph, the
+ * lanes reopen b with one thread and open one more backend of one thread
+ * per further lane, each with a jac_run of its own; lane 0 is run itself.
+ * jac_lanes_count says how many (1: run alone). */
+#define JAC_MAX_LANES 16
+typedef struct jac_lanes {
+    int n;                       /* lanes, lane 0 being the caller's run */
+    nn_backend b[JAC_MAX_LANES];     /* b[0] unused: lane 0 keeps the caller's */
+    jac_run run[JAC_MAX_LANES];
+} jac_lanes;
+
+int jac_lanes_count(const nn_backend *b, enum nn_jac_method m, int graph, int val);
+/* Opens lanes 1..n-1 for r0 (prepared on a backend of one thread); their
+ * runs share r0's blocks and progress. -1 with a message. */
+int jac_lanes_open(jac_lanes *l, int n, jac_run *r0, uint64_t seed, char *err, size_t err_len);
+/* Runs every lane (lane 0 on this thread, after its forward pass, which
+ * the caller has made); 1 when cancelled, -1 with r0's backend's message. */
+int jac_lanes_run(jac_lanes *l, jac_run *r0);
+void jac_lanes_close(jac_lanes *l);
 
 #endif

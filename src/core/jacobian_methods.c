@@ -38,6 +38,21 @@ static int report(jac_run *r, long rows_done)
     return r->progress && r->progress(r->ctx, rows_done) ? 1 : 0;
 }
 
+/* rows' groups, over one lane or several: adds this lane's rows to the
+ * shared count; lane 0 reports it, the others honour a pause or a cancel;
+ * any lane's stop stops all. */
+static int report_rows(jac_run *r, long rows)
+{
+    jac_shared *sh = r->shared;
+    long done = atomic_fetch_add(&sh->rows_done, rows) + rows;
+    if (atomic_load(&sh->stop))
+        return 1;
+    int stop = r->lane == 0 ? report(r, done) : r->hold && r->hold(r->ctx) ? 1 : 0;
+    if (stop)
+        atomic_store(&sh->stop, 1);
+    return stop;
+}
+
 /* ---- rows: PyTorch's vectorize=False ------------------------------------------ */
 
 /* One group: the C passes of rows p0 .. p0+C-1. The buffer T holds a single
@@ -71,22 +86,30 @@ static int rows_record(jac_run *r)
     return -1;
 }
 
-static int move_one(jac_run *r, long from, long to)
+/* Moves the buffer's 1 to `to` (nothing when it is there). */
+static int move_one(jac_run *r, long to)
 {
     const float zero = 0.0f, one = 1.0f;
     nn_backend *b = r->b;
-    return b->ops->upload(b, r->onehot + from, &zero, sizeof zero) ||
-           b->ops->upload(b, r->onehot + to, &one, sizeof one) ? -1 : 0;
+    if (to == r->one_at)
+        return 0;
+    if (b->ops->upload(b, r->onehot + r->one_at, &zero, sizeof zero) ||
+        b->ops->upload(b, r->onehot + to, &one, sizeof one))
+        return -1;
+    r->one_at = to;
+    return 0;
 }
 
+/* This lane's groups: lane, lane + lanes, ... (every group alone). */
 static int rows_method(jac_run *r)
 {
     long total = nn_jac_rows_total(&r->s, r->val), C = r->chunk;
     int graph = 0;
     if (onehot_setup(r, (size_t)(total + C - 1), (size_t)C - 1, 1, 1) != 0)
         return -1;
-    for (long p0 = 0; p0 < total; p0 += C) {
-        if (p0 > 0 && move_one(r, C - 1 + p0 - C, C - 1 + p0) != 0)
+    r->one_at = C - 1;
+    for (long p0 = (long)r->lane * C; p0 < total; p0 += (long)r->lanes * C) {
+        if (move_one(r, C - 1 + p0) != 0)
             return -1;
         /* the first group runs eagerly: libraries choose their algorithms
          * on first use, which a recording cannot hold (backend.h) */
@@ -96,7 +119,7 @@ static int rows_method(jac_run *r)
         if (rc != 0 || jac_read_dx(r, (size_t)C * (size_t)r->val * (size_t)r->in) != 0)
             return -1;
         jac_take_rows(r, p0, (int)C);
-        if (report(r, p0 + C))
+        if (report_rows(r, C))
             return 1;
     }
     if (graph)

@@ -16,6 +16,7 @@
 typedef struct jac_job {
     nn_job *job;
     double t0;                   /* the forward pass started */
+    jac_lanes *lanes;            /* rows over host threads (NULL: one lane) */
 } jac_job;
 
 /* After each group of rows: the snapshot's progress, rate and ETA. */
@@ -42,6 +43,20 @@ static int on_rows(void *ctx, long rows_done)
     return stop;
 }
 
+/* The other lanes, between their groups: wait out a pause (lane 0, in
+ * on_rows, publishes it), stop on a cancel. */
+static int on_lane_group(void *ctx)
+{
+    nn_job *job = ((jac_job *)ctx)->job;
+    if (!atomic_load(&job->pause_requested))
+        return atomic_load(&job->cancel_requested);
+    pthread_mutex_lock(&job->lock);
+    while (atomic_load(&job->pause_requested) && !atomic_load(&job->cancel_requested))
+        pthread_cond_wait(&job->wake, &job->lock);
+    pthread_mutex_unlock(&job->lock);
+    return atomic_load(&job->cancel_requested);
+}
+
 /* Moves the run's host arrays into the job's result, under the lock, so
  * that a reader who sees DONE finds it. */
 static void keep_result(nn_job *job, jac_run *r, double seconds)
@@ -63,6 +78,7 @@ static void keep_result(nn_job *job, jac_run *r, double seconds)
     o->seconds = seconds;
     o->forward_s = r->forward_s;
     o->rows_per_s = seconds > 0 ? (double)nn_jac_rows_total(&r->s, r->val) / seconds : 0;
+    o->lanes = r->lanes;
     nn_jac_flops_of(&r->s, r->val, r->method, &o->flops);
 }
 
@@ -70,6 +86,9 @@ static void finish(nn_job *job, jac_run *r, double seconds)
 {
     nn_snapshot *s = &job->mine;
     double rows = (double)s->total_steps;
+    s->step = s->total_steps;           /* every lane's rows (lane 0 reported its own last) */
+    s->fraction_done = 1;
+    s->eta_s = 0;
     s->elapsed_s = seconds;
     s->us_per_step = seconds * 1e6 / rows;
     s->phase_us[NN_PHASE_FORWARD] = r->forward_s * 1e6 / rows;
@@ -87,55 +106,86 @@ static void finish(nn_job *job, jac_run *r, double seconds)
     pthread_mutex_unlock(&job->lock);
 }
 
-static int open_run(nn_job *job, jac_run *r, char *err, size_t err_len)
+static int open_backend(nn_job *job, int threads, char *err, size_t err_len)
 {
-    nn_job_config *c = &job->cfg;
-    nn_backend_config bc = { .threads = c->threads, .tf32 = c->tf32 };
-    nn_jac_shape shape;
-    if (nn_jac_shape_from_preset(&c->preset, c->preset.name, &shape, err, err_len) != 0)
-        return -1;
+    nn_backend_config bc = { .threads = threads, .tf32 = job->cfg.tf32 };
     if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
         return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
     job->backend_open = 1;
+    return 0;
+}
+
+/* The backend, the run and, for rows on several host threads, its lanes
+ * (the backend reopened with one thread: each lane is a thread). */
+static int open_run(nn_job *job, jac_job *jj, jac_run *r, char *err, size_t err_len)
+{
+    nn_job_config *c = &job->cfg;
+    enum nn_jac_method m = (enum nn_jac_method)c->jac_method;
+    nn_jac_shape shape;
+    if (nn_jac_shape_from_preset(&c->preset, c->preset.name, &shape, err, err_len) != 0 ||
+        open_backend(job, c->threads, err, err_len) != 0)
+        return -1;
+    int lanes = jac_lanes_count(&job->backend, m, c->graph, c->jac_val);
+    if (lanes > 1) {
+        nn_backend_close(&job->backend);
+        job->backend_open = 0;
+        if (open_backend(job, 1, err, err_len) != 0)
+            return -1;
+        if (!(jj->lanes = calloc(1, sizeof *jj->lanes)))
+            return nn_errorf(err, err_len, "jacobian: out of memory for %d lanes", lanes);
+    }
     job->mine.total_steps = nn_jac_rows_total(&shape, c->jac_val);
     job->mine.n_params = nn_jac_shape_params(&shape);
-    return jac_prepare(r, &job->backend, &shape, c->jac_val, (enum nn_jac_method)c->jac_method,
-                       c->seed, c->graph, err, err_len);
+    if (jac_prepare(r, &job->backend, &shape, c->jac_val, m, c->seed, c->graph, err, err_len) != 0)
+        return -1;
+    r->progress = on_rows;
+    r->hold = on_lane_group;
+    r->ctx = jj;
+    return lanes > 1 ? jac_lanes_open(jj->lanes, lanes, r, c->seed, err, err_len) : 0;
 }
 
 /* The forward pass, then the method; 1 when cancelled, -1 on error. */
-static int compute(jac_run *r)
+static int compute(jac_run *r, jac_lanes *lanes)
 {
     double t = nn_now();
     if (jac_forward(r, &r->acts) != 0 || r->b->ops->synchronize(r->b) != 0)
         return -1;
     r->forward_s = nn_now() - t;
-    int rc = jac_run_method(r);
+    int rc = lanes ? jac_lanes_run(lanes, r) : jac_run_method(r);
     if (rc == 0 && r->b->ops->synchronize(r->b) != 0)
         return -1;
     return rc;
+}
+
+static void release(jac_job *jj, jac_run *r)
+{
+    if (jj->lanes) {
+        jac_lanes_close(jj->lanes);
+        free(jj->lanes);
+        jj->lanes = NULL;
+    }
+    jac_release(r);
 }
 
 void engine_jacobian(nn_job *job)
 {
     char err[NN_ERR_LEN] = "";
     jac_run r;
+    jac_job jj = { job, 0, NULL };
     double t0 = nn_now();
     memset(&r, 0, sizeof r);
     job->jac_method = job->cfg.jac_method;
-    int rc = open_run(job, &r, err, sizeof err);
+    int rc = open_run(job, &jj, &r, err, sizeof err);
     if (rc != 0) {
-        jac_release(&r);
+        release(&jj, &r);
         engine_fail(job, err);
         return;
     }
     job->mine.prepare_s = nn_now() - t0;
     job->mine.state = NN_JOB_RUNNING;
     engine_publish(job);
-    jac_job jj = { job, nn_now() };
-    r.progress = on_rows;
-    r.ctx = &jj;
-    rc = compute(&r);
+    jj.t0 = nn_now();
+    rc = compute(&r, jj.lanes);
     if (rc < 0) {
         nn_errorf(err, sizeof err, "jacobian on %s: %s", job->ops->name, job->backend.last_error);
         engine_fail(job, err);
@@ -145,7 +195,7 @@ void engine_jacobian(nn_job *job)
     } else {
         finish(job, &r, nn_now() - jj.t0);
     }
-    jac_release(&r);
+    release(&jj, &r);
 }
 
 int nn_job_jacobian(nn_job *job, nn_jac_result *out)

@@ -164,6 +164,8 @@ typedef struct nn_jac_result {
     double seconds;              /* the forward pass and the method, read back included */
     double forward_s;            /* the forward pass */
     double rows_per_s;           /* rows of J (val*out) per second */
+    int lanes;                   /* rows on a CPU: host threads that ran whole passes side by
+                                    side (1: one, its ops maybe split over the threads) */
     nn_jac_flops flops;
 } nn_jac_result;
 
