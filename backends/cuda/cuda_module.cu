@@ -2,7 +2,8 @@
  * probe that says why there is no GPU, opening and closing the device, memory
  * and copies, page-locked buffers, the op table, and the module's only two
  * exported symbols (backend.h); step graphs, counters and timing are in
- * cuda_graph.cu, the probe's verdict in cuda_probe.h:
+ * cuda_graph.cu, the error messages in cuda_report.cu, the probe's verdict
+ * in cuda_probe.h:
  *   const int nn_backend_module_abi;            == NN_BACKEND_ABI
  *   const nn_backend_ops *nn_backend_module_ops(void);
  * nnlab dlopens this file (backends/backend.c), so the program itself links no
@@ -18,88 +19,6 @@
 #include <string.h>
 
 #define NN_EXPORT extern "C" __attribute__((visibility("default")))
-
-/* ---- reporting -------------------------------------------------------------------------- */
-
-static int vfail(nn_backend *b, const char *fmt, va_list ap)
-{
-    if (b)
-        vsnprintf(b->last_error, sizeof b->last_error, fmt, ap);
-    return -1;
-}
-
-int gpu_fail(nn_backend *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(b, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-/* "op: fn failed: what (while doing)" */
-static int status_fail(nn_backend *b, const char *op, const char *fn, const char *what,
-                       const char *doing, va_list ap)
-{
-    char while_[256];
-    vsnprintf(while_, sizeof while_, doing, ap);
-    return gpu_fail(b, "%s: %s failed: %s (while %s)", op, fn, what, while_);
-}
-
-int gpu_cuda(nn_backend *b, cudaError_t e, const char *op, const char *fn, const char *doing, ...)
-{
-    char what[192];
-    if (e == cudaSuccess)
-        return 0;
-    /* reported here: take it out of the runtime's last error, so that the
-     * next launch check does not report it again against another kernel */
-    cudaGetLastError();
-    snprintf(what, sizeof what, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
-    va_list ap;
-    va_start(ap, doing);
-    status_fail(b, op, fn, what, doing, ap);
-    va_end(ap);
-    return -1;
-}
-
-int gpu_blas(nn_backend *b, cublasStatus_t st, const char *op, const char *fn, const char *doing, ...)
-{
-    char what[192];
-    if (st == CUBLAS_STATUS_SUCCESS)
-        return 0;
-    snprintf(what, sizeof what, "%s: %s", cublasGetStatusName(st), cublasGetStatusString(st));
-    va_list ap;
-    va_start(ap, doing);
-    status_fail(b, op, fn, what, doing, ap);
-    va_end(ap);
-    return -1;
-}
-
-int gpu_dnn(nn_backend *b, cudnnStatus_t st, const char *op, const char *fn, const char *doing, ...)
-{
-    char what[320], detail[256] = "";
-    if (st == CUDNN_STATUS_SUCCESS)
-        return 0;
-#if CUDNN_MAJOR >= 9
-    cudnnGetLastErrorString(detail, sizeof detail);   /* cuDNN 9: the reason, when it kept one */
-#endif
-    snprintf(what, sizeof what, "%s%s%s", cudnnGetErrorString(st), detail[0] ? ": " : "", detail);
-    va_list ap;
-    va_start(ap, doing);
-    status_fail(b, op, fn, what, doing, ap);
-    va_end(ap);
-    return -1;
-}
-
-int gpu_launched(nn_backend *b, const char *op, const char *kernel)
-{
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return gpu_fail(b, "%s: launching %s failed: %s: %s", op, kernel, cudaGetErrorName(e),
-                        cudaGetErrorString(e));
-    gpu_of(b)->count->kernels++;
-    return 0;
-}
 
 /* After a wait: a failure a kernel described (the only one so far: a label
  * out of range), reported once and cleared. */
@@ -312,6 +231,65 @@ static int read_inject(nn_backend *b, unsigned *out)
     return 0;
 }
 
+/* The device, the stream, cuBLAS (with a workspace of its own, so that a
+ * recorded graph allocates nothing) and cuDNN, bound to the stream. */
+static int open_libraries(nn_backend *b, gpu_state *s)
+{
+    if (gpu_cuda(b, cudaSetDevice(s->device), "open", "cudaSetDevice", "selecting GPU %d", s->device) ||
+        gpu_cuda(b, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "open",
+                 "cudaStreamCreateWithFlags", "creating the stream"))
+        return -1;
+    if (gpu_blas(b, cublasCreate(&s->blas), "open", "cublasCreate", "creating the cuBLAS handle") ||
+        gpu_blas(b, cublasSetStream(s->blas, s->stream), "open", "cublasSetStream", "binding cuBLAS to the stream") ||
+        /* after SetStream, which resets it */
+        own_buffer(b, &s->blas_ws, GPU_BLAS_WORKSPACE, "the cuBLAS workspace") ||
+        gpu_blas(b, cublasSetWorkspace(s->blas, s->blas_ws, GPU_BLAS_WORKSPACE), "open",
+                 "cublasSetWorkspace", "giving cuBLAS %zu bytes of workspace", GPU_BLAS_WORKSPACE) ||
+        /* FP32 products stay FP32 (no TF32) unless the job asked for TF32 */
+        gpu_blas(b, cublasSetMathMode(s->blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+                 "open", "cublasSetMathMode", "choosing %s math", s->tf32 ? "TF32" : "FP32"))
+        return -1;
+    return gpu_dnn(b, cudnnCreate(&s->dnn), "open", "cudnnCreate", "creating the cuDNN handle") ||
+           gpu_dnn(b, cudnnSetStream(s->dnn, s->stream), "open", "cudnnSetStream", "binding cuDNN to the stream");
+}
+
+/* The module's own small device buffers, and the fault report in mapped
+ * host memory that a kernel writes and the host reads without a copy. */
+static int open_buffers(nn_backend *b, gpu_state *s)
+{
+    void *host = NULL, *dev = NULL;
+    if (own_buffer(b, (void **)&s->partials, GPU_RED_BLOCKS * 2 * sizeof(double), "the loss partial sums") ||
+        own_buffer(b, (void **)&s->blocks_done, sizeof(unsigned int), "the reduction counter") ||
+        own_buffer(b, (void **)&s->fault_claim, sizeof(int), "the fault flag") ||
+        own_buffer(b, (void **)&s->step_dev, sizeof(gpu_step_values), "the step values of graphs"))
+        return -1;
+    if (gpu_cuda(b, cudaHostAlloc(&host, 4 * sizeof(int), cudaHostAllocMapped), "open", "cudaHostAlloc",
+                 "allocating the fault report") ||
+        gpu_cuda(b, cudaHostGetDevicePointer(&dev, host, 0), "open", "cudaHostGetDevicePointer",
+                 "mapping the fault report"))
+        return -1;
+    memset(host, 0, 4 * sizeof(int));
+    s->fault_host = (volatile int *)host;
+    s->fault_dev = (int *)dev;
+    return 0;
+}
+
+/* The timing slots' events; slots_made counts the whole slots (close
+ * destroys those). */
+static int open_timing(nn_backend *b, gpu_state *s)
+{
+    for (; s->slots_made < GPU_TIMING_SLOTS; s->slots_made++) {
+        gpu_timing_slot *t = &s->slots[s->slots_made];
+        for (int m = 0; m < NN_TIMING_MARKS; m++)
+            if (gpu_cuda(b, cudaEventCreate(&t->ev[m]), "open", "cudaEventCreate", "creating timing events")) {
+                for (int k = 0; k < m; k++)
+                    cudaEventDestroy(t->ev[k]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
 {
     gpu_state *s = (gpu_state *)calloc(1, sizeof *s);
@@ -321,63 +299,16 @@ static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
     s->count = &s->live;
     s->tf32 = cfg ? cfg->tf32 : 0;
     s->device = 0;      /* CUDA_VISIBLE_DEVICES picks which one that is */
-    if (read_inject(b, &s->inject) != 0)
-        goto fail;
-
-    if (gpu_cuda(b, cudaSetDevice(s->device), "open", "cudaSetDevice", "selecting GPU %d", s->device) ||
-        gpu_cuda(b, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "open",
-                 "cudaStreamCreateWithFlags", "creating the stream"))
-        goto fail;
-    if (gpu_blas(b, cublasCreate(&s->blas), "open", "cublasCreate", "creating the cuBLAS handle") ||
-        gpu_blas(b, cublasSetStream(s->blas, s->stream), "open", "cublasSetStream", "binding cuBLAS to the stream") ||
-        /* after SetStream, which resets it: cuBLAS's own workspace, so that a
-         * recorded graph allocates nothing */
-        own_buffer(b, &s->blas_ws, GPU_BLAS_WORKSPACE, "the cuBLAS workspace") ||
-        gpu_blas(b, cublasSetWorkspace(s->blas, s->blas_ws, GPU_BLAS_WORKSPACE), "open",
-                 "cublasSetWorkspace", "giving cuBLAS %zu bytes of workspace", GPU_BLAS_WORKSPACE) ||
-        /* FP32 products stay FP32 (no TF32) unless the job asked for TF32 */
-        gpu_blas(b, cublasSetMathMode(s->blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
-                 "open", "cublasSetMathMode", "choosing %s math", s->tf32 ? "TF32" : "FP32"))
-        goto fail;
-    if (gpu_dnn(b, cudnnCreate(&s->dnn), "open", "cudnnCreate", "creating the cuDNN handle") ||
-        gpu_dnn(b, cudnnSetStream(s->dnn, s->stream), "open", "cudnnSetStream", "binding cuDNN to the stream"))
-        goto fail;
-    if (own_buffer(b, (void **)&s->partials, GPU_RED_BLOCKS * 2 * sizeof(double), "the loss partial sums") ||
-        own_buffer(b, (void **)&s->blocks_done, sizeof(unsigned int), "the reduction counter") ||
-        own_buffer(b, (void **)&s->fault_claim, sizeof(int), "the fault flag") ||
-        own_buffer(b, (void **)&s->step_dev, sizeof(gpu_step_values), "the step values of graphs"))
-        goto fail;
-    {
-        void *host = NULL, *dev = NULL;
-        if (gpu_cuda(b, cudaHostAlloc(&host, 4 * sizeof(int), cudaHostAllocMapped), "open",
-                     "cudaHostAlloc", "allocating the fault report") ||
-            gpu_cuda(b, cudaHostGetDevicePointer(&dev, host, 0), "open", "cudaHostGetDevicePointer",
-                     "mapping the fault report"))
-            goto fail;
-        memset(host, 0, 4 * sizeof(int));
-        s->fault_host = (volatile int *)host;
-        s->fault_dev = (int *)dev;
-    }
-    for (; s->slots_made < GPU_TIMING_SLOTS; s->slots_made++) {
-        gpu_timing_slot *t = &s->slots[s->slots_made];
-        for (int m = 0; m < NN_TIMING_MARKS; m++)
-            if (gpu_cuda(b, cudaEventCreate(&t->ev[m]), "open", "cudaEventCreate", "creating timing events")) {
-                for (int k = 0; k < m; k++)
-                    cudaEventDestroy(t->ev[k]);
-                goto fail;
-            }
-    }
-    if (gpu_cuda(b, cudaStreamSynchronize(s->stream), "open", "cudaStreamSynchronize",
-                 "finishing the set-up"))
-        goto fail;
-    return 0;
-fail: {
-        char why[NN_BACKEND_ERROR_LEN];
-        memcpy(why, b->last_error, sizeof why);
-        gpu_close(b);
-        memcpy(b->last_error, why, sizeof why);
-        return -1;
-    }
+    if (read_inject(b, &s->inject) == 0 && open_libraries(b, s) == 0 && open_buffers(b, s) == 0 &&
+        open_timing(b, s) == 0 &&
+        gpu_cuda(b, cudaStreamSynchronize(s->stream), "open", "cudaStreamSynchronize", "finishing the set-up") == 0)
+        return 0;
+    /* close frees whatever was made; the message survives it */
+    char why[NN_BACKEND_ERROR_LEN];
+    memcpy(why, b->last_error, sizeof why);
+    gpu_close(b);
+    memcpy(b->last_error, why, sizeof why);
+    return -1;
 }
 
 /* ---- memory and copies ------------------------------------------------------------------- */
