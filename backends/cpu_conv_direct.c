@@ -1,5 +1,6 @@
 /* backends/cpu_conv_direct.c - see cpu_conv_direct.h. */
 #include "cpu_conv_direct.h"
+#include "cpu_internal.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -146,12 +147,8 @@ int nn_direct_conv_usable(const nn_conv_geom *g)
      * paths, and it lets anyone compare them. Atomic: threads may race to
      * compute it, and all compute the same value. */
     static _Atomic int enabled = -1;
-    if (enabled < 0) {
-        __builtin_cpu_init();
-        const char *off = getenv("NNLAB_NO_DIRECT_CONV");
-        enabled = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                  !(off && *off && strcmp(off, "0") != 0);
-    }
+    if (enabled < 0)
+        enabled = nn_cpu_own_kernels("NNLAB_NO_DIRECT_CONV");
     if (!enabled)
         return 0;
     if (g->stride_h != 1 || g->stride_w != 1 || (g->k_h == 1 && g->k_w == 1) ||

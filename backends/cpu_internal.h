@@ -89,6 +89,12 @@ double nn_cpu_others_busy(int cores, const double busy[], const double total[], 
  * still end, run by the threads that take part. */
 void nn_cpu_hold_workers(nn_backend *b, int hold);
 
+/* cpu_blas.c: whether our own AVX2 kernels may run: the CPU has AVX2 and
+ * FMA and the environment variable `off` (which keeps the portable path, so
+ * that the parity tests run both and anyone can compare them) is unset or
+ * "0". Callers keep the answer. */
+int nn_cpu_own_kernels(const char *off);
+
 /* cpu_linear_narrow.c: dx (n, in) = dy (n, out) . w (out, in) by an AVX2
  * kernel when in is narrow (a multiple of 4 up to 24) and the CPU has AVX2
  * and FMA (and NNLAB_NO_NARROW_DX is not set): usable tells, the other runs

@@ -34,12 +34,8 @@ int nn_cpu_narrow_dx_usable(int in)
     /* NNLAB_NO_NARROW_DX=1 keeps sgemm: the parity tests run both paths.
      * Atomic: threads may race to compute it, and all compute the same. */
     static _Atomic int enabled = -1;
-    if (enabled < 0) {
-        __builtin_cpu_init();
-        const char *off = getenv("NNLAB_NO_NARROW_DX");
-        enabled = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                  !(off && *off && strcmp(off, "0") != 0);
-    }
+    if (enabled < 0)
+        enabled = nn_cpu_own_kernels("NNLAB_NO_NARROW_DX");
     return enabled && in >= 4 && in <= NARROW_MAX_IN && in % 4 == 0;
 }
 

@@ -134,53 +134,6 @@ static void test_rows_lanes(void **state)
     nn_jac_result_free(&two);
 }
 
-/* A job on lanes pauses whole (the count stays while paused), resumes and
- * finishes with the same J as one thread. */
-static void test_lanes_pause(void **state)
-{
-    nn_preset p;
-    nn_job_config cfg;
-    nn_snapshot s;
-    nn_jac_result r, ref;
-    char err[NN_ERR_LEN] = "", path[NN_PATH_LEN];
-    const char *dir = getenv("NNLAB_PRESETS_DIR");
-    const struct timespec tick = { 0, 2000000 };
-    (void)state;
-    snprintf(path, sizeof path, "%s/mlp-jacobian.ini", dir && *dir ? dir : "presets");
-    assert_int_equal(nn_preset_load(path, &p, err, sizeof err), 0);
-    nn_job_config_init(&cfg, &p);
-    nn_strlcpy(cfg.device, "cpu", sizeof cfg.device);
-    cfg.jac_val = 40;
-    cfg.threads = 2;
-    cfg.seed = 7;
-    nn_job *job = nn_job_start(&cfg, err, sizeof err);
-    assert_non_null(job);
-    nn_job_pause(job);
-    for (int i = 0; i < 10000; i++) {
-        nn_job_snapshot(job, &s);
-        if (s.state == NN_JOB_PAUSED || nn_job_state_ended(s.state))
-            break;
-        nanosleep(&tick, NULL);
-    }
-    assert_int_equal(s.state, NN_JOB_PAUSED);
-    long held = s.step;
-    nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
-    nn_job_snapshot(job, &s);
-    assert_int_equal(s.step, held);
-    assert_true(held < s.total_steps);
-    nn_job_resume(job);
-    assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
-    nn_job_snapshot(job, &s);
-    assert_int_equal(s.step, s.total_steps);
-    assert_int_equal(nn_job_jacobian(job, &r), 0);
-    nn_job_free(job);
-    assert_int_equal(r.lanes, 2);
-    jac_check_run_threads("cpu", 40, NN_JAC_ROWS, 0, 1, &ref);
-    assert_memory_equal(r.blocks, ref.blocks, 40 * 400 * sizeof(float));
-    nn_jac_result_free(&r);
-    nn_jac_result_free(&ref);
-}
-
 static void test_init_bounds(void **state)
 {
     nn_jac_result r;
@@ -346,37 +299,53 @@ static void test_bad_config(void **state)
 /* Pause holds the job between groups (the snapshot PAUSED, no rows done
  * meanwhile); resume lets it go on; cancel ends it CANCELLED with no result.
  * cpu-ref at val 150 takes seconds a run, so the test never waits it out. */
-static void test_pause_resume_cancel(void **state)
+/* Starts the shipped preset's Jacobian job on device at val (threads: 0
+ * the free cores), pauses it and waits until it says so: the row count it
+ * holds, which must stay while paused. */
+static nn_job *start_paused(const char *device, int val, int threads, long *held)
 {
     nn_preset p;
     nn_job_config cfg;
     nn_snapshot s;
-    nn_jac_result r;
     char err[NN_ERR_LEN] = "", path[NN_PATH_LEN];
     const char *dir = getenv("NNLAB_PRESETS_DIR");
-    const struct timespec tick = { 0, 5000000 };
-    (void)state;
+    const struct timespec tick = { 0, 2000000 };
     snprintf(path, sizeof path, "%s/mlp-jacobian.ini", dir && *dir ? dir : "presets");
     assert_int_equal(nn_preset_load(path, &p, err, sizeof err), 0);
     nn_job_config_init(&cfg, &p);
-    nn_strlcpy(cfg.device, "cpu-ref", sizeof cfg.device);
-    cfg.jac_val = 150;
+    nn_strlcpy(cfg.device, device, sizeof cfg.device);
+    cfg.jac_val = val;
+    cfg.threads = threads;
+    cfg.seed = 7;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
-    assert_non_null(job);
+    if (!job)
+        fail_msg("%s", err);
     nn_job_pause(job);
-    for (int i = 0; i < 6000; i++) {
+    for (int i = 0; i < 15000; i++) {
         nn_job_snapshot(job, &s);
         if (s.state == NN_JOB_PAUSED || nn_job_state_ended(s.state))
             break;
         nanosleep(&tick, NULL);
     }
     assert_int_equal(s.state, NN_JOB_PAUSED);
-    long held = s.step;
+    *held = s.step;
     nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
     nn_job_snapshot(job, &s);
-    assert_int_equal(s.step, held);
-    assert_true(held < s.total_steps);
+    assert_int_equal(s.step, *held);
+    assert_true(*held < s.total_steps);
+    return job;
+}
+
+static void test_pause_resume_cancel(void **state)
+{
+    nn_snapshot s;
+    nn_jac_result r;
+    long held;
+    const struct timespec tick = { 0, 5000000 };
+    (void)state;
+    nn_job *job = start_paused("cpu-ref", 150, 0, &held);
     nn_job_resume(job);
+    nn_job_snapshot(job, &s);
     for (int i = 0; i < 6000 && s.step == held; i++) {
         nanosleep(&tick, NULL);
         nn_job_snapshot(job, &s);
@@ -386,6 +355,28 @@ static void test_pause_resume_cancel(void **state)
     assert_int_equal(nn_job_wait(job), NN_JOB_CANCELLED);
     assert_int_equal(nn_job_jacobian(job, &r), -1);
     nn_job_free(job);
+}
+
+/* A job on lanes pauses whole (the count stays while paused), resumes and
+ * finishes with the same J as one thread. */
+static void test_lanes_pause(void **state)
+{
+    nn_snapshot s;
+    nn_jac_result r, ref;
+    long held;
+    (void)state;
+    nn_job *job = start_paused("cpu", 40, 2, &held);
+    nn_job_resume(job);
+    assert_int_equal(nn_job_wait(job), NN_JOB_DONE);
+    nn_job_snapshot(job, &s);
+    assert_int_equal(s.step, s.total_steps);
+    assert_int_equal(nn_job_jacobian(job, &r), 0);
+    nn_job_free(job);
+    assert_int_equal(r.lanes, 2);
+    jac_check_run_threads("cpu", 40, NN_JAC_ROWS, 0, 1, &ref);
+    assert_memory_equal(r.blocks, ref.blocks, 40 * 400 * sizeof(float));
+    nn_jac_result_free(&r);
+    nn_jac_result_free(&ref);
 }
 
 int main(void)
