@@ -55,6 +55,30 @@ grep_ok "not a jacobian preset" "$tmp/err" "not a jacobian preset"
 check "train refuses the jacobian preset" 2 "$NNLAB" train -p mlp-jacobian
 grep_ok "train: points to nnlab jacobian" "$tmp/err" "nnlab jacobian --preset mlp-jacobian"
 
+# A job larger than the memory available is refused before it starts, in the
+# user's terms: --val, or the preset's [task] val key, with the bytes needed
+# and available. An address-space limit (ulimit -v) makes the machine small;
+# a sanitizer's build cannot start under one, and skips.
+limited() { (ulimit -v 800000 && "$@"); }
+if limited "$NNLAB" --help >/dev/null 2>&1; then
+    check "val 100000 by batched under an 800 MB limit fails" 2 limited "$NNLAB" jacobian -p mlp-jacobian --val 100000 -m batched
+    grep_ok "too large: names --val and the bytes" "$tmp/err" \
+        "^nnlab: --val 100000: needs ~1\.[0-9] GB of memory (method batched: parameters [0-9]* KB, buffers .*), [0-9]* MB available$"
+    one_line_err "too large: one-line error"
+    sed -e 's/^val = 100$/val = 100000/' -e 's/^method = rows$/method = batched/' \
+        "$top_srcdir/presets/mlp-jacobian.ini" >"$tmp/big-val.ini"
+    check "a preset's val too large fails" 2 limited "$NNLAB" jacobian -p "$tmp/big-val.ini"
+    grep_ok "a preset's val: names the file and the key" "$tmp/err" \
+        "^nnlab: $tmp/big-val.ini: \[task\] val = 100000: needs ~1\.[0-9] GB of memory (method batched: "
+    check "forward at val 10000 fits the same limit" 0 limited "$NNLAB" jacobian -p mlp-jacobian --val 10000 -m forward -q
+else
+    for t in "val 100000 by batched under an 800 MB limit fails" "too large: names --val and the bytes" \
+             "too large: one-line error" "a preset's val too large fails" "a preset's val: names the file and the key" \
+             "forward at val 10000 fits the same limit"; do
+        ok "$t # SKIP cannot run under ulimit -v (a sanitizer's build)"
+    done
+fi
+
 # the dump: 3 layers' weights and biases, x, the blocks and the whole J
 for f in linear1.weight linear1.bias linear2.weight linear2.bias linear3.weight linear3.bias x \
          jacobian_blocks jacobian; do

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "nnlab/jacobian.h"
 #include "setup_fields.h"
 #include "ui.h"
 
@@ -317,6 +319,139 @@ static void settings_roundtrip_through_a_preset(void **state)
     free(lab);
 }
 
+/* ---- a Jacobian preset: val and the method ----------------------------------------- */
+
+/* Its batch field is val (its [task] val, up to NN_JAC_MAX_VAL: no training
+ * set bounds it); Method takes the training fields' place; Down and Up step
+ * over the fields it does not show. */
+static void jacobian_preset_shows_val_and_method(void **state)
+{
+    (void)state;
+    char label[32], value[96];
+    ui_lab *lab = lab_with_preset("mlp-jacobian");
+    assert_int_equal(lab->setup.set.jacobian, 1);
+    assert_int_equal(lab->setup.set.batch, 100);
+    assert_int_equal(lab->setup.set.jac_method, NN_JAC_ROWS);
+    ui_field_text(lab, UI_F_BATCH, label, sizeof label, value, sizeof value);
+    assert_string_equal(label, "val");
+    ui_field_text(lab, UI_F_METHOD, label, sizeof label, value, sizeof value);
+    assert_string_equal(label, "Method");
+    assert_string_equal(value, "rows");
+    assert_true(ui_field_shown(lab, UI_F_METHOD));
+    assert_false(ui_field_shown(lab, UI_F_EPOCHS) || ui_field_shown(lab, UI_F_STEPS) ||
+                 ui_field_shown(lab, UI_F_LR));
+    ui_setup_key(lab, KEY_DOWN);
+    assert_int_equal(lab->setup.field, UI_F_METHOD);
+    ui_setup_key(lab, KEY_DOWN);
+    assert_int_equal(lab->setup.field, UI_F_DATA_ON_DEVICE);
+    ui_setup_key(lab, KEY_UP);
+    ui_setup_key(lab, KEY_UP);
+    assert_int_equal(lab->setup.field, UI_F_BATCH);
+    keys(lab, "5000\n");                     /* above the preset's 1000 training rows */
+    assert_int_equal(lab->setup.set.batch, 5000);
+    assert_non_null(strstr(lab->message, "val set"));
+    keys(lab, "100001\n");
+    assert_int_equal(lab->setup.set.batch, 5000);
+    assert_non_null(strstr(lab->message, "val: 100001 is out of range: type 1..100000"));
+    assert_null(strstr(lab->message, "training set"));
+    ui_setup_key(lab, 27);
+    lab->setup.set.batch = 65536;
+    ui_setup_key(lab, '+');
+    assert_int_equal(lab->setup.set.batch, NN_JAC_MAX_VAL);
+    free(lab);
+
+    /* a training preset has no Method */
+    lab = lab_with_preset("mnist-mlp-128");
+    assert_false(ui_field_shown(lab, UI_F_METHOD));
+    ui_setup_key(lab, KEY_DOWN);
+    assert_int_equal(lab->setup.field, UI_F_EPOCHS);
+    ui_field_text(lab, UI_F_BATCH, label, sizeof label, value, sizeof value);
+    assert_string_equal(label, "Batch size");
+    free(lab);
+}
+
+/* Right and space pick the next method, Left the one before, round the
+ * four; the job runs the one picked at the val set, and a save keeps both
+ * as the preset's [task] method and val. */
+static void jacobian_method_cycles_runs_and_saves(void **state)
+{
+    (void)state;
+    static const int right[] = { NN_JAC_BATCHED, NN_JAC_PER_SAMPLE, NN_JAC_FORWARD, NN_JAC_ROWS };
+    char dir[] = "/tmp/nnlab-ui-keys-XXXXXX", path[NN_PATH_LEN], err[NN_ERR_LEN];
+    ui_lab *lab = lab_with_preset("mlp-jacobian");
+    nn_job_config cfg;
+    nn_preset p = lab->setup.preset, q;
+    lab->setup.field = UI_F_METHOD;
+    for (int i = 0; i < 4; i++) {
+        ui_setup_key(lab, i % 2 ? ' ' : KEY_RIGHT);
+        assert_int_equal(lab->setup.set.jac_method, right[i]);
+    }
+    ui_setup_key(lab, KEY_LEFT);
+    assert_int_equal(lab->setup.set.jac_method, NN_JAC_FORWARD);
+    ui_setup_key(lab, KEY_LEFT);
+    assert_int_equal(lab->setup.set.jac_method, NN_JAC_PER_SAMPLE);
+    lab->setup.set.batch = 70;
+    ui_setup_job_config(lab, &cfg);
+    assert_int_equal(cfg.kind, NN_JOB_JACOBIAN);
+    assert_int_equal(cfg.jac_method, NN_JAC_PER_SAMPLE);
+    assert_int_equal(cfg.jac_val, 70);
+
+    ui_settings_to_preset(&lab->setup.set, &p);
+    ui_settings_describe(&lab->setup.set, "mlp-jacobian", p.description, sizeof p.description);
+    assert_string_equal(p.description, "Saved from mlp-jacobian in the lab: cpu, Jacobian by per-sample at val 70");
+    assert_int_equal(p.batch, 100);          /* [train] batch: not the val */
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/copy.ini", dir);
+    assert_int_equal(nn_preset_save(path, &p, err, sizeof err), 0);
+    assert_int_equal(nn_preset_load(path, &q, err, sizeof err), 0);
+    assert_int_equal(q.task, NN_TASK_JACOBIAN);
+    assert_int_equal(q.task_method, NN_JAC_PER_SAMPLE);
+    assert_int_equal(q.task_val, 70);
+    ui_settings b;
+    ui_settings_defaults(&b);
+    ui_settings_from_preset(&b, &q);
+    b.steps = lab->setup.set.steps;
+    assert_memory_equal(&b, &lab->setup.set, sizeof b);
+    unlink(path);
+    rmdir(dir);
+    free(lab);
+}
+
+/* The engine's size rule in the lab: val 100000 by batched, under an
+ * address-space limit that leaves 256 MB, is refused at the start naming
+ * [task] val and the bytes. */
+static void jacobian_too_large_is_refused_in_the_lab(void **state)
+{
+    (void)state;
+    const char *names[2];
+    struct rlimit old, small;
+    unsigned long pages = 0;
+    ui_lab *lab = lab_with_preset("mlp-jacobian");
+    FILE *f = fopen("/proc/self/statm", "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    lab->setup.set.batch = 100000;
+    lab->setup.set.jac_method = NN_JAC_BATCHED;
+    lab->setup.dev_known = 1;
+    lab->setup.dev_ok[UI_DEV_CPU] = 1;
+    assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+    small = old;
+    small.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+    if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < small.rlim_cur)
+        small.rlim_cur = old.rlim_cur;
+    assert_int_equal(setrlimit(RLIMIT_AS, &small), 0);
+    int n = ui_setup_start_devices(lab, 0, names, 2);
+    assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+    assert_int_equal(n, -1);
+    assert_int_equal(lab->message_error, 1);
+    assert_non_null(strstr(lab->message, "[task] val = 100000: needs ~1."));
+    assert_non_null(strstr(lab->message, " GB of memory (method batched: "));
+    lab->setup.set.batch = 100;              /* fits: started */
+    assert_int_equal(ui_setup_start_devices(lab, 0, names, 2), 1);
+    free(lab);
+}
+
 static void type_name(ui_lab *lab, const char *name)
 {
     lab->input[0] = '\0';
@@ -387,6 +522,9 @@ int main(void)
         cmocka_unit_test(batch_is_bounded_by_the_data),
         cmocka_unit_test(settings_roundtrip_through_a_preset),
         cmocka_unit_test(save_dialog_names),
+        cmocka_unit_test(jacobian_preset_shows_val_and_method),
+        cmocka_unit_test(jacobian_method_cycles_runs_and_saves),
+        cmocka_unit_test(jacobian_too_large_is_refused_in_the_lab),
     };
     return cmocka_run_group_tests_name("ui_keys", tests, NULL, NULL);
 }

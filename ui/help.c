@@ -13,7 +13,7 @@ static const char *const help_lines[] = {
     "  Left Right  change a setting (Space too); batch, sweep range x2 /2",
     "  0-9 . e     type a number; Enter keeps it (checked: the range is",
     "              shown when it is not one), Esc drops it",
-    "  + -         batch size x2 / /2        s   save as a preset",
+    "  + -         batch size (val) x2 / /2  s   save as a preset",
     "  Enter r     run on the device(s)      w   batch sweep    F5 rescan",
     "              (after typing a number: the first Enter keeps it)",
     "              a device's first use calibrates it (seconds; Esc: no run)",

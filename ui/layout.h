@@ -38,7 +38,8 @@ typedef struct ui_layout {
 #define UI_EXPLAIN_BESIDE_COLS 130
 #define UI_EXPLAIN_BELOW_ROWS 36
 
-/* Number of setup fields the fields box must hold (ui/setup_screen.c). */
+/* Number of setup fields the fields box must hold (ui/setup_screen.c): the
+ * most a preset shows (ui_field_shown: a training preset's 13). */
 #define UI_SETUP_FIELD_ROWS 13
 
 /* Lays out `screen` on a cols x rows terminal; n_jobs (1 or 2) sizes the

@@ -1,9 +1,11 @@
 /* ui/setup_fields.c - the setup screen's fields: device, side-by-side mode,
  * batch, epochs, steps, learning rate, the GPU switches and the sweep range;
- * their text, how arrows, space and typed numbers change them, and the job
- * configuration they make. */
+ * for a Jacobian preset val (in the batch's place) and the method instead
+ * of the training fields. Their text, how arrows, space and typed numbers
+ * change them, and the job configuration they make. */
 #include "ui.h"
 #include "setup_fields.h"
+#include "nnlab/jacobian.h"
 
 #include <float.h>
 #include <math.h>
@@ -67,6 +69,10 @@ void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
     s->sweep_to = p->sweep_to;
     s->sweep_steps = p->sweep_steps;
     s->sweep_all = p->sweep_cpu_ref;
+    s->jacobian = p->task == NN_TASK_JACOBIAN;
+    s->jac_method = p->task_method;
+    if (s->jacobian)
+        s->batch = p->task_val;      /* the batch field is val */
 }
 
 void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
@@ -75,7 +81,12 @@ void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
     snprintf(p->device, sizeof p->device, "%s", ui_device_name(devs[0]));
     snprintf(p->compare, sizeof p->compare, "%s", n == 2 ? ui_device_name(devs[1]) : "");
     p->race = !s->sequential;
-    p->batch = s->batch;
+    if (p->task == NN_TASK_JACOBIAN) {
+        p->task_val = s->batch;
+        p->task_method = s->jac_method;
+    } else {
+        p->batch = s->batch;
+    }
     p->epochs = s->epochs;
     p->lr = (float)s->lr;
     p->data_on_device = s->data_on_device;
@@ -98,6 +109,11 @@ void ui_settings_describe(const ui_settings *s, const char *from, char *buf, siz
                  s->sequential ? "in turn" : "racing");
     else
         snprintf(devices, sizeof devices, "%s", ui_device_name(devs[0]));
+    if (s->jacobian) {
+        snprintf(buf, len, "Saved from %s in the lab: %s, Jacobian by %s at val %d", from, devices,
+                 nn_jac_method_name((enum nn_jac_method)s->jac_method), s->batch);
+        return;
+    }
     snprintf(buf, len, "Saved from %s in the lab: %s, batch %d, %d epoch%s, lr %g", from, devices,
              s->batch, s->epochs, s->epochs == 1 ? "" : "s", s->lr);
 }
@@ -119,6 +135,7 @@ void ui_settings_defaults(ui_settings *s)
     s->sweep_to = 4096;
     s->sweep_steps = 20;
     s->sweep_all = 0;
+    s->jac_method = NN_JAC_ROWS;
 }
 
 long ui_batch_max(const ui_lab *lab)
@@ -127,6 +144,8 @@ long ui_batch_max(const ui_lab *lab)
     nn_memory_estimate m;
     if (!lab->setup.preset_ok)
         return UI_MAX_BATCH;
+    if (lab->setup.set.jacobian)
+        return NN_JAC_MAX_VAL;       /* val: no training set bounds it */
     ui_setup_job_config(lab, &cfg);
     nn_job_memory_estimate(&cfg, &m);
     return m.train_rows > 0 && m.train_rows < UI_MAX_BATCH ? m.train_rows : UI_MAX_BATCH;
@@ -143,14 +162,41 @@ int ui_field_gpu_only(int f)
     return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH;
 }
 
+/* A Jacobian job trains nothing: epochs, steps and the learning rate would
+ * change nothing, and the method is its own choice. */
+int ui_field_shown(const ui_lab *lab, int f)
+{
+    int jac = lab->setup.set.jacobian;
+    if (f == UI_F_METHOD)
+        return jac;
+    if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR)
+        return !jac;
+    return f >= 0 && f < UI_N_FIELDS;
+}
+
+int ui_field_next(const ui_lab *lab, int f, int dir)
+{
+    for (int i = 0; i < UI_N_FIELDS; i++) {
+        f = (f + (dir > 0 ? 1 : UI_N_FIELDS - 1)) % UI_N_FIELDS;
+        if (ui_field_shown(lab, f))
+            break;
+    }
+    return f;
+}
+
 const char *ui_field_label(int f)
 {
     static const char *const labels[UI_N_FIELDS] = {
-        "Device", "Side by side", "Batch size", "Epochs", "Steps", "Learning rate",
+        "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate",
         "Data on device", "Sync every step", "CUDA graph", "Sweep from", "Sweep to",
         "Sweep steps", "Sweep on",
     };
     return f >= 0 && f < UI_N_FIELDS ? labels[f] : "?";
+}
+
+const char *ui_field_name(const ui_lab *lab, int f)
+{
+    return f == UI_F_BATCH && lab->setup.set.jacobian ? "val" : ui_field_label(f);
 }
 
 /* The label and the value text of field f. */
@@ -160,11 +206,12 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     int devs[2], n = ui_choice_devices(s->device, devs), ok = 1;
     for (int i = 0; i < n; i++)
         ok &= lab->setup.dev_ok[devs[i]];
-    snprintf(label, llen, "%s", ui_field_label(f));
+    snprintf(label, llen, "%s", ui_field_name(lab, f));
     switch (f) {
     case UI_F_DEVICE: snprintf(value, vlen, "%s%s", choice_text(s->device), ok ? "" : " (n/a)"); break;
     case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (cores split)"); break;
     case UI_F_BATCH: snprintf(value, vlen, "%d", s->batch); break;
+    case UI_F_METHOD: snprintf(value, vlen, "%s", nn_jac_method_name((enum nn_jac_method)s->jac_method)); break;
     case UI_F_EPOCHS: snprintf(value, vlen, "%d", s->epochs); break;
     case UI_F_STEPS:
         if (s->steps > 0)
@@ -200,6 +247,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     case UI_F_DEVICE: s->device = (s->device + (up ? 1 : UI_N_CHOICES - 1)) % UI_N_CHOICES; break;
     case UI_F_COMPARE: s->sequential = !s->sequential; break;
     case UI_F_BATCH: s->batch = (int)clampl(up ? 2L * s->batch : s->batch / 2, 1, ui_batch_max(lab)); break;
+    case UI_F_METHOD: s->jac_method = (s->jac_method + (up ? 1 : NN_JAC_METHOD_COUNT - 1)) % NN_JAC_METHOD_COUNT; break;
     case UI_F_EPOCHS: s->epochs = (int)clampl(s->epochs + dir, 1, 100000); break;
     case UI_F_STEPS:                 /* 0 (all epochs) <-> 100 <-> 200 ... */
         s->steps = up ? (s->steps ? clampl(2 * s->steps, 1, 1000000000L) : 100) : (s->steps > 100 ? s->steps / 2 : 0);
@@ -258,13 +306,13 @@ static void field_range(const ui_lab *lab, int f, long *lo, long *hi)
 static const char *whole_problem(const ui_lab *lab, int f, const char *text, long *v, char *why, size_t len)
 {
     long lo, hi, below = 1;
-    const char *label = ui_field_label(f);
+    const char *label = ui_field_name(lab, f);
     field_range(lab, f, &lo, &hi);
     if (nn_parse_long(text, v) != 0)
         snprintf(why, len, "%s: '%s' is not a whole number: type %ld..%ld", label, text, lo, hi);
     else if (*v < lo || *v > hi)
         snprintf(why, len, "%s: %ld is out of range: type %ld..%ld%s", label, *v, lo, hi,
-                 f == UI_F_BATCH && hi < UI_MAX_BATCH ? " (the training set's size)" : "");
+                 f == UI_F_BATCH && hi < UI_MAX_BATCH && !lab->setup.set.jacobian ? " (the training set's size)" : "");
     else if ((f == UI_F_SWEEP_FROM || f == UI_F_SWEEP_TO) && !is_power_of_two(*v)) {
         while (below * 2 < *v)
             below *= 2;
@@ -353,6 +401,13 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->graph = s->cuda_graph;
     cfg->pinned = s->pinned;
     cfg->tf32 = s->tf32;
-    if (p->task == NN_TASK_JACOBIAN)
-        cfg->jac_val = s->batch;     /* a Jacobian preset's batch is its val */
+    if (p->task == NN_TASK_JACOBIAN) {
+        cfg->jac_val = s->batch;     /* a Jacobian preset's batch field is its val */
+        cfg->jac_method = s->jac_method;
+    }
+}
+
+const char *ui_setup_size_key(const ui_lab *lab)
+{
+    return lab->setup.set.jacobian ? "[task] val =" : "Batch size";
 }

@@ -17,6 +17,17 @@ void ui_settings_describe(const ui_settings *s, const char *from, char *buf, siz
 /* The largest batch the selected preset's training set allows (and the lab). */
 long ui_batch_max(const ui_lab *lab);
 const char *ui_field_label(int f);
+/* The label as the selected preset shows it: "val" for a Jacobian preset's
+ * batch field. */
+const char *ui_field_name(const ui_lab *lab, int f);
+/* Whether the selected preset shows field f (a Jacobian preset: Method, no
+ * epochs, steps or learning rate; a training preset: no Method). */
+int ui_field_shown(const ui_lab *lab, int f);
+/* The shown field after (dir 1) or before (-1) f, wrapping round. */
+int ui_field_next(const ui_lab *lab, int f, int dir);
+/* How the size check names the batch (nn_job_check_sizes' batch_key): the
+ * field, or a Jacobian preset's [task] val. */
+const char *ui_setup_size_key(const ui_lab *lab);
 /* The devices a device choice runs on (one, or two side by side); returns the count. */
 int ui_choice_devices(int choice, int out[2]);
 int ui_field_is_number(int f);

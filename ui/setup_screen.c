@@ -132,6 +132,8 @@ static void load_selected(ui_lab *lab)
     nn_cost_model(&lab->setup.preset, 1, &lab->setup.cost);
     data_note(&lab->setup.preset, lab->setup.data_note, sizeof lab->setup.data_note);
     ui_settings_from_preset(&lab->setup.set, &lab->setup.preset);
+    if (!ui_field_shown(lab, lab->setup.field))  /* the focus on a field this preset lacks */
+        lab->setup.field = ui_field_next(lab, lab->setup.field, 1);
 }
 
 static void select_preset(ui_lab *lab, int i)
@@ -205,13 +207,23 @@ static void draw_list(ui_lab *lab)
     }
 }
 
+static int shown_fields(const ui_lab *lab)
+{
+    int n = 0;
+    for (int f = 0; f < UI_N_FIELDS; f++)
+        n += ui_field_shown(lab, f);
+    return n;
+}
+
 static void draw_fields(ui_lab *lab)
 {
     ui_rect box = lab->layout.fields, in = ui_rect_inner(box);
     int devs[2], n = ui_choice_devices(lab->setup.set.device, devs);
     ui_box(lab, box, "Settings");
-    for (int f = 0; f < UI_N_FIELDS && f < in.h; f++) {
+    for (int f = 0, row = 0; f < UI_N_FIELDS && row < in.h; f++) {
         char label[32], value[96];
+        if (!ui_field_shown(lab, f))
+            continue;
         int sel = lab->setup.focus_fields && f == lab->setup.field;
         ui_field_text(lab, f, label, sizeof label, value, sizeof value);
         if (sel && lab->setup.edit[0])
@@ -221,9 +233,13 @@ static void draw_fields(ui_lab *lab)
             va = ui_attr(lab, UI_DIM);   /* not used by the chosen device */
         if (f == UI_F_DEVICE && lab->setup.dev_known && !(lab->setup.dev_ok[devs[0]] && (n < 2 || lab->setup.dev_ok[devs[1]])))
             va = ui_attr(lab, UI_ERROR);
-        ui_putf(in.y + f, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
-        ui_put(in.y + f, in.x + 17, in.w - 17, va, value);
+        ui_putf(in.y + row, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
+        ui_put(in.y + row, in.x + 17, in.w - 17, va, value);
+        row++;
     }
+    for (int row = 0; row < in.h; row++)     /* below the shown fields: a longer list's rows */
+        if (row >= shown_fields(lab))
+            mvhline(in.y + row, in.x, ' ', in.w);
 }
 
 /* A graph's layer shows where it reads from after its label ("add <- layer3,
@@ -316,7 +332,7 @@ static int draw_memory(ui_lab *lab, ui_rect in, int y)
     nn_job_memory_estimate(&cfg, &m);
     nn_format_bytes(m.host, need, sizeof need);
     nn_format_bytes(m.available, avail, sizeof avail);
-    int fits = nn_job_check_sizes(&cfg, &m, "Batch size", err, sizeof err) == 0;
+    int fits = nn_job_check_sizes(&cfg, &m, ui_setup_size_key(lab), err, sizeof err) == 0;
     ui_put(y, in.x, 7, A_BOLD, "memory");
     if (fits)
         ui_putf(y, in.x + 7, in.w - 7, A_NORMAL, "needs ~%s of %s available%s", need, avail,
@@ -346,8 +362,8 @@ static void draw_details(ui_lab *lab)
         ui_put(y, in.x, 7, A_BOLD, "data");
         y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, lab->setup.data_note);
         if (p->task == NN_TASK_JACOBIAN)     /* trains nothing: what it computes instead */
-            ui_putf(y++, in.x, in.w, A_NORMAL, "task   Jacobian by %s at val = the batch size",
-                    nn_jac_method_name((enum nn_jac_method)p->task_method));
+            ui_putf(y++, in.x, in.w, A_NORMAL, "task   Jacobian by %s at val %d",
+                    nn_jac_method_name((enum nn_jac_method)lab->setup.set.jac_method), lab->setup.set.batch);
         else
             ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
                     p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
@@ -370,7 +386,9 @@ void ui_setup_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_DETAILS)
         draw_details(lab);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, "Enter run  w sweep  s save  Tab move  +/- batch  F5 rescan  ? help  q quit");
+        ui_draw_status(lab, lab->setup.set.jacobian
+                                ? "Enter run  w sweep  s save  Tab move  +/- val  F5 rescan  ? help  q quit"
+                                : "Enter run  w sweep  s save  Tab move  +/- batch  F5 rescan  ? help  q quit");
 }
 
 /* ---- keys --------------------------------------------------------------------------- */
@@ -385,12 +403,13 @@ static int devices_known(ui_lab *lab)
 
 /* The one size rule (nn_job_check_sizes): a batch larger than the training
  * set, or more memory than is available, is refused here with the field's
- * name, rather than started and shown with a batch it never runs. */
-static int sizes_fit(const nn_job_config *cfg, char *err, size_t err_len)
+ * name (a Jacobian preset's [task] val), rather than started and shown with
+ * a batch it never runs. */
+static int sizes_fit(const ui_lab *lab, const nn_job_config *cfg, char *err, size_t err_len)
 {
     nn_memory_estimate m;
     nn_job_memory_estimate(cfg, &m);
-    return nn_job_check_sizes(cfg, &m, "Batch size", err, err_len) == 0;
+    return nn_job_check_sizes(cfg, &m, ui_setup_size_key(lab), err, err_len) == 0;
 }
 
 /* Refuses a device choice that cannot run here, saying why, and switches
@@ -407,7 +426,7 @@ static int devices_ready(ui_lab *lab)
             return 0;
         }
     ui_setup_job_config(lab, &cfg);
-    if (nn_job_switches_check(&cfg, err, sizeof err) != 0 || !sizes_fit(&cfg, err, sizeof err)) {
+    if (nn_job_switches_check(&cfg, err, sizeof err) != 0 || !sizes_fit(lab, &cfg, err, sizeof err)) {
         ui_set_message(lab, 1, "%s", err);
         return 0;
     }
@@ -440,7 +459,7 @@ static ui_action start(ui_lab *lab, int sweep)
 {
     if (lab->setup.edit[0]) {
         if (ui_field_commit(lab) > 0)
-            ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_label(lab->setup.field));
+            ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_name(lab, lab->setup.field));
         return UI_ACT_HANDLED;
     }
     return sweep ? UI_ACT_START_SWEEP : UI_ACT_START_RUN;
@@ -465,11 +484,11 @@ static int fields_key(ui_lab *lab, int ch)
     switch (ch) {
     case KEY_UP:                     /* a value refused keeps the focus on its field */
         if (ui_field_commit(lab) >= 0)
-            lab->setup.field = (lab->setup.field + UI_N_FIELDS - 1) % UI_N_FIELDS;
+            lab->setup.field = ui_field_next(lab, lab->setup.field, -1);
         return 1;
     case KEY_DOWN:
         if (ui_field_commit(lab) >= 0)
-            lab->setup.field = (lab->setup.field + 1) % UI_N_FIELDS;
+            lab->setup.field = ui_field_next(lab, lab->setup.field, 1);
         return 1;
     case KEY_LEFT: case KEY_RIGHT: case ' ':
         lab->setup.edit[0] = '\0';

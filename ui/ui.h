@@ -59,8 +59,11 @@ enum ui_role {
 enum { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU, UI_N_DEVICES };
 enum ui_device_choice { UI_CH_CPU, UI_CH_CPU_REF, UI_CH_GPU, UI_CH_CPU_GPU, UI_CH_CPU_CPU_REF, UI_N_CHOICES };
 
+/* The setup screen's fields, in the order drawn. A Jacobian preset shows
+ * Method and not the training fields (epochs, steps, learning rate); a
+ * training preset the reverse (ui_field_shown). */
 enum ui_field {
-    UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
+    UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
     UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH,
     UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
     UI_N_FIELDS
@@ -77,6 +80,9 @@ typedef struct ui_settings {
     int sweep_from, sweep_to;        /* powers of two: the sweep doubles */
     long sweep_steps;
     int sweep_all;                   /* sweep cpu-ref too */
+    int jacobian;                    /* the preset's [task] kind is jacobian: batch is
+                                        its val ([task] val) */
+    int jac_method;                  /* enum nn_jac_method: [task] method */
 } ui_settings;
 
 enum ui_dialog {

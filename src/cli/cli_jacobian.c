@@ -286,6 +286,56 @@ static int job_config(const cli_options *o, const nn_preset *p, nn_job_config *c
     return 0;
 }
 
+/* The bytes the command holds besides a job: the first result while the
+ * second method runs, and with --dump the whole J when it is written. */
+static double held_bytes(const cli_options *o, const nn_job_config *cfg)
+{
+    nn_jac_shape s;
+    nn_jac_memory m;
+    char err[NN_ERR_LEN];
+    long val = cfg->jac_val > 0 ? cfg->jac_val : cfg->preset.task_val;
+    if (nn_jac_shape_from_preset(&cfg->preset, o->preset, &s, err, sizeof err) != 0 || val < 1)
+        return 0;                    /* refused by the job, in its own words */
+    nn_jac_memory_of(&s, val, (enum nn_jac_method)cfg->jac_method, &m);
+    double full = (double)val * (double)val * s.width[0] * s.width[s.n_linear] * sizeof(float);
+    return m.result + (o->dump && full <= FULL_J_MAX_BYTES ? full : 0);
+}
+
+/* A job larger than the memory available is a usage error in the user's
+ * terms (--val, or the preset's key), as train's; of the two methods run,
+ * the larger, plus what the command holds. nn_job_start checks each job too. */
+static int check_sizes(const cli_options *o, const nn_job_config *cfg, int other)
+{
+    char key[NN_PATH_LEN + 32], err[NN_ERR_LEN + NN_PATH_LEN];
+    nn_job_config second = *cfg;
+    nn_memory_estimate m, m2;
+    second.jac_method = other;
+    if (o->val > 0)
+        snprintf(key, sizeof key, "--val");
+    else
+        snprintf(key, sizeof key, "%s: [task] val =", o->preset);
+    nn_job_memory_estimate(cfg, &m);
+    nn_job_memory_estimate(&second, &m2);
+    const nn_job_config *larger = cfg;
+    if (m2.host > m.host) {
+        m = m2;
+        larger = &second;
+    }
+    double held = held_bytes(o, cfg);
+    m.data += held;
+    m.host += held;
+    if (nn_job_check_sizes(larger, &m, key, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "nnlab: %s\n", err);
+    return -1;
+}
+
+/* The method compared with: forward, or per-sample when forward was asked. */
+static int other_method(int m)
+{
+    return m == NN_JAC_FORWARD ? NN_JAC_PER_SAMPLE : NN_JAC_FORWARD;
+}
+
 int nn_cli_jacobian(int argc, char **argv)
 {
     cli_options o;
@@ -299,13 +349,14 @@ int nn_cli_jacobian(int argc, char **argv)
         fprintf(stderr, "nnlab: jacobian: --preset is required\n");
         return CLI_EXIT_USAGE;
     }
-    if (cli_load_preset(o.preset, &p) != 0 || job_config(&o, &p, &cfg) != 0)
+    if (cli_load_preset(o.preset, &p) != 0 || job_config(&o, &p, &cfg) != 0 ||
+        check_sizes(&o, &cfg, other_method(cfg.jac_method)) != 0)
         return CLI_EXIT_USAGE;
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     if ((rc = run(&cfg, o.quiet || o.json, &r)) != 0)
         return rc > 0 ? rc : 1;
-    cfg.jac_method = r.method == NN_JAC_FORWARD ? NN_JAC_PER_SAMPLE : NN_JAC_FORWARD;
+    cfg.jac_method = other_method(r.method);
     if ((rc = run(&cfg, 1, &other)) != 0) {
         nn_jac_result_free(&r);
         return rc > 0 ? rc : 1;

@@ -408,13 +408,13 @@ static int find_device(nn_job *job, char *err, size_t err_len)
     return job->ops ? 0 : -1;
 }
 
-/* A training job too large for the machine, or a batch larger than the
- * training set, is refused before its thread starts (the trainer checks
- * again once its backend is open, with the workspace). */
+/* A training or Jacobian job too large for the machine, or a batch larger
+ * than the training set, is refused before its thread starts (the trainer
+ * checks again once its backend is open, with the workspace). */
 static int check_sizes(nn_job *job, char *err, size_t err_len)
 {
     nn_memory_estimate m;
-    if (job->cfg.kind != NN_JOB_TRAIN)
+    if (job->cfg.kind == NN_JOB_CALIBRATE)
         return 0;
     engine_memory_estimate(&job->cfg, job->ops, NULL, &m);
     return nn_job_check_sizes(&job->cfg, &m, NULL, err, err_len);

@@ -149,6 +149,13 @@ void engine_calibrate(nn_job *job);
 
 /* The trainer thread's body for a Jacobian job. */
 void engine_jacobian(nn_job *job);
+/* engine_memory_estimate's parts for a Jacobian job (all but available):
+ * nn_jac_sizes_of at the job's val and method; host_memory: the backend's
+ * buffers are host memory too (a CPU device). */
+void engine_jacobian_estimate(const nn_job_config *cfg, int host_memory, nn_memory_estimate *m);
+/* nn_job_check_sizes for a Jacobian job: val_key names its val. */
+int engine_jacobian_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *val_key,
+                                char *err, size_t err_len);
 
 /* ---- engine_batch.c ---------------------------------------------------------- */
 

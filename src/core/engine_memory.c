@@ -138,6 +138,12 @@ void engine_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops,
     long val;
     nn_net_bytes nb;
     memset(m, 0, sizeof *m);
+    if (cfg->kind == NN_JOB_JACOBIAN) {
+        /* an unknown device counts as host memory, as below */
+        engine_jacobian_estimate(cfg, !ops || ops->host_memory, m);
+        m->available = available_bytes();
+        return;
+    }
     m->train_rows = data_rows(p, &val);
     nn_net_bytes_of(p, batch, b, &nb);
     m->params = nb.params;
@@ -221,6 +227,8 @@ int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, co
 {
     char what[NN_TEXT_LEN], need[16], avail[16], parts[3][16];
     int batch = cfg->batch > 0 ? cfg->batch : cfg->preset.batch;
+    if (cfg->kind == NN_JOB_JACOBIAN)
+        return engine_jacobian_check_sizes(cfg, m, batch_key, err, err_len);
     if (engine_check_batch_rows(batch_key, batch, m->train_rows, NULL, err, err_len) != 0)
         return -1;
     if (m->available <= 0 || m->host <= m->available)

@@ -12,15 +12,6 @@
 #include "rng.h"
 #include "util.h"
 
-static int widest(const nn_jac_shape *s)
-{
-    int w = 0;
-    for (int l = 0; l <= s->n_linear; l++)
-        if (s->width[l] > w)
-            w = s->width[l];
-    return w;
-}
-
 static int dev_alloc(jac_run *r, size_t floats, float **out, char *err, size_t err_len)
 {
     void *p = NULL;
@@ -90,11 +81,11 @@ static int upload(jac_run *r, void *dst, const void *src, size_t bytes, const ch
 /* The parameters and the input, on the host and on the backend. */
 static int setup_network(jac_run *r, uint64_t seed, char *err, size_t err_len)
 {
-    size_t nx = (size_t)r->val * (size_t)r->in, nb = nx * (size_t)r->out;
-    r->n_params = nn_jac_shape_params(&r->s);
-    r->host_params = malloc(r->n_params * sizeof(float));
+    size_t nx = r->sz.x;
+    r->n_params = r->sz.params;
+    r->host_params = malloc(r->sz.host_params * sizeof(float));
     r->x = malloc(nx * sizeof(float));
-    r->blocks = calloc(nb, sizeof(float));
+    r->blocks = calloc(r->sz.blocks, sizeof(float));
     if (!r->host_params || !r->x || !r->blocks)
         return nn_errorf(err, err_len, "jacobian: out of host memory for val = %d", r->val);
     init_host(r, seed);
@@ -130,22 +121,18 @@ int jac_prepare(jac_run *r, nn_backend *b, const nn_jac_shape *s, int val, enum 
     if (val < 1 || val > NN_JAC_MAX_VAL)
         return nn_errorf(err, err_len, "val %d: expected 1..%d", val, NN_JAC_MAX_VAL);
     r->use_graph = graph && m == NN_JAC_ROWS && b->ops->graph_begin && b->ops->set_step;
+    nn_jac_sizes_of(s, val, m, &r->sz);
     if (setup_network(r, seed, err, err_len) != 0)
         return -1;
-    r->chunk = nn_jac_chunk(s, val, m);
-    int rows = m == NN_JAC_BATCHED ? r->chunk * val : val;
-    size_t scratch = (size_t)rows * (size_t)widest(s);
-    /* a group's results: rows and batched chunk cotangents of (val, in);
-     * per-sample out of them; forward one (val, out) per tangent */
-    size_t groups = m == NN_JAC_PER_SAMPLE ? (size_t)r->out : m == NN_JAC_FORWARD ? 1 : (size_t)r->chunk;
-    r->dx_floats = groups * (size_t)val * (size_t)(m == NN_JAC_FORWARD ? r->out : r->in);
-    r->host_dx = malloc(r->dx_floats * sizeof(float));
+    r->chunk = r->sz.chunk;
+    r->dx_floats = r->sz.dx;
+    r->host_dx = malloc(r->sz.host_dx * sizeof(float));
     if (!r->host_dx)
         return nn_errorf(err, err_len, "jacobian: out of host memory for val = %d", val);
-    if (dev_alloc(r, scratch, &r->s0, err, err_len) || dev_alloc(r, scratch, &r->s1, err, err_len) ||
+    if (dev_alloc(r, r->sz.scratch, &r->s0, err, err_len) || dev_alloc(r, r->sz.scratch, &r->s1, err, err_len) ||
         dev_alloc(r, r->dx_floats, &r->dx, err, err_len))
         return -1;
-    if (m == NN_JAC_BATCHED && alloc_acts(r, &r->rep, rows, err, err_len) != 0)
+    if (m == NN_JAC_BATCHED && alloc_acts(r, &r->rep, (int)r->sz.pass_rows, err, err_len) != 0)
         return -1;
     return 0;
 }

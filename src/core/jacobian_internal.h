@@ -49,6 +49,7 @@ typedef struct jac_run {
     float *w[NN_JAC_MAX_LINEAR], *bias[NN_JAC_MAX_LINEAR];
     jac_acts acts;               /* over the batch (val rows) */
     jac_acts rep;                /* batched: the batch repeated chunk times */
+    nn_jac_sizes sz;             /* every buffer's size (nn_jac_sizes_of: the size check's) */
     int chunk;                   /* rows of J per group (rows, batched) */
     float *onehot;               /* the buffer the cotangent windows read (see each method) */
     float *s0, *s1;              /* (max rows, max width) scratch, ping-pong */

@@ -13,11 +13,13 @@
 
 #include "util.h"
 
-/* The one-hot buffer: len floats, 1 at first, first + stride, ... (count of
- * them), built on the host and uploaded once. */
-static int onehot_setup(jac_run *r, size_t len, size_t first, size_t stride, size_t count)
+/* The one-hot buffer: r->sz.onehot floats (nn_jac_sizes_of: each method's
+ * length, below), 1 at first, first + stride, ... (count of them), built on
+ * the host and uploaded once. */
+static int onehot_setup(jac_run *r, size_t first, size_t stride, size_t count)
 {
     nn_backend *b = r->b;
+    size_t len = r->sz.onehot;
     float *h = calloc(len, sizeof *h);
     void *p = NULL;
     if (!h)
@@ -105,7 +107,7 @@ static int rows_method(jac_run *r)
 {
     long total = nn_jac_rows_total(&r->s, r->val), C = r->chunk;
     int graph = 0;
-    if (onehot_setup(r, (size_t)(total + C - 1), (size_t)C - 1, 1, 1) != 0)
+    if (onehot_setup(r, (size_t)C - 1, 1, 1) != 0)
         return -1;
     r->one_at = C - 1;
     for (long p0 = (long)r->lane * C; p0 < total; p0 += (long)r->lanes * C) {
@@ -156,8 +158,7 @@ static int batched_method(jac_run *r)
 {
     long vk = nn_jac_rows_total(&r->s, r->val), C = r->chunk, A = vk - C;
     size_t per = (size_t)C * (size_t)r->val * (size_t)r->in;
-    if (batched_repeat(r) != 0 || onehot_setup(r, (size_t)((C + 1) * vk - C), (size_t)A,
-                                               (size_t)vk + 1, (size_t)C) != 0)
+    if (batched_repeat(r) != 0 || onehot_setup(r, (size_t)A, (size_t)vk + 1, (size_t)C) != 0)
         return -1;
     for (long p0 = 0; p0 < vk; p0 += C) {
         if (jac_reverse(r, &r->rep, (int)C * r->val, r->onehot + (A - p0), r->dx) != 0 ||
@@ -178,7 +179,7 @@ static int per_sample_method(jac_run *r)
 {
     long K = r->out, A = K - 1;
     size_t per = (size_t)r->val * (size_t)r->in;
-    if (onehot_setup(r, (size_t)(r->val * K + K - 1), (size_t)A, (size_t)K, (size_t)r->val) != 0)
+    if (onehot_setup(r, (size_t)A, (size_t)K, (size_t)r->val) != 0)
         return -1;
     for (long k = 0; k < K; k++) {
         if (jac_reverse(r, &r->acts, r->val, r->onehot + (A - k), r->dx + (size_t)k * per) != 0)
@@ -214,8 +215,8 @@ static int tangent_column(jac_run *r, int d)
 
 static int forward_method(jac_run *r)
 {
-    size_t vin = (size_t)r->val * (size_t)r->in, K = (size_t)r->out;
-    if (onehot_setup(r, vin, 0, 1, 0) != 0)
+    size_t K = (size_t)r->out;
+    if (onehot_setup(r, 0, 1, 0) != 0)
         return -1;
     for (int d = 0; d < r->in; d++) {
         if (tangent_column(r, d) != 0 || jac_tangent(r, r->onehot) != 0 ||

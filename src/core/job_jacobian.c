@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine_internal.h"
 #include "jacobian_internal.h"
@@ -221,4 +222,76 @@ int nn_job_jacobian(nn_job *job, nn_jac_result *out)
     }
     pthread_mutex_unlock(&job->lock);
     return rc;
+}
+
+/* ---- the size check before a job starts (nn_job_check_sizes) ------------------ */
+
+/* The job's val: cfg's, or the preset's [task] val before the config is resolved. */
+static long job_val(const nn_job_config *cfg)
+{
+    return cfg->jac_val > 0 ? cfg->jac_val : cfg->preset.task_val;
+}
+
+static enum nn_jac_method job_method(const nn_job_config *cfg)
+{
+    int m = cfg->jac_method;
+    return m >= 0 && m < NN_JAC_METHOD_COUNT ? (enum nn_jac_method)m : NN_JAC_ROWS;
+}
+
+/* The lanes rows may run on host memory (jacobian_lanes.c), at most: the
+ * threads asked for, else every online core (the free cores, which the
+ * backend picks, are no more), no more than val or JAC_MAX_LANES. cpu-ref
+ * runs one; it is counted as the cpu backend would be. */
+static long lanes_bound(const nn_job_config *cfg, long val)
+{
+    long n = cfg->threads > 0 ? cfg->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > JAC_MAX_LANES)
+        n = JAC_MAX_LANES;
+    return n < 1 ? 1 : n < val ? n : val;
+}
+
+/* A network the job cannot take or a val out of range is refused on its
+ * own terms (resolve_jacobian): nothing to estimate. Rows on host memory
+ * counts every lane's own buffers and host arrays. */
+void engine_jacobian_estimate(const nn_job_config *cfg, int host_memory, nn_memory_estimate *m)
+{
+    nn_jac_shape s;
+    nn_jac_memory j;
+    char err[NN_ERR_LEN];
+    long val = job_val(cfg);
+    m->big_layer = -1;
+    m->device = !host_memory;
+    if (val < 1 || val > NN_JAC_MAX_VAL ||
+        nn_jac_shape_from_preset(&cfg->preset, cfg->preset.name, &s, err, sizeof err) != 0)
+        return;
+    nn_jac_memory_of(&s, val, job_method(cfg), &j);
+    long more = job_method(cfg) == NN_JAC_ROWS && host_memory ? lanes_bound(cfg, val) - 1 : 0;
+    m->params = j.params * (double)(more + 1);
+    m->batch = (j.device - j.params) * (double)(more + 1);
+    m->data = j.host + j.lane_host * (double)more;
+    m->host = m->device ? m->data : m->params + m->batch + m->data;
+}
+
+int engine_jacobian_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *val_key,
+                                char *err, size_t err_len)
+{
+    char what[NN_TEXT_LEN], need[16], avail[16], parts[3][16];
+    const char *method = nn_jac_method_name(job_method(cfg));
+    if (m->available <= 0 || m->host <= m->available)
+        return 0;
+    snprintf(what, sizeof what, "%s %ld", val_key ? val_key : "[task] val =", job_val(cfg));
+    nn_format_bytes(m->host, need, sizeof need);
+    nn_format_bytes(m->available, avail, sizeof avail);
+    nn_format_bytes(m->params, parts[0], sizeof parts[0]);
+    nn_format_bytes(m->batch, parts[1], sizeof parts[1]);
+    nn_format_bytes(m->data, parts[2], sizeof parts[2]);
+    if (m->device) {                 /* the parameters and the buffers are the device's */
+        nn_format_bytes(m->params + m->batch, parts[1], sizeof parts[1]);
+        return nn_errorf(err, err_len, "%s: needs ~%s of host memory (method %s: host arrays %s; "
+                         "%s more on the device), %s available", what, need, method, parts[2], parts[1],
+                         avail);
+    }
+    return nn_errorf(err, err_len, "%s: needs ~%s of memory (method %s: parameters %s, buffers %s, "
+                     "host arrays %s), %s available", what, need, method, parts[0], parts[1], parts[2],
+                     avail);
 }

@@ -206,7 +206,11 @@ typedef struct nn_memory_estimate {
 } nn_memory_estimate;
 
 /* Fills m for cfg (batch 0: the preset's). Quick: arithmetic and one read
- * of /proc/meminfo. */
+ * of /proc/meminfo. A Jacobian job (kind NN_JOB_JACOBIAN; its val and
+ * method, 0: the preset's [task] val) fills params with the parameters on
+ * the backend, batch with the method's buffers there, data with the host
+ * arrays (the input, J's blocks, host copies and staging), from
+ * nn_jac_sizes_of (nnlab/jacobian.h); train_rows 0 and big_layer -1. */
 void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m);
 
 /* Refuses, with a one-line message, a batch larger than the training set and
@@ -215,7 +219,10 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m);
  * available). batch_key names the batch as the caller's user gave it:
  * "--batch" gives "--batch 1000000: ...", "x.ini: [train] batch =" gives
  * "x.ini: [train] batch = 1000000: ..."; NULL: "batch 1000000: ...".
- * Returns 0 when the job fits. nn_job_start runs it too. */
+ * A Jacobian job is named by its val the same way ("--val", "x.ini: [task]
+ * val ="; NULL: "[task] val = 100000: needs ~1.3 GB of memory (method
+ * batched: parameters 35 KB, buffers 1.1 GB, host arrays 800 MB), 500 MB
+ * available"). Returns 0 when the job fits. nn_job_start runs it too. */
 int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
                        char *err, size_t err_len);
 

@@ -180,4 +180,52 @@ int nn_job_jacobian(nn_job *job, nn_jac_result *out);
 /* Largest |a - b| over the blocks; -1 when the shapes differ. */
 double nn_jac_max_diff(const nn_jac_result *a, const nn_jac_result *b);
 
+/* ---- memory: what a job of (s, val, m) allocates ----------------------------------- */
+
+/* The buffers of a Jacobian job, in floats, as jac_prepare and the method
+ * allocate them: src/core/jacobian.c and jacobian_methods.c take their
+ * sizes from nn_jac_sizes_of, so the estimate and the allocation are one
+ * function and cannot drift apart. */
+typedef struct nn_jac_sizes {
+    int chunk;                   /* rows of J per group (nn_jac_chunk) */
+    long pass_rows;              /* rows a reverse pass runs over: val, batched chunk*val */
+    /* on the backend (a device's own memory, host memory on a CPU) */
+    size_t params;               /* w1, b1, w2, b2, ... */
+    size_t acts;                 /* every layer's input and pre-tanh output over val rows */
+    size_t rep;                  /* batched: the same over chunk*val rows; others 0 */
+    size_t scratch;              /* each of the two ping-pong buffers: (pass_rows, widest) */
+    size_t dx;                   /* a group's input gradients or tangents (host_dx alike) */
+    size_t onehot;               /* the cotangent buffer: rows val*out + chunk - 1;
+                                    batched (chunk+1)*val*out - chunk; per-sample
+                                    val*out + out - 1; forward val*in (a tangent) */
+    /* in host memory */
+    size_t x;                    /* (val, in) */
+    size_t blocks;               /* (val, out, in): J's diagonal blocks */
+    size_t host_params;          /* the parameters' host copy */
+    size_t host_dx;              /* dx read back */
+    size_t staging;              /* the largest buffer held only while uploading: the
+                                    one-hot buffer built on the host, batched's
+                                    layer to repeat, forward's tangent */
+} nn_jac_sizes;
+
+/* Sizes of a job at val (1..NN_JAC_MAX_VAL) by method m. */
+void nn_jac_sizes_of(const nn_jac_shape *s, long val, enum nn_jac_method m, nn_jac_sizes *z);
+
+/* The same in bytes: device is what the backend holds (host memory too on a
+ * CPU device), params its part the parameters take; host what host memory
+ * holds besides; result a copy of the finished job's result (nn_job_jacobian:
+ * x, the parameters, the blocks). */
+typedef struct nn_jac_memory {
+    double device;
+    double params;
+    double host;
+    double result;
+    double lane_host;            /* each further lane of rows on a CPU of several threads (it runs
+                                    whole passes on buffers of its own): its host arrays, the
+                                    blocks excepted (the lanes share them); its backend buffers
+                                    are `device` again */
+} nn_jac_memory;
+
+void nn_jac_memory_of(const nn_jac_shape *s, long val, enum nn_jac_method m, nn_jac_memory *out);
+
 #endif
