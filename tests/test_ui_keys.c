@@ -390,6 +390,9 @@ static void jacobian_method_cycles_runs_and_saves(void **state)
     assert_int_equal(lab->setup.set.jac_method, NN_JAC_FORWARD);
     ui_setup_key(lab, KEY_LEFT);
     assert_int_equal(lab->setup.set.jac_method, NN_JAC_PER_SAMPLE);
+    /* w would time training steps such a job never takes: refused, said why */
+    assert_int_equal(ui_setup_key(lab, 'w'), UI_ACT_HANDLED);
+    assert_non_null(strstr(lab->message, "a Jacobian preset has no batch sweep"));
     lab->setup.set.batch = 70;
     ui_setup_job_config(lab, &cfg);
     assert_int_equal(cfg.kind, NN_JOB_JACOBIAN);

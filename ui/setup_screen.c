@@ -387,7 +387,7 @@ void ui_setup_draw(ui_lab *lab, unsigned dirty)
         draw_details(lab);
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, lab->setup.set.jacobian
-                                ? "Enter run  w sweep  s save  Tab move  +/- val  F5 rescan  ? help  q quit"
+                                ? "Enter run  s save  Tab move  +/- val  F5 rescan  ? help  q quit"
                                 : "Enter run  w sweep  s save  Tab move  +/- batch  F5 rescan  ? help  q quit");
 }
 
@@ -460,6 +460,13 @@ static ui_action start(ui_lab *lab, int sweep)
     if (lab->setup.edit[0]) {
         if (ui_field_commit(lab) > 0)
             ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_name(lab, lab->setup.field));
+        return UI_ACT_HANDLED;
+    }
+    if (sweep && lab->setup.set.jacobian) {
+        /* a batch sweep would time training steps, which such a job never
+         * takes (`nnlab sweep` refuses it too): its run shows the val sweep */
+        ui_set_message(lab, 1, "a Jacobian preset has no batch sweep: Enter runs it, and its run "
+                       "shows the val sweep (predicted)");
         return UI_ACT_HANDLED;
     }
     return sweep ? UI_ACT_START_SWEEP : UI_ACT_START_RUN;
