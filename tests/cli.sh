@@ -8,17 +8,7 @@
 n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -n 20; }
-# check NAME EXPECTED_STATUS COMMAND...: runs the command, output to $tmp/out and $tmp/err
-check() {
-    name=$1 want=$2; shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
-    if [ "$got" -eq "$want" ]; then ok "$name"; else echo "# exit $got, wanted $want"; not_ok "$name"; fi
-}
-# grep_ok NAME FILE PATTERN
-grep_ok() { if grep -q -e "$3" "$2"; then ok "$1"; else echo "# no '$3' in $2"; not_ok "$1"; fi; }
-one_line_err() { if [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "$1"; else not_ok "$1"; fi; }
+. "$top_srcdir/tests/cli-lib.sh"
 
 check "--help exits 0" 0 "$NNLAB" --help
 grep_ok "--help lists train" "$tmp/out" "train"

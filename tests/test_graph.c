@@ -20,6 +20,7 @@
 #include "net.h"
 #include "nnlab/cost.h"
 #include "nnlab/preset.h"
+#include "net_check.h"
 #include "rng.h"
 #include "test_tmp.h"
 #include "util.h"
@@ -29,48 +30,24 @@
 
 static nn_preset *load_graph(void)
 {
-    char err[NN_ERR_LEN];
-    nn_preset *p = malloc(sizeof *p);
-    assert_non_null(p);
-    if (nn_preset_load(GRAPH_NET, p, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    return p;
+    return net_check_load(GRAPH_NET);
 }
 
-/* A batch of BATCH random rows and targets, the same for every backend. */
 static void fill_batch(nn_net *net, uint64_t seed)
 {
-    nn_rng r;
-    nn_rng_seed(&r, seed);
-    for (size_t i = 0; i < BATCH * net->sample_floats; i++)
-        net->x[i] = nn_rng_range(&r, -1.0f, 1.0f);
-    for (int i = 0; i < BATCH * net->target_width; i++)
-        net->targets[i] = nn_rng_range(&r, -1.0f, 1.0f);
+    net_check_fill(net, BATCH, seed, 1.0f);
 }
 
-/* The batch loss (stats[0] of one call), and with grads the gradients. */
 static double net_loss(nn_net *net, int grads)
 {
-    float *out = nn_net_forward(net, BATCH, 1, 0);
-    assert_non_null(out);
-    net->stats[0] = net->stats[1] = 0;
-    assert_int_equal(nn_net_loss(net, BATCH, out, grads ? nn_net_dout(net) : NULL), 0);
-    if (grads)
-        assert_int_equal(nn_net_backward(net, BATCH, 0, nn_net_dout(net)), 0);
-    return net->stats[0];
+    return net_check_loss(net, BATCH, grads);
 }
 
 static void open_net(nn_net *net, nn_backend *b, const nn_backend_ops *ops, const nn_preset *p)
 {
-    char err[NN_ERR_LEN];
-    nn_backend_config cfg = { .threads = 2 };
-    assert_int_equal(nn_backend_open(b, ops, &cfg), 0);
-    if (nn_net_create(net, b, p, BATCH, 7, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    assert_true(net->graph);
+    net_check_open(net, b, ops, p, BATCH);
 }
 
-/* 104 + 72 + 5: layer5 uses layer3's block, counted once everywhere. */
 static void test_params_counted_once(void **state)
 {
     (void)state;

@@ -21,62 +21,39 @@
 #include "net.h"
 #include "nnlab/cost.h"
 #include "nnlab/preset.h"
-#include "rng.h"
+#include "net_check.h"
 #include "util.h"
 
 #define BATCH 256                /* two ghost batches of 128 */
 
 static nn_preset *load_tabnet(void)
 {
-    char err[NN_ERR_LEN];
     const char *dir = getenv("NNLAB_PRESETS_DIR");
     char path[NN_PATH_LEN];
-    nn_preset *p = malloc(sizeof *p);
-    assert_non_null(p);
     snprintf(path, sizeof path, "%s/tabnet-regression.ini", dir && *dir ? dir : "presets");
-    if (nn_preset_load(path, p, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    return p;
+    return net_check_load(path);
 }
 
 static void open_net(nn_net *net, nn_backend *b, const nn_backend_ops *ops, const nn_preset *p)
 {
-    char err[NN_ERR_LEN];
-    nn_backend_config cfg = { .threads = 2 };
-    assert_int_equal(nn_backend_open(b, ops, &cfg), 0);
-    if (nn_net_create(net, b, p, BATCH, 7, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    assert_true(net->graph);
+    net_check_open(net, b, ops, p, BATCH);
 }
 
-/* Batch `which` of a fixed set of `sets` batches: N(0,1)-like rows in
- * [-1.7, 1.7] and targets, the same on every backend. */
+/* Batch `which` of a small fixed set: rows and targets in [-1.7, 1.7]
+ * (N(0,1)-like), the same on every backend. */
 static void fill_batch(nn_net *net, int which)
 {
-    nn_rng r;
-    nn_rng_seed(&r, 1000 + (uint64_t)which);
-    for (size_t i = 0; i < BATCH * net->sample_floats; i++)
-        net->x[i] = nn_rng_range(&r, -1.7f, 1.7f);
-    for (int i = 0; i < BATCH * net->target_width; i++)
-        net->targets[i] = nn_rng_range(&r, -1.7f, 1.7f);
+    net_check_fill(net, BATCH, 1000 + (uint64_t)which, 1.7f);
 }
 
 /* One training step: the batch's loss (sparsity term included). */
 static double step(nn_net *net, const nn_preset *p)
 {
-    float *out = nn_net_forward(net, BATCH, 1, 0);
-    assert_non_null(out);
-    net->stats[0] = net->stats[1] = 0;
-    assert_int_equal(nn_net_loss(net, BATCH, out, nn_net_dout(net)), 0);
-    assert_int_equal(nn_net_backward(net, BATCH, 0, nn_net_dout(net)), 0);
+    double loss = net_check_loss(net, BATCH, 1);
     assert_int_equal(nn_net_optimize(net, p, p->lr), 0);
-    return net->stats[0];
+    return loss;
 }
 
-/* 20,141 trained parameters, as pytorch-tabnet 4.1 for these settings: the
- * shared layers (84*68 + 34*68 = 8,024) once, two feature transformers' own
- * (2 * (4 * 136 + 2 * 2,312) = 10,336), the attentive transformer (17*84 +
- * 168 = 1,596), the initial batch norm (168) and the final mapping (17). */
 static void test_parameters_as_pytorch_tabnet(void **state)
 {
     (void)state;

@@ -8,7 +8,7 @@
 # point's regime and its explanation, quitting while a job runs, and the
 # terminal given back. Speaks TAP. Needs NNLAB and NNLAB_PRESETS_DIR, which
 # `make check` exports. Every wait polls with a timeout; no fixed sleeps.
-: "${NNLAB:=./nnlab}"
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
 if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux not installed"
     exit 0
@@ -36,28 +36,9 @@ json_ok() {
 UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
 export UBSAN_OPTIONS
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-    sed 's/^/# /' "$tmp/screen" 2>/dev/null
-}
-cap() { T capture-pane -p -t lab >"$tmp/screen" 2>/dev/null; }
-# The whole script gives up after this, so that a lab that died early fails
-# fast instead of waiting out every step.
+# The whole script gives up after this (tui-lib.sh's waits stop there).
 deadline=$(($(date +%s) + 240))
-# wait_for PATTERN [SECONDS]: polls the screen until PATTERN (grep -E) shows
-wait_for() {
-    end=$(($(date +%s) + ${2:-10}))
-    [ "$end" -gt "$deadline" ] && end=$deadline
-    while :; do
-        cap
-        grep -q -E -e "$1" "$tmp/screen" && return 0
-        [ "$(date +%s)" -ge "$end" ] && return 1
-        sleep 0.1
-    done
-}
-# expect NAME PATTERN [SECONDS]
-expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
+. "$top_srcdir/tests/tui-lib.sh"
 # wait_change FILE ROWS [SECONDS]: until rows ROWS (sed range) differ from FILE
 wait_change() {
     end=$(($(date +%s) + ${3:-10}))
@@ -83,7 +64,6 @@ focus_field() {
     return 1
 }
 rows() { cap; sed -n "$1p" "$tmp/screen" >"$2"; }
-keys() { T send-keys -t lab "$@"; }
 # child_of PID: the first process whose parent is PID (the pane's shell runs the lab)
 child_of() {
     for d in /proc/[0-9]*; do

@@ -6,7 +6,7 @@
 # and Explain names the waste and the methods that remove it; a method
 # picked in the setup is the one the next run uses. Speaks TAP; skips
 # without tmux.
-: "${NNLAB:=./nnlab}"
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
 if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux not installed"
     exit 0
@@ -20,22 +20,8 @@ trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
 XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache"
 export XDG_CONFIG_HOME XDG_CACHE_HOME
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/screen" 2>/dev/null; }
-cap() { T capture-pane -p -t lab >"$tmp/screen" 2>/dev/null; }
 deadline=$(($(date +%s) + 150))
-wait_for() {
-    end=$(($(date +%s) + ${2:-10}))
-    [ "$end" -gt "$deadline" ] && end=$deadline
-    while :; do
-        cap
-        grep -q -E -e "$1" "$tmp/screen" && return 0
-        [ "$(date +%s)" -ge "$end" ] && return 1
-        sleep 0.1
-    done
-}
-expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
-keys() { T send-keys -t lab "$@"; }
+. "$top_srcdir/tests/tui-lib.sh"
 
 # the sweep needs the CPU's calibration: measured once here, as the lab would
 "$NNLAB" calibrate --device cpu >/dev/null 2>&1

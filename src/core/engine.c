@@ -145,11 +145,17 @@ int engine_honour_requests(nn_job *job)
         return 0;
     job->mine.state = NN_JOB_PAUSED;
     engine_publish(job);
+    int cancelled = engine_wait_while_paused(job);
+    job->mine.state = NN_JOB_RUNNING;
+    return cancelled;
+}
+
+int engine_wait_while_paused(nn_job *job)
+{
     pthread_mutex_lock(&job->lock);
     while (atomic_load(&job->pause_requested) && !atomic_load(&job->cancel_requested))
         pthread_cond_wait(&job->wake, &job->lock);
     pthread_mutex_unlock(&job->lock);
-    job->mine.state = NN_JOB_RUNNING;
     return atomic_load(&job->cancel_requested);
 }
 

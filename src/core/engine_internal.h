@@ -116,6 +116,10 @@ void engine_fail(nn_job *job, const char *msg);
 /* Between steps: blocks while a pause is requested (the snapshot PAUSED);
  * returns 1 when the job must stop. */
 int engine_honour_requests(nn_job *job);
+/* Its wait alone, for a thread of the job's own that publishes nothing (a
+ * Jacobian lane): returns once the job is resumed or cancelled, 1 when
+ * cancelled. */
+int engine_wait_while_paused(nn_job *job);
 
 /* ---- engine_loss.c -------------------------------------------------------------- */
 

@@ -48,14 +48,7 @@ static int on_rows(void *ctx, long rows_done)
  * on_rows, publishes it), stop on a cancel. */
 static int on_lane_group(void *ctx)
 {
-    nn_job *job = ((jac_job *)ctx)->job;
-    if (!atomic_load(&job->pause_requested))
-        return atomic_load(&job->cancel_requested);
-    pthread_mutex_lock(&job->lock);
-    while (atomic_load(&job->pause_requested) && !atomic_load(&job->cancel_requested))
-        pthread_cond_wait(&job->wake, &job->lock);
-    pthread_mutex_unlock(&job->lock);
-    return atomic_load(&job->cancel_requested);
+    return engine_wait_while_paused(((jac_job *)ctx)->job);
 }
 
 /* Moves the run's host arrays into the job's result, under the lock, so
