@@ -14,6 +14,7 @@
 
 #include "atomic_file.h"
 #include "util.h"
+#include "xdg.h"
 
 
 /* ---- reading the figures ------------------------------------------------------------ */
@@ -73,14 +74,10 @@ void nn_machine_description(char *buf, size_t len)
 
 int nn_calibration_path(const char *device, char *path, size_t len)
 {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n;
-    if (xdg && xdg[0] == '/')
-        n = snprintf(path, len, "%s/nnlab/calibration-%s.txt", xdg, device);
-    else if (home && home[0])
-        n = snprintf(path, len, "%s/.cache/nnlab/calibration-%s.txt", home, device);
-    else
+    char dir[NN_PATH_LEN];
+    if (nn_xdg_dir(NN_XDG_CACHE, NULL, dir, sizeof dir) != 0)
         return -1;
+    int n = snprintf(path, len, "%s/calibration-%s.txt", dir, device);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 

@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "nnlab/progress.h"
 #include "util.h"
+#include "xdg.h"
 
 /* ---- JSON pieces -------------------------------------------------------------------------- */
 
@@ -174,15 +175,7 @@ int nn_export_run_json(FILE *f, const nn_export_run *run)
 
 int nn_export_dir(char *dir, size_t len)
 {
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    int n;
-    if (xdg && xdg[0] == '/')          /* the XDG spec: ignore a relative value */
-        n = snprintf(dir, len, "%s/nnlab/exports", xdg);
-    else if (home && home[0])
-        n = snprintf(dir, len, "%s/.local/share/nnlab/exports", home);
-    else
-        return -1;
-    return n < 0 || (size_t)n >= len ? -1 : 0;
+    return nn_xdg_dir(NN_XDG_DATA, "exports", dir, len);
 }
 
 typedef struct export_ctx {

@@ -22,6 +22,7 @@
 #include <iniparser/iniparser.h>
 
 #include "util.h"
+#include "xdg.h"
 
 #ifndef NN_SYSTEM_PROFILES_DIR
 #define NN_SYSTEM_PROFILES_DIR "/usr/local/share/nnlab/profiles"
@@ -205,15 +206,7 @@ int nn_profile_load(const char *path, nn_gpu_profile *out, char *err, size_t err
 
 int nn_profile_user_dir(char *dir, size_t len)
 {
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    int n;
-    if (xdg && xdg[0] == '/')
-        n = snprintf(dir, len, "%s/nnlab/profiles", xdg);
-    else if (home && home[0])
-        n = snprintf(dir, len, "%s/.config/nnlab/profiles", home);
-    else
-        return -1;
-    return n < 0 || (size_t)n >= len ? -1 : 0;
+    return nn_xdg_dir(NN_XDG_CONFIG, "profiles", dir, len);
 }
 
 const char *nn_profile_system_dir(void)

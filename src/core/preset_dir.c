@@ -7,6 +7,7 @@
 #include "preset_file.h"
 #include "preset_values.h"
 #include "util.h"
+#include "xdg.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,15 +22,7 @@
 
 int nn_preset_user_dir(char *dir, size_t len)
 {
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    int n;
-    if (xdg && xdg[0] == '/')          /* the XDG spec: ignore a relative value */
-        n = snprintf(dir, len, "%s/nnlab/presets", xdg);
-    else if (home && home[0])
-        n = snprintf(dir, len, "%s/.config/nnlab/presets", home);
-    else
-        return -1;
-    return n < 0 || (size_t)n >= len ? -1 : 0;
+    return nn_xdg_dir(NN_XDG_CONFIG, "presets", dir, len);
 }
 
 const char *nn_preset_system_dir(void)
