@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "dropout_hash.h"
+#include "mish.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------------ */
@@ -142,26 +143,7 @@ int nn_ref_linear_backward(nn_backend *b, int n, int in, int out,
 /* ------------------------------------------------------------------------ */
 /* Activations.                                                              */
 
-/* mish(x) = x tanh(softplus(x)), softplus(x) = log(1 + e^x) written as
- * log1p(e^-|x|) + max(x, 0) so that it neither overflows nor loses the small
- * tail. The derivative, with s = tanh(softplus(x)) and softplus' = sigmoid:
- *   d/dx = s + x sigmoid(x) (1 - s^2).
- * sigmoid reuses e = e^-|x|: 1/(1+e) for x >= 0, e/(1+e) below. */
-static inline float mish_forward_1(float x)
-{
-    float e = expf(-fabsf(x));
-    float s = tanhf(log1pf(e) + fmaxf(x, 0.0f));
-    return x * s;
-}
-
-static inline float mish_grad_1(float x)
-{
-    float e = expf(-fabsf(x));
-    float s = tanhf(log1pf(e) + fmaxf(x, 0.0f));
-    float r = 1.0f / (1.0f + e);
-    float sig = x >= 0.0f ? r : e * r;
-    return s + x * sig * (1.0f - s * s);
-}
+/* mish's math is backends/mish.h's reference, which the GPU kernels share. */
 
 int nn_ref_act_forward(nn_backend *b, enum nn_act act, size_t n,
                        const float *restrict x, float *restrict y)
@@ -178,7 +160,7 @@ int nn_ref_act_forward(nn_backend *b, enum nn_act act, size_t n,
         return 0;
     case NN_ACT_MISH:
         for (size_t i = 0; i < n; i++)
-            y[i] = mish_forward_1(x[i]);
+            y[i] = nn_mish_ref(x[i]);
         return 0;
     }
     return nn_backend_fail(b, "act_forward: unknown activation %d", (int)act);
@@ -204,7 +186,7 @@ int nn_ref_act_backward(nn_backend *b, enum nn_act act, size_t n,
         return 0;
     case NN_ACT_MISH:
         for (size_t i = 0; i < n; i++)
-            dx[i] = dy[i] * mish_grad_1(x[i]);
+            dx[i] = dy[i] * nn_mish_grad_ref(x[i]);
         return 0;
     }
     return nn_backend_fail(b, "act_backward: unknown activation %d", (int)act);

@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "dropout_hash.h"
+#include "mish.h"          /* nn_mish_ref, nn_mish_grad_ref: cpu-ref's formula */
 
 #define GRID_STRIDE(i, n)                                                              \
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
@@ -187,23 +188,6 @@ int gpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x,
 
 /* ---- activations --------------------------------------------------------------------- */
 
-/* mish as cpu-ref writes it: softplus = log1p(e^-|x|) + max(x, 0). */
-__device__ static float mish_forward_1(float x)
-{
-    float e = expf(-fabsf(x));
-    float s = tanhf(log1pf(e) + fmaxf(x, 0.0f));
-    return x * s;
-}
-
-__device__ static float mish_grad_1(float x)
-{
-    float e = expf(-fabsf(x));
-    float s = tanhf(log1pf(e) + fmaxf(x, 0.0f));
-    float r = 1.0f / (1.0f + e);
-    float sig = x >= 0.0f ? r : e * r;
-    return s + x * sig * (1.0f - s * s);
-}
-
 __global__ void act_forward_kernel(int act, size_t n, const float *__restrict__ x,
                                    float *__restrict__ y)
 {
@@ -214,7 +198,7 @@ __global__ void act_forward_kernel(int act, size_t n, const float *__restrict__ 
         else if (act == NN_ACT_TANH)
             y[i] = tanhf(v);
         else
-            y[i] = mish_forward_1(v);
+            y[i] = nn_mish_ref(v);
     }
 }
 
@@ -228,7 +212,7 @@ __global__ void act_backward_kernel(int act, size_t n, const float *__restrict__
         else if (act == NN_ACT_TANH)
             dx[i] = dy[i] * (1.0f - y[i] * y[i]);
         else
-            dx[i] = dy[i] * mish_grad_1(x[i]);
+            dx[i] = dy[i] * nn_mish_grad_ref(x[i]);
     }
 }
 
