@@ -968,6 +968,30 @@ static bad_case bad_cases[] = {
     { "bad-graph-add-input.ini", { "[layer2] input: not a key of a layer of type add", "inputs" } },
 };
 
+/* nn_preset_data_rows: the one count of a data set's rows before it is
+ * loaded (the engine's memory check, the lab's loss-point interval and the
+ * steps of an epoch all read it) */
+static void test_data_rows(void **state)
+{
+    nn_preset p;
+    long val = -1;
+    (void)state;
+    nn_preset_defaults(&p);
+    p.data = NN_DATA_MNIST;
+    assert_int_equal(nn_preset_data_rows(&p, &val), 60000);
+    assert_int_equal(val, 10000);
+    p.data = NN_DATA_CIFAR10;
+    assert_int_equal(nn_preset_data_rows(&p, NULL), 50000);
+    assert_int_equal(nn_preset_data_rows(&p, &val), 50000);
+    assert_int_equal(val, 10000);
+    p.data = NN_DATA_RANDOM;
+    p.rows = 1234;
+    p.val_rows = 56;
+    assert_int_equal(nn_preset_data_rows(&p, &val), 1234);
+    assert_int_equal(val, 56);
+    assert_int_equal(nn_preset_steps_per_epoch(&p, 100), 13);   /* the last one partial */
+}
+
 static void test_bad_fixture(void **state)
 {
     const bad_case *c = *state;
@@ -1038,6 +1062,7 @@ int main(void)
         cmocka_unit_test(test_cannot_open),
         cmocka_unit_test(test_check_in_memory),
         cmocka_unit_test(test_helpers),
+        cmocka_unit_test(test_data_rows),
         cmocka_unit_test(test_every_bad_fixture_listed),
         BAD(0), BAD(1), BAD(2), BAD(3), BAD(4), BAD(5), BAD(6), BAD(7), BAD(8), BAD(9),
         BAD(10), BAD(11), BAD(12), BAD(13), BAD(14), BAD(15), BAD(16), BAD(17), BAD(18),

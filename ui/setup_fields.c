@@ -368,17 +368,6 @@ int ui_field_commit(ui_lab *lab)
     return 1;
 }
 
-/* Training samples per epoch the preset's data will have, for choosing how
- * often to record a loss point before the data is loaded. */
-static long estimated_rows(const nn_preset *p)
-{
-    switch (p->data) {
-    case NN_DATA_MNIST: return 60000;
-    case NN_DATA_CIFAR10: return 50000;
-    default: return p->rows;
-    }
-}
-
 void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
 {
     const ui_settings *s = &lab->setup.set;
@@ -392,7 +381,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
      * one-epoch run at the preset's interval would draw three points), and
      * at least 50 steps apart: each point reads the loss back, which on a
      * GPU is a synchronisation the headless run does not make. */
-    long total = s->steps > 0 ? s->steps : (estimated_rows(p) + s->batch - 1) / s->batch * (long)s->epochs;
+    long total = s->steps > 0 ? s->steps : (nn_preset_data_rows(p, NULL) + s->batch - 1) / s->batch * (long)s->epochs;
     long every = total / 200 > 50 ? total / 200 : 50;
     cfg->log_every = every < p->log_every ? every : p->log_every;
     /* The teaching switches; a CPU device ignores all but sync_every_step. */

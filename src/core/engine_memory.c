@@ -97,17 +97,6 @@ static double available_bytes(void)
 
 /* ---- what the job will hold ---------------------------------------------------------- */
 
-/* Training and validation samples the preset's data gives: the real sets'
- * sizes (their synthetic stand-ins have the same), or the random rows. */
-static long data_rows(const nn_preset *p, long *val)
-{
-    switch (p->data) {
-    case NN_DATA_MNIST: *val = MNIST_VAL; return MNIST_TRAIN;
-    case NN_DATA_CIFAR10: *val = CIFAR_VAL; return CIFAR_TRAIN;
-    default: *val = p->val_rows; return p->rows;
-    }
-}
-
 /* The data set in host memory: float samples, labels or targets, the
  * epoch's order; the real sets' readers hold the file's bytes (one per
  * value) besides the floats while converting. */
@@ -144,7 +133,7 @@ void engine_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops,
         m->available = available_bytes();
         return;
     }
-    m->train_rows = data_rows(p, &val);
+    m->train_rows = nn_preset_data_rows(p, &val);
     nn_net_bytes_of(p, batch, b, &nb);
     m->params = nb.params;
     m->batch = nb.batch + staging_bytes(cfg, batch);

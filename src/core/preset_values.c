@@ -1,7 +1,8 @@
 /* src/core/preset_values.c - the preset's values: the defaults every key falls
- * back to, the input each data set gives, and the value rules of
+ * back to, the input and the rows each data set gives, and the value rules of
  * preset_values.h (strict parsing, range checks, the writer's text). */
 #include "preset_values.h"
+#include "data.h"           /* the standard sets' sizes */
 #include "util.h"
 
 #include <float.h>
@@ -64,19 +65,22 @@ int nn_preset_classes(const nn_preset *p)
     return p->data == NN_DATA_RANDOM ? 0 : 10;
 }
 
-long nn_preset_train_samples(const nn_preset *p)
+long nn_preset_data_rows(const nn_preset *p, long *val_rows)
 {
+    long train = 0, val = 0;
     switch (p->data) {
-    case NN_DATA_MNIST:   return 60000;     /* data.c's MNIST_TRAIN */
-    case NN_DATA_CIFAR10: return 50000;     /* data.c's CIFAR_TRAIN */
-    case NN_DATA_RANDOM:  return p->rows;
+    case NN_DATA_MNIST:   train = MNIST_TRAIN; val = MNIST_VAL; break;
+    case NN_DATA_CIFAR10: train = CIFAR_TRAIN; val = CIFAR_VAL; break;
+    case NN_DATA_RANDOM:  train = p->rows; val = p->val_rows; break;
     }
-    return 0;
+    if (val_rows)
+        *val_rows = val;
+    return train;
 }
 
 long nn_preset_steps_per_epoch(const nn_preset *p, int batch)
 {
-    return batch > 0 ? (nn_preset_train_samples(p) + batch - 1) / batch : 0;
+    return batch > 0 ? (nn_preset_data_rows(p, NULL) + batch - 1) / batch : 0;
 }
 
 /* ---------------------------------------------------------------- names */

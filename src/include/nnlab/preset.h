@@ -116,11 +116,13 @@ int nn_preset_save(const char *path, const nn_preset *p, char *err, size_t err_l
 /* The input shape and class count (0 for regression) of the preset's data. */
 nn_shape nn_preset_input_shape(const nn_preset *p);
 int nn_preset_classes(const nn_preset *p);
-/* The training samples of an epoch: the standard sets' sizes (MNIST-shaped
- * 60,000, CIFAR-10 50,000; their synthetic stand-ins have the same), or
- * `rows` of random data; and the steps an epoch takes at batch (the last
- * one partial), as the engine counts them. */
-long nn_preset_train_samples(const nn_preset *p);
+/* The rows the preset's data set gives, known before it is loaded: the
+ * training samples of an epoch returned, the validation samples in
+ * *val_rows unless it is NULL. The standard sets' sizes (MNIST-shaped
+ * 60,000 and 10,000, CIFAR-10 50,000 and 10,000; their synthetic stand-ins
+ * have the same), or `rows` and `val_rows` of random data. And the steps an
+ * epoch takes at batch (the last one partial), as the engine counts them. */
+long nn_preset_data_rows(const nn_preset *p, long *val_rows);
 long nn_preset_steps_per_epoch(const nn_preset *p, int batch);
 
 /* Resolves NAME or FILE to a path: a value containing '/' or ending in ".ini"
