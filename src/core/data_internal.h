@@ -1,10 +1,12 @@
 /* src/core/data_internal.h - what the data set loaders share; only
  * src/core/data*.c include it (the rest of the program uses data.h).
  *
- *   data.c            the dataset struct, buffers, and which data a preset gets
+ *   data.c            which data a preset gets (calls the readers below)
  *   data_idx.c        MNIST-format IDX files, gzip or plain
  *   data_cifar.c      CIFAR-10's binary version
  *   data_synthetic.c  synthetic classification sets and random regression
+ *   data_set.c        the dataset struct, its buffers, and the file helpers
+ *                     every reader shares (it calls none of the readers)
  *
  * Every loader builds into a local nn_dataset and hands it over with
  * data_finish(): on error everything is freed and *ds is left zeroed. */
@@ -35,7 +37,8 @@ void data_set_text(char *dst, size_t len, const char *fmt, ...)
 /* The per-sample shape (rank 1 to 3) and sample_floats. */
 void data_set_shape(nn_dataset *d, int rank, int d0, int d1, int d2);
 
-/* "3x32x32"; preset.c has nn_shape_format, but the data files link on their own. */
+/* "3x32x32"; layers/layers.c has nn_shape_format, but the data files need
+ * nothing of the layer table. */
 void data_format_shape(const nn_shape *s, char *buf, size_t len);
 
 /* 1 when path names anything (a file that is not regular is then reported
