@@ -1,6 +1,7 @@
-/* src/analysis/export.c - a run as CSV and JSON, the JSON pieces the CLI
- * shares, and the export files; see nnlab/export.h (the sweep's writers:
- * export_sweep.c). */
+/* src/analysis/export.c - a run as CSV and JSON, a run's history as JSON
+ * (which the CLI shares), and the export files; see nnlab/export.h. The
+ * sweep's writers are export_sweep.c; a JSON string or number,
+ * export_json.c. */
 #include "nnlab/export.h"
 
 #include <math.h>
@@ -14,30 +15,7 @@
 #include "util.h"
 #include "xdg.h"
 
-/* ---- JSON pieces -------------------------------------------------------------------------- */
-
-void nn_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-void nn_json_number(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.6g", v);
-    else
-        fprintf(f, "null");
-}
+/* ---- a run's history as JSON -------------------------------------------------------------------- */
 
 /* The history's rows: one per epoch, on the heap (a long run has many). */
 static nn_epoch_row *history_rows(const nn_loss_point *pts, long n_pts, const nn_epoch_result *eps, int n_eps,
