@@ -120,18 +120,6 @@ int nn_is_static_section(const char *section)
     return nn_find_name(static_sections, NN_COUNT(static_sections), section) >= 0;
 }
 
-int nn_key_error(const nn_checker *c, const char *section, const char *key,
-                 const char *value, const char *fmt, ...)
-{
-    char why[NN_ERR_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    return nn_errorf(c->err, c->err_len, "%s: [%s] %s = %s: %s", c->where, section, key,
-                     value, why);
-}
-
 /* ---------------------------------------------------------------- texts and scalars */
 
 /* A string survives our writer and iniparser: one line, quotable with " or ',

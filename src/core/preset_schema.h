@@ -1,26 +1,15 @@
 /* src/core/preset_schema.h - which keys a preset has: the numeric keys of
  * [data], [train], [optimizer], [gpu] and [lab] with their ranges and the condition under
- * which each applies, the text keys, the fixed sections, and the one-line
- * message every rule reports through. The keys of [layerN] are the layer
- * table's (layer_kind.h). Private to src/core. */
+ * which each applies, the text keys and the fixed sections. The one-line
+ * message every rule reports through (nn_key_error) is preset_values.h's;
+ * the keys of [layerN] are the layer table's (layer_kind.h). Private to
+ * src/core. */
 #ifndef NNLAB_PRESET_SCHEMA_H
 #define NNLAB_PRESET_SCHEMA_H
 
 #include <stddef.h>
 
 #include "preset_values.h"
-
-/* Where messages go: "WHERE: [section] key = value: why". */
-typedef struct nn_checker {
-    const char *where;           /* the file, or "preset" for one built in memory */
-    char *err;
-    size_t err_len;
-} nn_checker;
-
-/* "WHERE: [section] key = value: why"; returns -1. */
-int nn_key_error(const nn_checker *c, const char *section, const char *key,
-                 const char *value, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
 
 /* A numeric key of a fixed section. The reader, the checker and
  * the writer all walk nn_scalar_keys (in the order the writer writes them), so

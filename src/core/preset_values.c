@@ -1,11 +1,13 @@
 /* src/core/preset_values.c - the preset's values: the defaults every key falls
- * back to, the input and the rows each data set gives, and the value rules of
- * preset_values.h (strict parsing, range checks, the writer's text). */
+ * back to, the input and the rows each data set gives, and the value rules
+ * of preset_values.h (strict parsing, range checks, the writer's text,
+ * shapes, the message of a bad key). */
 #include "preset_values.h"
 #include "data.h"           /* the standard sets' sizes */
 #include "util.h"
 
 #include <float.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,53 @@ long nn_preset_data_rows(const nn_preset *p, long *val_rows)
 long nn_preset_steps_per_epoch(const nn_preset *p, int batch)
 {
     return batch > 0 ? (nn_preset_data_rows(p, NULL) + batch - 1) / batch : 0;
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+void nn_shape_format(const nn_shape *s, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = '\0';
+    if (s->rank < 1 || s->rank > 3) {
+        nn_strlcpy(buf, "?", len);
+        return;
+    }
+    size_t used = 0;
+    for (int i = 0; i < s->rank && used < len; i++) {
+        int w = snprintf(buf + used, len - used, i ? "x%d" : "%d", s->dim[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+long nn_shape_count(const nn_shape *s)
+{
+    long n = 1;
+    if (s->rank < 1 || s->rank > 3)
+        return -1;
+    for (int i = 0; i < s->rank; i++) {
+        if (s->dim[i] < 1 || n > LONG_MAX / s->dim[i])
+            return -1;
+        n *= s->dim[i];
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- messages */
+
+int nn_key_error(const nn_checker *c, const char *section, const char *key,
+                 const char *value, const char *fmt, ...)
+{
+    char why[NN_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return nn_errorf(c->err, c->err_len, "%s: [%s] %s = %s: %s", c->where, section, key,
+                     value, why);
 }
 
 /* ---------------------------------------------------------------- names */

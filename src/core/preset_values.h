@@ -1,8 +1,10 @@
 /* src/core/preset_values.h - the value rules of the preset format, shared by
  * the reader, the checker, the writer and the layer table: the limits, the
  * allowed ranges, strict parsing of raw INI text, checking a value already in
- * memory (a preset built by the lab), writing a value back, and the names of
- * the enumerated settings. Private to src/core. */
+ * memory (a preset built by the lab), writing a value back, the one-line
+ * message every rule reports through, and the names of the enumerated
+ * settings. The bottom of the preset and layer files: preset_values.c calls
+ * none of them. Private to src/core. */
 #ifndef NNLAB_PRESET_VALUES_H
 #define NNLAB_PRESET_VALUES_H
 
@@ -38,6 +40,18 @@ enum nn_vtype {
     NN_V_INT, NN_V_LONG, NN_V_FLOAT, NN_V_BOOL, NN_V_SHAPE, NN_V_LAYER, NN_V_LAYERS,
     NN_V_NOT_BOOL, NN_V_INIT
 };
+
+/* Where messages go: "WHERE: [section] key = value: why". */
+typedef struct nn_checker {
+    const char *where;           /* the file, or "preset" for one built in memory */
+    char *err;
+    size_t err_len;
+} nn_checker;
+
+/* "WHERE: [section] key = value: why"; returns -1. */
+int nn_key_error(const nn_checker *c, const char *section, const char *key,
+                 const char *value, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* "1..100000", ">= 1", "> 0", "[0, 1)": the allowed values, for messages. */
 void nn_range_format(nn_range r, int integral, char *buf, size_t len);

@@ -5,11 +5,6 @@
  * pass over the list. */
 #include "layer_kind.h"
 
-int nn_layer_n_inputs(const nn_layer_spec *s)
-{
-    return s->kind == NN_LAYER_ADD || s->kind == NN_LAYER_MUL ? 2 : 1;
-}
-
 int nn_layer_source(const nn_layer_spec *layers, int i, int j)
 {
     int ref = layers[i].input[j];

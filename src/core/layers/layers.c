@@ -114,39 +114,6 @@ void nn_layer_key_list(enum nn_layer_kind kind, int required, char *buf, size_t 
     nn_join_names(names, n, buf, len);
 }
 
-/* ---- shapes ------------------------------------------------------------------- */
-
-void nn_shape_format(const nn_shape *s, char *buf, size_t len)
-{
-    if (!len)
-        return;
-    buf[0] = '\0';
-    if (s->rank < 1 || s->rank > 3) {
-        nn_strlcpy(buf, "?", len);
-        return;
-    }
-    size_t used = 0;
-    for (int i = 0; i < s->rank && used < len; i++) {
-        int w = snprintf(buf + used, len - used, i ? "x%d" : "%d", s->dim[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-}
-
-long nn_shape_count(const nn_shape *s)
-{
-    long n = 1;
-    if (s->rank < 1 || s->rank > 3)
-        return -1;
-    for (int i = 0; i < s->rank; i++) {
-        if (s->dim[i] < 1 || n > LONG_MAX / s->dim[i])
-            return -1;
-        n *= s->dim[i];
-    }
-    return n;
-}
-
 /* ---- public queries ----------------------------------------------------------- */
 
 static void param_counts(const nn_layer_spec *s, size_t *weights, size_t *bias)
@@ -176,6 +143,11 @@ size_t nn_layer_params(const nn_layer_spec *s)
     size_t w, b;
     param_counts(s, &w, &b);
     return w + b;
+}
+
+int nn_layer_n_inputs(const nn_layer_spec *s)
+{
+    return s->kind == NN_LAYER_ADD || s->kind == NN_LAYER_MUL ? 2 : 1;
 }
 
 int nn_layer_is_view(const nn_layer_spec *s)
