@@ -3,6 +3,7 @@
  *
  * The backend, file by file (its op table is backends/cpu_blas.c):
  *   cpu_threads.c          open/close, the thread pool and the parallel loops
+ *   cpu_features.c         whether our own AVX2 kernels may run
  *   cpu_linear.c           linear_forward/backward: sgemms cut into blocks
  *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path
  *   cpu_conv_im2col.c        the im2col + sgemm path (any geometry)
@@ -89,7 +90,7 @@ double nn_cpu_others_busy(int cores, const double busy[], const double total[], 
  * still end, run by the threads that take part. */
 void nn_cpu_hold_workers(nn_backend *b, int hold);
 
-/* cpu_blas.c: whether our own AVX2 kernels may run: the CPU has AVX2 and
+/* cpu_features.c: whether our own AVX2 kernels may run: the CPU has AVX2 and
  * FMA and the environment variable `off` (which keeps the portable path, so
  * that the parity tests run both and anyone can compare them) is unset or
  * "0". Callers keep the answer. */
