@@ -37,8 +37,8 @@ void data_set_text(char *dst, size_t len, const char *fmt, ...)
 /* The per-sample shape (rank 1 to 3) and sample_floats. */
 void data_set_shape(nn_dataset *d, int rank, int d0, int d1, int d2);
 
-/* "3x32x32"; layers/layers.c has nn_shape_format, but the data files need
- * nothing of the layer table. */
+/* "3x32x32"; preset_values.c has nn_shape_format, but the data files call
+ * nothing of the preset or layer files. */
 void data_format_shape(const nn_shape *s, char *buf, size_t len);
 
 /* 1 when path names anything (a file that is not regular is then reported
