@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
-"""tests/layering.py - the include rules of docs/layout.md, checked on the tree.
+"""tests/layering.py - the layering of docs/layout.md, checked on the tree and the build.
 
-Each rule is one TAP case. An include "x.h" is resolved as the compiler would
+Each rule is one TAP case. Two kinds of rule:
+
+Includes, on the sources. An include "x.h" is resolved as the compiler would
 for the file's folder: the file's own folder first, then the include path the
 folder is built with (Makefile.am). An include that resolves nowhere in the
 tree (system headers, the generated config.h) is outside the rules.
+
+Calls, on the compiler's output (tests/layering_calls.py): each object file
+of the build names the symbols it defines and those it needs (nm), which
+gives who calls (or reads) whom, file by file; calls must go down the layers
+and no files may call each other in a circle.
 """
 import os
 import re
 import sys
+
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree (read-only in distcheck)
+import layering_calls  # noqa: E402  (tests/layering_calls.py, beside this file)
 
 TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..")
 TOP = os.path.abspath(TOP)
@@ -148,6 +158,8 @@ def main():
                   violations(graph, {"public", "common", "ui", "cli"},
                              {"public", "common", "ui", "cli"})))
 
+    cases.extend(layering_calls.cases(TOP))
+
     print("1..%d" % len(cases))
     failed = 0
     for i, (name, bad) in enumerate(cases, 1):
@@ -156,8 +168,12 @@ def main():
             print("not ok %d - %s" % (i, name))
             for line in bad[:20]:
                 print("# " + line)
+            if len(bad) > 20:
+                print("# ... and %d more" % (len(bad) - 20))
         else:
             print("ok %d - %s" % (i, name))
+    for line in layering_calls.notes():
+        print("# " + line)
     return 1 if failed else 0
 
 
