@@ -24,8 +24,9 @@ it for `make check`, also in a VPATH build and in distcheck), else the
 current folder when it holds a build, else build/ under the sources.
 A libtool object (.lo) names its real object; a plain object is
 <folder>/<target>-<name>.o, automake's name for a target with its own
-flags (the emulated module's objects are named so too). Only the targets listed in UNITS count: the tests' own copies of
-ui/ and src/cli/ sources are not the program.
+flags (the emulated module's are named so too). Only the targets listed
+in UNITS count: the tests' own copies of ui/ and src/cli/ sources are not
+the program. An object whose source is gone (a file moved) is passed over.
 """
 import os
 import subprocess
@@ -79,7 +80,7 @@ ALLOWED_CIRCLES = [
     {"ui/job_keys.c", "ui/dashboard.c", "ui/sweep_screen.c"},
 ]
 
-# Not checked for circles, and not by the branches above: the emulated GPU's
+# Not checked for circles (no branch of issue 18 removes them): the emulated GPU's
 # runtime (backends/cuda/emu/emu_*.cc, the stand-in for the CUDA runtime,
 # cuBLAS and cuDNN that only the tests load). Its files share one lock, the
 # streams and the captured graphs, and call each other as one library's
