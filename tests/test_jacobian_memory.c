@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "jacobian_internal.h"
+#include "jacobian/jacobian_internal.h"
 #include "nnlab/engine.h"
 #include "util.h"
 

@@ -1,5 +1,6 @@
-/* src/analysis/sweep.c - the batch sweep runner and the rules that read its
- * results; see sweep.h. */
+/* src/analysis/sweep.c - the batch sweep's rules: its points recorded and
+ * predicted, the crossover and the doubling ratio; see sweep.h. The runner
+ * that starts a point's job is src/jobs/sweep_run.c. */
 #include "nnlab/sweep.h"
 
 #include <math.h>
@@ -171,114 +172,6 @@ void nn_sweep_record(nn_sweep *sw, int d, int i, const nn_snapshot *s)
         pt->state = NN_POINT_CANCELLED;
     } else {
         record_failure(sw, d, i, s->error[0] ? s->error : "no timed steps");
-    }
-}
-
-/* ---- the runner ------------------------------------------------------------------------------- */
-
-int nn_sweep_active(const nn_sweep *sw)
-{
-    return sw->started && !sw->finished;
-}
-
-static void finish(nn_sweep *sw)
-{
-    sw->finished = 1;
-    sw->t_end = nn_now();
-}
-
-/* Starts point `next` (batch-major). A job that cannot start is recorded as
- * failed and the next one tried. */
-static void start_next(nn_sweep *sw)
-{
-    char err[NN_ERR_LEN];
-    while (sw->next < sw->n_batches * sw->n_devices) {
-        int i = sw->next / sw->n_devices, d = sw->next % sw->n_devices;
-        nn_job_config cfg = sw->base;
-        sw->next++;
-        if (sw->predicted[d])
-            continue;                /* the model's points: no job */
-        cfg.batch = sw->batch[i];
-        snprintf(cfg.device, sizeof cfg.device, "%s", sw->device[d]);
-        sw->job = nn_job_start(&cfg, err, sizeof err);
-        if (sw->job) {
-            sw->cur_dev = d;
-            sw->cur_batch = i;
-            sw->pt[d][i].state = NN_POINT_RUNNING;
-            memset(&sw->snap, 0, sizeof sw->snap);
-            return;
-        }
-        record_failure(sw, d, i, err);
-    }
-    finish(sw);
-}
-
-/* Records the finished job's point and frees the job. */
-static void collect(nn_sweep *sw)
-{
-    nn_job_wait(sw->job);
-    nn_job_snapshot(sw->job, &sw->snap);
-    nn_sweep_record(sw, sw->cur_dev, sw->cur_batch, &sw->snap);
-    nn_job_free(sw->job);
-    sw->job = NULL;
-}
-
-int nn_sweep_poll(nn_sweep *sw)
-{
-    if (sw->finished)
-        return 0;
-    if (!sw->started) {
-        sw->started = 1;
-        sw->t_start = nn_now();
-        start_next(sw);
-        return NN_SWEEP_PROGRESS | NN_SWEEP_RESULTS;
-    }
-    if (!sw->job)
-        return 0;
-    nn_snapshot s;
-    nn_job_snapshot(sw->job, &s);
-    int changed = memcmp(&s, &sw->snap, sizeof s) != 0;
-    sw->snap = s;
-    if (nn_job_state_ended(s.state)) {   /* a diverged point is a failed one */
-        collect(sw);
-        if (sw->cancelled)
-            finish(sw);
-        else
-            start_next(sw);
-        return NN_SWEEP_PROGRESS | NN_SWEEP_RESULTS;
-    }
-    return changed ? NN_SWEEP_PROGRESS : 0;
-}
-
-void nn_sweep_wait(nn_sweep *sw)
-{
-    if (sw->job)
-        nn_job_wait(sw->job);
-}
-
-/* Asks the running job to stop; nn_sweep_poll collects it, so that the lab
- * never waits for a long step. */
-void nn_sweep_cancel(nn_sweep *sw)
-{
-    if (!sw->started || sw->finished || sw->cancelled)
-        return;
-    sw->cancelled = 1;
-    for (int d = 0; d < sw->n_devices; d++)
-        for (int i = 0; i < sw->n_batches; i++)
-            if (sw->pt[d][i].state == NN_POINT_PENDING)
-                sw->pt[d][i].state = NN_POINT_CANCELLED;
-    if (sw->job) {
-        nn_job_cancel(sw->job);
-        return;
-    }
-    finish(sw);
-}
-
-void nn_sweep_free(nn_sweep *sw)
-{
-    if (sw->job) {
-        nn_job_free(sw->job);        /* cancels and waits */
-        sw->job = NULL;
     }
 }
 

@@ -274,9 +274,10 @@ int cli_job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg)
 {
     char err[NN_ERR_LEN];
     int bench = o->command != CLI_TRAIN;
-    if (p->task == NN_TASK_JACOBIAN) {
-        fprintf(stderr, "nnlab: %s: [task] kind = jacobian: run it with `nnlab jacobian --preset %s`\n",
-                o->preset, o->preset);
+    const nn_job_traits *kind = nn_job_traits_of(nn_job_kind_of_preset(p));
+    if (!kind->trains) {         /* train, bench and sweep take training steps */
+        fprintf(stderr, "nnlab: %s: [task] kind = %s: run it with `nnlab %s --preset %s`\n",
+                o->preset, kind->name, kind->name, o->preset);
         return -1;
     }
     nn_job_config_init(cfg, p);

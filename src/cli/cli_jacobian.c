@@ -266,10 +266,11 @@ static int print_sweep(const cli_options *o, const nn_jac_shape *s, enum nn_jac_
 /* The options into a job: the preset's [task] unless given. */
 static int job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg)
 {
+    const nn_job_traits *kind = nn_job_traits_of(nn_job_kind_of_preset(p));
     nn_job_config_init(cfg, p);
-    if (p->task != NN_TASK_JACOBIAN) {
-        fprintf(stderr, "nnlab: %s: not a jacobian preset (its [task] kind is train; see mlp-jacobian)\n",
-                o->preset);
+    if (strcmp(kind->name, "jacobian") != 0) {     /* the command runs the kind of its name */
+        fprintf(stderr, "nnlab: %s: not a jacobian preset (its [task] kind is %s; see mlp-jacobian)\n",
+                o->preset, kind->name);
         return -1;
     }
     if (o->method && (cfg->jac_method = nn_jac_method_find(o->method)) < 0) {

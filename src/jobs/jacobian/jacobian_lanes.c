@@ -1,4 +1,4 @@
-/* src/core/jacobian_lanes.c - the rows method over several host threads.
+/* src/jobs/jacobian/jacobian_lanes.c - the rows method over several host threads.
  *
  * Why: rows is val * out reverse passes, each a handful of small products
  * (100 x 400 . 400 x 20 at val 100). Splitting every one of them over the
@@ -59,48 +59,49 @@ int jac_lanes_open(jac_lanes *l, int n, jac_run *r0, uint64_t seed, char *err, s
 
 typedef struct lane_arg {
     jac_run *r;
-    int rc;
+    run_result rc;
 } lane_arg;
 
 static void *lane_main(void *p)
 {
     lane_arg *a = p;
-    a->rc = jac_forward(a->r, &a->r->acts) != 0 ? -1 : jac_run_method(a->r);
-    if (a->rc != 0)
+    a->rc = jac_forward(a->r, &a->r->acts) != 0 ? RUN_ERROR : jac_run_method(a->r);
+    if (a->rc != RUN_GO_ON)
         atomic_store(&a->r->shared->stop, 1);
     return NULL;
 }
 
 /* A failed lane's message into lane 0's backend, where the job reads it. */
-static int lane_failed(jac_run *r0, const jac_run *r, int k)
+static run_result lane_failed(jac_run *r0, const jac_run *r, int k)
 {
     nn_backend_fail(r0->b, "lane %d: %s", k, r->b->last_error);
-    return -1;
+    return RUN_ERROR;
 }
 
-int jac_lanes_run(jac_lanes *l, jac_run *r0)
+run_result jac_lanes_run(jac_lanes *l, jac_run *r0)
 {
     pthread_t th[JAC_MAX_LANES];
     lane_arg arg[JAC_MAX_LANES];
     int started = 1;
     for (int k = 1; k < l->n; k++, started++) {
-        arg[k] = (lane_arg){ &l->run[k], 0 };
+        arg[k] = (lane_arg){ &l->run[k], RUN_GO_ON };
         if (pthread_create(&th[k], NULL, lane_main, &arg[k]) != 0) {
             atomic_store(&r0->shared->stop, 1);
             nn_backend_fail(r0->b, "jacobian: cannot start lane %d", k);
             break;
         }
     }
-    int rc = started == l->n ? jac_run_method(r0) : -1;
-    if (rc != 0)
+    run_result rc = started == l->n ? jac_run_method(r0) : RUN_ERROR;
+    if (rc != RUN_GO_ON)
         atomic_store(&r0->shared->stop, 1);
+    /* an error anywhere wins over a cancel, a cancel over done */
     for (int k = 1; k < started; k++) {
         pthread_join(th[k], NULL);
         jac_run *r = &l->run[k];
-        if (arg[k].rc < 0 && rc >= 0)
+        if (arg[k].rc == RUN_ERROR && rc != RUN_ERROR)
             rc = lane_failed(r0, r, k);
-        else if (arg[k].rc > 0 && rc == 0)
-            rc = 1;
+        else if (arg[k].rc == RUN_CANCELLED && rc == RUN_GO_ON)
+            rc = RUN_CANCELLED;
         if (r->offdiag_checked && !(r->offdiag_max <= r0->offdiag_max))
             r0->offdiag_max = r->offdiag_max;
     }

@@ -1,10 +1,10 @@
-/* src/core/engine_stats.c - per-step statistics: the sums of the timed steps,
+/* src/jobs/train/engine_stats.c - per-step statistics: the sums of the timed steps,
  * the bench's median, the phase times (the device's clock where it has one),
  * the backend's counters per step, and rate and ETA; see engine_internal.h. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "train_internal.h"
 
 int engine_stats_prepare(nn_job *job, char *err, size_t err_len)
 {
@@ -82,7 +82,7 @@ void engine_stats_median(nn_job *job)
     if (!tot->step_times || tot->timed <= 0)
         return;
     qsort(tot->step_times, (size_t)tot->timed, sizeof(double), compare_double);
-    job->mine.us_per_step_median = tot->step_times[tot->timed / 2] * 1e6;
+    job->draft.us_per_step_median = tot->step_times[tot->timed / 2] * 1e6;
 }
 
 /* The backend's counters over the timed steps, less validation, per step. */
@@ -90,7 +90,7 @@ static void step_counters(nn_job *job)
 {
     nn_backend_counters now;
     const nn_backend_counters *a = &job->tot.cnt_base, *k = &job->tot.cnt_skip;
-    nn_step_counters *c = &job->mine.per_step;
+    nn_step_counters *c = &job->draft.per_step;
     const double inv = 1.0 / (double)job->tot.timed;
     engine_read_counters(job, &now);
 #define PER_STEP(f) ((double)(now.f - a->f - k->f) * inv)
@@ -110,7 +110,7 @@ static void step_counters(nn_job *job)
 /* The graph part of a graph job: the device's time of it, else the host's. */
 static void graph_time(nn_job *job)
 {
-    nn_snapshot *s = &job->mine;
+    nn_snapshot *s = &job->draft;
     const engine_totals *tot = &job->tot;
     s->has_graph_us = 0;
     if (job->dev_timing && tot->dev_n[MARK_GRAPH] > 0) {
@@ -128,7 +128,7 @@ static void graph_time(nn_job *job)
  * optimizer: they are one replay, graph_us. */
 static void device_phases(nn_job *job)
 {
-    nn_snapshot *s = &job->mine;
+    nn_snapshot *s = &job->draft;
     const engine_totals *tot = &job->tot;
     unsigned valid = 1u << NN_PHASE_SYNC;
     s->phase_us[NN_PHASE_SYNC] = s->host_phase_us[NN_PHASE_SYNC];
@@ -152,7 +152,7 @@ static void device_phases(nn_job *job)
 /* Means over the timed steps. */
 static void timed_means(nn_job *job)
 {
-    nn_snapshot *s = &job->mine;
+    nn_snapshot *s = &job->draft;
     const engine_totals *tot = &job->tot;
     for (int p = 0; p < NN_PHASE_COUNT; p++)
         s->host_phase_us[p] = tot->phase_s[p] / (double)tot->timed * 1e6;
@@ -171,7 +171,7 @@ static void timed_means(nn_job *job)
 
 void engine_stats_update(nn_job *job)
 {
-    nn_snapshot *s = &job->mine;
+    nn_snapshot *s = &job->draft;
     const engine_totals *tot = &job->tot;
     s->step = tot->steps;
     s->fraction_done = s->total_steps > 0 ? (double)tot->steps / (double)s->total_steps : 0.0;

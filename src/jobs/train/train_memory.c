@@ -1,99 +1,17 @@
-/* src/core/engine_memory.c - sizes checked before memory is taken: what a
- * training job will hold (the network's plan from net.c, the data set from
- * its kind and sizes), what the machine has available, and the refusal of a
- * batch larger than the training set or of more memory than there is; see
- * engine.h. The CLI, the lab and the engine all call these, so that they
- * give the same answer. */
-#include "nnlab/engine.h"
-
+/* src/jobs/train/train_memory.c - what a training job will hold (the
+ * network's plan from net.c, the data set from its kind and sizes), and the
+ * refusal of a batch larger than the training set or of more memory than
+ * there is (job_memory.c adds what the machine has): the training kind's
+ * estimate and size check (job_kind.h). */
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "backend.h"
 #include "data.h"
-#include "engine_internal.h"
 #include "layer_kind.h"
 #include "net.h"
+#include "train_internal.h"
 #include "util.h"
-
-void nn_format_bytes(double bytes, char *buf, size_t len)
-{
-    if (bytes >= 1e12)
-        snprintf(buf, len, "%.1f TB", bytes / 1e12);
-    else if (bytes >= 1e9)
-        snprintf(buf, len, "%.1f GB", bytes / 1e9);
-    else if (bytes >= 1e6)
-        snprintf(buf, len, "%.0f MB", bytes / 1e6);
-    else
-        snprintf(buf, len, "%.0f KB", bytes / 1e3);
-}
-
-/* ---- what the machine has ---------------------------------------------------------- */
-
-/* The first number after `key` in file path (a /proc or /sys file); -1 when absent. */
-static double read_number(const char *path, const char *key)
-{
-    char line[256];
-    double v = -1;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f)) {
-        size_t k = strlen(key);
-        if (strncmp(line, key, k) == 0 && sscanf(line + k, "%lf", &v) == 1)
-            break;
-        v = -1;
-    }
-    fclose(f);
-    return v;
-}
-
-/* A cgroup's limit less what it uses: v2 (memory.max) or v1
- * (memory.limit_in_bytes), as mounted for this process; -1 when none. */
-static double cgroup_room(void)
-{
-    double max = read_number("/sys/fs/cgroup/memory.max", "");
-    double cur = read_number("/sys/fs/cgroup/memory.current", "");
-    if (max < 0) {
-        max = read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes", "");
-        cur = read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes", "");
-    }
-    /* "max", or v1's "no limit" (a page-rounded 2^63) */
-    if (max < 0 || cur < 0 || max > 1e18)
-        return -1;
-    return max > cur ? max - cur : 0;
-}
-
-/* An address-space limit (ulimit -v) less what the process maps already. */
-static double rlimit_room(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-        return -1;
-    double pages = read_number("/proc/self/statm", "");
-    double used = pages > 0 ? pages * (double)sysconf(_SC_PAGESIZE) : 0;
-    return (double)rl.rlim_cur > used ? (double)rl.rlim_cur - used : 0;
-}
-
-/* Host memory a job may take now: MemAvailable (what can be had without
- * swapping), or the free pages where the kernel does not say, lowered to a
- * cgroup's or ulimit's room; 0 when nothing tells. */
-static double available_bytes(void)
-{
-    double kb = read_number("/proc/meminfo", "MemAvailable:");
-    double avail = kb >= 0 ? kb * 1024.0 : -1;
-    if (avail < 0) {
-        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-        avail = pages > 0 && size > 0 ? (double)pages * (double)size : 0;
-    }
-    double limits[2] = { cgroup_room(), rlimit_room() };
-    for (int i = 0; i < 2; i++)
-        if (limits[i] >= 0 && (avail <= 0 || limits[i] < avail))
-            avail = limits[i] > 0 ? limits[i] : 1;   /* 0 would read as "unknown" */
-    return avail;
-}
 
 /* ---- what the job will hold ---------------------------------------------------------- */
 
@@ -119,20 +37,13 @@ static double staging_bytes(const nn_job_config *c, int batch)
     return c->pinned && !c->data_on_device ? 3.0 * one : one;
 }
 
-void engine_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
-                            nn_memory_estimate *m)
+void train_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
+                    nn_memory_estimate *m)
 {
     const nn_preset *p = &cfg->preset;
     int batch = cfg->batch > 0 ? cfg->batch : p->batch;
     long val;
     nn_net_bytes nb;
-    memset(m, 0, sizeof *m);
-    if (cfg->kind == NN_JOB_JACOBIAN) {
-        /* an unknown device counts as host memory, as below */
-        engine_jacobian_estimate(cfg, !ops || ops->host_memory, m);
-        m->available = available_bytes();
-        return;
-    }
     m->train_rows = nn_preset_data_rows(p, &val);
     nn_net_bytes_of(p, batch, b, &nb);
     m->params = nb.params;
@@ -147,25 +58,6 @@ void engine_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops,
         m->host = m->data + staging_bytes(cfg, batch);
     else
         m->host = m->params + m->batch + m->workspace + m->data;
-    m->available = available_bytes();
-}
-
-/* The table of a built-in device by name. The GPU module is not loaded for
- * an estimate (the lab asks on its UI thread, and loading the module's CUDA
- * libraries takes a while): a stand-in says only that its memory is its own. */
-static const nn_backend_ops *ops_for_estimate(const char *name)
-{
-    static const nn_backend_ops device_memory = { .name = "gpu", .host_memory = 0 };
-    for (const nn_backend_ops *const *p = nn_builtin_backends; *p; p++)
-        if (strcmp((*p)->name, name) == 0)
-            return *p;
-    return strcmp(name, "gpu") == 0 ? &device_memory : NULL;
-}
-
-void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m)
-{
-    const char *dev = cfg->device[0] ? cfg->device : cfg->preset.device;
-    engine_memory_estimate(cfg, ops_for_estimate(dev), NULL, m);
 }
 
 /* ---- the checks ------------------------------------------------------------------------ */
@@ -211,13 +103,11 @@ static void culprit(const nn_job_config *cfg, const nn_memory_estimate *m, const
     }
 }
 
-int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
-                       char *err, size_t err_len)
+int train_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
+                      char *err, size_t err_len)
 {
     char what[NN_TEXT_LEN], need[16], avail[16], parts[3][16];
     int batch = cfg->batch > 0 ? cfg->batch : cfg->preset.batch;
-    if (cfg->kind == NN_JOB_JACOBIAN)
-        return engine_jacobian_check_sizes(cfg, m, batch_key, err, err_len);
     if (engine_check_batch_rows(batch_key, batch, m->train_rows, NULL, err, err_len) != 0)
         return -1;
     if (m->available <= 0 || m->host <= m->available)

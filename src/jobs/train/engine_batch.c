@@ -1,9 +1,9 @@
-/* src/core/engine_batch.c - the epoch's sample order and gathering a batch on
+/* src/jobs/train/engine_batch.c - the epoch's sample order and gathering a batch on
  * the host; see engine_internal.h. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "train_internal.h"
 
 int engine_batch_prepare(nn_job *job, char *err, size_t err_len)
 {

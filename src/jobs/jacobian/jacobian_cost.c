@@ -1,4 +1,4 @@
-/* src/analysis/jacobian_cost.c - what each Jacobian method computes
+/* src/jobs/jacobian/jacobian_cost.c - what each Jacobian method computes
  * (nnlab/jacobian.h): FLOPs of the forward pass and of the derivative
  * passes, and the part spent on J's zero blocks, the waste the lesson is
  * about.

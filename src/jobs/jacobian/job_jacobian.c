@@ -1,4 +1,4 @@
-/* src/core/job_jacobian.c - the Jacobian job kind (NN_JOB_JACOBIAN): the
+/* src/jobs/jacobian/job_jacobian.c - the Jacobian job kind (NN_JOB_JACOBIAN): the
  * preset's MLP on the job's backend, one of the four methods of
  * nnlab/jacobian.h, progress in the snapshot as rows of J done of val*out
  * (a step is a row of J), the result kept for nn_job_jacobian.
@@ -13,6 +13,7 @@
 
 #include "engine_internal.h"
 #include "jacobian_internal.h"
+#include "job_kind.h"
 
 typedef struct jac_job {
     nn_job *job;
@@ -24,7 +25,7 @@ typedef struct jac_job {
 static int on_rows(void *ctx, long rows_done)
 {
     jac_job *jj = ctx;
-    nn_snapshot *s = &jj->job->mine;
+    nn_snapshot *s = &jj->job->draft;
     double dt = nn_now() - jj->t0;
     s->step = rows_done;
     s->fraction_done = s->total_steps ? (double)rows_done / (double)s->total_steps : 1;
@@ -39,7 +40,7 @@ static int on_rows(void *ctx, long rows_done)
     engine_publish(jj->job);
     /* a pause waits here, between groups; its time is not the method's */
     double p0 = nn_now();
-    int stop = engine_honour_requests(jj->job);
+    int stop = engine_honour_requests(jj->job) == RUN_CANCELLED;
     jj->t0 += nn_now() - p0;
     return stop;
 }
@@ -48,7 +49,7 @@ static int on_rows(void *ctx, long rows_done)
  * on_rows, publishes it), stop on a cancel. */
 static int on_lane_group(void *ctx)
 {
-    return engine_wait_while_paused(((jac_job *)ctx)->job);
+    return engine_wait_while_paused(((jac_job *)ctx)->job) == RUN_CANCELLED;
 }
 
 /* Moves the run's host arrays into the job's result, under the lock, so
@@ -78,7 +79,7 @@ static void keep_result(nn_job *job, jac_run *r, double seconds)
 
 static void finish(nn_job *job, jac_run *r, double seconds)
 {
-    nn_snapshot *s = &job->mine;
+    nn_snapshot *s = &job->draft;
     double rows = (double)s->total_steps;
     s->step = s->total_steps;           /* every lane's rows (lane 0 reported its own last) */
     s->fraction_done = 1;
@@ -100,15 +101,6 @@ static void finish(nn_job *job, jac_run *r, double seconds)
     pthread_mutex_unlock(&job->lock);
 }
 
-static int open_backend(nn_job *job, int threads, char *err, size_t err_len)
-{
-    nn_backend_config bc = { .threads = threads, .tf32 = job->cfg.tf32 };
-    if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
-        return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
-    job->backend_open = 1;
-    return 0;
-}
-
 /* The backend, the run and, for rows on several host threads, its lanes
  * (the backend reopened with one thread: each lane is a thread). */
 static int open_run(nn_job *job, jac_job *jj, jac_run *r, char *err, size_t err_len)
@@ -117,19 +109,19 @@ static int open_run(nn_job *job, jac_job *jj, jac_run *r, char *err, size_t err_
     enum nn_jac_method m = (enum nn_jac_method)c->jac_method;
     nn_jac_shape shape;
     if (nn_jac_shape_from_preset(&c->preset, c->preset.name, &shape, err, err_len) != 0 ||
-        open_backend(job, c->threads, err, err_len) != 0)
+        engine_open_backend(job, c->threads, err, err_len) != 0)
         return -1;
     int lanes = jac_lanes_count(&job->backend, m, c->graph, c->jac_val);
     if (lanes > 1) {
         nn_backend_close(&job->backend);
         job->backend_open = 0;
-        if (open_backend(job, 1, err, err_len) != 0)
+        if (engine_open_backend(job, 1, err, err_len) != 0)
             return -1;
         if (!(jj->lanes = calloc(1, sizeof *jj->lanes)))
             return nn_errorf(err, err_len, "jacobian: out of memory for %d lanes", lanes);
     }
-    job->mine.total_steps = nn_jac_rows_total(&shape, c->jac_val);
-    job->mine.n_params = nn_jac_shape_params(&shape);
+    job->draft.total_steps = nn_jac_rows_total(&shape, c->jac_val);
+    job->draft.n_params = nn_jac_shape_params(&shape);
     if (jac_prepare(r, &job->backend, &shape, c->jac_val, m, c->seed, c->graph, err, err_len) != 0)
         return -1;
     r->progress = on_rows;
@@ -138,16 +130,16 @@ static int open_run(nn_job *job, jac_job *jj, jac_run *r, char *err, size_t err_
     return lanes > 1 ? jac_lanes_open(jj->lanes, lanes, r, c->seed, err, err_len) : 0;
 }
 
-/* The forward pass, then the method; 1 when cancelled, -1 on error. */
-static int compute(jac_run *r, jac_lanes *lanes)
+/* The forward pass, then the method: RUN_GO_ON, RUN_CANCELLED or RUN_ERROR. */
+static run_result compute(jac_run *r, jac_lanes *lanes)
 {
     double t = nn_now();
     if (jac_forward(r, &r->acts) != 0 || r->b->ops->synchronize(r->b) != 0)
-        return -1;
+        return RUN_ERROR;
     r->forward_s = nn_now() - t;
-    int rc = lanes ? jac_lanes_run(lanes, r) : jac_run_method(r);
-    if (rc == 0 && r->b->ops->synchronize(r->b) != 0)
-        return -1;
+    run_result rc = lanes ? jac_lanes_run(lanes, r) : jac_run_method(r);
+    if (rc == RUN_GO_ON && r->b->ops->synchronize(r->b) != 0)
+        return RUN_ERROR;
     return rc;
 }
 
@@ -161,7 +153,7 @@ static void release(jac_job *jj, jac_run *r)
     jac_release(r);
 }
 
-void engine_jacobian(nn_job *job)
+static void run(nn_job *job)
 {
     char err[NN_ERR_LEN] = "";
     jac_run r;
@@ -175,21 +167,25 @@ void engine_jacobian(nn_job *job)
         engine_fail(job, err);
         return;
     }
-    job->mine.prepare_s = nn_now() - t0;
-    job->mine.state = NN_JOB_RUNNING;
+    job->draft.prepare_s = nn_now() - t0;
+    job->draft.state = NN_JOB_RUNNING;
     engine_publish(job);
     jj.t0 = nn_now();
-    rc = compute(&r, jj.lanes);
-    if (rc < 0) {
+    switch (compute(&r, jj.lanes)) {
+    case RUN_ERROR:
         nn_errorf(err, sizeof err, "jacobian on %s: %s", job->ops->name, job->backend.last_error);
         engine_fail(job, err);
-    } else if (rc > 0) {
-        job->mine.state = NN_JOB_CANCELLED;
-        engine_publish(job);
-    } else {
-        finish(job, &r, nn_now() - jj.t0);
+        break;
+    case RUN_GO_ON: finish(job, &r, nn_now() - jj.t0); break;
+    default: engine_end(job, NN_JOB_CANCELLED); break;   /* a Jacobian never diverges */
     }
     release(&jj, &r);
+}
+
+/* The result kept for the job's readers. */
+static void release_result(nn_job *job)
+{
+    nn_jac_result_free(&job->jacobian);
 }
 
 int nn_job_jacobian(nn_job *job, nn_jac_result *out)
@@ -243,16 +239,21 @@ static long lanes_bound(const nn_job_config *cfg, long val)
     return n < 1 ? 1 : n < val ? n : val;
 }
 
-/* A network the job cannot take or a val out of range is refused on its
- * own terms (resolve_jacobian): nothing to estimate. Rows on host memory
- * counts every lane's own buffers and host arrays. */
-void engine_jacobian_estimate(const nn_job_config *cfg, int host_memory, nn_memory_estimate *m)
+/* The kind's estimate (job_kind.h): nn_jac_sizes_of at the job's val and
+ * method; the backend's buffers are host memory too on a CPU device (an
+ * unknown one counts as host memory: the larger figure). A network the job
+ * cannot take or a val out of range is refused on its own terms (resolve):
+ * nothing to estimate. Rows on host memory counts every lane's own buffers
+ * and host arrays. */
+static void estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
+                     nn_memory_estimate *m)
 {
     nn_jac_shape s;
     nn_jac_memory j;
     char err[NN_ERR_LEN];
     long val = job_val(cfg);
-    m->big_layer = -1;
+    int host_memory = !ops || ops->host_memory;
+    (void)b;                     /* no workspace: the estimate is whole before the backend opens */
     m->device = !host_memory;
     if (val < 1 || val > NN_JAC_MAX_VAL ||
         nn_jac_shape_from_preset(&cfg->preset, cfg->preset.name, &s, err, sizeof err) != 0)
@@ -265,8 +266,8 @@ void engine_jacobian_estimate(const nn_job_config *cfg, int host_memory, nn_memo
     m->host = m->device ? m->data : m->params + m->batch + m->data;
 }
 
-int engine_jacobian_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *val_key,
-                                char *err, size_t err_len)
+static int check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *val_key,
+                       char *err, size_t err_len)
 {
     char what[NN_TEXT_LEN], need[16], avail[16], parts[3][16];
     const char *method = nn_jac_method_name(job_method(cfg));
@@ -288,3 +289,32 @@ int engine_jacobian_check_sizes(const nn_job_config *cfg, const nn_memory_estima
                      "host arrays %s), %s available", what, need, method, parts[0], parts[1], parts[2],
                      avail);
 }
+
+/* ---- the kind ---------------------------------------------------------------------- */
+
+/* val and the method (the preset's unless given), and a network of linear
+ * and tanh layers; the batch is val. */
+static int resolve(nn_job_config *c, char *err, size_t err_len)
+{
+    nn_jac_shape s;
+    if (c->jac_val == 0)
+        c->jac_val = c->preset.task_val;
+    if (c->jac_val < 1 || c->jac_val > NN_JAC_MAX_VAL)
+        return nn_errorf(err, err_len, "val %d: expected 1..%d", c->jac_val, NN_JAC_MAX_VAL);
+    if (c->jac_method < 0 || c->jac_method >= NN_JAC_METHOD_COUNT)
+        return nn_errorf(err, err_len, "method %d: expected %s", c->jac_method, nn_jac_method_list());
+    if (nn_jac_shape_from_preset(&c->preset, c->preset.name, &s, err, err_len) != 0)
+        return -1;
+    c->batch = c->jac_val;
+    return job_check_threads(c, err, err_len);
+}
+
+const nn_job_kind_def job_kind_jacobian = {
+    .traits = { NN_JOB_JACOBIAN, "jacobian", 0, 1, "val", "[task] val", NN_JAC_MAX_VAL },
+    .preset_task = NN_TASK_JACOBIAN,
+    .resolve = resolve,
+    .estimate = estimate,
+    .check_sizes = check_sizes,
+    .run = run,
+    .release = release_result,
+};

@@ -1,8 +1,8 @@
-/* src/core/engine_host.c - one training step on a host-memory (CPU) backend:
+/* src/jobs/train/engine_host.c - one training step on a host-memory (CPU) backend:
  * the batch gathered straight into the network's inputs, then forward, loss
  * and backward, the optimiser, and the loss read back when asked for, each
  * phase timed on the host's clock; see engine_internal.h. */
-#include "engine_internal.h"
+#include "train_internal.h"
 
 int engine_host_step(nn_job *job, long pos, int n, long step, double t[NN_PHASE_COUNT])
 {

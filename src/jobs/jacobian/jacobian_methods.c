@@ -1,4 +1,4 @@
-/* src/core/jacobian_methods.c - the four ways to J (nnlab/jacobian.h), each
+/* src/jobs/jacobian/jacobian_methods.c - the four ways to J (nnlab/jacobian.h), each
  * a loop of the passes in jacobian.c.
  *
  * A one-hot cotangent costs no upload per pass: each method keeps one buffer
@@ -103,30 +103,30 @@ static int move_one(jac_run *r, long to)
 }
 
 /* This lane's groups: lane, lane + lanes, ... (every group alone). */
-static int rows_method(jac_run *r)
+static run_result rows_method(jac_run *r)
 {
     long total = nn_jac_rows_total(&r->s, r->val), C = r->chunk;
     int graph = 0;
     if (onehot_setup(r, (size_t)C - 1, 1, 1) != 0)
-        return -1;
+        return RUN_ERROR;
     r->one_at = C - 1;
     for (long p0 = (long)r->lane * C; p0 < total; p0 += (long)r->lanes * C) {
         if (move_one(r, C - 1 + p0) != 0)
-            return -1;
+            return RUN_ERROR;
         /* the first group runs eagerly: libraries choose their algorithms
          * on first use, which a recording cannot hold (backend.h) */
         if (r->use_graph && p0 == C && !graph)
             graph = rows_record(r) == 0;
         int rc = graph ? r->b->ops->graph_launch(r->b) : rows_group(r);
         if (rc != 0 || jac_read_dx(r, (size_t)C * (size_t)r->val * (size_t)r->in) != 0)
-            return -1;
+            return RUN_ERROR;
         jac_take_rows(r, p0, (int)C);
         if (report_rows(r, C))
-            return 1;
+            return RUN_CANCELLED;
     }
     if (graph)
         r->b->ops->graph_drop(r->b);
-    return 0;
+    return RUN_GO_ON;
 }
 
 /* ---- batched: vectorize=True's analogue ---------------------------------------- */
@@ -154,47 +154,47 @@ static int batched_repeat(jac_run *r)
  * at flat row p0 + c. U holds 1s at c*(vK+1) + A, A = vK - C; the window
  * U + (A - p0) reads as that stack (one step of vK+1 per block moves the 1
  * by one row), for every p0 that starts a whole group. */
-static int batched_method(jac_run *r)
+static run_result batched_method(jac_run *r)
 {
     long vk = nn_jac_rows_total(&r->s, r->val), C = r->chunk, A = vk - C;
     size_t per = (size_t)C * (size_t)r->val * (size_t)r->in;
     if (batched_repeat(r) != 0 || onehot_setup(r, (size_t)A, (size_t)vk + 1, (size_t)C) != 0)
-        return -1;
+        return RUN_ERROR;
     for (long p0 = 0; p0 < vk; p0 += C) {
         if (jac_reverse(r, &r->rep, (int)C * r->val, r->onehot + (A - p0), r->dx) != 0 ||
             jac_read_dx(r, per) != 0)
-            return -1;
+            return RUN_ERROR;
         jac_take_rows(r, p0, (int)C);
         if (report(r, p0 + C))
-            return 1;
+            return RUN_CANCELLED;
     }
-    return 0;
+    return RUN_GO_ON;
 }
 
 /* ---- per-sample: independence exploited ---------------------------------------- */
 
 /* Cotangent k: 1 at output k of every sample. V holds 1s at j*out + A,
  * A = out - 1; the window V + (A - k) reads as it. */
-static int per_sample_method(jac_run *r)
+static run_result per_sample_method(jac_run *r)
 {
     long K = r->out, A = K - 1;
     size_t per = (size_t)r->val * (size_t)r->in;
     if (onehot_setup(r, (size_t)A, (size_t)K, (size_t)r->val) != 0)
-        return -1;
+        return RUN_ERROR;
     for (long k = 0; k < K; k++) {
         if (jac_reverse(r, &r->acts, r->val, r->onehot + (A - k), r->dx + (size_t)k * per) != 0)
-            return -1;
+            return RUN_ERROR;
         if (report(r, (k + 1) * r->val))
-            return 1;
+            return RUN_CANCELLED;
     }
     if (jac_read_dx(r, (size_t)K * per) != 0)
-        return -1;
+        return RUN_ERROR;
     for (long k = 0; k < K; k++)
         for (int i = 0; i < r->val; i++)
             for (int d = 0; d < r->in; d++)
                 r->blocks[((size_t)i * (size_t)K + (size_t)k) * (size_t)r->in + (size_t)d] =
                     r->host_dx[((size_t)k * (size_t)r->val + (size_t)i) * (size_t)r->in + (size_t)d];
-    return 0;
+    return RUN_GO_ON;
 }
 
 /* ---- forward: one tangent per input dimension ------------------------------------ */
@@ -213,24 +213,24 @@ static int tangent_column(jac_run *r, int d)
     return rc;
 }
 
-static int forward_method(jac_run *r)
+static run_result forward_method(jac_run *r)
 {
     size_t K = (size_t)r->out;
     if (onehot_setup(r, 0, 1, 0) != 0)
-        return -1;
+        return RUN_ERROR;
     for (int d = 0; d < r->in; d++) {
         if (tangent_column(r, d) != 0 || jac_tangent(r, r->onehot) != 0 ||
             jac_read_dx(r, (size_t)r->val * K) != 0)
-            return -1;
+            return RUN_ERROR;
         for (size_t p = 0; p < (size_t)r->val * K; p++)
             r->blocks[p * (size_t)r->in + (size_t)d] = r->host_dx[p];
         if (report(r, (long)((double)r->val * (double)K * (d + 1) / r->in)))
-            return 1;
+            return RUN_CANCELLED;
     }
-    return 0;
+    return RUN_GO_ON;
 }
 
-int jac_run_method(jac_run *r)
+run_result jac_run_method(jac_run *r)
 {
     switch (r->method) {
     case NN_JAC_ROWS:
@@ -242,6 +242,7 @@ int jac_run_method(jac_run *r)
     case NN_JAC_FORWARD:
         return forward_method(r);
     default:
-        return nn_backend_fail(r->b, "jacobian: unknown method %d", (int)r->method);
+        nn_backend_fail(r->b, "jacobian: unknown method %d", (int)r->method);
+        return RUN_ERROR;
     }
 }

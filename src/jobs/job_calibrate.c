@@ -1,4 +1,4 @@
-/* src/core/job_calibrate.c - the calibration job kind: nn_calibrate
+/* src/jobs/job_calibrate.c - the calibration job kind: nn_calibrate
  * (src/analysis/calibrate.c) run on the job's thread, its progress published
  * in the snapshot like a training step's, the result cached and kept for
  * nn_job_calibration; see engine.h.
@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "engine_internal.h"
+#include "job_kind.h"
 #include "nnlab/calibrate.h"
 
 typedef struct calib_run {
@@ -22,17 +23,11 @@ typedef struct calib_run {
 static void on_progress(void *ctx, double fraction, const char *what)
 {
     calib_run *run = ctx;
-    nn_snapshot *s = &run->job->mine;
+    nn_snapshot *s = &run->job->draft;
     s->fraction_done = fraction;
     nn_strlcpy(s->activity, what ? what : "", sizeof s->activity);
     s->elapsed_s = nn_now() - run->t0;
     engine_publish(run->job);
-}
-
-static void end_cancelled(nn_job *job)
-{
-    job->mine.state = NN_JOB_CANCELLED;
-    engine_publish(job);
 }
 
 /* Keeps the result (and DONE) under the lock, so that a reader who sees DONE
@@ -42,36 +37,36 @@ static void end_done(nn_job *job, const nn_calibration *cal)
     pthread_mutex_lock(&job->lock);
     job->calibration = *cal;
     job->has_calibration = 1;
-    job->mine.state = NN_JOB_DONE;
-    job->snap = job->mine;
+    job->draft.state = NN_JOB_DONE;
+    job->snap = job->draft;
     pthread_mutex_unlock(&job->lock);
 }
 
-void engine_calibrate(nn_job *job)
+static void run(nn_job *job)
 {
     char err[NN_ERR_LEN] = "";
     calib_run run = { job, nn_now() };
     nn_calibration cal;
 
     if (atomic_load(&job->cancel_requested)) {
-        end_cancelled(job);
+        engine_end(job, NN_JOB_CANCELLED);
         return;
     }
-    job->mine.state = NN_JOB_RUNNING;
-    nn_strlcpy(job->mine.activity, "starting", sizeof job->mine.activity);
+    job->draft.state = NN_JOB_RUNNING;
+    nn_strlcpy(job->draft.activity, "starting", sizeof job->draft.activity);
     engine_publish(job);
     if (nn_calibrate(job->ops->name, job->cfg.threads, &cal, on_progress, &run, err, sizeof err) != 0) {
         engine_fail(job, err);
         return;
     }
-    job->mine.elapsed_s = nn_now() - run.t0;
+    job->draft.elapsed_s = nn_now() - run.t0;
     if (atomic_load(&job->cancel_requested)) {
-        end_cancelled(job);     /* measured, but a cancelled job keeps nothing */
+        engine_end(job, NN_JOB_CANCELLED);     /* measured, but a cancelled job keeps nothing */
         return;
     }
     /* the one place a fresh calibration is cached, whichever front end asked */
     if (nn_calibration_save(&cal, err, sizeof err) != 0)
-        nn_errorf(job->mine.note, sizeof job->mine.note, "calibration not cached: %s", err);
+        nn_errorf(job->draft.note, sizeof job->draft.note, "calibration not cached: %s", err);
     end_done(job, &cal);
 }
 
@@ -84,3 +79,19 @@ int nn_job_calibration(nn_job *job, nn_calibration *out)
     pthread_mutex_unlock(&job->lock);
     return ok ? 0 : -1;
 }
+
+/* Only the device and its threads: the rest of a config is training's. */
+static int resolve(nn_job_config *c, char *err, size_t err_len)
+{
+    return job_check_threads(c, err, err_len);
+}
+
+/* A calibration measures with buffers of its own choosing, a few MB
+ * (calibrate_sizes.c): no estimate, no size check, nothing kept but the
+ * result, which is the job's own. */
+const nn_job_kind_def job_kind_calibrate = {
+    .traits = { NN_JOB_CALIBRATE, "calibrate", 0, 0, "batch", "[train] batch", 1048576L },
+    .preset_task = -1,
+    .resolve = resolve,
+    .run = run,
+};

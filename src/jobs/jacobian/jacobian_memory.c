@@ -1,4 +1,4 @@
-/* src/core/jacobian_memory.c - what a Jacobian job allocates, per method
+/* src/jobs/jacobian/jacobian_memory.c - what a Jacobian job allocates, per method
  * (nnlab/jacobian.h nn_jac_sizes_of). jac_prepare (jacobian.c) and the
  * methods (jacobian_methods.c) allocate exactly these sizes, and the size
  * check before a job starts (job_jacobian.c, through nn_job_check_sizes)

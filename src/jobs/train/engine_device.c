@@ -1,11 +1,11 @@
-/* src/core/engine_device.c - training steps on a device backend (the GPU
+/* src/jobs/train/engine_device.c - training steps on a device backend (the GPU
  * module): the data set resident in device memory or batches staged in
  * page-locked memory, one full-batch step recorded as a graph and replayed,
  * and phase times on the device's own clock; see engine_internal.h and
  * docs/gpu-backend.md. */
 #include <string.h>
 
-#include "engine_internal.h"
+#include "train_internal.h"
 
 /* ---- preparation: switches, resident data, page-locked staging ------------------- */
 
@@ -61,7 +61,7 @@ static int alloc_pinned(nn_job *job, char *err, size_t err_len)
 int engine_device_prepare(nn_job *job, char *err, size_t err_len)
 {
     const nn_backend_ops *o = job->ops;
-    nn_snapshot *s = &job->mine;
+    nn_snapshot *s = &job->draft;
     job->device = !o->host_memory;
     s->sync_every_step = job->cfg.sync_every_step;
     if (!job->device)
@@ -230,13 +230,13 @@ static void record_step(nn_job *job, int n, long step)
     }
     if (record_once(job, n, step, 1, relaxed, sizeof relaxed) == 0) {
         job->graph_ready = 1;
-        nn_errorf(job->mine.note, sizeof job->mine.note, "CUDA graph recorded in relaxed capture "
+        nn_errorf(job->draft.note, sizeof job->draft.note, "CUDA graph recorded in relaxed capture "
                   "mode; the strict recording failed: %s", strict);
         return;
     }
     job->use_graph = 0;
-    job->mine.graph = 0;
-    nn_errorf(job->mine.note, sizeof job->mine.note, "no CUDA graph, steps run eagerly: %s "
+    job->draft.graph = 0;
+    nn_errorf(job->draft.note, sizeof job->draft.note, "no CUDA graph, steps run eagerly: %s "
               "(relaxed: %s)", strict, relaxed);
 }
 

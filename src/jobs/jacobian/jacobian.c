@@ -1,4 +1,4 @@
-/* src/core/jacobian.c - the Jacobian job's network on a backend: the
+/* src/jobs/jacobian/jacobian.c - the Jacobian job's network on a backend: the
  * parameters as nn.Linear initialises them, the forward pass, one reverse
  * pass and one tangent pass through the op table (so cpu-ref, cpu and the
  * GPU run the same code), and folding a group's results into J's blocks.

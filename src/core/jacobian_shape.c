@@ -1,9 +1,8 @@
-/* src/core/jacobian_api.c - the Jacobian job's plain parts (nnlab/jacobian.h):
- * method names, the network read from a preset, results. */
+/* src/core/jacobian_shape.c - what a preset's [task] of kind jacobian reads
+ * (nnlab/jacobian.h): the method names and the network as a shape. The
+ * preset code checks them here; the job itself is src/jobs/jacobian/. */
 #include "nnlab/jacobian.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -75,28 +74,4 @@ size_t nn_jac_shape_params(const nn_jac_shape *s)
 long nn_jac_rows_total(const nn_jac_shape *s, long val)
 {
     return val * s->width[s->n_linear];
-}
-
-void nn_jac_result_free(nn_jac_result *r)
-{
-    if (!r)
-        return;
-    free(r->x);
-    free(r->params);
-    free(r->blocks);
-    r->x = r->params = r->blocks = NULL;
-}
-
-double nn_jac_max_diff(const nn_jac_result *a, const nn_jac_result *b)
-{
-    if (a->val != b->val || a->in != b->in || a->out != b->out || !a->blocks || !b->blocks)
-        return -1;
-    size_t n = (size_t)a->val * (size_t)a->out * (size_t)a->in;
-    double m = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)a->blocks[i] - (double)b->blocks[i]);
-        if (d > m || isnan(d))
-            m = isnan(d) ? INFINITY : d;
-    }
-    return m;
 }

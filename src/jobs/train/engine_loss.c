@@ -1,12 +1,12 @@
-/* src/core/engine_loss.c - what the trainer reads back of the loss: the
+/* src/jobs/train/engine_loss.c - what the trainer reads back of the loss: the
  * running loss published as points every log_every steps, a loss that
  * became NaN or inf (the job then stops as diverged), and validation at the
- * end of an epoch; see engine_internal.h. */
+ * end of an epoch; see train_internal.h. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "engine_internal.h"
+#include "train_internal.h"
 
 /* ---- publishing ------------------------------------------------------------ */
 
@@ -15,9 +15,9 @@ static void publish_point(nn_job *job, const nn_loss_point *pt)
     pthread_mutex_lock(&job->lock);
     if (job->n_points < job->cap_points)
         job->points[job->n_points++] = *pt;
-    job->mine.n_loss_points = job->n_points;
-    job->mine.last_loss = pt->loss;
-    job->snap = job->mine;
+    job->draft.n_loss_points = job->n_points;
+    job->draft.last_loss = pt->loss;
+    job->snap = job->draft;
     pthread_mutex_unlock(&job->lock);
 }
 
@@ -26,9 +26,9 @@ static void publish_epoch(nn_job *job, const nn_epoch_result *r)
     pthread_mutex_lock(&job->lock);
     if (job->n_epoch_results < job->cap_epoch_results)
         job->epoch_results[job->n_epoch_results++] = *r;
-    job->mine.n_epoch_results = job->n_epoch_results;
-    job->mine.last_epoch = *r;
-    job->snap = job->mine;
+    job->draft.n_epoch_results = job->n_epoch_results;
+    job->draft.last_epoch = *r;
+    job->snap = job->draft;
     pthread_mutex_unlock(&job->lock);
 }
 
@@ -51,59 +51,59 @@ static int take_running_loss(nn_job *job, float *sum)
  * remaining epochs would only burn time. exact: the loss was read back after
  * the very step that made it so; otherwise it was read back only now (a
  * device reads it every log_every steps), so it happened by this step.
- * Returns 2 (the loop's "diverged") when sum is not finite, else 0. */
-static int check_finite(nn_job *job, float sum, int exact)
+ * RUN_DIVERGED when sum is not finite, else RUN_GO_ON. */
+static run_result check_finite(nn_job *job, float sum, int exact)
 {
-    nn_snapshot *s = &job->mine;
+    nn_snapshot *s = &job->draft;
     if (isfinite(sum))
-        return 0;
+        return RUN_GO_ON;
     s->diverged_step = job->tot.steps;
     s->diverged_exact = exact;
     nn_errorf(s->error, sizeof s->error, "loss became %s %s step %ld (lr %g): training stopped; "
               "try a smaller learning rate", isnan(sum) ? "NaN" : "inf", exact ? "at" : "by",
               job->tot.steps, job->cfg.lr);
-    return 2;
+    return RUN_DIVERGED;
 }
 
 /* The step just run, when its loss is known without waiting for a device:
  * on a host-memory backend the running sum is a read of host memory; with
  * sync_every_step the step has read it back already. The sum was finite
  * after the step before (or cleared), so a non-finite sum is this step's. */
-int engine_check_step_loss(nn_job *job)
+run_result engine_check_step_loss(nn_job *job)
 {
     nn_backend *b = &job->backend;
     float stats[2];
     if (job->cfg.sync_every_step)
         return check_finite(job, job->step_stats[0], 1);
     if (!job->ops->host_memory)
-        return 0;
+        return RUN_GO_ON;
     if (b->ops->download(b, stats, job->net.stats, sizeof stats) != 0)
-        return -1;
+        return RUN_ERROR;
     return check_finite(job, stats[0], 1);
 }
 
 /* Publishes the mean loss of the last `interval` steps (none when 0); the
- * wait for it counts as the steps' time on a device. Returns 2 when that
- * loss is not finite. */
-int engine_report_loss(nn_job *job, int epoch, long step_in_epoch, long interval)
+ * wait for it counts as the steps' time on a device. RUN_DIVERGED when
+ * that loss is not finite. */
+run_result engine_report_loss(nn_job *job, int epoch, long step_in_epoch, long interval)
 {
     double r0 = nn_now();
     float sum;
     if (interval > 0) {
         if (take_running_loss(job, &sum) != 0)
-            return -1;
-        if (check_finite(job, sum, interval == 1) != 0)
-            return 2;
+            return RUN_ERROR;
+        if (check_finite(job, sum, interval == 1) != RUN_GO_ON)
+            return RUN_DIVERGED;
         nn_loss_point pt = { job->tot.steps, epoch, step_in_epoch, sum / (float)interval,
                              job->tot.active_s + (nn_now() - r0) };
         publish_point(job, &pt);
     }
     engine_stats_add_wait(job, nn_now() - r0, job->tot.steps > job->tot.warmup);
-    return 0;
+    return RUN_GO_ON;
 }
 
-/* Returns 0, 1 when cancelled part way, -1 on a backend error. */
-static int validate(nn_job *job, nn_epoch_result *r)
+/* RUN_GO_ON, RUN_CANCELLED part way, or RUN_ERROR on a backend error. */
+static run_result validate(nn_job *job, nn_epoch_result *r)
 {
     const nn_dataset *d = &job->data;
     nn_backend *b = &job->backend;
@@ -113,50 +113,50 @@ static int validate(nn_job *job, nn_epoch_result *r)
         int n = (int)(d->n_val - first < job->cfg.batch ? d->n_val - first : job->cfg.batch);
         float stats[2];
         if (atomic_load(&job->cancel_requested))
-            return 1;
+            return RUN_CANCELLED;
         if (b->ops->zero(b, job->net.stats, sizeof stats) != 0)
-            return -1;
+            return RUN_ERROR;
         int rc = job->resident ? engine_device_val_batch(job, first, n)
                                : engine_load_batch(job, d->val_x, d->val_y, d->val_t, NULL, first, n);
         if (rc != 0)
-            return -1;
+            return RUN_ERROR;
         const float *out = nn_net_forward(&job->net, n, 0, 0);
         if (!out || nn_net_loss(&job->net, n, out, NULL) != 0 ||
             b->ops->download(b, stats, job->net.stats, sizeof stats) != 0)
-            return -1;
+            return RUN_ERROR;
         loss += (double)stats[0] * n;   /* the op adds the batch mean */
         correct += stats[1];
         seen += n;
     }
     if (b->ops->zero(b, job->net.stats, 2 * sizeof(float)) != 0)
-        return -1;
+        return RUN_ERROR;
     r->val_loss = seen ? (float)(loss / (double)seen) : NAN;
     r->has_accuracy = d->classes > 0;
     r->val_accuracy = seen && d->classes > 0 ? (float)(correct / (double)seen) : 0.0f;
-    return 0;
+    return RUN_GO_ON;
 }
 
 /* Validates at the end of an epoch, its device traffic left out of the
- * per-step counts. Returns 0, 1 when cancelled, -1 on error. */
-int engine_run_validation(nn_job *job, int epoch)
+ * per-step counts: RUN_GO_ON, RUN_CANCELLED or RUN_ERROR. */
+run_result engine_run_validation(nn_job *job, int epoch)
 {
     nn_epoch_result r = { .epoch = epoch, .step = job->tot.steps };
     nn_backend_counters c0, c1;
     if (job->cfg.bench || job->cfg.no_validation || job->data.n_val == 0)
-        return 0;
+        return RUN_GO_ON;
     if (job->device)
         engine_read_counters(job, &c0);
     double v0 = nn_now();
-    int rc = validate(job, &r);
+    run_result rc = validate(job, &r);
     /* validation is training time too (the write-ups' times include it) */
     job->tot.active_s += nn_now() - v0;
-    if (rc != 0)
+    if (rc != RUN_GO_ON)
         return rc;
-    r.time_s = job->mine.elapsed_s = job->tot.active_s;
+    r.time_s = job->draft.elapsed_s = job->tot.active_s;
     publish_epoch(job, &r);
     if (job->device) {
         engine_read_counters(job, &c1);
         engine_stats_skip(job, &c0, &c1);
     }
-    return 0;
+    return RUN_GO_ON;
 }

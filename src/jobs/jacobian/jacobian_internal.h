@@ -1,7 +1,7 @@
-/* src/core/jacobian_internal.h - the Jacobian job's computation, shared by
+/* src/jobs/jacobian/jacobian_internal.h - the Jacobian job's computation, shared by
  * jacobian.c (the network on a backend: forward pass, reverse and tangent
  * passes through the op table), jacobian_methods.c (the four methods) and
- * job_jacobian.c (the job's thread). Private to src/core.
+ * job_jacobian.c (the job's thread). Private to src/jobs/jacobian.
  *
  * Everything is allocated by jac_prepare before the first pass; a pass
  * allocates nothing, and a one-hot cotangent is a window into a buffer that
@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "nnlab/jacobian.h"
+#include "run_result.h"
 
 /* Activations of the network over n rows: a[0] the input (n, width[0]),
  * a[l+1] layer l's output after its tanh (n, width[l+1]); pre[l] its output
@@ -96,8 +97,8 @@ int jac_read_dx(jac_run *r, size_t floats);
  * zero blocks. */
 void jac_take_rows(jac_run *r, long p0, int count);
 
-/* jacobian_methods.c: runs r's method; 1 when cancelled, -1 on error. */
-int jac_run_method(jac_run *r);
+/* jacobian_methods.c: runs r's method: RUN_GO_ON, RUN_CANCELLED or RUN_ERROR. */
+run_result jac_run_method(jac_run *r);
 
 /* jacobian_lanes.c: the rows method split over host threads. When method
  * is rows, b runs ops on several host threads and records no graph, the
@@ -116,8 +117,9 @@ int jac_lanes_count(const nn_backend *b, enum nn_jac_method m, int graph, int va
  * runs share r0's blocks and progress. -1 with a message. */
 int jac_lanes_open(jac_lanes *l, int n, jac_run *r0, uint64_t seed, char *err, size_t err_len);
 /* Runs every lane (lane 0 on this thread, after its forward pass, which
- * the caller has made); 1 when cancelled, -1 with r0's backend's message. */
-int jac_lanes_run(jac_lanes *l, jac_run *r0);
+ * the caller has made): RUN_GO_ON, RUN_CANCELLED, or RUN_ERROR with r0's
+ * backend's message. */
+run_result jac_lanes_run(jac_lanes *l, jac_run *r0);
 void jac_lanes_close(jac_lanes *l);
 
 #endif
