@@ -15,12 +15,16 @@
 #include <unistd.h>
 
 /* Where the module is looked for (set by Makefile.am): the installed
- * $(pkglibdir), then the build tree's libtool output folder. */
+ * $(pkglibdir), then the build tree's libtool output folder, the latter
+ * only for a program that runs from inside the build tree (NN_BUILD_TOP_DIR). */
 #ifndef NN_MODULE_DIR
 #define NN_MODULE_DIR ""
 #endif
 #ifndef NN_BUILD_MODULE_DIR
 #define NN_BUILD_MODULE_DIR ""
+#endif
+#ifndef NN_BUILD_TOP_DIR
+#define NN_BUILD_TOP_DIR ""
 #endif
 /* The emulated GPU modules (backends/cuda/emu/), beside the real one. */
 #define NN_GPU_EMU_MODULE_FILE "nnlab-cuda-emu.so"
@@ -119,6 +123,25 @@ static const char *gpu_module_file(int *emulated, char *why, size_t why_len)
     return NULL;
 }
 
+/* Whether this program is an uninstalled build: its executable lies inside
+ * the build tree. Only then may it load the build tree's module: an
+ * installed nnlab whose own module is missing must say so, not load
+ * whatever a build folder left behind (issue 22: a stale or someone else's
+ * build, a path compiled into the binary). The executable's place, rather
+ * than an environment variable, so that `make check`, `./nnlab` in the
+ * build folder and a test program all work without one; the tests set
+ * NNLAB_MODULE_DIR anyway. */
+static int running_from_build_tree(void)
+{
+    char exe[4096];
+    size_t top = strlen(NN_BUILD_TOP_DIR);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (top == 0 || n <= 0)
+        return 0;
+    exe[n] = '\0';
+    return strncmp(exe, NN_BUILD_TOP_DIR, top) == 0 && exe[top] == '/';
+}
+
 static void load_gpu_module(void)
 {
     const char *env = getenv("NNLAB_MODULE_DIR");
@@ -135,7 +158,7 @@ static void load_gpu_module(void)
     } else {
         if (NN_MODULE_DIR[0])
             dirs[n++] = NN_MODULE_DIR;
-        if (NN_BUILD_MODULE_DIR[0])
+        if (NN_BUILD_MODULE_DIR[0] && running_from_build_tree())
             dirs[n++] = NN_BUILD_MODULE_DIR;
     }
     for (int i = 0; i < n; i++) {

@@ -270,5 +270,48 @@ fi
 check "--save-profile is for the GPU" 2 "$NNLAB" calibrate --device cpu --save-profile mine
 one_line_err "--save-profile --device cpu: one-line error"
 
+# issue 22 (hardening, round two)
+# item 6: a failed write is an error, not exit 0
+check "train --json > /dev/full fails" 1 sh -c '"$0" train --preset lenet-cifar10 --steps 2 --json >/dev/full' "$NNLAB"
+grep_ok "train > /dev/full: says why" "$tmp/err" "^nnlab: cannot write the output: No space left on device$"
+check "presets > /dev/full fails" 1 sh -c '"$0" presets >/dev/full' "$NNLAB"
+check "devices > /dev/full fails" 1 sh -c '"$0" devices >/dev/full' "$NNLAB"
+check "sweep --csv > /dev/full fails" 1 sh -c '"$0" sweep --preset mnist-mlp-128 --devices cpu --batches 1 --steps 1 --csv >/dev/full' "$NNLAB"
+grep_ok "sweep > /dev/full: says why" "$tmp/err" "cannot write the output"
+# item 5: control bytes from files are shown as \xNN, never sent to the terminal
+esc=$(printf '\033')
+mkdir -p "$tmp/xdg/nnlab/presets"
+printf '[data]\nset = \033]52;c;cHduZWQ=\007\n' >"$tmp/xdg/nnlab/presets/$(printf 'evil\033[2J').ini"
+sed "s/^description = .*/description = \"$(printf '\033]52;c;cHduZWQ=\007')\"/" \
+    "$top_srcdir/presets/mnist-mlp-128.ini" >"$tmp/xdg/nnlab/presets/clip.ini"
+check "presets with control bytes in a name and a value" 0 env XDG_CONFIG_HOME="$tmp/xdg" "$NNLAB" presets
+if grep -q "$esc" "$tmp/out"; then not_ok "presets: no ESC reaches the terminal"; else ok "presets: no ESC reaches the terminal"; fi
+grep_ok "presets: the name's ESC shown as \\x1B" "$tmp/out" '^evil\\x1B\[2J'
+grep_ok "presets: a description's ESC and BEL shown" "$tmp/out" 'description = \\x1B]52;c;cHduZWQ=\\x07: control characters'
+check "train --preset with control bytes fails" 2 "$NNLAB" train --preset "$tmp/xdg/nnlab/presets/$(printf 'evil\033[2J').ini"
+if grep -q "$esc" "$tmp/err"; then not_ok "train: no ESC in the error"; else ok "train: no ESC in the error"; fi
+# item 10: empty lists and devices refused; a long path keeps the reason;
+# a file that is no profile named in one line
+check "sweep --devices '' refused" 2 "$NNLAB" sweep --preset mnist-mlp-128 --devices '' --batches 1 --steps 1
+grep_ok "sweep --devices '': says empty" "$tmp/err" "^nnlab: --devices '': an empty entry"
+check "sweep --batches 1,,2 refused" 2 "$NNLAB" sweep --preset mnist-mlp-128 --batches 1,,2 --steps 1
+grep_ok "sweep --batches 1,,2: says empty" "$tmp/err" "^nnlab: --batches '1,,2': an empty entry"
+check "--device '' refused" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --device ''
+grep_ok "--device '': says empty" "$tmp/err" "^nnlab: --device: empty"
+long="$tmp/$(printf '%0200d' 0)/$(printf '%0200d' 1)/$(printf '%0200d' 2)/x.ini"
+check "a long missing path" 2 "$NNLAB" train --preset "$long"
+one_line_err "a long missing path: one line"
+grep_ok "a long missing path: the reason survives" "$tmp/err" "no such preset file"
+check "--gpu-profile /etc/passwd refused" 2 "$NNLAB" explain --preset lenet-cifar10 --device gpu --gpu-profile /etc/passwd
+one_line_err "--gpu-profile /etc/passwd: one line"
+grep_ok "--gpu-profile /etc/passwd: names the file and line" "$tmp/err" "/etc/passwd: not a GPU profile: syntax error at line 1"
+# item 8: a copy of nnlab outside the build tree (as installed) never loads
+# the build tree's GPU module; the build's own program still does
+cp "$NNLAB" "$tmp/nnlab-installed"
+check "an installed nnlab: devices" 0 env -u NNLAB_MODULE_DIR NNLAB_GPU_EMULATION=1 "$tmp/nnlab-installed" devices
+grep_ok "an installed nnlab: the build tree's module not loaded" "$tmp/out" "^gpu .*unavailable: the emulated GPU module .* is not in"
+check "the build's nnlab: devices" 0 env -u NNLAB_MODULE_DIR NNLAB_GPU_EMULATION=1 "$NNLAB" devices
+grep_ok "the build's nnlab: loads the build tree's module" "$tmp/out" "^gpu .* available:"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -205,6 +205,51 @@ static void test_dangling_link_refused(void **state)
     assert_string_equal(back, target);
 }
 
+/* Issue 22: a link planted by another user (as in a world-writable /tmp)
+ * is refused, and the file it names is left as it was. Planting one needs
+ * root (lchown); a user's run skips it. */
+static void test_foreign_link_refused(void **state)
+{
+    char link[NN_PATH_LEN], target[NN_PATH_LEN], err[NN_ERR_LEN] = "";
+    (void)state;
+    in_tmp(target, sizeof target, "victim.txt");
+    in_tmp(link, sizeof link, "x.npy");
+    save(target, "precious\n");
+    assert_int_equal(symlink(target, link), 0);
+    uid_t other = geteuid() == 65534 ? 65533 : 65534;
+    if (lchown(link, other, (gid_t)-1) != 0)
+        skip();
+    assert_int_equal(nn_write_atomic(link, fill_text, "dump\n", err, sizeof err), -1);
+    assert_non_null(strstr(err, link));
+    assert_non_null(strstr(err, "not saved: a link owned by another user"));
+    assert_string_equal(slurp(target), "precious\n");
+}
+
+/* Issue 22: a new file's mode is what the umask leaves (0600 under 077, as
+ * any program's), an old file's is kept. */
+static void test_umask_applies(void **state)
+{
+    char path[NN_PATH_LEN];
+    struct stat st;
+    (void)state;
+    in_tmp(path, sizeof path, "private.ini");
+    mode_t old = umask(077);
+    save(path, "a\n");
+    umask(old);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(chmod(path, 0640), 0);
+    save(path, "b\n");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    in_tmp(path, sizeof path, "shared.ini");
+    old = umask(022);
+    save(path, "c\n");
+    umask(old);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -223,6 +268,8 @@ int main(void)
         cmocka_unit_test(test_killed_saves_cleaned_up),
         cmocka_unit_test(test_symlink_written_through),
         cmocka_unit_test(test_dangling_link_refused),
+        cmocka_unit_test(test_foreign_link_refused),
+        cmocka_unit_test(test_umask_applies),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -242,7 +242,10 @@ static void test_idx_plain_size_checked_first(void **state)
 }
 
 /* gzip's trailer says the data is 4 GiB: only a hint, so a short stream is
- * still read with little memory and reported for what it is. */
+ * still read with little memory and reported for what it is. The header
+ * claims a little more than the megabyte of data (1276 images), so that the
+ * stream is read to its trailer: a claim beyond what the file could hold at
+ * all is refused before reading (test_idx_gzip_bomb). */
 static void test_idx_gzip_lying_trailer(void **state)
 {
     (void)state;
@@ -250,8 +253,8 @@ static void test_idx_gzip_lying_trailer(void **state)
     make_dir(dir, sizeof dir, "gz-trailer");
     /* a megabyte of data, more than zlib inflates ahead while the header is
      * read, so the trailer is checked only after a buffer has been taken */
-    write_idx(dir, "train", 1, 10000000u, 1000000, 1);
-    write_idx(dir, "train", 0, 10000000u, 0, 1);   /* gzip too: no size known up front */
+    write_idx(dir, "train", 1, 1276u, 1000000, 1);
+    write_idx(dir, "train", 0, 1276u, 0, 1);   /* gzip too: no size known up front */
     write_good_t10k(dir);
     idx_name(path, sizeof path, dir, "train", 1, 1);
     FILE *f = fopen(path, "r+b");
@@ -261,6 +264,33 @@ static void test_idx_gzip_lying_trailer(void **state)
     assert_int_equal(fclose(f), 0);
     const char *needles[] = { path, ": corrupt gzip data after offset ", "incorrect length check",
                               NULL };
+    expect_quick_error(dir, 0, needles);
+}
+
+/* Issue 22's gzip bomb, small: a file of a few kilobytes holding a megabyte
+ * of zeros, whose header claims 2^32 - 1 images and whose trailer tells the
+ * true size. The claim is more than deflate can make of the file: refused
+ * before any buffer is taken (it used to take the trailer's size at once,
+ * then read the whole stream; bench/hardening.sh times the 1 MB one). */
+static void test_idx_gzip_bomb(void **state)
+{
+    (void)state;
+    char dir[NN_PATH_LEN], path[NN_PATH_LEN];
+    size_t n = 16 + ((size_t)1 << 20);
+    unsigned char *b = calloc(1, n);
+    assert_non_null(b);
+    put_be32(b, 0x803);
+    put_be32(b + 4, 0xffffffffu);
+    put_be32(b + 8, SIDE);
+    put_be32(b + 12, SIDE);
+    make_dir(dir, sizeof dir, "gz-bomb");
+    idx_name(path, sizeof path, dir, "train", 1, 1);
+    write_gz_parts(path, b, &n, 1);
+    free(b);
+    write_idx(dir, "train", 0, 0xffffffffu, 0, 1);
+    write_good_t10k(dir);
+    const char *needles[] = { path, ": truncated at offset 16: expected 3367254359280 bytes of "
+                              "pixels", "more than a gzip file of ", NULL };
     expect_quick_error(dir, 0, needles);
 }
 
@@ -441,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_idx_sparse_count_mismatch),
         cmocka_unit_test(test_idx_plain_size_checked_first),
         cmocka_unit_test(test_idx_gzip_lying_trailer),
+        cmocka_unit_test(test_idx_gzip_bomb),
         cmocka_unit_test(test_idx_gzip_grows_past_hint),
         cmocka_unit_test(test_idx_not_regular_files),
         cmocka_unit_test(test_cifar_not_regular_files),

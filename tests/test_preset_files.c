@@ -191,6 +191,75 @@ static void test_duplicates_only_real_ones(void **state)
     free(p);
 }
 
+/* head, then count lines of fmt (each given its number), into path. */
+static void write_many(const char *path, const char *head, const char *fmt, int count)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(head, f) >= 0);
+    for (int i = 1; i <= count; i++)
+        assert_true(fprintf(f, fmt, i) > 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Issue 22: more sections or keys than any preset has are refused before
+ * iniparser reads them, naming the file, the limit and the line; a NUL byte
+ * is named as such, not "line too long". */
+static void test_limits_and_nul(void **state)
+{
+    char path[NN_PATH_LEN];
+    (void)state;
+    in_tmp(path, "sections.ini");
+    write_many(path, "", "[s%d]\n", 300);
+    expect_refused_by(path, ": line 257: more than 256 sections (no preset needs that many)", 0);
+    in_tmp(path, "keys.ini");
+    write_many(path, "[train]\n", "k%d = 1\n", 5000);
+    expect_refused_by(path, ": line 4098: more than 4096 keys (no preset needs that many)", 0);
+    in_tmp(path, "nul.ini");
+    write_text(path, "[data]\nset = random\n[train]\nloss = mse\n");
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    assert_int_equal(fwrite("batch = 1\0\n", 1, 12, f), 12);
+    assert_int_equal(fclose(f), 0);
+    expect_refused_by(path, ": NUL byte at line 5 (a preset is text)", 0);
+}
+
+/* Issue 22: control bytes from files are shown, never sent (ESC, BEL, DEL,
+ * a UTF-8 C1 control, a stray byte), text and UTF-8 kept; a message too
+ * long for its buffer loses its middle, not its reason; a preset's control
+ * bytes reach no message raw. */
+static void test_text_safe_and_long_messages(void **state)
+{
+    char out[64], err[NN_ERR_LEN], path[NN_PATH_LEN], dir[300];
+    (void)state;
+    assert_string_equal(nn_text_safe(out, sizeof out, "a\x1b]0;t\x07\tb\n\x7f"),
+                        "a\\x1B]0;t\\x07\tb\n\\x7F");
+    assert_string_equal(nn_text_safe(out, sizeof out, "caf\xc3\xa9 \xc2\x9b" "1m \xff"),
+                        "caf\xc3\xa9 \\xC2\\x9B1m \\xFF");
+    assert_string_equal(nn_text_safe(out, 6, "ab\x1b"), "ab");       /* no half escape */
+    assert_string_equal(nn_safe("x\x1b[2Jy"), "x\\x1B[2Jy");
+
+    char very_long[900];
+    memset(very_long, 'd', sizeof very_long - 1);
+    very_long[sizeof very_long - 1] = '\0';
+    nn_errorf(err, sizeof err, "/%s/x.ini: cannot open: no such preset file", very_long);
+    assert_true(strlen(err) < sizeof err);
+    assert_true(strncmp(err, "/ddd", 4) == 0);
+    assert_non_null(strstr(err, " ... "));
+    assert_non_null(strstr(err, "/x.ini: cannot open: no such preset file"));
+
+    snprintf(dir, sizeof dir, "%s/esc", tmp_root);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/t\x1b]0;title\x07.ini", dir);
+    write_text(path, "[data]\nset = \x1b]52;c;cHduZWQ=\x07\n");
+    nn_preset *p = malloc(sizeof *p);
+    assert_non_null(p);
+    assert_int_equal(nn_preset_load(path, p, err, sizeof err), -1);
+    free(p);
+    if (strpbrk(err, "\x1b\x07") || !strstr(err, "/t\\x1B]0;title\\x07.ini: "))
+        fail_msg("control bytes in \"%s\"", err);
+}
+
 /* ---- the group ---------------------------------------------------------- */
 
 static int group_setup(void **state)
@@ -213,6 +282,8 @@ int main(void)
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_bom_accepted),
         cmocka_unit_test(test_duplicates_only_real_ones),
+        cmocka_unit_test(test_limits_and_nul),
+        cmocka_unit_test(test_text_safe_and_long_messages),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -177,6 +177,30 @@ static int capture_ini_error(const char *fmt, ...)
     return 0;
 }
 
+/* iniparser's "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" as one
+ * line naming the file: "FILE: not a GPU profile: syntax error at line
+ * LINE: TEXT" (issue 22: `--gpu-profile /etc/passwd` printed iniparser's
+ * own words and a blank line). */
+static int ini_failure(const char *path, char *err, size_t err_len)
+{
+    const char *m = ini_message, *arrow = strstr(m, "\n-> ");
+    size_t first = strcspn(m, "\n");
+    long line = 0;
+    if (!m[0])
+        return nn_errorf(err, err_len, "%s: cannot read: not an INI file", path);
+    for (size_t i = first; i-- > 0;)      /* the last '(': the path may hold one */
+        if (m[i] == '(') {
+            line = strtol(m + i + 1, NULL, 10);
+            break;
+        }
+    if (!strstr(m, "syntax error") && !strstr(m, "too long"))
+        return nn_errorf(err, err_len, "%s: cannot read: %.*s", path, (int)first, m);
+    if (!arrow)
+        return nn_errorf(err, err_len, "%s: not a GPU profile: line %ld too long", path, line);
+    return nn_errorf(err, err_len, "%s: not a GPU profile: syntax error at line %ld: %.*s", path,
+                     line, (int)strcspn(arrow + 4, "\n"), arrow + 4);
+}
+
 int nn_profile_load(const char *path, nn_gpu_profile *out, char *err, size_t err_len)
 {
     struct stat st;
@@ -191,8 +215,7 @@ int nn_profile_load(const char *path, nn_gpu_profile *out, char *err, size_t err
     if (!d || ini_message[0]) {
         if (d)
             iniparser_freedict(d);
-        return nn_errorf(err, err_len, "%s: cannot read: %.*s", path, (int)strcspn(ini_message, "\n"),
-                         ini_message[0] ? ini_message : "not an INI file");
+        return ini_failure(path, err, err_len);
     }
     stem_of(path, out->id, sizeof out->id);
     nn_strlcpy(out->name, out->id, sizeof out->name);

@@ -152,7 +152,7 @@ static int save_profile(const char *name, const nn_calibration *cal)
         fprintf(stderr, "nnlab: --save-profile %s: %s\n", name, err);
         return -1;
     }
-    fprintf(stderr, "nnlab: saved GPU profile %s (measured) as %s\n", name, path);
+    fprintf(stderr, "nnlab: saved GPU profile %s (measured) as %s\n", nn_safe(name), nn_safe(path));
     return 0;
 }
 

@@ -215,7 +215,13 @@ static int take_option(int id, const char *arg, cli_options *o)
 {
     switch (id) {
     case OPT_PRESET: o->preset = arg; return 0;
-    case OPT_DEVICE: o->device = arg; return 0;
+    case OPT_DEVICE:
+        if (!arg[0]) {                   /* not "the preset's device": say so */
+            fprintf(stderr, "nnlab: --device: empty (expected cpu, cpu-ref or gpu)\n");
+            return -1;
+        }
+        o->device = arg;
+        return 0;
     case OPT_DEVICES: o->devices = arg; return 0;
     case OPT_BATCHES: o->batches = arg; return 0;
     case OPT_GPU_PROFILE: o->gpu_profile = arg; return 0;

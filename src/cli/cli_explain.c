@@ -82,7 +82,7 @@ static void print_model_text(const explain_view *v)
     const nn_explanation *e = v->e;
     char tag[NN_NAME_LEN + 24] = "";
     if (predicted(v))
-        snprintf(tag, sizeof tag, " (predicted for %s)", v->prof->name);
+        snprintf(tag, sizeof tag, " (predicted for %s)", nn_safe(v->prof->name));
     printf("  model:     %zu parameters, %.3f MFLOP and %.3f MB per step, %d operations%s\n", e->cost.params,
            e->cost.total.flops * 1e-6, e->cost.total.bytes * 1e-6, e->ops,
            v->s && v->s->has_counters ? " (counted by the backend)" : "");
@@ -101,7 +101,7 @@ static void print_measured_text(const explain_view *v)
 {
     if (predicted(v)) {
         printf("  measured:  nothing: no GPU here (%s); every GPU figure is predicted for %s\n", v->no_gpu,
-               v->prof->name);
+               nn_safe(v->prof->name));
         return;
     }
     printf("  measured:  %.1f us/step (%s of %ld)", v->m->step_us, NN_STEP_STAT, v->m->timed_steps);
@@ -117,7 +117,7 @@ static void print_profile_check(const explain_view *v)
     if (!(v->profile_us > 0))
         return;
     double err = (v->profile_us - v->m->step_us) / v->m->step_us;
-    printf("  profile:   predicted for %s: %.1f us/step; measured %.1f: the profile is %.0f%% %s\n", v->prof->name,
+    printf("  profile:   predicted for %s: %.1f us/step; measured %.1f: the profile is %.0f%% %s\n", nn_safe(v->prof->name),
            v->profile_us, v->m->step_us, fabs(100.0 * err), err < 0 ? "under" : "over");
 }
 
@@ -125,7 +125,7 @@ static void print_ways_text(const explain_view *v)
 {
     if (!predicted(v))
         return;
-    printf("  three ways, predicted for %s:\n", v->prof->name);
+    printf("  three ways, predicted for %s:\n", nn_safe(v->prof->name));
     for (int w = 0; w < NN_GPU_WAYS; w++) {
         const nn_explanation *x = &v->ways[w];
         printf("    %-16s %10.1f us/step %12.0f samples/s  %-15s %d launches%s\n", nn_gpu_way_name((nn_gpu_way)w),
@@ -146,7 +146,7 @@ static void print_writeup_text(const explain_view *v)
            w->batch, w->steps, w->cpu_s, w->gpu_s, v->p->measured_note);
     if (v->prof)
         printf("             predicted for %s: framework eager %.1f s, nnlab eager %.1f s, nnlab graph %.1f s\n",
-               v->prof->name, w->way_s[NN_WAY_FRAMEWORK], w->way_s[NN_WAY_EAGER], w->way_s[NN_WAY_GRAPH]);
+               nn_safe(v->prof->name), w->way_s[NN_WAY_FRAMEWORK], w->way_s[NN_WAY_EAGER], w->way_s[NN_WAY_GRAPH]);
     if (!predicted(v) && v->e->cost.batch == w->batch)
         printf("             %s here: %.1f us/step measured x %ld steps = %.1f s (predicted %.1f s)\n", v->device,
                v->m->step_us, w->steps, v->m->step_us * w->steps * 1e-6, v->e->predicted_us * w->steps * 1e-6);
@@ -156,16 +156,16 @@ static void print_explain_text(const explain_view *v)
 {
     char line[NN_ERR_LEN];
     const nn_explanation *e = v->e;
-    printf("%s on %s, batch %d", v->p->name, v->device, e->cost.batch);
+    printf("%s on %s, batch %d", nn_safe(v->p->name), v->device, e->cost.batch);
     if (predicted(v))
-        printf(": predicted for %s (a GPU profile)", v->prof->name);
+        printf(": predicted for %s (a GPU profile)", nn_safe(v->prof->name));
     printf("\n");
     nn_calibration_describe(v->cal, (long long)time(NULL), line, sizeof line);
     printf("  calibration: %s\n", line);
     print_model_text(v);
     print_measured_text(v);
     printf("  regime:    %s%s%s%s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime),
-           predicted(v) ? " (predicted for " : "", predicted(v) ? v->prof->name : "", predicted(v) ? ")" : "",
+           predicted(v) ? " (predicted for " : "", predicted(v) ? nn_safe(v->prof->name) : "", predicted(v) ? ")" : "",
            e->why, e->advice);
     if (v->s && v->s->note[0])
         printf("  switches:  %s\n", v->s->note);

@@ -20,6 +20,18 @@
 
 #define DEFAULT_BATCHES "1,2,4,8,16,32,64,128,256,512,1024,2048,4096"
 
+/* A comma list with an empty entry ("", "1,,2", ",cpu", "cpu,"), which
+ * strtok would skip without a word: said, naming the option. */
+static int empty_entry(const char *option, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > 0 && s[0] != ',' && s[n - 1] != ',' && !strstr(s, ",,"))
+        return 0;
+    fprintf(stderr, "nnlab: %s '%s': an empty entry (expected a list like %s)\n", option,
+            nn_safe(s), strcmp(option, "--batches") ? "cpu,gpu" : "1,4,16");
+    return 1;
+}
+
 /* "1,4,16" -> batches, each by the preset's rule for [train] batch; returns
  * the count, or -1 after a one-line error naming the list and the entry. */
 static int parse_batches(const char *s, int *out, int max)
@@ -28,6 +40,8 @@ static int parse_batches(const char *s, int *out, int max)
     char buf[512], *save = NULL, why[NN_ERR_LEN];
     nn_preset scratch;
     nn_preset_defaults(&scratch);
+    if (empty_entry("--batches", s))
+        return -1;
     if (nn_strlcpy(buf, s, sizeof buf) >= sizeof buf) {
         fprintf(stderr, "nnlab: --batches %.40s...: too long\n", s);
         return -1;
@@ -48,10 +62,13 @@ static int parse_batches(const char *s, int *out, int max)
     return n > 0 ? n : -1;
 }
 
+/* "cpu,gpu" -> names; -1 after a one-line error for an empty entry. */
 static int split_devices(const char *s, char names[NN_SWEEP_MAX_DEVICES][16])
 {
     int n = 0;
     char buf[128], *save = NULL;
+    if (empty_entry("--devices", s))
+        return -1;
     nn_strlcpy(buf, s, sizeof buf);
     for (char *tok = strtok_r(buf, ",", &save); tok && n < NN_SWEEP_MAX_DEVICES; tok = strtok_r(NULL, ",", &save))
         nn_strlcpy(names[n++], tok, 16);
@@ -80,9 +97,10 @@ static void print_text_point(FILE *f, const nn_sweep *sw, int d, int i)
     snprintf(name, sizeof name, "%s%s%s", sw->device[d], sw->predicted[d] ? " " : "",
              sw->predicted[d] ? nn_gpu_way_key((nn_gpu_way)sw->way[d]) : "");
     if (sw->predicted[d])
-        snprintf(source, sizeof source, "predicted for %s", sw->prof.name);
+        snprintf(source, sizeof source, "predicted for %s", nn_safe(sw->prof.name));
     else if (p->profile_us > 0)
-        snprintf(source, sizeof source, "measured (%s predicts %.1f)", sw->prof.name, p->profile_us);
+        snprintf(source, sizeof source, "measured (%s predicts %.1f)", nn_safe(sw->prof.name),
+                 p->profile_us);
     else
         snprintf(source, sizeof source, "measured");
     fprintf(f, "%-13s %7d %12.1f %12s %14.0f %9s  %-15s %s\n", name, sw->batch[i],
@@ -158,7 +176,7 @@ static int add_predicted_gpu(nn_sweep *sw, const cli_options *o, const char *why
                 NN_SWEEP_MAX_DEVICES);
         return CLI_EXIT_USAGE;
     }
-    fprintf(stderr, "nnlab: %s: the gpu rows are predicted for %s\n", why, prof.name);
+    fprintf(stderr, "nnlab: %s: the gpu rows are predicted for %s\n", why, nn_safe(prof.name));
     return 0;
 }
 
@@ -169,6 +187,8 @@ static int add_devices(nn_sweep *sw, const cli_options *o)
     static nn_gpu_profile prof;
     char names[NN_SWEEP_MAX_DEVICES][16], err[NN_ERR_LEN];
     int n = split_devices(o->devices ? o->devices : "cpu", names), rc;
+    if (n < 0)
+        return CLI_EXIT_USAGE;
     for (int d = 0; d < n; d++) {
         nn_calibration cal;
         if (nn_device_require(names[d], err, sizeof err) != 0) {

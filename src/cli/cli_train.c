@@ -259,8 +259,9 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
         nn_job_snapshot(job, &s);
         if (!announced && s.state != NN_JOB_PREPARING && s.state != NN_JOB_FAILED) {
             if (!quiet)
-                fprintf(stderr, "%s: %s on %s, batch %d, %ld steps; data: %s\n", p->name,
-                        bench ? "bench" : "training", s.device, s.batch, s.total_steps, s.data_desc);
+                fprintf(stderr, "%s: %s on %s, batch %d, %ld steps; data: %s\n", nn_safe(p->name),
+                        bench ? "bench" : "training", s.device, s.batch, s.total_steps,
+                        nn_safe(s.data_desc));
             announced = 1;
         }
         print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet);

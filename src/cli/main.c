@@ -4,6 +4,7 @@
  * here). Every command's options are the one table of cli_common.c. */
 #include "config.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,19 +34,19 @@ int nn_cli_presets(int argc, char **argv)
     }
     int n = nn_preset_list(list, 256, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "nnlab: %s\n", err);
+        fprintf(stderr, "nnlab: %s\n", nn_safe(err));
         free(list);
         return EXIT_FAILURE;
     }
     for (int i = 0; i < n; i++) {
         const nn_preset_entry *e = &list[i];
-        printf("%-20s %s%s\n", e->name, e->error[0] ? "BROKEN: " : "",
-               e->error[0] ? e->error : e->description);
-        printf("%-20s %s%s%s\n", "", e->path, e->user ? " (yours)" : "",
+        printf("%-20s %s%s\n", nn_safe(e->name), e->error[0] ? "BROKEN: " : "",
+               nn_safe(e->error[0] ? e->error : e->description));
+        printf("%-20s %s%s%s\n", "", nn_safe(e->path), e->user ? " (yours)" : "",
                e->shadowed ? " (hidden by your preset of the same name)" : "");
     }
     if (n == 0)
-        printf("no presets found (looked in your folder and %s)\n", nn_preset_system_dir());
+        printf("no presets found (looked in your folder and %s)\n", nn_safe(nn_preset_system_dir()));
     free(list);
     return 0;
 }
@@ -64,15 +65,15 @@ static void print_profiles(void)
         const nn_profile_entry *e = &list[i];
         const char *origin = e->p.user ? (e->p.measured ? "yours, measured" : "yours") : "shipped";
         if (e->error[0]) {
-            printf("  %-10s BROKEN: %s\n", e->p.id, e->error);
+            printf("  %-10s BROKEN: %s\n", nn_safe(e->p.id), nn_safe(e->error));
             continue;
         }
-        printf("  %-10s %-10s %s%s%s: %s\n", e->p.id, e->p.name, origin,
+        printf("  %-10s %-10s %s%s%s: %s\n", nn_safe(e->p.id), nn_safe(e->p.name), origin,
                !e->shadowed && !strcmp(e->p.id, stem) ? ", the default" : "",
-               e->shadowed ? ", hidden by yours" : "", e->p.description);
+               e->shadowed ? ", hidden by yours" : "", nn_safe(e->p.description));
     }
     if (n == 0)
-        printf("  none found (looked in your folder and %s)\n", nn_profile_system_dir());
+        printf("  none found (looked in your folder and %s)\n", nn_safe(nn_profile_system_dir()));
 }
 
 /* Every device nnlab knows, available or not, with the device or the reason:
@@ -90,11 +91,12 @@ int nn_cli_devices(int argc, char **argv)
     int n = nn_devices_list(st, NN_MAX_DEVICES);
     for (int i = 0; i < n; i++) {
         if (!st[i].available)
-            printf("%-8s unavailable: %s\n", st[i].name, st[i].why);
+            printf("%-8s unavailable: %s\n", st[i].name, nn_safe(st[i].why));
         else if (st[i].description[0])
-            printf("%-8s available: %s; %s\n", st[i].name, st[i].description, st[i].summary);
+            printf("%-8s available: %s; %s\n", st[i].name, nn_safe(st[i].description),
+                   nn_safe(st[i].summary));
         else
-            printf("%-8s available: %s\n", st[i].name, st[i].summary);
+            printf("%-8s available: %s\n", st[i].name, nn_safe(st[i].summary));
     }
     print_profiles();
     return 0;
@@ -109,13 +111,26 @@ static const struct {
     { "explain", nn_cli_explain },     { "sweep", nn_cli_sweep },     { "jacobian", nn_cli_jacobian },
 };
 
-int main(int argc, char **argv)
+/* What was printed reached its file: a full disk or a closed pipe shows at
+ * the last flush, and exiting 0 then would let `nnlab train --json > f`
+ * pass with f empty (issue 22). Returns rc, or 1 after saying why. */
+static int output_checked(int rc)
 {
-    /* Only the character type follows the environment: numbers always parse
-     * and print in the C locale. */
-    setlocale(LC_CTYPE, "");
-    if (argc < 2)
-        return nn_lab_main();   /* no command: the ncurses lab (ui/) */
+    errno = 0;
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !failed && errno != EBADF) {
+        failed = 1;
+        e = errno;
+    }
+    if (!failed)
+        return rc;
+    fprintf(stderr, "nnlab: cannot write the output: %s\n", e ? strerror(e) : "write error");
+    return rc != 0 ? rc : EXIT_FAILURE;
+}
+
+static int run_command(int argc, char **argv)
+{
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         cli_usage(stdout);
@@ -130,4 +145,14 @@ int main(int argc, char **argv)
             return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "nnlab: unknown command '%s' (try nnlab --help)\n", cmd);
     return CLI_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    /* Only the character type follows the environment: numbers always parse
+     * and print in the C locale. */
+    setlocale(LC_CTYPE, "");
+    if (argc < 2)
+        return nn_lab_main();   /* no command: the ncurses lab (ui/), which owns the terminal */
+    return output_checked(run_command(argc, argv));
 }

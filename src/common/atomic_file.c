@@ -59,12 +59,40 @@ static void sync_dir(const char *dir)
     }
 }
 
-/* Keeps the old file's permissions; a new file gets rw-r--r-- (mkstemp alone
- * would give rw-------). */
-static void set_mode(int fd, const char *path)
+/* An existing file keeps its permissions. A new one gets what the umask
+ * leaves of rw-rw-rw-, as any file a program creates: the temp file was
+ * opened with 0666, which the kernel masked (issue 22: a fixed 0644 ignored
+ * a umask of 077). */
+static void keep_mode(int fd, const char *path)
 {
     struct stat st;
-    (void)fchmod(fd, stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644);
+    if (stat(path, &st) == 0)
+        (void)fchmod(fd, st.st_mode & 07777);
+}
+
+/* mkstemp, but created with 0666 so that the umask applies (mkstemp's 0600
+ * would need a fchmod that cannot know the umask without changing it, and
+ * umask() is process-wide while other threads create files). tmp ends in
+ * six X's, replaced by letters and digits until O_EXCL creates a new file. */
+static int create_temp(char *tmp)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned long counter;
+    char *x = tmp + strlen(tmp) - 6;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long v = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 32);
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+        v = v * 6364136223846793005ULL + 1442695040888963407ULL + n;
+        for (int i = 0; i < 6; i++)
+            x[i] = digits[(v >> (10 + 6 * i)) % (sizeof digits - 1)];
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
 }
 
 /* Fills and closes fd: every write checked, flushed, fsynced, close checked. */
@@ -139,7 +167,11 @@ static void remove_stale_temps(const char *dir)
 /* A path that is a symbolic link is saved through to the file it names (the
  * link stays a link, as in editors); the temp file then goes in the target's
  * folder, for the rename must not cross file systems. A link to nothing is
- * refused: creating its target somewhere else would surprise more. */
+ * refused: creating its target somewhere else would surprise more. So is a
+ * link someone else made (issue 22): in a world-writable folder another user
+ * could plant x.npy -> /etc/shadow for root's dump to replace. The rename
+ * itself never follows a link: a link swapped in later is replaced, not its
+ * target. */
 static int resolve_link(const char *path, char *out, size_t len, char *err, size_t err_len)
 {
     struct stat lst;
@@ -149,6 +181,9 @@ static int resolve_link(const char *path, char *out, size_t len, char *err, size
             return nn_errorf(err, err_len, "%.64s...: path too long", path);
         return 0;
     }
+    if (lst.st_uid != geteuid())
+        return nn_errorf(err, err_len, "%s: not saved: a link owned by another user (uid %lu), "
+                         "which could point anywhere", path, (unsigned long)lst.st_uid);
     char *real = realpath(path, NULL);
     if (!real) {
         ssize_t n = readlink(path, target, sizeof target - 1);
@@ -192,10 +227,10 @@ int nn_write_atomic(const char *given, int (*fill)(FILE *f, const void *ctx), co
     if (nn_make_dirs(dir) != 0)
         return nn_errorf(err, err_len, "%s: cannot create the folder %s: %s", given, dir, strerror(errno));
     remove_stale_temps(dir);
-    fd = mkstemp(tmp);     /* hidden, and not *.ini: nn_preset_list never shows it */
+    fd = create_temp(tmp);     /* hidden, and not *.ini: nn_preset_list never shows it */
     if (fd < 0)
         return nn_errorf(err, err_len, "%s: cannot create a file in %s: %s", given, dir, strerror(errno));
-    set_mode(fd, path);
+    keep_mode(fd, path);
     rc = write_fd(fd, given, fill, ctx, err, err_len);
     if (rc == 0 && rename(tmp, path) != 0)
         rc = nn_errorf(err, err_len, "%s: cannot replace: %s", given, strerror(errno));

@@ -15,9 +15,10 @@
  * creating its folder (mkdir -p) if needed. The old file, if any, keeps its
  * permissions and is left intact on any failure. Messages name the path.
  * The temp file is ".NAME.nnlab-tmp.XXXXXX" beside the file; those older
- * than NN_STALE_TEMP_S in that folder are removed first. A path that is a
- * symbolic link is written through: the file it names is replaced and the
- * link stays; a link to nothing is refused. */
+ * than NN_STALE_TEMP_S in that folder are removed first. A new file's mode
+ * is 0666 less the umask. A path that is a symbolic link of the user's own
+ * is written through: the file it names is replaced and the link stays; a
+ * link to nothing, or one owned by another user, is refused. */
 int nn_write_atomic(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx,
                     char *err, size_t err_len);
 

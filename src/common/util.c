@@ -12,14 +12,101 @@
 #include <sys/stat.h>
 #include <time.h>
 
+/* Bytes of UTF-8 sequence at p that a terminal shows as text (1..4), or 0
+ * for a byte to escape: a control, DEL, a C1 control (U+0080..U+009F, as
+ * C2 80..C2 9F) or a byte that starts no valid sequence. */
+static size_t printable_run(const unsigned char *p)
+{
+    if (*p == '\n' || *p == '\t' || (*p >= 0x20 && *p < 0x7f))
+        return 1;
+    size_t n = *p >= 0xc2 && *p <= 0xdf ? 2 : *p >= 0xe0 && *p <= 0xef ? 3
+             : *p >= 0xf0 && *p <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+        return 0;
+    return n;
+}
+
+char *nn_text_safe(char *dst, size_t dst_len, const char *src)
+{
+    const unsigned char *p = (const unsigned char *)src;
+    size_t used = 0;
+    if (!dst_len)
+        return dst;
+    while (*p) {
+        size_t n = printable_run(p);
+        if (used + (n ? n : 4) >= dst_len)
+            break;
+        if (n) {
+            memcpy(dst + used, p, n);
+        } else {
+            static const char hex[] = "0123456789ABCDEF";
+            char esc[4] = { '\\', 'x', hex[*p >> 4], hex[*p & 15] };
+            memcpy(dst + used, esc, 4);
+        }
+        used += n ? n : 4;
+        p += n ? n : 1;
+    }
+    dst[used] = '\0';
+    return dst;
+}
+
+const char *nn_safe(const char *src)
+{
+    static _Thread_local char ring[8][NN_SAFE_LEN];
+    static _Thread_local unsigned next;
+    char *dst = ring[next++ % 8];
+    return nn_text_safe(dst, NN_SAFE_LEN, src ? src : "");
+}
+
+/* Copies text into err, its middle replaced by " ... " when it is longer than
+ * err_len allows: the head (a path's start) and the tail (the reason) stay,
+ * cut on UTF-8 character boundaries. */
+static void fit_middle(char *err, size_t err_len, const char *text)
+{
+    static const char gap[] = " ... ";
+    size_t n = strlen(text);
+    if (n < err_len || err_len < 3 * sizeof gap) {
+        nn_strlcpy(err, text, err_len);
+        return;
+    }
+    size_t room = err_len - 1 - (sizeof gap - 1), head = room / 3, tail = room - head;
+    while (head > 0 && ((unsigned char)text[head] & 0xc0) == 0x80)
+        head--;
+    const char *end = text + n - tail;
+    while (*end && ((unsigned char)*end & 0xc0) == 0x80)
+        end++;
+    memcpy(err, text, head);
+    memcpy(err + head, gap, sizeof gap - 1);
+    memcpy(err + head + sizeof gap - 1, end, strlen(end) + 1);
+}
+
 int nn_errorf(char *err, size_t err_len, const char *fmt, ...)
 {
-    if (err && err_len) {
-        va_list ap;
+    char text[2 * NN_ERR_LEN], *big = NULL;
+    va_list ap;
+    if (!err || !err_len)
+        return -1;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof text && (big = malloc((size_t)n + 1)) != NULL) {
         va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
         va_end(ap);
     }
+    const char *raw = big ? big : text;
+    size_t len = strlen(raw), safe_len = 4 * len + 1;
+    char *safe = malloc(safe_len);
+    if (safe) {
+        fit_middle(err, err_len, nn_text_safe(safe, safe_len, raw));
+        free(safe);
+    } else {
+        nn_text_safe(err, err_len, raw);
+    }
+    free(big);
     return -1;
 }
 

@@ -9,9 +9,26 @@
 #define NN_ERR_LEN 512
 
 /* snprintf into err (when err is not NULL) and return -1, so that error paths
- * read `return nn_errorf(err, len, "...", ...);`. */
+ * read `return nn_errorf(err, len, "...", ...);`. The message is made
+ * terminal-safe (nn_text_safe: it quotes file names, lines and values), and
+ * one longer than err_len loses its middle, not its end: a long path must
+ * not hide the reason that follows it. */
 int nn_errorf(char *err, size_t err_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Text from a file or the environment (a preset's name, description or
+ * values, a file name, a path) made safe to print on a terminal: every
+ * control character but newline and tab (ESC would start a sequence that
+ * sets the title, writes the clipboard, moves the cursor), DEL, the C1
+ * controls U+0080..U+009F and bytes that are not UTF-8 become \xNN. dst
+ * (dst_len bytes) is always terminated; an escape is never cut in half.
+ * Returns dst. */
+char *nn_text_safe(char *dst, size_t dst_len, const char *src);
+
+/* nn_text_safe into one of 8 per-thread buffers of NN_SAFE_LEN bytes, for
+ * printf arguments: valid until 8 more calls in the same thread. */
+#define NN_SAFE_LEN 4096
+const char *nn_safe(const char *src);
 
 /* strlcpy: always terminates, returns strlen(src). */
 size_t nn_strlcpy(char *dst, const char *src, size_t size);

@@ -180,19 +180,57 @@ typedef int (*idx_put_fn)(const idx_file *f, const unsigned char *src, size_t k,
 #define GZIP_MAX_RATIO 1032             /* deflate expands at most ~1032-fold */
 #define GROW_FIRST ((size_t)1 << 20)    /* elements, when the hint is no use */
 
+#define FIRST_MAX ((size_t)64 << 20)  /* elements taken at once at most (256 MB) */
+
 /* How many elements to take before any arrive: all of them for a plain file
- * (its size was checked), else what the gzip trailer says if deflate could
- * have produced that much from this file, else a megabyte's worth; never
- * more than the header claims. */
+ * (its size was checked); for gzip, what the header claims only when the
+ * trailer agrees with it (a single-member file written whole, like MNIST's),
+ * else a megabyte's worth, and never more than FIRST_MAX: the trailer is
+ * anyone's to write (issue 22: one 4 GiB allocation from a 1 MB file), so
+ * the buffer grows as data arrives. */
 static size_t first_capacity(const idx_file *f, size_t header, size_t claim)
 {
-    size_t cap = GROW_FIRST;
     if (gzdirect(f->gz))
         return claim;
-    if (f->size_hint >= (long long)header
-        && f->size_hint / GZIP_MAX_RATIO <= f->file_bytes)
-        cap = (size_t)f->size_hint - header;
-    return cap < claim ? (cap > 0 ? cap : 1) : claim;
+    size_t cap = f->size_hint == (long long)((header + claim) & 0xffffffffu) ? claim : GROW_FIRST;
+    cap = cap < FIRST_MAX ? cap : FIRST_MAX;
+    return cap < claim ? cap : claim;
+}
+
+/* Host memory that can be had now (MemAvailable), -1 when the kernel does
+ * not say. */
+static long long memory_available(void)
+{
+    char line[256];
+    long long kb = -1;
+    FILE *m = fopen("/proc/meminfo", "r");
+    if (!m)
+        return -1;
+    while (kb < 0 && fgets(line, sizeof line, m))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) != 1)
+            kb = -1;
+    fclose(m);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+/* The header's claim against what the file can hold, before any memory is
+ * taken: deflate expands at most GZIP_MAX_RATIO-fold, so a 1 MB gzip file
+ * that claims 4 billion images is truncated however it is read (the offset
+ * is where its payload starts); and a claim the memory cannot hold is
+ * refused now rather than after reading gigabytes. */
+static int idx_check_claim(const idx_file *f, size_t header, size_t claim, const char *what,
+                           char *err, size_t err_len)
+{
+    long long can_hold = f->file_bytes * GZIP_MAX_RATIO, avail = memory_available();
+    if (!gzdirect(f->gz) && (long long)(header + claim) > can_hold)
+        return nn_errorf(err, err_len, "%s: truncated at offset %lld: expected %s, more than "
+                         "a gzip file of %lld bytes can hold (%lld at most)",
+                         f->path, f->offset, what, f->file_bytes, can_hold);
+    if (avail >= 0 && (long long)claim > avail / PAYLOAD_ELEM)
+        return nn_errorf(err, err_len, "%s: the header claims %s, which need %lld MB; "
+                         "%lld MB of memory are available", f->path, what,
+                         (long long)claim * PAYLOAD_ELEM >> 20, avail >> 20);
+    return 0;
 }
 
 /* Moves the first `used` elements into a buffer of `cap`. */
@@ -214,6 +252,8 @@ static int idx_read_payload(idx_file *f, size_t header, size_t claim, idx_put_fn
                             const char *what, void **out, char *err, size_t err_len)
 {
     unsigned char buf[READ_CHUNK];
+    if (idx_check_claim(f, header, claim, what, err, err_len) != 0)
+        return -1;
     size_t cap = first_capacity(f, header, claim);
     *out = data_alloc_array(cap, PAYLOAD_ELEM);
     if (!*out)

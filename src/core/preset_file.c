@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,19 @@ static int read_all(int fd, const char *path, char *buf, size_t *len, char *err,
     return 0;
 }
 
+/* A NUL byte would end every string that holds the line: iniparser would
+ * call it "too long", and the scans would stop there. */
+static int nul_byte(const char *path, const char *buf, size_t len, char *err, size_t err_len)
+{
+    const char *nul = memchr(buf, '\0', len);
+    if (!nul)
+        return 0;
+    long line = 1;
+    for (const char *p = buf; p < nul; p++)
+        line += *p == '\n';
+    return nn_errorf(err, err_len, "%s: NUL byte at line %ld (a preset is text)", path, line);
+}
+
 /* O_NONBLOCK: a FIFO with no writer opens at once (then fstat refuses it)
  * instead of waiting; a regular file reads the same either way. */
 int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, size_t err_len)
@@ -100,6 +114,8 @@ int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, s
         rc = nn_errorf(err, err_len, "%s: out of memory", path);
     if (rc == 0)
         rc = read_all(fd, path, buf, len, err, err_len);
+    if (rc == 0)
+        rc = nul_byte(path, buf, *len, err, err_len);
     close(fd);
     if (rc != 0) {
         free(buf);
@@ -115,18 +131,31 @@ int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, s
 
 /* ---------------------------------------------------------------- sections and keys given twice */
 
+/* Every name seen is kept once in a hash set (open addressing, compared
+ * case-blind as iniparser does): a file of 100k names is scanned in
+ * milliseconds, where comparing each name with all before it took minutes
+ * (issue 22). A key's entry carries its section's number, so that "type" in
+ * [layer1] and in [layer2] are different names. The table never fills: the
+ * limits on sections and keys bound what goes in. */
 typedef struct name_seen {
-    char name[1024];             /* iniparser's longest line */
+    size_t name;                 /* offset in the scan's pool; 0: an empty slot */
+    long section;                /* 0 for a section's own entry, else its number */
     long line;
 } name_seen;
 
+#define SET_SLOTS 16384          /* a power of two over twice the limits' sum */
+
+_Static_assert(SET_SLOTS >= 2 * (NN_PRESET_MAX_SECTIONS + NN_PRESET_MAX_KEYS),
+               "the name set must stay at most half full");
+
 typedef struct dup_scan {
     const char *path;
-    name_seen *sections;         /* every section so far */
-    size_t n_sections, cap_sections;
-    name_seen *keys;             /* the current section's keys */
-    size_t n_keys, cap_keys;
-    int in_section;
+    name_seen *set;              /* SET_SLOTS entries */
+    char *pool;                  /* the names, NUL-terminated, from offset 1 */
+    size_t pool_used, pool_cap;
+    long n_sections, n_keys;
+    size_t section_name;         /* the current section's name in the pool */
+    int duplicate;               /* a repeat already reported in err */
     char *err;
     size_t err_len;
 } dup_scan;
@@ -142,22 +171,84 @@ static char *strip(char *s)
     return s;
 }
 
-/* The earlier line that gave name, or 0; adds it otherwise. */
-static long remember(name_seen **list, size_t *n, size_t *cap, const char *name, long line)
+/* FNV-1a over the lower-cased bytes and the section number. */
+static size_t name_hash(const char *name, long section)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (strcasecmp((*list)[i].name, name) == 0)
-            return (*list)[i].line;
-    if (*n == *cap) {
-        size_t grown = *cap ? 2 * *cap : 16;
-        name_seen *bigger = realloc(*list, grown * sizeof *bigger);
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)section;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ (uint64_t)tolower(*p)) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+static size_t pool_add(dup_scan *s, const char *name)
+{
+    size_t n = strlen(name) + 1;
+    if (s->pool_used + n > s->pool_cap) {
+        size_t grown = 2 * (s->pool_cap + n);
+        char *bigger = realloc(s->pool, grown);
         if (!bigger)
-            return -1;
-        *list = bigger;
-        *cap = grown;
+            return 0;
+        s->pool = bigger;
+        s->pool_cap = grown;
     }
-    nn_strlcpy((*list)[*n].name, name, sizeof (*list)[*n].name);
-    (*list)[(*n)++].line = line;
+    memcpy(s->pool + s->pool_used, name, n);
+    s->pool_used += n;
+    return s->pool_used - n;
+}
+
+/* The earlier line that gave name in section, or 0 after adding it; -1
+ * when out of memory. */
+static long remember(dup_scan *s, const char *name, long section, long line)
+{
+    size_t i = name_hash(name, section) & (SET_SLOTS - 1);
+    for (; s->set[i].name; i = (i + 1) & (SET_SLOTS - 1))
+        if (s->set[i].section == section && strcasecmp(s->pool + s->set[i].name, name) == 0)
+            return s->set[i].line;
+    size_t at = pool_add(s, name);
+    if (!at)
+        return -1;
+    s->set[i] = (name_seen){ .name = at, .section = section, .line = line };
+    return 0;
+}
+
+static int over_limit(const dup_scan *s, const char *what, long limit, long line)
+{
+    return nn_errorf(s->err, s->err_len,
+                     "%s: line %ld: more than %ld %s (no preset needs that many)",
+                     s->path, line, limit, what);
+}
+
+/* The first repeat is kept in err and the scan goes on, so that a limit
+ * passed later still refuses the file before iniparser reads it. */
+static int repeated(dup_scan *s, const char *key, long first, long line)
+{
+    if (s->duplicate)
+        return 0;
+    s->duplicate = 1;
+    if (key)
+        nn_errorf(s->err, s->err_len, "%s: [%s] %s given twice (lines %ld and %ld)", s->path,
+                  s->pool + s->section_name, key, first, line);
+    else
+        nn_errorf(s->err, s->err_len, "%s: [%s] given twice (lines %ld and %ld)", s->path,
+                  s->pool + s->section_name, first, line);
+    return 0;
+}
+
+static int scan_section(dup_scan *s, char *l, long line)
+{
+    l[strcspn(l, "]")] = '\0';
+    char *name = strip(l + 1);
+    if (++s->n_sections > NN_PRESET_MAX_SECTIONS)
+        return over_limit(s, "sections", NN_PRESET_MAX_SECTIONS, line);
+    long first = remember(s, name, 0, line);
+    if (first < 0)
+        return nn_errorf(s->err, s->err_len, "%s: out of memory", s->path);
+    if (first > 0) {
+        s->section_name = pool_add(s, name);    /* for the message */
+        return s->section_name ? repeated(s, NULL, first, line)
+                               : nn_errorf(s->err, s->err_len, "%s: out of memory", s->path);
+    }
+    s->section_name = s->pool_used - strlen(name) - 1;   /* what remember just added */
     return 0;
 }
 
@@ -167,29 +258,20 @@ static int scan_line(dup_scan *s, char *text, long line)
 {
     char *l = strip(text), *eq;
     size_t n = strlen(l);
-    long first;
     if (n == 0 || l[0] == ';' || l[0] == '#')
         return 0;
-    if (l[0] == '[' && l[n - 1] == ']') {
-        l[strcspn(l, "]")] = '\0';
-        char *name = strip(l + 1);
-        first = remember(&s->sections, &s->n_sections, &s->cap_sections, name, line);
-        if (first > 0)
-            return nn_errorf(s->err, s->err_len, "%s: [%s] given twice (lines %ld and %ld)",
-                             s->path, name, first, line);
-        s->in_section = 1;
-        s->n_keys = 0;
-        return first < 0 ? nn_errorf(s->err, s->err_len, "%s: out of memory", s->path) : 0;
-    }
-    if (!s->in_section || !(eq = strchr(l, '=')) || eq == l)
+    if (l[0] == '[' && l[n - 1] == ']')
+        return scan_section(s, l, line);
+    if (s->n_sections == 0 || !(eq = strchr(l, '=')) || eq == l)
         return 0;            /* a key outside sections or no key: the reader says so */
     *eq = '\0';
     char *key = strip(l);
-    first = remember(&s->keys, &s->n_keys, &s->cap_keys, key, line);
-    if (first > 0)
-        return nn_errorf(s->err, s->err_len, "%s: [%s] %s given twice (lines %ld and %ld)",
-                         s->path, s->sections[s->n_sections - 1].name, key, first, line);
-    return first < 0 ? nn_errorf(s->err, s->err_len, "%s: out of memory", s->path) : 0;
+    if (++s->n_keys > NN_PRESET_MAX_KEYS)
+        return over_limit(s, "keys", NN_PRESET_MAX_KEYS, line);
+    long first = remember(s, key, s->n_sections, line);
+    if (first < 0)
+        return nn_errorf(s->err, s->err_len, "%s: out of memory", s->path);
+    return first > 0 ? repeated(s, key, first, line) : 0;
 }
 
 /* Walks the text's lines, joining those that end in '\' with the next as
@@ -222,13 +304,16 @@ static int scan_lines(dup_scan *s, const char *text)
     return used > 0 ? scan_line(s, logical, start) : 0;
 }
 
-int nn_preset_text_duplicates(const char *path, const char *text, char *err, size_t err_len)
+int nn_preset_text_scan(const char *path, const char *text, char *err, size_t err_len)
 {
-    dup_scan s = { .path = path, .err = err, .err_len = err_len };
+    dup_scan s = { .path = path, .err = err, .err_len = err_len, .pool_used = 1 };
+    s.set = calloc(SET_SLOTS, sizeof *s.set);
+    if (!s.set)
+        return nn_errorf(err, err_len, "%s: out of memory", path);
     int rc = scan_lines(&s, text);
-    free(s.sections);
-    free(s.keys);
-    return rc;
+    free(s.set);
+    free(s.pool);
+    return rc != 0 ? -1 : s.duplicate;
 }
 
 /* ---------------------------------------------------------------- handing the text to iniparser */

@@ -25,11 +25,22 @@ int nn_preset_file_check(const char *path, char *err, size_t err_len);
  * the file (the reasons above, "too large", a read error). */
 int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, size_t err_len);
 
-/* -1 with "PATH: [train] given twice (lines 3 and 20)" or "PATH: [train]
- * batch given twice (lines 5 and 9)" for the first repeat, as iniparser
- * reads lines: sections and keys compare case-blind, a line ending in '\'
- * goes on on the next, ';' and '#' start comments. 0 when none. */
-int nn_preset_text_duplicates(const char *path, const char *text, char *err, size_t err_len);
+/* Limits no preset comes near (the largest shipped, tabnet-regression, has
+ * 44 sections and 153 keys; a network has at most NN_MAX_LAYERS layers), so
+ * that any file within NN_PRESET_MAX_BYTES is refused at once instead of
+ * handed to iniparser, whose dictionary is quadratic in its entries. */
+#define NN_PRESET_MAX_SECTIONS 256L
+#define NN_PRESET_MAX_KEYS 4096L
+
+/* One pass over the text as iniparser reads lines (sections and keys
+ * compare case-blind, a line ending in '\' goes on on the next, ';' and '#'
+ * start comments), in time linear in its length. -1 with "PATH: line N:
+ * more than 256 sections (no preset needs that many)" (or keys) when a limit
+ * is passed: call it before iniparser. 1 with the first repeat in err,
+ * "PATH: [train] given twice (lines 3 and 20)" or "PATH: [train] batch given
+ * twice (lines 5 and 9)", which iniparser would silently merge (a syntax
+ * error iniparser finds comes first). 0 when neither. */
+int nn_preset_text_scan(const char *path, const char *text, char *err, size_t err_len);
 
 /* iniparser_load on text (through an in-memory file, /proc/self/fd/N), so
  * that it parses exactly the bytes checked. NULL with errno set when the

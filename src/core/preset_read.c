@@ -78,21 +78,27 @@ static int syntax_error(const reader *r)
 }
 
 /* The file read once (preset_file.c: a regular file, bounded, a BOM
- * dropped), parsed by iniparser, then checked for sections and keys given
- * twice, which iniparser would merge without a word. */
+ * dropped), its sections and keys counted (limits) and compared (repeats,
+ * which iniparser would merge without a word), then parsed by iniparser.
+ * A syntax error outranks a repeat. */
 static int open_dict(reader *r)
 {
     char *text;
     size_t len;
     if (nn_preset_file_read(r->file, &text, &len, r->c.err, r->c.err_len) != 0)
         return -1;
+    int scan = nn_preset_text_scan(r->file, text, r->c.err, r->c.err_len);
+    if (scan < 0) {
+        free(text);
+        return -1;
+    }
     ini_message[0] = '\0';
     iniparser_set_error_callback(capture_ini_error);
     errno = 0;
     r->d = nn_preset_text_parse(text, len);
     int e = errno, rc = -1;
     if (r->d && ini_message[0] == '\0')
-        rc = nn_preset_text_duplicates(r->file, text, r->c.err, r->c.err_len);
+        rc = scan == 0 ? 0 : -1;          /* err holds the repeat */
     else if (!r->d && ini_message[0] == '\0' && e)
         nn_errorf(r->c.err, r->c.err_len, "%s: cannot read: %s", r->file, strerror(e));
     else

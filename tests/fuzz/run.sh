@@ -11,7 +11,7 @@
 n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-for name in preset idx cifar; do
+for name in preset preset_big idx cifar; do
     n=$((n + 1))
     harness="$NNLAB_FUZZ_DIR/fuzz_$name"
     if [ ! -x "$harness" ]; then

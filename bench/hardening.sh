@@ -1,0 +1,61 @@
+#!/bin/sh
+# bench/hardening.sh - issue 22's reproducers, timed: every one must end with
+# a one-line error (or a listing) in under 2 s and 200 MB (the preset loads
+# under 0.5 s). Not a unit test: timings depend on the machine, so this
+# prints them and says PASS or FAIL against those bounds.
+#
+#   bench/hardening.sh [NNLAB]
+#
+#   1. a 1 MB preset of 115,000 one-line sections (`nnlab train --preset FILE`)
+#   2. a 1 MB preset of 115,000 keys in one section
+#   3. the first of them in the user presets folder (`nnlab presets`)
+#   4. a gzip bomb: a 1 MB train-images-idx3-ubyte.gz whose header claims
+#      0xFFFFFFFF images, then zeros (a gigabyte of them)
+# Peak memory is /usr/bin/time's maximum resident set size.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+nnlab=${1:-}
+if [ -z "$nnlab" ]; then
+    if [ -x "$here/../build/nnlab" ]; then nnlab=$here/../build/nnlab; else nnlab=nnlab; fi
+fi
+export NNLAB_PRESETS_DIR=${NNLAB_PRESETS_DIR:-$here/../presets}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+# timed NAME MAX_S MAX_MB COMMAND...: runs it, prints seconds, MB, its first
+# line of stderr (or the listing's BROKEN line), and PASS or FAIL.
+timed() {
+    name=$1 max_s=$2 max_mb=$3; shift 3
+    /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || true
+    last=$(tail -n 1 "$tmp/time")       # after "Command exited with non-zero status N"
+    secs=${last% *} kb=${last#* }
+    mb=$((kb / 1024))
+    verdict=PASS
+    if awk "BEGIN { exit !($secs > $max_s) }" || [ "$mb" -gt "$max_mb" ]; then
+        verdict=FAIL; failed=$((failed + 1))
+    fi
+    printf '%-34s %6s s %5s MB  %s\n    %s\n' "$name" "$secs" "$mb" "$verdict" \
+        "$( (cat "$tmp/err"; grep -m 1 BROKEN "$tmp/out") | head -n 1 | cut -c1-200)"
+}
+
+awk 'BEGIN { for (i = 1; i <= 115000; i++) printf "[s%d]\n", i }' >"$tmp/sections.ini"
+awk 'BEGIN { print "[train]"; for (i = 1; i <= 115000; i++) printf "k%d=1\n", i }' >"$tmp/keys.ini"
+mkdir -p "$tmp/home/nnlab/presets"
+cp "$tmp/sections.ini" "$tmp/home/nnlab/presets/many.ini"
+
+mkdir "$tmp/bomb"
+# IDX images header: magic 0x803, count 0xFFFFFFFF, 28 x 28; then zeros
+{ printf '\000\000\010\003\377\377\377\377\000\000\000\034\000\000\000\034'
+  head -c 1000000000 /dev/zero; } | gzip -9 >"$tmp/bomb/train-images-idx3-ubyte.gz"
+printf '\000\000\010\001\377\377\377\377' | gzip >"$tmp/bomb/train-labels-idx1-ubyte.gz"
+cp "$tmp/bomb/train-images-idx3-ubyte.gz" "$tmp/bomb/t10k-images-idx3-ubyte.gz"
+cp "$tmp/bomb/train-labels-idx1-ubyte.gz" "$tmp/bomb/t10k-labels-idx1-ubyte.gz"
+
+echo "nnlab: $nnlab; files: $(wc -c <"$tmp/sections.ini") and $(wc -c <"$tmp/keys.ini") bytes of preset, $(wc -c <"$tmp/bomb/train-images-idx3-ubyte.gz") bytes of gzip"
+timed "115k sections (train --preset)" 0.5 200 "$nnlab" train --preset "$tmp/sections.ini" --steps 1
+timed "115k keys (train --preset)" 0.5 200 "$nnlab" train --preset "$tmp/keys.ini" --steps 1
+timed "115k sections in the folder (presets)" 0.5 200 env XDG_CONFIG_HOME="$tmp/home" "$nnlab" presets
+timed "gzip bomb (train --data)" 2 200 "$nnlab" train --preset mnist-mlp-128 --steps 1 --data "$tmp/bomb"
+[ "$failed" -eq 0 ] && echo "all within bounds" || echo "$failed over their bounds"
+[ "$failed" -eq 0 ]
