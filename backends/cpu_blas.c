@@ -5,6 +5,7 @@
  * (backends/cpu_internal.h has the map); memory and the losses are
  * cpu-ref's functions (cpu_ref.c).
  */
+#include "cpu_info.h"
 #include "cpu_internal.h"
 #include "cpu_ref.h"
 
@@ -18,6 +19,7 @@ const nn_backend_ops nn_backend_cpu = {
     .probe = nn_cpu_probe,
     .open = nn_cpu_open,
     .close = nn_cpu_close,
+    .describe = nn_cpu_describe,
 
     .alloc = nn_ref_alloc,
     .free = nn_ref_free,

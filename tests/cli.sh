@@ -79,6 +79,7 @@ for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-
 done
 check "devices lists" 0 "$NNLAB" devices
 grep_ok "devices: cpu available" "$tmp/out" "^cpu  *available"
+grep_ok "devices: cpu names the CPU and OpenBLAS's kernels" "$tmp/out" "^cpu  *available: .*(family [0-9]* model [0-9]*; .*); OpenBLAS [0-9.]*, [A-Za-z0-9]* kernels"
 if [ "$have_gpu" -eq 0 ]; then
     grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
 else

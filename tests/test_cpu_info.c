@@ -1,0 +1,153 @@
+/* tests/test_cpu_info.c - what the CPU backend says it runs on: the FMA
+ * peak's table, the instruction-set levels of the CPU and of OpenBLAS's
+ * kernels, the warnings and their remedies (on made-up machines, so that
+ * every branch runs whatever this machine is), and the reading on this
+ * machine (agreeing with the compiler's own cpuid checks).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cpu_info.h"
+
+static const unsigned avx2 = NN_CPU_AVX | NN_CPU_AVX2 | NN_CPU_FMA;
+static const unsigned avx512 = NN_CPU_AVX | NN_CPU_AVX2 | NN_CPU_FMA | NN_CPU_AVX512F |
+                               NN_CPU_AVX512BW | NN_CPU_AVX512VL | NN_CPU_AVX512DQ;
+
+static void test_flops_per_cycle(void **state)
+{
+    (void)state;
+    assert_int_equal(nn_cpu_flops_per_cycle("AuthenticAMD", 0x17, 0x01, avx2), 16);   /* Zen */
+    assert_int_equal(nn_cpu_flops_per_cycle("AuthenticAMD", 0x17, 0x31, avx2), 32);   /* Zen 2 */
+    assert_int_equal(nn_cpu_flops_per_cycle("AuthenticAMD", 0x19, 0x11, avx512), 32); /* Zen 4 */
+    assert_int_equal(nn_cpu_flops_per_cycle("AuthenticAMD", 0x1a, 0x02, avx512), 64); /* Zen 5 */
+    assert_int_equal(nn_cpu_flops_per_cycle("GenuineIntel", 6, 0x8f, avx512), 64);    /* SPR */
+    assert_int_equal(nn_cpu_flops_per_cycle("GenuineIntel", 6, 0x3f, avx2), 32);      /* Haswell */
+    assert_int_equal(nn_cpu_flops_per_cycle("GenuineIntel", 6, 0x2a, NN_CPU_AVX), 16);
+    assert_int_equal(nn_cpu_flops_per_cycle("", 0, 0, 0), 8);
+}
+
+static void test_levels(void **state)
+{
+    (void)state;
+    assert_int_equal(nn_cpu_isa_level(avx512), NN_ISA_AVX512);
+    assert_int_equal(nn_cpu_isa_level(avx512 & ~NN_CPU_AVX512BW), NN_ISA_AVX2);
+    assert_int_equal(nn_cpu_isa_level(avx2), NN_ISA_AVX2);
+    assert_int_equal(nn_cpu_isa_level(NN_CPU_AVX), NN_ISA_AVX);
+    assert_int_equal(nn_cpu_isa_level(0), NN_ISA_SSE);
+    assert_int_equal(nn_blas_core_level("Cooperlake"), NN_ISA_AVX512);
+    assert_int_equal(nn_blas_core_level("skylakex"), NN_ISA_AVX512);
+    assert_int_equal(nn_blas_core_level("Zen"), NN_ISA_AVX2);
+    assert_int_equal(nn_blas_core_level("Haswell"), NN_ISA_AVX2);
+    assert_int_equal(nn_blas_core_level("Sandybridge"), NN_ISA_AVX);
+    assert_int_equal(nn_blas_core_level("Prescott"), NN_ISA_SSE);
+    assert_int_equal(nn_blas_core_level("NEOVERSEN1"), NN_ISA_UNKNOWN);
+}
+
+static void test_features_text(void **state)
+{
+    (void)state;
+    char buf[160];
+    assert_string_equal(nn_cpu_features_text(avx2, buf, sizeof buf), "AVX AVX2 FMA");
+    assert_string_equal(nn_cpu_features_text(avx512 | NN_CPU_AVX512_VNNI | NN_CPU_AVX512_BF16 |
+                                                 NN_CPU_AMX_TILE | NN_CPU_AMX_INT8,
+                                             buf, sizeof buf),
+                        "AVX AVX2 FMA AVX-512(F BW VL DQ VNNI BF16) AMX(TILE INT8)");
+    assert_string_equal(nn_cpu_features_text(0, buf, sizeof buf), "SSE only");
+    char tiny[8];
+    nn_cpu_features_text(avx512, tiny, sizeof tiny);          /* cut, never overrun */
+    assert_int_equal(strlen(tiny), sizeof tiny - 1);
+}
+
+static nn_cpu_info machine(unsigned features, const char *core, const char *env)
+{
+    nn_cpu_info ci;
+    memset(&ci, 0, sizeof ci);
+    strcpy(ci.model, "Test CPU");
+    strcpy(ci.vendor, "AuthenticAMD");
+    ci.family = 0x19;
+    ci.model_number = 0x11;
+    ci.features = features;
+    ci.clock_ghz = 3.0;
+    ci.flops_per_cycle = 32;
+    ci.peak_gflops_core = 96;
+    strcpy(ci.blas_version, "0.3.21");
+    strcpy(ci.blas_core, core);
+    strcpy(ci.blas_coretype_env, env);
+    return ci;
+}
+
+static void test_blas_below_cpu(void **state)
+{
+    (void)state;
+    char why[NN_CPU_WARN_LEN];
+    nn_cpu_info ci = machine(avx512, "Haswell", "");
+    assert_int_equal(nn_cpu_blas_below_cpu(&ci, why, sizeof why), 1);
+    assert_non_null(strstr(why, "Haswell kernels (AVX2) on a CPU with AVX-512"));
+    assert_non_null(strstr(why, "install an OpenBLAS"));
+    ci = machine(avx512, "Zen", "Zen");
+    assert_int_equal(nn_cpu_blas_below_cpu(&ci, why, sizeof why), 1);
+    assert_non_null(strstr(why, "OPENBLAS_CORETYPE is set to Zen"));
+    ci = machine(avx512, "Cooperlake", "");
+    assert_int_equal(nn_cpu_blas_below_cpu(&ci, why, sizeof why), 0);
+    assert_string_equal(why, "");
+    ci = machine(avx2, "Zen", "");
+    assert_int_equal(nn_cpu_blas_below_cpu(&ci, why, sizeof why), 0);
+    ci = machine(avx2, "SomethingNew", "");
+    assert_int_equal(nn_cpu_blas_below_cpu(&ci, why, sizeof why), 0);   /* unknown: no claim */
+}
+
+static void test_sgemm_below_peak(void **state)
+{
+    (void)state;
+    char why[NN_CPU_WARN_LEN];
+    nn_cpu_info ci = machine(avx2, "Zen", "");
+    assert_int_equal(nn_cpu_sgemm_below_peak(&ci, 40.0, why, sizeof why), 1);
+    assert_non_null(strstr(why, "40.0 GFLOP/s, 42% of its estimated FMA peak (96)"));
+    assert_int_equal(nn_cpu_sgemm_below_peak(&ci, 48.0, why, sizeof why), 0);
+    ci.peak_gflops_core = 0;
+    assert_int_equal(nn_cpu_sgemm_below_peak(&ci, 1.0, why, sizeof why), 0);
+}
+
+/* This machine: the reading agrees with the compiler's cpuid checks, names
+ * OpenBLAS's kernels, and the line says all of it. */
+static void test_this_machine(void **state)
+{
+    (void)state;
+    nn_cpu_info ci;
+    nn_cpu_info_read(&ci);
+    assert_true(ci.model[0] != '\0');
+    assert_true(ci.blas_core[0] != '\0');
+    assert_true(ci.blas_version[0] != '\0');
+    assert_true(ci.flops_per_cycle >= 8);
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    assert_int_equal(!!(ci.features & NN_CPU_AVX2), !!__builtin_cpu_supports("avx2"));
+    assert_int_equal(!!(ci.features & NN_CPU_FMA), !!__builtin_cpu_supports("fma"));
+    assert_int_equal(!!(ci.features & NN_CPU_AVX512F), !!__builtin_cpu_supports("avx512f"));
+    assert_int_equal(!!(ci.features & NN_CPU_AVX512BW), !!__builtin_cpu_supports("avx512bw"));
+#endif
+    char line[512];
+    nn_cpu_info_line(&ci, line, sizeof line);
+    assert_non_null(strstr(line, ci.blas_core));
+    assert_non_null(strstr(line, "OpenBLAS"));
+    char desc[512];
+    assert_int_equal(nn_cpu_describe(desc, sizeof desc), 0);
+    assert_non_null(strstr(desc, line));
+    print_message("# %s\n", desc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flops_per_cycle), cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_features_text),   cmocka_unit_test(test_blas_below_cpu),
+        cmocka_unit_test(test_sgemm_below_peak), cmocka_unit_test(test_this_machine),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
