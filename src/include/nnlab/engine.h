@@ -264,6 +264,24 @@ nn_job_state nn_job_wait(nn_job *job);
 /* Waits (cancelling first if still running) and frees everything. */
 void nn_job_free(nn_job *job);
 
+/* What a front end needs to know of a job kind, so that it never compares
+ * kinds: its name, whether it trains (epochs, steps, learning rate, the loss
+ * chart, the phases, a batch sweep), whether it offers a method, and the name,
+ * preset key and largest value of its size (a batch, or a Jacobian's val). */
+typedef struct nn_job_traits {
+    enum nn_job_kind kind;
+    const char *name;            /* "train", "calibrate", "jacobian" */
+    int trains;                  /* takes training steps */
+    int has_method;              /* offers a method choice (the Jacobian's) */
+    const char *size_label;      /* "batch" or "val" */
+    const char *size_key;        /* "[train] batch" or "[task] val" */
+    long size_max;               /* the largest size allowed */
+} nn_job_traits;
+
+const nn_job_traits *nn_job_traits_of(enum nn_job_kind kind);
+/* The kind of job a preset describes (its [task]). */
+enum nn_job_kind nn_job_kind_of_preset(const nn_preset *p);
+
 const char *nn_job_state_name(nn_job_state s);
 /* 1 when a job in state s has ended: done, cancelled, failed or diverged. */
 int nn_job_state_ended(nn_job_state s);
