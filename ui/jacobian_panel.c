@@ -11,12 +11,12 @@
 
 int ui_jacobian_run(const ui_lab *lab)
 {
-    return lab->dashboard.run.cfg.kind == NN_JOB_JACOBIAN;
+    return !nn_job_traits_of(lab->run.cfg.kind)->trains;
 }
 
 static const nn_job_config *run_cfg(const ui_lab *lab)
 {
-    return &lab->dashboard.run.cfg;
+    return &lab->run.cfg;
 }
 
 /* The network, the val and the method of the run. */
@@ -44,7 +44,7 @@ void ui_jacobian_status(const nn_snapshot *s, char *buf, size_t len)
 
 void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     nn_jac_shape s;
     long val = 0;
     enum nn_jac_method m = NN_JAC_ROWS;
@@ -152,7 +152,7 @@ static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method ru
 
 void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     ui_rect in = ui_rect_inner(box);
     nn_jac_shape s;
     nn_jac_flops f;

@@ -4,6 +4,7 @@
  * of the training fields. Their text, how arrows, space and typed numbers
  * change them, and the job configuration they make. */
 #include "ui.h"
+#include "setup_screen.h"
 #include "setup_fields.h"
 #include "nnlab/jacobian.h"
 
@@ -28,6 +29,25 @@ int ui_choice_devices(int choice, int out[2])
     case UI_CH_CPU_GPU: out[0] = UI_DEV_CPU, out[1] = UI_DEV_GPU; return 2;
     default: out[0] = UI_DEV_CPU, out[1] = UI_DEV_CPU_REF; return 2;
     }
+}
+
+int ui_sweep_order(const ui_lab *lab, int *devs, int max)
+{
+    static const int order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
+    int n = 0;
+    for (int i = 0; i < UI_N_DEVICES && n < max; i++)
+        if (order[i] != UI_DEV_CPU_REF || lab->chosen.set.sweep_all)
+            devs[n++] = order[i];
+    return n;
+}
+
+int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
+{
+    int devs[UI_N_DEVICES], n = 0;
+    for (int i = 0, nd = ui_sweep_order(lab, devs, UI_N_DEVICES); i < nd && n < max; i++)
+        if (lab->devices.ok[devs[i]])
+            names[n++] = ui_device_name(devs[i]);
+    return n;
 }
 
 static const char *choice_text(int choice)
@@ -69,10 +89,10 @@ void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
     s->sweep_to = p->sweep_to;
     s->sweep_steps = p->sweep_steps;
     s->sweep_all = p->sweep_cpu_ref;
-    s->jacobian = p->task == NN_TASK_JACOBIAN;
+    s->kind = nn_job_kind_of_preset(p);
     s->jac_method = p->task_method;
-    if (s->jacobian)
-        s->batch = p->task_val;      /* the batch field is val */
+    if (!ui_settings_trains(s))
+        s->batch = p->task_val;      /* the batch field is the kind's size: val */
 }
 
 void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
@@ -81,7 +101,7 @@ void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
     snprintf(p->device, sizeof p->device, "%s", ui_device_name(devs[0]));
     snprintf(p->compare, sizeof p->compare, "%s", n == 2 ? ui_device_name(devs[1]) : "");
     p->race = !s->sequential;
-    if (p->task == NN_TASK_JACOBIAN) {
+    if (!nn_job_traits_of(nn_job_kind_of_preset(p))->trains) {
         p->task_val = s->batch;
         p->task_method = s->jac_method;
     } else {
@@ -109,7 +129,7 @@ void ui_settings_describe(const ui_settings *s, const char *from, char *buf, siz
                  s->sequential ? "in turn" : "racing");
     else
         snprintf(devices, sizeof devices, "%s", ui_device_name(devs[0]));
-    if (s->jacobian) {
+    if (!ui_settings_trains(s)) {
         snprintf(buf, len, "Saved from %s in the lab: %s, Jacobian by %s at val %d", from, devices,
                  nn_jac_method_name((enum nn_jac_method)s->jac_method), s->batch);
         return;
@@ -138,14 +158,19 @@ void ui_settings_defaults(ui_settings *s)
     s->jac_method = NN_JAC_ROWS;
 }
 
+int ui_settings_trains(const ui_settings *s)
+{
+    return nn_job_traits_of(s->kind)->trains;
+}
+
 long ui_batch_max(const ui_lab *lab)
 {
     nn_job_config cfg;
     nn_memory_estimate m;
-    if (!lab->setup.preset_ok)
+    if (!lab->chosen.preset_ok)
         return UI_MAX_BATCH;
-    if (lab->setup.set.jacobian)
-        return NN_JAC_MAX_VAL;       /* val: no training set bounds it */
+    if (!ui_settings_trains(&lab->chosen.set))   /* val: no training set bounds it */
+        return nn_job_traits_of(lab->chosen.set.kind)->size_max;
     ui_setup_job_config(lab, &cfg);
     nn_job_memory_estimate(&cfg, &m);
     return m.train_rows > 0 && m.train_rows < UI_MAX_BATCH ? m.train_rows : UI_MAX_BATCH;
@@ -162,15 +187,15 @@ int ui_field_gpu_only(int f)
     return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH;
 }
 
-/* A Jacobian job trains nothing: epochs, steps and the learning rate would
- * change nothing, and the method is its own choice. */
+/* A job kind that trains nothing (the Jacobian) has no epochs, steps or
+ * learning rate to change; one with a method shows its choice. */
 int ui_field_shown(const ui_lab *lab, int f)
 {
-    int jac = lab->setup.set.jacobian;
+    const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
     if (f == UI_F_METHOD)
-        return jac;
+        return t->has_method;
     if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR)
-        return !jac;
+        return t->trains;
     return f >= 0 && f < UI_N_FIELDS;
 }
 
@@ -196,16 +221,17 @@ const char *ui_field_label(int f)
 
 const char *ui_field_name(const ui_lab *lab, int f)
 {
-    return f == UI_F_BATCH && lab->setup.set.jacobian ? "val" : ui_field_label(f);
+    const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
+    return f == UI_F_BATCH && !t->trains ? t->size_label : ui_field_label(f);
 }
 
 /* The label and the value text of field f. */
 void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *value, size_t vlen)
 {
-    const ui_settings *s = &lab->setup.set;
+    const ui_settings *s = &lab->chosen.set;
     int devs[2], n = ui_choice_devices(s->device, devs), ok = 1;
     for (int i = 0; i < n; i++)
-        ok &= lab->setup.dev_ok[devs[i]];
+        ok &= lab->devices.ok[devs[i]];
     snprintf(label, llen, "%s", ui_field_name(lab, f));
     switch (f) {
     case UI_F_DEVICE: snprintf(value, vlen, "%s%s", choice_text(s->device), ok ? "" : " (n/a)"); break;
@@ -241,7 +267,7 @@ static long clampl(long v, long lo, long hi)
 /* Left (dir -1), right (+1) or space (+1) on field f. */
 void ui_field_adjust(ui_lab *lab, int f, int dir)
 {
-    ui_settings *s = &lab->setup.set;
+    ui_settings *s = &lab->chosen.set;
     int up = dir > 0;
     switch (f) {
     case UI_F_DEVICE: s->device = (s->device + (up ? 1 : UI_N_CHOICES - 1)) % UI_N_CHOICES; break;
@@ -267,18 +293,18 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     }
 }
 
-/* Accepts a typed character into lab->setup.edit; 1 when taken. Whatever
+/* Accepts a typed character into ui_setup_of(lab)->edit; 1 when taken. Whatever
  * can be part of a number is taken on every number field ("1.5", "1e3"),
  * so that the value is judged whole when it is confirmed, not cut to its
  * digits as it is typed. */
 int ui_field_type(ui_lab *lab, int ch)
 {
-    size_t n = strlen(lab->setup.edit);
+    size_t n = strlen(ui_setup_of(lab)->edit);
     int ok = (ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '-' || ch == '+';
-    if (!ok || !ui_field_is_number(lab->setup.field) || n + 1 >= sizeof lab->setup.edit)
+    if (!ok || !ui_field_is_number(ui_setup_of(lab)->field) || n + 1 >= sizeof ui_setup_of(lab)->edit)
         return 0;
-    lab->setup.edit[n] = (char)ch;
-    lab->setup.edit[n + 1] = '\0';
+    ui_setup_of(lab)->edit[n] = (char)ch;
+    ui_setup_of(lab)->edit[n + 1] = '\0';
     return 1;
 }
 
@@ -290,7 +316,7 @@ static int is_power_of_two(long v)
 /* The range of number field f, for checking and for the message. */
 static void field_range(const ui_lab *lab, int f, long *lo, long *hi)
 {
-    const ui_settings *s = &lab->setup.set;
+    const ui_settings *s = &lab->chosen.set;
     *lo = 1;
     *hi = 100000;
     switch (f) {
@@ -312,7 +338,7 @@ static const char *whole_problem(const ui_lab *lab, int f, const char *text, lon
         snprintf(why, len, "%s: '%s' is not a whole number: type %ld..%ld", label, text, lo, hi);
     else if (*v < lo || *v > hi)
         snprintf(why, len, "%s: %ld is out of range: type %ld..%ld%s", label, *v, lo, hi,
-                 f == UI_F_BATCH && hi < UI_MAX_BATCH && !lab->setup.set.jacobian ? " (the training set's size)" : "");
+                 f == UI_F_BATCH && hi < UI_MAX_BATCH && ui_settings_trains(&lab->chosen.set) ? " (the training set's size)" : "");
     else if ((f == UI_F_SWEEP_FROM || f == UI_F_SWEEP_TO) && !is_power_of_two(*v)) {
         while (below * 2 < *v)
             below *= 2;
@@ -354,17 +380,17 @@ int ui_field_commit(ui_lab *lab)
     const char *bad;
     long v = 0;
     double d = 0;
-    int f = lab->setup.field;
-    if (!lab->setup.edit[0])
+    int f = ui_setup_of(lab)->field;
+    if (!ui_setup_of(lab)->edit[0])
         return 0;
-    bad = f == UI_F_LR ? lr_problem(lab->setup.edit, &d, why, sizeof why)
-                       : whole_problem(lab, f, lab->setup.edit, &v, why, sizeof why);
+    bad = f == UI_F_LR ? lr_problem(ui_setup_of(lab)->edit, &d, why, sizeof why)
+                       : whole_problem(lab, f, ui_setup_of(lab)->edit, &v, why, sizeof why);
     if (bad) {
         ui_set_message(lab, 1, "%s; kept the old value (Esc drops what you typed)", bad);
         return -1;
     }
-    set_value(&lab->setup.set, f, v, d);
-    lab->setup.edit[0] = '\0';
+    set_value(&lab->chosen.set, f, v, d);
+    ui_setup_of(lab)->edit[0] = '\0';
     return 1;
 }
 
@@ -381,8 +407,8 @@ static long estimated_rows(const nn_preset *p)
 
 void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
 {
-    const ui_settings *s = &lab->setup.set;
-    const nn_preset *p = &lab->setup.preset;
+    const ui_settings *s = &lab->chosen.set;
+    const nn_preset *p = &lab->chosen.preset;
     nn_job_config_init(cfg, p);
     cfg->batch = s->batch;
     cfg->epochs = s->epochs;
@@ -401,7 +427,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->graph = s->cuda_graph;
     cfg->pinned = s->pinned;
     cfg->tf32 = s->tf32;
-    if (p->task == NN_TASK_JACOBIAN) {
+    if (!ui_settings_trains(s)) {
         cfg->jac_val = s->batch;     /* a Jacobian preset's batch field is its val */
         cfg->jac_method = s->jac_method;
     }
@@ -409,5 +435,10 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
 
 const char *ui_setup_size_key(const ui_lab *lab)
 {
-    return lab->setup.set.jacobian ? "[task] val =" : "Batch size";
+    static char key[48];             /* UI thread only */
+    const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
+    if (t->trains)
+        return ui_field_label(UI_F_BATCH);
+    snprintf(key, sizeof key, "%s =", t->size_key);
+    return key;
 }

@@ -14,6 +14,10 @@ void ui_settings_to_preset(const ui_settings *s, nn_preset *p);
 /* A saved copy's description: "Saved from lenet-cifar10 in the lab: cpu,
  * batch 64, 2 epochs, lr 0.01". */
 void ui_settings_describe(const ui_settings *s, const char *from, char *buf, size_t len);
+/* 1 when the settings' job kind trains (nn_job_traits): a batch, epochs,
+ * steps, a learning rate and a batch sweep; else the size is the kind's own
+ * (a Jacobian's val). */
+int ui_settings_trains(const ui_settings *s);
 /* The largest batch the selected preset's training set allows (and the lab). */
 long ui_batch_max(const ui_lab *lab);
 const char *ui_field_label(int f);
@@ -28,6 +32,14 @@ int ui_field_next(const ui_lab *lab, int f, int dir);
 /* How the size check names the batch (nn_job_check_sizes' batch_key): the
  * field, or a Jacobian preset's [task] val. */
 const char *ui_setup_size_key(const ui_lab *lab);
+const char *ui_device_name(int dev);
+/* Fills cfg from the chosen preset and the settings. */
+void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg);
+/* The devices a sweep of the settings includes (available or not), in the
+ * order swept; returns how many. */
+int ui_sweep_order(const ui_lab *lab, int *devs, int max);
+/* The devices a sweep would run on (available, in the order swept). */
+int ui_sweep_devices(const ui_lab *lab, const char **names, int max);
 /* The devices a device choice runs on (one, or two side by side); returns the count. */
 int ui_choice_devices(int choice, int out[2]);
 int ui_field_is_number(int f);

@@ -8,6 +8,7 @@
  * (nn_profile_default_name): three curves and columns, the three ways of
  * running its step, marked predicted. */
 #include "ui.h"
+#include "sweep_screen.h"
 #include "format.h"
 #include "nnlab/progress.h"
 #include "setup_fields.h"
@@ -18,11 +19,10 @@
 
 static void add_skipped(ui_lab *lab, const char *dev, const char *why)
 {
-    size_t n = strlen(lab->sweep_screen.skipped);
-    snprintf(lab->sweep_screen.skipped + n, sizeof lab->sweep_screen.skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
+    size_t n = strlen(ui_sweep_of(lab)->skipped);
+    snprintf(ui_sweep_of(lab)->skipped + n, sizeof ui_sweep_of(lab)->skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
 }
 
-static const int sweep_order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
 
 /* The GPU is not here: predicted for the default profile, three ways; -1
  * when there is no profile (then it is skipped, with the reason). */
@@ -49,57 +49,42 @@ static void set_gpu_profile(ui_lab *lab, nn_sweep *sw)
         nn_sweep_set_profile(sw, &prof);
 }
 
-/* A device the sweep's settings include (available or not). */
-static int swept(const ui_lab *lab, int d)
-{
-    return d != UI_DEV_CPU_REF || lab->setup.set.sweep_all;
-}
-
-int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
-{
-    int n = 0;
-    for (int i = 0; i < UI_N_DEVICES && n < max; i++)
-        if (swept(lab, sweep_order[i]) && lab->setup.dev_ok[sweep_order[i]])
-            names[n++] = ui_device_name(sweep_order[i]);
-    return n;
-}
-
-int ui_sweep_screen_start(ui_lab *lab)
+/* Starts a sweep of the settings; -1 (said on the status row) when it cannot. */
+static int sweep_enter(ui_lab *lab)
 {
     nn_job_config cfg;
-    nn_sweep *sw = &lab->sweep_screen.sweep;
+    nn_sweep *sw = &lab->sweep;
     int batches[NN_SWEEP_MAX_BATCHES];
     ui_setup_job_config(lab, &cfg);
     cfg.log_every = 0;               /* the preset's, as `nnlab bench`: no extra loss read-backs */
     nn_sweep_free(sw);
-    int nb = nn_sweep_powers_of_two(lab->setup.set.sweep_from, lab->setup.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
-    nn_sweep_init(sw, &cfg, batches, nb, lab->setup.set.sweep_steps, 3);
-    lab->sweep_screen.skipped[0] = '\0';
-    for (int i = 0; i < UI_N_DEVICES; i++) {
-        int d = sweep_order[i];
+    int nb = nn_sweep_powers_of_two(lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
+    nn_sweep_init(sw, &cfg, batches, nb, lab->chosen.set.sweep_steps, 3);
+    ui_sweep_of(lab)->skipped[0] = '\0';
+    int devs[UI_N_DEVICES], n = ui_sweep_order(lab, devs, UI_N_DEVICES);
+    for (int i = 0; i < n; i++) {
+        int d = devs[i];
         const char *name = ui_device_name(d), *why = "";
-        if (!swept(lab, d))
-            continue;
-        if (lab->setup.dev_ok[d])
+        if (lab->devices.ok[d])
             nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
         else if (d != UI_DEV_GPU || add_predicted_gpu(lab, sw) != 0)
-            add_skipped(lab, name, lab->setup.dev[d].why);
+            add_skipped(lab, name, lab->devices.st[d].why);
     }
     set_gpu_profile(lab, sw);
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",
-                       sw->n_devices ? "no batch size in the range" : lab->sweep_screen.skipped);
+                       sw->n_devices ? "no batch size in the range" : ui_sweep_of(lab)->skipped);
         return -1;
     }
     lab->log_scale = 1;              /* samples/s spans decades */
-    lab->sweep_screen.follow = 1;           /* explain the latest point until a key picks one */
-    nn_explainer_reset(&lab->sweep_screen.explain, NULL, "");
+    ui_sweep_of(lab)->follow = 1;           /* explain the latest point until a key picks one */
+    nn_explainer_reset(&ui_sweep_of(lab)->explain, NULL, "");
     return 0;
 }
 
 static void draw_chart(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     static const int roles[NN_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3,
                                                       UI_SERIES0, UI_SERIES1 };
     static double rate[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
@@ -142,7 +127,7 @@ static void draw_chart(ui_lab *lab)
 static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
 {
     char line[192];
-    int style = ui_sweep_crossover_text(&lab->sweep_screen.sweep, line, sizeof line);
+    int style = ui_sweep_crossover_text(&lab->sweep, line, sizeof line);
     return ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
 }
 
@@ -151,7 +136,7 @@ static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
  * devices left out. */
 static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     char note[NN_TEXT_LEN];
     int left = in.y + in.h - y;
     if (left > 8)
@@ -177,15 +162,15 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     }
     if (sw->last_error[0])
         ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_ERROR), sw->last_error);
-    else if (lab->sweep_screen.skipped[0])
-        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), lab->sweep_screen.skipped);
+    else if (ui_sweep_of(lab)->skipped[0])
+        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), ui_sweep_of(lab)->skipped);
 }
 
 #define PREDICTED_CELL 7
 
 static void draw_table(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
     int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
     int n_pred = 0;
@@ -233,7 +218,7 @@ static void draw_table(ui_lab *lab)
 
 static void draw_progress(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
     char bar[512], line[256], el[48];
     nn_job_times t;                  /* the library's figures, as the CLI's sweep line */
@@ -260,12 +245,12 @@ static void draw_progress(ui_lab *lab)
     ui_put(in.y, in.x + bw + 1, in.w - bw - 1, A_NORMAL, line);
 }
 
-void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
+static void sweep_draw(ui_lab *lab, unsigned dirty)
 {
     if (dirty & UI_D_TITLE) {
         char t[256];
         snprintf(t, sizeof t, "nnlab - batch sweep of %s: batch %d..%d, %ld timed steps per point",
-                 lab->sweep_screen.sweep.base.preset.name, lab->setup.set.sweep_from, lab->setup.set.sweep_to, lab->sweep_screen.sweep.base.steps);
+                 lab->sweep.base.preset.name, lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, lab->sweep.base.steps);
         ui_draw_title(lab, t);
     }
     int replaces;
@@ -279,33 +264,27 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_JOBS)
         draw_progress(lab);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, nn_sweep_active(&lab->sweep_screen.sweep)
+        ui_draw_status(lab, nn_sweep_active(&lab->sweep)
                                 ? "c cancel  arrows pick a point  e explain  l log y  x export  Esc back  ? help"
                                 : "finished: Enter/Esc setup  arrows pick  e explain  l log y  x export  ? help");
 }
 
-int ui_sweep_screen_active(const ui_lab *lab)
+static int sweep_active(const ui_lab *lab)
 {
-    return nn_sweep_active(&lab->sweep_screen.sweep);
+    return nn_sweep_active(&lab->sweep);
 }
 
-void ui_sweep_screen_cancel(ui_lab *lab)
+static void sweep_stop(ui_lab *lab)
 {
-    nn_sweep_cancel(&lab->sweep_screen.sweep);
-    ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
-    lab->dirty |= UI_D_SIDE | UI_D_JOBS;
+    nn_sweep_cancel(&lab->sweep);
+    nn_sweep_free(&lab->sweep);
+    memset(&lab->sweep, 0, sizeof lab->sweep);
 }
 
-void ui_sweep_screen_stop(ui_lab *lab)
+static void sweep_poll(ui_lab *lab, double now)
 {
-    nn_sweep_cancel(&lab->sweep_screen.sweep);
-    nn_sweep_free(&lab->sweep_screen.sweep);
-    memset(&lab->sweep_screen.sweep, 0, sizeof lab->sweep_screen.sweep);
-}
-
-void ui_sweep_screen_poll(ui_lab *lab)
-{
-    int bits = nn_sweep_poll(&lab->sweep_screen.sweep);
+    (void)now;
+    int bits = nn_sweep_poll(&lab->sweep);
     if (bits & NN_SWEEP_RESULTS)
         lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS | UI_D_EXPLAIN;
     if (bits & NN_SWEEP_PROGRESS)
@@ -316,5 +295,30 @@ ui_action ui_sweep_screen_key(ui_lab *lab, int ch)
 {
     if (ui_explain_sweep_key(lab, ch))   /* the arrows pick the point explained */
         return UI_ACT_HANDLED;
-    return ui_job_screen_key(lab, ch);
+    if (ch == 'c') {
+        if (sweep_active(lab)) {
+            nn_sweep_cancel(&lab->sweep);
+            ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
+            lab->dirty |= UI_D_SIDE | UI_D_JOBS;
+        }
+        return UI_ACT_HANDLED;
+    }
+    if (ch == 'x') {
+        ui_export_sweep(lab);
+        lab->dirty |= UI_D_STATUS;
+        return UI_ACT_HANDLED;
+    }
+    return ui_job_screen_key(lab, ch, sweep_active(lab));
 }
+
+const ui_screen_def ui_sweep_screen = {
+    .name = "sweep",
+    .state_size = sizeof(ui_sweep_state),
+    .close = sweep_stop,
+    .enter = sweep_enter,
+    .leave = sweep_stop,
+    .draw = sweep_draw,
+    .key = ui_sweep_screen_key,
+    .poll = sweep_poll,
+    .active = sweep_active,
+};
