@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "nnlab/device.h"
 #include "nnlab/jacobian.h"
 #include "setup_fields.h"
 #include "ui.h"
@@ -81,7 +82,9 @@ static void running_job_is_guarded(void **state)
     assert_int_equal(nn_preset_load(PRESETS_SRCDIR "/mnist-mlp-128.ini", &p, err, sizeof err), 0);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 1000000;
-    assert_int_equal(ui_run_start(&lab->run, &cfg, "cpu-ref", NULL, 0, err, sizeof err), 0);
+    nn_device_status cpu_ref;
+    assert_int_equal(nn_device_status_of("cpu-ref", &cpu_ref), 0);
+    assert_int_equal(ui_run_start(&lab->run, &cfg, &cpu_ref, NULL, 0, err, sizeof err), 0);
     assert_int_equal(ui_dashboard_key(lab, 27), UI_ACT_ASK_BACK);
     assert_int_equal(ui_dashboard_key(lab, '\n'), UI_ACT_HANDLED);
     assert_int_equal(ui_dashboard_key(lab, 'c'), UI_ACT_HANDLED);
@@ -97,9 +100,9 @@ static void setup_keys_ask_to_start(void **state)
     assert_int_equal(ui_setup_key(lab, 'r'), UI_ACT_START_RUN);
     assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
     /* a preset that does not load starts nothing, and says why */
-    const char *names[UI_N_DEVICES];
+    const char *names[NN_MAX_DEVICES];
     snprintf(lab->chosen.preset_err, sizeof lab->chosen.preset_err, "broken.ini: [train] batch = x: not a number");
-    assert_int_equal(ui_setup_start_devices(lab, 0, names, UI_N_DEVICES), -1);
+    assert_int_equal(ui_setup_start_devices(lab, 0, names, NN_MAX_DEVICES), -1);
     assert_non_null(strstr(lab->message, "does not load"));
     ui_lab_free(lab);
 }
@@ -109,7 +112,11 @@ static void setup_keys_ask_to_start(void **state)
 static void race_gives_each_job_its_own_cores(void **state)
 {
     (void)state;
-    const char *ref[2] = { "cpu", "cpu-ref" }, *gpu[2] = { "cpu", "gpu" }, *two[2] = { "cpu", "cpu" };
+    nn_device_status cpu, cpu_ref, gpu_dev;
+    (void)nn_device_status_of("cpu", &cpu);
+    (void)nn_device_status_of("cpu-ref", &cpu_ref);
+    (void)nn_device_status_of("gpu", &gpu_dev);      /* what it is, here or not */
+    const nn_device_status *ref[2] = { &cpu, &cpu_ref }, *gpu[2] = { &cpu, &gpu_dev }, *two[2] = { &cpu, &cpu };
     int t[2];
     ui_race_threads(ref, 2, 2, t);
     assert_true(t[0] == 1 && t[1] == 1);
@@ -129,7 +136,7 @@ static void race_gives_each_job_its_own_cores(void **state)
     assert_int_equal(nn_preset_load(PRESETS_SRCDIR "/mnist-mlp-128.ini", &p, err, sizeof err), 0);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 3;
-    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 0, err, sizeof err), 0);
+    assert_int_equal(ui_run_start(&r, &cfg, &cpu, &cpu_ref, 0, err, sizeof err), 0);
     assert_int_equal(r.j[1].threads, 1);
     assert_true(r.j[0].threads >= 1 && r.j[0].threads <= (cores > 1 ? cores - 1 : 1));
     nn_job_wait(r.j[0].job);
@@ -139,7 +146,7 @@ static void race_gives_each_job_its_own_cores(void **state)
     assert_int_equal(r.j[1].snap.threads, 1);
     ui_run_free(&r);
     /* one after the other: each may use every core (the engine's choice) */
-    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 1, err, sizeof err), 0);
+    assert_int_equal(ui_run_start(&r, &cfg, &cpu, &cpu_ref, 1, err, sizeof err), 0);
     assert_int_equal(r.j[0].threads, 0);
     ui_run_free(&r);
 }
@@ -243,6 +250,14 @@ static void sweep_ends_are_powers_of_two(void **state)
     ui_lab_free(lab);
 }
 
+/* The survey's answer as the lab keeps it: the cpu device, available. */
+static void survey_cpu(ui_lab *lab)
+{
+    assert_int_equal(nn_device_status_of("cpu", &lab->devices.st[0]), 0);
+    lab->devices.n = 1;
+    lab->devices.known = 1;
+}
+
 static ui_lab *lab_with_preset(const char *name)
 {
     char path[NN_PATH_LEN], err[NN_ERR_LEN];
@@ -270,8 +285,7 @@ static void batch_is_bounded_by_the_data(void **state)
     assert_int_equal(lab->chosen.set.batch, 60000);
     /* a value set some other way is refused at the start, naming the field */
     lab->chosen.set.batch = 1048576;
-    lab->devices.known = 1;
-    lab->devices.ok[UI_DEV_CPU] = 1;
+    survey_cpu(lab);
     assert_int_equal(ui_setup_start_devices(lab, 0, names, 2), -1);
     assert_non_null(strstr(lab->message, "Batch size 1048576: larger than the training set (60000 samples)"));
     lab->chosen.set.batch = 60000;
@@ -290,7 +304,9 @@ static void settings_roundtrip_through_a_preset(void **state)
     ui_lab *lab = lab_with_preset("lenet-cifar10");
     ui_settings a = lab->chosen.set, b;
     nn_preset p = lab->chosen.preset, q;
-    a.device = UI_CH_CPU_CPU_REF;
+    snprintf(a.device, sizeof a.device, "cpu");
+    memset(a.compare, 0, sizeof a.compare);
+    snprintf(a.compare, sizeof a.compare, "cpu-ref");
     a.sequential = 0;
     a.batch = 64;
     a.epochs = 3;
@@ -437,8 +453,7 @@ static void jacobian_too_large_is_refused_in_the_lab(void **state)
     fclose(f);
     lab->chosen.set.batch = 100000;
     lab->chosen.set.jac_method = NN_JAC_BATCHED;
-    lab->devices.known = 1;
-    lab->devices.ok[UI_DEV_CPU] = 1;
+    survey_cpu(lab);
     assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
     small = old;
     small.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);

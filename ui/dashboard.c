@@ -23,11 +23,17 @@ static int run_enter(ui_lab *lab)
 {
     nn_job_config cfg;
     char err[NN_ERR_LEN];
-    int devs[2], n = ui_choice_devices(lab->chosen.set.device, devs);
+    const char *names[2];
+    const nn_device_status *dev[2] = { NULL, NULL };
+    int n = ui_settings_devices(&lab->chosen.set, names);
+    for (int k = 0; k < n; k++)
+        if (!(dev[k] = ui_device_status(lab, names[k]))) {
+            ui_set_message(lab, 1, "cannot start: %s: not a device here", names[k]);
+            return -1;
+        }
     ui_setup_job_config(lab, &cfg);
     ui_run_free(&lab->run);
-    if (ui_run_start(&lab->run, &cfg, ui_device_name(devs[0]), n == 2 ? ui_device_name(devs[1]) : NULL,
-                     lab->chosen.set.sequential, err, sizeof err) != 0) {
+    if (ui_run_start(&lab->run, &cfg, dev[0], dev[1], lab->chosen.set.sequential, err, sizeof err) != 0) {
         ui_run_free(&lab->run);
         ui_set_message(lab, 1, "cannot start: %s", err);
         return -1;
@@ -352,10 +358,8 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
  * a CPU, or the emulated GPU). */
 static int on_host_cores(const ui_lab *lab, const char *device)
 {
-    for (int d = 0; d < UI_N_DEVICES; d++)
-        if (!strcmp(ui_device_name(d), device))
-            return lab->devices.ok[d] && lab->devices.st[d].on_host_cores;
-    return 0;
+    const nn_device_status *st = ui_device_status(lab, device);
+    return st && st->available && st->on_host_cores;
 }
 
 /* A race: who got how many threads, and whether they share the CPU's cores

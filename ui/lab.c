@@ -129,8 +129,8 @@ static void ask(ui_lab *lab, enum ui_dialog d)
 
 static ui_action start_jobs(ui_lab *lab, int sweep)
 {
-    const char *names[UI_N_DEVICES];
-    int n = ui_setup_start_devices(lab, sweep, names, UI_N_DEVICES);
+    const char *names[NN_MAX_DEVICES];
+    int n = ui_setup_start_devices(lab, sweep, names, NN_MAX_DEVICES);
     if (n < 0)
         return UI_ACT_HANDLED;       /* the status row says why */
     /* a device without a calibration is measured first (a few seconds) */

@@ -24,58 +24,57 @@
  * survey ends every device shows "checking" and none can be started. */
 static void survey_devices(ui_lab *lab)
 {
-    char err[NN_ERR_LEN];
-    if (ui_setup_of(lab)->survey)
+    ui_setup_state *st = ui_setup_of(lab);
+    if (st->survey)
         return;                      /* one is under way: its answer is as fresh */
     lab->devices.known = 0;
-    for (int d = 0; d < UI_N_DEVICES; d++)
-        lab->devices.ok[d] = 0;
-    ui_setup_of(lab)->survey = nn_device_survey_start(err, sizeof err);
-    if (ui_setup_of(lab)->survey)
+    st->survey = nn_device_survey_start(lab->devices.why, sizeof lab->devices.why);
+    if (st->survey)
         return;
-    for (int d = 0; d < UI_N_DEVICES; d++) {
-        memset(&lab->devices.st[d], 0, sizeof lab->devices.st[d]);
-        snprintf(lab->devices.st[d].name, sizeof lab->devices.st[d].name, "%s", ui_device_name(d));
-        snprintf(lab->devices.st[d].why, sizeof lab->devices.st[d].why, "%s", err);
-    }
+    lab->devices.n = 0;              /* none can be used: the device list says why */
     lab->devices.known = 1;
+}
+
+/* The survey's list in the lab's order: the baseline (the first device on a
+ * pool of CPU threads, which the others are compared with) first, then the
+ * rest as the survey gives them. */
+static void keep_devices(ui_devices *devs, const nn_device_status *st, int n)
+{
+    int first = 0, k = 0;
+    while (first < n && !st[first].threaded)
+        first++;
+    if (first < n)
+        devs->st[k++] = st[first];
+    for (int i = 0; i < n; i++)
+        if (i != first)
+            devs->st[k++] = st[i];
+    devs->n = k;
+    devs->known = 1;
 }
 
 /* Takes the device survey's answer once it is in (every loop turn). */
 static void setup_poll(ui_lab *lab, double now)
 {
-    (void)now;
+    ui_setup_state *ss = ui_setup_of(lab);
     nn_device_status st[NN_MAX_DEVICES];
-    int n = ui_setup_of(lab)->survey ? nn_device_survey_poll(ui_setup_of(lab)->survey, st, NN_MAX_DEVICES) : -1;
+    (void)now;
+    int n = ss->survey ? nn_device_survey_poll(ss->survey, st, NN_MAX_DEVICES) : -1;
     if (n < 0)
         return;
-    nn_device_survey_free(ui_setup_of(lab)->survey);
-    ui_setup_of(lab)->survey = NULL;
-    for (int d = 0; d < UI_N_DEVICES; d++) {
-        nn_device_status *dev = &lab->devices.st[d];
-        int i = 0;
-        while (i < n && strcmp(st[i].name, ui_device_name(d)) != 0)
-            i++;
-        if (i < n) {
-            *dev = st[i];
-        } else {
-            memset(dev, 0, sizeof *dev);
-            snprintf(dev->name, sizeof dev->name, "%s", ui_device_name(d));
-            snprintf(dev->why, sizeof dev->why, "this build of nnlab does not know it");
-        }
-        lab->devices.ok[d] = dev->available;
-    }
-    lab->devices.known = 1;
+    nn_device_survey_free(ss->survey);
+    ss->survey = NULL;
+    keep_devices(&lab->devices, st, n);
     lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
 }
 
 void ui_setup_free(ui_lab *lab)
 {
-    nn_device_survey_free(ui_setup_of(lab)->survey);   /* waits for a probe still running */
-    ui_setup_of(lab)->survey = NULL;
-    free(ui_setup_of(lab)->entries);
-    ui_setup_of(lab)->entries = NULL;
-    ui_setup_of(lab)->n_entries = 0;
+    ui_setup_state *ss = ui_setup_of(lab);
+    nn_device_survey_free(ss->survey);   /* waits for a probe still running */
+    ss->survey = NULL;
+    free(ss->entries);
+    ss->entries = NULL;
+    ss->n_entries = 0;
 }
 
 /* ---- the selected preset ----------------------------------------------------------- */
@@ -120,7 +119,8 @@ static void data_note(const nn_preset *p, char *buf, size_t len)
 
 static void load_selected(ui_lab *lab)
 {
-    const nn_preset_entry *e = ui_setup_of(lab)->n_entries > 0 ? &ui_setup_of(lab)->entries[ui_setup_of(lab)->selected] : NULL;
+    ui_setup_state *ss = ui_setup_of(lab);
+    const nn_preset_entry *e = ss->n_entries > 0 ? &ss->entries[ss->selected] : NULL;
     lab->chosen.preset_ok = 0;
     lab->chosen.preset_err[0] = '\0';
     if (!e) {
@@ -132,47 +132,49 @@ static void load_selected(ui_lab *lab)
         nn_preset_check(&lab->chosen.preset, e->path, lab->chosen.preset_err, sizeof lab->chosen.preset_err) != 0)
         return;
     lab->chosen.preset_ok = 1;
-    nn_cost_model(&lab->chosen.preset, 1, &ui_setup_of(lab)->cost);
-    data_note(&lab->chosen.preset, ui_setup_of(lab)->data_note, sizeof ui_setup_of(lab)->data_note);
+    nn_cost_model(&lab->chosen.preset, 1, &ss->cost);
+    data_note(&lab->chosen.preset, ss->data_note, sizeof ss->data_note);
     ui_settings_from_preset(&lab->chosen.set, &lab->chosen.preset);
-    if (!ui_field_shown(lab, ui_setup_of(lab)->field))  /* the focus on a field this preset lacks */
-        ui_setup_of(lab)->field = ui_field_next(lab, ui_setup_of(lab)->field, 1);
+    if (!ui_field_shown(lab, ss->field))  /* the focus on a field this preset lacks */
+        ss->field = ui_field_next(lab, ss->field, 1);
 }
 
 static void select_preset(ui_lab *lab, int i)
 {
-    if (ui_setup_of(lab)->n_entries == 0)
+    ui_setup_state *ss = ui_setup_of(lab);
+    if (ss->n_entries == 0)
         return;
-    i = i < 0 ? 0 : i >= ui_setup_of(lab)->n_entries ? ui_setup_of(lab)->n_entries - 1 : i;
-    if (i == ui_setup_of(lab)->selected && lab->chosen.preset_ok)
+    i = i < 0 ? 0 : i >= ss->n_entries ? ss->n_entries - 1 : i;
+    if (i == ss->selected && lab->chosen.preset_ok)
         return;
-    ui_setup_of(lab)->selected = i;
-    ui_setup_of(lab)->edit[0] = '\0';
+    ss->selected = i;
+    ss->edit[0] = '\0';
     load_selected(lab);
     lab->dirty |= UI_D_LIST | UI_D_FIELDS | UI_D_DETAILS | UI_D_STATUS;
 }
 
 void ui_setup_reload(ui_lab *lab, const char *select_path)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     char err[NN_ERR_LEN], keep[NN_NAME_LEN] = DEFAULT_PRESET;
-    if (ui_setup_of(lab)->n_entries > 0)
-        snprintf(keep, sizeof keep, "%s", ui_setup_of(lab)->entries[ui_setup_of(lab)->selected].name);
-    if (!ui_setup_of(lab)->entries)
-        ui_setup_of(lab)->entries = calloc(UI_MAX_PRESETS, sizeof *ui_setup_of(lab)->entries);
-    int n = ui_setup_of(lab)->entries ? nn_preset_list(ui_setup_of(lab)->entries, UI_MAX_PRESETS, err, sizeof err) : -1;
+    if (ss->n_entries > 0)
+        snprintf(keep, sizeof keep, "%s", ss->entries[ss->selected].name);
+    if (!ss->entries)
+        ss->entries = calloc(UI_MAX_PRESETS, sizeof *ss->entries);
+    int n = ss->entries ? nn_preset_list(ss->entries, UI_MAX_PRESETS, err, sizeof err) : -1;
     if (n < 0) {
-        ui_set_message(lab, 1, "%s", ui_setup_of(lab)->entries ? err : "out of memory for the preset list");
+        ui_set_message(lab, 1, "%s", ss->entries ? err : "out of memory for the preset list");
         n = 0;
     }
-    ui_setup_of(lab)->n_entries = n;
-    ui_setup_of(lab)->selected = 0;
+    ss->n_entries = n;
+    ss->selected = 0;
     for (int i = 0; i < n; i++)
-        if (select_path ? !strcmp(ui_setup_of(lab)->entries[i].path, select_path)
-                        : !strcmp(ui_setup_of(lab)->entries[i].name, keep) && !ui_setup_of(lab)->entries[i].shadowed) {
-            ui_setup_of(lab)->selected = i;
+        if (select_path ? !strcmp(ss->entries[i].path, select_path)
+                        : !strcmp(ss->entries[i].name, keep) && !ss->entries[i].shadowed) {
+            ss->selected = i;
             break;
         }
-    ui_setup_of(lab)->scroll = 0;
+    ss->scroll = 0;
     load_selected(lab);
     lab->dirty |= UI_D_ALL;
 }
@@ -188,21 +190,22 @@ static void setup_open(ui_lab *lab)
 
 static void draw_list(ui_lab *lab)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     ui_rect box = lab->layout.presets, in = ui_rect_inner(box);
     char title[48];
-    snprintf(title, sizeof title, "Presets (%d)", ui_setup_of(lab)->n_entries);
+    snprintf(title, sizeof title, "Presets (%d)", ss->n_entries);
     ui_box(lab, box, title);
     if (in.h <= 0)
         return;
-    if (ui_setup_of(lab)->selected < ui_setup_of(lab)->scroll)
-        ui_setup_of(lab)->scroll = ui_setup_of(lab)->selected;
-    if (ui_setup_of(lab)->selected >= ui_setup_of(lab)->scroll + in.h)
-        ui_setup_of(lab)->scroll = ui_setup_of(lab)->selected - in.h + 1;
-    for (int r = 0; r < in.h && ui_setup_of(lab)->scroll + r < ui_setup_of(lab)->n_entries; r++) {
-        int i = ui_setup_of(lab)->scroll + r, sel = i == ui_setup_of(lab)->selected;
-        const nn_preset_entry *e = &ui_setup_of(lab)->entries[i];
+    if (ss->selected < ss->scroll)
+        ss->scroll = ss->selected;
+    if (ss->selected >= ss->scroll + in.h)
+        ss->scroll = ss->selected - in.h + 1;
+    for (int r = 0; r < in.h && ss->scroll + r < ss->n_entries; r++) {
+        int i = ss->scroll + r, sel = i == ss->selected;
+        const nn_preset_entry *e = &ss->entries[i];
         const char *tag = e->error[0] ? "broken" : e->shadowed ? "hidden" : e->user ? "yours" : "";
-        attr_t a = sel ? ui_attr(lab, ui_setup_of(lab)->focus_fields ? UI_KEY : UI_SELECTED) : A_NORMAL;
+        attr_t a = sel ? ui_attr(lab, ss->focus_fields ? UI_KEY : UI_SELECTED) : A_NORMAL;
         if (e->error[0] && !sel)
             a = ui_attr(lab, UI_ERROR);
         mvhline(in.y + r, in.x, ' ', in.w);
@@ -220,21 +223,24 @@ static int shown_fields(const ui_lab *lab)
 
 static void draw_fields(ui_lab *lab)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     ui_rect box = lab->layout.fields, in = ui_rect_inner(box);
-    int devs[2], n = ui_choice_devices(lab->chosen.set.device, devs);
+    const char *names[2];
+    int n = ui_settings_devices(&lab->chosen.set, names);
     ui_box(lab, box, "Settings");
     for (int f = 0, row = 0; f < UI_N_FIELDS && row < in.h; f++) {
         char label[32], value[96];
         if (!ui_field_shown(lab, f))
             continue;
-        int sel = ui_setup_of(lab)->focus_fields && f == ui_setup_of(lab)->field;
+        int sel = ss->focus_fields && f == ss->field;
         ui_field_text(lab, f, label, sizeof label, value, sizeof value);
-        if (sel && ui_setup_of(lab)->edit[0])
-            snprintf(value, sizeof value, "%s_", ui_setup_of(lab)->edit);
+        if (sel && ss->edit[0])
+            snprintf(value, sizeof value, "%s_", ss->edit);
         attr_t la = sel ? ui_attr(lab, UI_SELECTED) : A_NORMAL, va = A_BOLD;
         if ((f == UI_F_COMPARE && n < 2) || ui_field_gpu_only(f))
             va = ui_attr(lab, UI_DIM);   /* not used by the chosen device */
-        if (f == UI_F_DEVICE && lab->devices.known && !(lab->devices.ok[devs[0]] && (n < 2 || lab->devices.ok[devs[1]])))
+        if (f == UI_F_DEVICE && lab->devices.known &&
+            !(ui_device_ok(lab, names[0]) && (n < 2 || ui_device_ok(lab, names[1]))))
             va = ui_attr(lab, UI_ERROR);
         ui_putf(in.y + row, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
         ui_put(in.y + row, in.x + 17, in.w - 17, va, value);
@@ -297,13 +303,16 @@ static const char *why_line(const char *why, char *buf, size_t len)
 
 /* Rows the device list needs: a heading, one row per available device (or
  * per device still being checked), the reason of each unavailable one
- * wrapped. */
+ * wrapped; before the first survey answers, or when none could run, one
+ * row. */
 static int devices_rows(ui_lab *lab, int w)
 {
     char line[NN_ERR_LEN + 16];
     int rows = 1;
-    for (int d = 0; d < UI_N_DEVICES; d++)
-        rows += !lab->devices.known || lab->devices.ok[d]
+    if (lab->devices.n == 0)
+        return rows + (lab->devices.known ? ui_wrapped_rows(w, WHY_ROWS, lab->devices.why) : 1);
+    for (int d = 0; d < lab->devices.n; d++)
+        rows += !lab->devices.known || lab->devices.st[d].available
                     ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->devices.st[d].why, line, sizeof line));
     return rows;
 }
@@ -312,11 +321,18 @@ static void draw_devices(ui_lab *lab, ui_rect in, int y)
 {
     char line[NN_ERR_LEN + 16];
     ui_put(y++, in.x, in.w, A_BOLD, "Devices");
-    for (int d = 0; d < UI_N_DEVICES && y < in.y + in.h; d++) {
-        ui_putf(y, in.x, 10, A_NORMAL, " %-8s", ui_device_name(d));
+    if (lab->devices.n == 0) {       /* the first survey still runs, or none could */
+        if (lab->devices.known)
+            ui_put_wrapped(y, in.x, in.w, WHY_ROWS, ui_attr(lab, UI_ERROR), lab->devices.why);
+        else
+            ui_put(y, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
+        return;
+    }
+    for (int d = 0; d < lab->devices.n && y < in.y + in.h; d++) {
+        ui_putf(y, in.x, 10, A_NORMAL, " %-8s", lab->devices.st[d].name);
         if (!lab->devices.known)
             ui_put(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
-        else if (lab->devices.ok[d])
+        else if (lab->devices.st[d].available)
             ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->devices.st[d].summary);
         else
             y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
@@ -347,8 +363,9 @@ static int draw_memory(ui_lab *lab, ui_rect in, int y)
 
 static void draw_details(ui_lab *lab)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     ui_rect box = lab->layout.details, in = ui_rect_inner(box);
-    const nn_preset_entry *e = ui_setup_of(lab)->n_entries ? &ui_setup_of(lab)->entries[ui_setup_of(lab)->selected] : NULL;
+    const nn_preset_entry *e = ss->n_entries ? &ss->entries[ss->selected] : NULL;
     const nn_preset *p = &lab->chosen.preset;
     int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - devices_rows(lab, in.w);
     ui_box(lab, box, e ? e->name : "no preset");
@@ -363,7 +380,7 @@ static void draw_details(ui_lab *lab)
             ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "file   %s%s", e->path,
                     e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
         ui_put(y, in.x, 7, A_BOLD, "data");
-        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, ui_setup_of(lab)->data_note);
+        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, ss->data_note);
         if (!ui_settings_trains(&lab->chosen.set))   /* trains nothing: what it computes instead */
             ui_putf(y++, in.x, in.w, A_NORMAL, "task   Jacobian by %s at val %d",
                     nn_jac_method_name((enum nn_jac_method)lab->chosen.set.jac_method), lab->chosen.set.batch);
@@ -419,13 +436,15 @@ static int sizes_fit(const ui_lab *lab, const nn_job_config *cfg, char *err, siz
  * that break the rule every job keeps (nn_job_switches_check). */
 static int devices_ready(ui_lab *lab)
 {
-    int devs[2], n = ui_choice_devices(lab->chosen.set.device, devs);
+    const char *names[2];
+    int n = ui_settings_devices(&lab->chosen.set, names);
     nn_job_config cfg;
     char err[NN_ERR_LEN];
     for (int i = 0; i < n; i++)
-        if (!lab->devices.ok[devs[i]]) {
-            ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "",
-                           ui_device_name(devs[i]), lab->devices.st[devs[i]].why);
+        if (!ui_device_ok(lab, names[i])) {
+            const nn_device_status *st = ui_device_status(lab, names[i]);
+            ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "", names[i],
+                           st ? st->why : lab->devices.n ? "this build of nnlab does not know it" : lab->devices.why);
             return 0;
         }
     ui_setup_job_config(lab, &cfg);
@@ -446,11 +465,12 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
         return -1;
     if (sweep)
         return ui_sweep_devices(lab, names, max);
-    int devs[2], n = 0;
+    const char *chosen[2];
+    int n = 0;
     if (!devices_ready(lab))
         return -1;
-    for (int i = 0, nd = ui_choice_devices(lab->chosen.set.device, devs); i < nd && n < max; i++)
-        names[n++] = ui_device_name(devs[i]);
+    for (int i = 0, nd = ui_settings_devices(&lab->chosen.set, chosen); i < nd && n < max; i++)
+        names[n++] = chosen[i];
     return n;
 }
 
@@ -460,9 +480,10 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
  * confirms a value, or one pressed twice, never starts a job. */
 static ui_action start(ui_lab *lab, int sweep)
 {
-    if (ui_setup_of(lab)->edit[0]) {
+    ui_setup_state *ss = ui_setup_of(lab);
+    if (ss->edit[0]) {
         if (ui_field_commit(lab) > 0)
-            ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_name(lab, ui_setup_of(lab)->field));
+            ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_name(lab, ss->field));
         return UI_ACT_HANDLED;
     }
     if (sweep && !ui_settings_trains(&lab->chosen.set)) {
@@ -477,36 +498,38 @@ static ui_action start(ui_lab *lab, int sweep)
 
 static int list_key(ui_lab *lab, int ch)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     int page = lab->layout.presets.h > 3 ? lab->layout.presets.h - 3 : 1;
     switch (ch) {
-    case KEY_UP: select_preset(lab, ui_setup_of(lab)->selected - 1); return 1;
-    case KEY_DOWN: select_preset(lab, ui_setup_of(lab)->selected + 1); return 1;
-    case KEY_PPAGE: select_preset(lab, ui_setup_of(lab)->selected - page); return 1;
-    case KEY_NPAGE: select_preset(lab, ui_setup_of(lab)->selected + page); return 1;
+    case KEY_UP: select_preset(lab, ss->selected - 1); return 1;
+    case KEY_DOWN: select_preset(lab, ss->selected + 1); return 1;
+    case KEY_PPAGE: select_preset(lab, ss->selected - page); return 1;
+    case KEY_NPAGE: select_preset(lab, ss->selected + page); return 1;
     case KEY_HOME: select_preset(lab, 0); return 1;
-    case KEY_END: select_preset(lab, ui_setup_of(lab)->n_entries - 1); return 1;
+    case KEY_END: select_preset(lab, ss->n_entries - 1); return 1;
     }
     return 0;
 }
 
 static int fields_key(ui_lab *lab, int ch)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     switch (ch) {
     case KEY_UP:                     /* a value refused keeps the focus on its field */
         if (ui_field_commit(lab) >= 0)
-            ui_setup_of(lab)->field = ui_field_next(lab, ui_setup_of(lab)->field, -1);
+            ss->field = ui_field_next(lab, ss->field, -1);
         return 1;
     case KEY_DOWN:
         if (ui_field_commit(lab) >= 0)
-            ui_setup_of(lab)->field = ui_field_next(lab, ui_setup_of(lab)->field, 1);
+            ss->field = ui_field_next(lab, ss->field, 1);
         return 1;
     case KEY_LEFT: case KEY_RIGHT: case ' ':
-        ui_setup_of(lab)->edit[0] = '\0';
-        ui_field_adjust(lab, ui_setup_of(lab)->field, ch == KEY_LEFT ? -1 : 1);
+        ss->edit[0] = '\0';
+        ui_field_adjust(lab, ss->field, ch == KEY_LEFT ? -1 : 1);
         return 1;
     case KEY_BACKSPACE: case 127: case 8:
-        if (ui_setup_of(lab)->edit[0])
-            ui_setup_of(lab)->edit[strlen(ui_setup_of(lab)->edit) - 1] = '\0';
+        if (ss->edit[0])
+            ss->edit[strlen(ss->edit) - 1] = '\0';
         return 1;
     }
     return ui_field_type(lab, ch);
@@ -514,12 +537,13 @@ static int fields_key(ui_lab *lab, int ch)
 
 ui_action ui_setup_key(ui_lab *lab, int ch)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     int handled = 1;
-    if (ch == 27 && ui_setup_of(lab)->edit[0]) {           /* Esc drops a number being typed */
-        ui_setup_of(lab)->edit[0] = '\0';
+    if (ch == 27 && ss->edit[0]) {           /* Esc drops a number being typed */
+        ss->edit[0] = '\0';
     } else if (ch == '\t' || ch == KEY_BTAB) {
         if (ui_field_commit(lab) >= 0) {
-            ui_setup_of(lab)->focus_fields = !ui_setup_of(lab)->focus_fields;
+            ss->focus_fields = !ss->focus_fields;
             lab->dirty |= UI_D_LIST;
         }
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 'r' || ch == 'w') {
@@ -533,9 +557,9 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         survey_devices(lab);
         ui_setup_reload(lab, NULL);
         ui_set_message(lab, 0, "presets and devices scanned again");
-    } else if ((ch == '+' || ch == '-') && !ui_setup_of(lab)->edit[0]) {
+    } else if ((ch == '+' || ch == '-') && !ss->edit[0]) {
         ui_field_adjust(lab, UI_F_BATCH, ch == '+' ? 1 : -1);
-    } else if (ui_setup_of(lab)->focus_fields) {
+    } else if (ss->focus_fields) {
         handled = fields_key(lab, ch);
     } else {
         handled = list_key(lab, ch);

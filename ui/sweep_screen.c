@@ -17,10 +17,31 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The sweep's device d computes on a GPU (measured, or predicted: its
+ * ways are the GPU's too). */
+static int sweeps_gpu(const ui_lab *lab, const nn_sweep *sw, int d)
+{
+    const nn_device_status *st = ui_device_status(lab, sw->device[d]);
+    return st && st->gpu;
+}
+
+/* The index of the sweep's baseline (the CPU every other device is compared
+ * with: the first on a pool of CPU threads); -1 when it has none. */
+static int sweep_baseline(const ui_lab *lab, const nn_sweep *sw)
+{
+    for (int d = 0; d < sw->n_devices; d++) {
+        const nn_device_status *st = ui_device_status(lab, sw->device[d]);
+        if (st && st->threaded && !sw->predicted[d])
+            return d;
+    }
+    return -1;
+}
+
 static void add_skipped(ui_lab *lab, const char *dev, const char *why)
 {
-    size_t n = strlen(ui_sweep_of(lab)->skipped);
-    snprintf(ui_sweep_of(lab)->skipped + n, sizeof ui_sweep_of(lab)->skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
+    ui_sweep_state *ss = ui_sweep_of(lab);
+    size_t n = strlen(ss->skipped);
+    snprintf(ss->skipped + n, sizeof ss->skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
 }
 
 
@@ -38,12 +59,11 @@ static int add_predicted_gpu(ui_lab *lab, nn_sweep *sw)
 }
 
 /* A GPU that is here is compared with the default profile, point by point. */
-static void set_gpu_profile(ui_lab *lab, nn_sweep *sw)
+static void set_gpu_profile(nn_sweep *sw)
 {
     static nn_gpu_profile prof;
     char err[NN_ERR_LEN];
-    (void)lab;
-    if (sw->has_profile || nn_sweep_device_index(sw, "gpu") < 0)
+    if (sw->has_profile || nn_sweep_gpu_index(sw, -1) < 0)
         return;
     if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0)
         nn_sweep_set_profile(sw, &prof);
@@ -52,6 +72,7 @@ static void set_gpu_profile(ui_lab *lab, nn_sweep *sw)
 /* Starts a sweep of the settings; -1 (said on the status row) when it cannot. */
 static int sweep_enter(ui_lab *lab)
 {
+    ui_sweep_state *ss = ui_sweep_of(lab);
     nn_job_config cfg;
     nn_sweep *sw = &lab->sweep;
     int batches[NN_SWEEP_MAX_BATCHES];
@@ -60,25 +81,25 @@ static int sweep_enter(ui_lab *lab)
     nn_sweep_free(sw);
     int nb = nn_sweep_powers_of_two(lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
     nn_sweep_init(sw, &cfg, batches, nb, lab->chosen.set.sweep_steps, 3);
-    ui_sweep_of(lab)->skipped[0] = '\0';
-    int devs[UI_N_DEVICES], n = ui_sweep_order(lab, devs, UI_N_DEVICES);
+    ss->skipped[0] = '\0';
+    const nn_device_status *devs[NN_MAX_DEVICES];
+    int n = ui_sweep_order(lab, devs, NN_MAX_DEVICES);
     for (int i = 0; i < n; i++) {
-        int d = devs[i];
-        const char *name = ui_device_name(d), *why = "";
-        if (lab->devices.ok[d])
+        const char *name = devs[i]->name, *why = "";
+        if (devs[i]->available)
             nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
-        else if (d != UI_DEV_GPU || add_predicted_gpu(lab, sw) != 0)
-            add_skipped(lab, name, lab->devices.st[d].why);
+        else if (!devs[i]->gpu || add_predicted_gpu(lab, sw) != 0)   /* a GPU not here is predicted */
+            add_skipped(lab, name, devs[i]->why);
     }
-    set_gpu_profile(lab, sw);
+    set_gpu_profile(sw);
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",
-                       sw->n_devices ? "no batch size in the range" : ui_sweep_of(lab)->skipped);
+                       sw->n_devices ? "no batch size in the range" : ss->skipped);
         return -1;
     }
     lab->log_scale = 1;              /* samples/s spans decades */
-    ui_sweep_of(lab)->follow = 1;           /* explain the latest point until a key picks one */
-    nn_explainer_reset(&ui_sweep_of(lab)->explain, NULL, "");
+    ss->follow = 1;           /* explain the latest point until a key picks one */
+    nn_explainer_reset(&ss->explain, NULL, "");
     return 0;
 }
 
@@ -109,9 +130,9 @@ static void draw_chart(ui_lab *lab)
     ui_axis_finish(&ax, 0);
     ui_axis_finish(&ay, 1);
     /* where the GPU overtakes the CPU: each predicted way's, or the measured GPU's */
-    int c = nn_sweep_device_index(sw, "cpu"), nv = 0;
+    int c = sweep_baseline(lab, sw), nv = 0;
     for (int d = 0; d < sw->n_devices && c >= 0; d++) {
-        int x = strcmp(sw->device[d], "gpu") == 0 ? nn_sweep_crossover(sw, c, d) : -1;
+        int x = sweeps_gpu(lab, sw, d) ? nn_sweep_crossover(sw, c, d) : -1;
         if (x >= 0)
             vline[nv++] = sw->batch[x];
     }
@@ -127,7 +148,7 @@ static void draw_chart(ui_lab *lab)
 static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
 {
     char line[192];
-    int style = ui_sweep_crossover_text(&lab->sweep, line, sizeof line);
+    int style = ui_sweep_crossover_text(&lab->sweep, sweep_baseline(lab, &lab->sweep), line, sizeof line);
     return ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
 }
 
@@ -136,6 +157,7 @@ static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
  * devices left out. */
 static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 {
+    ui_sweep_state *ss = ui_sweep_of(lab);
     const nn_sweep *sw = &lab->sweep;
     char note[NN_TEXT_LEN];
     int left = in.y + in.h - y;
@@ -162,8 +184,8 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     }
     if (sw->last_error[0])
         ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_ERROR), sw->last_error);
-    else if (ui_sweep_of(lab)->skipped[0])
-        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), ui_sweep_of(lab)->skipped);
+    else if (ss->skipped[0])
+        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), ss->skipped);
 }
 
 #define PREDICTED_CELL 7
@@ -172,7 +194,7 @@ static void draw_table(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
+    int c = sweep_baseline(lab, sw), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
     int n_pred = 0;
     for (int d = 0; d < sw->n_devices; d++)
         n_pred += sw->predicted[d];
@@ -199,7 +221,7 @@ static void draw_table(ui_lab *lab)
     if (ratio)
         ui_putf(y, x, 9, A_BOLD, "%9s", sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
     y++;
-    int cross = ui_sweep_gpu_crossover(sw), rows = in.h - 5;   /* the header and four note rows stay */
+    int cross = ui_sweep_gpu_crossover(sw, c), rows = in.h - 5;   /* the header and four note rows stay */
     for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {
         attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
         x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);

@@ -56,10 +56,6 @@ enum ui_role {
     UI_ROLE_COUNT
 };
 
-/* The devices the lab knows, in the order the setup screen offers them. */
-enum { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU, UI_N_DEVICES };
-enum ui_device_choice { UI_CH_CPU, UI_CH_CPU_REF, UI_CH_GPU, UI_CH_CPU_GPU, UI_CH_CPU_CPU_REF, UI_N_CHOICES };
-
 /* The setup screen's fields, in the order drawn. A Jacobian preset shows
  * Method and not the training fields (epochs, steps, learning rate); a
  * training preset the reverse (ui_field_shown). */
@@ -71,7 +67,8 @@ enum ui_field {
 };
 
 typedef struct ui_settings {
-    int device;                      /* enum ui_device_choice */
+    char device[16];                 /* the device run, as the survey names it */
+    char compare[16];                /* the one run beside it; "" alone */
     int sequential;                  /* side by side: 1 one after the other, 0 race */
     int batch, epochs;
     long steps;                      /* 0: all epochs */
@@ -125,8 +122,10 @@ typedef struct ui_chosen {
  * setup screen asks; ui/setup_screen.c). */
 typedef struct ui_devices {
     int known;                       /* 0 while checking: none can be started */
-    int ok[UI_N_DEVICES];            /* st[d].available once known */
-    nn_device_status st[UI_N_DEVICES];
+    int n;                           /* every device nnlab knows, available or not */
+    nn_device_status st[NN_MAX_DEVICES];   /* the survey's order, the baseline (the
+                                              first on a pool of CPU threads) first */
+    char why[NN_ERR_LEN];            /* known and none: why there was no survey */
 } ui_devices;
 
 typedef struct ui_lab {
