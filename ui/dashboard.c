@@ -452,8 +452,19 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
     return UI_ACT_HANDLED;
 }
 
+static const char *const run_help[] = {
+    "  p           pause / resume            c   cancel",
+    "  l           log / linear loss axis    Enter Esc  back to setup",
+    "  e           Explain panel for the chart (beside it from 130 columns)",
+    "  s           smoothed / raw training loss   x   export CSV + JSON",
+    "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
+    NULL,
+};
+
 const ui_screen_def ui_run_screen = {
     .name = "run",
+    .help_title = "Run dashboard",
+    .help = run_help,
     .state_size = sizeof(ui_dashboard_state),
     .close = run_stop,
     .enter = run_enter,

@@ -1,7 +1,7 @@
 /* ui/setup_screen.c - the first screen: the presets (the user's and the
  * shipped ones, broken ones with their error), the selected preset's
  * description, data and network summary, the devices and why one is
- * unavailable, and the fields (ui/setup_fields.c). */
+ * unavailable (ui/setup_devices.c), and the fields (ui/setup_fields.c). */
 #include "ui.h"
 #include "setup_screen.h"
 #include "format.h"
@@ -16,56 +16,6 @@
 
 
 #define DEFAULT_PRESET "mnist-mlp-128"
-
-/* ---- devices ---------------------------------------------------------------------- */
-
-/* Starts checking the devices on a thread of its own: the GPU's probe
- * initialises the CUDA runtime, which must not stall the screen. Until the
- * survey ends every device shows "checking" and none can be started. */
-static void survey_devices(ui_lab *lab)
-{
-    ui_setup_state *st = ui_setup_of(lab);
-    if (st->survey)
-        return;                      /* one is under way: its answer is as fresh */
-    lab->devices.known = 0;
-    st->survey = nn_device_survey_start(lab->devices.why, sizeof lab->devices.why);
-    if (st->survey)
-        return;
-    lab->devices.n = 0;              /* none can be used: the device list says why */
-    lab->devices.known = 1;
-}
-
-/* The survey's list in the lab's order: the baseline (the first device on a
- * pool of CPU threads, which the others are compared with) first, then the
- * rest as the survey gives them. */
-static void keep_devices(ui_devices *devs, const nn_device_status *st, int n)
-{
-    int first = 0, k = 0;
-    while (first < n && !st[first].threaded)
-        first++;
-    if (first < n)
-        devs->st[k++] = st[first];
-    for (int i = 0; i < n; i++)
-        if (i != first)
-            devs->st[k++] = st[i];
-    devs->n = k;
-    devs->known = 1;
-}
-
-/* Takes the device survey's answer once it is in (every loop turn). */
-static void setup_poll(ui_lab *lab, double now)
-{
-    ui_setup_state *ss = ui_setup_of(lab);
-    nn_device_status st[NN_MAX_DEVICES];
-    (void)now;
-    int n = ss->survey ? nn_device_survey_poll(ss->survey, st, NN_MAX_DEVICES) : -1;
-    if (n < 0)
-        return;
-    nn_device_survey_free(ss->survey);
-    ss->survey = NULL;
-    keep_devices(&lab->devices, st, n);
-    lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
-}
 
 void ui_setup_free(ui_lab *lab)
 {
@@ -182,7 +132,7 @@ void ui_setup_reload(ui_lab *lab, const char *select_path)
 static void setup_open(ui_lab *lab)
 {
     ui_settings_defaults(&lab->chosen.set);
-    survey_devices(lab);
+    ui_setup_survey(lab);
     ui_setup_reload(lab, NULL);
 }
 
@@ -293,53 +243,6 @@ static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
     return draw_row(in, y, wide, lw, "", &sum.total, A_BOLD);
 }
 
-static const char *why_line(const char *why, char *buf, size_t len)
-{
-    snprintf(buf, len, "unavailable: %s", why);
-    return buf;
-}
-
-#define WHY_ROWS 4                   /* at most, per unavailable device */
-
-/* Rows the device list needs: a heading, one row per available device (or
- * per device still being checked), the reason of each unavailable one
- * wrapped; before the first survey answers, or when none could run, one
- * row. */
-static int devices_rows(ui_lab *lab, int w)
-{
-    char line[NN_ERR_LEN + 16];
-    int rows = 1;
-    if (lab->devices.n == 0)
-        return rows + (lab->devices.known ? ui_wrapped_rows(w, WHY_ROWS, lab->devices.why) : 1);
-    for (int d = 0; d < lab->devices.n; d++)
-        rows += !lab->devices.known || lab->devices.st[d].available
-                    ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->devices.st[d].why, line, sizeof line));
-    return rows;
-}
-
-static void draw_devices(ui_lab *lab, ui_rect in, int y)
-{
-    char line[NN_ERR_LEN + 16];
-    ui_put(y++, in.x, in.w, A_BOLD, "Devices");
-    if (lab->devices.n == 0) {       /* the first survey still runs, or none could */
-        if (lab->devices.known)
-            ui_put_wrapped(y, in.x, in.w, WHY_ROWS, ui_attr(lab, UI_ERROR), lab->devices.why);
-        else
-            ui_put(y, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
-        return;
-    }
-    for (int d = 0; d < lab->devices.n && y < in.y + in.h; d++) {
-        ui_putf(y, in.x, 10, A_NORMAL, " %-8s", lab->devices.st[d].name);
-        if (!lab->devices.known)
-            ui_put(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
-        else if (lab->devices.st[d].available)
-            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->devices.st[d].summary);
-        else
-            y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
-                                why_line(lab->devices.st[d].why, line, sizeof line));
-    }
-}
-
 /* What a run of the settings needs in memory (the engine's estimate) beside
  * what the machine has: red when it would be refused. */
 static int draw_memory(ui_lab *lab, ui_rect in, int y)
@@ -367,7 +270,7 @@ static void draw_details(ui_lab *lab)
     ui_rect box = lab->layout.details, in = ui_rect_inner(box);
     const nn_preset_entry *e = ss->n_entries ? &ss->entries[ss->selected] : NULL;
     const nn_preset *p = &lab->chosen.preset;
-    int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - devices_rows(lab, in.w);
+    int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - ui_setup_devices_rows(lab, in.w);
     ui_box(lab, box, e ? e->name : "no preset");
     if (in.h <= 0)
         return;
@@ -392,7 +295,7 @@ static void draw_details(ui_lab *lab)
         if (bottom - y >= 4)
             y = draw_layers(lab, in, y, bottom - y);
     }
-    draw_devices(lab, in, bottom);
+    ui_setup_draw_devices(lab, in, bottom);
 }
 
 static void setup_draw(ui_lab *lab, unsigned dirty)
@@ -554,7 +457,7 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
         return ui_field_commit(lab) >= 0 ? UI_ACT_ASK_SAVE : UI_ACT_HANDLED;
     } else if (ch == KEY_F(5)) {
-        survey_devices(lab);
+        ui_setup_survey(lab);
         ui_setup_reload(lab, NULL);
         ui_set_message(lab, 0, "presets and devices scanned again");
     } else if ((ch == '+' || ch == '-') && !ss->edit[0]) {
@@ -575,13 +478,28 @@ static int setup_enter(ui_lab *lab)
     return 0;
 }
 
+static const char *const setup_help[] = {
+    "  Tab         move between the preset list and the settings",
+    "  Up Down     move in the list (PgUp PgDn Home End) or the settings",
+    "  Left Right  change a setting (Space too); batch, sweep range x2 /2",
+    "  0-9 . e     type a number; Enter keeps it (checked: the range is",
+    "              shown when it is not one), Esc drops it",
+    "  + -         batch size (val) x2 / /2  s   save as a preset",
+    "  Enter r     run on the device(s)      w   batch sweep    F5 rescan",
+    "              (after typing a number: the first Enter keeps it)",
+    "              a device's first use calibrates it (seconds; Esc: no run)",
+    NULL,
+};
+
 const ui_screen_def ui_setup_screen = {
     .name = "setup",
+    .help_title = "Setup",
+    .help = setup_help,
     .state_size = sizeof(ui_setup_state),
     .open = setup_open,
     .close = ui_setup_free,
     .enter = setup_enter,
     .draw = setup_draw,
     .key = ui_setup_key,
-    .poll = setup_poll,
+    .poll = ui_setup_survey_poll,
 };

@@ -25,6 +25,15 @@ typedef struct ui_setup_state {
     nn_device_survey *survey;        /* the device survey under way; NULL when none */
 } ui_setup_state;
 
+/* ui/setup_devices.c: the device survey and the list drawn */
+/* Starts surveying the devices (unless one is under way); none can be started until it ends. */
+void ui_setup_survey(ui_lab *lab);
+/* Takes the survey's answer once it is in: the setup screen's poll. */
+void ui_setup_survey_poll(ui_lab *lab, double now);
+/* The rows the device list needs at width w, and the list drawn from row y. */
+int ui_setup_devices_rows(const ui_lab *lab, int w);
+void ui_setup_draw_devices(ui_lab *lab, ui_rect in, int y);
+
 static inline ui_setup_state *ui_setup_of(const ui_lab *lab)
 {
     return lab->state[UI_SETUP];

@@ -333,8 +333,17 @@ ui_action ui_sweep_screen_key(ui_lab *lab, int ch)
     return ui_job_screen_key(lab, ch, sweep_active(lab));
 }
 
+static const char *const sweep_help[] = {
+    "  c           cancel (points stay)      l   log / linear samples/s",
+    "  arrows      the point to explain      e   Explain panel / chart",
+    "  x           export CSV + JSON         Enter Esc   back to setup",
+    NULL,
+};
+
 const ui_screen_def ui_sweep_screen = {
     .name = "sweep",
+    .help_title = "Batch sweep",
+    .help = sweep_help,
     .state_size = sizeof(ui_sweep_state),
     .close = sweep_stop,
     .enter = sweep_enter,

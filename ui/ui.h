@@ -173,6 +173,8 @@ typedef struct ui_lab {
  * lab->state[its enum ui_screen], allocated (zeroed) with the lab. */
 typedef struct ui_screen_def {
     const char *name;
+    const char *help_title;          /* its heading in the help overlay (ui/help.c) */
+    const char *const *help;         /* its keys there, one line each; NULL ends them */
     size_t state_size;
     void (*open)(ui_lab *lab);       /* the lab starts */
     void (*close)(ui_lab *lab);      /* the lab quits: waits for what runs, frees */
