@@ -130,8 +130,8 @@ static void test_same_crossover(void **state)
     assert_non_null(strstr(json, "\"crossovers\": [{\"from\": \"cpu\", \"to\": \"gpu\", \"way\": \"\", "
                                "\"source\": \"measured\", \"batch\": 4}]"));
     assert_non_null(strstr(text, "gpu overtakes cpu from batch 4 on"));
-    assert_int_equal(ui_sweep_gpu_crossover(sw), x);
-    ui_sweep_crossover_text(sw, line, sizeof line);
+    assert_int_equal(ui_sweep_gpu_crossover(sw, nn_sweep_device_index(sw, "cpu")), x);
+    ui_sweep_crossover_text(sw, nn_sweep_device_index(sw, "cpu"), line, sizeof line);
     assert_string_equal(line, "the GPU overtakes the CPU at batch 4");
     free(json);
     free(text);
@@ -272,8 +272,8 @@ static void test_predicted_gpu(void **state)
         assert_string_equal(line, columns[d - 1]);
     }
     assert_true(cross[3] > cross[1]);            /* the framework's launches: it overtakes later */
-    assert_int_equal(ui_sweep_gpu_crossover(sw), cross[1]);
-    ui_sweep_crossover_text(sw, line, sizeof line);
+    assert_int_equal(ui_sweep_gpu_crossover(sw, nn_sweep_device_index(sw, "cpu")), cross[1]);
+    ui_sweep_crossover_text(sw, nn_sweep_device_index(sw, "cpu"), line, sizeof line);
     snprintf(want, sizeof want, "predicted for T4, the GPU overtakes the CPU: graph* at batch %d, eager* at batch %d, "
              "frmwk* at batch %d", batches[cross[1]], batches[cross[2]], batches[cross[3]]);
     assert_string_equal(line, want);

@@ -14,13 +14,15 @@
 
 #include <cmocka.h>
 
+#include "nnlab/device.h"
 #include "nnlab/jacobian.h"
 #include "setup_fields.h"
 #include "ui.h"
+#include "setup_screen.h"
 
 static ui_lab *new_lab(enum ui_screen screen)
 {
-    ui_lab *lab = calloc(1, sizeof *lab);
+    ui_lab *lab = ui_lab_create();
     assert_non_null(lab);
     lab->screen = screen;
     return lab;
@@ -36,7 +38,7 @@ static void dialog_back_yes_goes_to_setup(void **state)
     lab->dialog = UI_DLG_BACK;
     assert_int_equal(ui_dialog_key(lab, 'n'), UI_ACT_HANDLED);
     assert_int_equal(lab->dialog, UI_DLG_NONE);
-    free(lab);
+    ui_lab_free(lab);
 }
 
 static void dialog_quit_yes_quits(void **state)
@@ -46,7 +48,7 @@ static void dialog_quit_yes_quits(void **state)
     lab->dialog = UI_DLG_QUIT;
     assert_int_equal(ui_dialog_key(lab, 'y'), UI_ACT_QUIT);
     assert_int_equal(lab->quit, 0);          /* the loop quits, not the dialog */
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* A finished run and a finished sweep answer the shared keys alike. */
@@ -64,7 +66,7 @@ static void finished_screens_share_keys(void **state)
         assert_int_equal(lab->log_scale, 1);
         assert_int_equal(key(lab, 'c'), UI_ACT_HANDLED);   /* nothing to cancel */
         assert_int_equal(key(lab, 'z'), UI_ACT_IGNORED);
-        free(lab);
+        ui_lab_free(lab);
     }
 }
 
@@ -80,12 +82,14 @@ static void running_job_is_guarded(void **state)
     assert_int_equal(nn_preset_load(PRESETS_SRCDIR "/mnist-mlp-128.ini", &p, err, sizeof err), 0);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 1000000;
-    assert_int_equal(ui_run_start(&lab->dashboard.run, &cfg, "cpu-ref", NULL, 0, err, sizeof err), 0);
+    nn_device_status cpu_ref;
+    assert_int_equal(nn_device_status_of("cpu-ref", &cpu_ref), 0);
+    assert_int_equal(ui_run_start(&lab->run, &cfg, &cpu_ref, NULL, 0, err, sizeof err), 0);
     assert_int_equal(ui_dashboard_key(lab, 27), UI_ACT_ASK_BACK);
     assert_int_equal(ui_dashboard_key(lab, '\n'), UI_ACT_HANDLED);
     assert_int_equal(ui_dashboard_key(lab, 'c'), UI_ACT_HANDLED);
-    ui_run_free(&lab->dashboard.run);
-    free(lab);
+    ui_run_free(&lab->run);
+    ui_lab_free(lab);
 }
 
 static void setup_keys_ask_to_start(void **state)
@@ -96,11 +100,11 @@ static void setup_keys_ask_to_start(void **state)
     assert_int_equal(ui_setup_key(lab, 'r'), UI_ACT_START_RUN);
     assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
     /* a preset that does not load starts nothing, and says why */
-    const char *names[UI_N_DEVICES];
-    snprintf(lab->setup.preset_err, sizeof lab->setup.preset_err, "broken.ini: [train] batch = x: not a number");
-    assert_int_equal(ui_setup_start_devices(lab, 0, names, UI_N_DEVICES), -1);
+    const char *names[NN_MAX_DEVICES];
+    snprintf(lab->chosen.preset_err, sizeof lab->chosen.preset_err, "broken.ini: [train] batch = x: not a number");
+    assert_int_equal(ui_setup_start_devices(lab, 0, names, NN_MAX_DEVICES), -1);
     assert_non_null(strstr(lab->message, "does not load"));
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* Two jobs racing get cores of their own: a one-thread device (cpu-ref, a
@@ -108,7 +112,11 @@ static void setup_keys_ask_to_start(void **state)
 static void race_gives_each_job_its_own_cores(void **state)
 {
     (void)state;
-    const char *ref[2] = { "cpu", "cpu-ref" }, *gpu[2] = { "cpu", "gpu" }, *two[2] = { "cpu", "cpu" };
+    nn_device_status cpu, cpu_ref, gpu_dev;
+    (void)nn_device_status_of("cpu", &cpu);
+    (void)nn_device_status_of("cpu-ref", &cpu_ref);
+    (void)nn_device_status_of("gpu", &gpu_dev);      /* what it is, here or not */
+    const nn_device_status *ref[2] = { &cpu, &cpu_ref }, *gpu[2] = { &cpu, &gpu_dev }, *two[2] = { &cpu, &cpu };
     int t[2];
     ui_race_threads(ref, 2, 2, t);
     assert_true(t[0] == 1 && t[1] == 1);
@@ -128,7 +136,7 @@ static void race_gives_each_job_its_own_cores(void **state)
     assert_int_equal(nn_preset_load(PRESETS_SRCDIR "/mnist-mlp-128.ini", &p, err, sizeof err), 0);
     nn_job_config_init(&cfg, &p);
     cfg.steps = 3;
-    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 0, err, sizeof err), 0);
+    assert_int_equal(ui_run_start(&r, &cfg, &cpu, &cpu_ref, 0, err, sizeof err), 0);
     assert_int_equal(r.j[1].threads, 1);
     assert_true(r.j[0].threads >= 1 && r.j[0].threads <= (cores > 1 ? cores - 1 : 1));
     nn_job_wait(r.j[0].job);
@@ -138,7 +146,7 @@ static void race_gives_each_job_its_own_cores(void **state)
     assert_int_equal(r.j[1].snap.threads, 1);
     ui_run_free(&r);
     /* one after the other: each may use every core (the engine's choice) */
-    assert_int_equal(ui_run_start(&r, &cfg, "cpu", "cpu-ref", 1, err, sizeof err), 0);
+    assert_int_equal(ui_run_start(&r, &cfg, &cpu, &cpu_ref, 1, err, sizeof err), 0);
     assert_int_equal(r.j[0].threads, 0);
     ui_run_free(&r);
 }
@@ -156,9 +164,9 @@ static ui_action keys(ui_lab *lab, const char *typed)
 static ui_lab *fields_lab(int field)
 {
     ui_lab *lab = new_lab(UI_SETUP);
-    ui_settings_defaults(&lab->setup.set);
-    lab->setup.focus_fields = 1;
-    lab->setup.field = field;
+    ui_settings_defaults(&lab->chosen.set);
+    ui_setup_of(lab)->focus_fields = 1;
+    ui_setup_of(lab)->field = field;
     return lab;
 }
 
@@ -169,20 +177,20 @@ static void enter_confirms_then_runs(void **state)
     (void)state;
     ui_lab *lab = fields_lab(UI_F_BATCH);
     assert_int_equal(keys(lab, "64"), UI_ACT_HANDLED);
-    assert_string_equal(lab->setup.edit, "64");
+    assert_string_equal(ui_setup_of(lab)->edit, "64");
     assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_HANDLED);
-    assert_int_equal(lab->setup.set.batch, 64);
-    assert_string_equal(lab->setup.edit, "");
+    assert_int_equal(lab->chosen.set.batch, 64);
+    assert_string_equal(ui_setup_of(lab)->edit, "");
     assert_non_null(strstr(lab->message, "Enter or r runs"));
     assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
     assert_int_equal(keys(lab, "128"), UI_ACT_HANDLED);
     assert_int_equal(ui_setup_key(lab, 'r'), UI_ACT_HANDLED);     /* confirms only */
-    assert_int_equal(lab->setup.set.batch, 128);
+    assert_int_equal(lab->chosen.set.batch, 128);
     assert_int_equal(ui_setup_key(lab, 'r'), UI_ACT_START_RUN);
     assert_int_equal(keys(lab, "3"), UI_ACT_HANDLED);
     assert_int_equal(ui_setup_key(lab, 'w'), UI_ACT_HANDLED);
     assert_int_equal(ui_setup_key(lab, 'w'), UI_ACT_START_SWEEP);
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* "1.5" and "1e3" are not batch sizes: refused with the range, the old
@@ -194,33 +202,33 @@ static void typed_numbers_are_strict(void **state)
     const char *bad[] = { "1.5", "1e3", "0", "2000000", "3-4" };
     ui_lab *lab = fields_lab(UI_F_BATCH);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        lab->setup.edit[0] = '\0';
+        ui_setup_of(lab)->edit[0] = '\0';
         keys(lab, bad[i]);
-        assert_string_equal(lab->setup.edit, bad[i]);
+        assert_string_equal(ui_setup_of(lab)->edit, bad[i]);
         assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_HANDLED);
-        assert_int_equal(lab->setup.set.batch, 32);
+        assert_int_equal(lab->chosen.set.batch, 32);
         assert_int_equal(lab->message_error, 1);
         assert_non_null(strstr(lab->message, "Batch size: "));
         assert_non_null(strstr(lab->message, "1..1048576"));
         assert_non_null(strstr(lab->message, "kept the old value"));
         assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_HANDLED);   /* still not a run */
         assert_int_equal(ui_setup_key(lab, KEY_DOWN), UI_ACT_HANDLED);
-        assert_int_equal(lab->setup.field, UI_F_BATCH);               /* stays to be fixed */
+        assert_int_equal(ui_setup_of(lab)->field, UI_F_BATCH);               /* stays to be fixed */
     }
     assert_int_equal(ui_setup_key(lab, 27), UI_ACT_HANDLED);
-    assert_string_equal(lab->setup.edit, "");
+    assert_string_equal(ui_setup_of(lab)->edit, "");
     assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
 
     /* the learning rate takes 1e3 and 1.5; not what a float cannot hold */
-    lab->setup.field = UI_F_LR;
+    ui_setup_of(lab)->field = UI_F_LR;
     keys(lab, "1e3\n");
-    assert_true(lab->setup.set.lr == 1000.0);
+    assert_true(lab->chosen.set.lr == 1000.0);
     keys(lab, "1.5\n");
-    assert_true(lab->setup.set.lr == 1.5);
+    assert_true(lab->chosen.set.lr == 1.5);
     keys(lab, "1e39\n");
-    assert_true(lab->setup.set.lr == 1.5);
+    assert_true(lab->chosen.set.lr == 1.5);
     assert_non_null(strstr(lab->message, "Learning rate: 1e39 is out of range"));
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* The sweep doubles the batch: its ends are powers of two. */
@@ -229,17 +237,25 @@ static void sweep_ends_are_powers_of_two(void **state)
     (void)state;
     ui_lab *lab = fields_lab(UI_F_SWEEP_FROM);
     keys(lab, "13\n");
-    assert_int_equal(lab->setup.set.sweep_from, 1);
+    assert_int_equal(lab->chosen.set.sweep_from, 1);
     assert_non_null(strstr(lab->message, "Sweep from: 13 is not a power of two"));
     assert_non_null(strstr(lab->message, "8 or 16"));
     ui_setup_key(lab, 27);
     keys(lab, "16\n");
-    assert_int_equal(lab->setup.set.sweep_from, 16);
-    lab->setup.field = UI_F_SWEEP_TO;
+    assert_int_equal(lab->chosen.set.sweep_from, 16);
+    ui_setup_of(lab)->field = UI_F_SWEEP_TO;
     keys(lab, "8\n");                  /* below Sweep from */
-    assert_int_equal(lab->setup.set.sweep_to, 4096);
+    assert_int_equal(lab->chosen.set.sweep_to, 4096);
     assert_non_null(strstr(lab->message, "16..1048576"));
-    free(lab);
+    ui_lab_free(lab);
+}
+
+/* The survey's answer as the lab keeps it: the cpu device, available. */
+static void survey_cpu(ui_lab *lab)
+{
+    assert_int_equal(nn_device_status_of("cpu", &lab->devices.st[0]), 0);
+    lab->devices.n = 1;
+    lab->devices.known = 1;
 }
 
 static ui_lab *lab_with_preset(const char *name)
@@ -247,9 +263,9 @@ static ui_lab *lab_with_preset(const char *name)
     char path[NN_PATH_LEN], err[NN_ERR_LEN];
     ui_lab *lab = fields_lab(UI_F_BATCH);
     snprintf(path, sizeof path, "%s/%s.ini", PRESETS_SRCDIR, name);
-    assert_int_equal(nn_preset_load(path, &lab->setup.preset, err, sizeof err), 0);
-    lab->setup.preset_ok = 1;
-    ui_settings_from_preset(&lab->setup.set, &lab->setup.preset);
+    assert_int_equal(nn_preset_load(path, &lab->chosen.preset, err, sizeof err), 0);
+    lab->chosen.preset_ok = 1;
+    ui_settings_from_preset(&lab->chosen.set, &lab->chosen.preset);
     return lab;
 }
 
@@ -261,21 +277,20 @@ static void batch_is_bounded_by_the_data(void **state)
     const char *names[2];
     assert_int_equal(ui_batch_max(lab), 60000);
     keys(lab, "1048576\n");
-    assert_int_equal(lab->setup.set.batch, 32);
+    assert_int_equal(lab->chosen.set.batch, 32);
     assert_non_null(strstr(lab->message, "1..60000 (the training set's size)"));
     ui_setup_key(lab, 27);
-    lab->setup.set.batch = 32768;
+    lab->chosen.set.batch = 32768;
     ui_setup_key(lab, '+');
-    assert_int_equal(lab->setup.set.batch, 60000);
+    assert_int_equal(lab->chosen.set.batch, 60000);
     /* a value set some other way is refused at the start, naming the field */
-    lab->setup.set.batch = 1048576;
-    lab->setup.dev_known = 1;
-    lab->setup.dev_ok[UI_DEV_CPU] = 1;
+    lab->chosen.set.batch = 1048576;
+    survey_cpu(lab);
     assert_int_equal(ui_setup_start_devices(lab, 0, names, 2), -1);
     assert_non_null(strstr(lab->message, "Batch size 1048576: larger than the training set (60000 samples)"));
-    lab->setup.set.batch = 60000;
+    lab->chosen.set.batch = 60000;
     assert_int_equal(ui_setup_start_devices(lab, 0, names, 2), 1);
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* ---- saving the settings ------------------------------------------------------------ */
@@ -287,9 +302,11 @@ static void settings_roundtrip_through_a_preset(void **state)
     (void)state;
     char dir[] = "/tmp/nnlab-ui-keys-XXXXXX", path[NN_PATH_LEN], err[NN_ERR_LEN];
     ui_lab *lab = lab_with_preset("lenet-cifar10");
-    ui_settings a = lab->setup.set, b;
-    nn_preset p = lab->setup.preset, q;
-    a.device = UI_CH_CPU_CPU_REF;
+    ui_settings a = lab->chosen.set, b;
+    nn_preset p = lab->chosen.preset, q;
+    snprintf(a.device, sizeof a.device, "cpu");
+    memset(a.compare, 0, sizeof a.compare);
+    snprintf(a.compare, sizeof a.compare, "cpu-ref");
     a.sequential = 0;
     a.batch = 64;
     a.epochs = 3;
@@ -316,7 +333,7 @@ static void settings_roundtrip_through_a_preset(void **state)
     assert_memory_equal(&a, &b, sizeof a);
     unlink(path);
     rmdir(dir);
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* ---- a Jacobian preset: val and the method ----------------------------------------- */
@@ -329,9 +346,9 @@ static void jacobian_preset_shows_val_and_method(void **state)
     (void)state;
     char label[32], value[96];
     ui_lab *lab = lab_with_preset("mlp-jacobian");
-    assert_int_equal(lab->setup.set.jacobian, 1);
-    assert_int_equal(lab->setup.set.batch, 100);
-    assert_int_equal(lab->setup.set.jac_method, NN_JAC_ROWS);
+    assert_int_equal(lab->chosen.set.kind, NN_JOB_JACOBIAN);
+    assert_int_equal(lab->chosen.set.batch, 100);
+    assert_int_equal(lab->chosen.set.jac_method, NN_JAC_ROWS);
     ui_field_text(lab, UI_F_BATCH, label, sizeof label, value, sizeof value);
     assert_string_equal(label, "val");
     ui_field_text(lab, UI_F_METHOD, label, sizeof label, value, sizeof value);
@@ -341,33 +358,33 @@ static void jacobian_preset_shows_val_and_method(void **state)
     assert_false(ui_field_shown(lab, UI_F_EPOCHS) || ui_field_shown(lab, UI_F_STEPS) ||
                  ui_field_shown(lab, UI_F_LR));
     ui_setup_key(lab, KEY_DOWN);
-    assert_int_equal(lab->setup.field, UI_F_METHOD);
+    assert_int_equal(ui_setup_of(lab)->field, UI_F_METHOD);
     ui_setup_key(lab, KEY_DOWN);
-    assert_int_equal(lab->setup.field, UI_F_DATA_ON_DEVICE);
+    assert_int_equal(ui_setup_of(lab)->field, UI_F_DATA_ON_DEVICE);
     ui_setup_key(lab, KEY_UP);
     ui_setup_key(lab, KEY_UP);
-    assert_int_equal(lab->setup.field, UI_F_BATCH);
+    assert_int_equal(ui_setup_of(lab)->field, UI_F_BATCH);
     keys(lab, "5000\n");                     /* above the preset's 1000 training rows */
-    assert_int_equal(lab->setup.set.batch, 5000);
+    assert_int_equal(lab->chosen.set.batch, 5000);
     assert_non_null(strstr(lab->message, "val set"));
     keys(lab, "100001\n");
-    assert_int_equal(lab->setup.set.batch, 5000);
+    assert_int_equal(lab->chosen.set.batch, 5000);
     assert_non_null(strstr(lab->message, "val: 100001 is out of range: type 1..100000"));
     assert_null(strstr(lab->message, "training set"));
     ui_setup_key(lab, 27);
-    lab->setup.set.batch = 65536;
+    lab->chosen.set.batch = 65536;
     ui_setup_key(lab, '+');
-    assert_int_equal(lab->setup.set.batch, NN_JAC_MAX_VAL);
-    free(lab);
+    assert_int_equal(lab->chosen.set.batch, NN_JAC_MAX_VAL);
+    ui_lab_free(lab);
 
     /* a training preset has no Method */
     lab = lab_with_preset("mnist-mlp-128");
     assert_false(ui_field_shown(lab, UI_F_METHOD));
     ui_setup_key(lab, KEY_DOWN);
-    assert_int_equal(lab->setup.field, UI_F_EPOCHS);
+    assert_int_equal(ui_setup_of(lab)->field, UI_F_EPOCHS);
     ui_field_text(lab, UI_F_BATCH, label, sizeof label, value, sizeof value);
     assert_string_equal(label, "Batch size");
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* Right and space pick the next method, Left the one before, round the
@@ -380,27 +397,27 @@ static void jacobian_method_cycles_runs_and_saves(void **state)
     char dir[] = "/tmp/nnlab-ui-keys-XXXXXX", path[NN_PATH_LEN], err[NN_ERR_LEN];
     ui_lab *lab = lab_with_preset("mlp-jacobian");
     nn_job_config cfg;
-    nn_preset p = lab->setup.preset, q;
-    lab->setup.field = UI_F_METHOD;
+    nn_preset p = lab->chosen.preset, q;
+    ui_setup_of(lab)->field = UI_F_METHOD;
     for (int i = 0; i < 4; i++) {
         ui_setup_key(lab, i % 2 ? ' ' : KEY_RIGHT);
-        assert_int_equal(lab->setup.set.jac_method, right[i]);
+        assert_int_equal(lab->chosen.set.jac_method, right[i]);
     }
     ui_setup_key(lab, KEY_LEFT);
-    assert_int_equal(lab->setup.set.jac_method, NN_JAC_FORWARD);
+    assert_int_equal(lab->chosen.set.jac_method, NN_JAC_FORWARD);
     ui_setup_key(lab, KEY_LEFT);
-    assert_int_equal(lab->setup.set.jac_method, NN_JAC_PER_SAMPLE);
+    assert_int_equal(lab->chosen.set.jac_method, NN_JAC_PER_SAMPLE);
     /* w would time training steps such a job never takes: refused, said why */
     assert_int_equal(ui_setup_key(lab, 'w'), UI_ACT_HANDLED);
     assert_non_null(strstr(lab->message, "a Jacobian preset has no batch sweep"));
-    lab->setup.set.batch = 70;
+    lab->chosen.set.batch = 70;
     ui_setup_job_config(lab, &cfg);
     assert_int_equal(cfg.kind, NN_JOB_JACOBIAN);
     assert_int_equal(cfg.jac_method, NN_JAC_PER_SAMPLE);
     assert_int_equal(cfg.jac_val, 70);
 
-    ui_settings_to_preset(&lab->setup.set, &p);
-    ui_settings_describe(&lab->setup.set, "mlp-jacobian", p.description, sizeof p.description);
+    ui_settings_to_preset(&lab->chosen.set, &p);
+    ui_settings_describe(&lab->chosen.set, "mlp-jacobian", p.description, sizeof p.description);
     assert_string_equal(p.description, "Saved from mlp-jacobian in the lab: cpu, Jacobian by per-sample at val 70");
     assert_int_equal(p.batch, 100);          /* [train] batch: not the val */
     assert_non_null(mkdtemp(dir));
@@ -413,11 +430,11 @@ static void jacobian_method_cycles_runs_and_saves(void **state)
     ui_settings b;
     ui_settings_defaults(&b);
     ui_settings_from_preset(&b, &q);
-    b.steps = lab->setup.set.steps;
-    assert_memory_equal(&b, &lab->setup.set, sizeof b);
+    b.steps = lab->chosen.set.steps;
+    assert_memory_equal(&b, &lab->chosen.set, sizeof b);
     unlink(path);
     rmdir(dir);
-    free(lab);
+    ui_lab_free(lab);
 }
 
 /* The engine's size rule in the lab: val 100000 by batched, under an
@@ -434,10 +451,9 @@ static void jacobian_too_large_is_refused_in_the_lab(void **state)
     assert_non_null(f);
     assert_int_equal(fscanf(f, "%lu", &pages), 1);
     fclose(f);
-    lab->setup.set.batch = 100000;
-    lab->setup.set.jac_method = NN_JAC_BATCHED;
-    lab->setup.dev_known = 1;
-    lab->setup.dev_ok[UI_DEV_CPU] = 1;
+    lab->chosen.set.batch = 100000;
+    lab->chosen.set.jac_method = NN_JAC_BATCHED;
+    survey_cpu(lab);
     assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
     small = old;
     small.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
@@ -450,9 +466,9 @@ static void jacobian_too_large_is_refused_in_the_lab(void **state)
     assert_int_equal(lab->message_error, 1);
     assert_non_null(strstr(lab->message, "[task] val = 100000: needs ~1."));
     assert_non_null(strstr(lab->message, " GB of memory (method batched: "));
-    lab->setup.set.batch = 100;              /* fits: started */
+    lab->chosen.set.batch = 100;              /* fits: started */
     assert_int_equal(ui_setup_start_devices(lab, 0, names, 2), 1);
-    free(lab);
+    ui_lab_free(lab);
 }
 
 static void type_name(ui_lab *lab, const char *name)
@@ -507,7 +523,7 @@ static void save_dialog_names(void **state)
     snprintf(path, sizeof path, "%s/nnlab", dir);
     rmdir(path);
     rmdir(dir);
-    free(lab);
+    ui_lab_free(lab);
 }
 
 int main(void)

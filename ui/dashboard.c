@@ -5,6 +5,7 @@
  * terminal, in the chart's place while `e` shows it. Data comes from
  * ui/run.c copies; nothing here holds an engine lock. */
 #include "ui.h"
+#include "dashboard.h"
 #include "format.h"
 #include "setup_fields.h"
 #include "nnlab/progress.h"
@@ -15,16 +16,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ui_dashboard_start(ui_lab *lab)
+#define SYS_PERIOD_S 1.0             /* /proc/stat and NVML: once a second */
+
+/* Starts a run of the settings; -1 (said on the status row) when it cannot. */
+static int run_enter(ui_lab *lab)
 {
     nn_job_config cfg;
     char err[NN_ERR_LEN];
-    int devs[2], n = ui_choice_devices(lab->setup.set.device, devs);
+    const char *names[2];
+    const nn_device_status *dev[2] = { NULL, NULL };
+    int n = ui_settings_devices(&lab->chosen.set, names);
+    for (int k = 0; k < n; k++)
+        if (!(dev[k] = ui_device_status(lab, names[k]))) {
+            ui_set_message(lab, 1, "cannot start: %s: not a device here", names[k]);
+            return -1;
+        }
     ui_setup_job_config(lab, &cfg);
-    ui_run_free(&lab->dashboard.run);
-    if (ui_run_start(&lab->dashboard.run, &cfg, ui_device_name(devs[0]), n == 2 ? ui_device_name(devs[1]) : NULL,
-                     lab->setup.set.sequential, err, sizeof err) != 0) {
-        ui_run_free(&lab->dashboard.run);
+    ui_run_free(&lab->run);
+    if (ui_run_start(&lab->run, &cfg, dev[0], dev[1], lab->chosen.set.sequential, err, sizeof err) != 0) {
+        ui_run_free(&lab->run);
         ui_set_message(lab, 1, "cannot start: %s", err);
         return -1;
     }
@@ -33,20 +43,14 @@ int ui_dashboard_start(ui_lab *lab)
     return 0;
 }
 
-int ui_dashboard_active(const ui_lab *lab)
+static int run_active(const ui_lab *lab)
 {
-    return ui_run_active(&lab->dashboard.run);
+    return ui_run_active(&lab->run);
 }
 
-void ui_dashboard_cancel(ui_lab *lab)
+static void run_stop(ui_lab *lab)
 {
-    ui_run_cancel(&lab->dashboard.run);
-    ui_set_message(lab, 0, "cancelling...");
-}
-
-void ui_dashboard_stop(ui_lab *lab)
-{
-    ui_run_free(&lab->dashboard.run);    /* cancels and waits for the trainers */
+    ui_run_free(&lab->run);          /* cancels and waits for the trainers */
 }
 
 /* New data marks panels pending (drawn at the next frame slot); a change of
@@ -54,16 +58,21 @@ void ui_dashboard_stop(ui_lab *lab)
 /* A job that just diverged is said on the status row as well. */
 static void tell_divergence(ui_lab *lab, const nn_job_state before[2])
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     for (int k = 0; k < r->n_jobs; k++)
         if (r->j[k].snap.state == NN_JOB_DIVERGED && before[k] != NN_JOB_DIVERGED)
             ui_set_message(lab, 1, "%s: %s", r->j[k].device, r->j[k].snap.error);
 }
 
-void ui_dashboard_poll(ui_lab *lab)
+static void run_poll(ui_lab *lab, double now)
 {
-    nn_job_state before[2] = { lab->dashboard.run.j[0].snap.state, lab->dashboard.run.j[1].snap.state };
-    unsigned bits = ui_run_poll(&lab->dashboard.run);
+    if (now - lab->sys_at >= SYS_PERIOD_S) {
+        ui_sysinfo_sample(&lab->sys);
+        lab->sys_at = now;
+        lab->dirty |= UI_D_SYS;
+    }
+    nn_job_state before[2] = { lab->run.j[0].snap.state, lab->run.j[1].snap.state };
+    unsigned bits = ui_run_poll(&lab->run);
     if (bits & UI_RUN_STATE)
         tell_divergence(lab, before);
     if (bits & UI_RUN_POINTS)
@@ -123,7 +132,7 @@ static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, i
  * side-by-side run ended. */
 static void draw_summary(ui_lab *lab, ui_rect in, int y)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     nn_job_times t[2];
     int wide = in.w >= 34, faster;
     if (wide)
@@ -152,7 +161,7 @@ static void draw_summary(ui_lab *lab, ui_rect in, int y)
 static void draw_side(ui_lab *lab)
 {
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    ui_run *r = &lab->dashboard.run;
+    ui_run *r = &lab->run;
     int summary = r->n_jobs == 2 && !ui_run_active(r) && in.h >= SUMMARY_ROWS + 4;
     int avail = in.h - (summary ? SUMMARY_ROWS : 0), y = in.y;
     int per_job = avail / r->n_jobs;
@@ -223,7 +232,7 @@ static void draw_phases(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
 
 static void draw_job(ui_lab *lab, int k, int y, int x, int w)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     const ui_run_job *j = &r->j[k];
     char status[160], bar[512];
     const char *tag = state_tag(r, j);
@@ -245,7 +254,7 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     ui_fmt_job_status(&j->snap, status, sizeof status, 0);
     if (9 + 10 + 6 + (int)strlen(status) + 11 > w)   /* label, a 10-column bar, "100% ", the state */
         ui_fmt_job_status(&j->snap, status, sizeof status, 1);
-    if (j->snap.kind == NN_JOB_JACOBIAN)
+    if (!nn_job_traits_of(j->snap.kind)->trains)   /* rows of J, not steps */
         ui_jacobian_status(&j->snap, status, sizeof status);
     double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;
     int bw = w - 9 - 6 - (int)strlen(status) - 12;
@@ -263,8 +272,8 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
 static void draw_jobs(ui_lab *lab)
 {
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
-    ui_box(lab, box, lab->dashboard.run.n_jobs == 2 ? "Jobs, side by side" : "Job");
-    for (int k = 0; k < lab->dashboard.run.n_jobs && 2 * k + 1 < in.h; k++) {
+    ui_box(lab, box, lab->run.n_jobs == 2 ? "Jobs, side by side" : "Job");
+    for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
         mvhline(in.y + 2 * k, in.x, ' ', in.w);
         mvhline(in.y + 2 * k + 1, in.x, ' ', in.w);
         draw_job(lab, k, in.y + 2 * k, in.x, in.w);
@@ -349,17 +358,15 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
  * a CPU, or the emulated GPU). */
 static int on_host_cores(const ui_lab *lab, const char *device)
 {
-    for (int d = 0; d < UI_N_DEVICES; d++)
-        if (!strcmp(ui_device_name(d), device))
-            return lab->setup.dev_ok[d] && lab->setup.dev[d].on_host_cores;
-    return 0;
+    const nn_device_status *st = ui_device_status(lab, device);
+    return st && st->available && st->on_host_cores;
 }
 
 /* A race: who got how many threads, and whether they share the CPU's cores
  * (both compute on them) or one only issues work from its host thread. */
 static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     const ui_run_job *a = &r->j[0], *b = &r->j[1];
     if (r->cores > 0 && on_host_cores(lab, a->device) && on_host_cores(lab, b->device))
         snprintf(t, len, "nnlab - %.64s: RACE sharing %d cores: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
@@ -373,7 +380,7 @@ static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
 
 static void draw_title(ui_lab *lab)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     const nn_job_config *c = &r->cfg;
     char t[512], data[NN_TEXT_LEN + 8] = "";
     const nn_snapshot *s = &r->j[0].snap;
@@ -392,7 +399,7 @@ static void draw_title(ui_lab *lab)
     ui_draw_title(lab, t);
 }
 
-void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
+static void run_draw(ui_lab *lab, unsigned dirty)
 {
     int replaces;
     ui_rect ex = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces);
@@ -410,25 +417,60 @@ void ui_dashboard_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_SYS)
         ui_draw_sysinfo(lab, lab->layout.sys);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, ui_run_active(&lab->dashboard.run)
+        ui_draw_status(lab, ui_run_active(&lab->run)
                                 ? "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit"
                                 : "finished: Enter/Esc back  l log  s smooth  e explain  x export  ? help  q quit");
 }
 
 ui_action ui_dashboard_key(ui_lab *lab, int ch)
 {
-    ui_run *r = &lab->dashboard.run;
+    ui_run *r = &lab->run;
     if (ch == 's') {
-        lab->dashboard.smooth = !lab->dashboard.smooth;
-        ui_set_message(lab, 0, lab->dashboard.smooth ? "training loss smoothed (EMA 0.6; s: raw)" : "training loss raw");
+        ui_dashboard_of(lab)->smooth = !ui_dashboard_of(lab)->smooth;
+        ui_set_message(lab, 0, ui_dashboard_of(lab)->smooth ? "training loss smoothed (EMA 0.6; s: raw)" : "training loss raw");
         lab->dirty |= UI_D_CHART;
         return UI_ACT_HANDLED;
     }
+    if (ch == 'c') {
+        if (ui_run_active(r)) {
+            ui_run_cancel(r);        /* collected by the next polls */
+            ui_set_message(lab, 0, "cancelling...");
+        }
+        return UI_ACT_HANDLED;
+    }
+    if (ch == 'x') {
+        ui_export_run(lab);
+        lab->dirty |= UI_D_STATUS;
+        return UI_ACT_HANDLED;
+    }
     if (ch != 'p')
-        return ui_job_screen_key(lab, ch);
+        return ui_job_screen_key(lab, ch, ui_run_active(r));
     if (ui_run_active(r)) {
         ui_run_toggle_pause(r);
         ui_set_message(lab, 0, r->paused ? "paused (p resumes)" : "resumed");
     }
     return UI_ACT_HANDLED;
 }
+
+static const char *const run_help[] = {
+    "  p           pause / resume            c   cancel",
+    "  l           log / linear loss axis    Enter Esc  back to setup",
+    "  e           Explain panel for the chart (beside it from 130 columns)",
+    "  s           smoothed / raw training loss   x   export CSV + JSON",
+    "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
+    NULL,
+};
+
+const ui_screen_def ui_run_screen = {
+    .name = "run",
+    .help_title = "Run dashboard",
+    .help = run_help,
+    .state_size = sizeof(ui_dashboard_state),
+    .close = run_stop,
+    .enter = run_enter,
+    .leave = run_stop,
+    .draw = run_draw,
+    .key = ui_dashboard_key,
+    .poll = run_poll,
+    .active = run_active,
+};

@@ -14,11 +14,11 @@
 
 void ui_dialog_open_save(ui_lab *lab)
 {
-    if (!lab->setup.preset_ok) {
-        ui_set_message(lab, 1, "this preset does not load, so it cannot be saved: %s", lab->setup.preset_err);
+    if (!lab->chosen.preset_ok) {
+        ui_set_message(lab, 1, "this preset does not load, so it cannot be saved: %s", lab->chosen.preset_err);
         return;
     }
-    snprintf(lab->input, sizeof lab->input, "%s", lab->setup.preset.name);
+    snprintf(lab->input, sizeof lab->input, "%s", lab->chosen.preset.name);
     lab->dialog = UI_DLG_SAVE;
     lab->dirty |= UI_D_OVERLAY;
 }
@@ -62,11 +62,11 @@ static int hides_shipped(const char *name, const char *path)
  * never made. */
 static void save(ui_lab *lab, const char *name, const char *path)
 {
-    nn_preset p = lab->setup.preset;
+    nn_preset p = lab->chosen.preset;
     char err[NN_ERR_LEN];
     snprintf(p.name, sizeof p.name, "%s", name);
-    ui_settings_to_preset(&lab->setup.set, &p);
-    ui_settings_describe(&lab->setup.set, lab->setup.preset.name, p.description, sizeof p.description);
+    ui_settings_to_preset(&lab->chosen.set, &p);
+    ui_settings_describe(&lab->chosen.set, lab->chosen.preset.name, p.description, sizeof p.description);
     close_dialog(lab);
     if (nn_preset_save(path, &p, err, sizeof err) != 0) {
         ui_set_message(lab, 1, "not saved: %s", err);

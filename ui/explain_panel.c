@@ -9,6 +9,8 @@
  * replaces the chart while `e` has it shown. The text is ui/explain_text.c's;
  * this file only gathers and draws it. */
 #include "ui.h"
+#include "sweep_screen.h"
+#include "dashboard.h"
 #include "format.h"
 
 #include <math.h>
@@ -104,19 +106,19 @@ void ui_explain_jobs_init(ui_lab *lab)
     for (int k = 0; k < 2; k++) {
         const char *why = "";
         const nn_calibration *cal = NULL;
-        if (k < lab->dashboard.run.n_jobs)
-            cal = nn_cal_store_get(&lab->cals, lab->dashboard.run.j[k].device, &why);
-        nn_explainer_reset(&lab->dashboard.explain[k], cal, why);
+        if (k < lab->run.n_jobs)
+            cal = nn_cal_store_get(&lab->cals, lab->run.j[k].device, &why);
+        nn_explainer_reset(&ui_dashboard_of(lab)->explain[k], cal, why);
     }
 }
 
 int ui_explain_jobs_update(ui_lab *lab)
 {
     int changed = 0;
-    for (int k = 0; k < lab->dashboard.run.n_jobs; k++) {
+    for (int k = 0; k < lab->run.n_jobs; k++) {
         nn_explain_inputs in;
-        if (nn_observe_inputs(&lab->dashboard.run.j[k].snap, &in) == 0)
-            changed |= nn_explainer_update(&lab->dashboard.explain[k], &lab->dashboard.run.cfg.preset, &in);
+        if (nn_observe_inputs(&lab->run.j[k].snap, &in) == 0)
+            changed |= nn_explainer_update(&ui_dashboard_of(lab)->explain[k], &lab->run.cfg.preset, &in);
     }
     return changed;
 }
@@ -124,7 +126,7 @@ int ui_explain_jobs_update(ui_lab *lab)
 void ui_explain_draw_run(ui_lab *lab)
 {
     static ui_text t;                /* 12 KB: kept off the stack (UI thread only) */
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     int replaces;
     ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
     if (in.w <= 0 || in.h <= 0)
@@ -133,7 +135,7 @@ void ui_explain_draw_run(ui_lab *lab)
     int y = in.y, per_job = r->n_jobs == 2 ? (in.h - 1) / 2 : in.h;
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
-        const nn_explainer *x = &lab->dashboard.explain[k];
+        const nn_explainer *x = &ui_dashboard_of(lab)->explain[k];
         const nn_gpu_profile *prof = default_profile();
         ui_explain_context ctx;
         char calib[NN_ERR_LEN];
@@ -159,9 +161,9 @@ void ui_explain_draw_run(ui_lab *lab)
  * the keys moved to; -1 when there is none yet. */
 int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
-    *d = lab->sweep_screen.follow ? sw->latest_dev : lab->sweep_screen.sel_dev;
-    *i = lab->sweep_screen.follow ? sw->latest_batch : lab->sweep_screen.sel_batch;
+    const nn_sweep *sw = &lab->sweep;
+    *d = ui_sweep_of(lab)->follow ? sw->latest_dev : ui_sweep_of(lab)->sel_dev;
+    *i = ui_sweep_of(lab)->follow ? sw->latest_batch : ui_sweep_of(lab)->sel_batch;
     return *d >= 0 && *d < sw->n_devices && *i >= 0 && *i < sw->n_batches ? 0 : -1;
 }
 
@@ -169,8 +171,8 @@ int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i)
  * device and the same kind of figures: measured, or a profile's). */
 static void sweep_explain_for(ui_lab *lab, int d)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
-    nn_explainer *x = &lab->sweep_screen.explain;
+    const nn_sweep *sw = &lab->sweep;
+    nn_explainer *x = &ui_sweep_of(lab)->explain;
     if (!sw->has_cal[d])
         nn_explainer_reset(x, NULL, sw->cal_why[d]);
     else if (!x->has_cal || strcmp(x->cal.device, sw->cal[d].device) != 0 || x->cal.profile != sw->cal[d].profile)
@@ -214,7 +216,7 @@ static const char *point_state(int state)
 void ui_explain_draw_sweep(ui_lab *lab)
 {
     static ui_text t;
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     int replaces, d, i;
     ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
     if (in.w <= 0 || in.h <= 0)
@@ -234,16 +236,16 @@ void ui_explain_draw_sweep(ui_lab *lab)
     char label[48], calib[NN_ERR_LEN];
     sweep_explain_for(lab, d);
     if (pt->has_inputs)              /* the same inputs, so the same regime and prediction as the table's */
-        (void)nn_explainer_update(&lab->sweep_screen.explain, &sw->base.preset, &pt->in);
+        (void)nn_explainer_update(&ui_sweep_of(lab)->explain, &sw->base.preset, &pt->in);
     sweep_context(sw, d, i, &ctx, label, sizeof label, calib, sizeof calib);
-    ui_explain_format_in(&lab->sweep_screen.explain, &ctx, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h,
+    ui_explain_format_in(&ui_sweep_of(lab)->explain, &ctx, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h,
                          &t);
     draw_text(lab, &t, in.y, in.x, in.w);
 }
 
 int ui_explain_sweep_key(ui_lab *lab, int ch)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     int d, i;
     if (ch != KEY_UP && ch != KEY_DOWN && ch != KEY_LEFT && ch != KEY_RIGHT)
         return 0;
@@ -259,9 +261,9 @@ int ui_explain_sweep_key(ui_lab *lab, int ch)
         d = d > 0 ? d - 1 : 0;
     else
         d = d + 1 < sw->n_devices ? d + 1 : d;
-    lab->sweep_screen.follow = 0;           /* the user picked: stop following the latest */
-    lab->sweep_screen.sel_dev = d;
-    lab->sweep_screen.sel_batch = i;
+    ui_sweep_of(lab)->follow = 0;           /* the user picked: stop following the latest */
+    ui_sweep_of(lab)->sel_dev = d;
+    ui_sweep_of(lab)->sel_batch = i;
     lab->dirty |= UI_D_SIDE | UI_D_EXPLAIN;
     return 1;
 }

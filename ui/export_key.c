@@ -13,7 +13,7 @@
 /* The run screen's run as the writers take it: each job's last copy. */
 static void run_export(const ui_lab *lab, nn_export_run *out)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     *out = (nn_export_run){ r->cfg.preset.name, r->n_jobs, r->sequential, { { 0 } } };
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
@@ -23,23 +23,15 @@ static void run_export(const ui_lab *lab, nn_export_run *out)
     }
 }
 
-void ui_export_screen(ui_lab *lab)
+/* Writes the run or the sweep (the other NULL) and says where it went. */
+static void export_files(ui_lab *lab, const nn_export_run *run, const nn_sweep *sw, int running)
 {
     char dir[NN_PATH_LEN], csv[NN_PATH_LEN + 96], json[NN_PATH_LEN + 96], err[NN_ERR_LEN];
-    nn_export_run run;
-    const nn_export_run *rp = NULL;
-    const nn_sweep *sw = NULL;
     if (nn_export_dir(dir, sizeof dir) != 0) {
         ui_set_message(lab, 1, "export: no folder (neither XDG_DATA_HOME nor HOME is set)");
         return;
     }
-    if (lab->screen == UI_SWEEP) {
-        sw = &lab->sweep_screen.sweep;
-    } else {
-        run_export(lab, &run);
-        rp = &run;
-    }
-    if (nn_export_files(dir, rp, sw, (long long)time(NULL), csv, json, sizeof csv, err, sizeof err) != 0) {
+    if (nn_export_files(dir, run, sw, (long long)time(NULL), csv, json, sizeof csv, err, sizeof err) != 0) {
         ui_set_message(lab, 1, "export failed: %s", err);
         return;
     }
@@ -48,6 +40,17 @@ void ui_export_screen(ui_lab *lab)
     size_t n = strlen(csv);
     if (n > 4)
         csv[n - 4] = '\0';          /* ".csv" */
-    ui_set_message(lab, 0, "exported %s.{csv,json}%s", csv,
-                   lab->screen != UI_SWEEP && ui_run_active(&lab->dashboard.run) ? " (so far)" : "");
+    ui_set_message(lab, 0, "exported %s.{csv,json}%s", csv, running ? " (so far)" : "");
+}
+
+void ui_export_run(ui_lab *lab)
+{
+    nn_export_run run;
+    run_export(lab, &run);
+    export_files(lab, &run, NULL, ui_run_active(&lab->run));
+}
+
+void ui_export_sweep(ui_lab *lab)
+{
+    export_files(lab, NULL, &lab->sweep, 0);
 }

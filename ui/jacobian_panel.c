@@ -1,6 +1,7 @@
 /* ui/jacobian_panel.c - see jacobian_panel.h. */
 #include "jacobian_panel.h"
 #include "format.h"
+#include "setup_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,12 +12,12 @@
 
 int ui_jacobian_run(const ui_lab *lab)
 {
-    return lab->dashboard.run.cfg.kind == NN_JOB_JACOBIAN;
+    return !nn_job_traits_of(lab->run.cfg.kind)->trains;
 }
 
 static const nn_job_config *run_cfg(const ui_lab *lab)
 {
-    return &lab->dashboard.run.cfg;
+    return &lab->run.cfg;
 }
 
 /* The network, the val and the method of the run. */
@@ -44,7 +45,7 @@ void ui_jacobian_status(const nn_snapshot *s, char *buf, size_t len)
 
 void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     nn_jac_shape s;
     long val = 0;
     enum nn_jac_method m = NN_JAC_ROWS;
@@ -57,8 +58,18 @@ void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len)
  * calibration against the GPU's (a profile's when none is cached), the
  * framework's per-operation cost from the default profile. Kept for the
  * last network (UI thread only). 0, or -1 with why. */
-static int sweep_for(const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
+/* The names the survey gives the CPU the sweep is predicted for (the
+ * baseline) and the GPU ("" when it lists none: the profile stands in). */
+static void sweep_devices(const ui_lab *lab, const char **cpu, const char **gpu)
 {
+    const nn_device_status *c = ui_device_baseline(lab), *g = ui_device_gpu(lab);
+    *cpu = c ? c->name : "";
+    *gpu = g ? g->name : "";
+}
+
+static int sweep_for(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
+{
+    const char *cpu_name, *gpu_name;
     static nn_jac_sweep sw;
     static nn_jac_shape last;
     static int have;
@@ -69,12 +80,13 @@ static int sweep_for(const nn_jac_shape *s, const nn_jac_sweep **out, const char
         *out = &sw;
         return 0;
     }
-    if (nn_calibration_load("cpu", &cpu) != 0) {
+    sweep_devices(lab, &cpu_name, &gpu_name);
+    if (!cpu_name[0] || nn_calibration_load(cpu_name, &cpu) != 0) {
         *why = "the CPU is not calibrated yet (`nnlab calibrate`, or run a training preset once)";
         return -1;
     }
     int have_profile = nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0;
-    if (nn_calibration_load("gpu", &gpu) != 0) {
+    if (!gpu_name[0] || nn_calibration_load(gpu_name, &gpu) != 0) {
         if (!have_profile) {
             *why = "no GPU calibration and no GPU profile found";
             return -1;
@@ -123,7 +135,9 @@ static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method ru
     const nn_jac_sweep *sw;
     const char *why = "";
     char label[32], row[512];
-    if (sweep_for(s, &sw, &why) != 0) {
+    const char *name[2];
+    sweep_devices(lab, &name[0], &name[1]);
+    if (sweep_for(lab, s, &sw, &why) != 0) {
         ui_putf(y, in.x, in.w, ui_attr(lab, UI_DIM), "val sweep: %s", why);
         return;
     }
@@ -135,15 +149,17 @@ static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method ru
     for (int m = 0; m < NN_JAC_METHOD_COUNT && y + 3 < in.y + in.h; m++)
         for (int d = 0; d < 2; d++) {
             snprintf(label, sizeof label, "%-11s %s", d ? "" : nn_jac_method_name((enum nn_jac_method)m),
-                     d ? "gpu" : "cpu");
+                     name[d][0] ? name[d] : d ? "GPU" : "CPU");
             sweep_line(y++, in, A_NORMAL, label, sw, d ? sw->gpu_s[NN_JAC_WAY_NNLAB][m] : sw->cpu_s[NN_JAC_WAY_NNLAB][m]);
         }
     if (y < in.y + in.h)
         ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%s as a framework runs it eagerly (fw):",
                 nn_jac_method_name(run_m));
-    for (int d = 0; d < 2 && y < in.y + in.h; d++)
-        sweep_line(y++, in, A_NORMAL, d ? "            gpu" : "            cpu", sw,
+    for (int d = 0; d < 2 && y < in.y + in.h; d++) {
+        snprintf(label, sizeof label, "%12s%s", "", name[d][0] ? name[d] : d ? "GPU" : "CPU");
+        sweep_line(y++, in, A_NORMAL, label, sw,
                    d ? sw->gpu_s[NN_JAC_WAY_FRAMEWORK][run_m] : sw->cpu_s[NN_JAC_WAY_FRAMEWORK][run_m]);
+    }
     if (y < in.y + in.h)
         sweep_verdict(lab, y++, in, sw, NN_JAC_WAY_FRAMEWORK, (int)run_m);
     for (int m = 0; m < NN_JAC_METHOD_COUNT && y < in.y + in.h; m++)
@@ -152,7 +168,7 @@ static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method ru
 
 void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     ui_rect in = ui_rect_inner(box);
     nn_jac_shape s;
     nn_jac_flops f;
@@ -216,7 +232,7 @@ void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
     int y = in.y + ui_put_wrapped(in.y, in.x, in.w, in.h, A_NORMAL, why);
     const nn_jac_sweep *sw;
     const char *skip = "";
-    if (y + 1 < in.y + in.h && sweep_for(&s, &sw, &skip) == 0) {
+    if (y + 1 < in.y + in.h && sweep_for(lab, &s, &sw, &skip) == 0) {
         nn_jac_sweep_verdict(sw, m, val, why, sizeof why);
         ui_put_wrapped(y + 1, in.x, in.w, in.y + in.h - y - 1, ui_attr(lab, UI_DIM), why);
     }

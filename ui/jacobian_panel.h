@@ -9,7 +9,8 @@
 
 #include "ui.h"
 
-/* 1 when the run on the dashboard is a Jacobian job. */
+/* 1 when the dashboard's run trains nothing (nn_job_traits): a Jacobian job,
+ * whose panels these are. */
 int ui_jacobian_run(const ui_lab *lab);
 /* "rows 31.2k/40k  7.2k rows/s  4.3 s  ETA 1 s" */
 void ui_jacobian_status(const nn_snapshot *s, char *buf, size_t len);

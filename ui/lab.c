@@ -2,9 +2,11 @@
  * screen switching, key dispatch and the frame budget. Key handlers and
  * polls return an action (ui.h); act() alone moves between screens.
  *
- * The loop wakes on getch with a timeout (100 ms while a job runs), has the
- * current screen copy what its jobs published since the last wake (its
- * poll: ui/run.c, src/analysis/sweep.c), and
+ * The screens are a table (ui_screens, ui/screens.c: enter, leave, draw,
+ * key, poll per screen); the loop calls the current screen's entry and
+ * never asks which screen it is. It wakes on getch with a timeout (100 ms
+ * while a job runs), has the current screen copy what its jobs published
+ * since the last wake (its poll: ui/run.c, src/analysis/sweep.c), and
  * redraws only the panels whose data changed: the job rows and the chart at
  * most five times a second, the machine panel once a second, everything at
  * once on a key or a change of state. Signal handlers only set flags; the
@@ -22,7 +24,6 @@
 #include <unistd.h>
 
 #define JOBS_FRAME_S 0.2             /* job rows and chart: at most 5 redraws a second */
-#define SYS_PERIOD_S 1.0             /* /proc/stat and NVML: once a second */
 
 static volatile sig_atomic_t got_interrupt, got_terminate;
 
@@ -84,34 +85,40 @@ static void restore_signals(const saved_signals *old)
 
 /* ---- screens ---------------------------------------------------------------------- */
 
+static const ui_screen_def *current(const ui_lab *lab)
+{
+    return ui_screens[lab->screen];
+}
+
 int ui_jobs_active(const ui_lab *lab)
 {
-    return ui_dashboard_active(lab) || ui_sweep_screen_active(lab);
+    for (int s = 0; s < UI_N_SCREENS; s++)
+        if (ui_screens[s]->active && ui_screens[s]->active(lab))
+            return 1;
+    return 0;
 }
 
 static void relayout(ui_lab *lab)
 {
     getmaxyx(stdscr, lab->rows, lab->cols);
-    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->dashboard.run.n_jobs, &lab->layout);
+    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs, &lab->layout);
     erase();
     lab->dirty = UI_D_ALL;
 }
 
-static void set_screen(ui_lab *lab, enum ui_screen s)
+/* Shows screen s once it has started its job (it stays on the current one,
+ * which says why, when it cannot); the one left cancels and frees its own. */
+static void show(ui_lab *lab, enum ui_screen s)
 {
+    const ui_screen_def *from = current(lab), *to = ui_screens[s];
+    if (to->enter && to->enter(lab) != 0)
+        return;
+    if (from != to && from->leave)
+        from->leave(lab);
     lab->screen = s;
     lab->frame_at = 0;
     lab->pending = 0;
     relayout(lab);
-}
-
-/* Cancels and frees what the run or the sweep still holds. */
-static void go_setup(ui_lab *lab)
-{
-    ui_dashboard_stop(lab);
-    ui_sweep_screen_stop(lab);
-    lab->log_scale = 0;
-    set_screen(lab, UI_SETUP);
 }
 
 static void ask(ui_lab *lab, enum ui_dialog d)
@@ -122,8 +129,8 @@ static void ask(ui_lab *lab, enum ui_dialog d)
 
 static ui_action start_jobs(ui_lab *lab, int sweep)
 {
-    const char *names[UI_N_DEVICES];
-    int n = ui_setup_start_devices(lab, sweep, names, UI_N_DEVICES);
+    const char *names[NN_MAX_DEVICES];
+    int n = ui_setup_start_devices(lab, sweep, names, NN_MAX_DEVICES);
     if (n < 0)
         return UI_ACT_HANDLED;       /* the status row says why */
     /* a device without a calibration is measured first (a few seconds) */
@@ -139,16 +146,11 @@ static void act(ui_lab *lab, ui_action a)
         switch (a) {
         case UI_ACT_START_RUN: next = start_jobs(lab, 0); break;
         case UI_ACT_START_SWEEP: next = start_jobs(lab, 1); break;
-        case UI_ACT_GO_RUN:
-            if (ui_dashboard_start(lab) == 0)
-                set_screen(lab, UI_RUN);
-            break;
-        case UI_ACT_GO_SWEEP:
-            if (ui_sweep_screen_start(lab) == 0)
-                set_screen(lab, UI_SWEEP);
-            break;
-        case UI_ACT_GO_SETUP: go_setup(lab); break;
+        case UI_ACT_GO_RUN: show(lab, UI_RUN); break;
+        case UI_ACT_GO_SWEEP: show(lab, UI_SWEEP); break;
+        case UI_ACT_GO_SETUP: show(lab, UI_SETUP); break;
         case UI_ACT_ASK_BACK: ask(lab, UI_DLG_BACK); break;
+        case UI_ACT_ASK_SAVE: ui_dialog_open_save(lab); break;
         case UI_ACT_ASK_QUIT:
             if (ui_jobs_active(lab))
                 ask(lab, UI_DLG_QUIT);
@@ -186,12 +188,7 @@ static ui_action handle_key(ui_lab *lab, int ch)
     }
     if (ch == 'q')
         return UI_ACT_ASK_QUIT;
-    switch (lab->screen) {
-    case UI_SETUP: return ui_setup_key(lab, ch);
-    case UI_RUN: return ui_dashboard_key(lab, ch);
-    case UI_SWEEP: return ui_sweep_screen_key(lab, ch);
-    }
-    return UI_ACT_IGNORED;
+    return current(lab)->key(lab, ch);
 }
 
 static void handle_signals(ui_lab *lab)
@@ -216,18 +213,9 @@ static void handle_signals(ui_lab *lab)
  * JOBS_FRAME_S, except on a change of state, which is drawn at once. */
 static void poll_jobs(ui_lab *lab, double now)
 {
-    ui_setup_poll(lab);              /* the devices' availability, once surveyed */
     act(lab, ui_calibrate_poll(lab));   /* may start the run or the sweep that waited */
-    if (lab->screen == UI_RUN) {
-        ui_dashboard_poll(lab);
-        if (now - lab->sys_at >= SYS_PERIOD_S) {
-            ui_sysinfo_sample(&lab->sys);
-            lab->sys_at = now;
-            lab->dirty |= UI_D_SYS;
-        }
-    } else if (lab->screen == UI_SWEEP) {
-        ui_sweep_screen_poll(lab);
-    }
+    if (current(lab)->poll)
+        current(lab)->poll(lab, now);
     if (lab->pending && now - lab->frame_at >= JOBS_FRAME_S) {
         lab->dirty |= lab->pending;
         lab->pending = 0;
@@ -257,11 +245,7 @@ static void draw(ui_lab *lab, double now)
     } else {
         if (d & (UI_D_JOBS | UI_D_CHART))
             lab->frame_at = now;
-        switch (lab->screen) {
-        case UI_SETUP: ui_setup_draw(lab, d); break;
-        case UI_RUN: ui_dashboard_draw(lab, d); break;
-        case UI_SWEEP: ui_sweep_screen_draw(lab, d); break;
-        }
+        current(lab)->draw(lab, d);
         if (lab->help)
             ui_help_draw(lab);
         if (lab->dialog != UI_DLG_NONE)
@@ -307,13 +291,27 @@ static int start_curses(ui_lab *lab, SCREEN **scr)
     return 0;
 }
 
-static void free_lab(ui_lab *lab)
+ui_lab *ui_lab_create(void)
 {
+    ui_lab *lab = calloc(1, sizeof *lab);
+    for (int s = 0; lab && s < UI_N_SCREENS; s++)
+        if (!(lab->state[s] = calloc(1, ui_screens[s]->state_size ? ui_screens[s]->state_size : 1))) {
+            ui_lab_free(lab);
+            return NULL;
+        }
+    return lab;
+}
+
+void ui_lab_free(ui_lab *lab)
+{
+    if (!lab)
+        return;
     ui_calibrate_free(lab);          /* waits for a measurement still running */
-    ui_setup_free(lab);              /* and for the device survey; the preset list */
-    ui_dashboard_stop(lab);          /* cancels and waits for running trainers */
-    ui_sweep_screen_stop(lab);
-    ui_sysinfo_close(&lab->sys);
+    for (int s = 0; s < UI_N_SCREENS; s++) {
+        if (lab->state[s] && ui_screens[s]->close)
+            ui_screens[s]->close(lab);   /* waits for its job; frees what it holds */
+        free(lab->state[s]);
+    }
     free(lab);
 }
 
@@ -327,7 +325,7 @@ int nn_lab_main(void)
         fprintf(stderr, "nnlab: the lab needs a terminal; see nnlab --help for the headless commands\n");
         return 1;
     }
-    ui_lab *lab = calloc(1, sizeof *lab);
+    ui_lab *lab = ui_lab_create();
     if (!lab) {
         fprintf(stderr, "nnlab: out of memory\n");
         return 1;
@@ -338,18 +336,21 @@ int nn_lab_main(void)
             delscreen(scr);
         }
         restore_signals(&old);
-        free(lab);
+        ui_lab_free(lab);
         fprintf(stderr, "nnlab: cannot use this terminal (TERM=%s)\n", getenv("TERM") ? getenv("TERM") : "");
         return 1;
     }
     ui_sysinfo_open(&lab->sys);
-    ui_setup_init(lab);
+    for (int s = 0; s < UI_N_SCREENS; s++)
+        if (ui_screens[s]->open)
+            ui_screens[s]->open(lab);
     relayout(lab);
     run_loop(lab);
     erase();
     refresh();
     endwin();
-    free_lab(lab);
+    ui_sysinfo_close(&lab->sys);
+    ui_lab_free(lab);
     delscreen(scr);
     restore_signals(&old);
     return 0;

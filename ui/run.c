@@ -9,16 +9,16 @@
 
 #include "util.h"
 
-void ui_race_threads(const char *const *devices, int n, int cores, int *threads)
+void ui_race_threads(const nn_device_status *const *devices, int n, int cores, int *threads)
 {
     int threaded = 0, left = cores;
     for (int k = 0; k < n; k++) {
-        threaded += strcmp(devices[k], "cpu") == 0;
-        left -= strcmp(devices[k], "cpu") != 0;
+        threaded += devices[k]->threaded;
+        left -= !devices[k]->threaded;
     }
     for (int k = 0; k < n; k++) {
         int share = threaded > 0 ? left / threaded : 1;
-        threads[k] = strcmp(devices[k], "cpu") != 0 ? 1 : share > 1 ? share : 1;
+        threads[k] = !devices[k]->threaded ? 1 : share > 1 ? share : 1;
     }
 }
 
@@ -54,23 +54,23 @@ static int start_job(ui_run *r, int k, char *err, size_t err_len)
     return 0;
 }
 
-int ui_run_start(ui_run *r, const nn_job_config *cfg, const char *dev0, const char *dev1,
+int ui_run_start(ui_run *r, const nn_job_config *cfg, const nn_device_status *dev0, const nn_device_status *dev1,
                  int sequential, char *err, size_t err_len)
 {
     memset(r, 0, sizeof *r);
     r->cfg = *cfg;
     r->n_jobs = dev1 ? 2 : 1;
     r->sequential = dev1 ? sequential : 0;
-    nn_strlcpy(r->j[0].device, dev0, sizeof r->j[0].device);
+    nn_strlcpy(r->j[0].device, dev0->name, sizeof r->j[0].device);
     if (dev1)
-        nn_strlcpy(r->j[1].device, dev1, sizeof r->j[1].device);
+        nn_strlcpy(r->j[1].device, dev1->name, sizeof r->j[1].device);
     for (int k = 0; k < r->n_jobs; k++) {
         r->j[k].snap.state = NN_JOB_PREPARING;
         r->j[k].threads = cfg->threads;
     }
     if (r->n_jobs == 2 && !r->sequential && cfg->threads == 0) {
         /* racing: each its own cores, not both all of them */
-        const char *devices[2] = { dev0, dev1 };
+        const nn_device_status *devices[2] = { dev0, dev1 };
         int threads[2];
         r->cores = usable_cores();
         ui_race_threads(devices, 2, r->cores, threads);

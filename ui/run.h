@@ -6,6 +6,7 @@
 #ifndef NNLAB_UI_RUN_H
 #define NNLAB_UI_RUN_H
 
+#include "nnlab/device.h"
 #include "nnlab/engine.h"
 
 /* What a poll found new (bits). */
@@ -41,15 +42,17 @@ typedef struct ui_run {
 
 /* The CPU threads of each of n jobs racing on `cores` cores, so that each
  * has cores of its own: a job on a device whose trainer runs on one thread
- * (cpu-ref, or gpu, whose host thread issues the work) takes one core; the
- * cpu jobs share the rest equally, at least one thread each. Sets threads[k]
- * (1 for the one-thread devices). */
-void ui_race_threads(const char *const *devices, int n, int cores, int *threads);
+ * (the reference, or a GPU, whose host thread issues the work) takes one
+ * core; the jobs on a pool of threads (nn_device_status.threaded) share the
+ * rest equally, at least one thread each. Sets threads[k] (1 for the
+ * one-thread devices). */
+void ui_race_threads(const nn_device_status *const *devices, int n, int cores, int *threads);
 
-/* Starts the run (the first job, or both when racing). dev1 NULL: one job.
+/* Starts the run (the first job, or both when racing) on the devices the
+ * survey gave (nnlab/device.h). dev1 NULL: one job.
  * Racing with cfg->threads 0, each job gets its share (ui_race_threads).
  * Returns -1 with the reason when the first job cannot start. */
-int ui_run_start(ui_run *r, const nn_job_config *cfg, const char *dev0, const char *dev1,
+int ui_run_start(ui_run *r, const nn_job_config *cfg, const nn_device_status *dev0, const nn_device_status *dev1,
                  int sequential, char *err, size_t err_len);
 /* Copies what is new; starts the second job of a sequential run. Returns
  * UI_RUN_* bits. */

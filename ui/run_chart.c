@@ -6,6 +6,7 @@
  * separate as the jobs did. Every figure comes from the engine's points and
  * the library's rules (nnlab/progress.h); the data is ui/run.c's copy. */
 #include "ui.h"
+#include "dashboard.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -105,7 +106,7 @@ static void x_axis(const ui_run *r, int by_time, ui_axis *ax)
  * the chart, which ends where the loss stopped meaning anything. */
 static void draw_divergence_banner(ui_lab *lab, ui_rect box)
 {
-    const ui_run *r = &lab->dashboard.run;
+    const ui_run *r = &lab->run;
     ui_rect in = ui_rect_inner(box);
     int y = in.y;
     for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
@@ -142,12 +143,12 @@ static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curve
 static void loss_title(const ui_lab *lab, char *buf, size_t len)
 {
     snprintf(buf, len, "loss%s%s", lab->log_scale ? " (log)" : "",
-             lab->dashboard.smooth ? ", training smoothed (EMA 0.6)" : "");
+             ui_dashboard_of(lab)->smooth ? ", training smoothed (EMA 0.6)" : "");
 }
 
 void ui_run_charts_draw(ui_lab *lab)
 {
-    ui_run *r = &lab->dashboard.run;
+    ui_run *r = &lab->run;
     int by_time = r->n_jobs == 2, ns = 0, nv = 0;
     ui_series s[4];
     curves c[2] = { { 0 } };
@@ -163,7 +164,7 @@ void ui_run_charts_draw(ui_lab *lab)
     x_axis(r, by_time, &ax);
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
-        if (make_curves(j, by_time, lab->dashboard.smooth, &c[k], &ay, &ay_acc) != 0) {
+        if (make_curves(j, by_time, ui_dashboard_of(lab)->smooth, &c[k], &ay, &ay_acc) != 0) {
             free_curves(&c[k]);          /* out of memory: this job's curves are left out */
             c[k] = (curves){ 0 };
             continue;

@@ -4,6 +4,7 @@
  * of the training fields. Their text, how arrows, space and typed numbers
  * change them, and the job configuration they make. */
 #include "ui.h"
+#include "setup_screen.h"
 #include "setup_fields.h"
 #include "nnlab/jacobian.h"
 
@@ -12,49 +13,135 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const device_names[UI_N_DEVICES] = { "cpu", "cpu-ref", "gpu" };
+/* ---- the devices ---------------------------------------------------------------- */
 
-const char *ui_device_name(int dev)
+const nn_device_status *ui_device_status(const ui_lab *lab, const char *name)
 {
-    return dev >= 0 && dev < UI_N_DEVICES ? device_names[dev] : "?";
+    for (int d = 0; d < lab->devices.n; d++)
+        if (!strcmp(lab->devices.st[d].name, name))
+            return &lab->devices.st[d];
+    return NULL;
 }
 
-int ui_choice_devices(int choice, int out[2])
+int ui_device_ok(const ui_lab *lab, const char *name)
 {
-    switch (choice) {
-    case UI_CH_CPU: out[0] = UI_DEV_CPU; return 1;
-    case UI_CH_CPU_REF: out[0] = UI_DEV_CPU_REF; return 1;
-    case UI_CH_GPU: out[0] = UI_DEV_GPU; return 1;
-    case UI_CH_CPU_GPU: out[0] = UI_DEV_CPU, out[1] = UI_DEV_GPU; return 2;
-    default: out[0] = UI_DEV_CPU, out[1] = UI_DEV_CPU_REF; return 2;
-    }
+    const nn_device_status *st = ui_device_status(lab, name);
+    return lab->devices.known && st && st->available;   /* none while checking */
 }
 
-static const char *choice_text(int choice)
+const nn_device_status *ui_device_baseline(const ui_lab *lab)
 {
-    static const char *const text[UI_N_CHOICES] = {
-        "cpu (OpenBLAS)", "cpu-ref (reference)", "gpu", "cpu + gpu", "cpu + cpu-ref",
-    };
-    return choice >= 0 && choice < UI_N_CHOICES ? text[choice] : "?";
+    for (int d = 0; d < lab->devices.n; d++)
+        if (lab->devices.st[d].threaded)
+            return &lab->devices.st[d];
+    return NULL;
 }
 
-/* The choice of a preset's device and the device it compares with ([train]
- * compare): the lab offers cpu beside gpu or cpu-ref; another pair runs the
- * device alone. */
-static int choice_of(const char *device, const char *compare)
+const nn_device_status *ui_device_gpu(const ui_lab *lab)
 {
-    int one = !strcmp(device, "cpu-ref") ? UI_CH_CPU_REF : !strcmp(device, "gpu") ? UI_CH_GPU : UI_CH_CPU;
-    int cpu = !strcmp(device, "cpu") || !strcmp(compare, "cpu");
-    if (cpu && (!strcmp(device, "gpu") || !strcmp(compare, "gpu")))
-        return UI_CH_CPU_GPU;
-    if (cpu && (!strcmp(device, "cpu-ref") || !strcmp(compare, "cpu-ref")))
-        return UI_CH_CPU_CPU_REF;
-    return one;
+    for (int d = 0; d < lab->devices.n; d++)
+        if (lab->devices.st[d].gpu)
+            return &lab->devices.st[d];
+    return NULL;
+}
+
+int ui_settings_devices(const ui_settings *s, const char *names[2])
+{
+    names[0] = s->device;
+    names[1] = s->compare[0] && strcmp(s->compare, s->device) != 0 ? s->compare : NULL;
+    return names[1] ? 2 : 1;
+}
+
+/* A value of the Device field: one device, or two side by side. */
+typedef struct device_choice {
+    const char *dev[2];              /* dev[1] NULL: alone */
+} device_choice;
+
+/* What the Device field offers, in its order: each device alone (the
+ * survey's order, the baseline first), then the baseline beside each GPU,
+ * then beside each other device. Empty until the survey is in. */
+static int device_choices(const ui_lab *lab, device_choice *out, int max)
+{
+    const nn_device_status *cpu = ui_device_baseline(lab);
+    int n = 0;
+    for (int d = 0; d < lab->devices.n && n < max; d++)
+        out[n++] = (device_choice){ { lab->devices.st[d].name, NULL } };
+    for (int gpu = 1; gpu >= 0 && cpu; gpu--)
+        for (int d = 0; d < lab->devices.n && n < max; d++) {
+            const nn_device_status *st = &lab->devices.st[d];
+            if (st != cpu && st->gpu == gpu)
+                out[n++] = (device_choice){ { cpu->name, st->name } };
+        }
+    return n;
+}
+
+static void set_name(char *dst, size_t len, const char *src)
+{
+    memset(dst, 0, len);             /* whole: settings compare as bytes */
+    snprintf(dst, len, "%s", src ? src : "");
+}
+
+/* Left or Right on the Device field: the choice after or before the one
+ * set (the first when the one set is not offered). */
+static void next_device_choice(const ui_lab *lab, ui_settings *s, int up)
+{
+    device_choice c[NN_MAX_DEVICES * 2];
+    const char *now[2];
+    int n = device_choices(lab, c, NN_MAX_DEVICES * 2), at = -1, k = ui_settings_devices(s, now);
+    if (n == 0)
+        return;                      /* still checking which devices there are */
+    for (int i = 0; i < n && at < 0; i++)
+        if (!strcmp(c[i].dev[0], now[0]) && (c[i].dev[1] ? k == 2 && !strcmp(c[i].dev[1], now[1]) : k == 1))
+            at = i;
+    at = at < 0 ? 0 : (at + (up ? 1 : n - 1)) % n;
+    set_name(s->device, sizeof s->device, c[at].dev[0]);
+    set_name(s->compare, sizeof s->compare, c[at].dev[1]);
+}
+
+/* A device's name and, once surveyed, the first word of its backend's line:
+ * "cpu (OpenBLAS)", "cpu-ref (reference)". */
+static void device_text(const ui_lab *lab, const char *name, char *buf, size_t len)
+{
+    const nn_device_status *st = ui_device_status(lab, name);
+    size_t w = st ? strcspn(st->summary, " :,") : 0;
+    if (w > 0)
+        snprintf(buf, len, "%s (%.*s)", name, (int)w, st->summary);
+    else
+        snprintf(buf, len, "%s", name);
+}
+
+static void choice_text(const ui_lab *lab, const ui_settings *s, char *buf, size_t len)
+{
+    const char *names[2];
+    if (ui_settings_devices(s, names) == 2)
+        snprintf(buf, len, "%s + %s", names[0], names[1]);
+    else
+        device_text(lab, names[0], buf, len);
+}
+
+int ui_sweep_order(const ui_lab *lab, const nn_device_status **devs, int max)
+{
+    int n = 0;
+    for (int d = 0; d < lab->devices.n && n < max; d++)
+        if (!lab->devices.st[d].reference || lab->chosen.set.sweep_all)
+            devs[n++] = &lab->devices.st[d];
+    return n;
+}
+
+int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
+{
+    const nn_device_status *devs[NN_MAX_DEVICES];
+    int n = 0;
+    for (int i = 0, nd = ui_sweep_order(lab, devs, NN_MAX_DEVICES); i < nd && n < max; i++)
+        if (devs[i]->available)
+            names[n++] = devs[i]->name;
+    return n;
 }
 
 void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
 {
-    s->device = choice_of(p->device, p->compare);
+    set_name(s->device, sizeof s->device, p->device);
+    set_name(s->compare, sizeof s->compare, p->compare);
     s->sequential = !p->race;
     s->batch = p->batch;
     s->epochs = p->epochs;
@@ -69,19 +156,20 @@ void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
     s->sweep_to = p->sweep_to;
     s->sweep_steps = p->sweep_steps;
     s->sweep_all = p->sweep_cpu_ref;
-    s->jacobian = p->task == NN_TASK_JACOBIAN;
+    s->kind = nn_job_kind_of_preset(p);
     s->jac_method = p->task_method;
-    if (s->jacobian)
-        s->batch = p->task_val;      /* the batch field is val */
+    if (!ui_settings_trains(s))
+        s->batch = p->task_val;      /* the batch field is the kind's size: val */
 }
 
 void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
 {
-    int devs[2], n = ui_choice_devices(s->device, devs);
-    snprintf(p->device, sizeof p->device, "%s", ui_device_name(devs[0]));
-    snprintf(p->compare, sizeof p->compare, "%s", n == 2 ? ui_device_name(devs[1]) : "");
+    const char *names[2];
+    int n = ui_settings_devices(s, names);
+    snprintf(p->device, sizeof p->device, "%s", names[0]);
+    snprintf(p->compare, sizeof p->compare, "%s", n == 2 ? names[1] : "");
     p->race = !s->sequential;
-    if (p->task == NN_TASK_JACOBIAN) {
+    if (!nn_job_traits_of(nn_job_kind_of_preset(p))->trains) {
         p->task_val = s->batch;
         p->task_method = s->jac_method;
     } else {
@@ -102,14 +190,13 @@ void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
 
 void ui_settings_describe(const ui_settings *s, const char *from, char *buf, size_t len)
 {
-    int devs[2], n = ui_choice_devices(s->device, devs);
+    const char *names[2];
     char devices[64];
-    if (n == 2)
-        snprintf(devices, sizeof devices, "%s and %s %s", ui_device_name(devs[0]), ui_device_name(devs[1]),
-                 s->sequential ? "in turn" : "racing");
+    if (ui_settings_devices(s, names) == 2)
+        snprintf(devices, sizeof devices, "%s and %s %s", names[0], names[1], s->sequential ? "in turn" : "racing");
     else
-        snprintf(devices, sizeof devices, "%s", ui_device_name(devs[0]));
-    if (s->jacobian) {
+        snprintf(devices, sizeof devices, "%s", names[0]);
+    if (!ui_settings_trains(s)) {
         snprintf(buf, len, "Saved from %s in the lab: %s, Jacobian by %s at val %d", from, devices,
                  nn_jac_method_name((enum nn_jac_method)s->jac_method), s->batch);
         return;
@@ -121,7 +208,7 @@ void ui_settings_describe(const ui_settings *s, const char *from, char *buf, siz
 void ui_settings_defaults(ui_settings *s)
 {
     memset(s, 0, sizeof *s);
-    s->device = UI_CH_CPU;
+    /* the device: none until a preset names one ([train] device) */
     s->sequential = 1;               /* fair timing unless a race is asked for */
     s->batch = 32;
     s->epochs = 1;
@@ -138,14 +225,19 @@ void ui_settings_defaults(ui_settings *s)
     s->jac_method = NN_JAC_ROWS;
 }
 
+int ui_settings_trains(const ui_settings *s)
+{
+    return nn_job_traits_of(s->kind)->trains;
+}
+
 long ui_batch_max(const ui_lab *lab)
 {
     nn_job_config cfg;
     nn_memory_estimate m;
-    if (!lab->setup.preset_ok)
+    if (!lab->chosen.preset_ok)
         return UI_MAX_BATCH;
-    if (lab->setup.set.jacobian)
-        return NN_JAC_MAX_VAL;       /* val: no training set bounds it */
+    if (!ui_settings_trains(&lab->chosen.set))   /* val: no training set bounds it */
+        return nn_job_traits_of(lab->chosen.set.kind)->size_max;
     ui_setup_job_config(lab, &cfg);
     nn_job_memory_estimate(&cfg, &m);
     return m.train_rows > 0 && m.train_rows < UI_MAX_BATCH ? m.train_rows : UI_MAX_BATCH;
@@ -162,15 +254,15 @@ int ui_field_gpu_only(int f)
     return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH;
 }
 
-/* A Jacobian job trains nothing: epochs, steps and the learning rate would
- * change nothing, and the method is its own choice. */
+/* A job kind that trains nothing (the Jacobian) has no epochs, steps or
+ * learning rate to change; one with a method shows its choice. */
 int ui_field_shown(const ui_lab *lab, int f)
 {
-    int jac = lab->setup.set.jacobian;
+    const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
     if (f == UI_F_METHOD)
-        return jac;
+        return t->has_method;
     if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR)
-        return !jac;
+        return t->trains;
     return f >= 0 && f < UI_N_FIELDS;
 }
 
@@ -196,19 +288,39 @@ const char *ui_field_label(int f)
 
 const char *ui_field_name(const ui_lab *lab, int f)
 {
-    return f == UI_F_BATCH && lab->setup.set.jacobian ? "val" : ui_field_label(f);
+    const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
+    return f == UI_F_BATCH && !t->trains ? t->size_label : ui_field_label(f);
+}
+
+/* The devices a sweep includes, by name ("cpu, gpu"); before the survey
+ * is in, what the setting means. */
+static void swept_text(const ui_lab *lab, char *buf, size_t len)
+{
+    const nn_device_status *devs[NN_MAX_DEVICES];
+    int n = ui_sweep_order(lab, devs, NN_MAX_DEVICES);
+    size_t at = 0;
+    buf[0] = '\0';
+    if (n == 0)
+        snprintf(buf, len, "%s", lab->chosen.set.sweep_all ? "every device" : "every device but the reference");
+    for (int i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", devs[i]->name);
 }
 
 /* The label and the value text of field f. */
 void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *value, size_t vlen)
 {
-    const ui_settings *s = &lab->setup.set;
-    int devs[2], n = ui_choice_devices(s->device, devs), ok = 1;
+    const ui_settings *s = &lab->chosen.set;
+    const char *names[2];
+    int n = ui_settings_devices(s, names), ok = 1;
+    char device[64];
     for (int i = 0; i < n; i++)
-        ok &= lab->setup.dev_ok[devs[i]];
+        ok &= ui_device_ok(lab, names[i]);
     snprintf(label, llen, "%s", ui_field_name(lab, f));
     switch (f) {
-    case UI_F_DEVICE: snprintf(value, vlen, "%s%s", choice_text(s->device), ok ? "" : " (n/a)"); break;
+    case UI_F_DEVICE:
+        choice_text(lab, s, device, sizeof device);
+        snprintf(value, vlen, "%s%s", device, ok ? "" : " (n/a)");
+        break;
     case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (cores split)"); break;
     case UI_F_BATCH: snprintf(value, vlen, "%d", s->batch); break;
     case UI_F_METHOD: snprintf(value, vlen, "%s", nn_jac_method_name((enum nn_jac_method)s->jac_method)); break;
@@ -228,7 +340,7 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     case UI_F_SWEEP_FROM: snprintf(value, vlen, "%d", s->sweep_from); break;
     case UI_F_SWEEP_TO: snprintf(value, vlen, "%d", s->sweep_to); break;
     case UI_F_SWEEP_STEPS: snprintf(value, vlen, "%ld (+3 warm-up)", s->sweep_steps); break;
-    case UI_F_SWEEP_DEVICES: snprintf(value, vlen, "%s", s->sweep_all ? "cpu, cpu-ref, gpu" : "cpu, gpu"); break;
+    case UI_F_SWEEP_DEVICES: swept_text(lab, value, vlen); break;
     default: value[0] = '\0';
     }
 }
@@ -241,10 +353,10 @@ static long clampl(long v, long lo, long hi)
 /* Left (dir -1), right (+1) or space (+1) on field f. */
 void ui_field_adjust(ui_lab *lab, int f, int dir)
 {
-    ui_settings *s = &lab->setup.set;
+    ui_settings *s = &lab->chosen.set;
     int up = dir > 0;
     switch (f) {
-    case UI_F_DEVICE: s->device = (s->device + (up ? 1 : UI_N_CHOICES - 1)) % UI_N_CHOICES; break;
+    case UI_F_DEVICE: next_device_choice(lab, s, up); break;
     case UI_F_COMPARE: s->sequential = !s->sequential; break;
     case UI_F_BATCH: s->batch = (int)clampl(up ? 2L * s->batch : s->batch / 2, 1, ui_batch_max(lab)); break;
     case UI_F_METHOD: s->jac_method = (s->jac_method + (up ? 1 : NN_JAC_METHOD_COUNT - 1)) % NN_JAC_METHOD_COUNT; break;
@@ -267,18 +379,19 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     }
 }
 
-/* Accepts a typed character into lab->setup.edit; 1 when taken. Whatever
+/* Accepts a typed character into ui_setup_of(lab)->edit; 1 when taken. Whatever
  * can be part of a number is taken on every number field ("1.5", "1e3"),
  * so that the value is judged whole when it is confirmed, not cut to its
  * digits as it is typed. */
 int ui_field_type(ui_lab *lab, int ch)
 {
-    size_t n = strlen(lab->setup.edit);
+    ui_setup_state *ss = ui_setup_of(lab);
+    size_t n = strlen(ss->edit);
     int ok = (ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '-' || ch == '+';
-    if (!ok || !ui_field_is_number(lab->setup.field) || n + 1 >= sizeof lab->setup.edit)
+    if (!ok || !ui_field_is_number(ss->field) || n + 1 >= sizeof ss->edit)
         return 0;
-    lab->setup.edit[n] = (char)ch;
-    lab->setup.edit[n + 1] = '\0';
+    ss->edit[n] = (char)ch;
+    ss->edit[n + 1] = '\0';
     return 1;
 }
 
@@ -290,7 +403,7 @@ static int is_power_of_two(long v)
 /* The range of number field f, for checking and for the message. */
 static void field_range(const ui_lab *lab, int f, long *lo, long *hi)
 {
-    const ui_settings *s = &lab->setup.set;
+    const ui_settings *s = &lab->chosen.set;
     *lo = 1;
     *hi = 100000;
     switch (f) {
@@ -312,7 +425,7 @@ static const char *whole_problem(const ui_lab *lab, int f, const char *text, lon
         snprintf(why, len, "%s: '%s' is not a whole number: type %ld..%ld", label, text, lo, hi);
     else if (*v < lo || *v > hi)
         snprintf(why, len, "%s: %ld is out of range: type %ld..%ld%s", label, *v, lo, hi,
-                 f == UI_F_BATCH && hi < UI_MAX_BATCH && !lab->setup.set.jacobian ? " (the training set's size)" : "");
+                 f == UI_F_BATCH && hi < UI_MAX_BATCH && ui_settings_trains(&lab->chosen.set) ? " (the training set's size)" : "");
     else if ((f == UI_F_SWEEP_FROM || f == UI_F_SWEEP_TO) && !is_power_of_two(*v)) {
         while (below * 2 < *v)
             below *= 2;
@@ -350,28 +463,29 @@ static void set_value(ui_settings *s, int f, long v, double d)
 
 int ui_field_commit(ui_lab *lab)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     char why[NN_ERR_LEN];
     const char *bad;
     long v = 0;
     double d = 0;
-    int f = lab->setup.field;
-    if (!lab->setup.edit[0])
+    int f = ss->field;
+    if (!ss->edit[0])
         return 0;
-    bad = f == UI_F_LR ? lr_problem(lab->setup.edit, &d, why, sizeof why)
-                       : whole_problem(lab, f, lab->setup.edit, &v, why, sizeof why);
+    bad = f == UI_F_LR ? lr_problem(ss->edit, &d, why, sizeof why)
+                       : whole_problem(lab, f, ss->edit, &v, why, sizeof why);
     if (bad) {
         ui_set_message(lab, 1, "%s; kept the old value (Esc drops what you typed)", bad);
         return -1;
     }
-    set_value(&lab->setup.set, f, v, d);
-    lab->setup.edit[0] = '\0';
+    set_value(&lab->chosen.set, f, v, d);
+    ss->edit[0] = '\0';
     return 1;
 }
 
 void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
 {
-    const ui_settings *s = &lab->setup.set;
-    const nn_preset *p = &lab->setup.preset;
+    const ui_settings *s = &lab->chosen.set;
+    const nn_preset *p = &lab->chosen.preset;
     nn_job_config_init(cfg, p);
     cfg->batch = s->batch;
     cfg->epochs = s->epochs;
@@ -390,7 +504,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->graph = s->cuda_graph;
     cfg->pinned = s->pinned;
     cfg->tf32 = s->tf32;
-    if (p->task == NN_TASK_JACOBIAN) {
+    if (!ui_settings_trains(s)) {
         cfg->jac_val = s->batch;     /* a Jacobian preset's batch field is its val */
         cfg->jac_method = s->jac_method;
     }
@@ -398,5 +512,10 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
 
 const char *ui_setup_size_key(const ui_lab *lab)
 {
-    return lab->setup.set.jacobian ? "[task] val =" : "Batch size";
+    static char key[48];             /* UI thread only */
+    const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
+    if (t->trains)
+        return ui_field_label(UI_F_BATCH);
+    snprintf(key, sizeof key, "%s =", t->size_key);
+    return key;
 }

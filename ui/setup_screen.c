@@ -1,8 +1,9 @@
 /* ui/setup_screen.c - the first screen: the presets (the user's and the
  * shipped ones, broken ones with their error), the selected preset's
  * description, data and network summary, the devices and why one is
- * unavailable, and the fields (ui/setup_fields.c). */
+ * unavailable (ui/setup_devices.c), and the fields (ui/setup_fields.c). */
 #include "ui.h"
+#include "setup_screen.h"
 #include "format.h"
 #include "net_summary.h"
 #include "setup_fields.h"
@@ -16,63 +17,14 @@
 
 #define DEFAULT_PRESET "mnist-mlp-128"
 
-/* ---- devices ---------------------------------------------------------------------- */
-
-/* Starts checking the devices on a thread of its own: the GPU's probe
- * initialises the CUDA runtime, which must not stall the screen. Until the
- * survey ends every device shows "checking" and none can be started. */
-static void survey_devices(ui_lab *lab)
-{
-    char err[NN_ERR_LEN];
-    if (lab->setup.survey)
-        return;                      /* one is under way: its answer is as fresh */
-    lab->setup.dev_known = 0;
-    for (int d = 0; d < UI_N_DEVICES; d++)
-        lab->setup.dev_ok[d] = 0;
-    lab->setup.survey = nn_device_survey_start(err, sizeof err);
-    if (lab->setup.survey)
-        return;
-    for (int d = 0; d < UI_N_DEVICES; d++) {
-        memset(&lab->setup.dev[d], 0, sizeof lab->setup.dev[d]);
-        snprintf(lab->setup.dev[d].name, sizeof lab->setup.dev[d].name, "%s", ui_device_name(d));
-        snprintf(lab->setup.dev[d].why, sizeof lab->setup.dev[d].why, "%s", err);
-    }
-    lab->setup.dev_known = 1;
-}
-
-void ui_setup_poll(ui_lab *lab)
-{
-    nn_device_status st[NN_MAX_DEVICES];
-    int n = lab->setup.survey ? nn_device_survey_poll(lab->setup.survey, st, NN_MAX_DEVICES) : -1;
-    if (n < 0)
-        return;
-    nn_device_survey_free(lab->setup.survey);
-    lab->setup.survey = NULL;
-    for (int d = 0; d < UI_N_DEVICES; d++) {
-        nn_device_status *dev = &lab->setup.dev[d];
-        int i = 0;
-        while (i < n && strcmp(st[i].name, ui_device_name(d)) != 0)
-            i++;
-        if (i < n) {
-            *dev = st[i];
-        } else {
-            memset(dev, 0, sizeof *dev);
-            snprintf(dev->name, sizeof dev->name, "%s", ui_device_name(d));
-            snprintf(dev->why, sizeof dev->why, "this build of nnlab does not know it");
-        }
-        lab->setup.dev_ok[d] = dev->available;
-    }
-    lab->setup.dev_known = 1;
-    lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
-}
-
 void ui_setup_free(ui_lab *lab)
 {
-    nn_device_survey_free(lab->setup.survey);   /* waits for a probe still running */
-    lab->setup.survey = NULL;
-    free(lab->setup.entries);
-    lab->setup.entries = NULL;
-    lab->setup.n_entries = 0;
+    ui_setup_state *ss = ui_setup_of(lab);
+    nn_device_survey_free(ss->survey);   /* waits for a probe still running */
+    ss->survey = NULL;
+    free(ss->entries);
+    ss->entries = NULL;
+    ss->n_entries = 0;
 }
 
 /* ---- the selected preset ----------------------------------------------------------- */
@@ -117,67 +69,70 @@ static void data_note(const nn_preset *p, char *buf, size_t len)
 
 static void load_selected(ui_lab *lab)
 {
-    const nn_preset_entry *e = lab->setup.n_entries > 0 ? &lab->setup.entries[lab->setup.selected] : NULL;
-    lab->setup.preset_ok = 0;
-    lab->setup.preset_err[0] = '\0';
+    ui_setup_state *ss = ui_setup_of(lab);
+    const nn_preset_entry *e = ss->n_entries > 0 ? &ss->entries[ss->selected] : NULL;
+    lab->chosen.preset_ok = 0;
+    lab->chosen.preset_err[0] = '\0';
     if (!e) {
-        snprintf(lab->setup.preset_err, sizeof lab->setup.preset_err, "no presets found (looked in your folder and %s)",
+        snprintf(lab->chosen.preset_err, sizeof lab->chosen.preset_err, "no presets found (looked in your folder and %s)",
                  nn_preset_system_dir());
         return;
     }
-    if (nn_preset_load(e->path, &lab->setup.preset, lab->setup.preset_err, sizeof lab->setup.preset_err) != 0 ||
-        nn_preset_check(&lab->setup.preset, e->path, lab->setup.preset_err, sizeof lab->setup.preset_err) != 0)
+    if (nn_preset_load(e->path, &lab->chosen.preset, lab->chosen.preset_err, sizeof lab->chosen.preset_err) != 0 ||
+        nn_preset_check(&lab->chosen.preset, e->path, lab->chosen.preset_err, sizeof lab->chosen.preset_err) != 0)
         return;
-    lab->setup.preset_ok = 1;
-    nn_cost_model(&lab->setup.preset, 1, &lab->setup.cost);
-    data_note(&lab->setup.preset, lab->setup.data_note, sizeof lab->setup.data_note);
-    ui_settings_from_preset(&lab->setup.set, &lab->setup.preset);
-    if (!ui_field_shown(lab, lab->setup.field))  /* the focus on a field this preset lacks */
-        lab->setup.field = ui_field_next(lab, lab->setup.field, 1);
+    lab->chosen.preset_ok = 1;
+    nn_cost_model(&lab->chosen.preset, 1, &ss->cost);
+    data_note(&lab->chosen.preset, ss->data_note, sizeof ss->data_note);
+    ui_settings_from_preset(&lab->chosen.set, &lab->chosen.preset);
+    if (!ui_field_shown(lab, ss->field))  /* the focus on a field this preset lacks */
+        ss->field = ui_field_next(lab, ss->field, 1);
 }
 
 static void select_preset(ui_lab *lab, int i)
 {
-    if (lab->setup.n_entries == 0)
+    ui_setup_state *ss = ui_setup_of(lab);
+    if (ss->n_entries == 0)
         return;
-    i = i < 0 ? 0 : i >= lab->setup.n_entries ? lab->setup.n_entries - 1 : i;
-    if (i == lab->setup.selected && lab->setup.preset_ok)
+    i = i < 0 ? 0 : i >= ss->n_entries ? ss->n_entries - 1 : i;
+    if (i == ss->selected && lab->chosen.preset_ok)
         return;
-    lab->setup.selected = i;
-    lab->setup.edit[0] = '\0';
+    ss->selected = i;
+    ss->edit[0] = '\0';
     load_selected(lab);
     lab->dirty |= UI_D_LIST | UI_D_FIELDS | UI_D_DETAILS | UI_D_STATUS;
 }
 
 void ui_setup_reload(ui_lab *lab, const char *select_path)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     char err[NN_ERR_LEN], keep[NN_NAME_LEN] = DEFAULT_PRESET;
-    if (lab->setup.n_entries > 0)
-        snprintf(keep, sizeof keep, "%s", lab->setup.entries[lab->setup.selected].name);
-    if (!lab->setup.entries)
-        lab->setup.entries = calloc(UI_MAX_PRESETS, sizeof *lab->setup.entries);
-    int n = lab->setup.entries ? nn_preset_list(lab->setup.entries, UI_MAX_PRESETS, err, sizeof err) : -1;
+    if (ss->n_entries > 0)
+        snprintf(keep, sizeof keep, "%s", ss->entries[ss->selected].name);
+    if (!ss->entries)
+        ss->entries = calloc(UI_MAX_PRESETS, sizeof *ss->entries);
+    int n = ss->entries ? nn_preset_list(ss->entries, UI_MAX_PRESETS, err, sizeof err) : -1;
     if (n < 0) {
-        ui_set_message(lab, 1, "%s", lab->setup.entries ? err : "out of memory for the preset list");
+        ui_set_message(lab, 1, "%s", ss->entries ? err : "out of memory for the preset list");
         n = 0;
     }
-    lab->setup.n_entries = n;
-    lab->setup.selected = 0;
+    ss->n_entries = n;
+    ss->selected = 0;
     for (int i = 0; i < n; i++)
-        if (select_path ? !strcmp(lab->setup.entries[i].path, select_path)
-                        : !strcmp(lab->setup.entries[i].name, keep) && !lab->setup.entries[i].shadowed) {
-            lab->setup.selected = i;
+        if (select_path ? !strcmp(ss->entries[i].path, select_path)
+                        : !strcmp(ss->entries[i].name, keep) && !ss->entries[i].shadowed) {
+            ss->selected = i;
             break;
         }
-    lab->setup.scroll = 0;
+    ss->scroll = 0;
     load_selected(lab);
     lab->dirty |= UI_D_ALL;
 }
 
-void ui_setup_init(ui_lab *lab)
+static void setup_open(ui_lab *lab)
 {
-    ui_settings_defaults(&lab->setup.set);
-    survey_devices(lab);
+    ui_settings_defaults(&lab->chosen.set);
+    ui_setup_survey(lab);
     ui_setup_reload(lab, NULL);
 }
 
@@ -185,21 +140,22 @@ void ui_setup_init(ui_lab *lab)
 
 static void draw_list(ui_lab *lab)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     ui_rect box = lab->layout.presets, in = ui_rect_inner(box);
     char title[48];
-    snprintf(title, sizeof title, "Presets (%d)", lab->setup.n_entries);
+    snprintf(title, sizeof title, "Presets (%d)", ss->n_entries);
     ui_box(lab, box, title);
     if (in.h <= 0)
         return;
-    if (lab->setup.selected < lab->setup.scroll)
-        lab->setup.scroll = lab->setup.selected;
-    if (lab->setup.selected >= lab->setup.scroll + in.h)
-        lab->setup.scroll = lab->setup.selected - in.h + 1;
-    for (int r = 0; r < in.h && lab->setup.scroll + r < lab->setup.n_entries; r++) {
-        int i = lab->setup.scroll + r, sel = i == lab->setup.selected;
-        const nn_preset_entry *e = &lab->setup.entries[i];
+    if (ss->selected < ss->scroll)
+        ss->scroll = ss->selected;
+    if (ss->selected >= ss->scroll + in.h)
+        ss->scroll = ss->selected - in.h + 1;
+    for (int r = 0; r < in.h && ss->scroll + r < ss->n_entries; r++) {
+        int i = ss->scroll + r, sel = i == ss->selected;
+        const nn_preset_entry *e = &ss->entries[i];
         const char *tag = e->error[0] ? "broken" : e->shadowed ? "hidden" : e->user ? "yours" : "";
-        attr_t a = sel ? ui_attr(lab, lab->setup.focus_fields ? UI_KEY : UI_SELECTED) : A_NORMAL;
+        attr_t a = sel ? ui_attr(lab, ss->focus_fields ? UI_KEY : UI_SELECTED) : A_NORMAL;
         if (e->error[0] && !sel)
             a = ui_attr(lab, UI_ERROR);
         mvhline(in.y + r, in.x, ' ', in.w);
@@ -217,21 +173,24 @@ static int shown_fields(const ui_lab *lab)
 
 static void draw_fields(ui_lab *lab)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     ui_rect box = lab->layout.fields, in = ui_rect_inner(box);
-    int devs[2], n = ui_choice_devices(lab->setup.set.device, devs);
+    const char *names[2];
+    int n = ui_settings_devices(&lab->chosen.set, names);
     ui_box(lab, box, "Settings");
     for (int f = 0, row = 0; f < UI_N_FIELDS && row < in.h; f++) {
         char label[32], value[96];
         if (!ui_field_shown(lab, f))
             continue;
-        int sel = lab->setup.focus_fields && f == lab->setup.field;
+        int sel = ss->focus_fields && f == ss->field;
         ui_field_text(lab, f, label, sizeof label, value, sizeof value);
-        if (sel && lab->setup.edit[0])
-            snprintf(value, sizeof value, "%s_", lab->setup.edit);
+        if (sel && ss->edit[0])
+            snprintf(value, sizeof value, "%s_", ss->edit);
         attr_t la = sel ? ui_attr(lab, UI_SELECTED) : A_NORMAL, va = A_BOLD;
         if ((f == UI_F_COMPARE && n < 2) || ui_field_gpu_only(f))
             va = ui_attr(lab, UI_DIM);   /* not used by the chosen device */
-        if (f == UI_F_DEVICE && lab->setup.dev_known && !(lab->setup.dev_ok[devs[0]] && (n < 2 || lab->setup.dev_ok[devs[1]])))
+        if (f == UI_F_DEVICE && lab->devices.known &&
+            !(ui_device_ok(lab, names[0]) && (n < 2 || ui_device_ok(lab, names[1]))))
             va = ui_attr(lab, UI_ERROR);
         ui_putf(in.y + row, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
         ui_put(in.y + row, in.x + 17, in.w - 17, va, value);
@@ -264,7 +223,7 @@ static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
 {
     ui_net_summary sum;
     int wide = in.w >= 58, lw = in.w - (wide ? 37 : 18);
-    ui_net_summary_of(&lab->setup.cost, &sum);
+    ui_net_summary_of(&ui_setup_of(lab)->cost, &sum);
     if (lw > 24)
         lw = 24;
     if (wide)
@@ -282,43 +241,6 @@ static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
         y = draw_row(in, y, wide, lw, num, &sum.layers[i], A_NORMAL);
     }
     return draw_row(in, y, wide, lw, "", &sum.total, A_BOLD);
-}
-
-static const char *why_line(const char *why, char *buf, size_t len)
-{
-    snprintf(buf, len, "unavailable: %s", why);
-    return buf;
-}
-
-#define WHY_ROWS 4                   /* at most, per unavailable device */
-
-/* Rows the device list needs: a heading, one row per available device (or
- * per device still being checked), the reason of each unavailable one
- * wrapped. */
-static int devices_rows(ui_lab *lab, int w)
-{
-    char line[NN_ERR_LEN + 16];
-    int rows = 1;
-    for (int d = 0; d < UI_N_DEVICES; d++)
-        rows += !lab->setup.dev_known || lab->setup.dev_ok[d]
-                    ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->setup.dev[d].why, line, sizeof line));
-    return rows;
-}
-
-static void draw_devices(ui_lab *lab, ui_rect in, int y)
-{
-    char line[NN_ERR_LEN + 16];
-    ui_put(y++, in.x, in.w, A_BOLD, "Devices");
-    for (int d = 0; d < UI_N_DEVICES && y < in.y + in.h; d++) {
-        ui_putf(y, in.x, 10, A_NORMAL, " %-8s", ui_device_name(d));
-        if (!lab->setup.dev_known)
-            ui_put(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
-        else if (lab->setup.dev_ok[d])
-            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->setup.dev[d].summary);
-        else
-            y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
-                                why_line(lab->setup.dev[d].why, line, sizeof line));
-    }
 }
 
 /* What a run of the settings needs in memory (the engine's estimate) beside
@@ -344,26 +266,27 @@ static int draw_memory(ui_lab *lab, ui_rect in, int y)
 
 static void draw_details(ui_lab *lab)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     ui_rect box = lab->layout.details, in = ui_rect_inner(box);
-    const nn_preset_entry *e = lab->setup.n_entries ? &lab->setup.entries[lab->setup.selected] : NULL;
-    const nn_preset *p = &lab->setup.preset;
-    int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - devices_rows(lab, in.w);
+    const nn_preset_entry *e = ss->n_entries ? &ss->entries[ss->selected] : NULL;
+    const nn_preset *p = &lab->chosen.preset;
+    int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - ui_setup_devices_rows(lab, in.w);
     ui_box(lab, box, e ? e->name : "no preset");
     if (in.h <= 0)
         return;
-    if (!lab->setup.preset_ok) {
+    if (!lab->chosen.preset_ok) {
         ui_put(y++, in.x, in.w, ui_attr(lab, UI_ERROR), e ? "This preset does not load:" : "");
-        y += ui_put_wrapped(y, in.x, in.w, bottom - y, ui_attr(lab, UI_ERROR), lab->setup.preset_err);
+        y += ui_put_wrapped(y, in.x, in.w, bottom - y, ui_attr(lab, UI_ERROR), lab->chosen.preset_err);
     } else {
         y += ui_put_wrapped(y, in.x, in.w, 2, A_NORMAL, p->description);
         if (wide)                    /* a narrow pane keeps its rows for the layers */
             ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "file   %s%s", e->path,
                     e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
         ui_put(y, in.x, 7, A_BOLD, "data");
-        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, lab->setup.data_note);
-        if (p->task == NN_TASK_JACOBIAN)     /* trains nothing: what it computes instead */
+        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, ss->data_note);
+        if (!ui_settings_trains(&lab->chosen.set))   /* trains nothing: what it computes instead */
             ui_putf(y++, in.x, in.w, A_NORMAL, "task   Jacobian by %s at val %d",
-                    nn_jac_method_name((enum nn_jac_method)lab->setup.set.jac_method), lab->setup.set.batch);
+                    nn_jac_method_name((enum nn_jac_method)lab->chosen.set.jac_method), lab->chosen.set.batch);
         else
             ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
                     p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
@@ -372,10 +295,10 @@ static void draw_details(ui_lab *lab)
         if (bottom - y >= 4)
             y = draw_layers(lab, in, y, bottom - y);
     }
-    draw_devices(lab, in, bottom);
+    ui_setup_draw_devices(lab, in, bottom);
 }
 
-void ui_setup_draw(ui_lab *lab, unsigned dirty)
+static void setup_draw(ui_lab *lab, unsigned dirty)
 {
     if (dirty & UI_D_TITLE)
         ui_draw_title(lab, "nnlab - setup: pick a preset, a device and a batch size");
@@ -386,7 +309,7 @@ void ui_setup_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_DETAILS)
         draw_details(lab);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, lab->setup.set.jacobian
+        ui_draw_status(lab, !ui_settings_trains(&lab->chosen.set)
                                 ? "Enter run  s save  Tab move  +/- val  F5 rescan  ? help  q quit"
                                 : "Enter run  w sweep  s save  Tab move  +/- batch  F5 rescan  ? help  q quit");
 }
@@ -396,9 +319,9 @@ void ui_setup_draw(ui_lab *lab, unsigned dirty)
 /* Refuses to start before the devices are known. */
 static int devices_known(ui_lab *lab)
 {
-    if (!lab->setup.dev_known)
+    if (!lab->devices.known)
         ui_set_message(lab, 1, "still checking which devices can run here: a moment");
-    return lab->setup.dev_known;
+    return lab->devices.known;
 }
 
 /* The one size rule (nn_job_check_sizes): a batch larger than the training
@@ -416,13 +339,15 @@ static int sizes_fit(const ui_lab *lab, const nn_job_config *cfg, char *err, siz
  * that break the rule every job keeps (nn_job_switches_check). */
 static int devices_ready(ui_lab *lab)
 {
-    int devs[2], n = ui_choice_devices(lab->setup.set.device, devs);
+    const char *names[2];
+    int n = ui_settings_devices(&lab->chosen.set, names);
     nn_job_config cfg;
     char err[NN_ERR_LEN];
     for (int i = 0; i < n; i++)
-        if (!lab->setup.dev_ok[devs[i]]) {
-            ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "",
-                           ui_device_name(devs[i]), lab->setup.dev[devs[i]].why);
+        if (!ui_device_ok(lab, names[i])) {
+            const nn_device_status *st = ui_device_status(lab, names[i]);
+            ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "", names[i],
+                           st ? st->why : lab->devices.n ? "this build of nnlab does not know it" : lab->devices.why);
             return 0;
         }
     ui_setup_job_config(lab, &cfg);
@@ -435,19 +360,20 @@ static int devices_ready(ui_lab *lab)
 
 int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
 {
-    if (!lab->setup.preset_ok) {
-        ui_set_message(lab, 1, "this preset does not load: %s", lab->setup.preset_err);
+    if (!lab->chosen.preset_ok) {
+        ui_set_message(lab, 1, "this preset does not load: %s", lab->chosen.preset_err);
         return -1;
     }
     if (!devices_known(lab))
         return -1;
     if (sweep)
         return ui_sweep_devices(lab, names, max);
-    int devs[2], n = 0;
+    const char *chosen[2];
+    int n = 0;
     if (!devices_ready(lab))
         return -1;
-    for (int i = 0, nd = ui_choice_devices(lab->setup.set.device, devs); i < nd && n < max; i++)
-        names[n++] = ui_device_name(devs[i]);
+    for (int i = 0, nd = ui_settings_devices(&lab->chosen.set, chosen); i < nd && n < max; i++)
+        names[n++] = chosen[i];
     return n;
 }
 
@@ -457,12 +383,13 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
  * confirms a value, or one pressed twice, never starts a job. */
 static ui_action start(ui_lab *lab, int sweep)
 {
-    if (lab->setup.edit[0]) {
+    ui_setup_state *ss = ui_setup_of(lab);
+    if (ss->edit[0]) {
         if (ui_field_commit(lab) > 0)
-            ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_name(lab, lab->setup.field));
+            ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_name(lab, ss->field));
         return UI_ACT_HANDLED;
     }
-    if (sweep && lab->setup.set.jacobian) {
+    if (sweep && !ui_settings_trains(&lab->chosen.set)) {
         /* a batch sweep would time training steps, which such a job never
          * takes (`nnlab sweep` refuses it too): its run shows the val sweep */
         ui_set_message(lab, 1, "a Jacobian preset has no batch sweep: Enter runs it, and its run "
@@ -474,36 +401,38 @@ static ui_action start(ui_lab *lab, int sweep)
 
 static int list_key(ui_lab *lab, int ch)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     int page = lab->layout.presets.h > 3 ? lab->layout.presets.h - 3 : 1;
     switch (ch) {
-    case KEY_UP: select_preset(lab, lab->setup.selected - 1); return 1;
-    case KEY_DOWN: select_preset(lab, lab->setup.selected + 1); return 1;
-    case KEY_PPAGE: select_preset(lab, lab->setup.selected - page); return 1;
-    case KEY_NPAGE: select_preset(lab, lab->setup.selected + page); return 1;
+    case KEY_UP: select_preset(lab, ss->selected - 1); return 1;
+    case KEY_DOWN: select_preset(lab, ss->selected + 1); return 1;
+    case KEY_PPAGE: select_preset(lab, ss->selected - page); return 1;
+    case KEY_NPAGE: select_preset(lab, ss->selected + page); return 1;
     case KEY_HOME: select_preset(lab, 0); return 1;
-    case KEY_END: select_preset(lab, lab->setup.n_entries - 1); return 1;
+    case KEY_END: select_preset(lab, ss->n_entries - 1); return 1;
     }
     return 0;
 }
 
 static int fields_key(ui_lab *lab, int ch)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     switch (ch) {
     case KEY_UP:                     /* a value refused keeps the focus on its field */
         if (ui_field_commit(lab) >= 0)
-            lab->setup.field = ui_field_next(lab, lab->setup.field, -1);
+            ss->field = ui_field_next(lab, ss->field, -1);
         return 1;
     case KEY_DOWN:
         if (ui_field_commit(lab) >= 0)
-            lab->setup.field = ui_field_next(lab, lab->setup.field, 1);
+            ss->field = ui_field_next(lab, ss->field, 1);
         return 1;
     case KEY_LEFT: case KEY_RIGHT: case ' ':
-        lab->setup.edit[0] = '\0';
-        ui_field_adjust(lab, lab->setup.field, ch == KEY_LEFT ? -1 : 1);
+        ss->edit[0] = '\0';
+        ui_field_adjust(lab, ss->field, ch == KEY_LEFT ? -1 : 1);
         return 1;
     case KEY_BACKSPACE: case 127: case 8:
-        if (lab->setup.edit[0])
-            lab->setup.edit[strlen(lab->setup.edit) - 1] = '\0';
+        if (ss->edit[0])
+            ss->edit[strlen(ss->edit) - 1] = '\0';
         return 1;
     }
     return ui_field_type(lab, ch);
@@ -511,12 +440,13 @@ static int fields_key(ui_lab *lab, int ch)
 
 ui_action ui_setup_key(ui_lab *lab, int ch)
 {
+    ui_setup_state *ss = ui_setup_of(lab);
     int handled = 1;
-    if (ch == 27 && lab->setup.edit[0]) {           /* Esc drops a number being typed */
-        lab->setup.edit[0] = '\0';
+    if (ch == 27 && ss->edit[0]) {           /* Esc drops a number being typed */
+        ss->edit[0] = '\0';
     } else if (ch == '\t' || ch == KEY_BTAB) {
         if (ui_field_commit(lab) >= 0) {
-            lab->setup.focus_fields = !lab->setup.focus_fields;
+            ss->focus_fields = !ss->focus_fields;
             lab->dirty |= UI_D_LIST;
         }
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 'r' || ch == 'w') {
@@ -524,15 +454,15 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
         return act;
     } else if (ch == 's') {
-        if (ui_field_commit(lab) >= 0)
-            ui_dialog_open_save(lab);
+        lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
+        return ui_field_commit(lab) >= 0 ? UI_ACT_ASK_SAVE : UI_ACT_HANDLED;
     } else if (ch == KEY_F(5)) {
-        survey_devices(lab);
+        ui_setup_survey(lab);
         ui_setup_reload(lab, NULL);
         ui_set_message(lab, 0, "presets and devices scanned again");
-    } else if ((ch == '+' || ch == '-') && !lab->setup.edit[0]) {
+    } else if ((ch == '+' || ch == '-') && !ss->edit[0]) {
         ui_field_adjust(lab, UI_F_BATCH, ch == '+' ? 1 : -1);
-    } else if (lab->setup.focus_fields) {
+    } else if (ss->focus_fields) {
         handled = fields_key(lab, ch);
     } else {
         handled = list_key(lab, ch);
@@ -540,3 +470,36 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
     lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
     return handled ? UI_ACT_HANDLED : UI_ACT_IGNORED;
 }
+
+/* Back from a run or a sweep: the loss axis linear again. */
+static int setup_enter(ui_lab *lab)
+{
+    lab->log_scale = 0;
+    return 0;
+}
+
+static const char *const setup_help[] = {
+    "  Tab         move between the preset list and the settings",
+    "  Up Down     move in the list (PgUp PgDn Home End) or the settings",
+    "  Left Right  change a setting (Space too); batch, sweep range x2 /2",
+    "  0-9 . e     type a number; Enter keeps it (checked: the range is",
+    "              shown when it is not one), Esc drops it",
+    "  + -         batch size (val) x2 / /2  s   save as a preset",
+    "  Enter r     run on the device(s)      w   batch sweep    F5 rescan",
+    "              (after typing a number: the first Enter keeps it)",
+    "              a device's first use calibrates it (seconds; Esc: no run)",
+    NULL,
+};
+
+const ui_screen_def ui_setup_screen = {
+    .name = "setup",
+    .help_title = "Setup",
+    .help = setup_help,
+    .state_size = sizeof(ui_setup_state),
+    .open = setup_open,
+    .close = ui_setup_free,
+    .enter = setup_enter,
+    .draw = setup_draw,
+    .key = ui_setup_key,
+    .poll = ui_setup_survey_poll,
+};

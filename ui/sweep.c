@@ -7,9 +7,9 @@
 #include "format.h"
 #include "layout.h"
 
-int ui_sweep_gpu_crossover(const nn_sweep *sw)
+int ui_sweep_gpu_crossover(const nn_sweep *sw, int c)
 {
-    int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH);
+    int g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH);
     if (c < 0 || g < 0)
         return -2;
     return nn_sweep_crossover(sw, c, g);
@@ -53,12 +53,12 @@ static int predicted_crossovers(const nn_sweep *sw, int c, char *buf, size_t len
     return UI_TS_OK;
 }
 
-int ui_sweep_crossover_text(const nn_sweep *sw, char *buf, size_t len)
+int ui_sweep_crossover_text(const nn_sweep *sw, int c, char *buf, size_t len)
 {
-    int x = ui_sweep_gpu_crossover(sw), g = nn_sweep_gpu_index(sw, -1), c = nn_sweep_device_index(sw, "cpu");
+    int x = ui_sweep_gpu_crossover(sw, c), g = nn_sweep_gpu_index(sw, -1);
     if (g >= 0 && sw->predicted[g] && c >= 0)
         return predicted_crossovers(sw, c, buf, len);
-    if (x == -2 && nn_sweep_device_index(sw, "gpu") < 0) {
+    if (x == -2 && g < 0) {
         snprintf(buf, len, "no GPU swept: no crossover to mark");
         return UI_TS_DIM;
     }

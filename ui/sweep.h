@@ -10,16 +10,17 @@
 
 #include "nnlab/sweep.h"
 
-/* The lab marks where the GPU overtakes the CPU: the index of
- * nn_sweep_crossover(cpu, gpu), -1 when it does not, -2 when either device
+/* The lab marks where the GPU overtakes the CPU (the sweep's device c, the
+ * baseline the caller found by its flags; -1 when there is none): the index
+ * of nn_sweep_crossover(c, gpu), -1 when it does not, -2 when either device
  * is not in the sweep. The GPU is the measured one, else the predicted
  * nnlab graph way (nn_sweep_gpu_index). */
-int ui_sweep_gpu_crossover(const nn_sweep *sw);
+int ui_sweep_gpu_crossover(const nn_sweep *sw, int c);
 
 /* The line under the table that says so (for a predicted GPU: each way's
  * crossover, "predicted for NAME"); returns its style (enum ui_text_style:
  * UI_TS_OK, or UI_TS_DIM when there is nothing to compare). */
-int ui_sweep_crossover_text(const nn_sweep *sw, char *buf, size_t len);
+int ui_sweep_crossover_text(const nn_sweep *sw, int c, char *buf, size_t len);
 
 /* A device's column name in the table and its series in the chart: "cpu",
  * "gpu"; a predicted way "graph*", "eager*", "frmwk*" (the legend says what

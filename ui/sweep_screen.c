@@ -8,6 +8,7 @@
  * (nn_profile_default_name): three curves and columns, the three ways of
  * running its step, marked predicted. */
 #include "ui.h"
+#include "sweep_screen.h"
 #include "format.h"
 #include "nnlab/progress.h"
 #include "setup_fields.h"
@@ -16,13 +17,33 @@
 #include <stdio.h>
 #include <string.h>
 
-static void add_skipped(ui_lab *lab, const char *dev, const char *why)
+/* The sweep's device d computes on a GPU (measured, or predicted: its
+ * ways are the GPU's too). */
+static int sweeps_gpu(const ui_lab *lab, const nn_sweep *sw, int d)
 {
-    size_t n = strlen(lab->sweep_screen.skipped);
-    snprintf(lab->sweep_screen.skipped + n, sizeof lab->sweep_screen.skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
+    const nn_device_status *st = ui_device_status(lab, sw->device[d]);
+    return st && st->gpu;
 }
 
-static const int sweep_order[UI_N_DEVICES] = { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU };
+/* The index of the sweep's baseline (the CPU every other device is compared
+ * with: the first on a pool of CPU threads); -1 when it has none. */
+static int sweep_baseline(const ui_lab *lab, const nn_sweep *sw)
+{
+    for (int d = 0; d < sw->n_devices; d++) {
+        const nn_device_status *st = ui_device_status(lab, sw->device[d]);
+        if (st && st->threaded && !sw->predicted[d])
+            return d;
+    }
+    return -1;
+}
+
+static void add_skipped(ui_lab *lab, const char *dev, const char *why)
+{
+    ui_sweep_state *ss = ui_sweep_of(lab);
+    size_t n = strlen(ss->skipped);
+    snprintf(ss->skipped + n, sizeof ss->skipped - n, "%s%s skipped: %s", n ? "; " : "", dev, why);
+}
+
 
 /* The GPU is not here: predicted for the default profile, three ways; -1
  * when there is no profile (then it is skipped, with the reason). */
@@ -38,68 +59,53 @@ static int add_predicted_gpu(ui_lab *lab, nn_sweep *sw)
 }
 
 /* A GPU that is here is compared with the default profile, point by point. */
-static void set_gpu_profile(ui_lab *lab, nn_sweep *sw)
+static void set_gpu_profile(nn_sweep *sw)
 {
     static nn_gpu_profile prof;
     char err[NN_ERR_LEN];
-    (void)lab;
-    if (sw->has_profile || nn_sweep_device_index(sw, "gpu") < 0)
+    if (sw->has_profile || nn_sweep_gpu_index(sw, -1) < 0)
         return;
     if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0)
         nn_sweep_set_profile(sw, &prof);
 }
 
-/* A device the sweep's settings include (available or not). */
-static int swept(const ui_lab *lab, int d)
+/* Starts a sweep of the settings; -1 (said on the status row) when it cannot. */
+static int sweep_enter(ui_lab *lab)
 {
-    return d != UI_DEV_CPU_REF || lab->setup.set.sweep_all;
-}
-
-int ui_sweep_devices(const ui_lab *lab, const char **names, int max)
-{
-    int n = 0;
-    for (int i = 0; i < UI_N_DEVICES && n < max; i++)
-        if (swept(lab, sweep_order[i]) && lab->setup.dev_ok[sweep_order[i]])
-            names[n++] = ui_device_name(sweep_order[i]);
-    return n;
-}
-
-int ui_sweep_screen_start(ui_lab *lab)
-{
+    ui_sweep_state *ss = ui_sweep_of(lab);
     nn_job_config cfg;
-    nn_sweep *sw = &lab->sweep_screen.sweep;
+    nn_sweep *sw = &lab->sweep;
     int batches[NN_SWEEP_MAX_BATCHES];
     ui_setup_job_config(lab, &cfg);
     cfg.log_every = 0;               /* the preset's, as `nnlab bench`: no extra loss read-backs */
     nn_sweep_free(sw);
-    int nb = nn_sweep_powers_of_two(lab->setup.set.sweep_from, lab->setup.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
-    nn_sweep_init(sw, &cfg, batches, nb, lab->setup.set.sweep_steps, 3);
-    lab->sweep_screen.skipped[0] = '\0';
-    for (int i = 0; i < UI_N_DEVICES; i++) {
-        int d = sweep_order[i];
-        const char *name = ui_device_name(d), *why = "";
-        if (!swept(lab, d))
-            continue;
-        if (lab->setup.dev_ok[d])
+    int nb = nn_sweep_powers_of_two(lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
+    nn_sweep_init(sw, &cfg, batches, nb, lab->chosen.set.sweep_steps, 3);
+    ss->skipped[0] = '\0';
+    const nn_device_status *devs[NN_MAX_DEVICES];
+    int n = ui_sweep_order(lab, devs, NN_MAX_DEVICES);
+    for (int i = 0; i < n; i++) {
+        const char *name = devs[i]->name, *why = "";
+        if (devs[i]->available)
             nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
-        else if (d != UI_DEV_GPU || add_predicted_gpu(lab, sw) != 0)
-            add_skipped(lab, name, lab->setup.dev[d].why);
+        else if (!devs[i]->gpu || add_predicted_gpu(lab, sw) != 0)   /* a GPU not here is predicted */
+            add_skipped(lab, name, devs[i]->why);
     }
-    set_gpu_profile(lab, sw);
+    set_gpu_profile(sw);
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",
-                       sw->n_devices ? "no batch size in the range" : lab->sweep_screen.skipped);
+                       sw->n_devices ? "no batch size in the range" : ss->skipped);
         return -1;
     }
     lab->log_scale = 1;              /* samples/s spans decades */
-    lab->sweep_screen.follow = 1;           /* explain the latest point until a key picks one */
-    nn_explainer_reset(&lab->sweep_screen.explain, NULL, "");
+    ss->follow = 1;           /* explain the latest point until a key picks one */
+    nn_explainer_reset(&ss->explain, NULL, "");
     return 0;
 }
 
 static void draw_chart(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     static const int roles[NN_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3,
                                                       UI_SERIES0, UI_SERIES1 };
     static double rate[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
@@ -124,9 +130,9 @@ static void draw_chart(ui_lab *lab)
     ui_axis_finish(&ax, 0);
     ui_axis_finish(&ay, 1);
     /* where the GPU overtakes the CPU: each predicted way's, or the measured GPU's */
-    int c = nn_sweep_device_index(sw, "cpu"), nv = 0;
+    int c = sweep_baseline(lab, sw), nv = 0;
     for (int d = 0; d < sw->n_devices && c >= 0; d++) {
-        int x = strcmp(sw->device[d], "gpu") == 0 ? nn_sweep_crossover(sw, c, d) : -1;
+        int x = sweeps_gpu(lab, sw, d) ? nn_sweep_crossover(sw, c, d) : -1;
         if (x >= 0)
             vline[nv++] = sw->batch[x];
     }
@@ -142,7 +148,7 @@ static void draw_chart(ui_lab *lab)
 static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
 {
     char line[192];
-    int style = ui_sweep_crossover_text(&lab->sweep_screen.sweep, line, sizeof line);
+    int style = ui_sweep_crossover_text(&lab->sweep, sweep_baseline(lab, &lab->sweep), line, sizeof line);
     return ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
 }
 
@@ -151,7 +157,8 @@ static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
  * devices left out. */
 static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    ui_sweep_state *ss = ui_sweep_of(lab);
+    const nn_sweep *sw = &lab->sweep;
     char note[NN_TEXT_LEN];
     int left = in.y + in.h - y;
     if (left > 8)
@@ -177,17 +184,17 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     }
     if (sw->last_error[0])
         ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_ERROR), sw->last_error);
-    else if (lab->sweep_screen.skipped[0])
-        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), lab->sweep_screen.skipped);
+    else if (ss->skipped[0])
+        ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), ss->skipped);
 }
 
 #define PREDICTED_CELL 7
 
 static void draw_table(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    int c = nn_sweep_device_index(sw, "cpu"), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
+    int c = sweep_baseline(lab, sw), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
     int n_pred = 0;
     for (int d = 0; d < sw->n_devices; d++)
         n_pred += sw->predicted[d];
@@ -214,7 +221,7 @@ static void draw_table(ui_lab *lab)
     if (ratio)
         ui_putf(y, x, 9, A_BOLD, "%9s", sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
     y++;
-    int cross = ui_sweep_gpu_crossover(sw), rows = in.h - 5;   /* the header and four note rows stay */
+    int cross = ui_sweep_gpu_crossover(sw, c), rows = in.h - 5;   /* the header and four note rows stay */
     for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {
         attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
         x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);
@@ -233,7 +240,7 @@ static void draw_table(ui_lab *lab)
 
 static void draw_progress(ui_lab *lab)
 {
-    const nn_sweep *sw = &lab->sweep_screen.sweep;
+    const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
     char bar[512], line[256], el[48];
     nn_job_times t;                  /* the library's figures, as the CLI's sweep line */
@@ -260,12 +267,12 @@ static void draw_progress(ui_lab *lab)
     ui_put(in.y, in.x + bw + 1, in.w - bw - 1, A_NORMAL, line);
 }
 
-void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
+static void sweep_draw(ui_lab *lab, unsigned dirty)
 {
     if (dirty & UI_D_TITLE) {
         char t[256];
         snprintf(t, sizeof t, "nnlab - batch sweep of %s: batch %d..%d, %ld timed steps per point",
-                 lab->sweep_screen.sweep.base.preset.name, lab->setup.set.sweep_from, lab->setup.set.sweep_to, lab->sweep_screen.sweep.base.steps);
+                 lab->sweep.base.preset.name, lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, lab->sweep.base.steps);
         ui_draw_title(lab, t);
     }
     int replaces;
@@ -279,33 +286,27 @@ void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_JOBS)
         draw_progress(lab);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, nn_sweep_active(&lab->sweep_screen.sweep)
+        ui_draw_status(lab, nn_sweep_active(&lab->sweep)
                                 ? "c cancel  arrows pick a point  e explain  l log y  x export  Esc back  ? help"
                                 : "finished: Enter/Esc setup  arrows pick  e explain  l log y  x export  ? help");
 }
 
-int ui_sweep_screen_active(const ui_lab *lab)
+static int sweep_active(const ui_lab *lab)
 {
-    return nn_sweep_active(&lab->sweep_screen.sweep);
+    return nn_sweep_active(&lab->sweep);
 }
 
-void ui_sweep_screen_cancel(ui_lab *lab)
+static void sweep_stop(ui_lab *lab)
 {
-    nn_sweep_cancel(&lab->sweep_screen.sweep);
-    ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
-    lab->dirty |= UI_D_SIDE | UI_D_JOBS;
+    nn_sweep_cancel(&lab->sweep);
+    nn_sweep_free(&lab->sweep);
+    memset(&lab->sweep, 0, sizeof lab->sweep);
 }
 
-void ui_sweep_screen_stop(ui_lab *lab)
+static void sweep_poll(ui_lab *lab, double now)
 {
-    nn_sweep_cancel(&lab->sweep_screen.sweep);
-    nn_sweep_free(&lab->sweep_screen.sweep);
-    memset(&lab->sweep_screen.sweep, 0, sizeof lab->sweep_screen.sweep);
-}
-
-void ui_sweep_screen_poll(ui_lab *lab)
-{
-    int bits = nn_sweep_poll(&lab->sweep_screen.sweep);
+    (void)now;
+    int bits = nn_sweep_poll(&lab->sweep);
     if (bits & NN_SWEEP_RESULTS)
         lab->dirty |= UI_D_CHART | UI_D_SIDE | UI_D_JOBS | UI_D_STATUS | UI_D_EXPLAIN;
     if (bits & NN_SWEEP_PROGRESS)
@@ -316,5 +317,39 @@ ui_action ui_sweep_screen_key(ui_lab *lab, int ch)
 {
     if (ui_explain_sweep_key(lab, ch))   /* the arrows pick the point explained */
         return UI_ACT_HANDLED;
-    return ui_job_screen_key(lab, ch);
+    if (ch == 'c') {
+        if (sweep_active(lab)) {
+            nn_sweep_cancel(&lab->sweep);
+            ui_set_message(lab, 0, "sweep cancelled; the points measured stay");
+            lab->dirty |= UI_D_SIDE | UI_D_JOBS;
+        }
+        return UI_ACT_HANDLED;
+    }
+    if (ch == 'x') {
+        ui_export_sweep(lab);
+        lab->dirty |= UI_D_STATUS;
+        return UI_ACT_HANDLED;
+    }
+    return ui_job_screen_key(lab, ch, sweep_active(lab));
 }
+
+static const char *const sweep_help[] = {
+    "  c           cancel (points stay)      l   log / linear samples/s",
+    "  arrows      the point to explain      e   Explain panel / chart",
+    "  x           export CSV + JSON         Enter Esc   back to setup",
+    NULL,
+};
+
+const ui_screen_def ui_sweep_screen = {
+    .name = "sweep",
+    .help_title = "Batch sweep",
+    .help = sweep_help,
+    .state_size = sizeof(ui_sweep_state),
+    .close = sweep_stop,
+    .enter = sweep_enter,
+    .leave = sweep_stop,
+    .draw = sweep_draw,
+    .key = ui_sweep_screen_key,
+    .poll = sweep_poll,
+    .active = sweep_active,
+};

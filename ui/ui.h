@@ -34,6 +34,7 @@ typedef enum ui_action {
     UI_ACT_GO_SWEEP,                 /* calibrated: open the sweep screen on a new sweep */
     UI_ACT_GO_SETUP,                 /* back to setup; what still runs is cancelled */
     UI_ACT_ASK_BACK,                 /* a job runs: ask before going back */
+    UI_ACT_ASK_SAVE,                 /* setup: ask the name to save the settings under */
     UI_ACT_QUIT,
     UI_ACT_ASK_QUIT                  /* quit, asking first when a job runs */
 } ui_action;
@@ -55,10 +56,6 @@ enum ui_role {
     UI_ROLE_COUNT
 };
 
-/* The devices the lab knows, in the order the setup screen offers them. */
-enum { UI_DEV_CPU, UI_DEV_CPU_REF, UI_DEV_GPU, UI_N_DEVICES };
-enum ui_device_choice { UI_CH_CPU, UI_CH_CPU_REF, UI_CH_GPU, UI_CH_CPU_GPU, UI_CH_CPU_CPU_REF, UI_N_CHOICES };
-
 /* The setup screen's fields, in the order drawn. A Jacobian preset shows
  * Method and not the training fields (epochs, steps, learning rate); a
  * training preset the reverse (ui_field_shown). */
@@ -70,7 +67,8 @@ enum ui_field {
 };
 
 typedef struct ui_settings {
-    int device;                      /* enum ui_device_choice */
+    char device[16];                 /* the device run, as the survey names it */
+    char compare[16];                /* the one run beside it; "" alone */
     int sequential;                  /* side by side: 1 one after the other, 0 race */
     int batch, epochs;
     long steps;                      /* 0: all epochs */
@@ -80,8 +78,9 @@ typedef struct ui_settings {
     int sweep_from, sweep_to;        /* powers of two: the sweep doubles */
     long sweep_steps;
     int sweep_all;                   /* sweep cpu-ref too */
-    int jacobian;                    /* the preset's [task] kind is jacobian: batch is
-                                        its val ([task] val) */
+    enum nn_job_kind kind;           /* the preset's job kind: a kind that does not
+                                        train sizes by its own size (nn_job_traits:
+                                        a Jacobian's [task] val), kept in batch */
     int jac_method;                  /* enum nn_jac_method: [task] method */
 } ui_settings;
 
@@ -108,58 +107,33 @@ typedef struct ui_calibrating {
     char warning[NN_ERR_LEN + 64];   /* measured but not cached: for the status row */
 } ui_calibrating;
 
-/* Each screen's own state; only its files change it (ui/setup_screen.c and
- * ui/setup_fields.c; ui/dashboard.c; ui/sweep_screen.c), others read it.
- * The setup screen: the presets, the settings and the devices. */
-typedef struct ui_setup_state {
-    /* presets */
-    nn_preset_entry *entries;
-    int n_entries, selected, scroll;
+/* What the screens share (each screen's own state is its own: setup_screen.h,
+ * dashboard.h, sweep_screen.h). The preset chosen on the setup screen and
+ * its settings: what a run or a sweep runs. The setup screen changes it; the
+ * others read it. */
+typedef struct ui_chosen {
     nn_preset preset;                /* the selected one, loaded and checked */
     int preset_ok;
     char preset_err[NN_ERR_LEN];
-    nn_cost cost;                    /* its per-layer summary at batch 1 */
-    char data_note[NN_PATH_LEN + 128]; /* which data it would use */
-
-    /* settings */
     ui_settings set;
-    int focus_fields;                /* 0: the preset list, 1: the fields */
-    int field;
-    char edit[32];                   /* a number being typed; "" when none. A value
-                                        refused stays here until fixed or dropped
-                                        (Esc), so that Enter cannot start a run with
-                                        the old one by accident */
+} ui_chosen;
 
-    /* devices, surveyed on a thread of their own at start and on F5 */
-    nn_device_survey *survey;        /* the survey under way; NULL when none */
-    int dev_known;                   /* 0 while checking: none can be started */
-    int dev_ok[UI_N_DEVICES];        /* dev[d].available once known */
-    nn_device_status dev[UI_N_DEVICES];
-} ui_setup_state;
-
-/* The run screen: the run and one explanation per job (recomputed only
- * when its inputs change). */
-typedef struct ui_dashboard_state {
-    ui_run run;
-    nn_explainer explain[2];
-    int smooth;                      /* `s`: the training loss drawn smoothed (ui_ema) */
-} ui_dashboard_state;
-
-/* The sweep screen: the sweep and the point it explains. */
-typedef struct ui_sweep_state {
-    nn_sweep sweep;
-    char skipped[NN_TEXT_LEN];       /* the devices left out of the sweep, and why */
-    nn_explainer explain;
-    int sel_dev, sel_batch;          /* the point explained */
-    int follow;                      /* 1: the latest point measured, until a key moves it */
-} ui_sweep_state;
+/* The devices, surveyed on a thread of their own at start and on F5 (the
+ * setup screen asks; ui/setup_screen.c). */
+typedef struct ui_devices {
+    int known;                       /* 0 while checking: none can be started */
+    int n;                           /* every device nnlab knows, available or not */
+    nn_device_status st[NN_MAX_DEVICES];   /* the survey's order, the baseline (the
+                                              first on a pool of CPU threads) first */
+    char why[NN_ERR_LEN];            /* known and none: why there was no survey */
+} ui_devices;
 
 typedef struct ui_lab {
     /* terminal */
     int cols, rows;
     int utf8, color;
     ui_layout layout;
-    enum ui_screen screen;
+    enum ui_screen screen;           /* the one shown: its entry in ui_screens */
     unsigned dirty;                  /* UI_D_* */
     int help;                        /* the help overlay is open */
     enum ui_dialog dialog;
@@ -169,10 +143,13 @@ typedef struct ui_lab {
     int message_error;
     int quit;
 
-    /* the screens */
-    ui_setup_state setup;
-    ui_dashboard_state dashboard;
-    ui_sweep_state sweep_screen;
+    /* the screens: each one's own state (ui_screen_def.state_size), and what
+     * they share: the choice, the devices, the jobs */
+    void *state[UI_N_SCREENS];
+    ui_chosen chosen;
+    ui_devices devices;
+    ui_run run;                      /* the run screen's run (ui/dashboard.c) */
+    nn_sweep sweep;                  /* the sweep screen's sweep (ui/sweep_screen.c) */
 
     /* what the run and the sweep screens share */
     int log_scale;                   /* run: log loss axis; sweep: log samples/s axis */
@@ -189,6 +166,31 @@ typedef struct ui_lab {
     nn_cal_store cals;
     ui_calibrating calib;
 } ui_lab;
+
+/* ---- a screen -------------------------------------------------------------------- */
+/* One screen of the lab, as the main loop (ui/lab.c) sees it: every hook
+ * but draw and key may be NULL. A screen keeps its own state in
+ * lab->state[its enum ui_screen], allocated (zeroed) with the lab. */
+typedef struct ui_screen_def {
+    const char *name;
+    const char *help_title;          /* its heading in the help overlay (ui/help.c) */
+    const char *const *help;         /* its keys there, one line each; NULL ends them */
+    size_t state_size;
+    void (*open)(ui_lab *lab);       /* the lab starts */
+    void (*close)(ui_lab *lab);      /* the lab quits: waits for what runs, frees */
+    int (*enter)(ui_lab *lab);       /* before it is shown: starts its job; -1 (said
+                                        on the status row) keeps the screen shown */
+    void (*leave)(ui_lab *lab);      /* another is shown: cancels and frees its job */
+    void (*draw)(ui_lab *lab, unsigned dirty);   /* the panels marked dirty */
+    ui_action (*key)(ui_lab *lab, int ch);
+    void (*poll)(ui_lab *lab, double now);        /* copies what its job published */
+    int (*active)(const ui_lab *lab);             /* its job runs (or waits to) */
+} ui_screen_def;
+
+/* The screens, each defined in its own file; ui/screens.c lists them by
+ * enum ui_screen. */
+extern const ui_screen_def ui_setup_screen, ui_run_screen, ui_sweep_screen;
+extern const ui_screen_def *const ui_screens[UI_N_SCREENS];
 
 /* ---- ui/draw.c: shared drawing --------------------------------------------- */
 void ui_colors_init(ui_lab *lab);
@@ -224,34 +226,18 @@ void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char 
                         const double *vlines, int nv, const char *empty);
 
 /* ---- screens ------------------------------------------------------------------ */
-/* ui/setup_screen.c */
-void ui_setup_init(ui_lab *lab);
-/* Takes the device survey's answer once it is in (every loop turn). */
-void ui_setup_poll(ui_lab *lab);
+/* ui/setup_screen.c (ui_setup_screen) */
+/* Lists the presets again, selecting select_path (NULL: the one selected). */
+void ui_setup_reload(ui_lab *lab, const char *select_path);
+ui_action ui_setup_key(ui_lab *lab, int ch);
 /* Waits for a survey still running and frees the preset list (quitting). */
 void ui_setup_free(ui_lab *lab);
-void ui_setup_reload(ui_lab *lab, const char *select_path);
-void ui_setup_draw(ui_lab *lab, unsigned dirty);
-ui_action ui_setup_key(ui_lab *lab, int ch);
 /* The devices a run (sweep 0) or a sweep (1) of the settings would use;
  * returns how many, or -1 after saying on the status row why it cannot. */
 int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max);
-const char *ui_device_name(int dev);
-/* Fills cfg from the selected preset and the settings. */
-void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg);
 
-/* ui/dashboard.c */
-/* Starts a run of the settings; -1 (said on the status row) when it cannot.
- * The caller (ui/lab.c) then shows the screen. */
-int ui_dashboard_start(ui_lab *lab);
-void ui_dashboard_draw(ui_lab *lab, unsigned dirty);
+/* ui/dashboard.c (ui_run_screen) */
 ui_action ui_dashboard_key(ui_lab *lab, int ch);
-/* The run: running or still to start; cancel (collected by the polls);
- * follow it (marks what to redraw); stop (cancel, wait, free). */
-int ui_dashboard_active(const ui_lab *lab);
-void ui_dashboard_cancel(ui_lab *lab);
-void ui_dashboard_poll(ui_lab *lab);
-void ui_dashboard_stop(ui_lab *lab);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
 /* ui/run_chart.c: the run screen's charts: the loss (by step, or by seconds
@@ -261,23 +247,17 @@ void ui_run_charts_draw(ui_lab *lab);
 
 /* ui/export_key.c: `x` on the run and the sweep screens writes the run or
  * the sweep as CSV and JSON (nnlab/export.h) and says where on the status row */
-void ui_export_screen(ui_lab *lab);
+void ui_export_run(ui_lab *lab);
+void ui_export_sweep(ui_lab *lab);
 
-/* ui/sweep_screen.c */
-/* The devices a sweep would run on (available, in the order swept). */
-int ui_sweep_devices(const ui_lab *lab, const char **names, int max);
-int ui_sweep_screen_start(ui_lab *lab);
-void ui_sweep_screen_draw(ui_lab *lab, unsigned dirty);
+/* ui/sweep_screen.c (ui_sweep_screen) */
 ui_action ui_sweep_screen_key(ui_lab *lab, int ch);
-/* The sweep, as the run's above. */
-int ui_sweep_screen_active(const ui_lab *lab);
-void ui_sweep_screen_cancel(ui_lab *lab);
-void ui_sweep_screen_poll(ui_lab *lab);
-void ui_sweep_screen_stop(ui_lab *lab);
 
-/* ui/job_keys.c: the keys the run and the sweep screens share (c cancel,
- * l log scale, e explain, x export, Esc/b/Enter back) */
-ui_action ui_job_screen_key(ui_lab *lab, int ch);
+/* ui/job_keys.c: the keys the run and the sweep screens share (l log scale,
+ * e explain, Esc/b/Enter back); running: the screen's job runs, which Esc
+ * asks about and Enter leaves alone. Each screen handles its own keys first
+ * (c cancel and x export among them). */
+ui_action ui_job_screen_key(ui_lab *lab, int ch, int running);
 
 /* ui/explain_panel.c: the Explain panel, on the dashboard and the sweep */
 /* `e`: shows the panel in the chart's place, or the chart again (narrow
@@ -317,6 +297,12 @@ void ui_dialog_draw(ui_lab *lab);
 ui_action ui_dialog_key(ui_lab *lab, int ch);
 
 /* ui/lab.c */
+/* 1 when a screen's job runs (its ui_screen_def.active). */
 int ui_jobs_active(const ui_lab *lab);
+/* A lab with every screen's state allocated and zeroed, no terminal touched
+ * (nn_lab_main, and the tests); NULL when out of memory. */
+ui_lab *ui_lab_create(void);
+/* Closes every screen (waiting for their jobs) and frees the lab; NULL is allowed. */
+void ui_lab_free(ui_lab *lab);
 
 #endif

@@ -12,11 +12,31 @@
 /* Availability through the backend's own probe. A device this build does
  * not have at all is unavailable with the loader's reason (the GPU module
  * not built, not found, a library it needs missing), never hidden. */
+static int builtin(const nn_backend_ops *ops)
+{
+    for (const nn_backend_ops *const *p = nn_builtin_backends; *p; p++)
+        if (*p == ops)
+            return 1;
+    return 0;
+}
+
+static int known_name(const char *name);
+
+/* What the device is, from its table, or for a known one that is not here
+ * (only the GPU module can be missing) from its being the module's. */
+static void set_kind(nn_device_status *out, const nn_backend_ops *ops)
+{
+    out->gpu = ops ? !builtin(ops) : known_name(out->name);
+    out->reference = ops == &nn_backend_cpu_ref;
+    out->threaded = ops && builtin(ops) && !out->reference;
+}
+
 int nn_device_status_of(const char *name, nn_device_status *out)
 {
     memset(out, 0, sizeof *out);
     nn_strlcpy(out->name, name ? name : "", sizeof out->name);
     const nn_backend_ops *ops = nn_backend_find_why(name, out->why, sizeof out->why);
+    set_kind(out, ops);
     if (!ops) {
         if (!out->why[0])
             snprintf(out->why, sizeof out->why, "this build of nnlab has no %s backend", out->name);

@@ -22,6 +22,15 @@ typedef struct nn_device_status {
     int host_memory;             /* it computes in host memory (a CPU); valid when available */
     int on_host_cores;           /* it computes on this machine's CPU cores (a CPU, or the
                                     emulated GPU): two such jobs racing share them */
+    /* What the device is, known whether or not it can run here, so that a
+     * front end asks these and never a device's name: */
+    int gpu;                     /* it computes on a GPU (the GPU module's device, real
+                                    or emulated); one not here can be predicted from a
+                                    GPU profile (nnlab/profile.h) */
+    int reference;               /* the reference backend: plain loops, one thread, the
+                                    oracle the others are checked against */
+    int threaded;                /* its jobs run on a pool of CPU threads (cfg->threads):
+                                    racing, it takes the cores the others leave */
     char summary[NN_TEXT_LEN];   /* available: the backend's one line ("OpenBLAS, ...") */
     char description[NN_ERR_LEN];/* available: the device's own words (the GPU's name, memory,
                                     versions); "" when the backend has none */

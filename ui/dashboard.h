@@ -1,0 +1,20 @@
+/* ui/dashboard.h - the run screen's own state (ui/dashboard.c and its
+ * panels: ui/run_chart.c, ui/explain_panel.c): one explanation per job,
+ * recomputed only when its inputs change, and the smoothing. The run itself
+ * is the lab's (lab->run). */
+#ifndef NNLAB_UI_DASHBOARD_H
+#define NNLAB_UI_DASHBOARD_H
+
+#include "ui.h"
+
+typedef struct ui_dashboard_state {
+    nn_explainer explain[2];
+    int smooth;                      /* `s`: the training loss drawn smoothed (ui_ema) */
+} ui_dashboard_state;
+
+static inline ui_dashboard_state *ui_dashboard_of(const ui_lab *lab)
+{
+    return lab->state[UI_RUN];
+}
+
+#endif
