@@ -107,7 +107,7 @@ typedef struct gpu_conv_plan {
     int pinned;                      /* a recording uses it: not evicted until graph_drop */
     unsigned long long last_use;     /* for eviction when the table is full */
     nn_conv_geom g;
-    cudnnTensorDescriptor_t x, y, bias;
+    cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
     gpu_conv_dir dir[GPU_CONV_DIRS];
@@ -304,6 +304,9 @@ void gpu_plans_unpin(gpu_state *s);
 /* ---- cuda_kernels.cu ------------------------------------------------------------- */
 
 int gpu_bias_rows(nn_backend *b, const char *op, int n, int out, const float *bias, float *y);
+/* y (n, c, hw) += bias[c]: the convolution's bias */
+int gpu_bias_planes(nn_backend *b, const char *op, int n, int c, size_t hw, const float *bias,
+                    float *y);
 int gpu_bias_grad(nn_backend *b, const char *op, int n, int out, const float *dy, float *db);
 /* db[c] = sum over samples and positions of dy (n, c, hw): the conv bias
  * gradient, our own reduction (never cudnnConvolutionBackwardBias). */

@@ -23,9 +23,10 @@
  * rank order (PyTorch's try-all); a recording only replays what was chosen.
  * With the deterministic switch only deterministic algorithms are
  * candidates, so that a run repeats bit for bit; with TF32 off, only FMA
- * math (plain FP32). The bias gradient is our own reduction
- * (gpu_conv_bias_grad), not cudnnConvolutionBackwardBias, whose
- * calc_bias_diff kernel took 25% of a LeNet step on an H200. */
+ * math (plain FP32). The bias and its gradient are our own kernels
+ * (gpu_bias_planes, gpu_conv_bias_grad), not cudnnAddTensor and
+ * cudnnConvolutionBackwardBias, whose calc_bias_diff kernel took 25% of a
+ * LeNet step on an H200. */
 #include "geom_check.h"
 #include "cuda_backend.h"
 
@@ -95,8 +96,6 @@ static void plan_release(gpu_conv_plan *p)
         cudnnDestroyTensorDescriptor(p->x);
     if (p->y)
         cudnnDestroyTensorDescriptor(p->y);
-    if (p->bias)
-        cudnnDestroyTensorDescriptor(p->bias);
     if (p->w)
         cudnnDestroyFilterDescriptor(p->w);
     if (p->conv)
@@ -256,7 +255,6 @@ static int plan_describe(nn_backend *b, const char *op, gpu_conv_plan *p)
     int n, c, h, w;
     if (gpu_dnn(b, cudnnCreateTensorDescriptor(&p->x), op, "cudnnCreateTensorDescriptor", "describing x") ||
         gpu_dnn(b, cudnnCreateTensorDescriptor(&p->y), op, "cudnnCreateTensorDescriptor", "describing y") ||
-        gpu_dnn(b, cudnnCreateTensorDescriptor(&p->bias), op, "cudnnCreateTensorDescriptor", "describing the bias") ||
         gpu_dnn(b, cudnnCreateFilterDescriptor(&p->w), op, "cudnnCreateFilterDescriptor", "describing w") ||
         gpu_dnn(b, cudnnCreateConvolutionDescriptor(&p->conv), op, "cudnnCreateConvolutionDescriptor",
                 "describing the convolution"))
@@ -269,9 +267,6 @@ static int plan_describe(nn_backend *b, const char *op, gpu_conv_plan *p)
                                               g->h_out, g->w_out),
                 op, "cudnnSetTensor4dDescriptor", "describing y (%d, %d, %d, %d)", g->n, g->c_out,
                 g->h_out, g->w_out) ||
-        gpu_dnn(b, cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, g->c_out,
-                                              1, 1),
-                op, "cudnnSetTensor4dDescriptor", "describing the bias (%d)", g->c_out) ||
         gpu_dnn(b, cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g->c_out,
                                               g->c_in, g->k_h, g->k_w),
                 op, "cudnnSetFilter4dDescriptor", "describing w (%d, %d, %d, %d)", g->c_out,
@@ -493,21 +488,15 @@ int gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)
 int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                        const float *bias, float *y, void *ws)
 {
-    gpu_state *s = gpu_of(b);
-    const float one = 1.0f;
     gpu_conv_plan *p = plan_for(b, "conv2d_forward", g, 0);
     if (!p)
         return -1;
     conv_args a = { x, w, NULL, y, NULL, NULL, ws };
     if (conv_run(b, "conv2d_forward", p, GPU_CONV_FWD, &a) != 0)
         return -1;
-    if (!bias)
-        return 0;
-    if (gpu_dnn(b, cudnnAddTensor(s->dnn, &one, p->bias, bias, &one, p->y, y), "conv2d_forward",
-                "cudnnAddTensor", "adding the bias (%d)", g->c_out))
-        return -1;
-    gpu_count_library(b);
-    return 0;
+    return bias ? gpu_bias_planes(b, "conv2d_forward", g->n, g->c_out, (size_t)g->h_out * g->w_out,
+                                  bias, y)
+                : 0;
 }
 
 int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
