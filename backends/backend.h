@@ -47,6 +47,19 @@ typedef struct nn_conv_geom {
     int pad_h, pad_w;            /* zero padding */
 } nn_conv_geom;
 
+/* A convolution algorithm a device backend chose for one geometry and
+ * direction (conv_algorithms), for Explain: which, whether it repeats bit
+ * for bit, and its time as measured when it was chosen. */
+enum nn_conv_direction { NN_CONV_FORWARD, NN_CONV_BACKWARD_DATA, NN_CONV_BACKWARD_FILTER };
+typedef struct nn_conv_choice {
+    nn_conv_geom g;
+    enum nn_conv_direction direction;
+    char algorithm[48];          /* the library's name, e.g. "BWD_FILTER_ALGO_0" */
+    int deterministic;           /* 1: the same inputs give the same bits */
+    double time_us;              /* measured when chosen (this run or the cached one) */
+    int trials;                  /* algorithms timed in this run; 0: read from the cache file */
+} nn_conv_choice;
+
 /* Max pooling geometry: no padding, floor mode (PyTorch's defaults).
  * maxpool1d is h = 1, k_h = 1; "max over the length axis" is k_w = w_in. */
 typedef struct nn_pool_geom {
@@ -92,13 +105,19 @@ typedef struct nn_backend_config {
     int threads;                 /* CPU threads; 0 = the cores free now (cpu_threads.c) */
     int tf32;                    /* GPU: allow TF32 tensor-core math for float32
                                     products (off: plain FP32, as the CPU) */
+    int deterministic;           /* GPU: deterministic convolution algorithms only, so
+                                    that a run repeats bit for bit (PyTorch's
+                                    cudnn.deterministic); off: the fastest measured */
+    const char *conv_cache_path; /* GPU: the file that keeps the convolution
+                                    algorithms chosen (read at open, written at close
+                                    when new ones were chosen); NULL: none */
 } nn_backend_config;
 
 /* The op table's ABI. The GPU backend is a module built on its own and loaded
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
  * it was built against this header. Bump it on any change to nn_backend_ops,
  * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 5
+#define NN_BACKEND_ABI 6
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -356,6 +375,12 @@ typedef struct nn_backend_ops {
     int (*timing_mark)(nn_backend *b, int mark);
     int (*timing_collect)(nn_backend *b, int wait, double us[NN_TIMING_MARKS],
                           long n[NN_TIMING_MARKS]);
+
+    /* The convolution algorithms chosen since open (NULL on the CPU
+     * backends): up to cap of them into out, one per geometry and direction
+     * that ran; returns how many there are (more than cap: the rest left
+     * out), or -1 with last_error. Never inside a recording's capture. */
+    int (*conv_algorithms)(nn_backend *b, nn_conv_choice *out, int cap);
 } nn_backend_ops;
 
 struct nn_backend {

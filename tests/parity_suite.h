@@ -68,6 +68,8 @@ void test_mse(void **state);
 void test_sgd(void **state);
 void test_adam(void **state);
 void test_errors(void **state);
+/* parity_bias.c: the bias gradients at awkward sizes */
+void test_bias_grad_sizes(void **state);
 /* parity_graph.c */
 void test_graph_merge(void **state);
 void test_graph_slice(void **state);
@@ -91,6 +93,7 @@ void test_sparsemax(void **state);
     cmocka_unit_test(test_graph_merge), cmocka_unit_test(test_graph_slice),             \
     cmocka_unit_test(test_graph_accumulate),                                            \
     cmocka_unit_test(test_batchnorm), cmocka_unit_test(test_batchnorm_refuses_single_rows), \
-    cmocka_unit_test(test_glu), cmocka_unit_test(test_sparsemax)
+    cmocka_unit_test(test_glu), cmocka_unit_test(test_sparsemax),                      \
+    cmocka_unit_test(test_bias_grad_sizes)
 
 #endif

@@ -37,6 +37,7 @@
 #include "rng.h"
 #include "parity_suite.h"
 #include "jacobian_check.h"
+#include "gpu_conv_choice.h"
 
 #ifndef FIXTURES_DIR
 #define FIXTURES_DIR "tests/fixtures"
@@ -767,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_graph_capture_modes),
         cmocka_unit_test(test_conv_try_all),
         cmocka_unit_test(test_conv_plans_and_recording),
+        GPU_CONV_CHOICE_TESTS,
         cmocka_unit_test(test_timing_never_waits),
         cmocka_unit_test(test_device_errors),
         cmocka_unit_test(test_curve_lenet_cifar10),

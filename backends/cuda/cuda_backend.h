@@ -1,12 +1,16 @@
-/* backends/cuda/cuda_backend.h - what the GPU module's three files share: the
+/* backends/cuda/cuda_backend.h - what the GPU module's files share: the
  * backend's state, the checks that turn a CUDA, cuBLAS or cuDNN status into a
  * message in b->last_error, and the launch accounting.
  *
  *   cuda_module.cu   probe, open/close, memory and copies, graphs, timing,
  *                    counters, the op table and the module's two exports
  *   cuda_dense.cu    linear (cuBLAS) and convolution (cuDNN, one plan per shape)
- *   cuda_kernels.cu  our own kernels: activations, pooling, dropout, losses,
- *                    optimisers, bias add and bias gradient, batch gather
+ *   cuda_conv_algo.cu which algorithm each convolution runs: timed by cuDNN,
+ *                    kept per geometry for the process and in a file
+ *   cuda_kernels.cu  our own kernels: activations, dropout, losses,
+ *                    optimisers, bias add, batch gather
+ *   cuda_reduce.cu   the bias gradients (conv and linear), our own reductions
+ *   cuda_pool.cu     max pooling
  *   cuda_merge.cu    the graph's: add, mul, slice, accumulate
  *   cuda_tab.cu      batch norm (ghost batches), GLU, sparsemax
  *
@@ -57,6 +61,9 @@ extern "C" {
 #define GPU_TIMING_SLOTS 256         /* steps whose timing events may be in flight */
 #define GPU_BLAS_WORKSPACE ((size_t)32 << 20)     /* cuBLAS's, set so that graphs can record it */
 #define GPU_CONV_WORKSPACE_CAP ((size_t)256 << 20) /* the most one convolution may ask for */
+#define GPU_CONV_CHOICES 512         /* algorithm choices remembered (geometry x direction) */
+#define GPU_BIAS_PARTIALS 65536      /* floats of the conv bias gradient's partial sums */
+#define GPU_BIAS_SLICES 64           /* the most slices one channel's sum is cut into */
 
 /* The three directions of a convolution, each with its own algorithm. */
 enum gpu_conv_dir_kind { GPU_CONV_FWD, GPU_CONV_BWD_DATA, GPU_CONV_BWD_FILTER, GPU_CONV_DIRS };
@@ -66,17 +73,32 @@ typedef struct gpu_conv_algo {
     int algo;                        /* a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t */
     cudnnMathType_t math;            /* set on the descriptor before it runs */
     size_t ws;                       /* workspace it needs */
+    int deterministic;               /* cuDNN says the same inputs give the same bits */
 } gpu_conv_algo;
 
 /* A direction's candidates, ranked (cuDNN's heuristic order, deterministic
- * and FMA math first), and the one that ran: the first call outside a
- * recording tries them in order and keeps the first that runs (PyTorch's
- * try-all), so one algorithm cuDNN lists but cannot run here is not fatal. */
+ * and FMA math first; only deterministic ones with the switch), and the one
+ * chosen: the first call outside a recording takes the choice remembered
+ * for the geometry (this process or the cache file), else times every
+ * candidate (cudnnFind*AlgorithmEx) and runs the fastest; one that cannot
+ * run falls back to the others in rank order (PyTorch's try-all). */
 typedef struct gpu_conv_dir {
     gpu_conv_algo cand[GPU_ALGO_CANDIDATES];
     int n;
     int chosen;                      /* index into cand; -1 until one has run */
+    float ms;                        /* its time as measured when chosen; < 0: not timed */
+    int trials;                      /* algorithms timed in this process; 0: remembered */
 } gpu_conv_dir;
+
+/* One remembered choice: a geometry's direction under one set of switches. */
+typedef struct gpu_conv_choice {
+    nn_conv_geom g;
+    int dir, tf32, deterministic;    /* the key, with g */
+    int algo, math, algo_deterministic;
+    float ms;
+    int trials;                      /* timed in this process (0: read from the file) */
+    int ran;                         /* chosen by a plan of this process: conv_algorithms lists it */
+} gpu_conv_choice;
 
 /* One convolution geometry: its cuDNN descriptors and ranked algorithms,
  * made once (cudnnGet*Algorithm_v7's heuristics), never while recording. */
@@ -85,7 +107,7 @@ typedef struct gpu_conv_plan {
     int pinned;                      /* a recording uses it: not evicted until graph_drop */
     unsigned long long last_use;     /* for eviction when the table is full */
     nn_conv_geom g;
-    cudnnTensorDescriptor_t x, y, bias;
+    cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
     gpu_conv_dir dir[GPU_CONV_DIRS];
@@ -134,6 +156,7 @@ typedef struct gpu_timing_slot {
 typedef struct gpu_state {
     int device;
     int tf32;
+    int deterministic;               /* nn_backend_config.deterministic */
     unsigned inject;                 /* enum gpu_inject bits (NNLAB_GPU_INJECT) */
     cudaStream_t stream;             /* non-blocking: graphs record only such streams */
     cublasHandle_t blas;
@@ -171,6 +194,16 @@ typedef struct gpu_state {
     unsigned long long plan_clock;
     int plans_pinned;                /* plans a recording uses (at most GPU_PLANS - GPU_PLANS_SPARE) */
     size_t ws_limit;                 /* largest workspace conv2d_workspace reported */
+
+    /* The algorithm choices (cuda_conv_algo.cu): those of the cache file whose
+     * key is this GPU's, then each made here; written back at close when one
+     * was added. */
+    gpu_conv_choice *choices;        /* (GPU_CONV_CHOICES) host */
+    int n_choices;
+    int choices_added;
+    char *conv_cache_path;           /* NULL: no file */
+
+    float *bias_partials;            /* (GPU_BIAS_PARTIALS) the conv bias gradient's slices */
 
     gpu_pinned pinned[GPU_PINNED];
 
@@ -246,13 +279,39 @@ int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, con
 int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                         const float *dy, float *dx, float *dw, float *dbias, void *ws);
 void gpu_plans_destroy(gpu_state *s);
+
+/* ---- cuda_conv_algo.cu ------------------------------------------------------------ */
+
+/* The remembered choices: the file read at open (a missing file or another
+ * key: none), written at close when one was added. 0, or -1 with a message. */
+int gpu_choices_open(nn_backend *b, const nn_backend_config *cfg);
+int gpu_choices_close(nn_backend *b);
+/* The remembered choice of p's direction d, as an index into its candidates
+ * (-1: none, or one no longer offered); marks it as ran. */
+int gpu_choice_find(gpu_state *s, gpu_conv_plan *p, int d);
+/* Remembers candidate k of p's direction d as chosen. */
+void gpu_choice_keep(gpu_state *s, const gpu_conv_plan *p, int d, int k);
+/* Times p's direction d with cuDNN (cudnnFind*AlgorithmEx) on the call's
+ * buffers; ms[k] the time of candidate k (< 0: not timed). The output
+ * buffer is left undefined. Returns how many were timed, -1 if the find failed. */
+int gpu_conv_time(gpu_state *s, gpu_conv_plan *p, int d, const void *x, const void *w,
+                  const void *dy, void *out, void *ws, float ms[GPU_ALGO_CANDIDATES]);
+const char *gpu_conv_algo_name(int d, int algo);
+int gpu_conv_algorithms(nn_backend *b, nn_conv_choice *out, int cap);
 /* Releases the pins of a recording (graph_drop, a recording that failed). */
 void gpu_plans_unpin(gpu_state *s);
 
 /* ---- cuda_kernels.cu ------------------------------------------------------------- */
 
 int gpu_bias_rows(nn_backend *b, const char *op, int n, int out, const float *bias, float *y);
+/* y (n, c, hw) += bias[c]: the convolution's bias */
+int gpu_bias_planes(nn_backend *b, const char *op, int n, int c, size_t hw, const float *bias,
+                    float *y);
 int gpu_bias_grad(nn_backend *b, const char *op, int n, int out, const float *dy, float *db);
+/* db[c] = sum over samples and positions of dy (n, c, hw): the conv bias
+ * gradient, our own reduction (never cudnnConvolutionBackwardBias). */
+int gpu_conv_bias_grad(nn_backend *b, const char *op, int n, int c, size_t hw, const float *dy,
+                       float *db);
 int gpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y);
 int gpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x, const float *y,
                            const float *dy, float *dx);

@@ -9,7 +9,7 @@
  * with every leading dimension the row length.
  *
  * Convolution: one plan per geometry (descriptors and, per direction, cuDNN's
- * ranked candidate algorithms), made the first time the geometry is seen and
+ * candidate algorithms), made the first time the geometry is seen and
  * kept (GPU_PLANS of them, the least recently used evicted, never one a
  * recording uses). The engine asks conv2d_workspace for each layer at the
  * job's largest batch before the first step, so those plans are made then:
@@ -17,11 +17,16 @@
  * largest of them (so that whichever runs fits), and the engine allocates the
  * largest once. A geometry first met in a call (a partial last batch) gets
  * candidates that fit in the largest workspace reported so far. The first
- * call of each direction outside a recording tries the candidates in order
- * and keeps the first that runs (PyTorch's try-all); a recording only replays
- * what was tried. Among cuDNN's heuristic choices, deterministic algorithms
- * come first, so that a run repeats bit for bit; with TF32 off, only FMA
- * math (plain FP32). */
+ * call of each direction outside a recording takes the algorithm remembered
+ * for the geometry, or times the candidates and keeps the fastest
+ * (cuda_conv_algo.cu); one that will not run falls back to the others in
+ * rank order (PyTorch's try-all); a recording only replays what was chosen.
+ * With the deterministic switch only deterministic algorithms are
+ * candidates, so that a run repeats bit for bit; with TF32 off, only FMA
+ * math (plain FP32). The bias and its gradient are our own kernels
+ * (gpu_bias_planes, gpu_conv_bias_grad), not cudnnAddTensor and
+ * cudnnConvolutionBackwardBias, whose calc_bias_diff kernel took 25% of a
+ * LeNet step on an H200. */
 #include "geom_check.h"
 #include "cuda_backend.h"
 
@@ -91,8 +96,6 @@ static void plan_release(gpu_conv_plan *p)
         cudnnDestroyTensorDescriptor(p->x);
     if (p->y)
         cudnnDestroyTensorDescriptor(p->y);
-    if (p->bias)
-        cudnnDestroyTensorDescriptor(p->bias);
     if (p->w)
         cudnnDestroyFilterDescriptor(p->w);
     if (p->conv)
@@ -165,20 +168,24 @@ static void add_candidate(const gpu_state *s, gpu_conv_dir *d, const algo_perf *
         d->cand[d->n].algo = a->algo;
         d->cand[d->n].math = math;
         d->cand[d->n].ws = a->memory;
+        d->cand[d->n].deterministic = a->determinism == CUDNN_DETERMINISTIC;
         d->n++;
     }
 }
 
 /* d's candidates from cuDNN's answer (fastest expected first): those that
  * succeeded, fit in limit and may run, in four passes (deterministic FMA,
- * deterministic default math, then the non-deterministic ones the same way),
- * so that a run repeats bit for bit whenever a deterministic one runs. */
+ * deterministic default math, then the non-deterministic ones the same way;
+ * with the deterministic switch, the first two only). Timing picks among
+ * them; the order is the fallbacks' when the fastest will not run. */
 static void rank_candidates(const gpu_state *s, const algo_perf *perf, int got, size_t limit,
                             gpu_conv_dir *d)
 {
     d->n = 0;
     d->chosen = -1;
-    for (int pass = 0; pass < 4; pass++)
+    d->ms = -1.0f;
+    d->trials = 0;
+    for (int pass = 0; pass < (s->deterministic ? 2 : 4); pass++)
         for (int i = 0; i < got; i++) {
             const algo_perf *a = &perf[i];
             int rank = math_rank(s, a->math);
@@ -231,9 +238,10 @@ static int plan_algorithms(nn_backend *b, const char *op, gpu_conv_plan *p, size
     for (int d = 0; d < GPU_CONV_DIRS; d++) {
         rank_candidates(s, perf[d], got[d], limit, &p->dir[d]);
         if (p->dir[d].n == 0)
-            return gpu_fail(b, "%s: cuDNN offers no FP32 %s algorithm for n=%d c_in=%d %dx%d k=%dx%d "
-                            "within %zu bytes of workspace", op, dir_name[d], g->n, g->c_in, g->h_in,
-                            g->w_in, g->k_h, g->k_w, limit);
+            return gpu_fail(b, "%s: cuDNN offers no FP32 %s%s algorithm for n=%d c_in=%d %dx%d "
+                            "k=%dx%d within %zu bytes of workspace", op,
+                            s->deterministic ? "deterministic " : "", dir_name[d], g->n, g->c_in,
+                            g->h_in, g->w_in, g->k_h, g->k_w, limit);
         for (int k = 0; k < p->dir[d].n; k++)
             if (p->dir[d].cand[k].ws > p->ws)
                 p->ws = p->dir[d].cand[k].ws;
@@ -247,7 +255,6 @@ static int plan_describe(nn_backend *b, const char *op, gpu_conv_plan *p)
     int n, c, h, w;
     if (gpu_dnn(b, cudnnCreateTensorDescriptor(&p->x), op, "cudnnCreateTensorDescriptor", "describing x") ||
         gpu_dnn(b, cudnnCreateTensorDescriptor(&p->y), op, "cudnnCreateTensorDescriptor", "describing y") ||
-        gpu_dnn(b, cudnnCreateTensorDescriptor(&p->bias), op, "cudnnCreateTensorDescriptor", "describing the bias") ||
         gpu_dnn(b, cudnnCreateFilterDescriptor(&p->w), op, "cudnnCreateFilterDescriptor", "describing w") ||
         gpu_dnn(b, cudnnCreateConvolutionDescriptor(&p->conv), op, "cudnnCreateConvolutionDescriptor",
                 "describing the convolution"))
@@ -260,9 +267,6 @@ static int plan_describe(nn_backend *b, const char *op, gpu_conv_plan *p)
                                               g->h_out, g->w_out),
                 op, "cudnnSetTensor4dDescriptor", "describing y (%d, %d, %d, %d)", g->n, g->c_out,
                 g->h_out, g->w_out) ||
-        gpu_dnn(b, cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, g->c_out,
-                                              1, 1),
-                op, "cudnnSetTensor4dDescriptor", "describing the bias (%d)", g->c_out) ||
         gpu_dnn(b, cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g->c_out,
                                               g->c_in, g->k_h, g->k_w),
                 op, "cudnnSetFilter4dDescriptor", "describing w (%d, %d, %d, %d)", g->c_out,
@@ -381,24 +385,60 @@ static cudnnStatus_t conv_launch(gpu_state *s, gpu_conv_plan *p, int d, int k, c
                                           &zero, p->w, a->dw);
 }
 
-/* The first call of a direction outside a recording: each candidate once, in
- * rank order, keeping the first that runs (PyTorch's try-all: an algorithm
- * cuDNN lists may still refuse this GPU or these strides). Every candidate
- * writes the whole output (beta 0), so a failed one leaves nothing behind. */
+/* The order the first call tries the candidates in: the one remembered or
+ * timed fastest first, then the others in rank order. */
+static int attempt_order(nn_backend *b, gpu_conv_plan *p, int d, const conv_args *a, int *order)
+{
+    gpu_state *s = gpu_of(b);
+    gpu_conv_dir *dir = &p->dir[d];
+    float ms[GPU_ALGO_CANDIDATES];
+    int first = gpu_choice_find(s, p, d);
+    if (first < 0) {
+        void *out = d == GPU_CONV_FWD ? (void *)a->y : d == GPU_CONV_BWD_DATA ? (void *)a->dx
+                                                                                : (void *)a->dw;
+        int timed = gpu_conv_time(s, p, d, a->x, a->w, a->dy, out, a->ws, ms);
+        for (int k = 0; timed > 0 && k < dir->n; k++)
+            if (ms[k] >= 0 && (first < 0 || ms[k] < ms[first]))
+                first = k;
+        if (first >= 0) {
+            dir->ms = ms[first];
+            dir->trials = timed;
+        }
+    }
+    int n = 0;
+    if (first >= 0)
+        order[n++] = first;
+    for (int k = 0; k < dir->n; k++)
+        if (k != first)
+            order[n++] = k;
+    return n;
+}
+
+/* The first call of a direction outside a recording: the candidates in
+ * attempt_order, keeping the first that runs (PyTorch's try-all: an
+ * algorithm cuDNN lists may still refuse this GPU or these strides). Every
+ * candidate writes the whole output (beta 0), so a failed one (or the
+ * timing's trials) leaves nothing behind. */
 static int conv_try_all(nn_backend *b, const char *op, gpu_conv_plan *p, int d, const conv_args *a)
 {
     gpu_state *s = gpu_of(b);
     gpu_conv_dir *dir = &p->dir[d];
+    int order[GPU_ALGO_CANDIDATES];
+    int n = attempt_order(b, p, d, a, order);
     cudnnStatus_t first = CUDNN_STATUS_SUCCESS;
-    for (int k = 0; k < dir->n; k++) {
-        int injected = (s->inject & GPU_INJECT_ALGO_ALL) || (k == 0 && (s->inject & GPU_INJECT_ALGO_FIRST));
+    for (int i = 0; i < n; i++) {
+        int k = order[i];
+        int injected = (s->inject & GPU_INJECT_ALGO_ALL) || (i == 0 && (s->inject & GPU_INJECT_ALGO_FIRST));
         cudnnStatus_t st = injected ? CUDNN_STATUS_NOT_SUPPORTED : conv_launch(s, p, d, k, a);
         if (st == CUDNN_STATUS_SUCCESS && cudaPeekAtLastError() == cudaSuccess) {
             dir->chosen = k;
+            if (i > 0)
+                dir->ms = -1.0f;     /* the timed one did not run: this one is untimed */
+            gpu_choice_keep(s, p, d, k);
             return 0;
         }
         cudaGetLastError();
-        if (k == 0)
+        if (i == 0)
             first = st;
     }
     return gpu_fail(b, "%s: none of cuDNN's %d %s algorithms ran for n=%d c_in=%d %dx%d k=%dx%d (the "
@@ -448,28 +488,20 @@ int gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)
 int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                        const float *bias, float *y, void *ws)
 {
-    gpu_state *s = gpu_of(b);
-    const float one = 1.0f;
     gpu_conv_plan *p = plan_for(b, "conv2d_forward", g, 0);
     if (!p)
         return -1;
     conv_args a = { x, w, NULL, y, NULL, NULL, ws };
     if (conv_run(b, "conv2d_forward", p, GPU_CONV_FWD, &a) != 0)
         return -1;
-    if (!bias)
-        return 0;
-    if (gpu_dnn(b, cudnnAddTensor(s->dnn, &one, p->bias, bias, &one, p->y, y), "conv2d_forward",
-                "cudnnAddTensor", "adding the bias (%d)", g->c_out))
-        return -1;
-    gpu_count_library(b);
-    return 0;
+    return bias ? gpu_bias_planes(b, "conv2d_forward", g->n, g->c_out, (size_t)g->h_out * g->w_out,
+                                  bias, y)
+                : 0;
 }
 
 int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                         const float *dy, float *dx, float *dw, float *dbias, void *ws)
 {
-    gpu_state *s = gpu_of(b);
-    const float one = 1.0f, zero = 0.0f;
     gpu_conv_plan *p = plan_for(b, "conv2d_backward", g, 0);
     if (!p)
         return -1;
@@ -477,12 +509,7 @@ int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, co
     if ((dx && conv_run(b, "conv2d_backward", p, GPU_CONV_BWD_DATA, &a) != 0) ||
         (dw && conv_run(b, "conv2d_backward", p, GPU_CONV_BWD_FILTER, &a) != 0))
         return -1;
-    if (dbias) {
-        if (gpu_dnn(b, cudnnConvolutionBackwardBias(s->dnn, &one, p->y, dy, &zero, p->bias, dbias),
-                    "conv2d_backward", "cudnnConvolutionBackwardBias", "computing dbias (%d)",
-                    g->c_out))
-            return -1;
-        gpu_count_library(b);
-    }
-    return 0;
+    return dbias ? gpu_conv_bias_grad(b, "conv2d_backward", g->n, g->c_out,
+                                      (size_t)g->h_out * g->w_out, dy, dbias)
+                 : 0;
 }

@@ -8,11 +8,9 @@
  * from a graph, gives the same bits.
  * Elementwise kernels use grid-stride loops over size_t indices.
  *
- * Why not cuDNN for activations and pooling: cudnnActivationBackward reads
- * both x and y, which the contract lets a caller pass as NULL, and cuDNN does
- * not promise to route a pooling gradient to the *first* maximum among ties,
- * nor to the *last* NaN of a window, as PyTorch and cpu-ref do. One launch
- * either way. */
+ * Why not cuDNN for activations: cudnnActivationBackward reads both x and
+ * y, which the contract lets a caller pass as NULL. One launch either way.
+ * Max pooling is in cuda_pool.cu, the bias gradients in cuda_reduce.cu. */
 #include "geom_check.h"
 #include "cuda_backend.h"
 
@@ -34,7 +32,7 @@ static unsigned blocks_for(size_t n, unsigned cap)
     return blocks > cap ? cap : (unsigned)blocks;
 }
 
-/* ---- bias: add per row (linear forward), sum per column (linear backward) ---- */
+/* ---- bias: add per row (linear forward); its sums are in cuda_reduce.cu ---- */
 
 __global__ void bias_rows_kernel(size_t total, int out, const float *__restrict__ bias,
                                  float *__restrict__ y)
@@ -51,139 +49,23 @@ int gpu_bias_rows(nn_backend *b, const char *op, int n, int out, const float *bi
     return gpu_launched(b, op, "bias_rows_kernel");
 }
 
-/* db[o] = sum_i dy[i][o] (dy is (n, out)): a block takes 32 columns; its 32
- * row lanes each sum every 32nd row (reads coalesced along the columns), then
- * lane sums are added in lane order: a fixed order, no atomics. */
-__global__ void bias_grad_kernel(int n, int out, const float *__restrict__ dy,
-                                 float *__restrict__ db)
+/* y (n, c, hw) += bias[c]: the convolution's bias, in place of cudnnAddTensor
+ * (its op_generic_tensor_kernel was 5% of LeNet's kernel time at batch 4 on
+ * an H200). One add per element, as cuDNN's alpha = beta = 1: the same bits. */
+__global__ void bias_planes_kernel(size_t total, size_t hw, int c, const float *__restrict__ bias,
+                                   float *__restrict__ y)
 {
-    __shared__ float lane[32][33];
-    int o = blockIdx.x * 32 + threadIdx.x;
-    float acc = 0.0f;
-    if (o < out)
-        for (int i = threadIdx.y; i < n; i += 32)
-            acc += dy[(size_t)i * out + o];
-    lane[threadIdx.y][threadIdx.x] = acc;
-    __syncthreads();
-    if (threadIdx.y == 0 && o < out) {
-        float sum = 0.0f;
-        for (int k = 0; k < 32; k++)
-            sum += lane[k][threadIdx.x];
-        db[o] = sum;
-    }
+    GRID_STRIDE(i, total)
+        y[i] += bias[(i / hw) % (size_t)c];
 }
 
-int gpu_bias_grad(nn_backend *b, const char *op, int n, int out, const float *dy, float *db)
+int gpu_bias_planes(nn_backend *b, const char *op, int n, int c, size_t hw, const float *bias,
+                    float *y)
 {
-    dim3 block(32, 32);
-    NN_LAUNCH(bias_grad_kernel, (unsigned)((out + 31) / 32), block, 0, gpu_of(b)->stream,
-              n, out, dy, db);
-    return gpu_launched(b, op, "bias_grad_kernel");
-}
-
-/* ---- max pooling: no padding, floor mode --------------------------------------- */
-
-static int pool_check(nn_backend *b, const char *op, const nn_pool_geom *g)
-{
-    char why[192];
-    return nn_pool_geom_problem(op, g, why, sizeof why) ? gpu_fail(b, "%s", why) : 0;
-}
-
-/* One thread per output: the window's maximum, a NaN winning (as PyTorch). */
-__global__ void maxpool_forward_kernel(nn_pool_geom g, const float *__restrict__ x,
-                                       float *__restrict__ y)
-{
-    size_t total = (size_t)g.n * g.c * g.h_out * g.w_out;
-    GRID_STRIDE(o, total) {
-        int ow = (int)(o % (size_t)g.w_out);
-        size_t r = o / (size_t)g.w_out;
-        int oh = (int)(r % (size_t)g.h_out);
-        size_t plane = r / (size_t)g.h_out;
-        const float *win = x + plane * g.h_in * g.w_in + (size_t)oh * g.stride_h * g.w_in +
-                           (size_t)ow * g.stride_w;
-        float best = win[0];
-        for (int kh = 0; kh < g.k_h; kh++)
-            for (int kw = 0; kw < g.k_w; kw++) {
-                float v = win[(size_t)kh * g.w_in + kw];
-                if (v > best || isnan(v))
-                    best = v;
-            }
-        y[o] = best;
-    }
-}
-
-/* Where a window routes its gradient (PyTorch's argmax, see cpu_ref_conv.c
- * window_argmax): the last NaN when its maximum v is NaN, else the first
- * position (row-major) equal to v. (-1, -1) when none is (y not from x). */
-__device__ static void window_route(const float *win, int w_in, int k_h, int k_w, float v,
-                                    int *fh, int *fw)
-{
-    *fh = -1;
-    *fw = -1;
-    for (int kh = 0; kh < k_h; kh++)
-        for (int kw = 0; kw < k_w; kw++) {
-            float x = win[(size_t)kh * w_in + kw];
-            if (isnan(v) ? isnan(x) : (x == v && *fh < 0)) {
-                *fh = kh;
-                *fw = kw;
-            }
-        }
-}
-
-/* One thread per input element, gathering: for every window that covers it
- * (output rows and columns in ascending order, as cpu-ref adds them), it
- * takes dy when it is the position the window routes its gradient to.
- * No atomics, so overlapping windows add up in cpu-ref's order exactly. */
-__global__ void maxpool_backward_kernel(nn_pool_geom g, const float *__restrict__ x,
-                                        const float *__restrict__ y,
-                                        const float *__restrict__ dy, float *__restrict__ dx)
-{
-    size_t total = (size_t)g.n * g.c * g.h_in * g.w_in;
-    GRID_STRIDE(i, total) {
-        int iw = (int)(i % (size_t)g.w_in);
-        size_t r = i / (size_t)g.w_in;
-        int ih = (int)(r % (size_t)g.h_in);
-        size_t plane = r / (size_t)g.h_in;
-        const float *xp = x + plane * g.h_in * g.w_in;
-        /* windows oh with oh*stride_h <= ih <= oh*stride_h + k_h - 1 */
-        int lo_h = ih - g.k_h + 1 <= 0 ? 0 : (ih - g.k_h + g.stride_h) / g.stride_h;
-        int hi_h = min(ih / g.stride_h, g.h_out - 1);
-        int lo_w = iw - g.k_w + 1 <= 0 ? 0 : (iw - g.k_w + g.stride_w) / g.stride_w;
-        int hi_w = min(iw / g.stride_w, g.w_out - 1);
-        float acc = 0.0f;
-        for (int oh = lo_h; oh <= hi_h; oh++)
-            for (int ow = lo_w; ow <= hi_w; ow++) {
-                size_t o = (plane * g.h_out + oh) * g.w_out + ow;
-                float v = y[o];
-                const float *win = xp + (size_t)oh * g.stride_h * g.w_in + (size_t)ow * g.stride_w;
-                int fh, fw;
-                window_route(win, g.w_in, g.k_h, g.k_w, v, &fh, &fw);
-                if (fh >= 0 && oh * g.stride_h + fh == ih && ow * g.stride_w + fw == iw)
-                    acc += dy[o];
-            }
-        dx[i] = acc;
-    }
-}
-
-int gpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y)
-{
-    if (pool_check(b, "maxpool2d_forward", g) != 0)
-        return -1;
-    size_t total = (size_t)g->n * g->c * g->h_out * g->w_out;
-    NN_LAUNCH(maxpool_forward_kernel, blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0,
-              gpu_of(b)->stream, *g, x, y);
-    return gpu_launched(b, "maxpool2d_forward", "maxpool_forward_kernel");
-}
-
-int gpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x, const float *y,
-                           const float *dy, float *dx)
-{
-    if (pool_check(b, "maxpool2d_backward", g) != 0)
-        return -1;
-    size_t total = (size_t)g->n * g->c * g->h_in * g->w_in;
-    NN_LAUNCH(maxpool_backward_kernel, blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0,
-              gpu_of(b)->stream, *g, x, y, dy, dx);
-    return gpu_launched(b, "maxpool2d_backward", "maxpool_backward_kernel");
+    size_t total = (size_t)n * (size_t)c * hw;
+    NN_LAUNCH(bias_planes_kernel, blocks_for(total, GPU_MAX_BLOCKS), GPU_THREADS, 0,
+              gpu_of(b)->stream, total, hw, c, bias, y);
+    return gpu_launched(b, op, "bias_planes_kernel");
 }
 
 /* ---- activations --------------------------------------------------------------------- */

@@ -171,6 +171,7 @@ static void gpu_close(nn_backend *b)
     }
     gpu_graph_drop(b);
     gpu_plans_destroy(s);
+    gpu_choices_close(b);
     timing_release(s);
     for (int i = 0; i < GPU_PINNED; i++)
         if (s->pinned[i].p) {
@@ -183,6 +184,7 @@ static void gpu_close(nn_backend *b)
         cublasDestroy(s->blas);
     cudaFree(s->blas_ws);
     cudaFree(s->partials);
+    cudaFree(s->bias_partials);
     cudaFree(s->blocks_done);
     cudaFree(s->fault_claim);
     cudaFree(s->step_dev);
@@ -259,6 +261,8 @@ static int open_buffers(nn_backend *b, gpu_state *s)
 {
     void *host = NULL, *dev = NULL;
     if (own_buffer(b, (void **)&s->partials, GPU_RED_BLOCKS * 2 * sizeof(double), "the loss partial sums") ||
+        own_buffer(b, (void **)&s->bias_partials, GPU_BIAS_PARTIALS * sizeof(float),
+                   "the bias gradient's partial sums") ||
         own_buffer(b, (void **)&s->blocks_done, sizeof(unsigned int), "the reduction counter") ||
         own_buffer(b, (void **)&s->fault_claim, sizeof(int), "the fault flag") ||
         own_buffer(b, (void **)&s->step_dev, sizeof(gpu_step_values), "the step values of graphs"))
@@ -298,8 +302,10 @@ static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
     b->impl = s;
     s->count = &s->live;
     s->tf32 = cfg ? cfg->tf32 : 0;
+    s->deterministic = cfg ? cfg->deterministic : 0;
     s->device = 0;      /* CUDA_VISIBLE_DEVICES picks which one that is */
     if (read_inject(b, &s->inject) == 0 && open_libraries(b, s) == 0 && open_buffers(b, s) == 0 &&
+        gpu_choices_open(b, cfg) == 0 &&
         open_timing(b, s) == 0 &&
         gpu_cuda(b, cudaStreamSynchronize(s->stream), "open", "cudaStreamSynchronize", "finishing the set-up") == 0)
         return 0;
@@ -545,6 +551,7 @@ static void ops_init(void)
     o->counters = gpu_counters;
     o->timing_mark = gpu_timing_mark;
     o->timing_collect = gpu_timing_collect;
+    o->conv_algorithms = gpu_conv_algorithms;
 }
 
 NN_EXPORT const int nn_backend_module_abi = NN_BACKEND_ABI;

@@ -178,6 +178,21 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t h,
                                                              cudnnConvolutionBwdFilterAlgo_t algo,
                                                              size_t *bytes);
 
+/* emu_dnn_find.cc: every algorithm tried and timed (simulated times). */
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+    const void *w, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t yd, void *y,
+    int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perf, void *ws, size_t ws_bytes);
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
+    cudnnHandle_t h, cudnnFilterDescriptor_t wd, const void *w, cudnnTensorDescriptor_t dyd,
+    const void *dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dxd, void *dx,
+    int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf, void *ws,
+    size_t ws_bytes);
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
+    cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x, cudnnTensorDescriptor_t dyd,
+    const void *dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dwd, void *dw,
+    int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf, void *ws,
+    size_t ws_bytes);
 cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd,
                                       const void *x, cudnnFilterDescriptor_t wd, const void *w,
                                       cudnnConvolutionDescriptor_t conv,

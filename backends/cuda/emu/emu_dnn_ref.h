@@ -78,6 +78,10 @@ int fwd_algo(const conv_shape &s, int algo, algo_info *out);
 int bwd_data_algo(const conv_shape &s, int algo, algo_info *out);
 int bwd_filter_algo(const conv_shape &s, int algo, algo_info *out);
 
+/* Algorithms the find functions timed since the process began
+ * (emu_dnn_find.cc): what a test counts to see that a choice was reused. */
+unsigned long find_trials();
+
 /* Keeps why for cudnnGetLastErrorString, prints it, returns st. */
 cudnnStatus_t dnn_fail(cudnnStatus_t st, const std::string &why);
 bool dnn_handle_valid(cudnnHandle_t h);

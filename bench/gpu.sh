@@ -1,0 +1,176 @@
+#!/bin/bash
+# bench/gpu.sh [--smoke] [--out DIR] - nnlab on this machine's GPU, beside
+# PyTorch on the same machine: the check any user with a GPU can run.
+#
+#   1. tests/test_gpu with NNLAB_REQUIRE_GPU=1 (every case must run);
+#   2. the sweep of every preset on cpu and gpu, the default way (a CUDA graph,
+#      data on the device) and the eager way (--no-graph --no-data-on-device
+#      --sync-every-step);
+#   3. the Jacobian's methods on cpu and gpu (the Jacobian presets);
+#   4. PyTorch's step of the same networks (bench/pytorch_step.py) on cuda
+#      and on the CPU, when python3 can import torch;
+#   5. with ncu, the per-kernel time of LeNet's eager step at batches 4 and 1024.
+# It writes bench/results/gpu-<gpu>-<date>.md: nnlab graph, nnlab eager,
+# PyTorch and their ratios per preset and batch, the Jacobian, the kernels,
+# and the machine (GPU, driver, CUDA, cuDNN and torch versions, CPU, OpenBLAS's
+# core). Every nnlab result goes to a JSON file first (nothing is piped out of
+# nnlab); the raw files are kept beside the table in gpu-<gpu>-<date>/.
+#
+# --smoke: the same, end to end, quickly (2 presets, tiny batches, 2 steps)
+# on the emulated GPU module (NNLAB_GPU_EMULATION=1, NNLAB_MODULE_DIR set by
+# the caller), without test_gpu, PyTorch or ncu; for `make check`
+# (tests/gpu-bench-smoke.sh). Its times are the CPU's, never a GPU's.
+#
+# NNLAB names the program (default: build/nnlab, ./nnlab, or nnlab on PATH);
+# NNLAB_PRESETS_DIR the presets (default: presets/ beside this script).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+smoke=0
+out_dir=$top/bench/results
+while [ $# -gt 0 ]; do
+    case $1 in
+        --smoke) smoke=1 ;;
+        --out) out_dir=$2; shift ;;
+        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "gpu.sh: unknown option $1 (--smoke, --out DIR)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+find_nnlab() {
+    if [ -n "${NNLAB:-}" ]; then echo "$NNLAB"
+    elif [ -x "$top/build/nnlab" ]; then echo "$top/build/nnlab"
+    elif [ -x "$top/nnlab" ]; then echo "$top/nnlab"
+    else command -v nnlab; fi
+}
+nnlab=$(find_nnlab)
+[ -x "$nnlab" ] || { echo "gpu.sh: no nnlab program (set NNLAB)" >&2; exit 2; }
+presets_dir=${NNLAB_PRESETS_DIR:-$top/presets}
+export NNLAB_PRESETS_DIR=$presets_dir
+
+if [ "$smoke" = 1 ]; then
+    export NNLAB_GPU_EMULATION=${NNLAB_GPU_EMULATION:-1}
+    presets="mnist-mlp-128 lenet-cifar10"
+    batches=1,4 steps=2 warmup=1 jac_vals="4" torch_batches=""
+else
+    presets=$(cd "$presets_dir" && ls *.ini | sed 's/\.ini$//')
+    batches=1,4,16,64,256,1024,4096 steps=20 warmup=3 jac_vals="100 1000"
+    torch_batches="1 4 16 64 256 1024 4096"
+fi
+
+raw=$(mktemp -d "${TMPDIR:-/tmp}/nnlab-gpu-bench.XXXXXX") || exit 1
+trap 'rm -rf "$raw"' EXIT
+log() { echo "gpu.sh: $*" >&2; }
+is_jacobian() { grep -Eq '^[[:space:]]*kind[[:space:]]*=[[:space:]]*jacobian' "$presets_dir/$1.ini"; }
+
+# ---- the machine ------------------------------------------------------------------------
+machine() {
+    "$nnlab" devices >"$raw/devices.txt" 2>&1
+    if command -v nvidia-smi >/dev/null 2>&1; then
+        nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
+            >"$raw/nvidia-smi.txt" 2>&1
+    fi
+    grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //' >"$raw/cpu.txt" 2>/dev/null
+    nproc >>"$raw/cpu.txt"
+    OPENBLAS_VERBOSE=2 "$nnlab" bench --preset mnist-mlp-128 --device cpu --batch 1 --steps 1 \
+        --warmup 0 --quiet --json >"$raw/openblas.json" 2>"$raw/openblas.txt"
+    command -v nvcc >/dev/null 2>&1 && nvcc --version >"$raw/nvcc.txt" 2>&1
+}
+
+# ---- 1. the GPU test suite --------------------------------------------------------------
+test_suite() {
+    local t=${TEST_GPU:-$(dirname "$nnlab")/tests/test_gpu}
+    if [ "$smoke" = 1 ]; then echo "not run (smoke mode)" >"$raw/test_gpu.txt"; return; fi
+    if [ ! -x "$t" ]; then echo "not run: no $t" >"$raw/test_gpu.txt"; return; fi
+    log "tests/test_gpu"
+    NNLAB_REQUIRE_GPU=1 "$t" >"$raw/test_gpu.txt" 2>&1
+}
+
+# ---- 2. sweeps --------------------------------------------------------------------------
+sweeps() {
+    for p in $presets; do
+        is_jacobian "$p" && continue
+        log "sweep $p"
+        "$nnlab" sweep --preset "$p" --devices cpu,gpu --batches "$batches" --steps "$steps" \
+            --warmup "$warmup" --json >"$raw/sweep-$p-graph.json" 2>"$raw/sweep-$p-graph.err"
+        "$nnlab" sweep --preset "$p" --devices gpu --batches "$batches" --steps "$steps" \
+            --warmup "$warmup" --no-graph --no-data-on-device --sync-every-step --json \
+            >"$raw/sweep-$p-eager.json" 2>"$raw/sweep-$p-eager.err"
+    done
+}
+
+# ---- 3. the Jacobian --------------------------------------------------------------------
+jacobians() {
+    for p in $(cd "$presets_dir" && ls *.ini | sed 's/\.ini$//'); do
+        is_jacobian "$p" || continue
+        for dev in cpu gpu; do
+            for m in rows batched per-sample forward; do
+                for v in $jac_vals; do
+                    log "jacobian $p $dev $m val $v"
+                    "$nnlab" jacobian --preset "$p" --device "$dev" --method "$m" --val "$v" \
+                        --json >"$raw/jac-$p-$dev-$m-$v.json" 2>"$raw/jac-$p-$dev-$m-$v.err"
+                done
+            done
+        done
+        [ "$smoke" = 1 ] && break
+    done
+}
+
+# ---- 4. PyTorch -------------------------------------------------------------------------
+pytorch() {
+    [ -n "$torch_batches" ] || return 0
+    python3 -c 'import torch' >/dev/null 2>&1 || { echo "no torch" >"$raw/torch.txt"; return 0; }
+    local devs=cpu
+    python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' && devs="cuda cpu"
+    for p in $presets; do
+        is_jacobian "$p" && continue
+        for d in $devs; do
+            for b in $torch_batches; do
+                python3 "$here/pytorch_step.py" "$presets_dir/$p.ini" --batch "$b" --device "$d" \
+                    >"$raw/torch-$p-$d-$b.json" 2>"$raw/torch-$p-$d-$b.err"
+            done
+        done
+    done
+}
+
+# ---- 5. kernels -------------------------------------------------------------------------
+kernels() {
+    [ "$smoke" = 1 ] && return 0
+    command -v ncu >/dev/null 2>&1 || { echo "no ncu" >"$raw/ncu.txt"; return 0; }
+    for b in 4 1024; do
+        log "ncu lenet-cifar10 batch $b"
+        ncu --metrics gpu__time_duration.sum --csv "$nnlab" bench --preset lenet-cifar10 \
+            --device gpu --batch "$b" --steps 3 --warmup 1 --no-graph --quiet \
+            >"$raw/ncu-$b.csv" 2>"$raw/ncu-$b.err"
+    done
+}
+
+machine
+test_suite
+sweeps
+jacobians
+pytorch
+kernels
+
+gpu=$(python3 - "$raw" <<'EOF'
+import os, re, sys
+raw = sys.argv[1]
+name = ""
+p = os.path.join(raw, "nvidia-smi.txt")
+if os.path.exists(p):
+    name = open(p).read().split(",")[0].strip()
+if not name:
+    name = "emulated" if os.environ.get("NNLAB_GPU_EMULATION") else "none"
+print(re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu")
+EOF
+)
+stamp=$(date +%Y-%m-%d)
+mkdir -p "$out_dir" || exit 1
+table=$out_dir/gpu-$gpu-$stamp.md
+python3 "$here/gpu_table.py" "$raw" "$smoke" >"$table.tmp" && mv "$table.tmp" "$table" || {
+    log "the table could not be written"; exit 1; }
+rm -rf "$out_dir/gpu-$gpu-$stamp"
+cp -r "$raw" "$out_dir/gpu-$gpu-$stamp"
+log "wrote $table"
+echo "$table"

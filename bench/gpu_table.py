@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""bench/gpu_table.py RAW SMOKE - bench/gpu.sh's table, from the files it wrote
+in RAW (JSON from nnlab and bench/pytorch_step.py, ncu's CSV, the machine's
+facts), as Markdown on stdout. Only measured figures are printed; a missing
+file is a "-" (never a guess)."""
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+
+def read(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def load_json(path):
+    """The file's JSON object (nnlab prints one, indented; pytorch_step.py one line)."""
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    for candidate in (text, text.splitlines()[-1] if text else ""):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            pass
+    return None
+
+
+def fmt(v):
+    return "-" if v is None else (f"{v:,.0f}" if v >= 100 else f"{v:.1f}")
+
+
+def ratio(a, b):
+    return "-" if a is None or b is None or b <= 0 else f"{a / b:.2f}x"
+
+
+def sweep_points(raw, preset, way):
+    """{(device, batch): us} of the measured points of one sweep file."""
+    got = load_json(os.path.join(raw, f"sweep-{preset}-{way}.json"))
+    out = {}
+    for p in (got or {}).get("points", []):
+        if p.get("source") == "measured" and p.get("us_per_step") is not None:
+            out[(p["device"], p["batch"])] = p["us_per_step"]
+    return out
+
+
+def torch_us(raw, preset, device, batch):
+    got = load_json(os.path.join(raw, f"torch-{preset}-{device}-{batch}.json"))
+    return got.get("us_per_step") if got else None
+
+
+def step_table(raw):
+    rows = ["| preset | batch | nnlab cpu | nnlab gpu graph | nnlab gpu eager | PyTorch cuda "
+            "| PyTorch cpu | graph / PyTorch cuda | eager / PyTorch cuda |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    files = sorted(glob.glob(os.path.join(raw, "sweep-*-graph.json")))
+    for path in files:
+        preset = os.path.basename(path)[len("sweep-"):-len("-graph.json")]
+        graph, eager = sweep_points(raw, preset, "graph"), sweep_points(raw, preset, "eager")
+        for b in sorted({k[1] for k in graph} | {k[1] for k in eager}):
+            g, e = graph.get(("gpu", b)), eager.get(("gpu", b))
+            tc, tp = torch_us(raw, preset, "cuda", b), torch_us(raw, preset, "cpu", b)
+            rows.append(f"| {preset} | {b} | {fmt(graph.get(('cpu', b)))} | {fmt(g)} | {fmt(e)} "
+                        f"| {fmt(tc)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(e, tc)} |")
+    return rows
+
+
+def jacobian_table(raw):
+    rows = ["| preset | device | method | val | seconds | warm-up s | rows/s |",
+            "|---|---|---|---:|---:|---:|---:|"]
+    for path in sorted(glob.glob(os.path.join(raw, "jac-*.json"))):
+        j = load_json(path)
+        if not j:
+            continue
+        rows.append(f"| {j.get('preset')} | {j.get('device')} | {j.get('method')} | {j.get('val')} "
+                    f"| {j.get('seconds')} | {j.get('warmup_s', '-')} | {j.get('rows_per_s')} |")
+    return rows
+
+
+def kernel_table(raw, batch, top=15):
+    path = os.path.join(raw, f"ncu-{batch}.csv")
+    text = read(path)
+    start = text.find('"ID"')
+    if start < 0:
+        return [f"(no ncu figures for batch {batch})"]
+    total = {}
+    for r in csv.DictReader(text[start:].splitlines()):
+        if r.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+        us = float(r["Metric Value"].replace(",", "")) * scale.get(r.get("Metric Unit"), 1.0)
+        name = r.get("Kernel Name", "?")[:90]
+        total[name] = total.get(name, 0.0) + us
+    s = sum(total.values())
+    rows = [f"LeNet (lenet-cifar10), batch {batch}, eager, 4 steps (1 warm-up): {s:,.1f} us of kernels",
+            "", "| us | share | kernel |", "|---:|---:|---|"]
+    for name, us in sorted(total.items(), key=lambda kv: -kv[1])[:top]:
+        rows.append(f"| {us:,.1f} | {100 * us / s:.1f}% | `{name}` |")
+    return rows
+
+
+def machine(raw):
+    smi = read(os.path.join(raw, "nvidia-smi.txt")).strip() or "-"
+    cpu = read(os.path.join(raw, "cpu.txt")).split("\n")
+    core = re.search(r"Core: *(\S+)", read(os.path.join(raw, "openblas.txt")))
+    nvcc = re.search(r"release ([0-9.]+)", read(os.path.join(raw, "nvcc.txt")))
+    gpu_line = [l for l in read(os.path.join(raw, "devices.txt")).splitlines() if l.startswith("gpu")]
+    torch = "-"
+    for path in glob.glob(os.path.join(raw, "torch-*.json")):
+        j = load_json(path)
+        if j:
+            torch = j.get("torch", "-")
+            break
+    tests = read(os.path.join(raw, "test_gpu.txt"))
+    ok = len(re.findall(r"^ok ", tests, re.M))
+    bad = len(re.findall(r"^not ok ", tests, re.M))
+    return [f"- GPU (nvidia-smi: name, driver, memory): {smi}",
+            f"- nnlab's GPU backend: {gpu_line[0] if gpu_line else '-'}",
+            f"- CPU: {cpu[0] if cpu and cpu[0] else '-'}, {cpu[1] if len(cpu) > 1 else '?'} cores; "
+            f"OpenBLAS core: {core.group(1) if core else '-'}",
+            f"- CUDA toolkit (nvcc): {nvcc.group(1) if nvcc else '-'}; PyTorch: {torch}",
+            f"- tests/test_gpu (NNLAB_REQUIRE_GPU=1): " +
+            (f"{ok} ok, {bad} not ok" if ok or bad else tests.strip() or "-")]
+
+
+def main():
+    raw, smoke = sys.argv[1], sys.argv[2] == "1"
+    out = ["# nnlab on a GPU: bench/gpu.sh" + (" --smoke (emulated GPU: CPU times, not a GPU's)" if smoke else ""),
+           "", "## The machine", ""] + machine(raw)
+    out += ["", "## Step times, us (nnlab: the sweep's mean; PyTorch: median)", ""] + step_table(raw)
+    out += ["", "## The Jacobian", ""] + jacobian_table(raw)
+    out += ["", "## Kernels (ncu)", ""]
+    for b in (4, 1024):
+        out += kernel_table(raw, b) + [""]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
