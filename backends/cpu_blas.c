@@ -8,21 +8,6 @@
 #include "cpu_internal.h"
 #include "cpu_ref.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-int nn_cpu_own_kernels(const char *off)
-{
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    const char *v = getenv(off);
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(v && *v && strcmp(v, "0") != 0);
-#else
-    (void)off;
-    return 0;
-#endif
-}
-
 const nn_backend_ops nn_backend_cpu = {
     .name = "cpu",
     .summary = "OpenBLAS sgemm and im2col, the free cores (own thread pool)",

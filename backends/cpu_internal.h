@@ -2,9 +2,12 @@
  * share; nothing outside backends/cpu_*.c includes it.
  *
  * The backend, file by file (its op table is backends/cpu_blas.c):
- *   cpu_threads.c          open/close, the thread pool and the parallel loops
+ *   cpu_threads.c          open/close, the thread pool and the parallel loops,
+ *                          whether our AVX2 kernels may run (nn_cpu_own_kernels)
  *   cpu_linear.c           linear_forward/backward: sgemms cut into blocks
- *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path
+ *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path and
+ *                          calls it (the paths never call back: what both
+ *                          share is below, nn_cpu_sum_conv_slots)
  *   cpu_conv_im2col.c        the im2col + sgemm path (any geometry)
  *   cpu_conv_direct_run.c    the direct path's threading (narrow, stride 1)
  *   cpu_conv_direct.c        ... and its AVX2 kernels
@@ -29,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backend.h"
 
@@ -89,7 +93,7 @@ double nn_cpu_others_busy(int cores, const double busy[], const double total[], 
  * still end, run by the threads that take part. */
 void nn_cpu_hold_workers(nn_backend *b, int hold);
 
-/* cpu_blas.c: whether our own AVX2 kernels may run: the CPU has AVX2 and
+/* cpu_threads.c: whether our own AVX2 kernels may run: the CPU has AVX2 and
  * FMA and the environment variable `off` (which keeps the portable path, so
  * that the parity tests run both and anyone can compare them) is unset or
  * "0". Callers keep the answer. */
@@ -151,14 +155,30 @@ static inline float nn_cpu_sum_run(const float *s, size_t n)
     return sum;
 }
 
+/* dw and dbias = the sum of the slots' partials (slot i at slot0 + i *
+ * stride: c_out x K weights, then c_out biases), in slot order, so that the
+ * result does not depend on which thread ran which slot. Both convolution
+ * paths end their backward with it. */
+static inline void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride,
+                                         size_t c_out, size_t K, float *dw, float *dbias)
+{
+    const size_t wn = c_out * K;
+    if (dw) {
+        memcpy(dw, slot0, wn * sizeof *dw);
+        for (int i = 1; i < slots; i++)
+            nn_cpu_add_run(dw, slot0 + (size_t)i * stride, wn);
+    }
+    if (dbias) {
+        memcpy(dbias, slot0 + wn, c_out * sizeof *dbias);
+        for (int i = 1; i < slots; i++)
+            nn_cpu_add_run(dbias, slot0 + (size_t)i * stride + wn, c_out);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* The two convolution paths (cpu_conv.c chooses). Each path's workspace is a */
 /* pure function of the geometry and the thread count.                       */
 
-/* dw and dbias = the sum of the slots' partials (slot i at slot0 + i *
- * stride: c_out x K weights, then c_out biases), in slot order. */
-void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride, size_t c_out, size_t K,
-                           float *dw, float *dbias);
 
 size_t nn_cpu_im2col_workspace(const nn_backend *b, const nn_conv_geom *g);
 void nn_cpu_im2col_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,

@@ -1,6 +1,7 @@
 /* backends/cpu_threads.c - the fast CPU backend's threads: opening and
- * closing the backend, a small thread pool of our own, and the parallel loops
- * every operation runs on it (cpu_internal.h lists the other files).
+ * closing the backend, a small thread pool of our own, the parallel loops
+ * every operation runs on it, and whether our own AVX2 kernels may run
+ * (cpu_internal.h lists the other files).
  *
  * Why our own threads rather than OpenBLAS's: the gemms of a training step are
  * mostly small (LeNet's first convolution is 6 x 784 x 75 per sample), and
@@ -454,6 +455,18 @@ int nn_cpu_probe(char *why, size_t why_len)
     if (why && why_len)
         why[0] = '\0';
     return 0;
+}
+
+int nn_cpu_own_kernels(const char *off)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    const char *v = getenv(off);
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(v && *v && strcmp(v, "0") != 0);
+#else
+    (void)off;
+    return 0;
+#endif
 }
 
 int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg)
