@@ -195,56 +195,14 @@ void nn_cpu_direct_backward(nn_backend *b, const nn_conv_geom *g, const float *x
                             float *dbias, void *ws);
 
 /* ------------------------------------------------------------------------ */
-/* The operations, each with the signature of its slot in nn_backend_ops.    */
+/* The operations: nn_cpu_<op> for each entry of backend_ops.def marked      */
+/* `own`, with the signature of its slot in nn_backend_ops; the `ref` ones   */
+/* are cpu-ref's (cpu_ref.h), the `none` ones NULL.                          */
 
-int nn_cpu_probe(char *why, size_t why_len);
-int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg);
-void nn_cpu_close(nn_backend *b);
-
-int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x,
-                          const float *w, const float *bias, float *y);
-int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x,
-                           const float *w, const float *dy, float *dx, float *dw,
-                           float *dbias);
-int nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
-int nn_cpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
-                          const float *bias, float *y, void *ws);
-int nn_cpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x,
-                           const float *w, const float *dy, float *dx, float *dw,
-                           float *dbias, void *ws);
-int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
-                             const float *gamma, const float *beta, float *running, float *y);
-int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
-                              const float *gamma, const float *dy, float *dx, float *dgamma,
-                              float *dbeta);
-int nn_cpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y);
-int nn_cpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy,
-                        float *dx);
-int nn_cpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y);
-int nn_cpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
-                              float sparsity, float *dx);
-int nn_cpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y);
-int nn_cpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x,
-                              const float *y, const float *dy, float *dx);
-int nn_cpu_act_forward(nn_backend *b, enum nn_act act, size_t n, const float *x, float *y);
-int nn_cpu_act_backward(nn_backend *b, enum nn_act act, size_t n, const float *x,
-                        const float *y, const float *dy, float *dx);
-int nn_cpu_dropout_forward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
-                           const float *x, float *y);
-int nn_cpu_dropout_backward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
-                            const float *dy, float *dx);
-int nn_cpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float *velocity,
-                    const nn_sgd_hyper *h, long step);
-int nn_cpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m,
-                     float *v, const nn_adam_hyper *h, long step);
-
-int nn_cpu_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c,
-                       float *y);
-int nn_cpu_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da,
-                        float *dc);
-int nn_cpu_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
-int nn_cpu_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
-                        float *da, float *dc);
-int nn_cpu_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
+#define NN_CPU_PROTO_own(ret, op, params) ret nn_cpu_##op params;
+#define NN_CPU_PROTO_ref(ret, op, params)
+#define NN_CPU_PROTO_none(ret, op, params)
+#define NN_OP(ret, op, params, cpu) NN_CPU_PROTO_##cpu(ret, op, params)
+#include "backend_ops.def"
 
 #endif
