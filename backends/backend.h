@@ -99,9 +99,11 @@ typedef struct nn_backend_config {
 
 /* The op table's ABI. The GPU backend is a module built on its own and loaded
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
- * it was built against this header. Bump it on any change to nn_backend_ops,
- * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 5
+ * it was built against this header. Bump the first number on any change to
+ * nn_backend_ops, struct nn_backend, nn_backend_config or a struct they pass;
+ * an operation added to or removed from backend_ops.def changes the second
+ * by itself (NN_BACKEND_OP_COUNT, below). */
+#define NN_BACKEND_ABI (5 * 1000 + NN_BACKEND_OP_COUNT)
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -144,6 +146,13 @@ typedef struct nn_backend_ops {
 #define NN_OP(ret, op, params, cpu) ret(*op) params;
 #include "backend_ops.def"
 } nn_backend_ops;
+
+/* How many operations backend_ops.def lists (a part of NN_BACKEND_ABI). */
+enum {
+#define NN_OP(ret, op, params, cpu) NN_BACKEND_OP_##op,
+#include "backend_ops.def"
+    NN_BACKEND_OP_COUNT
+};
 
 struct nn_backend {
     const nn_backend_ops *ops;
