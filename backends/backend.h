@@ -1,4 +1,7 @@
-/* backends/backend.h - the one table of operations every backend implements.
+/* backends/backend.h - the one table of operations every backend implements
+ * (nn_backend_ops). The operations themselves, with each one's contract, are
+ * listed once in backend_ops.def, from which this table, every backend's
+ * prototypes and every backend's table entries are made.
  *
  * The engine (src/) never touches numbers itself: it owns buffers obtained from
  * a backend and calls these operations on them. cpu-ref (backends/cpu_ref.c) is
@@ -115,9 +118,11 @@ typedef struct nn_backend_config {
 
 /* The op table's ABI. The GPU backend is a module built on its own and loaded
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
- * it was built against this header. Bump it on any change to nn_backend_ops,
- * struct nn_backend, nn_backend_config or a struct they pass. */
-#define NN_BACKEND_ABI 6
+ * it was built against this header. Bump the first number on any change to
+ * nn_backend_ops, struct nn_backend, nn_backend_config or a struct they pass;
+ * an operation added to or removed from backend_ops.def changes the second
+ * by itself (NN_BACKEND_OP_COUNT, below). */
+#define NN_BACKEND_ABI (6 * 1000 + NN_BACKEND_OP_COUNT)
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -155,233 +160,18 @@ typedef struct nn_backend_ops {
     int host_memory;             /* buffers are plain host memory: the engine may
                                     gather a batch straight into them */
 
-    /* 0 when the backend can be opened here; otherwise the reason in why and
-     * NN_PROBE_ABSENT when there is no such device here (no driver, no
-     * device: a test skips), or NN_PROBE_UNUSABLE when there is one that
-     * cannot be used (a driver too old for this build, no code for this
-     * GPU, the driver failing: something to fix, which a test must not
-     * skip). Callers that only ask "available?" test for 0. */
-    int (*probe)(char *why, size_t why_len);
-    int (*open)(nn_backend *b, const nn_backend_config *cfg);
-    void (*close)(nn_backend *b);
-
-    /* memory */
-    int (*alloc)(nn_backend *b, size_t bytes, void **out);   /* 64-byte aligned, zeroed */
-    void (*free)(nn_backend *b, void *p);
-    int (*upload)(nn_backend *b, void *dst, const void *src_host, size_t bytes);
-    int (*download)(nn_backend *b, void *dst_host, const void *src, size_t bytes);
-    int (*zero)(nn_backend *b, void *p, size_t bytes);
-    int (*synchronize)(nn_backend *b);
-
-    /* y (n,out) = x (n,in) . w^T + bias */
-    int (*linear_forward)(nn_backend *b, int n, int in, int out,
-                          const float *x, const float *w, const float *bias, float *y);
-    /* dx (n,in) = dy . w (skipped when dx is NULL); dw (out,in) = dy^T . x;
-     * dbias (out) = sum over n of dy */
-    int (*linear_backward)(nn_backend *b, int n, int in, int out,
-                           const float *x, const float *w, const float *dy,
-                           float *dx, float *dw, float *dbias);
-
-    /* Bytes of scratch the convolution needs for this geometry, into *bytes
-     * (the engine asks for every layer before the first step, allocates the
-     * largest once per job and passes it to every call). -1 with the reason
-     * when this backend cannot run the geometry (a bad geometry; on the GPU,
-     * a tensor of 2^31 elements or more, cuDNN's limit), so that a job is
-     * refused before its first step; *bytes is then 0. */
-    int (*conv2d_workspace)(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
-    int (*conv2d_forward)(nn_backend *b, const nn_conv_geom *g,
-                          const float *x, const float *w, const float *bias,
-                          float *y, void *ws);
-    /* dx skipped when NULL (first layer) */
-    int (*conv2d_backward)(nn_backend *b, const nn_conv_geom *g,
-                           const float *x, const float *w, const float *dy,
-                           float *dx, float *dw, float *dbias, void *ws);
-
-    /* y is the window's maximum; a window holding a NaN gives NaN (the bits
-     * of its last NaN), as torch.nn.functional.max_pool2d. */
-    int (*maxpool2d_forward)(nn_backend *b, const nn_pool_geom *g,
-                             const float *x, float *y);
-    /* Routes each window's dy to PyTorch's argmax of that window (aten's
-     * max_pool2d kernels, CPU and CUDA: scanning row-major from -inf, a
-     * position is taken when its x is greater than the best so far or is
-     * NaN): the first of equal maxima, the last NaN of a window that has
-     * one, the first position of a window of -inf. y is the forward's
-     * output for this x (a backend may search for it rather than recompute
-     * the maximum). Overlapping windows add up; dx is fully overwritten.
-     * Every backend, the GPU's included (own kernels, not cuDNN), follows
-     * this rule exactly. */
-    int (*maxpool2d_backward)(nn_backend *b, const nn_pool_geom *g,
-                              const float *x, const float *y, const float *dy,
-                              float *dx);
-
-    /* Backward reads x for relu and mish and y for tanh; the other may be NULL. */
-    int (*act_forward)(nn_backend *b, enum nn_act act, size_t n,
-                       const float *x, float *y);
-    int (*act_backward)(nn_backend *b, enum nn_act act, size_t n,
-                        const float *x, const float *y, const float *dy, float *dx);
-
-    /* Inverted dropout, p in [0, 1]: element i is kept when
-     * nn_dropout_keep(seed, counter, i, p) (backends/dropout_hash.h), and
-     * scaled by 1.0f/(1.0f-p) computed in float (p = 1 gives zeros). The mask
-     * is recomputed in backward rather than stored. */
-    int (*dropout_forward)(nn_backend *b, size_t n, float p, uint64_t seed,
-                           uint64_t counter, const float *x, float *y);
-    int (*dropout_backward)(nn_backend *b, size_t n, float p, uint64_t seed,
-                            uint64_t counter, const float *dy, float *dx);
-
-    /* Softmax cross-entropy, mean over the n samples. stats[0] += loss,
-     * stats[1] += number of samples whose argmax (first max) equals the label.
-     * dlogits = (softmax - onehot)/n, skipped when NULL. */
-    int (*softmax_xent)(nn_backend *b, int n, int classes, const float *logits,
-                        const int32_t *labels, float *dlogits, float *stats);
-    /* Mean squared error over n*width elements. stats[0] += loss;
-     * dpred = 2 (pred - target) / (n*width), skipped when NULL. */
-    int (*mse)(nn_backend *b, int n, int width, const float *pred,
-               const float *target, float *dpred, float *stats);
-
-    /* One step over a flat parameter arena of n floats; t counts the steps
-     * from 1 (t < 1 is an error). */
-    int (*sgd_step)(nn_backend *b, size_t n, float *param, const float *grad,
-                    float *velocity, const nn_sgd_hyper *h, long t);
-    int (*adam_step)(nn_backend *b, size_t n, float *param, const float *grad,
-                     float *m, float *v, const nn_adam_hyper *h, long t);
-
-    /* ---- The graph's operations (src/core/layers/merge.c, slice.c). The two
-     * inputs a and c may be the same buffer (x + x); outputs overlap nothing. */
-    /* y = scale * (a + c) over n values, computed as scale * (a + c) in float */
-    int (*add_forward)(nn_backend *b, size_t n, float scale, const float *a, const float *c,
-                       float *y);
-    /* da = dc = scale * dy; either skipped when NULL */
-    int (*add_backward)(nn_backend *b, size_t n, float scale, const float *dy, float *da,
-                        float *dc);
-    /* y = a * c over n values */
-    int (*mul_forward)(nn_backend *b, size_t n, const float *a, const float *c, float *y);
-    /* da = dy * c, dc = dy * a; either skipped when NULL */
-    int (*mul_backward)(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
-                        float *da, float *dc);
-    /* y (rows, to - from) = columns [from, to) of x (rows, width);
-     * 0 <= from < to <= width */
-    int (*slice_forward)(nn_backend *b, int rows, int width, int from, int to, const float *x,
-                         float *y);
-    /* dx (rows, width) = dy in columns [from, to), 0 in the others (fully written) */
-    int (*slice_backward)(nn_backend *b, int rows, int width, int from, int to, const float *dy,
-                          float *dx);
-    /* dst += src over n values: the gradient of a tensor read by several
-     * layers, or of a parameter shared by several, summed */
-    int (*accumulate)(nn_backend *b, size_t n, const float *src, float *dst);
-    /* ---- TabNet's single-input layers (src/core/layers/norm.c, glu.c,
-     * sparsemax.c). Flat inputs: rows of features. ---- */
-
-    /* Batch norm (nn_bn_geom). Training: a chunk of 1 row is an error (as
-     * PyTorch's "Expected more than 1 value per channel"); running is read
-     * and updated. Eval (training 0): only read. */
-    int (*batchnorm_forward)(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
-                             const float *gamma, const float *beta, float *running, float *y);
-    /* The training forward's gradient: the chunks' statistics are recomputed
-     * from x (no buffer kept between the calls). dx = gamma invstd (dy -
-     * mean_chunk(dy) - xhat mean_chunk(dy xhat)); dgamma = sum dy xhat and
-     * dbeta = sum dy over the whole batch. dx skipped when NULL. */
-    int (*batchnorm_backward)(nn_backend *b, const nn_bn_geom *g, const float *x,
-                              const float *gamma, const float *dy, float *dx, float *dgamma,
-                              float *dbeta);
-    /* GLU over rows of 2*half features: y[i][j] = x[i][j] sigmoid(x[i][half + j]),
-     * y is (n, half). */
-    int (*glu_forward)(nn_backend *b, int n, int half, const float *x, float *y);
-    int (*glu_backward)(nn_backend *b, int n, int half, const float *x, const float *dy,
-                        float *dx);
-    /* Sparsemax of each row of d values (Martins & Astudillo 2016): the
-     * Euclidean projection onto the simplex, y = max(x - tau, 0) with tau
-     * from the sort-based rule (support: the k largest with 1 + k x_(k) >
-     * their sum; tau = (that sum - 1) / k). */
-    int (*sparsemax_forward)(nn_backend *b, int n, int d, const float *x, float *y);
-    /* Its exact Jacobian-vector product from the output y (S = {j: y_j > 0}):
-     * with v = dy + sparsity * dH/dy, dx_j = v_j - mean_S(v) on S, 0 off it.
-     * H is the entropy term below, its gradient
-     * -(log(y + 1e-15) + y / (y + 1e-15)) / n; sparsity 0: v = dy. */
-    int (*sparsemax_backward)(nn_backend *b, int n, int d, const float *y, const float *dy,
-                              float sparsity, float *dx);
-    /* stats[0] += sparsity * mean over rows of -sum_j y log(y + 1e-15):
-     * pytorch-tabnet's "- lambda_sparse * M_loss", added like a loss. */
-    int (*sparsemax_entropy)(nn_backend *b, int n, int d, const float *y, float sparsity,
-                             float *stats);
-
-    /* ---- Optional operations: NULL where a backend has no use for them (the
-     * CPU backends leave them all NULL). Callers check before calling. ---- */
-
-    /* One line about the device for `nnlab devices` (name, memory, versions);
-     * called only after probe succeeded. */
-    int (*describe)(char *buf, size_t len);
-
-    /* Page-locked host memory. An upload from it is asynchronous: before the
-     * host rewrites such a buffer it calls host_wait, which returns once the
-     * device has read every upload issued from that buffer. */
-    int (*host_alloc)(nn_backend *b, size_t bytes, void **out);
-    void (*host_free)(nn_backend *b, void *p);
-    int (*host_wait)(nn_backend *b, const void *p);
-
-    /* Gathers a batch from a data set resident in backend memory: row i of x
-     * (n, x_width) is row idx[i] of xs (rows, x_width), or row first + i when
-     * idx is NULL (idx is backend memory). ys/y do the same for rows of
-     * y_width 4-byte words (int32 labels or float targets); skipped when ys is
-     * NULL. No index is checked: the caller owns the data set. */
-    int (*gather_rows)(nn_backend *b, int n, const int32_t *idx, long first,
-                       const float *xs, size_t x_width, float *x,
-                       const void *ys, size_t y_width, void *y);
-
-    /* The values of the training step about to run (nn_step_values), given
-     * before every training step, run eagerly or replayed, and never while
-     * recording. Run eagerly, an operation uses its own arguments, so a
-     * backend without graphs has no use for them: the CPU backends leave
-     * set_step NULL. A backend with graphs keeps them where recorded
-     * operations read them at replay (see below); t < 1 is an error. */
-    int (*set_step)(nn_backend *b, const nn_step_values *v);
-
-    /* Step graphs (CUDA Graphs); a backend that has them has set_step.
-     * Between graph_begin and graph_end the calls of one training step are
-     * recorded, not run. graph_launch runs the recording as the step whose
-     * values set_step gave last: a recorded dropout call keeps its offset
-     * (counter - dropout_base) and the optimiser its t - opt_t, both taken
-     * from the values set before the recording, and adds them to the values
-     * of the replayed step; buffers, shapes and every other argument stay as
-     * recorded. Steps run eagerly in between need nothing more than their
-     * set_step. graph_end fails (and keeps nothing) when a recorded call
-     * cannot be recorded; graph_drop discards a recording.
-     * relaxed 0 records strictly (CUDA's thread-local capture: a call that
-     * is unsafe while recording, such as an allocation or a library
-     * initialising itself, fails the recording); 1 in the relaxed mode,
-     * where such calls run, unrecorded. Libraries initialise and choose
-     * their algorithms on first use, which cannot be recorded: a step that
-     * uses them runs once eagerly (with the same shapes) before it is
-     * recorded (the GPU module refuses a convolution never run). */
-    int (*graph_begin)(nn_backend *b, int relaxed);
-    int (*graph_end)(nn_backend *b);
-    int (*graph_launch)(nn_backend *b);
-    void (*graph_drop)(nn_backend *b);
-
-    /* Cumulative counters since open. */
-    void (*counters)(nn_backend *b, nn_backend_counters *out);
-
-    /* Phase timing on the device's own clock, without waiting for it. Mark 0
-     * starts a step; mark m in 1..NN_TIMING_MARKS-1 ends the part of the step
-     * since the previous mark of that step (marks may be skipped, not
-     * reordered). timing_collect, called between steps, adds the time
-     * (microseconds) of every interval ending at mark m into us[m] and counts
-     * it in n[m], for the steps the device has finished (all of them when
-     * wait is set), and returns how many steps it added, or -1. Marks made
-     * while recording a graph are ignored. Timing never makes the host wait
-     * in timing_mark: a backend keeps the marks of a bounded number of
-     * uncollected steps (the GPU: 256) and leaves a step untimed when that
-     * many are in flight (it is then in no n[m] and not counted). */
-    int (*timing_mark)(nn_backend *b, int mark);
-    int (*timing_collect)(nn_backend *b, int wait, double us[NN_TIMING_MARKS],
-                          long n[NN_TIMING_MARKS]);
-
-    /* The convolution algorithms chosen since open (NULL on the CPU
-     * backends): up to cap of them into out, one per geometry and direction
-     * that ran; returns how many there are (more than cap: the rest left
-     * out), or -1 with last_error. Never inside a recording's capture. */
-    int (*conv_algorithms)(nn_backend *b, nn_conv_choice *out, int cap);
+    /* The operations, in backend_ops.def's order: one function pointer per
+     * entry, each entry's contract written beside it there. */
+#define NN_OP(ret, op, params, cpu) ret(*op) params;
+#include "backend_ops.def"
 } nn_backend_ops;
+
+/* How many operations backend_ops.def lists (a part of NN_BACKEND_ABI). */
+enum {
+#define NN_OP(ret, op, params, cpu) NN_BACKEND_OP_##op,
+#include "backend_ops.def"
+    NN_BACKEND_OP_COUNT
+};
 
 struct nn_backend {
     const nn_backend_ops *ops;

@@ -5,12 +5,11 @@
  *    1x1, few output channels, a CPU with AVX2 and FMA, and
  *    NNLAB_NO_DIRECT_CONV not set;
  *  - otherwise im2col + sgemm (cpu_conv_im2col.c), which wins on wide layers.
- * Both sum their backward's partial weight gradients in slots, added here in
- * slot order.
+ * Both sum their backward's partial weight gradients in slots, added in slot
+ * order (nn_cpu_sum_conv_slots, cpu_internal.h). Calls go one way: this file
+ * calls the paths, never the reverse.
  */
 #include "cpu_internal.h"
-
-#include <string.h>
 
 #include "cpu_conv_direct.h"
 #include "geom_check.h"
@@ -19,24 +18,6 @@ static int conv_check(nn_backend *b, const char *op, const nn_conv_geom *g)
 {
     char why[192];
     return nn_conv_geom_problem(op, g, why, sizeof why) ? nn_backend_fail(b, "%s", why) : 0;
-}
-
-/* Added in slot order so the result does not depend on which thread ran
- * which slot. */
-void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride, size_t c_out, size_t K,
-                           float *dw, float *dbias)
-{
-    const size_t wn = c_out * K;
-    if (dw) {
-        memcpy(dw, slot0, wn * sizeof *dw);
-        for (int i = 1; i < slots; i++)
-            nn_cpu_add_run(dw, slot0 + (size_t)i * stride, wn);
-    }
-    if (dbias) {
-        memcpy(dbias, slot0 + wn, c_out * sizeof *dbias);
-        for (int i = 1; i < slots; i++)
-            nn_cpu_add_run(dbias, slot0 + (size_t)i * stride + wn, c_out);
-    }
 }
 
 int nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes)

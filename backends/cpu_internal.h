@@ -5,7 +5,9 @@
  *   cpu_threads.c          open/close, the thread pool and the parallel loops
  *   cpu_features.c         whether our own AVX2 kernels may run
  *   cpu_linear.c           linear_forward/backward: sgemms cut into blocks
- *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path
+ *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path and
+ *                          calls it (the paths never call back: what both
+ *                          share is below, nn_cpu_sum_conv_slots)
  *   cpu_conv_im2col.c        the im2col + sgemm path (any geometry)
  *   cpu_conv_direct_run.c    the direct path's threading (narrow, stride 1)
  *   cpu_conv_direct.c        ... and its AVX2 kernels
@@ -30,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backend.h"
 
@@ -152,14 +155,30 @@ static inline float nn_cpu_sum_run(const float *s, size_t n)
     return sum;
 }
 
+/* dw and dbias = the sum of the slots' partials (slot i at slot0 + i *
+ * stride: c_out x K weights, then c_out biases), in slot order, so that the
+ * result does not depend on which thread ran which slot. Both convolution
+ * paths end their backward with it. */
+static inline void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride,
+                                         size_t c_out, size_t K, float *dw, float *dbias)
+{
+    const size_t wn = c_out * K;
+    if (dw) {
+        memcpy(dw, slot0, wn * sizeof *dw);
+        for (int i = 1; i < slots; i++)
+            nn_cpu_add_run(dw, slot0 + (size_t)i * stride, wn);
+    }
+    if (dbias) {
+        memcpy(dbias, slot0 + wn, c_out * sizeof *dbias);
+        for (int i = 1; i < slots; i++)
+            nn_cpu_add_run(dbias, slot0 + (size_t)i * stride + wn, c_out);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* The two convolution paths (cpu_conv.c chooses). Each path's workspace is a */
 /* pure function of the geometry and the thread count.                       */
 
-/* dw and dbias = the sum of the slots' partials (slot i at slot0 + i *
- * stride: c_out x K weights, then c_out biases), in slot order. */
-void nn_cpu_sum_conv_slots(const float *slot0, int slots, size_t stride, size_t c_out, size_t K,
-                           float *dw, float *dbias);
 
 size_t nn_cpu_im2col_workspace(const nn_backend *b, const nn_conv_geom *g);
 void nn_cpu_im2col_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
@@ -176,56 +195,15 @@ void nn_cpu_direct_backward(nn_backend *b, const nn_conv_geom *g, const float *x
                             float *dbias, void *ws);
 
 /* ------------------------------------------------------------------------ */
-/* The operations, each with the signature of its slot in nn_backend_ops.    */
+/* The operations: nn_cpu_<op> for each entry of backend_ops.def marked      */
+/* `own`, with the signature of its slot in nn_backend_ops; the `ref` ones   */
+/* are cpu-ref's (cpu_ref.h), the `none` ones NULL.                          */
 
-int nn_cpu_probe(char *why, size_t why_len);
-int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg);
-void nn_cpu_close(nn_backend *b);
-
-int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x,
-                          const float *w, const float *bias, float *y);
-int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x,
-                           const float *w, const float *dy, float *dx, float *dw,
-                           float *dbias);
-int nn_cpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
-int nn_cpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
-                          const float *bias, float *y, void *ws);
-int nn_cpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x,
-                           const float *w, const float *dy, float *dx, float *dw,
-                           float *dbias, void *ws);
-int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
-                             const float *gamma, const float *beta, float *running, float *y);
-int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
-                              const float *gamma, const float *dy, float *dx, float *dgamma,
-                              float *dbeta);
-int nn_cpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y);
-int nn_cpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy,
-                        float *dx);
-int nn_cpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y);
-int nn_cpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
-                              float sparsity, float *dx);
-int nn_cpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y);
-int nn_cpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x,
-                              const float *y, const float *dy, float *dx);
-int nn_cpu_act_forward(nn_backend *b, enum nn_act act, size_t n, const float *x, float *y);
-int nn_cpu_act_backward(nn_backend *b, enum nn_act act, size_t n, const float *x,
-                        const float *y, const float *dy, float *dx);
-int nn_cpu_dropout_forward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
-                           const float *x, float *y);
-int nn_cpu_dropout_backward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
-                            const float *dy, float *dx);
-int nn_cpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float *velocity,
-                    const nn_sgd_hyper *h, long step);
-int nn_cpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m,
-                     float *v, const nn_adam_hyper *h, long step);
-
-int nn_cpu_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c,
-                       float *y);
-int nn_cpu_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da,
-                        float *dc);
-int nn_cpu_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
-int nn_cpu_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
-                        float *da, float *dc);
-int nn_cpu_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
+#define NN_CPU_PROTO_own(ret, op, params) ret nn_cpu_##op params;
+#define NN_CPU_PROTO_ref(ret, op, params)
+#define NN_CPU_PROTO_none(ret, op, params)
+#define NN_CPU_PROTO_cpu(ret, op, params) ret nn_cpu_##op params;
+#define NN_OP(ret, op, params, cpu) NN_CPU_PROTO_##cpu(ret, op, params)
+#include "backend_ops.def"
 
 #endif

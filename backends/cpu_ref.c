@@ -371,21 +371,21 @@ int nn_ref_adam_step(nn_backend *b, size_t n, float *restrict param,
 /* ------------------------------------------------------------------------ */
 /* The table.                                                                */
 
-static int ref_probe(char *why, size_t why_len)
+int nn_ref_probe(char *why, size_t why_len)
 {
     if (why && why_len)
         why[0] = '\0';
     return 0;   /* plain C: always available */
 }
 
-static int ref_open(nn_backend *b, const nn_backend_config *cfg)
+int nn_ref_open(nn_backend *b, const nn_backend_config *cfg)
 {
     (void)cfg;  /* one thread, whatever cfg->threads says */
     b->impl = NULL;
     return 0;
 }
 
-static void ref_close(nn_backend *b)
+void nn_ref_close(nn_backend *b)
 {
     b->impl = NULL;
 }
@@ -394,44 +394,11 @@ const nn_backend_ops nn_backend_cpu_ref = {
     .name = "cpu-ref",
     .summary = "reference: plain C loops, one thread (the test oracle)",
     .host_memory = 1,
-    .probe = ref_probe,
-    .open = ref_open,
-    .close = ref_close,
-
-    .alloc = nn_ref_alloc,
-    .free = nn_ref_free,
-    .upload = nn_ref_upload,
-    .download = nn_ref_download,
-    .zero = nn_ref_zero,
-    .synchronize = nn_ref_synchronize,
-
-    .linear_forward = nn_ref_linear_forward,
-    .linear_backward = nn_ref_linear_backward,
-    .conv2d_workspace = nn_ref_conv2d_workspace,
-    .conv2d_forward = nn_ref_conv2d_forward,
-    .conv2d_backward = nn_ref_conv2d_backward,
-    .maxpool2d_forward = nn_ref_maxpool2d_forward,
-    .maxpool2d_backward = nn_ref_maxpool2d_backward,
-    .act_forward = nn_ref_act_forward,
-    .act_backward = nn_ref_act_backward,
-    .batchnorm_forward = nn_ref_batchnorm_forward,
-    .batchnorm_backward = nn_ref_batchnorm_backward,
-    .glu_forward = nn_ref_glu_forward,
-    .glu_backward = nn_ref_glu_backward,
-    .sparsemax_forward = nn_ref_sparsemax_forward,
-    .sparsemax_backward = nn_ref_sparsemax_backward,
-    .sparsemax_entropy = nn_ref_sparsemax_entropy,
-    .dropout_forward = nn_ref_dropout_forward,
-    .dropout_backward = nn_ref_dropout_backward,
-    .softmax_xent = nn_ref_softmax_xent,
-    .mse = nn_ref_mse,
-    .sgd_step = nn_ref_sgd_step,
-    .adam_step = nn_ref_adam_step,
-    .add_forward = nn_ref_add_forward,
-    .add_backward = nn_ref_add_backward,
-    .mul_forward = nn_ref_mul_forward,
-    .mul_backward = nn_ref_mul_backward,
-    .slice_forward = nn_ref_slice_forward,
-    .slice_backward = nn_ref_slice_backward,
-    .accumulate = nn_ref_accumulate,
+    /* nn_ref_<op> in every slot but the optional (`none`) ones */
+#define NN_REF_SLOT_own(op) .op = nn_ref_##op,
+#define NN_REF_SLOT_ref NN_REF_SLOT_own
+#define NN_REF_SLOT_none(op)
+#define NN_REF_SLOT_cpu(op)
+#define NN_OP(ret, op, params, cpu) NN_REF_SLOT_##cpu(op)
+#include "backend_ops.def"
 };

@@ -1,6 +1,7 @@
 /* backends/cpu_threads.c - the fast CPU backend's threads: opening and
- * closing the backend, a small thread pool of our own, and the parallel loops
- * every operation runs on it (cpu_internal.h lists the other files).
+ * closing the backend, a small thread pool of our own, the parallel loops
+ * every operation runs on it, and whether our own AVX2 kernels may run
+ * (cpu_internal.h lists the other files).
  *
  * Why our own threads rather than OpenBLAS's: the gemms of a training step are
  * mostly small (LeNet's first convolution is 6 x 784 x 75 per sample), and

@@ -267,17 +267,20 @@ static inline long long gpu_t_arg(nn_backend *b, long t)
     return s->capturing ? (long long)t - (long long)s->step.opt_t : (long long)t;
 }
 
+/* ---- the operations ------------------------------------------------------------ */
+
+/* gpu_<op> for every entry of backend_ops.def, with the signature of its slot
+ * in nn_backend_ops (the table: cuda_module.cu's ops_init). They live in
+ * cuda_module.cu (probe, open/close, memory, page-locked buffers, describe),
+ * cuda_dense.cu (linear, convolution), cuda_kernels.cu (pooling,
+ * activations, dropout, losses, optimisers, gather_rows), cuda_merge.cu
+ * (add, mul, slice, accumulate), cuda_tab.cu (batch norm, GLU, sparsemax)
+ * and cuda_graph.cu (set_step, step graphs, counters, timing). */
+#define NN_OP(ret, op, params, cpu) ret gpu_##op params;
+#include "backend_ops.def"
+
 /* ---- cuda_dense.cu ------------------------------------------------------------- */
 
-int gpu_linear_forward(nn_backend *b, int n, int in, int out, const float *x, const float *w,
-                       const float *bias, float *y);
-int gpu_linear_backward(nn_backend *b, int n, int in, int out, const float *x, const float *w,
-                        const float *dy, float *dx, float *dw, float *dbias);
-int gpu_conv2d_workspace(nn_backend *b, const nn_conv_geom *g, size_t *bytes);
-int gpu_conv2d_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
-                       const float *bias, float *y, void *ws);
-int gpu_conv2d_backward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
-                        const float *dy, float *dx, float *dw, float *dbias, void *ws);
 void gpu_plans_destroy(gpu_state *s);
 
 /* ---- cuda_conv_algo.cu ------------------------------------------------------------ */
@@ -312,62 +315,11 @@ int gpu_bias_grad(nn_backend *b, const char *op, int n, int out, const float *dy
  * gradient, our own reduction (never cudnnConvolutionBackwardBias). */
 int gpu_conv_bias_grad(nn_backend *b, const char *op, int n, int c, size_t hw, const float *dy,
                        float *db);
-int gpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g, const float *x, float *y);
-int gpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g, const float *x, const float *y,
-                           const float *dy, float *dx);
-int gpu_act_forward(nn_backend *b, enum nn_act act, size_t n, const float *x, float *y);
-int gpu_act_backward(nn_backend *b, enum nn_act act, size_t n, const float *x, const float *y,
-                     const float *dy, float *dx);
-int gpu_dropout_forward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
-                        const float *x, float *y);
-int gpu_dropout_backward(nn_backend *b, size_t n, float p, uint64_t seed, uint64_t counter,
-                         const float *dy, float *dx);
-int gpu_softmax_xent(nn_backend *b, int n, int classes, const float *logits,
-                     const int32_t *labels, float *dlogits, float *stats);
-int gpu_mse(nn_backend *b, int n, int width, const float *pred, const float *target,
-            float *dpred, float *stats);
-int gpu_sgd_step(nn_backend *b, size_t n, float *param, const float *grad, float *velocity,
-                 const nn_sgd_hyper *h, long t);
-int gpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, float *m, float *v,
-                  const nn_adam_hyper *h, long t);
-/* cuda_tab.cu */
-int gpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
-                          const float *gamma, const float *beta, float *running, float *y);
-int gpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x, const float *gamma,
-                           const float *dy, float *dx, float *dgamma, float *dbeta);
-int gpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y);
-int gpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy, float *dx);
-int gpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y);
-int gpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
-                           float sparsity, float *dx);
-int gpu_sparsemax_entropy(nn_backend *b, int n, int d, const float *y, float sparsity, float *stats);
-int gpu_gather_rows(nn_backend *b, int n, const int32_t *idx, long first, const float *xs,
-                    size_t x_width, float *x, const void *ys, size_t y_width, void *y);
-/* cuda_merge.cu: the graph's operations */
-int gpu_add_forward(nn_backend *b, size_t n, float scale, const float *a, const float *c, float *y);
-int gpu_add_backward(nn_backend *b, size_t n, float scale, const float *dy, float *da, float *dc);
-int gpu_mul_forward(nn_backend *b, size_t n, const float *a, const float *c, float *y);
-int gpu_mul_backward(nn_backend *b, size_t n, const float *a, const float *c, const float *dy,
-                     float *da, float *dc);
-int gpu_slice_forward(nn_backend *b, int rows, int width, int from, int to, const float *x, float *y);
-int gpu_slice_backward(nn_backend *b, int rows, int width, int from, int to, const float *dy,
-                       float *dx);
-int gpu_accumulate(nn_backend *b, size_t n, const float *src, float *dst);
 /* Launches the kernel that writes the values set last into step_dev: the
  * first node of a recording (graph_begin). */
 int gpu_write_step_values(nn_backend *b);
 /* The parameters of that kernel with the values set last, into p (which
  * points into args): each launch gives them to the recording's step node. */
 void gpu_step_node_params(gpu_state *s, gpu_step_node_args *args, cudaKernelNodeParams *p);
-
-/* cuda_graph.cu: the op table's step graphs, counters and timing */
-int gpu_set_step(nn_backend *b, const nn_step_values *v);
-int gpu_graph_begin(nn_backend *b, int relaxed);
-int gpu_graph_end(nn_backend *b);
-int gpu_graph_launch(nn_backend *b);
-void gpu_graph_drop(nn_backend *b);
-void gpu_counters(nn_backend *b, nn_backend_counters *out);
-int gpu_timing_mark(nn_backend *b, int mark);
-int gpu_timing_collect(nn_backend *b, int wait, double us[NN_TIMING_MARKS], long n[NN_TIMING_MARKS]);
 
 #endif

@@ -111,7 +111,7 @@ static void probe_once_fn(void)
     probe_rc = gpu_probe_verdict(&f, probe_why, sizeof probe_why);
 }
 
-static int gpu_probe(char *why, size_t why_len)
+int gpu_probe(char *why, size_t why_len)
 {
     pthread_once(&probe_once, probe_once_fn);
     if (why && why_len)
@@ -119,7 +119,7 @@ static int gpu_probe(char *why, size_t why_len)
     return probe_rc;
 }
 
-static int gpu_describe(char *buf, size_t len)
+int gpu_describe(char *buf, size_t len)
 {
     cudaDeviceProp prop;
     int count = 0, drv = 0, rt = 0, blas_major = 0, blas_minor = 0, blas_patch = 0;
@@ -155,7 +155,7 @@ static void timing_release(gpu_state *s)
     s->slots_made = 0;
 }
 
-static void gpu_close(nn_backend *b)
+void gpu_close(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
     if (!s)
@@ -294,7 +294,7 @@ static int open_timing(nn_backend *b, gpu_state *s)
     return 0;
 }
 
-static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
+int gpu_open(nn_backend *b, const nn_backend_config *cfg)
 {
     gpu_state *s = (gpu_state *)calloc(1, sizeof *s);
     if (!s)
@@ -319,7 +319,7 @@ static int gpu_open(nn_backend *b, const nn_backend_config *cfg)
 
 /* ---- memory and copies ------------------------------------------------------------------- */
 
-static int gpu_alloc(nn_backend *b, size_t bytes, void **out)
+int gpu_alloc(nn_backend *b, size_t bytes, void **out)
 {
     gpu_state *s = gpu_of(b);
     size_t want = bytes ? bytes : 1;   /* a real pointer even for 0 bytes: NULL means "skipped" */
@@ -349,7 +349,7 @@ static int gpu_alloc(nn_backend *b, size_t bytes, void **out)
     return 0;
 }
 
-static void gpu_free(nn_backend *b, void *p)
+void gpu_free(nn_backend *b, void *p)
 {
     (void)b;
     if (p)
@@ -365,7 +365,7 @@ static gpu_pinned *pinned_of(gpu_state *s, const void *p)
     return NULL;
 }
 
-static int gpu_upload(nn_backend *b, void *dst, const void *src, size_t bytes)
+int gpu_upload(nn_backend *b, void *dst, const void *src, size_t bytes)
 {
     gpu_state *s = gpu_of(b);
     if (bytes == 0)
@@ -388,7 +388,7 @@ static int gpu_upload(nn_backend *b, void *dst, const void *src, size_t bytes)
     return 0;
 }
 
-static int gpu_download(nn_backend *b, void *dst, const void *src, size_t bytes)
+int gpu_download(nn_backend *b, void *dst, const void *src, size_t bytes)
 {
     gpu_state *s = gpu_of(b);
     if (bytes == 0)
@@ -404,7 +404,7 @@ static int gpu_download(nn_backend *b, void *dst, const void *src, size_t bytes)
     return check_fault(b, "download");
 }
 
-static int gpu_zero(nn_backend *b, void *p, size_t bytes)
+int gpu_zero(nn_backend *b, void *p, size_t bytes)
 {
     gpu_state *s = gpu_of(b);
     if (bytes == 0)
@@ -416,7 +416,7 @@ static int gpu_zero(nn_backend *b, void *p, size_t bytes)
     return 0;
 }
 
-static int gpu_synchronize(nn_backend *b)
+int gpu_synchronize(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
     if (gpu_cuda(b, cudaStreamSynchronize(s->stream), "synchronize", "cudaStreamSynchronize",
@@ -428,7 +428,7 @@ static int gpu_synchronize(nn_backend *b)
 
 /* ---- page-locked host memory ------------------------------------------------------------- */
 
-static int gpu_host_alloc(nn_backend *b, size_t bytes, void **out)
+int gpu_host_alloc(nn_backend *b, size_t bytes, void **out)
 {
     gpu_state *s = gpu_of(b);
     gpu_pinned *slot = NULL;
@@ -456,7 +456,7 @@ static int gpu_host_alloc(nn_backend *b, size_t bytes, void **out)
     return 0;
 }
 
-static void gpu_host_free(nn_backend *b, void *p)
+void gpu_host_free(nn_backend *b, void *p)
 {
     gpu_state *s = gpu_of(b);
     gpu_pinned *pin = p ? pinned_of(s, p) : NULL;
@@ -468,7 +468,7 @@ static void gpu_host_free(nn_backend *b, void *p)
     memset(pin, 0, sizeof *pin);
 }
 
-static int gpu_host_wait(nn_backend *b, const void *p)
+int gpu_host_wait(nn_backend *b, const void *p)
 {
     gpu_state *s = gpu_of(b);
     gpu_pinned *pin = pinned_of(s, p);
@@ -500,58 +500,9 @@ static void ops_init(void)
     o->name = "gpu";
     o->summary = NN_GPU_SUMMARY;
     o->host_memory = 0;
-    o->probe = gpu_probe;
-    o->open = gpu_open;
-    o->close = gpu_close;
-    o->alloc = gpu_alloc;
-    o->free = gpu_free;
-    o->upload = gpu_upload;
-    o->download = gpu_download;
-    o->zero = gpu_zero;
-    o->synchronize = gpu_synchronize;
-    o->linear_forward = gpu_linear_forward;
-    o->linear_backward = gpu_linear_backward;
-    o->conv2d_workspace = gpu_conv2d_workspace;
-    o->conv2d_forward = gpu_conv2d_forward;
-    o->conv2d_backward = gpu_conv2d_backward;
-    o->maxpool2d_forward = gpu_maxpool2d_forward;
-    o->maxpool2d_backward = gpu_maxpool2d_backward;
-    o->act_forward = gpu_act_forward;
-    o->act_backward = gpu_act_backward;
-    o->batchnorm_forward = gpu_batchnorm_forward;
-    o->batchnorm_backward = gpu_batchnorm_backward;
-    o->glu_forward = gpu_glu_forward;
-    o->glu_backward = gpu_glu_backward;
-    o->sparsemax_forward = gpu_sparsemax_forward;
-    o->sparsemax_backward = gpu_sparsemax_backward;
-    o->sparsemax_entropy = gpu_sparsemax_entropy;
-    o->dropout_forward = gpu_dropout_forward;
-    o->dropout_backward = gpu_dropout_backward;
-    o->softmax_xent = gpu_softmax_xent;
-    o->mse = gpu_mse;
-    o->sgd_step = gpu_sgd_step;
-    o->adam_step = gpu_adam_step;
-    o->add_forward = gpu_add_forward;
-    o->add_backward = gpu_add_backward;
-    o->mul_forward = gpu_mul_forward;
-    o->mul_backward = gpu_mul_backward;
-    o->slice_forward = gpu_slice_forward;
-    o->slice_backward = gpu_slice_backward;
-    o->accumulate = gpu_accumulate;
-    o->describe = gpu_describe;
-    o->host_alloc = gpu_host_alloc;
-    o->host_free = gpu_host_free;
-    o->host_wait = gpu_host_wait;
-    o->gather_rows = gpu_gather_rows;
-    o->set_step = gpu_set_step;
-    o->graph_begin = gpu_graph_begin;
-    o->graph_end = gpu_graph_end;
-    o->graph_launch = gpu_graph_launch;
-    o->graph_drop = gpu_graph_drop;
-    o->counters = gpu_counters;
-    o->timing_mark = gpu_timing_mark;
-    o->timing_collect = gpu_timing_collect;
-    o->conv_algorithms = gpu_conv_algorithms;
+    /* gpu_<op> in every slot of backend_ops.def */
+#define NN_OP(ret, op, params, cpu) o->op = gpu_##op;
+#include "backend_ops.def"
 }
 
 NN_EXPORT const int nn_backend_module_abi = NN_BACKEND_ABI;

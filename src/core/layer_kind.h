@@ -1,11 +1,12 @@
 /* src/core/layer_kind.h - the layer table: everything a layer kind is, in one
  * entry (kann's ops, as a table). Each entry lives in src/core/layers/ with
  * its family (linear.c, conv.c, pool.c, activation.c, dropout.c, view.c,
- * norm.c, glu.c, sparsemax.c);
- * layers.c lists them by kind. The preset reader and checker, the network and
- * the cost model only walk the table: adding a kind is an enum value in
- * nnlab/layer.h, one entry here, its line in layers.c, and its backend ops.
- * Private to src/core. */
+ * norm.c, glu.c, sparsemax.c, merge.c, slice.c); nnlab/layer_kinds.def
+ * lists the kinds once, and the enum, the externs below and layers.c's table
+ * come from it. The preset reader and checker, the network and the cost
+ * model only walk the table: adding a kind is its line in
+ * nnlab/layer_kinds.def, its entry in layers/<family>.c, and its backend
+ * ops. Private to src/core. */
 #ifndef NNLAB_LAYER_KIND_H
 #define NNLAB_LAYER_KIND_H
 
@@ -117,15 +118,10 @@ typedef struct nn_layer_def {
 /* The entry of kind k; NULL when k is not a kind. */
 const nn_layer_def *nn_layer_def_of(enum nn_layer_kind k);
 
-/* The entries, one per kind (layers.c lists them). */
-extern const nn_layer_def nn_layer_linear_def;
-extern const nn_layer_def nn_layer_conv2d_def, nn_layer_conv1d_def;
-extern const nn_layer_def nn_layer_maxpool2d_def, nn_layer_maxpool1d_def, nn_layer_maxlen_def;
-extern const nn_layer_def nn_layer_flatten_def, nn_layer_reshape_def;
-extern const nn_layer_def nn_layer_relu_def, nn_layer_tanh_def, nn_layer_mish_def;
-extern const nn_layer_def nn_layer_dropout_def;
-extern const nn_layer_def nn_layer_add_def, nn_layer_mul_def, nn_layer_slice_def;
-extern const nn_layer_def nn_layer_batchnorm_def, nn_layer_glu_def, nn_layer_sparsemax_def;
+/* The entries, one per kind: nn_layer_<name>_def for each line of
+ * nnlab/layer_kinds.def. */
+#define NN_KIND(KIND, name) extern const nn_layer_def nn_layer_##name##_def;
+#include "nnlab/layer_kinds.def"
 
 /* ---- helpers the entries share ---------------------------------------------- */
 

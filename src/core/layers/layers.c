@@ -11,26 +11,11 @@
 
 #define F 4.0                    /* bytes per float32 */
 
-/* Indexed by kind: an explicit list, not self-registration. */
+/* Indexed by kind: an explicit list (nnlab/layer_kinds.def), not
+ * self-registration. */
 static const nn_layer_def *const table[NN_LAYER_KIND_COUNT] = {
-    [NN_LAYER_LINEAR] = &nn_layer_linear_def,
-    [NN_LAYER_CONV2D] = &nn_layer_conv2d_def,
-    [NN_LAYER_CONV1D] = &nn_layer_conv1d_def,
-    [NN_LAYER_MAXPOOL2D] = &nn_layer_maxpool2d_def,
-    [NN_LAYER_MAXPOOL1D] = &nn_layer_maxpool1d_def,
-    [NN_LAYER_MAXLEN] = &nn_layer_maxlen_def,
-    [NN_LAYER_FLATTEN] = &nn_layer_flatten_def,
-    [NN_LAYER_RESHAPE] = &nn_layer_reshape_def,
-    [NN_LAYER_RELU] = &nn_layer_relu_def,
-    [NN_LAYER_TANH] = &nn_layer_tanh_def,
-    [NN_LAYER_MISH] = &nn_layer_mish_def,
-    [NN_LAYER_DROPOUT] = &nn_layer_dropout_def,
-    [NN_LAYER_ADD] = &nn_layer_add_def,
-    [NN_LAYER_MUL] = &nn_layer_mul_def,
-    [NN_LAYER_SLICE] = &nn_layer_slice_def,
-    [NN_LAYER_BATCHNORM] = &nn_layer_batchnorm_def,
-    [NN_LAYER_GLU] = &nn_layer_glu_def,
-    [NN_LAYER_SPARSEMAX] = &nn_layer_sparsemax_def,
+#define NN_KIND(KIND, name) [NN_LAYER_##KIND] = &nn_layer_##name##_def,
+#include "nnlab/layer_kinds.def"
 };
 
 const nn_layer_def *nn_layer_def_of(enum nn_layer_kind k)

@@ -15,26 +15,11 @@ typedef struct nn_shape {
     int dim[3];
 } nn_shape;
 
+/* NN_LAYER_LINEAR, NN_LAYER_CONV2D, ...: one per line of layer_kinds.def, in
+ * its order, where each kind's keys are noted. */
 enum nn_layer_kind {
-    NN_LAYER_LINEAR,             /* keys: in, out */
-    NN_LAYER_CONV2D,             /* keys: in, out, kernel, stride (1), padding (0) */
-    NN_LAYER_CONV1D,             /* keys: in, out, kernel, stride (1), padding (0) */
-    NN_LAYER_MAXPOOL2D,          /* keys: kernel, stride (= kernel) */
-    NN_LAYER_MAXPOOL1D,          /* keys: kernel, stride (= kernel) */
-    NN_LAYER_MAXLEN,             /* max over the length axis: (C, L) -> (C) */
-    NN_LAYER_FLATTEN,            /* any -> (features) */
-    NN_LAYER_RESHAPE,            /* key: shape, e.g. "1x16"; element count must match */
-    NN_LAYER_RELU,
-    NN_LAYER_TANH,
-    NN_LAYER_MISH,
-    NN_LAYER_DROPOUT,            /* key: p in [0, 1) */
-    NN_LAYER_ADD,                /* keys: inputs (two), scale (1): y = scale (a + b) */
-    NN_LAYER_MUL,                /* keys: inputs (two): y = a * b */
-    NN_LAYER_SLICE,              /* keys: from, to: features [from, to) of a flat input */
-    NN_LAYER_BATCHNORM,          /* keys: in, momentum (0.1), virtual_batch (0: the whole
-                                    batch), eps (1e-5); flat input */
-    NN_LAYER_GLU,                /* flat, an even feature count: a * sigmoid(b), out = in/2 */
-    NN_LAYER_SPARSEMAX,          /* flat; key: sparsity (0): the entropy term's lambda */
+#define NN_KIND(KIND, name) NN_LAYER_##KIND,
+#include "nnlab/layer_kinds.def"
     NN_LAYER_KIND_COUNT
 };
 
