@@ -53,34 +53,13 @@ DEFINED = set("TDBRGS")          # strong definitions; weak (W, V) ones are C++ 
 FUNCTION = "T"                   # code; the other types are data
 
 # ---- the allowlist -------------------------------------------------------------------------
-# Calls going up and circles that other branches of issue 18 are removing
-# right now, kept so this test passes meanwhile. EMPTY THEM when those
-# branches are merged: a new entry here is a new upward call, not a fix.
-#
-# Upward calls (caller, callee): the jobs still in src/core call analysis;
-# the `jobs` branch moves them to src/jobs/, above analysis.
-ALLOWED_UPWARD = {
-    ("src/core/engine.c", "src/analysis/device.c"),            # nn_device_require, nn_job_switches_check
-    ("src/core/job_calibrate.c", "src/analysis/calibrate.c"),  # nn_calibrate
-    ("src/core/job_calibrate.c", "src/analysis/calibration_cache.c"),   # nn_calibration_save
-    ("src/core/job_jacobian.c", "src/analysis/jacobian_cost.c"),        # nn_jac_flops_of
-    ("src/core/jacobian_memory.c", "src/analysis/jacobian_cost.c"),     # nn_jac_chunk
-}
-# Circles (each a set of files; a circle that is a part of one passes):
-ALLOWED_CIRCLES = [
-    # `jobs`: engine_calibrate, engine_jacobian, engine_jacobian_estimate
-    # down; engine_fail, engine_publish, nn_format_bytes back up
-    {"src/core/engine.c", "src/core/job_calibrate.c", "src/core/job_jacobian.c",
-     "src/core/engine_memory.c"},
-    # `ops`: nn_cpu_sum_conv_slots in cpu_conv.c, which both paths call
-    {"backends/cpu_conv.c", "backends/cpu_conv_im2col.c", "backends/cpu_conv_direct_run.c"},
-    # `ui`: ui_dialog_open_save one way, ui_setup_reload the other
-    {"ui/dialog.c", "ui/setup_screen.c"},
-    # `ui`: ui_job_screen_key one way, the screens' _active and _cancel the other
-    {"ui/job_keys.c", "ui/dashboard.c", "ui/sweep_screen.c"},
-]
+# Empty, and to stay so: issue 18's branches removed every upward call and
+# every circle it held. A new entry here is a new upward call or circle,
+# not a fix; the test says which files and symbols to change instead.
+ALLOWED_UPWARD = set()
+ALLOWED_CIRCLES = []
 
-# Not checked for circles (no branch of issue 18 removes them): the emulated GPU's
+# Not checked for circles: the emulated GPU's
 # runtime (backends/cuda/emu/emu_*.cc, the stand-in for the CUDA runtime,
 # cuBLAS and cuDNN that only the tests load). Its files share one lock, the
 # streams and the captured graphs, and call each other as one library's
