@@ -121,6 +121,7 @@ fi
 check "bench --json" 0 "$NNLAB" bench --preset conv1d-regression --device cpu --batch 64 --steps 5 --warmup 1 --json
 grep_ok "bench json has us_per_step" "$tmp/out" '"us_per_step": [0-9]'
 grep_ok "bench json timed 5 steps" "$tmp/out" '"timed_steps": 5,'
+grep_ok "bench json: the CPU and OpenBLAS's kernels it ran on" "$tmp/out" '"cpu": {"model": ".*"openblas_core": "[A-Za-z0-9]'
 
 # analysis: calibrate (cached under XDG_CACHE_HOME), explain, sweep
 export XDG_CACHE_HOME="$tmp/cache"
@@ -128,6 +129,8 @@ check "calibrate --json" 0 "$NNLAB" calibrate --device cpu --json
 grep_ok "calibrate measures sgemm" "$tmp/out" '"gemm_gflops": [0-9]'
 grep_ok "calibrate: the quality of the figures" "$tmp/out" '"quality": "\(good\|noisy\|contradictory\)"'
 grep_ok "calibrate: the spread of sgemm" "$tmp/out" '"spread": {"sgemm": [0-9]'
+grep_ok "calibrate: one core's sgemm beside its estimated FMA peak" "$tmp/out" '"fma_peak_gflops_core_estimated": [0-9].*"sgemm_gflops_1thread": [0-9].*"sgemm_of_peak": [0-9]'
+grep_ok "calibrate: the CPU's extensions and OpenBLAS's version" "$tmp/out" '"extensions": "[^"]*AVX.*"openblas_version": "[0-9]'
 if [ -f "$tmp/cache/nnlab/calibration-cpu.txt" ]; then ok "calibration cached"; else not_ok "calibration cached"; fi
 check "explain --json" 0 "$NNLAB" explain --preset lenet-cifar10 --device cpu --batch 4 --steps 5 --json
 grep_ok "explain names a regime" "$tmp/out" '"regime": "[a-z]*-bound"'

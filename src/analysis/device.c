@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "cpu_info.h"
 
 /* Availability through the backend's own probe. A device this build does
  * not have at all is unavailable with the loader's reason (the GPU module
@@ -152,4 +153,41 @@ int nn_job_switches_check(const nn_job_config *cfg, char *err, size_t err_len)
         return nn_errorf(err, err_len, "pinned copies each batch from page-locked memory: it needs "
                          "the data set off the device (--no-data-on-device)");
     return 0;
+}
+
+/* ---- what the CPU runs on ---------------------------------------------------------------- */
+
+/* The public facts from the backend's own reading (backends/cpu_info.c). */
+static void facts_of(const nn_cpu_info *ci, nn_cpu_facts *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->model, sizeof out->model, "%s", ci->model);
+    out->family = ci->family;
+    out->model_number = ci->model_number;
+    nn_cpu_features_text(ci->features, out->extensions, sizeof out->extensions);
+    out->avx512 = nn_cpu_isa_level(ci->features) >= NN_ISA_AVX512;
+    snprintf(out->blas_version, sizeof out->blas_version, "%s", ci->blas_version);
+    snprintf(out->blas_core, sizeof out->blas_core, "%s", ci->blas_core);
+    snprintf(out->blas_coretype_env, sizeof out->blas_coretype_env, "%s", ci->blas_coretype_env);
+    out->blas_threads = ci->blas_threads;
+    out->clock_ghz = ci->clock_ghz;
+    out->flops_per_cycle = ci->flops_per_cycle;
+    out->peak_gflops_core = ci->peak_gflops_core;
+    nn_cpu_blas_below_cpu(ci, out->warning, sizeof out->warning);
+}
+
+void nn_cpu_facts_read(nn_cpu_facts *out)
+{
+    nn_cpu_info ci;
+    nn_cpu_info_read(&ci);
+    facts_of(&ci, out);
+}
+
+int nn_cpu_sgemm_check(const nn_cpu_facts *f, double gflops_1thread, char *why, size_t why_len)
+{
+    nn_cpu_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.peak_gflops_core = f->peak_gflops_core;
+    snprintf(ci.blas_core, sizeof ci.blas_core, "%s", f->blas_core);
+    return nn_cpu_sgemm_below_peak(&ci, gflops_1thread, why, why_len);
 }

@@ -59,6 +59,10 @@ static void print_calibration_json(const nn_calibration *c, int last)
     printf(", \"note\": ");
     cli_json_string(stdout, c->note);
     printf(", \"threads\": %d, ", c->threads);
+    if (c->threads > 0) {        /* a CPU device: what it runs on */
+        cli_cpu_facts_json(c->gemm_gflops_1thread);
+        printf(", ");
+    }
     cli_calibration_json(c);
     printf("}%s\n", last ? "" : ",");
 }
@@ -91,6 +95,8 @@ static void print_calibration_text(const nn_calibration *c)
     if (c->has_graph)
         printf("  graph replay:     %.3f us a launch + %.3f us a node\n", c->graph_launch_us, c->graph_node_us);
     printf("  host memcpy:      %.1f GB/s\n", c->host_copy_gbps);
+    if (c->threads > 0)
+        cli_cpu_facts_text(c->gemm_gflops_1thread);
     printf("  matrix product:   %.3f us fixed; GFLOP/s by FLOPs per call:\n", c->matrix_op_us);
     print_curve_text("linear forward", &c->linear_fwd);
     print_curve_text("linear backward", &c->linear_bwd);

@@ -65,6 +65,37 @@ int nn_device_survey_poll(nn_device_survey *sv, nn_device_status *out, int max);
 /* Waits for the survey's thread and frees it; NULL is allowed. */
 void nn_device_survey_free(nn_device_survey *sv);
 
+/* ---- what the CPU runs on --------------------------------------------------------------- */
+
+/* The processor the CPU devices run on, the vector extensions it and the
+ * OS enable, OpenBLAS's build and the kernels it chose, and one core's FMA
+ * peak (an estimate from the vendor's tables: backends/cpu_info.c says
+ * which). `nnlab devices`, `nnlab calibrate` and `nnlab bench --json`
+ * print it, so that a slow machine says why. */
+typedef struct nn_cpu_facts {
+    char model[64];              /* "AMD EPYC 9354P 32-Core Processor" */
+    int family, model_number;    /* cpuid's */
+    char extensions[160];        /* "AVX AVX2 FMA AVX-512(F BW VL DQ VNNI BF16)" */
+    int avx512;                  /* the CPU and OS run AVX-512 F, BW, VL and DQ */
+    char blas_version[32];       /* OpenBLAS's, "0.3.21" */
+    char blas_core[32];          /* the kernels it runs: openblas_get_corename() */
+    char blas_coretype_env[32];  /* $OPENBLAS_CORETYPE when set (it overrides the choice) */
+    int blas_threads;            /* OpenBLAS's own thread count (nnlab runs it on one,
+                                    inside its own pool) */
+    double clock_ghz;            /* nominal; 0 unknown */
+    int flops_per_cycle;         /* float32 FLOPs a core's FMA units retire a cycle */
+    double peak_gflops_core;     /* their product: an estimate; 0 when the clock is unknown */
+    char warning[NN_ERR_LEN];    /* "" or: OpenBLAS's kernels are below what the CPU
+                                    supports, and the remedy */
+} nn_cpu_facts;
+
+void nn_cpu_facts_read(nn_cpu_facts *out);
+
+/* 1 and the warning with its remedy in why when a single-core sgemm rate
+ * (a calibration's gemm_gflops_1thread) is below half the core's estimated
+ * FMA peak; 0 otherwise (why ""). */
+int nn_cpu_sgemm_check(const nn_cpu_facts *f, double gflops_1thread, char *why, size_t why_len);
+
 /* ---- the GPU switches ------------------------------------------------------------------- */
 
 /* The rule a job's GPU switches must keep, for the engine, the CLI and the
