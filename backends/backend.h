@@ -122,7 +122,7 @@ typedef struct nn_backend_config {
  * nn_backend_ops, struct nn_backend, nn_backend_config or a struct they pass;
  * an operation added to or removed from backend_ops.def changes the second
  * by itself (NN_BACKEND_OP_COUNT, below). */
-#define NN_BACKEND_ABI (6 * 1000 + NN_BACKEND_OP_COUNT)
+#define NN_BACKEND_ABI (7 * 1000 + NN_BACKEND_OP_COUNT)
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):
@@ -181,6 +181,11 @@ struct nn_backend {
                                     sets 1 and a backend that runs ops on a pool of its own
                                     says how many (a caller may then run independent work
                                     side by side on as many backends of one thread each) */
+    int threads_now;             /* the host threads taking part now, which a backend may
+                                    revise while it runs (the fast CPU backend does, as
+                                    other programs come and go: cpu_thread_choice.c); set
+                                    and read on the thread that issues the ops; 0: none */
+    char threads_why[128];       /* why that many, in words ("" when not said) */
 };
 
 /* The backends compiled into the program, NULL-terminated. */

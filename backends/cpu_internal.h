@@ -3,6 +3,7 @@
  *
  * The backend, file by file (its op table is backends/cpu_blas.c):
  *   cpu_threads.c          open/close, the thread pool and the parallel loops
+ *   cpu_thread_choice.c    how many threads take part, revised as other programs come and go
  *   cpu_features.c         whether our own AVX2 kernels may run
  *   cpu_linear.c           linear_forward/backward: sgemms cut into blocks
  *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path and
@@ -81,6 +82,25 @@ int nn_cpu_threads_for(const nn_backend *b, double work, double min_per_thread);
 /* fn(ctx, item, part) for every item in [0, count), the items claimed one at
  * a time by at most `parts` threads. */
 void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx);
+
+/* cpu_thread_choice.c: how many threads take part (its opening comment says
+ * the rule and why). */
+typedef struct nn_thread_choice nn_thread_choice;
+/* asked: the config's threads (0: ours to choose, revised as the job runs);
+ * NULL when out of memory. */
+nn_thread_choice *nn_cpu_choice_open(int asked, int max_threads);
+void nn_cpu_choice_close(nn_thread_choice *c);
+/* The most it may choose: the pool's threads, what sizes plan for. */
+int nn_cpu_choice_largest(const nn_thread_choice *c);
+/* Between operations, on the issuing thread: at most once a window, the
+ * load read and the count revised. Returns the count now. */
+int nn_cpu_choice_tick(nn_thread_choice *c);
+/* The count now, and why in words. */
+int nn_cpu_choice_now(nn_thread_choice *c, char *why, size_t why_len);
+/* The rule, on the other programs' busy cores of the windows so far
+ * (others[n - 1] the latest): a core is taken when it was busy in each of
+ * the last few windows; at least 1 of allowed. why: in words. */
+int nn_cpu_thread_rule(int allowed, const double others[], int n, char *why, size_t why_len);
 
 /* The cores other programs kept busy over a probe: each core's busy share
  * (busy[c] of total[c] ticks) added up, less this process's own `own` ticks

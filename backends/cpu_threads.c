@@ -26,12 +26,14 @@
  * core after a moment, then blocks on a condition variable.
  *
  * How many threads (threads = 0, the default): the cores this process may
- * run on (sched_getaffinity) less those other programs keep busy, measured
- * over PROBE_MS from /proc/stat on those cores (a core counts as taken from
- * half its time used); at least one. A busy competitor on one of two cores
- * gives one thread, as fast as two on a quiet machine's step and never
- * slower than --threads 1. Each operation then uses as many of them as its
- * size is worth (nn_cpu_threads_for: PAR_MIN_MACS or PAR_MIN_ELEMS each).
+ * run on less those other programs keep busy, revised while the job runs
+ * (cpu_thread_choice.c). The pool starts a thread per core it may use; those
+ * beyond the count now are parked on a condition variable of their own and
+ * take no part until the count grows again. A busy competitor on one of two
+ * cores gives one thread, as fast as two on a quiet machine's step and never
+ * slower than --threads 1. Each operation plans for the largest count and
+ * uses as many threads as its size is worth (nn_cpu_threads_for:
+ * PAR_MIN_MACS or PAR_MIN_ELEMS each); the parked ones just claim nothing.
  */
 #define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
 #include "cpu_internal.h"
@@ -76,6 +78,9 @@ typedef struct pool {
     atomic_int inside;            /* workers running (or about to check) a task */
     atomic_int quit;
     atomic_int held;              /* tests: workers do not join (nn_cpu_hold_workers) */
+    atomic_int active;            /* threads taking part, the caller included; workers
+                                     with part >= active are parked */
+    pthread_cond_t parked;        /* active grew, or quit */
     task_fn fn;                   /* written by the caller before the epoch moves */
     void *ctx;
 } pool;
@@ -86,7 +91,8 @@ typedef struct worker_arg {
 } worker_arg;
 
 typedef struct cpu_state {
-    int threads;
+    int threads;                  /* the pool's threads: the largest count (sizes plan for it) */
+    nn_thread_choice *choice;     /* how many take part now */
     pool pool;
     worker_arg args[MAX_THREADS];
 } cpu_state;
@@ -154,12 +160,41 @@ static void leave_task(pool *p)
     }
 }
 
+/* A worker beyond the count: blocks, without spinning, until the count
+ * includes it again; 1 when the pool quits meanwhile. */
+static int park(pool *p, int part)
+{
+    pthread_mutex_lock(&p->mu);
+    while (part >= atomic_load(&p->active) && !atomic_load(&p->quit))
+        pthread_cond_wait(&p->parked, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    return atomic_load(&p->quit);
+}
+
+/* Sets how many threads take part (the caller included), waking the parked
+ * ones it now includes. Called between operations, on the caller's thread. */
+static void pool_set_active(pool *p, int active)
+{
+    if (active < 1)
+        active = 1;
+    if (active > p->n)
+        active = p->n;
+    int was = atomic_exchange(&p->active, active);
+    if (active > was) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->parked);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     worker_arg *wa = arg;
     pool *p = wa->p;
     unsigned seen = 0;      /* the epoch pool_start began with, before any task */
     for (;;) {
+        if (wa->part >= atomic_load(&p->active) && park(p, wa->part))
+            return NULL;
         unsigned e = wait_for_task(p, seen);
         while (atomic_load(&p->held) && !atomic_load(&p->quit))
             sched_yield();           /* as if another program had this core */
@@ -182,8 +217,8 @@ static void *worker_main(void *arg)
  * threads take part (the parallel loops below claim items). */
 static void pool_run(pool *p, task_fn fn, void *ctx)
 {
-    if (p->n <= 1) {
-        fn(ctx, 0, 1);
+    if (p->n <= 1 || atomic_load_explicit(&p->active, memory_order_relaxed) <= 1) {
+        fn(ctx, 0, p->n);        /* the caller claims every item */
         return;
     }
     p->fn = fn;
@@ -216,11 +251,13 @@ static void pool_stop(pool *p)
     pthread_mutex_lock(&p->mu);
     atomic_store(&p->quit, 1);
     pthread_cond_broadcast(&p->wake);
+    pthread_cond_broadcast(&p->parked);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->started; i++)
         pthread_join(p->workers[i], NULL);
     p->started = 0;
     pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->parked);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mu);
 }
@@ -236,11 +273,13 @@ static int pool_start(cpu_state *s, int n)
     atomic_init(&p->inside, 0);
     atomic_init(&p->quit, 0);
     atomic_init(&p->held, 0);
+    atomic_init(&p->active, n);
     p->fn = NULL;
     p->ctx = NULL;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
+    pthread_cond_init(&p->parked, NULL);
 
     /* Workers never take signals: those belong to the UI thread. */
     sigset_t all, old;
@@ -299,6 +338,18 @@ static void par_loop_part(void *arg, int part, int parts)
         l->fn(l->ctx, i, part);
 }
 
+/* Between operations: the count revised (cpu_thread_choice.c, at most once a
+ * window), and what the backend says of it (b->threads_now, threads_why). */
+static void revise_threads(nn_backend *b)
+{
+    cpu_state *s = state(b);
+    int t = nn_cpu_choice_tick(s->choice);
+    if (t != atomic_load_explicit(&s->pool.active, memory_order_relaxed)) {
+        pool_set_active(&s->pool, t);
+        b->threads_now = nn_cpu_choice_now(s->choice, b->threads_why, sizeof b->threads_why);
+    }
+}
+
 void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx)
 {
     if (parts > count)
@@ -310,6 +361,7 @@ void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx)
     }
     par_loop l = { .fn = fn, .ctx = ctx, .count = count, .parts = parts };
     atomic_init(&l.next, 0);
+    revise_threads(b);
     pool_run(&state(b)->pool, par_loop_part, &l);
 }
 
@@ -329,124 +381,6 @@ void nn_cpu_ew_run(nn_backend *b, size_t n, double cost, item_fn fn, void *ctx)
 }
 
 /* ------------------------------------------------------------------------ */
-/* How many threads: the cores free now (see the top).                       */
-
-/* How long the load is measured: /proc/stat counts in ticks of 10 ms, so
- * 5 ticks a core. A result is reused for PROBE_REUSE_S (a sweep starts a
- * job after another). */
-#define PROBE_MS 50
-#define PROBE_REUSE_S 2.0
-
-/* Busy and total ticks of each CPU in set, from /proc/stat; -1 unreadable. */
-static int read_ticks(const cpu_set_t *set, double busy[], double total[], int max)
-{
-    char line[512];
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long v[8] = { 0 };
-        int cpu;
-        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2],
-                   &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 || cpu < 0 || cpu >= max ||
-            !CPU_ISSET(cpu, set))
-            continue;
-        /* user nice system idle iowait irq softirq steal */
-        busy[cpu] = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
-        total[cpu] = busy[cpu] + (double)(v[3] + v[4]);
-    }
-    fclose(f);
-    return 0;
-}
-
-/* This process's own user and system ticks (/proc/self/stat: utime and
- * stime, the 14th and 15th fields, in the same ticks as /proc/stat); -1
- * when unreadable. Its own threads (a pool of a backend just closed, still
- * spinning down; a calibration's) are not another program's load. */
-static double own_ticks(void)
-{
-    char line[1024];
-    unsigned long long ut, st;
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (!f)
-        return -1;
-    char *got = fgets(line, sizeof line, f);
-    fclose(f);
-    const char *p = got ? strrchr(line, ')') : NULL;   /* the name may hold blanks */
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st);
-}
-
-double nn_cpu_others_busy(int cores, const double busy[], const double total[], double own)
-{
-    double sum = 0, ticks = 0;
-    for (int c = 0; c < cores; c++) {
-        sum += busy[c] / total[c];
-        ticks += total[c];
-    }
-    if (cores > 0 && ticks > 0)
-        sum -= own / (ticks / cores);       /* our own share, in cores */
-    return sum > 0 ? sum : 0;
-}
-
-/* The cores of set other programs kept busy over PROBE_MS (each core's busy
- * share, added up); 0 when /proc/stat cannot tell. */
-static double busy_cores(const cpu_set_t *set)
-{
-    enum { MAXC = CPU_SETSIZE };
-    static double b0[MAXC], t0[MAXC], b1[MAXC], t1[MAXC];   /* under probe_lock */
-    static double busy[MAXC], total[MAXC];
-    struct timespec ts = { 0, PROBE_MS * 1000000L };
-    memset(t0, 0, sizeof t0);
-    memset(t1, 0, sizeof t1);
-    double own0 = own_ticks();
-    if (read_ticks(set, b0, t0, MAXC) != 0)
-        return 0;
-    nanosleep(&ts, NULL);
-    if (read_ticks(set, b1, t1, MAXC) != 0)
-        return 0;
-    double own1 = own_ticks();
-    int cores = 0;
-    for (int c = 0; c < MAXC; c++)
-        if (t1[c] > t0[c]) {
-            busy[cores] = b1[c] - b0[c];
-            total[cores++] = t1[c] - t0[c];
-        }
-    return nn_cpu_others_busy(cores, busy, total, own0 >= 0 && own1 >= own0 ? own1 - own0 : 0);
-}
-
-/* The rule at the top: the cores this process may use less those taken. */
-static int free_cores(void)
-{
-    static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
-    static double probed_at = -1e9;
-    static int probed = 1;
-    cpu_set_t set;
-    int allowed;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        allowed = CPU_COUNT(&set);
-    } else {
-        long procs = sysconf(_SC_NPROCESSORS_ONLN);
-        allowed = procs > 0 ? (int)procs : 1;
-        for (int c = 0; c < allowed && c < CPU_SETSIZE; c++)
-            CPU_SET(c, &set);
-    }
-    if (allowed <= 1)
-        return 1;
-    pthread_mutex_lock(&probe_lock);
-    if (nn_now() - probed_at > PROBE_REUSE_S) {
-        int taken = (int)(busy_cores(&set) + 0.5);
-        probed = allowed - taken > 1 ? allowed - taken : 1;
-        probed_at = nn_now();
-    }
-    int n = probed;
-    pthread_mutex_unlock(&probe_lock);
-    return n;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Lifetime.                                                                 */
 
 int nn_cpu_probe(char *why, size_t why_len)
@@ -459,27 +393,28 @@ int nn_cpu_probe(char *why, size_t why_len)
 
 int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg)
 {
-    int threads = cfg ? cfg->threads : 0;
-    if (threads < 0)
-        return nn_backend_fail(b, "cpu: %d threads asked for", threads);
-    if (threads == 0)
-        threads = free_cores();
-    if (threads > MAX_THREADS)
-        threads = MAX_THREADS;
-
+    int asked = cfg ? cfg->threads : 0;
+    if (asked < 0)
+        return nn_backend_fail(b, "cpu: %d threads asked for", asked);
     cpu_state *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s || !(s->choice = nn_cpu_choice_open(asked, MAX_THREADS))) {
+        free(s);
         return nn_backend_fail(b, "cpu: out of memory");
+    }
+    int threads = nn_cpu_choice_largest(s->choice);
     s->threads = threads;
     /* OpenBLAS runs inside our threads, one thread each (see the top). */
     openblas_set_num_threads(1);
     int err = pool_start(s, threads);
     if (err) {
+        nn_cpu_choice_close(s->choice);
         free(s);
         return nn_backend_fail(b, "cpu: cannot start %d threads: %s", threads, strerror(err));
     }
     b->impl = s;
     b->host_threads = threads;
+    b->threads_now = nn_cpu_choice_now(s->choice, b->threads_why, sizeof b->threads_why);
+    pool_set_active(&s->pool, b->threads_now);
     return 0;
 }
 
@@ -488,6 +423,7 @@ void nn_cpu_close(nn_backend *b)
     cpu_state *s = b->impl;
     if (s) {
         pool_stop(&s->pool);
+        nn_cpu_choice_close(s->choice);
         free(s);
     }
     b->impl = NULL;

@@ -102,15 +102,55 @@ static void test_default_threads_leave_a_busy_core(void **state)
     pid_t child = busy_child(cpu[1]);
     sleep_ms(100);                           /* spinning by now */
     int rc = nn_backend_open(&b, &nn_backend_cpu, &dflt);
-    int got = rc == 0 ? opened_threads(&b) : -1;
+    int got = rc == 0 ? b.threads_now : -1;
+    char why[sizeof b.threads_why];
+    snprintf(why, sizeof why, "%s", rc == 0 ? b.threads_why : "");
     if (rc == 0)
         nn_backend_close(&b);
     stop_child(child);
-    print_message("# a busy program on one of 2 cores: %d thread(s) by default\n", got);
+    print_message("# a busy program on one of 2 cores: %d thread(s) by default (%s)\n", got, why);
     assert_int_equal(got, 1);
+    assert_non_null(strstr(why, "kept busy by other programs"));
     assert_int_equal(nn_backend_open(&b, &nn_backend_cpu, &two), 0);
     assert_int_equal(opened_threads(&b), 2);
+    assert_int_equal(b.threads_now, 2);
+    assert_non_null(strstr(b.threads_why, "2 asked for"));
     nn_backend_close(&b);
+}
+
+/* The rule on simulated loads (other programs' busy cores per window,
+ * the latest last): a core is taken only when it was busy in each of the
+ * last 3 windows, and given back as soon as one finds it free. */
+static void test_thread_rule_on_simulated_loads(void **state)
+{
+    (void)state;
+    char why[128];
+    const double none[1] = { 0 };
+    assert_int_equal(nn_cpu_thread_rule(2, none, 0, why, sizeof why), 2);     /* nothing read */
+    assert_string_equal(why, "2 cores free");
+    /* a reader starting beside the job (a pipe): busy at the opening probe
+     * only, then gone: one window at one thread, then both again */
+    const double pipe[2] = { 1.0, 0.05 };
+    assert_int_equal(nn_cpu_thread_rule(2, pipe, 1, why, sizeof why), 1);
+    assert_int_equal(nn_cpu_thread_rule(2, pipe, 2, why, sizeof why), 2);
+    /* a short burst in the middle of a job is not a taken core */
+    const double burst[3] = { 0, 1.0, 0.9 };
+    assert_int_equal(nn_cpu_thread_rule(2, burst, 3, why, sizeof why), 2);
+    /* a program that keeps a core busy: taken after 3 windows in a row */
+    const double busy[4] = { 0, 0.95, 1.0, 0.98 };
+    assert_int_equal(nn_cpu_thread_rule(2, busy, 3, why, sizeof why), 2);
+    assert_int_equal(nn_cpu_thread_rule(2, busy, 4, why, sizeof why), 1);
+    assert_non_null(strstr(why, "1 of 2 cores kept busy by other programs"));
+    /* ... and given back the first window it has ended */
+    const double ended[4] = { 1.0, 1.0, 1.0, 0.02 };
+    assert_int_equal(nn_cpu_thread_rule(2, ended, 4, why, sizeof why), 2);
+    /* more cores: two of 8 taken; every core taken still leaves one thread */
+    const double two_of_8[3] = { 2.1, 1.9, 2.2 }, all[3] = { 2, 2, 2 };
+    assert_int_equal(nn_cpu_thread_rule(8, two_of_8, 3, why, sizeof why), 6);
+    assert_int_equal(nn_cpu_thread_rule(2, all, 3, why, sizeof why), 1);
+    /* half a core busy (a program sleeping half its time) is not taken */
+    const double half[3] = { 0.45, 0.4, 0.49 };
+    assert_int_equal(nn_cpu_thread_rule(2, half, 3, why, sizeof why), 2);
 }
 
 /* The probe's arithmetic (nn_cpu_others_busy): a core kept busy by a thread
@@ -230,6 +270,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_threads_leave_a_busy_core),
         cmocka_unit_test(test_own_ticks_are_not_another_programs),
+        cmocka_unit_test(test_thread_rule_on_simulated_loads),
         cmocka_unit_test(test_operations_never_wait_for_absent_workers),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);

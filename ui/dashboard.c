@@ -393,6 +393,10 @@ static void draw_title(ui_lab *lab)
     else if (r->n_jobs == 2)
         snprintf(t, sizeof t, "nnlab - %s: %s vs %s, %s, batch %d%s", c->preset.name, r->j[0].device,
                  r->j[1].device, r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
+    else if (s->threads_now > 0)       /* a CPU: the threads taking part now (revised as it runs) */
+        snprintf(t, sizeof t, "nnlab - %s on %s (%d thread%s), batch %d, loss every %ld steps%s",
+                 c->preset.name, r->j[0].device, s->threads_now, s->threads_now == 1 ? "" : "s",
+                 c->batch, c->log_every, data);
     else
         snprintf(t, sizeof t, "nnlab - %s on %s, batch %d, loss every %ld steps%s", c->preset.name,
                  r->j[0].device, c->batch, c->log_every, data);

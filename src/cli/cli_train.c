@@ -187,6 +187,16 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     cli_json_number("val_loss", e ? e->val_loss : NAN, 0);
     cli_json_number("val_accuracy", e && e->has_accuracy ? e->val_accuracy : NAN, 0);
     print_json_history(job, s);
+    if (s->threads_now > 0) {   /* the threads at the end, and why (revised as it ran) */
+        printf("  \"threads_now\": %d, \"threads_why\": ", s->threads_now);
+        cli_json_string(stdout, s->threads_why);
+        printf(",\n");
+    }
+    if (!s->has_switches) {      /* a CPU device: the processor and OpenBLAS it ran on */
+        printf("  ");
+        cli_cpu_facts_json(0);
+        printf(",\n");
+    }
     print_json_gpu(s);
     json_phases("phases", s->phase_us, s->phase_valid, 1);   /* last: null where not measured */
     printf("}\n");

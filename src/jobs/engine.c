@@ -33,8 +33,20 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
 
 /* ---- publishing ------------------------------------------------------------ */
 
+/* What the open backend says of its threads now (the CPU backend revises
+ * the count while the job runs); read on the job's thread, which issues the
+ * ops that revise it. */
+static void note_threads(nn_job *job)
+{
+    if (!job->backend.impl || job->backend.threads_now <= 0)
+        return;
+    job->draft.threads_now = job->backend.threads_now;
+    nn_strlcpy(job->draft.threads_why, job->backend.threads_why, sizeof job->draft.threads_why);
+}
+
 void engine_publish(nn_job *job)
 {
+    note_threads(job);
     pthread_mutex_lock(&job->lock);
     job->snap = job->draft;
     pthread_mutex_unlock(&job->lock);

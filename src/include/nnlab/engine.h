@@ -161,7 +161,10 @@ typedef struct nn_snapshot {
     double us_per_step_median;   /* bench: median over the timed steps */
     long timed_steps;
     size_t n_params;
-    int threads;
+    int threads;                 /* the threads asked for (0: the device chooses) */
+    int threads_now;             /* a CPU device: the threads taking part now, which it
+                                    revises as other programs come and go; 0: n/a */
+    char threads_why[128];       /* why that many, in words */
 
     /* The GPU teaching switches as applied; valid when has_switches (a device
      * backend; sync_every_step applies everywhere). note says why one asked
