@@ -284,6 +284,8 @@ static int job_config(const cli_options *o, const nn_preset *p, nn_job_config *c
     cfg->threads = (int)o->threads;
     cfg->graph = o->graph;
     cfg->tf32 = o->tf32;
+    if (o->deterministic)            /* else the preset's [train] deterministic */
+        cfg->deterministic = 1;
     return 0;
 }
 
