@@ -147,6 +147,60 @@ grep_ok "sweep json: a predicted step per point" "$tmp/out" '"predicted_us": [0-
 grep_ok "sweep json: each calibration's source and quality" "$tmp/out" '"calibrations": \[{"device": "cpu", "source": "measured", "quality": "[a-z]*", "calibration": "measured [0-9]'
 grep_ok "sweep json: every point says measured" "$tmp/out" '{"device": "cpu-ref", "batch": 2, "source": "measured"'
 grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"from": "cpu", "to": "cpu-ref", "way": "", "source": "measured", "batch": [0-9]*}\]'
+# issue 19: determinism as a switch. --deterministic in --help and nnlab(1);
+# on the emulated GPU (its cuDNN stand-in times candidates of different
+# costs, the non-deterministic ones fastest, and adds them in an order drawn
+# from NNLAB_EMU_SEED) two deterministic runs under different seeds agree
+# bit for bit and list deterministic algorithms only, the second from the
+# cache file; without the switch the fastest, non-deterministic, are chosen.
+check "--help lists --deterministic" 0 "$NNLAB" --help
+grep_ok "--help: --deterministic" "$tmp/out" "^      --deterministic  *deterministic convolution algorithms only"
+grep_ok "nnlab(1) documents --deterministic" "$top_srcdir/man/nnlab.1" '^\.B \\-\\-deterministic$'
+grep_ok "nnlab.ini(5) documents [train] deterministic" "$top_srcdir/man/nnlab.ini.5" '^\.BR deterministic " = " true | false$'
+check "--deterministic on the cpu" 0 "$NNLAB" train --preset mnist-mlp-128 --steps 2 --no-validation --deterministic --json
+grep_ok "train json: deterministic true" "$tmp/out" '"deterministic": true,'
+if grep -q '"conv_algorithms"' "$tmp/out"; then not_ok "cpu: no conv_algorithms"; else ok "cpu: no conv_algorithms"; fi
+emu_train() {
+    seed=$1 cache=$2; shift 2
+    env NNLAB_GPU_EMULATION=1 NNLAB_EMU_SEED="$seed" XDG_CACHE_HOME="$cache" "$NNLAB" train --preset lenet-cifar10 \
+        --device gpu --batch 8 --steps 3 --log-every 1 --no-validation --json "$@"
+}
+if env NNLAB_GPU_EMULATION=1 "$NNLAB" devices 2>/dev/null | grep -q '^gpu .* available:' && command -v python3 >/dev/null; then
+    check "emulated gpu: a deterministic run" 0 emu_train 1 "$tmp/conv-det" --deterministic
+    cp "$tmp/out" "$tmp/det1.json"
+    check "emulated gpu: again, the algorithms from the cache" 0 emu_train 1 "$tmp/conv-det" --deterministic
+    cp "$tmp/out" "$tmp/det2.json"
+    # the emulator's seed is part of its GPU's name: another seed, another cache
+    check "emulated gpu: another emulator seed" 0 emu_train 2 "$tmp/conv-det2" --deterministic
+    cp "$tmp/out" "$tmp/det3.json"
+    check "emulated gpu: without --deterministic" 0 emu_train 1 "$tmp/conv-fast"
+    cp "$tmp/out" "$tmp/fast.json"
+    if python3 - "$tmp/det1.json" "$tmp/det2.json" "$tmp/det3.json" "$tmp/fast.json" >"$tmp/err" 2>&1 <<'PY'
+import json, sys
+d1, d2, d3, fast = (json.load(open(f)) for f in sys.argv[1:5])
+assert d1["train_loss"] is not None and d1["train_loss"] == d2["train_loss"] == d3["train_loss"], \
+    (d1["train_loss"], d2["train_loss"], d3["train_loss"])
+for d, cached in ((d1, False), (d2, True), (d3, False)):
+    a = d["conv_algorithms"]
+    # two convolutions: forward and filter gradient each, the second's input gradient
+    assert d["deterministic"] and len(a) >= 5, a
+    assert all(x["deterministic"] for x in a), a
+    assert all(x["from_cache"] == cached for x in a), a
+    assert all(x["time_us"] > 0 and x["shape"] in ("6x5x5 on 3x32x32", "16x5x5 on 6x14x14") for x in a), a
+f = fast["conv_algorithms"]
+assert not fast["deterministic"] and any(not x["deterministic"] for x in f), f
+assert {x["algorithm"] for x in f if x["direction"] == "backward-filter"} == {"BWD_FILTER_ALGO_0"}, f
+PY
+    then ok "deterministic runs agree bit for bit, deterministic algorithms only, the second from the cache; else the fastest"
+    else not_ok "deterministic runs agree bit for bit, deterministic algorithms only, the second from the cache; else the fastest"
+    fi
+    check "emulated gpu: explain lists the algorithms" 0 env NNLAB_GPU_EMULATION=1 XDG_CACHE_HOME="$tmp/conv-fast" \
+        "$NNLAB" explain --preset lenet-cifar10 --device gpu --batch 8 --steps 2
+    grep_ok "explain: each convolution's algorithm and time" "$tmp/out" \
+        "^  *\(algorithm: \)*conv 6x5x5 on 3x32x32, backward-filter: BWD_FILTER_ALGO_0 (not deterministic), [0-9.]* us measured (\(timed now\|from the cache\))$"
+else
+    ok "# SKIP the emulated GPU or python3 is not here"
+fi
 # one option table: each command takes its own options, the GPU switches' rule is the library's
 check "--help lists the GPU switches of explain and sweep" 0 "$NNLAB" --help
 grep_ok "--help: GPU switches of explain and sweep" "$tmp/out" "GPU switches of train, bench, explain and sweep"

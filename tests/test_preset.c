@@ -186,6 +186,7 @@ static void assert_same_preset(const nn_preset *a, const nn_preset *b)
     assert_int_equal(a->sync_every_step, b->sync_every_step);
     assert_int_equal(a->graph, b->graph);
     assert_int_equal(a->tf32, b->tf32);
+    assert_int_equal(a->deterministic, b->deterministic);
     assert_int_equal(a->race, b->race);
     assert_int_equal(a->sweep_from, b->sweep_from);
     assert_int_equal(a->sweep_to, b->sweep_to);
@@ -452,6 +453,7 @@ static void test_roundtrip_lab_settings(void **state)
     p->sync_every_step = 1;
     p->graph = 0;
     p->tf32 = 1;
+    p->deterministic = 1;
     p->race = 1;
     p->sweep_from = 16;
     p->sweep_to = 256;
@@ -466,6 +468,9 @@ static void test_roundtrip_lab_settings(void **state)
     char *text = read_all(path);
     assert_non_null(strstr(text, "device = cpu\ncompare = cpu-ref\n"));
     assert_non_null(strstr(text, "\n[gpu]\ndata_on_device = false\npinned = true\n"));
+    /* in [train], as nnlab.ini(5) documents it */
+    const char *train = strstr(text, "\n[train]\n"), *det = strstr(text, "\ndeterministic = true\n");
+    assert_true(train && det && det > train && det < strstr(train, "\n[optimizer]\n"));
     assert_non_null(strstr(text, "\n[lab]\nrace = true\nsweep_from = 16\nsweep_to = 256\n"));
     free(text);
 
@@ -475,6 +480,7 @@ static void test_roundtrip_lab_settings(void **state)
     assert_int_equal(s->data_on_device, 1);
     assert_int_equal(s->graph, 1);
     assert_int_equal(s->sync_every_step, 0);
+    assert_int_equal(s->deterministic, 0);
     assert_int_equal(s->race, 0);
     assert_int_equal(s->sweep_from, 1);
     assert_int_equal(s->sweep_to, 4096);
@@ -950,6 +956,7 @@ static bad_case bad_cases[] = {
     { "bad-compare.ini", { "[train] compare = tpu", "cpu, cpu-ref or gpu" } },
     { "bad-compare-same.ini", { "[train] compare = cpu", "the same as device" } },
     { "bad-gpu-switch.ini", { "[gpu] graph = maybe", "expected true or false" } },
+    { "bad-deterministic.ini", { "[train] deterministic = sometimes", "expected true or false" } },
     { "bad-loss.ini", { "[train] loss = cross_entropy", "gives 12", "10 classes" } },
     { "bad-mse-targets.ini", { "[train] loss = mse", "targets = 2" } },
     { "bad-random-xent.ini", { "[train] loss = cross_entropy", "use mse" } },
@@ -1070,7 +1077,8 @@ int main(void)
         BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35),
         BAD(36), BAD(37), BAD(38), BAD(39), BAD(40), BAD(41), BAD(42), BAD(43), BAD(44),
         BAD(45), BAD(46), BAD(47), BAD(48), BAD(49), BAD(50), BAD(51), BAD(52), BAD(53), BAD(54),
+        BAD(55),
     };
-    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 55, "add a BAD(i) per bad case");
+    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 56, "add a BAD(i) per bad case");
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

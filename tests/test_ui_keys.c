@@ -314,6 +314,7 @@ static void settings_roundtrip_through_a_preset(void **state)
     a.data_on_device = 0;
     a.sync_every_step = 1;
     a.cuda_graph = 0;
+    a.deterministic = 1;
     a.sweep_from = 8;
     a.sweep_to = 512;
     a.sweep_steps = 11;
@@ -331,6 +332,40 @@ static void settings_roundtrip_through_a_preset(void **state)
     ui_settings_from_preset(&b, &q);
     b.steps = a.steps;                       /* not a preset's */
     assert_memory_equal(&a, &b, sizeof a);
+    unlink(path);
+    rmdir(dir);
+    ui_lab_free(lab);
+}
+
+/* The Deterministic field (issue 19): off by default, space toggles it, the
+ * job runs with it, and a save keeps it as [train] deterministic. */
+static void deterministic_field_toggles_and_saves(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/nnlab-ui-keys-XXXXXX", path[NN_PATH_LEN], err[NN_ERR_LEN];
+    char label[64], value[64];
+    nn_job_config cfg;
+    nn_preset p, q;
+    ui_lab *lab = lab_with_preset("lenet-cifar10");
+    ui_setup_of(lab)->field = UI_F_DETERMINISTIC;
+    ui_field_text(lab, UI_F_DETERMINISTIC, label, sizeof label, value, sizeof value);
+    assert_string_equal(label, "Deterministic");
+    assert_string_equal(value, "[ ] GPU only");
+    assert_int_equal(ui_setup_key(lab, ' '), UI_ACT_HANDLED);
+    assert_int_equal(lab->chosen.set.deterministic, 1);
+    ui_field_text(lab, UI_F_DETERMINISTIC, label, sizeof label, value, sizeof value);
+    assert_string_equal(value, "[x] GPU only");
+    ui_setup_job_config(lab, &cfg);
+    assert_int_equal(cfg.deterministic, 1);
+    p = lab->chosen.preset;
+    ui_settings_to_preset(&lab->chosen.set, &p);
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/det.ini", dir);
+    assert_int_equal(nn_preset_save(path, &p, err, sizeof err), 0);
+    assert_int_equal(nn_preset_load(path, &q, err, sizeof err), 0);
+    assert_int_equal(q.deterministic, 1);
+    assert_int_equal(ui_setup_key(lab, ' '), UI_ACT_HANDLED);   /* and off again */
+    assert_int_equal(lab->chosen.set.deterministic, 0);
     unlink(path);
     rmdir(dir);
     ui_lab_free(lab);
@@ -540,6 +575,7 @@ int main(void)
         cmocka_unit_test(sweep_ends_are_powers_of_two),
         cmocka_unit_test(batch_is_bounded_by_the_data),
         cmocka_unit_test(settings_roundtrip_through_a_preset),
+        cmocka_unit_test(deterministic_field_toggles_and_saves),
         cmocka_unit_test(save_dialog_names),
         cmocka_unit_test(jacobian_preset_shows_val_and_method),
         cmocka_unit_test(jacobian_method_cycles_runs_and_saves),

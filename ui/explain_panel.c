@@ -18,6 +18,9 @@
 #include <string.h>
 #include <time.h>
 
+/* The convolution algorithms the panel lists at most (LeNet has 6). */
+#define UI_CONV_MAX 32
+
 static attr_t style_attr(const ui_lab *lab, int style)
 {
     switch (style) {
@@ -140,8 +143,14 @@ void ui_explain_draw_run(ui_lab *lab)
         ui_explain_context ctx;
         char calib[NN_ERR_LEN];
         nn_step_measure m;
+        static nn_conv_algorithm_info conv[UI_CONV_MAX];
         nn_measure_step(&j->snap, &m);
         memset(&ctx, 0, sizeof ctx);
+        if (j->job) {
+            int n = nn_job_conv_algorithms(j->job, conv, UI_CONV_MAX);
+            ctx.conv = conv;
+            ctx.n_conv = n < UI_CONV_MAX ? n : UI_CONV_MAX;
+        }
         if (x->has_cal) {
             nn_calibration_describe(&x->cal, (long long)time(NULL), calib, sizeof calib);
             ctx.calibration = calib;

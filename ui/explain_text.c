@@ -124,8 +124,8 @@ static int format_no_cal(const nn_explainer *x, const char *head, const nn_step_
  * them. Every row is wrapped to the width, so a detail costs the rows it
  * wraps to. */
 enum {
-    R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_WORK, R_MEASURED, R_PHASES, R_PROFILE, R_WAYS, R_WRITEUP, R_CAL, R_WHY,
-    R_ADVICE, N_ROWS
+    R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_WORK, R_MEASURED, R_PHASES, R_PROFILE, R_WAYS, R_WRITEUP, R_CAL, R_CONV,
+    R_WHY, R_ADVICE, N_ROWS
 };
 
 typedef struct panel_item {
@@ -144,11 +144,27 @@ static void predicted_tag(const ui_explain_context *c, const char *before, char 
         buf[0] = '\0';
 }
 
+/* The convolution algorithms the device chose, each as Explain words it
+ * (nn_conv_algorithm_text), one after the other. */
+static void conv_item(const ui_explain_context *c, char *buf, size_t len)
+{
+    char line[256];
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < c->n_conv && at + 1 < len; i++) {
+        nn_conv_algorithm_text(&c->conv[i], line, sizeof line);
+        int w = snprintf(buf + at, len - at, "%s%s", i ? "; " : "  ", line);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+}
+
 static void fill_context_items(const ui_explain_context *c, const nn_step_measure *m, panel_item *it)
 {
     char a[32], b[32], d[32];
     const nn_writeup *w = &c->writeup;
-    for (int k = R_PROFILE; k <= R_CAL; k++)
+    for (int k = R_PROFILE; k <= R_CONV; k++)
         it[k].text[0] = '\0';
     if (c->profile_us > 0 && m && m->timed_steps > 0)
         snprintf(it[R_PROFILE].text, sizeof it[0].text, "  %s predicts %s us/step: %.0f%% %s the measured",
@@ -168,6 +184,7 @@ static void fill_context_items(const ui_explain_context *c, const nn_step_measur
                  w->steps, w->cpu_s, w->gpu_s);
     if (c->calibration)
         snprintf(it[R_CAL].text, sizeof it[0].text, "  calibration: %s", c->calibration);
+    conv_item(c, it[R_CONV].text, sizeof it[0].text);
 }
 
 static void fill_items(const nn_explainer *x, const ui_explain_context *c, const char *head,
@@ -205,7 +222,7 @@ static void fill_items(const nn_explainer *x, const ui_explain_context *c, const
     snprintf(it[R_ADVICE].text, sizeof it[0].text, "advice: %s", e->advice);
     static const int styles[N_ROWS] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_DIM, UI_TS_DIM, UI_TS_DIM, UI_TS_NORMAL,
                                         UI_TS_DIM, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_DIM,
-                                        UI_TS_NORMAL, UI_TS_OK };
+                                        UI_TS_DIM, UI_TS_NORMAL, UI_TS_OK };
     for (int k = 0; k < N_ROWS; k++)
         it[k].style = styles[k];
     if (!timed)
@@ -215,7 +232,7 @@ static void fill_items(const nn_explainer *x, const ui_explain_context *c, const
 /* Decides it[k].given, the rows each item gets out of max_rows. */
 static void give_rows(panel_item *it, int width, int max_rows)
 {
-    static const int details[] = { R_SPLIT, R_WAYS, R_WRITEUP, R_PROFILE, R_PHASES, R_CAL, R_OPS, R_WORK };
+    static const int details[] = { R_SPLIT, R_WAYS, R_WRITEUP, R_PROFILE, R_PHASES, R_CAL, R_OPS, R_WORK, R_CONV };
     enum { N_DETAILS = sizeof details / sizeof details[0] };
     for (int k = 0; k < N_ROWS; k++) {
         it[k].rows = ui_text_rows(width, it[k].text);
@@ -226,7 +243,7 @@ static void give_rows(panel_item *it, int width, int max_rows)
     int left = max_rows - 3;
     int text_full = it[R_WHY].rows + it[R_ADVICE].rows;
     for (int i = 0; i < N_DETAILS; i++) {
-        int k = details[i], need = k == R_OPS || k == R_WORK ? text_full : 2;
+        int k = details[i], need = k == R_OPS || k == R_WORK || k == R_CONV ? text_full : 2;
         if (it[k].rows > 0 && left - it[k].rows >= need) {
             it[k].given = it[k].rows;
             left -= it[k].rows;

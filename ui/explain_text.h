@@ -54,6 +54,8 @@ typedef struct ui_explain_context {
     double profile_us;           /* a measured GPU step: the profile's prediction of it */
     int has_writeup;
     nn_writeup writeup;          /* what the write-up measured, and its prediction */
+    const nn_conv_algorithm_info *conv;   /* a GPU job's convolution algorithms (n_conv) */
+    int n_conv;
 } ui_explain_context;
 
 /* The panel for one job or one sweep point, in width columns and at most

@@ -152,6 +152,7 @@ void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
     s->cuda_graph = p->graph;
     s->pinned = p->pinned;
     s->tf32 = p->tf32;
+    s->deterministic = p->deterministic;
     s->sweep_from = p->sweep_from;
     s->sweep_to = p->sweep_to;
     s->sweep_steps = p->sweep_steps;
@@ -182,6 +183,7 @@ void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
     p->graph = s->cuda_graph;
     p->pinned = s->pinned;
     p->tf32 = s->tf32;
+    p->deterministic = s->deterministic;
     p->sweep_from = s->sweep_from;
     p->sweep_to = s->sweep_to;
     p->sweep_steps = s->sweep_steps;
@@ -251,7 +253,7 @@ int ui_field_is_number(int f)
 
 int ui_field_gpu_only(int f)
 {
-    return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH;
+    return f == UI_F_DATA_ON_DEVICE || f == UI_F_CUDA_GRAPH || f == UI_F_DETERMINISTIC;
 }
 
 /* A job kind that trains nothing (the Jacobian) has no epochs, steps or
@@ -280,7 +282,7 @@ const char *ui_field_label(int f)
 {
     static const char *const labels[UI_N_FIELDS] = {
         "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate",
-        "Data on device", "Sync every step", "CUDA graph", "Sweep from", "Sweep to",
+        "Data on device", "Sync every step", "CUDA graph", "Deterministic", "Sweep from", "Sweep to",
         "Sweep steps", "Sweep on",
     };
     return f >= 0 && f < UI_N_FIELDS ? labels[f] : "?";
@@ -337,6 +339,9 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
         snprintf(value, vlen, "[%c]", s->sync_every_step ? 'x' : ' ');
         break;
     case UI_F_CUDA_GRAPH: snprintf(value, vlen, "[%c] GPU only", s->cuda_graph ? 'x' : ' '); break;
+    case UI_F_DETERMINISTIC:         /* the CPU repeats bit for bit either way */
+        snprintf(value, vlen, "[%c] GPU only", s->deterministic ? 'x' : ' ');
+        break;
     case UI_F_SWEEP_FROM: snprintf(value, vlen, "%d", s->sweep_from); break;
     case UI_F_SWEEP_TO: snprintf(value, vlen, "%d", s->sweep_to); break;
     case UI_F_SWEEP_STEPS: snprintf(value, vlen, "%ld (+3 warm-up)", s->sweep_steps); break;
@@ -368,6 +373,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     case UI_F_DATA_ON_DEVICE: s->data_on_device = !s->data_on_device; break;
     case UI_F_SYNC_EVERY_STEP: s->sync_every_step = !s->sync_every_step; break;
     case UI_F_CUDA_GRAPH: s->cuda_graph = !s->cuda_graph; break;
+    case UI_F_DETERMINISTIC: s->deterministic = !s->deterministic; break;
     case UI_F_SWEEP_FROM:
         s->sweep_from = (int)clampl(up ? 2L * s->sweep_from : s->sweep_from / 2, 1, s->sweep_to);
         break;
@@ -504,6 +510,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->graph = s->cuda_graph;
     cfg->pinned = s->pinned;
     cfg->tf32 = s->tf32;
+    cfg->deterministic = s->deterministic;
     if (!ui_settings_trains(s)) {
         cfg->jac_val = s->batch;     /* a Jacobian preset's batch field is its val */
         cfg->jac_method = s->jac_method;

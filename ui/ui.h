@@ -61,7 +61,7 @@ enum ui_role {
  * training preset the reverse (ui_field_shown). */
 enum ui_field {
     UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
-    UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH,
+    UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
     UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
     UI_N_FIELDS
 };
@@ -74,6 +74,7 @@ typedef struct ui_settings {
     long steps;                      /* 0: all epochs */
     double lr;
     int data_on_device, sync_every_step, cuda_graph;   /* GPU teaching switches */
+    int deterministic;               /* [train] deterministic: repeatable GPU runs */
     int pinned, tf32;                /* the preset's, kept when saved (no field) */
     int sweep_from, sweep_to;        /* powers of two: the sweep doubles */
     long sweep_steps;

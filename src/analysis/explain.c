@@ -407,3 +407,19 @@ void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
     name_regime(out, cal, opt);
     advise(out, cal, opt);
 }
+
+/* ---- the convolution algorithms a device chose --------------------------------- */
+
+void nn_conv_shape_text(const nn_conv_algorithm_info *a, char *buf, size_t len)
+{
+    snprintf(buf, len, "%dx%dx%d on %dx%dx%d", a->c_out, a->k_h, a->k_w, a->c_in, a->h_in, a->w_in);
+}
+
+void nn_conv_algorithm_text(const nn_conv_algorithm_info *a, char *buf, size_t len)
+{
+    char shape[64];
+    nn_conv_shape_text(a, shape, sizeof shape);
+    snprintf(buf, len, "conv %s, %s: %s (%s), %.1f us measured (%s)", shape, a->direction, a->algorithm,
+             a->deterministic ? "deterministic" : "not deterministic", a->time_us,
+             a->from_cache ? "from the cache" : "timed now");
+}

@@ -23,7 +23,7 @@ enum {
     OPT_PRESET = 256, OPT_DEVICE, OPT_DEVICES, OPT_BATCH, OPT_BATCHES, OPT_EPOCHS, OPT_STEPS, OPT_WARMUP,
     OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
-    OPT_NO_GRAPH, OPT_TF32, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP
+    OPT_NO_GRAPH, OPT_TF32, OPT_DETERMINISTIC, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP
 };
 
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
@@ -74,6 +74,7 @@ static const cli_option_spec option_table[] = {
     { "graph", 0, 0, OPT_GRAPH, JOBS | JAC },
     { "no-graph", 0, 0, OPT_NO_GRAPH, JOBS | JAC },
     { "tf32", 0, 0, OPT_TF32, JOBS | JAC },
+    { "deterministic", 0, 0, OPT_DETERMINISTIC, JOBS | JAC },
     { "help", 0, 'h', OPT_HELP, ALL },
 };
 #define N_OPTIONS (int)(sizeof option_table / sizeof option_table[0])
@@ -248,6 +249,7 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_GRAPH: o->graph = 1; return 0;
     case OPT_NO_GRAPH: o->graph = 0; return 0;
     case OPT_TF32: o->tf32 = 1; return 0;
+    case OPT_DETERMINISTIC: o->deterministic = 1; return 0;
     case OPT_HELP: cli_usage(stdout); return 1;
     case '?': return -1;             /* getopt has said what was wrong */
     }
@@ -306,6 +308,8 @@ int cli_job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg)
     cfg->sync_every_step = o->sync_every_step;
     cfg->graph = o->graph;
     cfg->tf32 = o->tf32;
+    if (o->deterministic)            /* else the preset's [train] deterministic */
+        cfg->deterministic = 1;
     if (nn_job_switches_check(cfg, err, sizeof err) != 0) {
         fprintf(stderr, "nnlab: %s\n", err);
         return -1;
@@ -344,6 +348,34 @@ void cli_json_number(const char *key, double v, int last)
     else
         printf("null");
     printf(last ? "\n" : ",\n");
+}
+
+void cli_json_float(const char *key, double v, int last)
+{
+    printf("  \"%s\": ", key);
+    if (isfinite(v))
+        printf("%.9g", v);
+    else
+        printf("null");
+    printf(last ? "\n" : ",\n");
+}
+
+void cli_conv_algorithms_json(const nn_conv_algorithm_info *a, int n)
+{
+    char shape[64];
+    if (n <= 0)
+        return;
+    printf("  \"conv_algorithms\": [");
+    for (int i = 0; i < n; i++) {
+        nn_conv_shape_text(&a[i], shape, sizeof shape);
+        printf("%s\n    {\"shape\": ", i ? "," : "");
+        cli_json_string(stdout, shape);
+        printf(", \"batch\": %d, \"direction\": \"%s\", \"algorithm\": ", a[i].n, a[i].direction);
+        cli_json_string(stdout, a[i].algorithm);
+        printf(", \"deterministic\": %s, \"time_us\": %.6g, \"from_cache\": %s}",
+               a[i].deterministic ? "true" : "false", a[i].time_us, a[i].from_cache ? "true" : "false");
+    }
+    printf("\n  ],\n");
 }
 
 static void show_progress(void *ctx, double fraction, const char *what)
@@ -565,6 +597,8 @@ void cli_usage(FILE *f)
         "      --graph              replay one recorded step as a CUDA graph (default)\n"
         "      --no-graph           launch every operation of every step\n"
         "      --tf32               allow TF32 tensor-core math (default: FP32)\n"
+        "      --deterministic      deterministic convolution algorithms only: a run repeats\n"
+        "                           bit for bit (default: the fastest measured)\n"
         "\n"
         "  -h, --help               this help\n"
         "  -V, --version            the version\n"

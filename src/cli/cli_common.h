@@ -38,6 +38,7 @@ typedef struct cli_options {
     unsigned long long seed;
     int json, csv, quiet, no_validation, recalibrate;
     int data_on_device, pinned, sync_every_step, graph, tf32;   /* the GPU switches */
+    int deterministic;           /* --deterministic (else the preset's) */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with
@@ -64,6 +65,11 @@ int cli_load_preset(const char *name, nn_preset *p);
 void cli_json_string(FILE *f, const char *s);
 /* "  \"key\": value," (null when not finite; no comma when last). */
 void cli_json_number(const char *key, double v, int last);
+/* The same for a float, with the nine digits that give back its every bit. */
+void cli_json_float(const char *key, double v, int last);
+/* "  \"conv_algorithms\": [...],": the convolution algorithms a GPU job
+ * chose (nn_job_conv_algorithms); nothing when n is 0. */
+void cli_conv_algorithms_json(const nn_conv_algorithm_info *a, int n);
 
 /* The cached calibration of device, measured (and cached) when there is
  * none or remeasure is set; progress on stderr unless quiet. 0, or -1

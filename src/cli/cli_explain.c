@@ -38,6 +38,8 @@ typedef struct explain_view {
     const nn_gpu_profile *prof;  /* the profile to hand (NULL: none) */
     const char *no_gpu;          /* predicted: why the GPU is not here */
     double profile_us;           /* a measured GPU step: the profile's prediction for it; 0 none */
+    const nn_conv_algorithm_info *conv;  /* measured on a GPU: each convolution's algorithm */
+    int n_conv;
     nn_explanation ways[NN_GPU_WAYS];    /* predicted: the three ways */
     int has_writeup;
     nn_writeup w;
@@ -169,6 +171,10 @@ static void print_explain_text(const explain_view *v)
            e->why, e->advice);
     if (v->s && v->s->note[0])
         printf("  switches:  %s\n", v->s->note);
+    for (int i = 0; i < v->n_conv; i++) {
+        nn_conv_algorithm_text(&v->conv[i], line, sizeof line);
+        printf("  %s %s\n", i ? "          " : "algorithm:", line);
+    }
     if (!predicted(v) && v->m->step_us > 2.0 * e->predicted_us)
         printf("  note:      the measured step is %.1fx the model: per-op costs the model does not "
                "see (thread wake-ups, cache misses) dominate\n", v->m->step_us / e->predicted_us);
@@ -295,6 +301,7 @@ static void print_explain_json(const explain_view *v)
     printf(",\n  \"advice\": ");
     cli_json_string(stdout, e->advice);
     printf(",\n");
+    cli_conv_algorithms_json(v->conv, v->n_conv);
     print_profile_json(v);
     print_ways_json(v);
     print_writeup_json(v);
@@ -370,6 +377,8 @@ static int explain_measured(const cli_options *o, explain_view *v, const nn_job_
     v->s = &sw.snap;
     v->m = &sw.pt[0][0].measured;
     v->profile_us = sw.pt[0][0].profile_us;
+    v->conv = sw.conv;               /* static, as sw */
+    v->n_conv = sw.n_conv;
     nn_sweep_free(&sw);
     return 0;
 }

@@ -140,7 +140,8 @@ static void print_text(const char *preset, const char *device, const nn_jac_resu
     printf("%s: Jacobian of ", preset);
     print_shape(stdout, &r->shape);
     printf(" at val %d on %s, method %s\n", r->val, device, nn_jac_method_name(r->method));
-    printf("  time        %.6f s (forward pass %.3f ms", r->seconds, r->forward_s * 1e3);
+    printf("  time        %.6f s (forward pass %.3f ms; warm-up %.3f ms before, untimed", r->seconds,
+           r->forward_s * 1e3, r->warmup_s * 1e3);
     if (r->lanes > 1)
         printf("; %d threads, whole passes each", r->lanes);
     printf(")\n");
@@ -170,6 +171,7 @@ static void print_json(const char *preset, const char *device, const nn_jac_resu
     printf(",\n  \"val\": %d,\n  \"rows\": %ld,\n", r->val, nn_jac_rows_total(&r->shape, r->val));
     cli_json_number("seconds", r->seconds, 0);
     cli_json_number("forward_s", r->forward_s, 0);
+    cli_json_number("warmup_s", r->warmup_s, 0);
     cli_json_number("rows_per_s", r->rows_per_s, 0);
     printf("  \"lanes\": %d,\n", r->lanes);
     cli_json_number("flops", r->flops.total, 0);
@@ -284,6 +286,8 @@ static int job_config(const cli_options *o, const nn_preset *p, nn_job_config *c
     cfg->threads = (int)o->threads;
     cfg->graph = o->graph;
     cfg->tf32 = o->tf32;
+    if (o->deterministic)            /* else the preset's [train] deterministic */
+        cfg->deterministic = 1;
     return 0;
 }
 

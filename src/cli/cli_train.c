@@ -18,6 +18,9 @@
 #include "nnlab/progress.h"
 #include "util.h"
 
+/* The convolutions a job lists at most (LeNet has 6, with 3 directions each). */
+#define CLI_CONV_MAX 64
+
 /* The exit status of a job stopped because its loss became NaN or inf
  * (man/nnlab.1, EXIT STATUS): not a failure of the program (1), nor a usage
  * error (2), but a result a script must not take for a trained model. */
@@ -151,6 +154,15 @@ static void print_json_history(nn_job *job, const nn_snapshot *s)
     free(eps);
 }
 
+/* "conv_algorithms": what the device chose for each convolution (a GPU),
+ * left out when there are none. */
+static void print_json_conv(nn_job *job)
+{
+    nn_conv_algorithm_info a[CLI_CONV_MAX];
+    int n = nn_job_conv_algorithms(job, a, CLI_CONV_MAX);
+    cli_conv_algorithms_json(a, n < CLI_CONV_MAX ? n : CLI_CONV_MAX);
+}
+
 static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench)
 {
     nn_job_times t;
@@ -183,7 +195,8 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     printf("  \"us_per_step_stat\": \"%s\",\n", bench && bench_uses_median(s) ? "median" : "mean");
     cli_json_number("us_per_step_mean", s->us_per_step, 0);
     cli_json_number("samples_per_s", s->samples_per_s, 0);
-    cli_json_number("train_loss", s->n_loss_points > 0 ? s->last_loss : NAN, 0);
+    /* nine digits: a float's every bit, so that two runs compare exactly */
+    cli_json_float("train_loss", s->n_loss_points > 0 ? s->last_loss : NAN, 0);
     cli_json_number("val_loss", e ? e->val_loss : NAN, 0);
     cli_json_number("val_accuracy", e && e->has_accuracy ? e->val_accuracy : NAN, 0);
     print_json_history(job, s);
@@ -198,6 +211,8 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
         printf(",\n");
     }
     print_json_gpu(s);
+    printf("  \"deterministic\": %s,\n", json_bool(cfg->deterministic));
+    print_json_conv(job);
     json_phases("phases", s->phase_us, s->phase_valid, 1);   /* last: null where not measured */
     printf("}\n");
 }

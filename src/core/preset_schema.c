@@ -30,6 +30,7 @@ const nn_scalar_key nn_scalar_keys[] = {
     { "train", "batch", NN_V_INT, PF(batch), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
     { "train", "epochs", NN_V_INT, PF(epochs), NN_CLOSED(1, 100000), NULL, NULL },
     { "train", "log_every", NN_V_LONG, PF(log_every), NN_AT_LEAST(1), NULL, NULL },
+    { "train", "deterministic", NN_V_BOOL, PF(deterministic), NN_CLOSED(0, 1), NULL, NULL },
     { "optimizer", "lr", NN_V_FLOAT, PF(lr), NN_ABOVE(0), NULL, NULL },
     { "optimizer", "momentum", NN_V_FLOAT, PF(momentum), NN_CLOSED(0, 1), is_sgd, "type = sgd" },
     { "optimizer", "dampening", NN_V_FLOAT, PF(dampening), NN_CLOSED(0, 1), is_sgd, "type = sgd" },

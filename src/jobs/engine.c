@@ -14,6 +14,7 @@
 
 #include "engine_internal.h"
 #include "job_kind.h"
+#include "xdg.h"
 
 void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
 {
@@ -27,6 +28,7 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
     cfg->sync_every_step = p->sync_every_step;
     cfg->graph = p->graph;
     cfg->tf32 = p->tf32;
+    cfg->deterministic = p->deterministic;
     cfg->kind = nn_job_kind_of_preset(p);
     cfg->jac_method = p->task_method;
 }
@@ -65,13 +67,76 @@ void engine_end(nn_job *job, nn_job_state state)
     engine_publish(job);
 }
 
+void engine_backend_config(const nn_job_config *cfg, int threads, nn_backend_config *bc,
+                           char *cache_path, size_t cache_len)
+{
+    memset(bc, 0, sizeof *bc);
+    bc->threads = threads;
+    bc->tf32 = cfg->tf32;
+    bc->deterministic = cfg->deterministic;
+    /* no cache folder (no $HOME): the algorithms are timed again next run */
+    bc->conv_cache_path = nn_xdg_dir(NN_XDG_CACHE, "conv-algorithms.txt", cache_path, cache_len) == 0
+                              ? cache_path : NULL;
+}
+
 int engine_open_backend(nn_job *job, int threads, char *err, size_t err_len)
 {
-    nn_backend_config bc = { .threads = threads, .tf32 = job->cfg.tf32 };
+    char cache[NN_PATH_LEN];
+    nn_backend_config bc;
+    engine_backend_config(&job->cfg, threads, &bc, cache, sizeof cache);
     if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
         return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
     job->backend_open = 1;
     return 0;
+}
+
+/* ---- the convolution algorithms chosen ------------------------------------------------ */
+
+void engine_keep_conv_algorithms(nn_job *job)
+{
+    nn_backend *b = &job->backend;
+    if (!job->backend_open || !b->ops->conv_algorithms)
+        return;
+    int n = b->ops->conv_algorithms(b, job->conv_draft, ENGINE_CONV_MAX);
+    if (n < 0)
+        return;                      /* Explain only: the step itself went well */
+    pthread_mutex_lock(&job->lock);
+    memcpy(job->conv, job->conv_draft, sizeof job->conv);
+    job->n_conv = n < ENGINE_CONV_MAX ? n : ENGINE_CONV_MAX;
+    pthread_mutex_unlock(&job->lock);
+}
+
+static const char *direction_name(enum nn_conv_direction d)
+{
+    switch (d) {
+    case NN_CONV_FORWARD: return "forward";
+    case NN_CONV_BACKWARD_DATA: return "backward-data";
+    case NN_CONV_BACKWARD_FILTER: return "backward-filter";
+    }
+    return "?";
+}
+
+static void conv_info_of(const nn_conv_choice *c, nn_conv_algorithm_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = c->g.n, out->c_in = c->g.c_in, out->h_in = c->g.h_in, out->w_in = c->g.w_in;
+    out->c_out = c->g.c_out, out->k_h = c->g.k_h, out->k_w = c->g.k_w;
+    out->stride = c->g.stride_w, out->pad = c->g.pad_w;
+    nn_strlcpy(out->direction, direction_name(c->direction), sizeof out->direction);
+    nn_strlcpy(out->algorithm, c->algorithm, sizeof out->algorithm);
+    out->deterministic = c->deterministic;
+    out->time_us = c->time_us;
+    out->from_cache = c->trials == 0;
+}
+
+int nn_job_conv_algorithms(nn_job *job, nn_conv_algorithm_info *out, int cap)
+{
+    pthread_mutex_lock(&job->lock);
+    int n = job->n_conv;
+    for (int i = 0; i < n && i < cap; i++)
+        conv_info_of(&job->conv[i], &out[i]);
+    pthread_mutex_unlock(&job->lock);
+    return n;
 }
 
 /* ---- between steps: requests (the loss and validation: train/engine_loss.c) --------------- */

@@ -36,6 +36,10 @@
  * compute part (replayed or eager) with MARK_GRAPH. */
 #define MARK_GRAPH 6
 
+/* The convolution algorithms a job keeps for Explain (one per shape and
+ * direction: LeNet has 6). */
+#define ENGINE_CONV_MAX 64
+
 /* Sums over a training job's steps, owned by its thread (train/engine_stats.c). */
 typedef struct engine_totals {
     long steps;                  /* steps done */
@@ -74,6 +78,9 @@ struct nn_job {
     int has_jacobian;
     int jac_method;              /* a Jacobian job's method (the trainer's copy) */
 
+    nn_conv_choice conv[ENGINE_CONV_MAX];   /* the device's choices, for Explain */
+    int n_conv;
+
     atomic_int pause_requested;
     atomic_int cancel_requested;
 
@@ -83,6 +90,7 @@ struct nn_job {
                                     engine_publish copies it whole into snap under the
                                     lock, so a reader never sees half a step */
     nn_backend backend;          /* opened by the kind's run, closed by the engine */
+    nn_conv_choice conv_draft[ENGINE_CONV_MAX];   /* read from the backend, then kept */
     int backend_open;
 
     /* a training job's (job_train.c, train/) */
@@ -119,8 +127,18 @@ void engine_publish(nn_job *job);
 void engine_fail(nn_job *job, const char *msg);
 /* Ends the job in state (DONE, CANCELLED, DIVERGED), published. */
 void engine_end(nn_job *job, nn_job_state state);
-/* Opens the job's backend with `threads` threads and the job's TF32 switch. */
+/* The backend configuration of a job of cfg on `threads` threads: its TF32
+ * and deterministic switches, and the convolution algorithms' cache file
+ * ($XDG_CACHE_HOME/nnlab/conv-algorithms.txt) in cache_path, which must
+ * outlive the open. */
+void engine_backend_config(const nn_job_config *cfg, int threads, nn_backend_config *bc,
+                           char *cache_path, size_t cache_len);
+/* Opens the job's backend with `threads` threads and the job's switches. */
 int engine_open_backend(nn_job *job, int threads, char *err, size_t err_len);
+/* Keeps the convolution algorithms the backend chose so far, for
+ * nn_job_conv_algorithms (none on a backend without conv_algorithms). Never
+ * inside a recording. */
+void engine_keep_conv_algorithms(nn_job *job);
 /* Between steps: blocks while a pause is requested (the snapshot PAUSED);
  * RUN_CANCELLED when the job must stop, else RUN_GO_ON. */
 run_result engine_honour_requests(nn_job *job);

@@ -134,10 +134,14 @@ static run_result run_step(nn_job *job, long pos)
     return engine_check_step_loss(job);
 }
 
-/* Timing after the warm-up, the device's finished timings, the snapshot. */
+/* Timing after the warm-up, the device's finished timings, the
+ * convolution algorithms once the first step chose them (a step ends
+ * outside any recording), the snapshot. */
 static int after_step(nn_job *job)
 {
     const engine_totals *tot = &job->tot;
+    if (tot->steps == 1)
+        engine_keep_conv_algorithms(job);
     if (job->device && tot->warmup > 0 && tot->steps == tot->warmup &&
         engine_device_start_timing(job) != 0)
         return -1;
@@ -239,7 +243,9 @@ static void run(nn_job *job)
     job->draft.state = NN_JOB_RUNNING;
     engine_publish(job);
 
-    switch (train_loop(job)) {
+    run_result rc = train_loop(job);
+    engine_keep_conv_algorithms(job);   /* with the shapes of a partial batch and validation */
+    switch (rc) {
     case RUN_ERROR:
         nn_errorf(err, sizeof err, "training on %s: %s", job->ops->name, job->backend.last_error);
         engine_fail(job, err);

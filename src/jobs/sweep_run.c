@@ -61,6 +61,8 @@ static void collect(nn_sweep *sw)
 {
     nn_job_wait(sw->job);
     nn_job_snapshot(sw->job, &sw->snap);
+    int n = nn_job_conv_algorithms(sw->job, sw->conv, NN_SWEEP_CONV_MAX);
+    sw->n_conv = n < NN_SWEEP_CONV_MAX ? n : NN_SWEEP_CONV_MAX;
     nn_sweep_record(sw, sw->cur_dev, sw->cur_batch, &sw->snap);
     nn_job_free(sw->job);
     sw->job = NULL;

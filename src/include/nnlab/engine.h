@@ -72,8 +72,11 @@ typedef struct nn_job_config {
     int sync_every_step;         /* read the loss back after every step, like loss.item() */
     int graph;                   /* record one full-batch step as a CUDA graph and replay it */
     int tf32;                    /* allow TF32 tensor-core math (off: FP32 as the CPU) */
+    int deterministic;           /* deterministic convolution algorithms only, so that a
+                                    run repeats bit for bit (off: the fastest measured);
+                                    a CPU device is deterministic either way */
 
-    /* NN_JOB_JACOBIAN: reads device, seed, threads, graph, tf32 and these */
+    /* NN_JOB_JACOBIAN: reads device, seed, threads, graph, tf32, deterministic and these */
     int jac_val;                 /* samples in the batch, 0 = the preset's [task] val */
     int jac_method;              /* enum nn_jac_method; init: the preset's [task] method */
 } nn_job_config;
@@ -261,6 +264,25 @@ void nn_job_cancel(nn_job *job);
  * cannot be stopped part way, so a cancel waits for it (a few seconds on the
  * cpu devices). Pause does not apply to a calibration. */
 int nn_job_calibration(nn_job *job, nn_calibration *out);
+
+/* A convolution algorithm the device chose for one convolution shape and
+ * direction, as Explain lists it (the backend's nn_conv_choice, which public
+ * headers cannot see). */
+typedef struct nn_conv_algorithm_info {
+    int n, c_in, h_in, w_in;     /* the input: batch, channels, height, width */
+    int c_out, k_h, k_w;         /* the filters: c_out of k_h x k_w */
+    int stride, pad;             /* stride and padding along the width */
+    char direction[16];          /* "forward", "backward-data", "backward-filter" */
+    char algorithm[48];          /* the library's name, e.g. "BWD_FILTER_ALGO_0" */
+    int deterministic;           /* 1: the same inputs give the same bits */
+    double time_us;              /* measured when it was chosen */
+    int from_cache;              /* 1: read from the cache file, not timed in this run */
+} nn_conv_algorithm_info;
+
+/* The convolution algorithms a training job's device chose (a GPU; none on
+ * a CPU), known after its first step: up to cap into out; returns how many
+ * there are (more than cap: the rest left out), 0 when none (yet). */
+int nn_job_conv_algorithms(nn_job *job, nn_conv_algorithm_info *out, int cap);
 
 /* Waits for the trainer to finish; returns the final state. */
 nn_job_state nn_job_wait(nn_job *job);

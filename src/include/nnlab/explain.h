@@ -16,6 +16,7 @@
 
 #include "nnlab/calibrate.h"
 #include "nnlab/cost.h"
+#include "nnlab/engine.h"
 #include "nnlab/preset.h"
 
 typedef enum nn_regime {
@@ -115,5 +116,14 @@ void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
                 const nn_explain_options *opt, nn_explanation *out);
 
 const char *nn_regime_name(nn_regime r);
+
+/* A convolution's shape as Explain names it: "6x5x5 on 3x32x32" (its
+ * filters on one sample's input). */
+void nn_conv_shape_text(const nn_conv_algorithm_info *a, char *buf, size_t len);
+/* Explain's line for the algorithm a device chose for a convolution (the
+ * lesson: which one, whether it repeats, what it cost): "conv 6x5x5 on
+ * 3x32x32, backward-filter: BWD_FILTER_ALGO_0 (not deterministic), 12.3 us
+ * measured (timed now)". */
+void nn_conv_algorithm_text(const nn_conv_algorithm_info *a, char *buf, size_t len);
 
 #endif

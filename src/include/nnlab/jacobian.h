@@ -163,6 +163,10 @@ typedef struct nn_jac_result {
     int offdiag_checked;         /*   the method computes those blocks (rows, batched) */
     double seconds;              /* the forward pass and the method, read back included */
     double forward_s;            /* the forward pass */
+    double warmup_s;             /* the untimed warm-up before them (not in seconds):
+                                    library handles, each op's first call, plan
+                                    trials; on a GPU a whole pass of the method, on a
+                                    CPU the forward pass */
     double rows_per_s;           /* rows of J (val*out) per second */
     int lanes;                   /* rows on a CPU: host threads that ran whole passes side by
                                     side (1: one, its ops maybe split over the threads) */

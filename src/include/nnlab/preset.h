@@ -58,6 +58,8 @@ typedef struct nn_preset {
                                         `device` (the CLI trains on one) */
     int batch, epochs;
     long log_every;                  /* steps between progress lines (2000) */
+    int deterministic;               /* GPU: deterministic convolution algorithms only,
+                                        so that a run repeats bit for bit (off) */
 
     /* [gpu] the GPU switches (nn_job_config's, docs/gpu-backend.md): a job's
      * defaults; the CLI's options set them for its own jobs */

@@ -43,6 +43,9 @@ typedef struct nn_sweep_point {
                                     the profile's prediction for the same inputs; 0: none */
 } nn_sweep_point;
 
+/* The convolution algorithms a sweep keeps of its last point (LeNet: 6). */
+#define NN_SWEEP_CONV_MAX 64
+
 typedef struct nn_sweep {
     nn_job_config base;          /* preset, lr, threads, switches; batch and device set per job */
     int n_batches, batch[NN_SWEEP_MAX_BATCHES];
@@ -64,6 +67,8 @@ typedef struct nn_sweep {
     int cur_dev, cur_batch;      /* the running point */
     nn_job *job;
     nn_snapshot snap;            /* of the running job; once it ended, its last */
+    nn_conv_algorithm_info conv[NN_SWEEP_CONV_MAX];   /* the last ended job's convolution */
+    int n_conv;                  /*   algorithms (a GPU's; nn_job_conv_algorithms) */
     int started, finished, cancelled;
     long n_failed;               /* points failed so far */
     double t_start, t_end;       /* nn_now() */
