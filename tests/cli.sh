@@ -88,7 +88,7 @@ if (ulimit -v 700000) 2>/dev/null; then
     check "ulimit -v: a job whose threads' buffers do not fit is refused" 2 \
         sh -c 'ulimit -v 700000; exec "$0" train --preset tabnet-regression --steps 2 --json' "$NNLAB"
     grep_ok "ulimit -v: says the address space, OpenBLAS and the limit" "$tmp/err" \
-        "^nnlab: address space: needs ~[0-9.]* [MG]B (memory .*OpenBLAS's buffer.*), ulimit -v leaves"
+        "^nnlab: address space: needs ~[0-9.]* [MG]B (memory .*OpenBLAS's 134 MB each.*), ulimit -v leaves"
     one_line_err "ulimit -v: one-line error"
 fi
 # A job stuck inside a library (a cblas_sgemm that never returns, preloaded):

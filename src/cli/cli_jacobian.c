@@ -19,8 +19,8 @@
 #include "util.h"
 
 /* Runs cfg to its end (Ctrl-C cancels), rows done on stderr unless quiet;
- * 0 and the result, or -1 after a one-line error (128 + the signal when one
- * cancelled it). */
+ * 0 and the result, or after a one-line error -1 (it failed), CLI_EXIT_USAGE
+ * (refused before it started) or 128 + the signal that cancelled it. */
 static int run(const nn_job_config *cfg, int quiet, nn_jac_result *r)
 {
     char err[NN_ERR_LEN] = "";
@@ -28,7 +28,7 @@ static int run(const nn_job_config *cfg, int quiet, nn_jac_result *r)
     nn_job *job = nn_job_start(cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
-        return -1;
+        return CLI_EXIT_USAGE;       /* refused before it started, as every such refusal */
     }
     for (long shown = -1;;) {
         nn_job_snapshot(job, &s);

@@ -5,6 +5,7 @@
  * give the same answer. */
 #include "nnlab/engine.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -132,6 +133,29 @@ static double thread_address_bytes(void)
     return stack + 64.0 * 1024 * 1024;
 }
 
+/* The most host threads a job of this process has started with (their
+ * mappings stay: glibc keeps its arenas, OpenBLAS its buffers). */
+static atomic_int threads_started;
+
+void job_memory_threads_started(int threads)
+{
+    int seen = atomic_load(&threads_started);
+    while (threads > seen && !atomic_compare_exchange_weak(&threads_started, &seen, threads))
+        ;
+}
+
+/* The address space a job's threads will map for themselves beyond what
+ * the process maps already: OpenBLAS's buffer for each, and before the
+ * backend opens each one's stack and arena, for the threads beyond those
+ * an earlier job started (whose mappings the new ones reuse). */
+static double library_bytes(const nn_backend_ops *ops, const nn_backend *b, int threads)
+{
+    int more = threads - atomic_load(&threads_started);
+    if (!ops || more <= 0)
+        return 0;
+    return (nn_backend_library_bytes(ops) + (b ? 0 : thread_address_bytes())) * more;
+}
+
 void job_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
                          nn_memory_estimate *m)
 {
@@ -142,7 +166,7 @@ void job_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn
         kind->estimate(cfg, ops, b, m);
     m->available = available_bytes();
     m->library_threads = library_threads(cfg, b);
-    m->library = ops ? (nn_backend_library_bytes(ops) + (b ? 0 : thread_address_bytes())) * m->library_threads : 0;
+    m->library = library_bytes(ops, b, m->library_threads);
     m->address_room = rlimit_room();
 }
 
@@ -157,17 +181,17 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m)
  * there and retries forever, a thread no signal reaches (issue 22). */
 static int check_address_space(const nn_memory_estimate *m, char *err, size_t err_len)
 {
-    char need[16], room[16], mem[16], lib[16], one[16];
+    char need[16], room[16], mem[16], lib[16], blas[16];
     if (m->address_room < 0 || m->library <= 0 || m->host + m->library <= m->address_room)
         return 0;
     nn_format_bytes(m->host + m->library, need, sizeof need);
     nn_format_bytes(m->address_room, room, sizeof room);
     nn_format_bytes(m->host, mem, sizeof mem);
     nn_format_bytes(m->library, lib, sizeof lib);
-    nn_format_bytes(m->library / m->library_threads, one, sizeof one);
-    return nn_errorf(err, err_len, "address space: needs ~%s (memory %s, the threads' own %s: %s for each of %d, "
-                     "OpenBLAS's buffer among it), ulimit -v leaves %s: use fewer --threads or raise ulimit -v",
-                     need, mem, lib, one, m->library_threads, room);
+    nn_format_bytes(NN_OPENBLAS_BUFFER_BYTES, blas, sizeof blas);
+    return nn_errorf(err, err_len, "address space: needs ~%s (memory %s; up to %d threads' own buffers, stacks "
+                     "and arenas %s, OpenBLAS's %s each among them), ulimit -v leaves %s: use fewer --threads or "
+                     "raise ulimit -v", need, mem, m->library_threads, lib, blas, room);
 }
 
 int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *size_key,

@@ -205,8 +205,10 @@ typedef struct nn_memory_estimate {
                                     buffer, and before the backend opens each thread's
                                     stack and malloc arena. Counted against an
                                     address-space limit only (address_room), never
-                                    against available */
-    int library_threads;         /*   the threads it counts (the backend's, once open;
+                                    against available; the threads an earlier job
+                                    of the process started are not counted again
+                                    (their mappings stay and are reused) */
+    int library_threads;         /*   the job's threads (the backend's, once open;
                                     else --threads, else every online core) */
     double address_room;         /* what an address-space limit (ulimit -v, RLIMIT_AS)
                                     leaves now, beyond what the process maps; -1: none */
@@ -236,10 +238,10 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m);
  * batched: parameters 35 KB, buffers 1.1 GB, host arrays 800 MB), 500 MB
  * available"). Then, under an address-space limit (ulimit -v), the job's
  * memory and the libraries' own buffers against the room it leaves:
- * "address space: needs ~1.2 GB (memory 363 MB, the threads' own 839 MB:
- * 210 MB for each of 4, OpenBLAS's buffer among it), ulimit -v leaves
- * 650 MB: use fewer --threads or raise ulimit -v". Returns 0 when the job
- * fits. nn_job_start runs it too. */
+ * "address space: needs ~783 MB (memory 363 MB; up to 2 threads' own
+ * buffers, stacks and arenas 419 MB, OpenBLAS's 134 MB each among them),
+ * ulimit -v leaves 631 MB: use fewer --threads or raise ulimit -v".
+ * Returns 0 when the job fits. nn_job_start runs it too. */
 int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
                        char *err, size_t err_len);
 
