@@ -41,6 +41,11 @@ const nn_backend_ops *const nn_builtin_backends[] = {
 
 const char *const nn_backend_names[] = { "cpu-ref", "cpu", "gpu", NULL };
 
+double nn_backend_library_bytes(const nn_backend_ops *ops)
+{
+    return ops == &nn_backend_cpu ? NN_OPENBLAS_BUFFER_BYTES : 0.0;
+}
+
 /* ---- the GPU module ------------------------------------------------------- */
 
 /* Loaded once (nvtop's habit with NVML: look the library up at run time, keep

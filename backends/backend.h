@@ -197,6 +197,23 @@ extern const nn_backend_ops *const nn_builtin_backends[];
  * the built-in ones, then "gpu" (the module). NULL-terminated. */
 extern const char *const nn_backend_names[];
 
+/* OpenBLAS's own buffer: every thread that runs an sgemm maps one of these
+ * (blas_memory_alloc). Debian's 0.3.21 x86_64 build: 128 MiB, measured with
+ * `strace -f -e trace=mmap nnlab train --preset tabnet-regression --steps 2`:
+ * one mmap(NULL, 134217728, PROT_READ|PROT_WRITE) by the job's thread and
+ * one by each pool worker. When that mapping fails it falls back to
+ * malloc(134221824) (the "134 MB mallocs" of issue 22) and retries both
+ * forever: 19,799 rounds in 8 s under ulimit -v 700000, a thread no signal
+ * ends. It is address space, mostly never touched: it counts against an
+ * address-space limit (ulimit -v), not against the memory available. */
+#define NN_OPENBLAS_BUFFER_BYTES 134217728.0
+
+/* Address space the library under a backend maps for itself for each host
+ * thread that runs its ops, beside the buffers the backend is asked for:
+ * NN_OPENBLAS_BUFFER_BYTES for the fast CPU backend, 0 for the others
+ * (cpu-ref's plain loops, a GPU's libraries map device memory). */
+double nn_backend_library_bytes(const nn_backend_ops *ops);
+
 /* Finds a backend by name; NULL when unknown or, for "gpu", when the module
  * cannot be loaded. "gpu" loads the module on first use (see
  * nn_backend_find_why). */

@@ -11,6 +11,12 @@
 #   3. the first of them in the user presets folder (`nnlab presets`)
 #   4. a gzip bomb: a 1 MB train-images-idx3-ubyte.gz whose header claims
 #      0xFFFFFFFF images, then zeros (a gigabyte of them)
+#   5. under ulimit -v, jobs whose threads' OpenBLAS buffers do not fit
+#      (tabnet-regression at 700 MB, mnist-mlp-1000 at batch 1024 at 700 MB,
+#      conv1d-regression at 800 MB, mnist-mlp-128 at 600 MB): these hung,
+#      deaf to signals, until kill -9
+#   6. SIGINT half a second into a slow gzip load (300,000 images): the
+#      load stops at the cancel
 # Peak memory is /usr/bin/time's maximum resident set size.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,5 +63,22 @@ timed "115k sections (train --preset)" 0.5 200 "$nnlab" train --preset "$tmp/sec
 timed "115k keys (train --preset)" 0.5 200 "$nnlab" train --preset "$tmp/keys.ini" --steps 1
 timed "115k sections in the folder (presets)" 0.5 200 env XDG_CONFIG_HOME="$tmp/home" "$nnlab" presets
 timed "gzip bomb (train --data)" 2 200 "$nnlab" train --preset mnist-mlp-128 --steps 1 --data "$tmp/bomb"
+# (sh -c: /usr/bin/time runs programs, not the shell's functions)
+under_ulimit='ulimit -v "$0" && exec "$@"'
+timed "ulimit -v 700000: tabnet-regression" 2 200 sh -c "$under_ulimit" 700000 "$nnlab" train --preset tabnet-regression --steps 2 --json
+timed "ulimit -v 700000: mnist-mlp-1000 b1024" 2 200 sh -c "$under_ulimit" 700000 "$nnlab" train --preset mnist-mlp-1000 --batch 1024 --steps 2 --json
+timed "ulimit -v 800000: conv1d-regression" 2 200 sh -c "$under_ulimit" 800000 "$nnlab" train --preset conv1d-regression --steps 2 --json
+timed "ulimit -v 600000: mnist-mlp-128" 2 200 sh -c "$under_ulimit" 600000 "$nnlab" train --preset mnist-mlp-128 --steps 2 --json
+
+mkdir "$tmp/slow"
+# a consistent set of 300,000 blank images: seconds of gzip to inflate
+{ printf '\000\000\010\003\000\004\223\340\000\000\000\034\000\000\000\034'
+  head -c 235200000 /dev/zero; } | gzip -1 >"$tmp/slow/train-images-idx3-ubyte.gz"
+{ printf '\000\000\010\001\000\004\223\340'; head -c 300000 /dev/zero; } | gzip >"$tmp/slow/train-labels-idx1-ubyte.gz"
+cp "$tmp/slow/train-images-idx3-ubyte.gz" "$tmp/slow/t10k-images-idx3-ubyte.gz"
+cp "$tmp/slow/train-labels-idx1-ubyte.gz" "$tmp/slow/t10k-labels-idx1-ubyte.gz"
+interrupt_after='"$@" & pid=$!; sleep 0.5; kill -INT "$pid"; wait "$pid"'
+timed "SIGINT 0.5 s into a slow gzip load" 2 2000 sh -c "$interrupt_after" sh "$nnlab" train --preset mnist-mlp-128 --steps 1 --data "$tmp/slow"
+
 [ "$failed" -eq 0 ] && echo "all within bounds" || echo "$failed over their bounds"
 [ "$failed" -eq 0 ]

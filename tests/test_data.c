@@ -232,6 +232,32 @@ static void test_idx_gzip_reads_back_exactly(void **state)
     nn_data_free(&ds);
 }
 
+/* A load stops at the cancel flag watched on its thread (issue 22, item 10:
+ * SIGINT used to wait for a slow gzip file to end); unwatched, it runs. */
+static void test_idx_load_stops_at_cancel(void **state)
+{
+    (void)state;
+    char dir[NN_PATH_LEN], err[NN_ERR_LEN] = "";
+    const long n[2] = { 5, 3 };
+    nn_dataset ds;
+    atomic_int cancel = 1;
+    make_dir(dir, sizeof dir, "idx-cancel");
+    write_idx_set(dir, n, 1, 0);
+    nn_data_watch_cancel(&cancel);
+    assert_true(nn_data_cancelled());
+    assert_int_equal(nn_data_load_idx_dir(dir, &ds, err, sizeof err), -1);
+    assert_has(err, "load cancelled at offset");
+    assert_null(ds.train_x);
+    atomic_store(&cancel, 0);
+    assert_int_equal(nn_data_load_idx_dir(dir, &ds, err, sizeof err), 0);
+    nn_data_free(&ds);
+    atomic_store(&cancel, 1);
+    nn_data_watch_cancel(NULL);
+    assert_false(nn_data_cancelled());
+    assert_int_equal(nn_data_load_idx_dir(dir, &ds, err, sizeof err), 0);
+    nn_data_free(&ds);
+}
+
 /* Plain files, and the "train-images.idx3-ubyte" spelling for train. */
 static void test_idx_plain_and_dotted_names(void **state)
 {
@@ -1067,6 +1093,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idx_gzip_reads_back_exactly),
+        cmocka_unit_test(test_idx_load_stops_at_cancel),
         cmocka_unit_test(test_idx_plain_and_dotted_names),
         cmocka_unit_test(test_idx_fashion_dir_is_named),
         cmocka_unit_test(test_idx_truncated_images),

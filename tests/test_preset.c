@@ -708,7 +708,7 @@ static void test_list_marks_broken_and_shadowed(void **state)
     path_of(path, user, "notes.txt");
     write_file(path, "junk");
 
-    int n = nn_preset_list(e, 32, err, sizeof err);
+    int n = nn_preset_list(e, 32, NULL, err, sizeof err);
     assert_int_equal(n, 2 + N_SHIPPED);
     assert_string_equal(e[0].name, "broken");
     assert_true(e[0].user);
@@ -725,10 +725,12 @@ static void test_list_marks_broken_and_shadowed(void **state)
         assert_true(s->description[0] != '\0');
         assert_int_equal(s->shadowed, strcmp(s->name, "lenet-cifar10") == 0);
     }
-    assert_int_equal(nn_preset_list(e, 3, err, sizeof err), 3);    /* at most max */
+    int left = 0;
+    assert_int_equal(nn_preset_list(e, 3, &left, err, sizeof err), 3);    /* at most max */
+    assert_int_equal(left, n - 3);                                       /* the rest counted */
 
     use_config_home("list-empty", user);                             /* no user folder */
-    assert_int_equal(nn_preset_list(e, 32, err, sizeof err), N_SHIPPED);
+    assert_int_equal(nn_preset_list(e, 32, NULL, err, sizeof err), N_SHIPPED);
     free(e);
 }
 

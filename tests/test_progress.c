@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -17,6 +18,7 @@
 #include "nnlab/export.h"
 #include "nnlab/progress.h"
 #include "test_tmp.h"
+#include "util.h"
 
 static void test_clock(void **state)
 {
@@ -308,6 +310,56 @@ static void test_export_files(void **state)
     assert_int_equal(test_tmp_remove(root), 0);
 }
 
+/* A file name from data is one name in its folder (issue 22, item 3). */
+static void test_file_stem(void **state)
+{
+    char out[NN_STEM_MAX + 1], small[6];
+    (void)state;
+    assert_string_equal(nn_file_stem("mnist-mlp-128", "x", out, sizeof out), "mnist-mlp-128");
+    assert_string_equal(nn_file_stem("lenet5.v2_b", "x", out, sizeof out), "lenet5.v2_b");
+    assert_string_equal(nn_file_stem("../../tmp/x/owned", "x", out, sizeof out), "______tmp_x_owned");
+    assert_string_equal(nn_file_stem(".hidden", "x", out, sizeof out), "_hidden");
+    assert_string_equal(nn_file_stem("a..b.", "x", out, sizeof out), "a_.b_");
+    assert_string_equal(nn_file_stem("t\x1b]0;T\x07 \\ \xc3\xa9", "x", out, sizeof out), "t__0_T______");
+    assert_string_equal(nn_file_stem("", "nnlab", out, sizeof out), "nnlab");
+    assert_string_equal(nn_file_stem(NULL, "nnlab", out, sizeof out), "nnlab");
+    assert_string_equal(nn_file_stem("abcdefgh", "x", small, sizeof small), "abcde");
+    char very_long[300];
+    memset(very_long, 'a', sizeof very_long - 1);
+    very_long[sizeof very_long - 1] = '\0';
+    assert_int_equal(strlen(nn_file_stem(very_long, "x", out, sizeof out)), NN_STEM_MAX);
+}
+
+/* A preset named to climb out of the export folder writes inside it, and
+ * makes no folder elsewhere; a JSON that cannot be written takes its CSV
+ * with it (both or neither). */
+static void test_export_stays_home(void **state)
+{
+    char root[512], dir[600], name[800], outside[700], csv[900], json[900], keep[1000], err[256];
+    nn_snapshot a, b;
+    nn_export_run run = two_jobs(&a, &b);
+    (void)state;
+    assert_int_equal(test_tmp_create(root, sizeof root, "export-home"), 0);
+    snprintf(dir, sizeof dir, "%s/exports", root);
+    snprintf(outside, sizeof outside, "%s/x", root);
+    snprintf(name, sizeof name, "../../../../../../../..%s/owned", outside);
+    run.preset = name;
+    assert_int_equal(nn_export_files(dir, &run, NULL, 1800000000LL, csv, json, sizeof csv, err, sizeof err), 0);
+    assert_true(strncmp(csv, dir, strlen(dir)) == 0 && strchr(csv + strlen(dir) + 1, '/') == NULL);
+    assert_true(strncmp(json, dir, strlen(dir)) == 0 && strchr(json + strlen(dir) + 1, '/') == NULL);
+    assert_int_equal(access(csv, R_OK), 0);
+    assert_int_not_equal(access(outside, F_OK), 0);
+    /* both or neither: the JSON's name taken by a folder */
+    assert_int_equal(unlink(csv), 0);
+    assert_int_equal(unlink(json), 0);
+    assert_int_equal(mkdir(json, 0755), 0);
+    snprintf(keep, sizeof keep, "%s/keep", json);
+    assert_int_equal(mkdir(keep, 0755), 0);
+    assert_int_equal(nn_export_files(dir, &run, NULL, 1800000000LL, csv, json, sizeof csv, err, sizeof err), -1);
+    assert_int_not_equal(access(csv, F_OK), 0);
+    assert_int_equal(test_tmp_remove(root), 0);
+}
+
 static void test_export_dir(void **state)
 {
     char dir[512];
@@ -339,6 +391,8 @@ int main(void)
         cmocka_unit_test(test_run_json),
         cmocka_unit_test(test_export_files),
         cmocka_unit_test(test_export_dir),
+        cmocka_unit_test(test_file_stem),
+        cmocka_unit_test(test_export_stays_home),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -342,5 +342,47 @@ else
     not_ok "the lab's process is found"
 fi
 
+# --- a hostile presets folder (issue 22): a 1 MB preset of 115,000 sections does not
+# hold the lab's keys; a description's escapes are shown, never sent; a preset named
+# to climb out of the export folder exports inside it -------------------------------------------
+h="$tmp/hostile"
+mkdir -p "$h/nnlab/presets"
+awk 'BEGIN { for (i = 1; i <= 115000; i++) printf "[s%d]\n", i }' >"$h/nnlab/presets/many.ini"
+T new-window -t lab -n hostile "env XDG_CONFIG_HOME='$h' '$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300"
+T select-window -t lab:hostile
+keys q
+expect "a 1 MB preset in the folder: q quits at once" "nnlab exited with status 0" 3
+# (exports go to $XDG_DATA_HOME/nnlab/exports: three levels up is $tmp)
+{ printf '[preset]\nname = "../../../x/owned"\ndescription = "climbs"\n'
+  sed -n '/^\[data\]/,$p' "$top_srcdir/presets/mnist-mlp-128.ini"; } >"$h/nnlab/presets/aaa.ini"
+# escapes in a file name (drawn in the list) and in a description (refused, the error drawn)
+cp "$h/nnlab/presets/aaa.ini" "$h/nnlab/presets/$(printf 'e\033]2;pwned\007')x.ini"
+{ printf '[preset]\ndescription = "d\033]2;pwned\007\033[31mred"\n'
+  sed -n '/^\[data\]/,$p' "$top_srcdir/presets/mnist-mlp-128.ini"; } >"$h/nnlab/presets/esc.ini"
+T kill-window -t lab:hostile
+T new-window -t lab -n hostile2 "env XDG_CONFIG_HOME='$h' '$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300"
+T select-window -t lab:hostile2
+expect "the lab opens with the hostile folder" "Presets \([0-9]+\)" 5
+expect "a file name's escapes are shown as text" 'e\\x1B\]2;pwned\\x07x ' 5
+keys Home Down Down
+expect "a description's escapes are shown as text, in its error" 'd\\x1B\]2;pwned\\x07\\x1B\[31mred' 5
+if [ "$(T display -p -t lab:hostile2 '#{pane_title}')" != pwned ]; then ok "the escapes did not set the title"
+else not_ok "the escapes did not set the title"; fi
+if T capture-pane -e -p -t lab:hostile2 | grep -q "$(printf '\033')]"; then not_ok "no OSC reaches the screen"
+else ok "no OSC reaches the screen"; fi
+keys Home
+expect "the climbing preset is selected" "> aaa " 5
+keys Enter
+expect "the climbing preset runs" "Job ─|Job -" 30
+keys x
+expect "x exports it" "exported .*/data/nnlab/exports/" 5
+if ls "$XDG_DATA_HOME"/nnlab/exports/*x_owned-run-*.json >/dev/null 2>&1; then ok "inside the export folder"
+else not_ok "inside the export folder"; fi
+if [ -e "$tmp/x" ]; then not_ok "nothing is written outside the export folder"; else ok "nothing is written outside the export folder"; fi
+keys C-c
+expect "Ctrl-C asks while it runs" "Quit and cancel it\?" 5
+keys y
+expect "y quits the hostile lab" "nnlab exited with status 0" 15
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -3,6 +3,7 @@
  * rows. */
 #include "ui.h"
 #include "format.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,10 +118,15 @@ int ui_put(int y, int x, int w, attr_t attr, const char *text)
         w = COLS - x;
     if (w <= 0)
         return 0;
-    /* control characters (a newline in an error message) would move the cursor */
-    for (const char *p = text; *p && n < (int)sizeof clean - 1; p++)
-        clean[n++] = (unsigned char)*p < 0x20 ? ' ' : *p;
-    clean[n] = '\0';
+    /* Every text drawn passes here, much of it from files (preset names,
+     * descriptions, paths, errors, device and profile names): nn_text_safe
+     * shows a control byte, DEL, a C1 control or a byte that is not UTF-8 as
+     * \xNN, so none reaches the terminal raw (issue 22, item 5); a newline
+     * or a tab it keeps would move the cursor: a space. */
+    nn_text_safe(clean, sizeof clean, text);
+    for (; clean[n]; n++)
+        if (clean[n] == '\n' || clean[n] == '\t')
+            clean[n] = ' ';
     int bytes = bytes_for_cols(clean, w);
     attron(attr);
     mvaddnstr(y, x, clean, bytes);

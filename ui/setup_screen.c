@@ -111,10 +111,12 @@ void ui_setup_reload(ui_lab *lab, const char *select_path)
         snprintf(keep, sizeof keep, "%s", ss->entries[ss->selected].name);
     if (!ss->entries)
         ss->entries = calloc(UI_MAX_PRESETS, sizeof *ss->entries);
-    int n = ss->entries ? nn_preset_list(ss->entries, UI_MAX_PRESETS, err, sizeof err) : -1;
+    int left = 0, n = ss->entries ? nn_preset_list(ss->entries, UI_MAX_PRESETS, &left, err, sizeof err) : -1;
     if (n < 0) {
-        ui_set_message(lab, 1, "%s", ss->entries ? err : "out of memory for the preset list");
+        ui_set_message(lab, 1, "%s", ss->entries ? nn_safe(err) : "out of memory for the preset list");
         n = 0;
+    } else if (left > 0) {
+        ui_set_message(lab, 1, "%d more presets not listed: the list holds at most %d", left, UI_MAX_PRESETS);
     }
     ss->n_entries = n;
     ss->selected = 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "atomic_file.h"
 #include "nnlab/progress.h"
@@ -174,17 +175,18 @@ static int fill_json(FILE *f, const void *p)
     return c->run ? nn_export_run_json(f, c->run) : nn_export_sweep_json(f, c->sw, c->now);
 }
 
-/* "NAME-run-20261124-021500": the preset's name is a file stem already
- * (presets are named in ASCII letters, digits, '.', '_', '-'). */
+/* "NAME-run-20261124-021500": the preset's name comes from its file
+ * (`name = ../../tmp/x`), so it passes nn_file_stem: the files stay in the
+ * folder chosen. */
 static int export_stem(const export_ctx *c, char *stem, size_t len)
 {
     time_t t = (time_t)c->now;
     struct tm tm;
-    char when[32] = "";
-    const char *name = c->run ? c->run->preset : c->sw->base.preset.name;
+    char when[32] = "", name[NN_STEM_MAX + 1];
+    nn_file_stem(c->run ? c->run->preset : c->sw->base.preset.name, "nnlab", name, sizeof name);
     if (localtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-    int n = snprintf(stem, len, "%s-%s-%s", name && name[0] ? name : "nnlab", c->run ? "run" : "sweep", when);
+    int n = snprintf(stem, len, "%s-%s-%s", name, c->run ? "run" : "sweep", when);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -199,8 +201,11 @@ int nn_export_files(const char *dir, const nn_export_run *run, const nn_sweep *s
     int b = snprintf(json_path, path_len, "%s/%s.json", dir, stem);
     if (a < 0 || b < 0 || (size_t)a >= path_len || (size_t)b >= path_len)
         return nn_errorf(err, err_len, "export folder %s: path too long", dir);
-    if (nn_write_atomic(csv_path, fill_csv, &c, err, err_len) != 0 ||
-        nn_write_atomic(json_path, fill_json, &c, err, err_len) != 0)
+    if (nn_write_atomic(csv_path, fill_csv, &c, err, err_len) != 0)
         return -1;
+    if (nn_write_atomic(json_path, fill_json, &c, err, err_len) != 0) {
+        unlink(csv_path);            /* both or neither: a CSV alone would pass for a whole export */
+        return -1;
+    }
     return 0;
 }

@@ -172,7 +172,7 @@ static int check_save_profile(const cli_options *o)
     }
     if (nn_device_require("gpu", err, sizeof err) != 0) {
         fprintf(stderr, "nnlab: --save-profile needs a GPU: %s\n", err);
-        return EXIT_FAILURE;
+        return CLI_EXIT_USAGE;       /* refused before anything runs, as every unavailable device */
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 
 #include "cli_common.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -492,6 +493,43 @@ void cli_cpu_facts_text(double gflops_1thread)
                    : "");
     for (int i = 0; i < nw; i++)
         printf("  warning:          %s\n", nn_safe(w[i]));
+}
+
+/* What was printed reached its file: a full disk or a closed pipe shows at
+ * the last flush, and exiting 0 then would let `nnlab train --json > f`
+ * pass with f empty (issue 22). Returns rc, or 1 after saying why. */
+int cli_output_checked(int rc)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !failed && errno != EBADF) {
+        failed = 1;
+        e = errno;
+    }
+    if (!failed)
+        return rc;
+    fprintf(stderr, "nnlab: cannot write the output: %s\n", e ? strerror(e) : "write error");
+    return rc != 0 ? rc : EXIT_FAILURE;
+}
+
+/* A batch larger than the training set, or a job larger than the memory
+ * (or the address space) available, is a usage error said in the user's
+ * terms: the option given, or the preset's key. nn_job_start checks the
+ * same, in the engine's. */
+int cli_check_sizes(const char *batch_option, const char *preset, const nn_job_config *cfg)
+{
+    char key[NN_PATH_LEN + 32], err[NN_ERR_LEN + NN_PATH_LEN];
+    nn_memory_estimate m;
+    if (batch_option)
+        snprintf(key, sizeof key, "%s", batch_option);
+    else
+        snprintf(key, sizeof key, "%s: [train] batch =", preset);
+    nn_job_memory_estimate(cfg, &m);
+    if (nn_job_check_sizes(cfg, &m, key, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "nnlab: %s\n", err);
+    return -1;
 }
 
 void cli_sleep_ms(long ms)

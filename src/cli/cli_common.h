@@ -94,6 +94,15 @@ void cli_cpu_facts_text(double gflops_1thread);
  * point's reason on stderr, and unless quiet which point runs. */
 void cli_run_sweep(nn_sweep *sw, int quiet);
 
+/* The size check before a job starts (nn_job_check_sizes): 0, or -1 after
+ * a one-line error naming batch_option ("--batch") or, NULL, the preset's
+ * key ("x.ini: [train] batch ="). The caller exits CLI_EXIT_USAGE. */
+int cli_check_sizes(const char *batch_option, const char *preset, const nn_job_config *cfg);
+
+/* What was printed reached stdout (flushed, no error, closed): rc, or after
+ * a one-line error 1 when rc was 0. */
+int cli_output_checked(int rc);
+
 void cli_usage(FILE *f);
 void cli_sleep_ms(long ms);
 

@@ -401,7 +401,8 @@ int nn_cli_explain(int argc, char **argv)
     v.p = &p;
     v.device = cfg.device;
     if (nn_device_require(cfg.device, err, sizeof err) == 0)
-        rc = explain_measured(&o, &v, &cfg);
+        rc = cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0 ? CLI_EXIT_USAGE
+           : explain_measured(&o, &v, &cfg);
     else if (!strcmp(cfg.device, "gpu"))
         rc = explain_predicted(&o, &v, &cfg, err);
     else {

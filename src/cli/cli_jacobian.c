@@ -4,13 +4,13 @@
  * between them; --dump writes what PyTorch needs to check the result as
  * .npy files (src/common/npy.h; the files are listed in man/nnlab.1). */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cli_common.h"
+#include "cli_stop.h"
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "nnlab/jacobian.h"
@@ -18,15 +18,9 @@
 #include "npy.h"
 #include "util.h"
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    interrupted = sig;
-}
-
 /* Runs cfg to its end (Ctrl-C cancels), rows done on stderr unless quiet;
- * 0 and the result, or -1 after a one-line error (130 cancelled). */
+ * 0 and the result, or after a one-line error -1 (it failed), CLI_EXIT_USAGE
+ * (refused before it started) or 128 + the signal that cancelled it. */
 static int run(const nn_job_config *cfg, int quiet, nn_jac_result *r)
 {
     char err[NN_ERR_LEN] = "";
@@ -34,14 +28,18 @@ static int run(const nn_job_config *cfg, int quiet, nn_jac_result *r)
     nn_job *job = nn_job_start(cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
-        return -1;
+        return CLI_EXIT_USAGE;       /* refused before it started, as every such refusal */
     }
     for (long shown = -1;;) {
         nn_job_snapshot(job, &s);
         if (nn_job_state_ended(s.state))
             break;
-        if (interrupted)
-            nn_job_cancel(job);
+        if (cli_job_abandoned(job)) {
+            fprintf(stderr, "nnlab: %s: the job did not end within %d s of its cancel (%s, %ld of %ld rows); "
+                    "exiting without it\n", strsignal(cli_stop_signal()), CLI_GRACE_MS / 1000,
+                    nn_job_state_name(s.state), s.step, s.total_steps);
+            cli_exit_abandoned();
+        }
         if (!quiet && s.step / 4000 != shown / 4000 && s.state == NN_JOB_RUNNING) {
             fprintf(stderr, "  %s\n", s.activity);
             shown = s.step;
@@ -58,7 +56,9 @@ static int run(const nn_job_config *cfg, int quiet, nn_jac_result *r)
     else if (s.note[0] && !quiet)
         fprintf(stderr, "nnlab: note: %s\n", s.note);
     nn_job_free(job);
-    return s.state == NN_JOB_CANCELLED ? CLI_EXIT_CANCELLED : rc;
+    if (s.state == NN_JOB_CANCELLED)
+        return cli_stop_signal() ? CLI_EXIT_SIGNAL + cli_stop_signal() : CLI_EXIT_CANCELLED;
+    return rc;
 }
 
 static int write_npy(const char *dir, const char *name, const float *data, const long *shape, int rank)
@@ -357,8 +357,7 @@ int nn_cli_jacobian(int argc, char **argv)
     if (cli_load_preset(o.preset, &p) != 0 || job_config(&o, &p, &cfg) != 0 ||
         check_sizes(&o, &cfg, other_method(cfg.jac_method)) != 0)
         return CLI_EXIT_USAGE;
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
+    cli_catch_stop_signals();
     if ((rc = run(&cfg, o.quiet || o.json, &r)) != 0)
         return rc > 0 ? rc : 1;
     cfg.jac_method = other_method(r.method);

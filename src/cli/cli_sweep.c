@@ -209,6 +209,26 @@ static int add_devices(nn_sweep *sw, const cli_options *o)
     return 0;
 }
 
+/* Every point's job checked before anything is calibrated or run: a batch
+ * larger than the training set, or more memory than there is, is a usage
+ * error (2) naming --batches, as train's --batch. */
+static int check_points(const cli_options *o, const nn_job_config *cfg, const int *batches, int nb)
+{
+    char names[NN_SWEEP_MAX_DEVICES][16];
+    nn_job_config c = *cfg;
+    int n = split_devices(o->devices ? o->devices : "cpu", names);
+    if (n < 0)
+        return -1;                   /* said why */
+    for (int d = 0; d < n; d++)
+        for (int i = 0; i < nb; i++) {
+            nn_strlcpy(c.device, names[d], sizeof c.device);
+            c.batch = batches[i];
+            if (cli_check_sizes("--batches", o->preset, &c) != 0)
+                return -1;
+        }
+    return 0;
+}
+
 int nn_cli_sweep(int argc, char **argv)
 {
     cli_options o;
@@ -222,7 +242,7 @@ int nn_cli_sweep(int argc, char **argv)
     if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
         return CLI_EXIT_USAGE;
     int nb = parse_batches(o.batches ? o.batches : DEFAULT_BATCHES, batches, NN_SWEEP_MAX_BATCHES);
-    if (nb < 1)
+    if (nb < 1 || check_points(&o, &cfg, batches, nb) != 0)
         return CLI_EXIT_USAGE;
     nn_sweep_init(&sw, &cfg, batches, nb, cfg.steps, cfg.warmup);
     if ((rc = add_devices(&sw, &o)) != 0)

@@ -4,13 +4,13 @@
 #include "config.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cli_common.h"
+#include "cli_stop.h"
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
 #include "nnlab/export.h"
@@ -25,16 +25,6 @@
  * (man/nnlab.1, EXIT STATUS): not a failure of the program (1), nor a usage
  * error (2), but a result a script must not take for a trained model. */
 enum { CLI_EXIT_DIVERGED = 3 };
-
-/* The signal that asked the run to stop (SIGINT, SIGTERM or SIGHUP), or 0:
- * the job is cancelled, what it measured printed, and the exit status is
- * the shell's for that signal, 128 + its number. */
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    interrupted = sig;
-}
 
 /* ---- progress and results ------------------------------------------------------ */
 
@@ -274,8 +264,11 @@ static void print_summary(const nn_snapshot *s, int bench)
 
 /* ---- commands ----------------------------------------------------------------------- */
 
-/* Polls the job until it ends, printing its progress; Ctrl-C cancels it. */
-static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
+/* Polls the job until it ends, printing its progress; a stop signal
+ * cancels it (cli_stop.h). 0, or 1 when the job did not end within the
+ * grace after the signal: its thread is left running and s is the last
+ * snapshot it published. */
+static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, nn_snapshot *out)
 {
     nn_snapshot s;
     long seen_points = 0;
@@ -292,31 +285,30 @@ static void follow(nn_job *job, const nn_preset *p, int bench, int quiet)
         print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet);
         if (nn_job_state_ended(s.state))
             break;
-        if (interrupted)
-            nn_job_cancel(job);
+        if (cli_job_abandoned(job)) {
+            *out = s;
+            return 1;
+        }
         cli_sleep_ms(20);
     }
     nn_job_wait(job);
     nn_job_snapshot(job, &s);
     print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet);
+    *out = s;
+    return 0;
 }
 
-/* A batch larger than the training set, or a job larger than the memory
- * available, is a usage error said in the user's terms: the option given,
- * or the preset's key. nn_job_start checks the same, in the engine's. */
-static int check_sizes(const cli_options *o, const nn_job_config *cfg)
+/* The job did not end after a stop signal: what it measured so far, the
+ * JSON asked for, a one-line reason, and the signal's exit status, without
+ * waiting for its thread (nn_job_free would). */
+static void leave_stuck_job(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench, int json)
 {
-    char key[NN_PATH_LEN + 32], err[NN_ERR_LEN + NN_PATH_LEN];
-    nn_memory_estimate m;
-    if (o->batch > 0)
-        snprintf(key, sizeof key, "--batch");
-    else
-        snprintf(key, sizeof key, "%s: [train] batch =", o->preset);
-    nn_job_memory_estimate(cfg, &m);
-    if (nn_job_check_sizes(cfg, &m, key, err, sizeof err) == 0)
-        return 0;
-    fprintf(stderr, "nnlab: %s\n", err);
-    return -1;
+    if (json)
+        print_json(job, cfg, s, bench);
+    fprintf(stderr, "nnlab: %s: the job did not end within %d s of its cancel (%s, %ld steps); exiting "
+            "without it\n", strsignal(cli_stop_signal()), CLI_GRACE_MS / 1000, nn_job_state_name(s->state),
+            s->step);
+    cli_exit_abandoned();
 }
 
 static int run_job(int argc, char **argv, enum cli_command command)
@@ -338,18 +330,16 @@ static int run_job(int argc, char **argv, enum cli_command command)
         fprintf(stderr, "nnlab: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    if (check_sizes(&o, &cfg) != 0)
+    if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
-    signal(SIGHUP, on_interrupt);        /* the terminal closed: still leave the result */
-    follow(job, &p, bench, o.quiet);
-    nn_job_snapshot(job, &s);
+    cli_catch_stop_signals();
+    if (follow(job, &p, bench, o.quiet, &s) != 0)
+        leave_stuck_job(job, &cfg, &s, bench, o.json);
     if (s.state == NN_JOB_FAILED) {
         nn_job_free(job);
         fprintf(stderr, "nnlab: %s\n", s.error);
@@ -366,7 +356,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     }
     if (s.state == NN_JOB_CANCELLED) {
         fprintf(stderr, "nnlab: cancelled after %ld steps\n", s.step);
-        return interrupted ? CLI_EXIT_SIGNAL + interrupted : CLI_EXIT_CANCELLED;
+        return cli_stop_signal() ? CLI_EXIT_SIGNAL + cli_stop_signal() : CLI_EXIT_CANCELLED;
     }
     return 0;
 }

@@ -4,7 +4,6 @@
  * here). Every command's options are the one table of cli_common.c. */
 #include "config.h"
 
-#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,10 @@
 #include "nnlab/profile.h"
 #include "util.h"
 
+/* The presets `nnlab presets` lists at most (each entry holds its path and
+ * its error: a few KB); more are counted, not listed. */
+#define CLI_MAX_PRESETS 256
+
 int nn_cli_presets(int argc, char **argv)
 {
     nn_preset_entry *list;
@@ -27,12 +30,12 @@ int nn_cli_presets(int argc, char **argv)
         fprintf(stderr, "nnlab: presets takes no arguments\n");
         return CLI_EXIT_USAGE;
     }
-    list = calloc(256, sizeof *list);
+    list = calloc(CLI_MAX_PRESETS, sizeof *list);
     if (!list) {
         fprintf(stderr, "nnlab: out of memory\n");
         return EXIT_FAILURE;
     }
-    int n = nn_preset_list(list, 256, err, sizeof err);
+    int left = 0, n = nn_preset_list(list, CLI_MAX_PRESETS, &left, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "nnlab: %s\n", nn_safe(err));
         free(list);
@@ -45,6 +48,8 @@ int nn_cli_presets(int argc, char **argv)
         printf("%-20s %s%s%s\n", "", nn_safe(e->path), e->user ? " (yours)" : "",
                e->shadowed ? " (hidden by your preset of the same name)" : "");
     }
+    if (left > 0)
+        printf("... and %d more presets, not listed (at most %d are)\n", left, CLI_MAX_PRESETS);
     if (n == 0)
         printf("no presets found (looked in your folder and %s)\n", nn_safe(nn_preset_system_dir()));
     free(list);
@@ -111,24 +116,6 @@ static const struct {
     { "explain", nn_cli_explain },     { "sweep", nn_cli_sweep },     { "jacobian", nn_cli_jacobian },
 };
 
-/* What was printed reached its file: a full disk or a closed pipe shows at
- * the last flush, and exiting 0 then would let `nnlab train --json > f`
- * pass with f empty (issue 22). Returns rc, or 1 after saying why. */
-static int output_checked(int rc)
-{
-    errno = 0;
-    int failed = fflush(stdout) != 0 || ferror(stdout);
-    int e = errno;
-    if (fclose(stdout) != 0 && !failed && errno != EBADF) {
-        failed = 1;
-        e = errno;
-    }
-    if (!failed)
-        return rc;
-    fprintf(stderr, "nnlab: cannot write the output: %s\n", e ? strerror(e) : "write error");
-    return rc != 0 ? rc : EXIT_FAILURE;
-}
-
 static int run_command(int argc, char **argv)
 {
     const char *cmd = argv[1];
@@ -154,5 +141,5 @@ int main(int argc, char **argv)
     setlocale(LC_CTYPE, "");
     if (argc < 2)
         return nn_lab_main();   /* no command: the ncurses lab (ui/), which owns the terminal */
-    return output_checked(run_command(argc, argv));
+    return cli_output_checked(run_command(argc, argv));
 }

@@ -203,3 +203,29 @@ const char *nn_file_kind(unsigned mode)
         return "a symbolic link";
     return S_ISREG(mode) ? "a regular file" : "not a plain file";
 }
+
+/* ---- file names from data ------------------------------------------------------------- */
+
+static int stem_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+char *nn_file_stem(const char *name, const char *fallback, char *out, size_t out_len)
+{
+    if (out_len == 0)
+        return out;
+    size_t max = out_len - 1 < NN_STEM_MAX ? out_len - 1 : NN_STEM_MAX, n = 0;
+    for (const unsigned char *p = (const unsigned char *)(name ? name : ""); *p && n < max; p++) {
+        if (stem_char(*p))
+            out[n++] = (char)*p;
+        else if (*p == '.' && n > 0 && out[n - 1] != '.' && stem_char(p[1]))
+            out[n++] = '.';          /* "v1.2" stays; "..", ".x" and "x." do not */
+        else
+            out[n++] = '_';
+    }
+    out[n] = '\0';
+    if (n == 0)
+        nn_strlcpy(out, fallback ? fallback : "", out_len);
+    return out;
+}

@@ -30,6 +30,16 @@ char *nn_text_safe(char *dst, size_t dst_len, const char *src);
 #define NN_SAFE_LEN 4096
 const char *nn_safe(const char *src);
 
+/* A file name made from data (a preset's name in an export's name, a
+ * profile's name): it must name a file in the folder chosen, never climb
+ * out of it or hide. Letters, digits, '_' and '-' are kept, every other
+ * byte ('/', '\\', control bytes, spaces, non-ASCII) becomes '_'; a '.' is
+ * kept only between two kept characters that are not '.' (no "..", no
+ * leading or trailing dot); at most NN_STEM_MAX bytes; an empty result is
+ * `fallback`. Returns out (always terminated when out_len > 0). */
+#define NN_STEM_MAX 64
+char *nn_file_stem(const char *name, const char *fallback, char *out, size_t out_len);
+
 /* strlcpy: always terminates, returns strlen(src). */
 size_t nn_strlcpy(char *dst, const char *src, size_t size);
 

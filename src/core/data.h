@@ -8,6 +8,7 @@
 #ifndef NNLAB_DATA_H
 #define NNLAB_DATA_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,5 +67,13 @@ int nn_data_mnist_default(const char *default_dir, uint64_t seed, nn_dataset *ds
                           char *err, size_t err_len);
 
 void nn_data_free(nn_dataset *ds);
+
+/* A load on the calling thread stops at flag (a job's cancel) once it is set:
+ * the readers check it between chunks of a file, so that a slow gzip file
+ * does not hold a cancel for seconds; the load then fails ("load cancelled
+ * at offset N"). NULL: loads on this thread run to their end. */
+void nn_data_watch_cancel(atomic_int *flag);
+/* Whether the flag watched on this thread is set. */
+int nn_data_cancelled(void);
 
 #endif

@@ -261,6 +261,8 @@ static int idx_read_payload(idx_file *f, size_t header, size_t claim, idx_put_fn
                          f->path, cap * PAYLOAD_ELEM, f->offset);
     for (size_t done = 0; done < claim;) {
         size_t k = claim - done < READ_CHUNK ? claim - done : READ_CHUNK;
+        if (nn_data_cancelled())
+            return nn_errorf(err, err_len, "%s: load cancelled at offset %lld", f->path, f->offset);
         if (idx_read(f, buf, k, what, err, err_len))
             return -1;
         if (done + k > cap) {

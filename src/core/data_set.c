@@ -148,3 +148,18 @@ int data_join_path(char *out, size_t len, const char *dir, const char *name,
         return nn_errorf(err, err_len, "%s/%s: path too long", dir, name);
     return 0;
 }
+
+/* ---- cancel ----------------------------------------------------------------------------- */
+
+/* per thread: the lab's two jobs of a race each load on their own thread */
+static _Thread_local atomic_int *watched_cancel;
+
+void nn_data_watch_cancel(atomic_int *flag)
+{
+    watched_cancel = flag;
+}
+
+int nn_data_cancelled(void)
+{
+    return watched_cancel && atomic_load(watched_cancel);
+}

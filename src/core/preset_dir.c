@@ -118,13 +118,15 @@ static int read_stems(const char *dir, stem **out, char *err, size_t err_len)
 }
 
 /* Appends dir's presets to out[0..max), loading each for its description or
- * its error. Returns how many were added, or -1. */
-static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, char *err, size_t err_len)
+ * its error; those past max are added to *left. Returns how many were
+ * added, or -1. */
+static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, int *left, char *err,
+                    size_t err_len)
 {
     stem *stems;
     nn_preset scratch;
-    int n = read_stems(dir, &stems, err, err_len), k = 0;
-    for (int i = 0; i < n && k < max; i++) {
+    int n = read_stems(dir, &stems, err, err_len), k = 0, i;
+    for (i = 0; i < n && k < max; i++) {
         nn_preset_entry *e = &out[k];
         memset(e, 0, sizeof *e);
         nn_strlcpy(e->name, stems[i], sizeof e->name);
@@ -136,16 +138,21 @@ static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, ch
         k++;
     }
     free(stems);
+    if (n > i)
+        *left += n - i;
     return n < 0 ? -1 : k;
 }
 
-int nn_preset_list(nn_preset_entry *out, int max, char *err, size_t err_len)
+int nn_preset_list(nn_preset_entry *out, int max, int *left_out, char *err, size_t err_len)
 {
     char user[NN_PATH_LEN];
-    int n_user = 0, n_sys;
+    int n_user = 0, n_sys, left = 0;
     if (nn_preset_user_dir(user, sizeof user) == 0)
-        n_user = list_dir(user, 1, out, max, err, err_len);
-    n_sys = n_user < 0 ? -1 : list_dir(nn_preset_system_dir(), 0, out + n_user, max - n_user, err, err_len);
+        n_user = list_dir(user, 1, out, max, &left, err, err_len);
+    n_sys = n_user < 0 ? -1
+          : list_dir(nn_preset_system_dir(), 0, out + n_user, max - n_user, &left, err, err_len);
+    if (left_out)
+        *left_out = left;
     if (n_sys < 0)
         return -1;
     for (int i = n_user; i < n_user + n_sys; i++)

@@ -238,7 +238,10 @@ static int check_sizes(nn_job *job, char *err, size_t err_len)
     if (!job_kind_of(job->cfg.kind)->check_sizes)
         return 0;
     job_memory_estimate(&job->cfg, job->ops, NULL, &m);
-    return nn_job_check_sizes(&job->cfg, &m, NULL, err, err_len);
+    if (nn_job_check_sizes(&job->cfg, &m, NULL, err, err_len) != 0)
+        return -1;
+    job_memory_threads_started(m.library_threads);
+    return 0;
 }
 
 nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)

@@ -160,4 +160,10 @@ int job_check_threads(const nn_job_config *c, char *err, size_t err_len);
 void job_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
                          nn_memory_estimate *m);
 
+/* A job of `threads` host threads passed its size check and starts: their
+ * stacks, malloc arenas and OpenBLAS buffers, once mapped, stay in the
+ * process and serve the next jobs' threads, so the estimates that follow
+ * count only threads beyond the most started so far. */
+void job_memory_threads_started(int threads);
+
 #endif

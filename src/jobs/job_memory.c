@@ -5,6 +5,7 @@
  * give the same answer. */
 #include "nnlab/engine.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -104,6 +105,57 @@ static const nn_backend_ops *ops_for_estimate(const char *name)
     return strcmp(name, "gpu") == 0 ? &device_memory : NULL;
 }
 
+/* The host threads that may run the backend's ops at once: the open
+ * backend's, else the threads asked for, else every online core (the free
+ * cores the backend picks, or a Jacobian's lanes, are no more). */
+static int library_threads(const nn_job_config *cfg, const nn_backend *b)
+{
+    if (b && b->host_threads > 0)
+        return b->host_threads;
+    if (cfg->threads > 0)
+        return cfg->threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* What a thread maps of its own before it runs anything: its stack
+ * (pthread's default, RLIMIT_STACK's soft limit) and glibc's malloc arena
+ * (a thread's first malloc reserves HEAP_MAX_SIZE, 64 MiB on 64-bit
+ * systems). Address space, like OpenBLAS's buffer; counted for the threads
+ * a backend will start, so only before it is open (then they are mapped
+ * already, in what the process maps). */
+static double thread_address_bytes(void)
+{
+    struct rlimit rl;
+    double stack = 8.0 * 1024 * 1024;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        stack = (double)rl.rlim_cur;
+    return stack + 64.0 * 1024 * 1024;
+}
+
+/* The most host threads a job of this process has started with (their
+ * mappings stay: glibc keeps its arenas, OpenBLAS its buffers). */
+static atomic_int threads_started;
+
+void job_memory_threads_started(int threads)
+{
+    int seen = atomic_load(&threads_started);
+    while (threads > seen && !atomic_compare_exchange_weak(&threads_started, &seen, threads))
+        ;
+}
+
+/* The address space a job's threads will map for themselves beyond what
+ * the process maps already: OpenBLAS's buffer for each, and before the
+ * backend opens each one's stack and arena, for the threads beyond those
+ * an earlier job started (whose mappings the new ones reuse). */
+static double library_bytes(const nn_backend_ops *ops, const nn_backend *b, int threads)
+{
+    int more = threads - atomic_load(&threads_started);
+    if (!ops || more <= 0)
+        return 0;
+    return (nn_backend_library_bytes(ops) + (b ? 0 : thread_address_bytes())) * more;
+}
+
 void job_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
                          nn_memory_estimate *m)
 {
@@ -113,6 +165,9 @@ void job_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn
     if (kind && kind->estimate)
         kind->estimate(cfg, ops, b, m);
     m->available = available_bytes();
+    m->library_threads = library_threads(cfg, b);
+    m->library = library_bytes(ops, b, m->library_threads);
+    m->address_room = rlimit_room();
 }
 
 void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m)
@@ -121,12 +176,32 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m)
     job_memory_estimate(cfg, ops_for_estimate(dev), NULL, m);
 }
 
+/* Under an address-space limit, the job's memory and the libraries' own
+ * buffers must fit in the room it leaves: OpenBLAS cannot map its buffer
+ * there and retries forever, a thread no signal reaches (issue 22). */
+static int check_address_space(const nn_memory_estimate *m, char *err, size_t err_len)
+{
+    char need[16], room[16], mem[16], lib[16], blas[16];
+    if (m->address_room < 0 || m->library <= 0 || m->host + m->library <= m->address_room)
+        return 0;
+    nn_format_bytes(m->host + m->library, need, sizeof need);
+    nn_format_bytes(m->address_room, room, sizeof room);
+    nn_format_bytes(m->host, mem, sizeof mem);
+    nn_format_bytes(m->library, lib, sizeof lib);
+    nn_format_bytes(NN_OPENBLAS_BUFFER_BYTES, blas, sizeof blas);
+    return nn_errorf(err, err_len, "address space: needs ~%s (memory %s; up to %d threads' own buffers, stacks "
+                     "and arenas %s, OpenBLAS's %s each among them), ulimit -v leaves %s: use fewer --threads or "
+                     "raise ulimit -v", need, mem, m->library_threads, lib, blas, room);
+}
+
 int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *size_key,
                        char *err, size_t err_len)
 {
     const nn_job_kind_def *kind = job_kind_of(cfg->kind);
     if (!kind || !kind->check_sizes)
         return 0;
-    return kind->check_sizes(cfg, m, size_key, err, err_len);
+    if (kind->check_sizes(cfg, m, size_key, err, err_len) != 0)
+        return -1;
+    return check_address_space(m, err, err_len);
 }
 

@@ -59,10 +59,13 @@ static int prepare(nn_job *job, char *err, size_t err_len)
     if (engine_open_backend(job, c->threads, err, err_len) != 0)
         return -1;
     job_memory_estimate(c, job->ops, &job->backend, &m);
-    if (train_check_sizes(c, &m, NULL, err, err_len) != 0)
+    if (nn_job_check_sizes(c, &m, NULL, err, err_len) != 0)
         return -1;
-    if (nn_data_for_preset(&c->preset, c->data_dir[0] ? c->data_dir : NULL, c->seed,
-                           &job->data, err, err_len) != 0)
+    nn_data_watch_cancel(&job->cancel_requested);   /* a slow gzip file stops at a cancel */
+    int rc = nn_data_for_preset(&c->preset, c->data_dir[0] ? c->data_dir : NULL, c->seed, &job->data,
+                                err, err_len);
+    nn_data_watch_cancel(NULL);
+    if (rc != 0)
         return -1;
     nn_strlcpy(job->draft.data_name, job->data.name, sizeof job->draft.data_name);
     nn_strlcpy(job->draft.data_desc, job->data.description, sizeof job->draft.data_desc);
@@ -231,7 +234,10 @@ static void run(nn_job *job)
     double t0 = nn_now();
 
     if (prepare(job, err, sizeof err) != 0) {
-        engine_fail(job, err);
+        if (atomic_load(&job->cancel_requested))
+            engine_end(job, NN_JOB_CANCELLED);    /* the load stopped for it: no failure */
+        else
+            engine_fail(job, err);
         return;
     }
     job->draft.prepare_s = nn_now() - t0;

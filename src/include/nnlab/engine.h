@@ -203,7 +203,21 @@ typedef struct nn_memory_estimate {
     double host;                 /* what host memory must hold: everything on a CPU
                                     device; on a GPU the data set and the staging */
     double available;            /* host memory available now (MemAvailable, or a
-                                    cgroup's limit when lower); 0: unknown */
+                                    cgroup's limit or an address-space limit's room
+                                    when lower); 0: unknown */
+    double library;              /* address space the threads and libraries map for
+                                    themselves, not memory the job fills: for each
+                                    thread that runs an sgemm (cpu device) OpenBLAS's
+                                    buffer, and before the backend opens each thread's
+                                    stack and malloc arena. Counted against an
+                                    address-space limit only (address_room), never
+                                    against available; the threads an earlier job
+                                    of the process started are not counted again
+                                    (their mappings stay and are reused) */
+    int library_threads;         /*   the job's threads (the backend's, once open;
+                                    else --threads, else every online core) */
+    double address_room;         /* what an address-space limit (ulimit -v, RLIMIT_AS)
+                                    leaves now, beyond what the process maps; -1: none */
     long train_rows;             /* training samples the data set gives (MNIST 60000,
                                     CIFAR-10 50000, random: rows; files in a folder
                                     may hold fewer, checked again once loaded) */
@@ -228,7 +242,12 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m);
  * A Jacobian job is named by its val the same way ("--val", "x.ini: [task]
  * val ="; NULL: "[task] val = 100000: needs ~1.3 GB of memory (method
  * batched: parameters 35 KB, buffers 1.1 GB, host arrays 800 MB), 500 MB
- * available"). Returns 0 when the job fits. nn_job_start runs it too. */
+ * available"). Then, under an address-space limit (ulimit -v), the job's
+ * memory and the libraries' own buffers against the room it leaves:
+ * "address space: needs ~783 MB (memory 363 MB; up to 2 threads' own
+ * buffers, stacks and arenas 419 MB, OpenBLAS's 134 MB each among them),
+ * ulimit -v leaves 631 MB: use fewer --threads or raise ulimit -v".
+ * Returns 0 when the job fits. nn_job_start runs it too. */
 int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
                        char *err, size_t err_len);
 

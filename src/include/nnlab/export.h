@@ -72,9 +72,11 @@ int nn_export_dir(char *dir, size_t len);
 
 /* Writes STEM.csv and STEM.json in dir (created if needed), each replaced
  * atomically: the run (run != NULL) or the sweep. stem is made of the
- * preset's name, "run" or "sweep" and the local time ("lenet-run-20261124-
- * 021500"). Sets csv_path and json_path; 0, or -1 with a one-line message
- * naming the file. */
+ * preset's name as a file stem (nn_file_stem: no '/', no "..", so nothing
+ * is written outside dir), "run" or "sweep" and the local time ("lenet-run-
+ * 20261124-021500"). Both or neither: when the JSON cannot be written the
+ * CSV is removed. Sets csv_path and json_path; 0, or -1 with a one-line
+ * message naming the file. */
 int nn_export_files(const char *dir, const nn_export_run *run, const nn_sweep *sw, long long now,
                     char *csv_path, char *json_path, size_t path_len, char *err, size_t err_len);
 

@@ -148,7 +148,9 @@ typedef struct nn_preset_entry {
 } nn_preset_entry;
 
 /* Lists the user's presets, then the system's, sorted by name within each.
- * Returns the count (at most max) or -1. Broken files are listed with error. */
-int nn_preset_list(nn_preset_entry *out, int max, char *err, size_t err_len);
+ * Returns the count (at most max) or -1; *left_out (when not NULL) is how
+ * many more there are, not listed (the caller says so). Broken files are
+ * listed with error. */
+int nn_preset_list(nn_preset_entry *out, int max, int *left_out, char *err, size_t err_len);
 
 #endif
