@@ -342,6 +342,20 @@ else
     not_ok "the lab's process is found"
 fi
 
+# --- SIGTERM ends the lab with the shell's code for it (128 + 15), the terminal restored ----
+T new-window -t lab -n term "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300"
+T select-window -t lab:term
+expect "the lab starts for SIGTERM" "Presets \([0-9]+\)"
+pid=$(T display -p -t lab:term '#{pane_pid}')
+lab_pid=$(child_of "$pid")
+if [ -n "$lab_pid" ] && kill -s TERM "$lab_pid"; then
+    expect "SIGTERM: the lab ends with status 143" "nnlab exited with status 143" 10
+    if [ "$(T display -p -t lab:term '#{alternate_on}')" = 0 ]; then ok "after SIGTERM the alternate screen is gone"
+    else not_ok "after SIGTERM the alternate screen is gone"; fi
+else
+    not_ok "the lab's process is found for SIGTERM"
+fi
+
 # --- a hostile presets folder (issue 22): a 1 MB preset of 115,000 sections does not
 # hold the lab's keys; a description's escapes are shown, never sent; a preset named
 # to climb out of the export folder exports inside it -------------------------------------------

@@ -16,6 +16,9 @@
 #include "format.h"
 
 #include <langinfo.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,7 +28,7 @@
 
 #define JOBS_FRAME_S 0.2             /* job rows and chart: at most 5 redraws a second */
 
-static volatile sig_atomic_t got_interrupt, got_terminate;
+static volatile sig_atomic_t got_interrupt, got_terminate;   /* got_terminate: the signal */
 
 static void on_interrupt(int sig)
 {
@@ -35,8 +38,29 @@ static void on_interrupt(int sig)
 
 static void on_terminate(int sig)
 {
-    (void)sig;
-    got_terminate = 1;
+    got_terminate = sig;
+}
+
+/* After a signal ended the lab, its jobs get LAB_GRACE_S to stop: one whose
+ * thread is stuck inside a library (an allocation OpenBLAS retries forever
+ * under ulimit -v) must not keep the process alive, so a watchdog thread
+ * ends it with the signal's code once the terminal is restored. */
+#define LAB_GRACE_S 2
+
+static void *exit_watchdog(void *arg)
+{
+    int code = (int)(intptr_t)arg;
+    struct timespec ts = { LAB_GRACE_S, 0 };
+    nanosleep(&ts, NULL);
+    fprintf(stderr, "nnlab: a job did not stop within %d s of the signal; leaving it\n", LAB_GRACE_S);
+    _exit(code);
+}
+
+static void start_exit_watchdog(int code)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, exit_watchdog, (void *)(intptr_t)code) == 0)
+        pthread_detach(t);
 }
 
 /* A crash must not leave the terminal in curses mode: restore it, then die
@@ -194,16 +218,19 @@ static ui_action handle_key(ui_lab *lab, int ch)
 static void handle_signals(ui_lab *lab)
 {
     if (got_terminate) {
+        lab->quit_signal = got_terminate;
         got_terminate = 0;
         lab->quit = 1;
     }
     if (got_interrupt) {
         got_interrupt = 0;
         /* a second Ctrl-C at the question quits */
-        if (lab->dialog == UI_DLG_QUIT || !ui_jobs_active(lab))
+        if (lab->dialog == UI_DLG_QUIT || !ui_jobs_active(lab)) {
             lab->quit = 1;
-        else
+            lab->quit_signal = SIGINT;
+        } else {
             act(lab, UI_ACT_ASK_QUIT);
+        }
     }
 }
 
@@ -349,9 +376,13 @@ int nn_lab_main(void)
     erase();
     refresh();
     endwin();
+    /* ended by a signal: the shell's code for it, 128 + its number */
+    int code = lab->quit_signal ? 128 + lab->quit_signal : 0;
+    if (code)
+        start_exit_watchdog(code);
     ui_sysinfo_close(&lab->sys);
     ui_lab_free(lab);
     delscreen(scr);
     restore_signals(&old);
-    return 0;
+    return code;
 }

@@ -143,6 +143,7 @@ typedef struct ui_lab {
     char message[NN_ERR_LEN];        /* the status row's message, until the next key */
     int message_error;
     int quit;
+    int quit_signal;             /* the signal that ended the lab (SIGINT, SIGTERM, SIGHUP); 0: a key */
 
     /* the screens: each one's own state (ui_screen_def.state_size), and what
      * they share: the choice, the devices, the jobs */
