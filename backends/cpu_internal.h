@@ -93,7 +93,8 @@ void nn_cpu_choice_close(nn_thread_choice *c);
 /* The most it may choose: the pool's threads, what sizes plan for. */
 int nn_cpu_choice_largest(const nn_thread_choice *c);
 /* Between operations, on the issuing thread: at most once a window, the
- * load read and the count revised. Returns the count now. */
+ * load read and the count revised; 1 when it was (nn_cpu_choice_now then
+ * says the count and why), 0 when no window ended. */
 int nn_cpu_choice_tick(nn_thread_choice *c);
 /* The count now, and why in words. */
 int nn_cpu_choice_now(nn_thread_choice *c, char *why, size_t why_len);

@@ -254,11 +254,11 @@ int nn_cpu_choice_largest(const nn_thread_choice *c)
 int nn_cpu_choice_tick(nn_thread_choice *c)
 {
     if (!c->automatic || nn_now() < c->window_end)
-        return c->threads;
+        return 0;
     double v = others_since(&c->set, &c->start, &c->scratch);
     c->window_end = nn_now() + WINDOW_S;
     if (v < 0)
-        return c->threads;
+        return 0;
     if (c->n_others == TAKEN_WINDOWS) {
         memmove(c->others, c->others + 1, (TAKEN_WINDOWS - 1) * sizeof c->others[0]);
         c->n_others--;
@@ -270,7 +270,7 @@ int nn_cpu_choice_tick(nn_thread_choice *c)
     c->threads = t;
     memcpy(c->why, why, sizeof why);
     pthread_mutex_unlock(&c->lock);
-    return t;
+    return 1;
 }
 
 int nn_cpu_choice_now(nn_thread_choice *c, char *why, size_t why_len)

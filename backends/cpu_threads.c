@@ -343,11 +343,11 @@ static void par_loop_part(void *arg, int part, int parts)
 static void revise_threads(nn_backend *b)
 {
     cpu_state *s = state(b);
-    int t = nn_cpu_choice_tick(s->choice);
-    if (t != atomic_load_explicit(&s->pool.active, memory_order_relaxed)) {
-        pool_set_active(&s->pool, t);
-        b->threads_now = nn_cpu_choice_now(s->choice, b->threads_why, sizeof b->threads_why);
-    }
+    if (!nn_cpu_choice_tick(s->choice))
+        return;
+    b->threads_now = nn_cpu_choice_now(s->choice, b->threads_why, sizeof b->threads_why);
+    if (b->threads_now != atomic_load_explicit(&s->pool.active, memory_order_relaxed))
+        pool_set_active(&s->pool, b->threads_now);
 }
 
 void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx)
