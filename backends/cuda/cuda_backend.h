@@ -65,6 +65,21 @@ extern "C" {
 #define GPU_BIAS_PARTIALS 65536      /* floats of the conv bias gradient's partial sums */
 #define GPU_BIAS_SLICES 64           /* the most slices one channel's sum is cut into */
 
+/* Every thread of a grid walks [0, n), a grid's width at a time: a kernel
+ * stays right whatever grid it is launched with. */
+#define GRID_STRIDE(i, n)                                                              \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
+         i += (size_t)gridDim.x * blockDim.x)
+
+/* Blocks for n elements, GPU_THREADS each, at most `cap`. */
+static inline unsigned blocks_for(size_t n, unsigned cap)
+{
+    size_t blocks = (n + GPU_THREADS - 1) / GPU_THREADS;
+    if (blocks < 1)
+        blocks = 1;
+    return blocks > cap ? cap : (unsigned)blocks;
+}
+
 /* The three directions of a convolution, each with its own algorithm. */
 enum gpu_conv_dir_kind { GPU_CONV_FWD, GPU_CONV_BWD_DATA, GPU_CONV_BWD_FILTER, GPU_CONV_DIRS };
 

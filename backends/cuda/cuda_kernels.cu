@@ -19,19 +19,6 @@
 #include "dropout_hash.h"
 #include "mish.h"          /* nn_mish_ref, nn_mish_grad_ref: cpu-ref's formula */
 
-#define GRID_STRIDE(i, n)                                                              \
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
-         i += (size_t)gridDim.x * blockDim.x)
-
-/* Blocks for n elements, GPU_THREADS each, at most `cap`. */
-static unsigned blocks_for(size_t n, unsigned cap)
-{
-    size_t blocks = (n + GPU_THREADS - 1) / GPU_THREADS;
-    if (blocks < 1)
-        blocks = 1;
-    return blocks > cap ? cap : (unsigned)blocks;
-}
-
 /* ---- bias: add per row (linear forward); its sums are in cuda_reduce.cu ---- */
 
 __global__ void bias_rows_kernel(size_t total, int out, const float *__restrict__ bias,

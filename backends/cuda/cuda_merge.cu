@@ -6,10 +6,6 @@
  * gradient that is not wanted (NULL) is skipped by a flag, in one launch. */
 #include "cuda_backend.h"
 
-#define GRID_STRIDE(i, n)                                                              \
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
-         i += (size_t)gridDim.x * blockDim.x)
-
 static unsigned merge_blocks(size_t n)
 {
     size_t blocks = (n + GPU_THREADS - 1) / GPU_THREADS;

@@ -8,19 +8,6 @@
 
 #include <math.h>
 
-#define GRID_STRIDE(i, n)                                                              \
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
-         i += (size_t)gridDim.x * blockDim.x)
-
-/* Blocks for n elements, GPU_THREADS each, at most `cap`. */
-static unsigned blocks_for(size_t n, unsigned cap)
-{
-    size_t blocks = (n + GPU_THREADS - 1) / GPU_THREADS;
-    if (blocks < 1)
-        blocks = 1;
-    return blocks > cap ? cap : (unsigned)blocks;
-}
-
 static int pool_check(nn_backend *b, const char *op, const nn_pool_geom *g)
 {
     char why[192];

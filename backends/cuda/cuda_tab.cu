@@ -14,10 +14,6 @@
 
 #include <math.h>
 
-#define GRID_STRIDE(i, n)                                                              \
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
-         i += (size_t)gridDim.x * blockDim.x)
-
 static unsigned tab_blocks(size_t n)
 {
     size_t blocks = (n + GPU_THREADS - 1) / GPU_THREADS;
