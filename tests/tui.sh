@@ -328,33 +328,24 @@ expect "y quits, with exit status 0" "nnlab exited with status 0" 15
 if [ "$(T display -p -t lab '#{alternate_on}')" = 0 ]; then ok "the alternate screen is gone"; else not_ok "the alternate screen is gone"; fi
 if grep -q "Presets\|Job" "$tmp/screen"; then not_ok "the terminal is back to the shell's text"; else ok "the terminal is back to the shell's text"; fi
 
-# --- a crash signal gives the terminal back too -------------------------------------------
-T new-window -t lab -n crash "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300"
-T select-window -t lab:crash
-expect "the lab starts again" "Presets \([0-9]+\)"
-pid=$(T display -p -t lab:crash '#{pane_pid}')
-lab_pid=$(child_of "$pid")
-if [ -n "$lab_pid" ] && kill -s ABRT "$lab_pid"; then
-    expect "SIGABRT: the lab dies of it (status 134)" "nnlab exited with status 134" 10
-    if [ "$(T display -p -t lab:crash '#{alternate_on}')" = 0 ]; then ok "after a crash the alternate screen is gone"
-    else not_ok "after a crash the alternate screen is gone"; fi
-else
-    not_ok "the lab's process is found"
-fi
-
-# --- SIGTERM ends the lab with the shell's code for it (128 + 15), the terminal restored ----
-T new-window -t lab -n term "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300"
-T select-window -t lab:term
-expect "the lab starts for SIGTERM" "Presets \([0-9]+\)"
-pid=$(T display -p -t lab:term '#{pane_pid}')
-lab_pid=$(child_of "$pid")
-if [ -n "$lab_pid" ] && kill -s TERM "$lab_pid"; then
-    expect "SIGTERM: the lab ends with status 143" "nnlab exited with status 143" 10
-    if [ "$(T display -p -t lab:term '#{alternate_on}')" = 0 ]; then ok "after SIGTERM the alternate screen is gone"
-    else not_ok "after SIGTERM the alternate screen is gone"; fi
-else
-    not_ok "the lab's process is found for SIGTERM"
-fi
+# --- signals: a crash signal gives the terminal back too; SIGTERM ends the lab with the
+# shell's code for it (128 + 15), the terminal restored
+# signal_lab WINDOW SIGNAL STATUS WHAT: a lab in a window of its own gets SIGNAL
+signal_lab() {
+    T new-window -t lab -n "$1" "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300"
+    T select-window -t "lab:$1"
+    expect "$4: the lab starts" "Presets \([0-9]+\)"
+    lab_pid=$(child_of "$(T display -p -t "lab:$1" '#{pane_pid}')")
+    if [ -n "$lab_pid" ] && kill -s "$2" "$lab_pid"; then
+        expect "$4: the lab ends with status $3" "nnlab exited with status $3" 10
+        if [ "$(T display -p -t "lab:$1" '#{alternate_on}')" = 0 ]; then ok "$4: the alternate screen is gone"
+        else not_ok "$4: the alternate screen is gone"; fi
+    else
+        not_ok "$4: the lab's process is found"
+    fi
+}
+signal_lab crash ABRT 134 "SIGABRT, a crash"
+signal_lab term TERM 143 "SIGTERM"
 
 # --- a hostile presets folder (issue 22): a 1 MB preset of 115,000 sections does not
 # hold the lab's keys; a description's escapes are shown, never sent; a preset named
