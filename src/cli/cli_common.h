@@ -84,7 +84,7 @@ int cli_gpu_profile(const cli_options *o, int required, nn_gpu_profile *out);
 /* "calibration": {...} of JSON output (no comma after it): where the
  * figures come from, their age in seconds and their quality. */
 void cli_calibration_json(const nn_calibration *c);
-/* What the CPU devices run on (nnlab/device.h's nn_cpu_facts): `"cpu": {...}`
+/* cli_cpu.c: what the CPU devices run on (nnlab/device.h's nn_cpu_facts): `"cpu": {...}`
  * for --json, or the text lines; gflops_1thread, a calibration's one-core
  * sgemm rate, is set beside the core's estimated FMA peak (0: not measured). */
 void cli_cpu_facts_json(double gflops_1thread);

@@ -1,0 +1,75 @@
+/* src/cli/cli_cpu.c - what the CPU devices run on, as the CLI prints it
+ * (nnlab/device.h's nn_cpu_facts): `nnlab calibrate`'s lines and the `"cpu"`
+ * object of calibrate --json and bench --json. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "cli_common.h"
+#include "nnlab/device.h"
+#include "util.h"
+
+/* The warnings that apply: OpenBLAS's kernels below the CPU's, and a
+ * one-core sgemm below half the peak; how many (at most 2). */
+static int cpu_warnings(const nn_cpu_facts *f, double gflops_1thread, char w[2][NN_ERR_LEN])
+{
+    int n = 0;
+    if (f->warning[0])
+        snprintf(w[n++], NN_ERR_LEN, "%s", f->warning);
+    if (nn_cpu_sgemm_check(f, gflops_1thread, w[n], NN_ERR_LEN))
+        n++;
+    return n;
+}
+
+void cli_cpu_facts_json(double gflops_1thread)
+{
+    nn_cpu_facts f;
+    char w[2][NN_ERR_LEN];
+    nn_cpu_facts_read(&f);
+    int nw = cpu_warnings(&f, gflops_1thread, w);
+    printf("\"cpu\": {\"model\": ");
+    cli_json_string(stdout, f.model);
+    printf(", \"family\": %d, \"model_number\": %d, \"extensions\": ", f.family, f.model_number);
+    cli_json_string(stdout, f.extensions);
+    printf(", \"avx512\": %s, \"openblas_version\": ", f.avx512 ? "true" : "false");
+    cli_json_string(stdout, f.blas_version);
+    printf(", \"openblas_core\": ");
+    cli_json_string(stdout, f.blas_core);
+    printf(", \"openblas_coretype_env\": ");
+    cli_json_string(stdout, f.blas_coretype_env);
+    printf(", \"openblas_threads\": %d, \"clock_ghz\": %.3g, \"flops_per_cycle\": %d, "
+           "\"fma_peak_gflops_core_estimated\": %.4g",
+           f.blas_threads, f.clock_ghz, f.flops_per_cycle, f.peak_gflops_core);
+    if (gflops_1thread > 0)
+        printf(", \"sgemm_gflops_1thread\": %.4g, \"sgemm_of_peak\": %.3g", gflops_1thread,
+               f.peak_gflops_core > 0 ? gflops_1thread / f.peak_gflops_core : 0.0);
+    printf(", \"warnings\": [");
+    for (int i = 0; i < nw; i++) {
+        printf("%s", i ? ", " : "");
+        cli_json_string(stdout, w[i]);
+    }
+    printf("]}");
+}
+
+void cli_cpu_facts_text(double gflops_1thread)
+{
+    nn_cpu_facts f;
+    char w[2][NN_ERR_LEN];
+    nn_cpu_facts_read(&f);
+    int nw = cpu_warnings(&f, gflops_1thread, w);
+    printf("  processor:        %s (family %d model %d): %s\n", nn_safe(f.model), f.family,
+           f.model_number, f.extensions);
+    printf("  OpenBLAS:         %s, %s kernels%s%s\n", f.blas_version, nn_safe(f.blas_core),
+           f.blas_coretype_env[0] ? ", OPENBLAS_CORETYPE=" : "", nn_safe(f.blas_coretype_env));
+    if (f.peak_gflops_core > 0 && gflops_1thread > 0)
+        printf("  one core:         sgemm %.1f GFLOP/s, %.0f%% of its FMA peak (~%.0f GFLOP/s "
+               "estimated: %d FLOP/cycle x %.2f GHz)%s\n",
+               gflops_1thread, 100.0 * gflops_1thread / f.peak_gflops_core, f.peak_gflops_core,
+               f.flops_per_cycle, f.clock_ghz,
+               gflops_1thread > 1.05 * f.peak_gflops_core
+                   ? "; above the estimate: the family and model the CPU reports (a virtual "
+                     "machine's may be generic) understate it"
+                   : "");
+    for (int i = 0; i < nw; i++)
+        printf("  warning:          %s\n", nn_safe(w[i]));
+}
