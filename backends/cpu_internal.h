@@ -6,6 +6,8 @@
  *   cpu_thread_choice.c    how many threads take part, revised as other programs come and go
  *   cpu_features.c         whether our own AVX2 kernels may run
  *   cpu_linear.c           linear_forward/backward: sgemms cut into blocks
+ *   cpu_linear_narrow.c      ... the input gradient of a narrow layer (AVX2)
+ *   cpu_linear_small.c       ... the forward and weight gradient at small batches (AVX2)
  *   cpu_conv.c             conv2d_workspace/forward/backward: picks a path and
  *                          calls it (the paths never call back: what both
  *                          share is below, nn_cpu_sum_conv_slots)
@@ -127,6 +129,19 @@ int nn_cpu_own_kernels(const char *off);
 int nn_cpu_narrow_dx_usable(int in);
 int nn_cpu_narrow_dx(nn_backend *b, int n, int in, int out, const float *dy, const float *w,
                      float *dx);
+
+/* cpu_linear_small.c: dw (out, in) = dy^T (out, n) . x (n, in) by an AVX2
+ * kernel for batches n up to SMALL_DW_MAX_N when the CPU has AVX2 and FMA
+ * (and NNLAB_NO_SMALL_DW is not set): usable tells; rows computes the rows
+ * [lo, hi) of dw, writing each element once (no clearing pass). */
+#define SMALL_DW_MAX_N 8
+int nn_cpu_small_dw_usable(int n);
+void nn_cpu_small_dw_rows(int n, int in, int out, const float *dy, const float *x, float *dw,
+                          int lo, int hi);
+/* ... and the forward's y (n, out) = x (n, in) . w (out, in)^T (+ bias), the
+ * columns [lo, hi) of y, under the same condition. */
+void nn_cpu_small_fwd_rows(int n, int in, int out, const float *x, const float *w,
+                           const float *bias, float *y, int lo, int hi);
 
 /* Splits [0, len) into `parts` pieces whose boundaries are multiples of
  * `align` (except the end); piece `part` is [*lo, *hi), possibly empty. */

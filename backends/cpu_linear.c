@@ -64,8 +64,9 @@ static void gemm_block(const gemm_args *g, int block)
     }
 }
 
-/* Items: the blocks of up to two gemms, then `sum_blocks` blocks of the
- * column sums dbias[o] = sum over rows of dy[:, o]. */
+/* Items: the blocks of up to two gemms, then `dw_blocks` blocks of rows of
+ * a small batch's weight gradient (cpu_linear_small.c), then `sum_blocks`
+ * blocks of the column sums dbias[o] = sum over rows of dy[:, o]. */
 typedef struct linear_task {
     gemm_args g[2];
     int ngemm;
@@ -73,6 +74,9 @@ typedef struct linear_task {
     size_t rows, cols;
     float *dbias;
     int sum_blocks;
+    const float *x;              /* the small weight gradient's input (rows, in) */
+    float *dw;                   /*   and its output (cols, in) */
+    int in, dw_blocks;
 } linear_task;
 
 /* dbias[o] = sum over the rows of dy[:, o], for o in [lo, hi) */
@@ -98,6 +102,13 @@ static void linear_item(void *ctx, int item, int part)
         item -= t->g[i].blocks;
     }
     size_t lo, hi;
+    if (item < t->dw_blocks) {
+        nn_cpu_split_range(t->cols, item, t->dw_blocks, 1, &lo, &hi);
+        nn_cpu_small_dw_rows((int)t->rows, t->in, (int)t->cols, t->dy, t->x, t->dw, (int)lo,
+                             (int)hi);
+        return;
+    }
+    item -= t->dw_blocks;
     nn_cpu_split_range(t->cols, item, t->sum_blocks, 16, &lo, &hi);
     if (hi > lo)
         column_sums(t->dy, t->rows, t->cols, lo, hi, t->dbias);
@@ -112,9 +123,43 @@ static void linear_run(nn_backend *b, linear_task *t)
         count += t->g[i].blocks;
         macs += (double)t->g[i].m * t->g[i].n * t->g[i].k;
     }
+    if (t->dw_blocks) {
+        double dw_macs = (double)t->rows * t->cols * t->in;
+        int threads = nn_cpu_threads_for(b, dw_macs, PAR_MIN_MACS);
+        t->dw_blocks = threads == 1 ? 1 : 2 * threads;
+        if ((size_t)t->dw_blocks > t->cols)
+            t->dw_blocks = (int)t->cols;
+        count += t->dw_blocks;
+        macs += dw_macs;
+    }
     if (t->sum_blocks)
         macs += (double)t->rows * t->cols;
     nn_cpu_par_for(b, nn_cpu_threads_for(b, macs, PAR_MIN_MACS), count, linear_item, t);
+}
+
+/* The forward at a small batch (cpu_linear_small.c), in blocks of columns. */
+typedef struct small_fwd_task {
+    int n, in, out, blocks;
+    const float *x, *w, *bias;
+    float *y;
+} small_fwd_task;
+
+static void small_fwd_item(void *ctx, int item, int part)
+{
+    const small_fwd_task *t = ctx;
+    size_t lo, hi;
+    (void)part;
+    nn_cpu_split_range((size_t)t->out, item, t->blocks, 1, &lo, &hi);
+    nn_cpu_small_fwd_rows(t->n, t->in, t->out, t->x, t->w, t->bias, t->y, (int)lo, (int)hi);
+}
+
+static void small_forward(nn_backend *b, small_fwd_task *t)
+{
+    int threads = nn_cpu_threads_for(b, (double)t->n * t->in * t->out, PAR_MIN_MACS);
+    t->blocks = threads == 1 ? 1 : 2 * threads;
+    if (t->blocks > t->out)
+        t->blocks = t->out;
+    nn_cpu_par_for(b, threads, t->blocks, small_fwd_item, t);
 }
 
 int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out,
@@ -125,6 +170,11 @@ int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out,
 {
     if (n <= 0 || in <= 0 || out <= 0)
         return nn_backend_fail(b, "linear_forward: bad shape n=%d in=%d out=%d", n, in, out);
+    if (nn_cpu_small_dw_usable(n)) {     /* cpu_linear_small.c says why */
+        small_fwd_task t = { .n = n, .in = in, .out = out, .x = x, .w = w, .bias = bias, .y = y };
+        small_forward(b, &t);
+        return 0;
+    }
     /* the bias preloaded into every row of y, then y += x . w^T */
     if (bias)
         for (size_t i = 0; i < (size_t)n; i++)
@@ -157,7 +207,12 @@ int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out,
     if (dx)     /* dx (n, in) = dy (n, out) . w (out, in) */
         t.g[t.ngemm++] = (gemm_args){ CblasNoTrans, CblasNoTrans, n, in, out, dy, out, w, in,
                                       0.0f, dx, in, 1 };
-    if (dw)     /* dw (out, in) = dy^T (out, n) . x (n, in) */
+    if (dw && nn_cpu_small_dw_usable(n)) {     /* cpu_linear_small.c says why */
+        t.x = x;
+        t.dw = dw;
+        t.in = in;
+        t.dw_blocks = 1;         /* linear_run sizes it */
+    } else if (dw)     /* dw (out, in) = dy^T (out, n) . x (n, in) */
         t.g[t.ngemm++] = (gemm_args){ CblasTrans, CblasNoTrans, out, in, n, dy, out, x, in,
                                       0.0f, dw, in, 1 };
     if (dbias)

@@ -48,6 +48,42 @@ static void test_conv2d_workspace(void **state)
     }
 }
 
+/* cpu's Adam (an AVX2 loop, cpu_optim.c) does cpu-ref's operations in
+ * cpu-ref's order: its results are cpu-ref's to the bit, not only within the
+ * suite's tolerance. Sizes off the vector's 8 and off an item's block. */
+static void test_adam_same_bits(void **state)
+{
+    parity_fixture *f = *state;
+    nn_backend *ref = &f->ref, *b = &f->tested[CPU_2_THREADS];
+    const nn_adam_hyper h = { .lr = 0.01f, .beta1 = 0.8f, .beta2 = 0.99f, .eps = 1e-8f,
+                              .weight_decay = 1e-2f };
+    static const size_t sizes[] = { 7, 16389, 101770 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s], bytes = n * sizeof(float);
+        nn_rng r;
+        nn_rng_seed(&r, case_seed(f->seed, 18, (int)s));
+        float *host[4], *dev[4];             /* param, grad, m, v */
+        for (int k = 0; k < 4; k++) {
+            host[k] = malloc(bytes);
+            assert_non_null(host[k]);
+            for (size_t i = 0; i < n; i++)
+                host[k][i] = k == 3 ? (float)nn_rng_uniform(&r) : (float)(2.0 * nn_rng_uniform(&r) - 1.0);
+            dev[k] = bk_copy(b, host[k], bytes);
+        }
+        for (long t = 1; t <= 3; t++) {
+            expect_ok(ref, ref->ops->adam_step(ref, n, host[0], host[1], host[2], host[3], &h, t),
+                      "adam_step");
+            expect_ok(b, b->ops->adam_step(b, n, dev[0], dev[1], dev[2], dev[3], &h, t), "adam_step");
+        }
+        for (int k = 0; k < 4; k++) {
+            if (k != 1)
+                assert_memory_equal(host[k], dev[k], bytes);
+            bk_free(b, dev[k]);
+            free(host[k]);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Thread counts: 1, 2 and 3 threads agree with cpu-ref (and so each other). */
 
@@ -117,6 +153,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         PARITY_SUITE_TESTS,
         cmocka_unit_test(test_conv2d_workspace),
+        cmocka_unit_test(test_adam_same_bits),
         cmocka_unit_test(test_thread_counts),
         cmocka_unit_test(test_deterministic),
     };
