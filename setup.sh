@@ -53,7 +53,7 @@ step() {
 # The files a build of DIR would compile or link: the silent rules' "  CC"
 # lines make -n would print (a guess: 0 when it cannot tell).
 build_steps() {
-    make -n -C "$1" 2>/dev/null | grep -c -E '^echo "  (CC|CXX|NVCC|CCLD|CXXLD)' || true
+    make -n -C "$1" 2>/dev/null | grep -c -E '^echo "  (CC|CXX|NVCC|CCLD|CXXLD|GEN) ' || true
 }
 
 # Condenses make's silent-rules lines ("  CC  src/core/net.lo") into
