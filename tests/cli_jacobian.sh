@@ -51,6 +51,10 @@ if env NNLAB_GPU_EMULATION=1 "$NNLAB" devices 2>/dev/null | grep -q '^gpu .* ava
 else
     ok "# SKIP the emulated GPU is not here"
 fi
+# an unavailable device is refused before anything starts, with train's status (every refusal exits 2)
+check "jacobian on an unavailable gpu: 2, as train" 2 env NNLAB_MODULE_DIR="$tmp/none" "$NNLAB" jacobian -p mlp-jacobian --val 4 --device gpu -q
+grep_ok "jacobian on an unavailable gpu: says why" "$tmp/err" "gpu"
+check "train on the same unavailable gpu: 2" 2 env NNLAB_MODULE_DIR="$tmp/none" "$NNLAB" train --preset mnist-mlp-128 --device gpu --steps 1
 check "--sweep predicts per method" 0 "$NNLAB" jacobian -p mlp-jacobian --val 3 -m forward -q --sweep --gpu-profile t4
 grep_ok "sweep: labelled predicted" "$tmp/out" "val sweep, predicted by the cost model"
 grep_ok "sweep: the GPU named as a profile" "$tmp/out" "GPU: predicted for T4"

@@ -227,6 +227,35 @@ static void test_tick_format(void **state)
     }
 }
 
+/* Ticks 0.05 apart about 74.9 (a validation accuracy's axis): each label
+ * its own, at the fewest digits that tell them apart. */
+static void test_tick_labels_distinct(void **state)
+{
+    const double close[] = { 74.8, 74.85, 74.9, 74.95, 75 }, apart[] = { 0, 25, 50, 75, 100 };
+    char a[32], b[32];
+    (void)state;
+    int sig = ui_tick_sig(close, 5);
+    assert_true(sig > 3 && sig <= 8);
+    for (int i = 1; i < 5; i++) {
+        ui_format_tick_sig(close[i - 1], sig, a, sizeof a);
+        ui_format_tick_sig(close[i], sig, b, sizeof b);
+        assert_string_not_equal(a, b);
+    }
+    ui_format_tick_sig(74.85, sig, a, sizeof a);
+    assert_string_equal(a, "74.85");
+    assert_int_equal(ui_tick_sig(apart, 5), 3);   /* round ticks keep the short labels */
+    const double big[] = { 10000, 10050, 10100 };
+    sig = ui_tick_sig(big, 3);
+    ui_format_tick_sig(big[0], sig, a, sizeof a);
+    ui_format_tick_sig(big[1], sig, b, sizeof b);
+    assert_string_not_equal(a, b);
+    /* the x axis's row at those digits: five labels, none twice */
+    ui_axis ax = { 74.8, 75, 0 };
+    char row[128];
+    assert_true(ui_axis_label_row(&ax, close, 5, 80, row) >= 2);
+    assert_null(strstr(row, "74.9 ") && strstr(strstr(row, "74.9 ") + 1, "74.9 ") ? row : NULL);
+}
+
 static void test_label_row(void **state)
 {
     const double t[] = { 0, 50, 100 };
@@ -275,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_ticks),
         cmocka_unit_test(test_tick_format),
         cmocka_unit_test(test_label_row),
+        cmocka_unit_test(test_tick_labels_distinct),
         cmocka_unit_test(test_ema),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -231,6 +231,78 @@ static void typed_numbers_are_strict(void **state)
     ui_lab_free(lab);
 }
 
+/* Digits typed on a row that takes no number are refused aloud (a message,
+ * a beep in the lab), nothing is kept in the field, and Enter still does
+ * what the status row says: it runs. */
+static void digits_on_a_choice_row_are_refused_aloud(void **state)
+{
+    (void)state;
+    ui_lab *lab = fields_lab(UI_F_DEVICE);
+    assert_int_equal(keys(lab, "4"), UI_ACT_HANDLED);
+    assert_string_equal(ui_setup_of(lab)->edit, "");
+    assert_int_equal(lab->message_error, 1);
+    assert_non_null(strstr(lab->message, "Device is not a number: '4' ignored"));
+    assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
+    ui_setup_of(lab)->field = UI_F_CUDA_GRAPH;
+    lab->message[0] = '\0';
+    assert_int_equal(keys(lab, "1"), UI_ACT_HANDLED);
+    assert_non_null(strstr(lab->message, "CUDA graph is not a number"));
+    assert_string_equal(ui_setup_of(lab)->edit, "");
+    assert_int_equal(ui_setup_key(lab, '\n'), UI_ACT_START_RUN);
+    ui_setup_of(lab)->field = UI_F_BATCH;     /* a number row still takes them */
+    assert_int_equal(keys(lab, "64"), UI_ACT_HANDLED);
+    assert_string_equal(ui_setup_of(lab)->edit, "64");
+    ui_lab_free(lab);
+}
+
+/* The help scrolls at 80x24 down to its last line; another key closes it. */
+static void help_scrolls_then_closes(void **state)
+{
+    (void)state;
+    ui_lab *lab = new_lab(UI_SETUP);
+    lab->cols = 80;
+    lab->rows = 24;
+    lab->help = 1;
+    assert_int_equal(ui_help_key(lab, KEY_NPAGE), UI_ACT_HANDLED);
+    assert_int_equal(lab->help, 1);
+    assert_true(lab->help_scroll.top > 0);
+    assert_true(lab->help_scroll.total > lab->help_scroll.view);   /* it overflows at 80x24 */
+    assert_int_equal(ui_help_key(lab, KEY_END), UI_ACT_HANDLED);
+    assert_int_equal(ui_scroll_below(&lab->help_scroll, lab->help_scroll.total, lab->help_scroll.view), 0);
+    int end = lab->help_scroll.top;
+    ui_help_key(lab, KEY_NPAGE);               /* past the end: stays */
+    assert_int_equal(lab->help_scroll.top, end);
+    ui_help_key(lab, KEY_HOME);
+    assert_int_equal(lab->help_scroll.top, 0);
+    assert_int_equal(ui_help_key(lab, 'x'), UI_ACT_HANDLED);
+    assert_int_equal(lab->help, 0);
+    ui_lab_free(lab);
+}
+
+/* The second job of a one-after-the-other run says what it waits for, or,
+ * the run cancelled before its turn, that it was not run; never both. */
+static void sequential_second_job_words(void **state)
+{
+    static ui_run r;
+    char buf[128];
+    (void)state;
+    memset(&r, 0, sizeof r);
+    r.n_jobs = 2;
+    r.sequential = 1;
+    snprintf(r.j[0].device, sizeof r.j[0].device, "cpu");
+    snprintf(r.j[1].device, sizeof r.j[1].device, "cpu-ref");
+    r.j[0].started = 1;
+    ui_run_not_started_text(&r, 1, buf, sizeof buf);
+    assert_string_equal(buf, "waiting: starts when cpu ends (one after the other)");
+    r.cancelled = 1;
+    ui_run_not_started_text(&r, 1, buf, sizeof buf);
+    assert_string_equal(buf, "not run: cancelled while cpu ran (one after the other)");
+    assert_null(strstr(buf, "starts when"));
+    r.j[1].started = 1;
+    ui_run_not_started_text(&r, 1, buf, sizeof buf);
+    assert_string_equal(buf, "");
+}
+
 /* The sweep doubles the batch: its ends are powers of two. */
 static void sweep_ends_are_powers_of_two(void **state)
 {
@@ -412,9 +484,20 @@ static void jacobian_preset_shows_val_and_method(void **state)
     assert_int_equal(lab->chosen.set.batch, NN_JAC_MAX_VAL);
     ui_lab_free(lab);
 
-    /* a training preset has no Method */
+    /* nor the batch sweep's rows: it has no batch sweep */
+    lab = lab_with_preset("mlp-jacobian");
+    for (int f = UI_F_SWEEP_FROM; f <= UI_F_SWEEP_DEVICES; f++)
+        assert_false(ui_field_shown(lab, f));
+    ui_setup_of(lab)->field = UI_F_DETERMINISTIC;
+    ui_setup_key(lab, KEY_DOWN);
+    assert_int_equal(ui_setup_of(lab)->field, UI_F_DEVICE);   /* round to the top, past no sweep row */
+    ui_lab_free(lab);
+
+    /* a training preset has no Method, and has the sweep's rows */
     lab = lab_with_preset("mnist-mlp-128");
     assert_false(ui_field_shown(lab, UI_F_METHOD));
+    for (int f = UI_F_SWEEP_FROM; f <= UI_F_SWEEP_DEVICES; f++)
+        assert_true(ui_field_shown(lab, f));
     ui_setup_key(lab, KEY_DOWN);
     assert_int_equal(ui_setup_of(lab)->field, UI_F_EPOCHS);
     ui_field_text(lab, UI_F_BATCH, label, sizeof label, value, sizeof value);
@@ -572,6 +655,9 @@ int main(void)
         cmocka_unit_test(race_gives_each_job_its_own_cores),
         cmocka_unit_test(enter_confirms_then_runs),
         cmocka_unit_test(typed_numbers_are_strict),
+        cmocka_unit_test(digits_on_a_choice_row_are_refused_aloud),
+        cmocka_unit_test(help_scrolls_then_closes),
+        cmocka_unit_test(sequential_second_job_words),
         cmocka_unit_test(sweep_ends_are_powers_of_two),
         cmocka_unit_test(batch_is_bounded_by_the_data),
         cmocka_unit_test(settings_roundtrip_through_a_preset),

@@ -21,6 +21,7 @@
 #include "calib.h"
 #include "explain_text.h"
 #include "format.h"
+#include "scroll.h"
 #include "sysinfo.h"
 
 static void assert_bar(int width, double frac, int utf8, const char *want)
@@ -246,6 +247,133 @@ static void test_wrap_next(void **state)
     assert_int_equal(ui_text_rows(10, ""), 0);
 }
 
+/* A number keeps its unit and the word that names it on its row. */
+static void test_wrap_keeps_units(void **state)
+{
+    const char *next;
+    (void)state;
+    /* "predicted 1098 us/step": the row ends before the number, not before its unit */
+    assert_int_equal(ui_wrap_next("predicted 1098 us/step for T4", 17, &next), 9);
+    assert_string_equal(next, "1098 us/step for T4");
+    /* "+ work 1069": the label goes down with its value */
+    assert_int_equal(ui_wrap_next("calls 0.6 + work 1069", 19, &next), 11);
+    assert_string_equal(next, "work 1069");
+    /* "24.0 GB" whole, and a comma after the unit still counts */
+    assert_int_equal(ui_wrap_next("needs ~363 MB of 24.0 GB, free", 23, &next), 13);
+    assert_string_equal(next, "of 24.0 GB, free");
+    /* when only a worse break fits: the label rule gives way before the unit's */
+    assert_int_equal(ui_wrap_next("at 10 s", 5, &next), 2);
+    assert_string_equal(next, "10 s");
+    assert_int_equal(ui_wrap_next("10 s", 3, &next), 2);   /* and a unit's before a hard cut */
+    /* columns, not bytes: "784→128" is 7 columns */
+    assert_int_equal(ui_wrap_next("784\u2192128 relu", 7, &next), 9);
+    assert_string_equal(next, "relu");
+}
+
+/* A value and its unit in the columns there are: decimals go, the unit never. */
+static void test_quantity(void **state)
+{
+    char buf[32];
+    (void)state;
+    assert_int_equal(ui_fmt_quantity(61834, "/s", 10, buf, sizeof buf), 0);
+    assert_string_equal(buf, "61.8k/s");
+    assert_int_equal(ui_fmt_quantity(61834, "/s", 5, buf, sizeof buf), 0);
+    assert_string_equal(buf, "62k/s");
+    assert_int_equal(ui_fmt_quantity(3.14159, "ms", 6, buf, sizeof buf), 0);
+    assert_string_equal(buf, "3.14ms");
+    assert_int_equal(ui_fmt_quantity(3.14159, "ms", 3, buf, sizeof buf), 0);
+    assert_string_equal(buf, "3ms");
+    assert_int_equal(ui_fmt_quantity(3.14159, "ms/step", 3, buf, sizeof buf), -1);
+    assert_non_null(strstr(buf, "ms/step"));          /* never "3m" */
+    assert_int_equal(ui_fmt_quantity(950, " samples/s", 20, buf, sizeof buf), 0);
+    assert_string_equal(buf, "950 samples/s");
+    assert_int_equal(ui_text_cols("\u25BC 3"), 3);
+}
+
+/* A title gives way between its words; the status keys by whole groups. */
+static void test_fit_words_and_keys(void **state)
+{
+    char buf[128];
+    (void)state;
+    ui_fit_words("loss, training smoothed (EMA 0.6)", 40, buf, sizeof buf);
+    assert_string_equal(buf, "loss, training smoothed (EMA 0.6)");
+    ui_fit_words("loss, training smoothed (EMA 0.6)", 20, buf, sizeof buf);
+    assert_string_equal(buf, "loss, training");
+    ui_fit_words("loss, training smoothed (EMA 0.6)", 6, buf, sizeof buf);
+    assert_string_equal(buf, "loss");                  /* no dangling comma */
+    const char *keys = "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit";
+    ui_fit_key_groups(keys, 81, buf, sizeof buf);
+    assert_string_equal(buf, keys);
+    ui_fit_key_groups(keys, 78, buf, sizeof buf);
+    assert_true(ui_text_cols(buf) <= 78);
+    assert_non_null(strstr(buf, "q quit"));            /* not "q q" */
+    assert_non_null(strstr(buf, "? help"));
+    assert_null(strstr(buf, "Esc back"));              /* the group that did not fit, whole */
+    assert_int_equal(buf[strlen(buf) - 1], 't');
+}
+
+/* The job line in the columns the dashboard leaves it: parts go whole. */
+static void test_job_status_fit(void **state)
+{
+    nn_snapshot s;
+    char buf[256];
+    (void)state;
+    memset(&s, 0, sizeof s);
+    s.state = NN_JOB_RUNNING;
+    s.epoch = 1;
+    s.epochs = 3;
+    s.step = 845;
+    s.total_steps = 5625;
+    s.has_rate = 1;
+    s.samples_per_s = 61820;
+    s.elapsed_s = 5.2;               /* 6.2 ms a step */
+    for (int w = 60; w >= 8; w--) {
+        ui_fmt_job_status_fit(&s, w, buf, sizeof buf);
+        assert_non_null(strstr(buf, "6ms/step"));      /* the per-step figure, unit and all */
+        if (w >= 16)
+            assert_true(ui_text_cols(buf) <= w);
+    }
+    ui_fmt_job_status_fit(&s, 42, buf, sizeof buf);
+    assert_string_equal(buf, "845/5625  61.8k/s  00:05<00:29  6ms/step");
+    ui_fmt_job_status_fit(&s, 29, buf, sizeof buf);
+    assert_string_equal(buf, "00:05<00:29  6ms/step");
+    s.state = NN_JOB_DONE;
+    s.step = 5625;
+    s.elapsed_s = 52.3;
+    ui_fmt_job_status_fit(&s, 34, buf, sizeof buf);
+    assert_string_equal(buf, "done in 00:52 (52s 9ms/step)");
+}
+
+/* A panel's rows seen a view at a time: clamped, paged, and marked. */
+static void test_scroll(void **state)
+{
+    ui_scroll s = { 0, 0, 0 };
+    char m[64];
+    (void)state;
+    assert_int_equal(ui_scroll_clamp(&s, 5, 10), 0);           /* it all fits */
+    assert_int_equal(ui_scroll_marker(&s, 5, 10, 1, "PgDn", "PgUp", m, sizeof m), 0);
+    assert_string_equal(m, "");
+    assert_int_equal(ui_scroll_below(&s, 30, 10), 20);
+    ui_scroll_marker(&s, 30, 10, 1, "PgDn", "PgUp", m, sizeof m);
+    assert_string_equal(m, "\u25BC 20 more (PgDn)");
+    assert_int_equal(ui_scroll_marker(&s, 30, 10, 0, "PgDn", "PgUp", m, sizeof m), 16);
+    assert_string_equal(m, "v 20 more (PgDn)");
+    assert_true(ui_scroll_move(&s, UI_SCROLL_PAGE_DOWN, 30, 10));
+    assert_int_equal(s.top, 9);                                  /* a row of the last page kept */
+    assert_false(ui_scroll_move(&s, UI_SCROLL_LINE_UP, 30, 10) && s.top != 8);
+    assert_true(ui_scroll_move(&s, UI_SCROLL_BOTTOM, 30, 10));
+    assert_int_equal(s.top, 20);                                 /* the last row is the view's last */
+    assert_int_equal(ui_scroll_below(&s, 30, 10), 0);
+    ui_scroll_marker(&s, 30, 10, 1, "PgDn", "PgUp", m, sizeof m);
+    assert_string_equal(m, "\u25B2 top (PgUp)");
+    assert_false(ui_scroll_move(&s, UI_SCROLL_PAGE_DOWN, 30, 10));   /* at the end: stays */
+    assert_true(ui_scroll_move(&s, UI_SCROLL_TOP, 30, 10));
+    assert_int_equal(s.top, 0);
+    assert_false(ui_scroll_move(&s, UI_SCROLL_LINE_UP, 30, 10));
+    s.top = 25;                                                  /* the text got shorter */
+    assert_int_equal(ui_scroll_clamp(&s, 12, 10), 2);
+}
+
 static void test_text_wrap(void **state)
 {
     static ui_text t;
@@ -311,12 +439,15 @@ static void check_panel(const nn_explainer *x, int width, int rows, const nn_ste
         why |= strncmp(t.line[i], "why: ", 5) == 0;
         advice |= strncmp(t.line[i], "advice: ", 8) == 0;
     }
-    /* the head, cut at a word with "..." when it does not fit */
-    char head[64];
+    /* the head, wrapped at words over its bold rows when there is room,
+     * else cut at a word with "..." */
+    char head[64], joined[256] = "";
     snprintf(head, sizeof head, "cpu, batch 32: %s", nn_regime_name(x->e.regime));
+    for (int i = 0; i < n && t.style[i] == UI_TS_BOLD; i++)
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", i ? " " : "", t.line[i]);
     if ((int)strlen(head) <= width)
         assert_string_equal(t.line[0], head);
-    else {
+    else if (strcmp(joined, head) != 0) {
         assert_memory_equal(t.line[0], head, strlen(t.line[0]) - 3);
         assert_string_equal(t.line[0] + strlen(t.line[0]) - 3, "...");
     }
@@ -394,6 +525,22 @@ static void test_explain_panel_text(void **state)
     assert_true(find_row(&t, "why: ") > m);
     assert_true(find_row(&t, "advice: ") > find_row(&t, "why: "));
     assert_int_equal(t.style[find_row(&t, "advice: ")], UI_TS_OK);
+    /* everything, for a panel that scrolls: each row whole (no "..."), the
+     * conclusion first, the details after it */
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        ui_explain_format(&x, "cpu", 32, &twice, widths[w], UI_TEXT_ROWS, &t);
+        for (int i = 0; i < t.n; i++) {
+            size_t len = strlen(t.line[i]);
+            assert_true((int)len <= widths[w]);
+            if (len >= 3 && strcmp(t.line[i] + len - 3, "...") == 0)
+                fail_msg("width %d: row %d cut: '%s'", widths[w], i, t.line[i]);
+        }
+        assert_true(find_row(&t, "why: ") > find_row(&t, "measured  "));
+        assert_true(find_row(&t, "advice: ") > find_row(&t, "why: "));
+        if (widths[w] >= 42)         /* a narrower row may cut "  issue" from its figures */
+            assert_true(find_row(&t, "  issue ") > find_row(&t, "advice: "));
+        assert_int_equal(t.style[t.n - 1], UI_TS_DIM);   /* a detail last, not the advice cut */
+    }
     /* short: the details go before why and advice do */
     ui_explain_format(&x, "cpu", 32, &m100, 72, 5, &t);
     assert_int_equal(t.n, 5);
@@ -488,6 +635,11 @@ int main(void)
         cmocka_unit_test(test_sysinfo_reasons),
         cmocka_unit_test(test_wrap_next),
         cmocka_unit_test(test_text_wrap),
+        cmocka_unit_test(test_wrap_keeps_units),
+        cmocka_unit_test(test_quantity),
+        cmocka_unit_test(test_fit_words_and_keys),
+        cmocka_unit_test(test_job_status_fit),
+        cmocka_unit_test(test_scroll),
         cmocka_unit_test(test_explain_panel_text),
         cmocka_unit_test(test_regime_short_and_phases),
         cmocka_unit_test(test_calib_job_failure),

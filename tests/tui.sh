@@ -147,7 +147,7 @@ expect "e again brings the chart back" "─ loss ─|- loss -" 5
 expect "its times: tqdm's elapsed<remaining, Keras's per step" "[0-9][0-9]:[0-9][0-9]<[0-9:]+ +[0-9]+(s|ms|us)/step" 5
 expect "the validation accuracy has a chart beside the loss" "─ loss ─.*┐┌─ val accuracy % |- loss -.*- val accuracy % " 5
 keys s
-expect "s smooths the training loss, and the chart says so" "loss, training smoothed \(EMA 0\.6\)" 5
+expect "s smooths the training loss, and the chart says so" "step, smoothed \(EMA 0\.6\)" 5
 keys s
 expect "s again shows it raw" "─ loss ─|- loss -" 5
 if grep -q "smoothed" "$tmp/screen"; then not_ok "no word of smoothing once raw"; else ok "no word of smoothing once raw"; fi
@@ -186,12 +186,12 @@ expect "Esc goes back to setup" "Presets \([0-9]+\)" 10
 
 # --- help ----------------------------------------------------------------------------
 keys '?'
-expect "? opens the help" "Keys \(any key closes\)" 5
+expect "? opens the help" "Keys \(PgDn scrolls, any other key closes\)" 5
 keys x
 # the setup screen shows around the help: wait for the help itself to go
 i=0
-while wait_for "any key closes" 0 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-if grep -q "any key closes" "$tmp/screen"; then not_ok "any key closes the help"; else ok "any key closes the help"; fi
+while wait_for "any other key closes" 0 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if grep -q "any other key closes" "$tmp/screen"; then not_ok "any other key closes the help"; else ok "any other key closes the help"; fi
 
 # --- save a preset -----------------------------------------------------------------------
 keys s

@@ -158,7 +158,7 @@ int ui_axis_ticks(const ui_axis *a, int max_ticks, double *out, int max)
     return a->log ? log_ticks(a, max_ticks, out, max) : linear_ticks(a, max_ticks, out, max);
 }
 
-void ui_format_tick(double v, char *buf, size_t len)
+void ui_format_tick_sig(double v, int sig, char *buf, size_t len)
 {
     static const char suffix[] = "kMGTP";
     double m = fabs(v);
@@ -171,19 +171,45 @@ void ui_format_tick(double v, char *buf, size_t len)
             v /= 1e3;
             i++;
         }
-        snprintf(buf, len, "%.3g%c", v, suffix[i]);
+        snprintf(buf, len, "%.*g%c", sig, v, suffix[i]);
     } else if (v == floor(v)) {
         snprintf(buf, len, "%.0f", v);
     } else if (m < 1e-3) {
-        snprintf(buf, len, "%.0e", v);
+        snprintf(buf, len, "%.*e", sig - 3, v);
     } else {
-        snprintf(buf, len, "%.3g", v);
+        snprintf(buf, len, "%.*g", sig, v);
     }
+}
+
+void ui_format_tick(double v, char *buf, size_t len)
+{
+    ui_format_tick_sig(v, 3, buf, len);
+}
+
+/* 1 when two of the n ticks print alike at sig digits. */
+static int labels_clash(const double *ticks, int n, int sig)
+{
+    char a[32], b[32];
+    for (int i = 1; i < n; i++) {
+        ui_format_tick_sig(ticks[i - 1], sig, a, sizeof a);
+        ui_format_tick_sig(ticks[i], sig, b, sizeof b);
+        if (strcmp(a, b) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int ui_tick_sig(const double *ticks, int n)
+{
+    int sig = 3;
+    while (sig < 8 && labels_clash(ticks, n, sig))
+        sig++;
+    return sig;
 }
 
 int ui_axis_label_row(const ui_axis *a, const double *ticks, int n, int w, char *row)
 {
-    int next_free = 0, placed = 0;
+    int next_free = 0, placed = 0, sig = ui_tick_sig(ticks, n);
     if (w < 0)
         w = 0;
     memset(row, ' ', (size_t)w);
@@ -193,7 +219,7 @@ int ui_axis_label_row(const ui_axis *a, const double *ticks, int n, int w, char 
         int col = ui_axis_cell(a, ticks[i], w);
         if (col < 0)
             continue;
-        ui_format_tick(ticks[i], label, sizeof label);
+        ui_format_tick_sig(ticks[i], sig, label, sizeof label);
         int len = (int)strlen(label), start = col - len / 2;
         if (len > w)
             continue;

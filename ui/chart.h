@@ -48,8 +48,14 @@ int ui_axis_ticks(const ui_axis *a, int max_ticks, double *out, int max);
 
 /* "0", "0.25", "4096", "61.8k", "1.5M", "1e-04": at most 6 characters. */
 void ui_format_tick(double v, char *buf, size_t len);
+/* The same with sig significant digits (3 above). */
+void ui_format_tick_sig(double v, int sig, char *buf, size_t len);
+/* The digits (3 at least, 8 at most) at which the n ticks' labels differ
+ * from each other: 74.85 and 74.9 print as "74.85" and "74.9", not "74.9"
+ * twice. Every chart formats its ticks at it. */
+int ui_tick_sig(const double *ticks, int n);
 
-/* The x-axis label row: row[0..w) gets each tick's label centred under its
+/* The x-axis label row (at ui_tick_sig's digits): row[0..w) gets each tick's label centred under its
  * cell (kept inside the row), skipping a label that would touch the one
  * before; row[w] = '\0'. Returns how many labels were placed. */
 int ui_axis_label_row(const ui_axis *a, const double *ticks, int n, int w, char *row);

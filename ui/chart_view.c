@@ -2,6 +2,7 @@
  * labels and axis line, the x tick labels below, the x axis title on the
  * bottom edge and a legend on the top edge. */
 #include "ui.h"
+#include "format.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,27 +10,44 @@
 /* Widest y label, so that the plot starts right after the labels. */
 static int label_width(const double *ticks, int n)
 {
-    int w = 1;
+    int w = 1, sig = ui_tick_sig(ticks, n);
     for (int i = 0; i < n; i++) {
         char buf[32];
-        ui_format_tick(ticks[i], buf, sizeof buf);
+        ui_format_tick_sig(ticks[i], sig, buf, sizeof buf);
         if ((int)strlen(buf) > w)
             w = (int)strlen(buf);
     }
     return w;
 }
 
+/* The legend's columns: each series' mark (mark_w columns for a line) and name. */
+static int legend_cols(const ui_lab *lab, const ui_series *s, int ns, int mark_w)
+{
+    int cols = 0;
+    for (int i = 0; i < ns; i++)
+        cols += 1 + (lab->utf8 && s[i].connect ? mark_w : 1) + 2 + (int)strlen(s[i].name);
+    return cols;
+}
+
+/* The title, then the legend: the series' names are whole; where both do
+ * not fit on the top edge the lines' marks shrink to one column, then the
+ * title gives way, cut between its words. */
 static void draw_legend(ui_lab *lab, ui_rect box, const char *title, const ui_series *s, int ns)
 {
-    int x = box.x + 2, end = box.x + box.w - 2;
-    x += ui_putf(box.y, x, end - x, A_BOLD, " %s ", title);
+    int x = box.x + 2, end = box.x + box.w - 2, mark_w = 2;
+    char fitted[160];
+    if ((int)strlen(title) + 2 + legend_cols(lab, s, ns, 2) > end - x)
+        mark_w = 1;
+    int room = end - x - legend_cols(lab, s, ns, mark_w) - 2;
+    ui_fit_words(title, room > 4 ? room : 4, fitted, sizeof fitted);
+    x += ui_putf(box.y, x, end - x, A_BOLD, " %s ", fitted);
     for (int i = 0; i < ns && x < end; i++) {
         char mark[8];
         int cols = 1;
         if (!lab->utf8)
             snprintf(mark, sizeof mark, "%c", lab->chart.mark[i]);
         else if (s[i].connect)
-            snprintf(mark, sizeof mark, "\u2501\u2501"), cols = 2;
+            snprintf(mark, sizeof mark, "%s", mark_w == 2 ? "\u2501\u2501" : "\u2501"), cols = mark_w;
         else
             snprintf(mark, sizeof mark, "\u2022");
         ui_put(box.y, x + 1, end - x - 1, ui_attr(lab, s[i].role), mark);
@@ -61,6 +79,7 @@ static void draw_y_axis(ui_lab *lab, int x, int lw, int py, int ph, const ui_axi
                         const double *ticks, int n)
 {
     attr_t dim = ui_attr(lab, UI_DIM);
+    int sig = ui_tick_sig(ticks, n);
     attron(dim);
     mvvline(py, x + lw, ACS_VLINE, ph);
     attroff(dim);
@@ -69,7 +88,7 @@ static void draw_y_axis(ui_lab *lab, int x, int lw, int py, int ph, const ui_axi
         char buf[32];
         if (cell < 0)
             continue;
-        ui_format_tick(ticks[i], buf, sizeof buf);
+        ui_format_tick_sig(ticks[i], sig, buf, sizeof buf);
         ui_putf(py + ph - 1 - cell, x, lw, A_NORMAL, "%*s", lw, buf);
         attron(dim);
         mvaddch(py + ph - 1 - cell, x + lw, ACS_RTEE);
@@ -115,9 +134,10 @@ void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char 
         pw = UI_CHART_MAX_W;
     ui_axis_label_row(ax, xt, nxt, pw, row);
     ui_put(in.y + ph, px, pw, A_NORMAL, row);
-    if (x_title && (int)strlen(x_title) + 4 < box.w)
-        ui_putf(box.y + box.h - 1, box.x + box.w - (int)strlen(x_title) - 4, (int)strlen(x_title) + 2,
-                A_BOLD, " %s ", x_title);
+    char fitted[160];                /* cut between its words when the edge is short */
+    if (x_title && ui_fit_words(x_title, box.w - 5, fitted, sizeof fitted) > 0)
+        ui_putf(box.y + box.h - 1, box.x + box.w - (int)strlen(fitted) - 4, (int)strlen(fitted) + 2,
+                A_BOLD, " %s ", fitted);
     int ew = (int)strlen(empty);
     if (points == 0)
         ui_put(in.y + ph / 2, px + (pw > ew ? (pw - ew) / 2 : 0), pw, ui_attr(lab, UI_DIM), empty);

@@ -238,8 +238,8 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     const char *tag = state_tag(r, j);
     ui_put(y, x, 8, A_BOLD, j->device);
     if (!j->started) {
-        ui_putf(y, x + 9, w - 9, ui_attr(lab, UI_DIM), "%s: starts when %s ends (one after the other)", tag,
-                r->j[0].device);
+        ui_run_not_started_text(r, k, status, sizeof status);
+        ui_put_wrapped(y, x + 9, w - 9, 2, ui_attr(lab, UI_DIM), status);
         return;
     }
     if (j->snap.state == NN_JOB_FAILED) {
@@ -251,9 +251,8 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
         draw_phases(lab, j, y + 1, x, w - 1);
         return;
     }
-    ui_fmt_job_status(&j->snap, status, sizeof status, 0);
-    if (9 + 10 + 6 + (int)strlen(status) + 11 > w)   /* label, a 10-column bar, "100% ", the state */
-        ui_fmt_job_status(&j->snap, status, sizeof status, 1);
+    /* label, a 10-column bar, " 100% ", the state: the rest for the status, its parts whole */
+    ui_fmt_job_status_fit(&j->snap, w - 9 - 10 - 6 - 12, status, sizeof status);
     if (!nn_job_traits_of(j->snap.kind)->trains)   /* rows of J, not steps */
         ui_jacobian_status(&j->snap, status, sizeof status);
     double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;

@@ -3,6 +3,7 @@
  * rows. */
 #include "ui.h"
 #include "format.h"
+#include "scroll.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -195,8 +196,11 @@ void ui_draw_status(ui_lab *lab, const char *keys)
     clrtoeol();
     if (lab->message[0])
         ui_put(y, 1, lab->cols - 2, ui_attr(lab, lab->message_error ? UI_ERROR : UI_OK), lab->message);
-    else
-        ui_put(y, 1, lab->cols - 2, ui_attr(lab, UI_KEY), keys);
+    else {
+        char fitted[256];            /* whole groups: "q quit", never "q q" */
+        ui_fit_key_groups(keys, lab->cols - 2, fitted, sizeof fitted);
+        ui_put(y, 1, lab->cols - 2, ui_attr(lab, UI_KEY), fitted);
+    }
 }
 
 void ui_set_message(ui_lab *lab, int error, const char *fmt, ...)
@@ -207,4 +211,59 @@ void ui_set_message(ui_lab *lab, int error, const char *fmt, ...)
     va_end(ap);
     lab->message_error = error;
     lab->dirty |= UI_D_STATUS;
+}
+
+/* ---- scrolled text ------------------------------------------------------------------ */
+
+attr_t ui_text_attr(const ui_lab *lab, int style)
+{
+    switch (style) {
+    case UI_TS_BOLD: return A_BOLD;
+    case UI_TS_DIM: return ui_attr(lab, UI_DIM);
+    case UI_TS_OK: return ui_attr(lab, UI_OK);
+    case UI_TS_ERROR: return ui_attr(lab, UI_ERROR);
+    default: return A_NORMAL;
+    }
+}
+
+void ui_text_draw_rows(const ui_lab *lab, const ui_text *t, ui_rect in, ui_scroll *s)
+{
+    s->total = t->n;
+    s->view = in.h;
+    ui_scroll_clamp(s, t->n, in.h);
+    for (int r = 0; r < in.h && s->top + r < t->n; r++)
+        ui_put(in.y + r, in.x, in.w, ui_text_attr(lab, t->style[s->top + r]), t->line[s->top + r]);
+}
+
+void ui_scroll_draw_marker(const ui_lab *lab, int y, int right, const ui_scroll *s, int total, int view,
+                           const char *down_key, const char *up_key)
+{
+    char m[64];
+    int cols = ui_scroll_marker(s, total, view, lab->utf8, down_key, up_key, m, sizeof m);
+    if (cols > 0)
+        ui_putf(y, right - cols - 2, cols + 2, ui_attr(lab, UI_KEY), " %s ", m);
+}
+
+int ui_text_draw_scrolled(const ui_lab *lab, const ui_text *t, ui_rect box, ui_scroll *s, const char *down_key,
+                          const char *up_key)
+{
+    ui_rect in = ui_rect_inner(box);
+    if (in.w <= 0 || in.h <= 0)
+        return 0;
+    ui_text_draw_rows(lab, t, in, s);
+    ui_scroll_draw_marker(lab, box.y + box.h - 1, box.x + box.w - 1, s, t->n, in.h, down_key, up_key);
+    return ui_scroll_below(s, t->n, in.h);
+}
+
+enum ui_scroll_move ui_scroll_key(int ch)
+{
+    switch (ch) {
+    case KEY_UP: return UI_SCROLL_LINE_UP;
+    case KEY_DOWN: return UI_SCROLL_LINE_DOWN;
+    case KEY_PPAGE: return UI_SCROLL_PAGE_UP;
+    case KEY_NPAGE: case ' ': return UI_SCROLL_PAGE_DOWN;
+    case KEY_HOME: return UI_SCROLL_TOP;
+    case KEY_END: return UI_SCROLL_BOTTOM;
+    default: return UI_SCROLL_NONE;
+    }
 }

@@ -21,22 +21,18 @@
 /* The convolution algorithms the panel lists at most (LeNet has 6). */
 #define UI_CONV_MAX 32
 
-static attr_t style_attr(const ui_lab *lab, int style)
+/* Appends src's rows to dst (as many as it holds). */
+static void append_text(ui_text *dst, const ui_text *src)
 {
-    switch (style) {
-    case UI_TS_BOLD: return A_BOLD;
-    case UI_TS_DIM: return ui_attr(lab, UI_DIM);
-    case UI_TS_OK: return ui_attr(lab, UI_OK);
-    case UI_TS_ERROR: return ui_attr(lab, UI_ERROR);
-    default: return A_NORMAL;
-    }
+    for (int i = 0; i < src->n; i++)
+        ui_text_addf(dst, src->style[i], "%s", src->line[i]);
 }
 
-static int draw_text(const ui_lab *lab, const ui_text *t, int y, int x, int w)
+/* The panel's whole text, scrolled when it is longer than the panel
+ * (PgUp PgDn, ui/job_keys.c): nothing is cut to fit. */
+static void draw_panel_text(ui_lab *lab, ui_rect box, const ui_text *all)
 {
-    for (int i = 0; i < t->n; i++)
-        ui_put(y + i, x, w, style_attr(lab, t->style[i]), t->line[i]);
-    return t->n;
+    ui_text_draw_scrolled(lab, all, box, &lab->explain_scroll, "PgDn", "PgUp");
 }
 
 void ui_explain_toggle(ui_lab *lab)
@@ -128,14 +124,15 @@ int ui_explain_jobs_update(ui_lab *lab)
 
 void ui_explain_draw_run(ui_lab *lab)
 {
-    static ui_text t;                /* 12 KB: kept off the stack (UI thread only) */
+    static ui_text t;                /* 40 KB: kept off the stack (UI thread only) */
     const ui_run *r = &lab->run;
     int replaces;
     ui_rect box = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces), in = ui_rect_inner(box);
     if (in.w <= 0 || in.h <= 0)
         return;
     ui_box(lab, box, replaces ? "Explain (e: back to the chart)" : "Explain: model vs measured");
-    int y = in.y, per_job = r->n_jobs == 2 ? (in.h - 1) / 2 : in.h;
+    static ui_text all;
+    all.n = 0;
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
         const nn_explainer *x = &ui_dashboard_of(lab)->explain[k];
@@ -158,10 +155,12 @@ void ui_explain_draw_run(ui_lab *lab)
         if (prof)
             ways_for(&r->cfg.preset, r->cfg.batch, prof, &ctx);
         writeup_for(&r->cfg.preset, r->cfg.batch, prof, &ctx);
-        ui_explain_format_in(x, &ctx, j->device, r->cfg.batch, &m, in.w, per_job, &t);
-        draw_text(lab, &t, y, in.x, in.w);
-        y += per_job + 1;            /* a blank row between the two jobs */
+        ui_explain_format_in(x, &ctx, j->device, r->cfg.batch, &m, in.w, UI_TEXT_ROWS, &t);
+        if (k > 0)
+            ui_text_addf(&all, UI_TS_NORMAL, "%s", "");   /* a blank row between the two jobs */
+        append_text(&all, &t);
     }
+    draw_panel_text(lab, box, &all);
 }
 
 /* ---- the sweep ---------------------------------------------------------------------- */
@@ -247,9 +246,9 @@ void ui_explain_draw_sweep(ui_lab *lab)
     if (pt->has_inputs)              /* the same inputs, so the same regime and prediction as the table's */
         (void)nn_explainer_update(&ui_sweep_of(lab)->explain, &sw->base.preset, &pt->in);
     sweep_context(sw, d, i, &ctx, label, sizeof label, calib, sizeof calib);
-    ui_explain_format_in(&ui_sweep_of(lab)->explain, &ctx, sw->device[d], sw->batch[i], &pt->measured, in.w, in.h,
-                         &t);
-    draw_text(lab, &t, in.y, in.x, in.w);
+    ui_explain_format_in(&ui_sweep_of(lab)->explain, &ctx, sw->device[d], sw->batch[i], &pt->measured, in.w,
+                         UI_TEXT_ROWS, &t);
+    draw_panel_text(lab, box, &t);
 }
 
 int ui_explain_sweep_key(ui_lab *lab, int ch)

@@ -17,9 +17,7 @@ const char *ui_regime_short(nn_regime r, int one_letter)
 
 /* ---- lines ------------------------------------------------------------------------ */
 
-static int add_line(ui_text *t, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int add_line(ui_text *t, int style, const char *fmt, ...)
+int ui_text_addf(ui_text *t, int style, const char *fmt, ...)
 {
     va_list ap;
     if (t->n >= UI_TEXT_ROWS)
@@ -41,9 +39,9 @@ int ui_text_wrap(ui_text *t, int style, int width, int max_rows, const char *tex
         const char *next;
         int cut = ui_wrap_next(p, width, &next);
         if (rows == max_rows - 1 && *next && width > 3)
-            add_line(t, style, "%.*s...", cut < width - 3 ? cut : width - 3, p);
+            ui_text_addf(t, style, "%.*s...", cut < width - 3 ? cut : width - 3, p);
         else
-            add_line(t, style, "%.*s", cut, p);
+            ui_text_addf(t, style, "%.*s", cut, p);
         rows++;
         p = next;
     }
@@ -249,9 +247,9 @@ static void give_rows(panel_item *it, int width, int max_rows)
             left -= it[k].rows;
         }
     }
-    /* the figures wrap when a row is left over beyond why and advice */
-    static const int figures[] = { R_PREDICTED, R_MEASURED };
-    for (int i = 0; i < 2; i++) {
+    /* the head and the figures wrap when a row is left over beyond why and advice */
+    static const int figures[] = { R_HEAD, R_PREDICTED, R_MEASURED };
+    for (int i = 0; i < 3; i++) {
         int k = figures[i];
         if (it[k].rows > 1 && left - (it[k].rows - 1) >= text_full) {
             left -= it[k].rows - 1;
@@ -275,6 +273,21 @@ static void format_model(const nn_explainer *x, const ui_explain_context *c, con
     for (int k = 0; k < N_ROWS; k++)
         if (it[k].given > 0)
             ui_text_wrap(out, it[k].style, width, it[k].given, it[k].text);
+}
+
+/* Every row whole, the conclusion first: the head, the two figures, why
+ * and advice, then the details in the order give_rows keeps them. For a
+ * panel that scrolls: nothing is cut, and its first page says the most. */
+static void format_all(const nn_explainer *x, const ui_explain_context *c, const char *head,
+                       const nn_step_measure *m, int width, ui_text *out)
+{
+    static panel_item it[N_ROWS];
+    static const int order[] = { R_HEAD, R_PREDICTED, R_MEASURED, R_WHY, R_ADVICE, R_SPLIT, R_PHASES, R_WAYS,
+                                 R_WRITEUP, R_PROFILE, R_CAL, R_OPS, R_WORK, R_CONV };
+    fill_items(x, c, head, m, it);
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (it[order[k]].text[0])
+            ui_text_wrap(out, it[order[k]].style, width, UI_TEXT_ROWS, it[order[k]].text);
 }
 
 /* Too short for why: a row each for the head, the figures and the advice, cut. */
@@ -308,12 +321,14 @@ int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, c
     if (!x || !x->has_cal)
         return format_no_cal(x, head, m, width, max_rows, out);
     if (!x->valid) {
-        add_line(out, UI_TS_BOLD, "%s", head);
+        ui_text_addf(out, UI_TS_BOLD, "%s", head);
         if (max_rows > 1)
-            add_line(out, UI_TS_DIM, "waiting for the job to start");
+            ui_text_addf(out, UI_TS_DIM, "waiting for the job to start");
         return out->n;
     }
-    if (max_rows < 5)
+    if (max_rows >= UI_TEXT_ROWS)
+        format_all(x, c, head, m, width, out);
+    else if (max_rows < 5)
         format_short(x, c, head, m, max_rows, width, out);
     else
         format_model(x, c, head, m, width, max_rows, out);

@@ -18,7 +18,7 @@ const char *ui_regime_short(nn_regime r, int one_letter);
 
 /* ---- the panel's lines ----------------------------------------------------------- */
 
-#define UI_TEXT_ROWS 48
+#define UI_TEXT_ROWS 160             /* a scrolled panel's whole text: the help, a layer list */
 #define UI_TEXT_COLS 256
 
 enum ui_text_style { UI_TS_NORMAL, UI_TS_BOLD, UI_TS_DIM, UI_TS_OK, UI_TS_ERROR };
@@ -28,6 +28,9 @@ typedef struct ui_text {
     char line[UI_TEXT_ROWS][UI_TEXT_COLS];
     unsigned char style[UI_TEXT_ROWS];   /* enum ui_text_style */
 } ui_text;
+
+/* Appends one row (cut at UI_TEXT_COLS); returns 1, or 0 when t is full. */
+int ui_text_addf(ui_text *t, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Appends text wrapped to width over at most max_rows rows, the last ending
  * in "..." when text is left over; returns the rows added. */
@@ -69,7 +72,9 @@ int ui_explain_format(const nn_explainer *x, const char *device, int batch, cons
 /* The same with ctx's lines (ctx NULL: none): a predicted point's head and
  * figures say "predicted for NAME" and its measured row says nothing was;
  * the ways, the write-up, the profile's check and the calibration's age and
- * quality are detail rows, shown while there is room. */
+ * quality are detail rows, shown while there is room. max_rows
+ * UI_TEXT_ROWS: everything, whole, the conclusion (head, figures, why,
+ * advice) first and the details after, for a panel that scrolls. */
 int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, const char *device, int batch,
                          const nn_step_measure *m, int width, int max_rows, ui_text *out);
 

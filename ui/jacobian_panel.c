@@ -40,7 +40,10 @@ void ui_jacobian_status(const nn_snapshot *s, char *buf, size_t len)
         ui_fmt_si(s->samples_per_s, rate, sizeof rate);
         ui_fmt_duration(s->eta_s, eta, sizeof eta);
     }
-    snprintf(buf, len, "rows %s/%s  %s rows/s  %s  ETA %s", done, total, rate, el, eta);
+    if (nn_job_state_ended(s->state))   /* nothing left to come: no ETA, and room for the rest */
+        snprintf(buf, len, "rows %s/%s  %s rows/s  %s", done, total, rate, el);
+    else
+        snprintf(buf, len, "rows %s/%s  %s rows/s  %s  ETA %s", done, total, rate, el, eta);
 }
 
 void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len)
@@ -106,31 +109,38 @@ static int sweep_for(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_swee
 }
 
 /* One line of the sweep: a label, then the seconds at each val. */
-static void sweep_line(int y, ui_rect in, int attr, const char *label, const nn_jac_sweep *sw, const double *t)
+static void sweep_line(ui_text *t, int style, const char *label, const nn_jac_sweep *sw, const double *sec)
 {
     char row[512];
     int n = snprintf(row, sizeof row, "%-15s", label);
     for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
-        n += snprintf(row + n, sizeof row - (size_t)n, " %8.3g", t[i]);
-    ui_put(y, in.x, in.w, attr, row);
+        n += snprintf(row + n, sizeof row - (size_t)n, " %8.3g", sec[i]);
+    ui_text_addf(t, style, "%s", row);
 }
 
-static void sweep_verdict(ui_lab *lab, int y, ui_rect in, const nn_jac_sweep *sw, enum nn_jac_way w, int m)
+static void sweep_verdict(ui_text *t, int width, const nn_jac_sweep *sw, enum nn_jac_way w, int m)
 {
-    char label[32];
+    char label[32], line[160];
     snprintf(label, sizeof label, "%s%s", nn_jac_method_name((enum nn_jac_method)m),
              w == NN_JAC_WAY_FRAMEWORK ? " fw" : "");
-    if (sw->gpu_overtakes[w][m])
-        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "%-14s GPU overtakes CPU at val %ld (predicted)", label,
-                sw->gpu_overtakes[w][m]);
-    else
-        ui_putf(y, in.x, in.w, A_NORMAL, "%-14s CPU faster up to val %ld (predicted)", label, sw->val[sw->n - 1]);
+    /* in a column when the row has room, else "label:" before it: one row either way */
+    for (int pad = 14; pad >= 0; pad -= 14) {
+        if (sw->gpu_overtakes[w][m])
+            snprintf(line, sizeof line, "%-*s%s GPU overtakes CPU at val %ld (predicted)", pad, label, pad ? "" : ":",
+                     sw->gpu_overtakes[w][m]);
+        else
+            snprintf(line, sizeof line, "%-*s%s CPU faster up to val %ld (predicted)", pad, label, pad ? "" : ":",
+                     sw->val[sw->n - 1]);
+        if ((int)strlen(line) <= width)
+            break;
+    }
+    ui_text_wrap(t, sw->gpu_overtakes[w][m] ? UI_TS_OK : UI_TS_NORMAL, width, UI_TEXT_ROWS, line);
 }
 
 /* nnlab's passes for every method, then the run's method as a framework
  * runs it eagerly (the seed's own experiment for rows), then the verdicts
  * ("fw": the framework's). */
-static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method run_m, ui_rect in, int y)
+static void sweep_text(const ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method run_m, int width, ui_text *t)
 {
     const nn_jac_sweep *sw;
     const char *why = "";
@@ -138,65 +148,77 @@ static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method ru
     const char *name[2];
     sweep_devices(lab, &name[0], &name[1]);
     if (sweep_for(lab, s, &sw, &why) != 0) {
-        ui_putf(y, in.x, in.w, ui_attr(lab, UI_DIM), "val sweep: %s", why);
+        snprintf(row, sizeof row, "val sweep: %s", why);
+        ui_text_wrap(t, UI_TS_DIM, width, UI_TEXT_ROWS, row);
         return;
     }
-    ui_putf(y++, in.x, in.w, A_BOLD, "val sweep, seconds, predicted (CPU: this machine; GPU: %s)", sw->gpu_name);
+    snprintf(row, sizeof row, "val sweep, seconds, predicted (CPU: this machine; GPU: %s)", sw->gpu_name);
+    ui_text_wrap(t, UI_TS_BOLD, width, UI_TEXT_ROWS, row);
     int n = snprintf(row, sizeof row, "%-15s", "val");
     for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
         n += snprintf(row + n, sizeof row - (size_t)n, " %8ld", sw->val[i]);
-    ui_put(y++, in.x, in.w, ui_attr(lab, UI_DIM), row);
-    for (int m = 0; m < NN_JAC_METHOD_COUNT && y + 3 < in.y + in.h; m++)
+    ui_text_addf(t, UI_TS_DIM, "%s", row);
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
         for (int d = 0; d < 2; d++) {
             snprintf(label, sizeof label, "%-11s %s", d ? "" : nn_jac_method_name((enum nn_jac_method)m),
                      name[d][0] ? name[d] : d ? "GPU" : "CPU");
-            sweep_line(y++, in, A_NORMAL, label, sw, d ? sw->gpu_s[NN_JAC_WAY_NNLAB][m] : sw->cpu_s[NN_JAC_WAY_NNLAB][m]);
+            sweep_line(t, UI_TS_NORMAL, label, sw,
+                       d ? sw->gpu_s[NN_JAC_WAY_NNLAB][m] : sw->cpu_s[NN_JAC_WAY_NNLAB][m]);
         }
-    if (y < in.y + in.h)
-        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%s as a framework runs it eagerly (fw):",
-                nn_jac_method_name(run_m));
-    for (int d = 0; d < 2 && y < in.y + in.h; d++) {
+    ui_text_addf(t, UI_TS_DIM, "%s as a framework runs it eagerly (fw):", nn_jac_method_name(run_m));
+    for (int d = 0; d < 2; d++) {
         snprintf(label, sizeof label, "%12s%s", "", name[d][0] ? name[d] : d ? "GPU" : "CPU");
-        sweep_line(y++, in, A_NORMAL, label, sw,
+        sweep_line(t, UI_TS_NORMAL, label, sw,
                    d ? sw->gpu_s[NN_JAC_WAY_FRAMEWORK][run_m] : sw->cpu_s[NN_JAC_WAY_FRAMEWORK][run_m]);
     }
-    if (y < in.y + in.h)
-        sweep_verdict(lab, y++, in, sw, NN_JAC_WAY_FRAMEWORK, (int)run_m);
-    for (int m = 0; m < NN_JAC_METHOD_COUNT && y < in.y + in.h; m++)
-        sweep_verdict(lab, y++, in, sw, NN_JAC_WAY_NNLAB, m);
+    sweep_verdict(t, width, sw, NN_JAC_WAY_FRAMEWORK, (int)run_m);
+    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
+        sweep_verdict(t, width, sw, NN_JAC_WAY_NNLAB, m);
 }
 
-void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
+/* Each job's rows of J so far (or its time, done), then the FLOPs. */
+static void jobs_text(const ui_lab *lab, const nn_jac_shape *s, long val, enum nn_jac_method m, int width,
+                      ui_text *t)
 {
     const ui_run *r = &lab->run;
-    ui_rect in = ui_rect_inner(box);
-    nn_jac_shape s;
+    char a[16], b[16], line[256];
     nn_jac_flops f;
-    long val;
-    enum nn_jac_method m;
-    char title[96], a[16], b[16];
-    if (in.w <= 0 || in.h <= 0 || run_shape(lab, &s, &val, &m) != 0)
-        return;
-    snprintf(title, sizeof title, "Jacobian (val %ld, %s)", val, nn_jac_method_name(m));
-    ui_box(lab, box, title);
-    int y = in.y;
-    for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
+    for (int k = 0; k < r->n_jobs; k++) {
         const nn_snapshot *sn = &r->j[k].snap;
         ui_fmt_si((double)sn->step, a, sizeof a);
         ui_fmt_si((double)sn->total_steps, b, sizeof b);
         if (sn->state == NN_JOB_DONE)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s all %s rows of J in %.4g s: %.3g rows/s", r->j[k].device, b,
-                    sn->elapsed_s, sn->samples_per_s > 0 ? sn->samples_per_s : (double)sn->total_steps / sn->elapsed_s);
+            snprintf(line, sizeof line, "%-8s all %s rows of J in %.4g s: %.3g rows/s", r->j[k].device, b,
+                     sn->elapsed_s, sn->samples_per_s > 0 ? sn->samples_per_s : (double)sn->total_steps / sn->elapsed_s);
         else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s rows done %s of %s, %.1f s so far", r->j[k].device, a, b,
-                    sn->elapsed_s);
+            snprintf(line, sizeof line, "%-8s rows done %s of %s, %.1f s so far", r->j[k].device, a, b, sn->elapsed_s);
+        ui_text_wrap(t, UI_TS_NORMAL, width, UI_TEXT_ROWS, line);
     }
-    nn_jac_flops_of(&s, val, m, &f);
-    if (y < in.y + in.h)
-        ui_putf(y++, in.x, in.w, A_NORMAL, "FLOPs %.3g in %.0f passes over %.0f rows: %.1f%% on J's zero blocks",
-                f.total, f.passes, f.pass_rows, f.total > 0 ? 100 * f.zero / f.total : 0);
-    if (y + 3 < in.y + in.h)
-        draw_sweep(lab, &s, m, in, y + 1);
+    nn_jac_flops_of(s, val, m, &f);
+    snprintf(line, sizeof line, "FLOPs %.3g in %.0f passes over %.0f rows: %.1f%% on J's zero blocks", f.total,
+             f.passes, f.pass_rows, f.total > 0 ? 100 * f.zero / f.total : 0);
+    ui_text_wrap(t, UI_TS_NORMAL, width, UI_TEXT_ROWS, line);
+}
+
+/* The whole panel's text, scrolled when longer than the panel (PgUp PgDn
+ * while the Explain panel is not shown, ui/job_keys.c). */
+void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
+{
+    static ui_text t;                /* UI thread only */
+    ui_rect in = ui_rect_inner(box);
+    nn_jac_shape s;
+    long val;
+    enum nn_jac_method m;
+    char title[96];
+    if (in.w <= 0 || in.h <= 0 || run_shape(lab, &s, &val, &m) != 0)
+        return;
+    snprintf(title, sizeof title, "Jacobian (val %ld, %s)", val, nn_jac_method_name(m));
+    ui_box(lab, box, title);
+    t.n = 0;
+    jobs_text(lab, &s, val, m, in.w, &t);
+    ui_text_addf(&t, UI_TS_NORMAL, "%s", "");
+    sweep_text(lab, &s, m, in.w, &t);
+    ui_text_draw_scrolled(lab, &t, box, &lab->main_scroll, "PgDn", "PgUp");
 }
 
 void ui_jacobian_draw_side(ui_lab *lab, ui_rect box)
@@ -220,6 +242,7 @@ void ui_jacobian_draw_side(ui_lab *lab, ui_rect box)
 
 void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
 {
+    static ui_text t;
     ui_rect in = ui_rect_inner(box);
     nn_jac_shape s;
     long val;
@@ -228,12 +251,15 @@ void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
     if (in.w <= 0 || in.h <= 0 || run_shape(lab, &s, &val, &m) != 0)
         return;
     ui_box(lab, box, replaces ? "Explain (e: back)" : "Explain: the waste");
+    t.n = 0;
     nn_jac_explain(&s, val, m, why, sizeof why);
-    int y = in.y + ui_put_wrapped(in.y, in.x, in.w, in.h, A_NORMAL, why);
+    ui_text_wrap(&t, UI_TS_NORMAL, in.w, UI_TEXT_ROWS, why);
     const nn_jac_sweep *sw;
     const char *skip = "";
-    if (y + 1 < in.y + in.h && sweep_for(lab, &s, &sw, &skip) == 0) {
+    if (sweep_for(lab, &s, &sw, &skip) == 0) {
         nn_jac_sweep_verdict(sw, m, val, why, sizeof why);
-        ui_put_wrapped(y + 1, in.x, in.w, in.y + in.h - y - 1, ui_attr(lab, UI_DIM), why);
+        ui_text_addf(&t, UI_TS_NORMAL, "%s", "");
+        ui_text_wrap(&t, UI_TS_DIM, in.w, UI_TEXT_ROWS, why);
     }
+    ui_text_draw_scrolled(lab, &t, box, &lab->explain_scroll, "PgDn", "PgUp");
 }

@@ -142,6 +142,7 @@ static void show(ui_lab *lab, enum ui_screen s)
     lab->screen = s;
     lab->frame_at = 0;
     lab->pending = 0;
+    lab->explain_scroll = lab->main_scroll = (ui_scroll){ 0, 0, 0 };   /* a new job's text from its top */
     relayout(lab);
 }
 
@@ -196,11 +197,8 @@ static ui_action handle_key(ui_lab *lab, int ch)
         return ch == 'q' ? UI_ACT_ASK_QUIT : UI_ACT_HANDLED;
     if (lab->dialog != UI_DLG_NONE)
         return ui_dialog_key(lab, ch);
-    if (lab->help) {
-        lab->help = 0;               /* any key closes it */
-        lab->dirty = UI_D_ALL;
-        return UI_ACT_HANDLED;
-    }
+    if (lab->help)
+        return ui_help_key(lab, ch);   /* scrolls it, or closes it */
     if (lab->message[0]) {           /* a message lasts until the next key */
         lab->message[0] = '\0';
         lab->dirty |= UI_D_STATUS;

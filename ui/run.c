@@ -3,6 +3,7 @@
 #include "run.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -210,4 +211,15 @@ double ui_run_wall(const ui_run_job *j)
     if (!j->started)
         return 0.0;
     return (j->ended ? j->t_end : nn_now()) - j->t_start;
+}
+
+void ui_run_not_started_text(const ui_run *r, int k, char *buf, size_t len)
+{
+    const ui_run_job *j = &r->j[k];
+    if (j->started)
+        snprintf(buf, len, "%s", "");
+    else if (r->cancelled)
+        snprintf(buf, len, "not run: cancelled while %s ran (one after the other)", r->j[0].device);
+    else
+        snprintf(buf, len, "waiting: starts when %s ends (one after the other)", r->j[0].device);
 }

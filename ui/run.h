@@ -70,4 +70,10 @@ void ui_run_free(ui_run *r);
  * time so far while it runs; 0 before it starts. */
 double ui_run_wall(const ui_run_job *j);
 
+/* What job k of a run says while it has not started: the second of a
+ * sequential run "waiting: starts when cpu ends (one after the other)", or
+ * once the run was cancelled before its turn "not run: cancelled while cpu
+ * ran". "" for a job that started. */
+void ui_run_not_started_text(const ui_run *r, int k, char *buf, size_t len);
+
 #endif

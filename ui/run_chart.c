@@ -142,8 +142,7 @@ static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curve
 
 static void loss_title(const ui_lab *lab, char *buf, size_t len)
 {
-    snprintf(buf, len, "loss%s%s", lab->log_scale ? " (log)" : "",
-             ui_dashboard_of(lab)->smooth ? ", training smoothed (EMA 0.6)" : "");
+    snprintf(buf, len, "loss%s", lab->log_scale ? " (log)" : "");
 }
 
 void ui_run_charts_draw(ui_lab *lab)
@@ -152,7 +151,7 @@ void ui_run_charts_draw(ui_lab *lab)
     int by_time = r->n_jobs == 2, ns = 0, nv = 0;
     ui_series s[4];
     curves c[2] = { { 0 } };
-    char names[4][32], title[96];
+    char names[4][32], title[96], x_title[64];
     double marks[MAX_MARKS];
     ui_axis ax, ay, ay_acc;
     ui_rect loss, acc;
@@ -177,7 +176,10 @@ void ui_run_charts_draw(ui_lab *lab)
     }
     ui_axis_finish(&ay, 0);
     loss_title(lab, title, sizeof title);
-    ui_chart_view(lab, loss, title, by_time ? "seconds of training" : "step", &ax, &ay, s, ns, marks, nv);
+    /* the smoothing on the bottom edge: the top one keeps its room for the legend's names */
+    snprintf(x_title, sizeof x_title, "%s%s", by_time ? "seconds of training" : "step",
+             ui_dashboard_of(lab)->smooth ? ", smoothed (EMA 0.6)" : "");
+    ui_chart_view(lab, loss, title, x_title, &ax, &ay, s, ns, marks, nv);
     if (acc.w > 0)
         draw_accuracy(lab, acc, r, c, &ax, &ay_acc, by_time);
     for (int k = 0; k < 2; k++)

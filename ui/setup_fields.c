@@ -265,6 +265,8 @@ int ui_field_shown(const ui_lab *lab, int f)
         return t->has_method;
     if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR)
         return t->trains;
+    if (f >= UI_F_SWEEP_FROM && f <= UI_F_SWEEP_DEVICES)
+        return t->trains;            /* a batch sweep times training steps */
     return f >= 0 && f < UI_N_FIELDS;
 }
 

@@ -62,8 +62,9 @@ static void data_note(const nn_preset *p, char *buf, size_t len)
             snprintf(buf, len, "synthetic 3x32x32, 10 classes (no CIFAR-10 directory in the preset)");
         break;
     default:
-        snprintf(buf, len, "random regression rows: %ld train, %ld validation, %d features -> %d",
-                 p->rows, p->val_rows, p->features, p->targets);
+        snprintf(buf, len, "random regression rows: %ld train, %ld validation, %d feature%s -> %d target%s",
+                 p->rows, p->val_rows, p->features, p->features == 1 ? "" : "s", p->targets,
+                 p->targets == 1 ? "" : "s");
     }
 }
 
@@ -98,6 +99,7 @@ static void select_preset(ui_lab *lab, int i)
     if (i == ss->selected && lab->chosen.preset_ok)
         return;
     ss->selected = i;
+    ss->layers.top = 0;              /* another network: its list from the top */
     ss->edit[0] = '\0';
     load_selected(lab);
     lab->dirty |= UI_D_LIST | UI_D_FIELDS | UI_D_DETAILS | UI_D_STATUS;
@@ -205,98 +207,122 @@ static void draw_fields(ui_lab *lab)
 
 /* A graph's layer shows where it reads from after its label ("add <- layer3,
  * layer5"), as much as the column holds. */
-static int draw_row(ui_rect in, int y, int wide, int lw, const char *num,
-                    const ui_summary_row *r, attr_t a)
+static void format_row(char *buf, size_t len, int wide, int lw, const char *num, const ui_summary_row *r)
 {
     char label[sizeof r->label + sizeof r->wiring + 2];
     snprintf(label, sizeof label, "%s%s%s", r->label, r->wiring[0] ? " " : "", r->wiring);
     if (wide)
-        ui_putf(y, in.x, in.w, a, "%3s  %-*.*s %-10.10s%8s %12s", num, lw, lw, label, r->shape,
-                r->params_text, r->flops_text);
+        snprintf(buf, len, "%3s  %-*.*s %-10.10s%8s %12s", num, lw, lw, label, r->shape, r->params_text,
+                 r->flops_text);
     else
-        ui_putf(y, in.x, in.w, a, "%-*.*s %7s %9s", lw, lw, label, r->params_text, r->flops_text);
-    return y + 1;
+        snprintf(buf, len, "%-*.*s %7s %9s", lw, lw, label, r->params_text, r->flops_text);
 }
 
 /* Layer, output shape, parameters and FLOPs per sample (ui/net_summary.c, from
  * the cost model); a narrow pane (80 columns) drops the "#" and output columns
  * so that the labels stay whole. */
-static int draw_layers(ui_lab *lab, ui_rect in, int y, int max_rows)
+static void layers_text(const ui_lab *lab, int width, ui_text *t)
 {
-    ui_net_summary sum;
-    int wide = in.w >= 58, lw = in.w - (wide ? 37 : 18);
+    static ui_net_summary sum;       /* UI thread only */
+    char row[UI_TEXT_COLS];
+    int wide = width >= 58, lw = width - (wide ? 37 : 18);
     ui_net_summary_of(&ui_setup_of(lab)->cost, &sum);
     if (lw > 24)
         lw = 24;
     if (wide)
-        ui_putf(y++, in.x, in.w, A_BOLD, "%3s  %-*s %-10s%8s %12s", "#", lw, "layer", "output", "params",
-                "FLOPs/sample");
+        ui_text_addf(t, UI_TS_BOLD, "%3s  %-*s %-10s%8s %12s", "#", lw, "layer", "output", "params", "FLOPs/sample");
     else
-        ui_putf(y++, in.x, in.w, A_BOLD, "%-*s %7s %9s", lw, "layer", "params", "FLOPs/smp");
+        ui_text_addf(t, UI_TS_BOLD, "%-*s %7s %9s", lw, "layer", "params", "FLOPs/smp");
     for (int i = 0; i < sum.n_layers; i++) {
         char num[12];
-        if (i >= max_rows - 3 && i < sum.n_layers - 1) {
-            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "  ... %d more layers", sum.n_layers - i);
-            break;
-        }
         snprintf(num, sizeof num, "%d", i + 1);
-        y = draw_row(in, y, wide, lw, num, &sum.layers[i], A_NORMAL);
+        format_row(row, sizeof row, wide, lw, num, &sum.layers[i]);
+        ui_text_addf(t, UI_TS_NORMAL, "%s", row);
     }
-    return draw_row(in, y, wide, lw, "", &sum.total, A_BOLD);
+    format_row(row, sizeof row, wide, lw, "", &sum.total);
+    ui_text_addf(t, UI_TS_BOLD, "%s", row);
+}
+
+/* text after a 7-column label ("data   "), wrapped at words, its rows indented. */
+static void add_labelled(ui_text *t, int style, const char *label, int width, const char *text)
+{
+    static ui_text rows;
+    rows.n = 0;
+    ui_text_wrap(&rows, style, width - 7, UI_TEXT_ROWS, text);
+    for (int i = 0; i < rows.n; i++)
+        ui_text_addf(t, style, "%-7s%s", i ? "" : label, rows.line[i]);
 }
 
 /* What a run of the settings needs in memory (the engine's estimate) beside
- * what the machine has: red when it would be refused. */
-static int draw_memory(ui_lab *lab, ui_rect in, int y)
+ * what the machine has: an error when it would be refused. */
+static void memory_text(const ui_lab *lab, int width, ui_text *t)
 {
     nn_job_config cfg;
     nn_memory_estimate m;
-    char need[16], avail[16], err[NN_ERR_LEN];
+    char need[16], avail[16], err[NN_ERR_LEN], line[NN_ERR_LEN + 64];
     ui_setup_job_config(lab, &cfg);
     nn_job_memory_estimate(&cfg, &m);
     nn_format_bytes(m.host, need, sizeof need);
     nn_format_bytes(m.available, avail, sizeof avail);
     int fits = nn_job_check_sizes(&cfg, &m, ui_setup_size_key(lab), err, sizeof err) == 0;
-    ui_put(y, in.x, 7, A_BOLD, "memory");
     if (fits)
-        ui_putf(y, in.x + 7, in.w - 7, A_NORMAL, "needs ~%s of %s available%s", need, avail,
-                m.device ? " (host; the rest on the device)" : "");
+        snprintf(line, sizeof line, "needs ~%s of %s available%s", need, avail,
+                 m.device ? " (host; the rest on the device)" : "");
     else
-        ui_put(y, in.x + 7, in.w - 7, ui_attr(lab, UI_ERROR), err);
-    return y + 1;
+        snprintf(line, sizeof line, "%s", err);
+    add_labelled(t, fits ? UI_TS_NORMAL : UI_TS_ERROR, "memory", width, line);
 }
 
+/* The chosen preset's whole description: what it is, its file, its data,
+ * its task, its memory and its layers, at word breaks. */
+static void details_text(const ui_lab *lab, const nn_preset_entry *e, int width, ui_text *t)
+{
+    const ui_setup_state *ss = ui_setup_of(lab);
+    const nn_preset *p = &lab->chosen.preset;
+    char line[NN_PATH_LEN + 64];
+    t->n = 0;
+    if (!lab->chosen.preset_ok) {
+        if (e)
+            ui_text_addf(t, UI_TS_ERROR, "This preset does not load:");
+        ui_text_wrap(t, UI_TS_ERROR, width, UI_TEXT_ROWS, lab->chosen.preset_err);
+        return;
+    }
+    ui_text_wrap(t, UI_TS_NORMAL, width, UI_TEXT_ROWS, p->description);
+    snprintf(line, sizeof line, "%s%s", e->path, e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
+    add_labelled(t, UI_TS_DIM, "file", width, line);
+    add_labelled(t, UI_TS_NORMAL, "data", width, ss->data_note);
+    if (!ui_settings_trains(&lab->chosen.set)) {  /* trains nothing: what it computes instead */
+        snprintf(line, sizeof line, "Jacobian by %s at val %d",
+                 nn_jac_method_name((enum nn_jac_method)lab->chosen.set.jac_method), lab->chosen.set.batch);
+        add_labelled(t, UI_TS_NORMAL, "task", width, line);
+    } else {
+        snprintf(line, sizeof line, "%s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
+                 p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
+        add_labelled(t, UI_TS_NORMAL, "train", width, line);
+    }
+    memory_text(lab, width, t);
+    ui_text_addf(t, UI_TS_NORMAL, "%s", "");
+    layers_text(lab, width, t);
+}
+
+/* The details scroll ([ and ]) above the device list, which stays. */
 static void draw_details(ui_lab *lab)
 {
+    static ui_text t;                /* UI thread only */
     ui_setup_state *ss = ui_setup_of(lab);
     ui_rect box = lab->layout.details, in = ui_rect_inner(box);
     const nn_preset_entry *e = ss->n_entries ? &ss->entries[ss->selected] : NULL;
-    const nn_preset *p = &lab->chosen.preset;
-    int wide = in.w >= 58, y = in.y, bottom = in.y + in.h - ui_setup_devices_rows(lab, in.w);
+    int bottom = in.y + in.h - ui_setup_devices_rows(lab, in.w);
     ui_box(lab, box, e ? e->name : "no preset");
     if (in.h <= 0)
         return;
-    if (!lab->chosen.preset_ok) {
-        ui_put(y++, in.x, in.w, ui_attr(lab, UI_ERROR), e ? "This preset does not load:" : "");
-        y += ui_put_wrapped(y, in.x, in.w, bottom - y, ui_attr(lab, UI_ERROR), lab->chosen.preset_err);
-    } else {
-        y += ui_put_wrapped(y, in.x, in.w, 2, A_NORMAL, p->description);
-        if (wide)                    /* a narrow pane keeps its rows for the layers */
-            ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "file   %s%s", e->path,
-                    e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
-        ui_put(y, in.x, 7, A_BOLD, "data");
-        y += ui_put_wrapped(y, in.x + 7, in.w - 7, 2, A_NORMAL, ss->data_note);
-        if (!ui_settings_trains(&lab->chosen.set))   /* trains nothing: what it computes instead */
-            ui_putf(y++, in.x, in.w, A_NORMAL, "task   Jacobian by %s at val %d",
-                    nn_jac_method_name((enum nn_jac_method)lab->chosen.set.jac_method), lab->chosen.set.batch);
-        else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "train  %s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
-                    p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
-        y = draw_memory(lab, in, y);
-        y += wide;
-        if (bottom - y >= 4)
-            y = draw_layers(lab, in, y, bottom - y);
-    }
+    details_text(lab, e, in.w, &t);
+    int view = bottom - in.y;
+    if (t.n > view)
+        view--;                      /* a row for the marker */
+    ui_text_draw_rows(lab, &t, (ui_rect){ in.x, in.y, in.w, view > 0 ? view : 0 }, &ss->layers);
+    if (t.n > view && view > 0)
+        ui_scroll_draw_marker(lab, in.y + view, in.x + in.w, &ss->layers, t.n, view, "]", "[");
     ui_setup_draw_devices(lab, in, bottom);
 }
 
@@ -437,7 +463,18 @@ static int fields_key(ui_lab *lab, int ch)
             ss->edit[strlen(ss->edit) - 1] = '\0';
         return 1;
     }
-    return ui_field_type(lab, ch);
+    if (ui_field_type(lab, ch))
+        return 1;
+    if ((ch >= '0' && ch <= '9') || ch == '.') {
+        /* a number typed on a field that takes none: said, never swallowed,
+         * and nothing armed (Enter still runs, as the status row says) */
+        if (stdscr)
+            beep();
+        ui_set_message(lab, 1, "%s is not a number: '%c' ignored (Left Right or Space change it)",
+                       ui_field_name(lab, ss->field), ch);
+        return 1;
+    }
+    return 0;
 }
 
 ui_action ui_setup_key(ui_lab *lab, int ch)
@@ -462,6 +499,9 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         ui_setup_survey(lab);
         ui_setup_reload(lab, NULL);
         ui_set_message(lab, 0, "presets and devices scanned again");
+    } else if (ch == '[' || ch == ']') {   /* the details and layers, a page at a time */
+        ui_scroll_move(&ss->layers, ch == '[' ? UI_SCROLL_PAGE_UP : UI_SCROLL_PAGE_DOWN, ss->layers.total,
+                       ss->layers.view);
     } else if ((ch == '+' || ch == '-') && !ss->edit[0]) {
         ui_field_adjust(lab, UI_F_BATCH, ch == '+' ? 1 : -1);
     } else if (ss->focus_fields) {
@@ -487,6 +527,7 @@ static const char *const setup_help[] = {
     "  0-9 . e     type a number; Enter keeps it (checked: the range is",
     "              shown when it is not one), Esc drops it",
     "  + -         batch size (val) x2 / /2  s   save as a preset",
+    "  [ ]         scroll the preset's details and layers (\"more (])\")",
     "  Enter r     run on the device(s)      w   batch sweep    F5 rescan",
     "              (after typing a number: the first Enter keeps it)",
     "              a device's first use calibrates it (seconds; Esc: no run)",

@@ -23,6 +23,7 @@ typedef struct ui_setup_state {
                                         the old one by accident */
 
     nn_device_survey *survey;        /* the device survey under way; NULL when none */
+    ui_scroll layers;                /* the details and the layer list, scrolled with [ and ] */
 } ui_setup_state;
 
 /* ui/setup_devices.c: the device survey and the list drawn */

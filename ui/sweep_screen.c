@@ -149,7 +149,9 @@ static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
 {
     char line[192];
     int style = ui_sweep_crossover_text(&lab->sweep, sweep_baseline(lab, &lab->sweep), line, sizeof line);
-    return ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM), line);
+    int need = ui_wrapped_rows(in.w, 8, line);
+    return ui_put_wrapped(y, in.x, in.w, need < rows ? need : rows, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM),
+                          line);
 }
 
 /* The notes under the table: the crossover, what * means when a device is
@@ -166,12 +168,13 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     if (left >= 4)
         left--;                      /* a blank row before the notes */
     y = in.y + in.h - left;
-    int used = draw_crossover_line(lab, in, y, left >= 5 ? 2 : 1);
+    /* the conclusion whole, at word breaks: the other notes give way */
+    int used = draw_crossover_line(lab, in, y, left);
     y += used;
     left -= used;
     ui_sweep_predicted_note(sw, note, sizeof note);
-    if (note[0] && left >= 2) {
-        int rows = ui_wrapped_rows(in.w, left - 1, note);
+    if (note[0] && left >= 1) {      /* what * means, whole too */
+        int need = ui_wrapped_rows(in.w, 8, note), rows = need < left ? need : left;
         y += ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, UI_OK), note);
         left -= rows;
     }
@@ -219,7 +222,7 @@ static void draw_table(ui_lab *lab)
         x += ui_putf(y, x, w, A_BOLD, "%7s%*s", name, w - 7, "");
     }
     if (ratio)
-        ui_putf(y, x, 9, A_BOLD, "%9s", sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
+        ui_putf(y, x, 9, A_BOLD, "%9s", sw->predicted[g] ? "gpu*/cpu" : "gpu/cpu");   /* a space before */
     y++;
     int cross = ui_sweep_gpu_crossover(sw, c), rows = in.h - 5;   /* the header and four note rows stay */
     for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {

@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "nnlab/preset.h"
 #include "run.h"
+#include "scroll.h"
 #include "sweep.h"
 #include "sysinfo.h"
 
@@ -167,6 +168,11 @@ typedef struct ui_lab {
     /* the calibrations and first-use measuring */
     nn_cal_store cals;
     ui_calibrating calib;
+
+    /* panels longer than the terminal (ui/scroll.h) */
+    ui_scroll help_scroll;           /* the help overlay */
+    ui_scroll explain_scroll;        /* the Explain panel (run and sweep) */
+    ui_scroll main_scroll;           /* a Jacobian run's main panel */
 } ui_lab;
 
 /* ---- a screen -------------------------------------------------------------------- */
@@ -207,6 +213,20 @@ int ui_putf(int y, int x, int w, attr_t attr, const char *fmt, ...) __attribute_
 int ui_put_wrapped(int y, int x, int w, int max_rows, attr_t attr, const char *text);
 /* The rows ui_put_wrapped would use. */
 int ui_wrapped_rows(int w, int max_rows, const char *text);
+/* The attribute of a ui_text style (UI_TS_*). */
+attr_t ui_text_attr(const ui_lab *lab, int style);
+/* Rows s->top.. of t inside in, as many as fit (s clamped to t first). */
+void ui_text_draw_rows(const ui_lab *lab, const ui_text *t, ui_rect in, ui_scroll *s);
+/* The scroll marker ("v 12 more (PgDn)", ui/scroll.h) ending at column
+ * right on row y; nothing when everything fits. */
+void ui_scroll_draw_marker(const ui_lab *lab, int y, int right, const ui_scroll *s, int total, int view,
+                           const char *down_key, const char *up_key);
+/* A boxed panel of scrolled text: its rows inside box and the marker on
+ * the box's bottom edge. Returns the rows hidden below. */
+int ui_text_draw_scrolled(const ui_lab *lab, const ui_text *t, ui_rect box, ui_scroll *s, const char *down_key,
+                          const char *up_key);
+/* The scroll move a key asks for (Up Down PgUp PgDn Home End), or UI_SCROLL_NONE. */
+enum ui_scroll_move ui_scroll_key(int ch);
 void ui_draw_title(ui_lab *lab, const char *left);
 void ui_draw_status(ui_lab *lab, const char *keys);
 void ui_set_message(ui_lab *lab, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -292,6 +312,8 @@ void ui_calibrate_free(ui_lab *lab);
 
 /* ui/help.c */
 void ui_help_draw(ui_lab *lab);
+/* A key while the help is open: scrolls it, or closes it. */
+ui_action ui_help_key(ui_lab *lab, int ch);
 
 /* ui/dialog.c: save, overwrite, quit and back questions */
 void ui_dialog_open_save(ui_lab *lab);

@@ -335,6 +335,16 @@ static int check_sizes(const cli_options *o, const nn_job_config *cfg, int other
     return -1;
 }
 
+/* 0 when the device can run here; else says why. */
+static int device_ready(const char *device)
+{
+    char err[NN_ERR_LEN];
+    if (nn_device_require(device, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "nnlab: %s\n", err);
+    return -1;
+}
+
 /* The method compared with: forward, or per-sample when forward was asked. */
 static int other_method(int m)
 {
@@ -354,7 +364,11 @@ int nn_cli_jacobian(int argc, char **argv)
         fprintf(stderr, "nnlab: jacobian: --preset is required\n");
         return CLI_EXIT_USAGE;
     }
-    if (cli_load_preset(o.preset, &p) != 0 || job_config(&o, &p, &cfg) != 0 ||
+    if (cli_load_preset(o.preset, &p) != 0 || job_config(&o, &p, &cfg) != 0)
+        return CLI_EXIT_USAGE;
+    /* a device that cannot run is refused before anything starts, as
+     * train's: every refusal exits 2 (the job asks again on its thread) */
+    if (device_ready(cfg.device[0] ? cfg.device : p.device) != 0 ||
         check_sizes(&o, &cfg, other_method(cfg.jac_method)) != 0)
         return CLI_EXIT_USAGE;
     cli_catch_stop_signals();
