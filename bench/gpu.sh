@@ -3,8 +3,9 @@
 # PyTorch on the same machine: the check any user with a GPU can run.
 #
 #   1. tests/test_gpu with NNLAB_REQUIRE_GPU=1 (every case must run);
-#   2. the sweep of every preset on cpu and gpu, the default way (a CUDA graph,
-#      data on the device) and the eager way (--no-graph --no-data-on-device
+#   2. the sweep of every preset on cpu and gpu, the default ways (eager and a
+#      CUDA graph measured side by side, data on the device; the framework way
+#      predicted) and the write-ups' eager way (--no-graph --no-data-on-device
 #      --sync-every-step);
 #   3. the Jacobian's methods on cpu and gpu (the Jacobian presets);
 #   4. PyTorch's step of the same networks (bench/pytorch_step.py) on cuda

@@ -43,12 +43,13 @@ def ratio(a, b):
 
 
 def sweep_points(raw, preset, way):
-    """{(device, batch): us} of the measured points of one sweep file."""
+    """{(device, way, batch): us} of the measured points of one sweep file (a
+    sweep measures a GPU's eager and graph ways side by side by default)."""
     got = load_json(os.path.join(raw, f"sweep-{preset}-{way}.json"))
     out = {}
     for p in (got or {}).get("points", []):
         if p.get("source") == "measured" and p.get("us_per_step") is not None:
-            out[(p["device"], p["batch"])] = p["us_per_step"]
+            out[(p["device"], p.get("way", ""), p["batch"])] = p["us_per_step"]
     return out
 
 
@@ -58,18 +59,19 @@ def torch_us(raw, preset, device, batch):
 
 
 def step_table(raw):
-    rows = ["| preset | batch | nnlab cpu | nnlab gpu graph | nnlab gpu eager | PyTorch cuda "
-            "| PyTorch cpu | graph / PyTorch cuda | eager / PyTorch cuda |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| preset | batch | nnlab cpu | nnlab gpu graph | nnlab gpu eager | nnlab gpu eager, copies, sync "
+            "| PyTorch cuda | PyTorch cpu | graph / PyTorch cuda | eager / PyTorch cuda |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     files = sorted(glob.glob(os.path.join(raw, "sweep-*-graph.json")))
     for path in files:
         preset = os.path.basename(path)[len("sweep-"):-len("-graph.json")]
-        graph, eager = sweep_points(raw, preset, "graph"), sweep_points(raw, preset, "eager")
-        for b in sorted({k[1] for k in graph} | {k[1] for k in eager}):
-            g, e = graph.get(("gpu", b)), eager.get(("gpu", b))
+        ways, synced = sweep_points(raw, preset, "graph"), sweep_points(raw, preset, "eager")
+        for b in sorted({k[2] for k in ways} | {k[2] for k in synced}):
+            g, e = ways.get(("gpu", "graph", b)), ways.get(("gpu", "eager", b))
+            s = synced.get(("gpu", "eager", b))
             tc, tp = torch_us(raw, preset, "cuda", b), torch_us(raw, preset, "cpu", b)
-            rows.append(f"| {preset} | {b} | {fmt(graph.get(('cpu', b)))} | {fmt(g)} | {fmt(e)} "
-                        f"| {fmt(tc)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(e, tc)} |")
+            rows.append(f"| {preset} | {b} | {fmt(ways.get(('cpu', 'nnlab', b)))} | {fmt(g)} | {fmt(e)} | {fmt(s)} "
+                        f"| {fmt(tc)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(s, tc)} |")
     return rows
 
 

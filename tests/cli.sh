@@ -202,7 +202,10 @@ grep_ok "explain predicts" "$tmp/out" '"predicted_us": [0-9]'
 grep_ok "explain measures" "$tmp/out" '"measured_us": [0-9]'
 grep_ok "explain: the measured step is the mean" "$tmp/out" '"measured_stat": "mean"'
 check "sweep --csv" 0 "$NNLAB" sweep --preset mnist-mlp-128 --devices cpu --batches 1,2,4 --steps 3 --csv
-grep_ok "sweep csv header" "$tmp/out" '^device,batch,us_per_step,samples_per_s,doubling,regime,source,way,profile,profile_us,crossover$'
+grep_ok "sweep csv header" "$tmp/out" '^device,batch,us_per_step,samples_per_s,doubling,regime,source,way,profile,profile_us,crossover,spread_us,repeats,predicted_from$'
+grep_ok "sweep csv: the cpu's way is nnlab, measured, its spread and runs" "$tmp/out" '^cpu,1,[0-9.]*,[0-9.]*,[0-9.]*,[a-z-]*,measured,nnlab,,,[a-z]*,[0-9.]*,[1-3],$'
+if grep -q ',framework,' "$tmp/out"; then not_ok "sweep: no framework way without a GPU in the sweep"
+else ok "sweep: no framework way without a GPU in the sweep"; fi
 if [ "$(grep -c '^cpu,' "$tmp/out")" -eq 3 ]; then ok "sweep: one row per batch"; else not_ok "sweep: one row per batch"; fi
 if awk -F, '$1 == "cpu" && $2 == 2 && $5 > 0 { found = 1 } END { exit !found }' "$tmp/out"
 then ok "sweep: doubling ratio at batch 2"; else not_ok "sweep: doubling ratio at batch 2"; fi
@@ -210,7 +213,8 @@ check "sweep --json" 0 "$NNLAB" sweep --preset conv1d-regression --devices cpu,c
 grep_ok "sweep json: a predicted step per point" "$tmp/out" '"predicted_us": [0-9]'
 grep_ok "sweep json: each calibration's source and quality" "$tmp/out" '"calibrations": \[{"device": "cpu", "source": "measured", "quality": "[a-z]*", "calibration": "measured [0-9]'
 grep_ok "sweep json: every point says measured" "$tmp/out" '{"device": "cpu-ref", "batch": 2, "source": "measured"'
-grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"from": "cpu", "to": "cpu-ref", "way": "", "source": "measured", "batch": [0-9]*}\]'
+grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"pair": "other", "from": "cpu", "from_way": "nnlab", "to": "cpu-ref", "way": "nnlab", "source": "measured", "batch": [0-9]*, "tie_batch": [0-9]*, "says": "[a-z0-9 ()]*"}\]'
+grep_ok "sweep json: every point's way, spread and runs" "$tmp/out" '{"device": "cpu-ref", "batch": 2, "source": "measured", "way": "nnlab", "predicted_from": "", "spread_us": [0-9.e+-]*, "repeats": [1-3], '
 # issue 19: determinism as a switch. --deterministic in --help and nnlab(1);
 # on the emulated GPU (its cuDNN stand-in times candidates of different
 # costs, the non-deterministic ones fastest, and adds them in an order drawn
@@ -262,6 +266,25 @@ PY
         "$NNLAB" explain --preset lenet-cifar10 --device gpu --batch 8 --steps 2
     grep_ok "explain: each convolution's algorithm and time" "$tmp/out" \
         "^  *\(algorithm: \)*conv 6x5x5 on 3x32x32, backward-filter: BWD_FILTER_ALGO_0 (not deterministic), [0-9.]* us measured (\(timed now\|from the cache\))$"
+    # issue 20: with a GPU here, its eager and graph ways measured side by side, the
+    # framework way predicted on top (from the GPU's own calibration), and on the CPU
+    emu_sweep() {
+        env NNLAB_GPU_EMULATION=1 XDG_CACHE_HOME="$tmp/conv-fast" "$NNLAB" sweep --preset mnist-mlp-128 \
+            --batches 1,2 --steps 2 --warmup 1 --csv "$@"
+    }
+    check "emulated gpu: sweep cpu,gpu" 0 emu_sweep --devices cpu,gpu
+    for way in eager graph; do
+        if [ "$(grep -c "^gpu,[12],.*,measured,$way,T4," "$tmp/out")" -eq 2 ]; then ok "emulated sweep: gpu $way measured"
+        else not_ok "emulated sweep: gpu $way measured"; fi
+    done
+    if [ "$(grep -c '^gpu,.*,predicted,framework,,,[a-z]*,0.000,0,gpu calibration$' "$tmp/out")" -eq 2 ]
+    then ok "emulated sweep: the gpu's framework way predicted from its calibration"
+    else not_ok "emulated sweep: the gpu's framework way predicted from its calibration"; fi
+    if [ "$(grep -c '^cpu,.*,predicted,framework,.*,cpu calibration$' "$tmp/out")" -eq 2 ]
+    then ok "emulated sweep: the cpu's framework way predicted"; else not_ok "emulated sweep: the cpu's framework way predicted"; fi
+    check "emulated gpu: sweep --no-graph measures one way" 0 emu_sweep --devices gpu --no-graph
+    if [ "$(grep -c '^gpu,.*,measured,' "$tmp/out")" -eq 2 ] && [ "$(grep -c '^gpu,.*,measured,eager,' "$tmp/out")" -eq 2 ]
+    then ok "emulated sweep --no-graph: eager alone"; else not_ok "emulated sweep --no-graph: eager alone"; fi
 else
     ok "# SKIP the emulated GPU or python3 is not here"
 fi
@@ -378,8 +401,16 @@ if [ "$have_gpu" -eq 0 ]; then
     if [ "$(grep -c '^cpu,.*,measured,' "$tmp/out")" -eq 6 ]; then ok "sweep: measured cpu rows"; else not_ok "sweep: measured cpu rows"; fi
     if [ "$(grep -c '^gpu,.*,predicted,\(graph\|eager\|framework\),T4,' "$tmp/out")" -eq 18 ]; then ok "sweep: predicted gpu rows, three ways"
     else not_ok "sweep: predicted gpu rows, three ways"; fi
-    grep_ok "sweep: a predicted crossover" "$tmp/out" '^gpu,.*,predicted,graph,T4,,yes$'
+    grep_ok "sweep: a predicted crossover" "$tmp/out" '^gpu,.*,predicted,graph,T4,,yes,0.000,0,profile T4$'
     grep_ok "sweep: stderr says the gpu rows are predicted" "$tmp/err" "gpu rows are predicted for T4"
+    # issue 20: the framework way on the CPU too, predicted from its calibration
+    if [ "$(grep -c '^cpu,.*,-,predicted,framework,,,[a-z]*,0.000,0,cpu calibration$' "$tmp/out")" -eq 6 ]
+    then ok "sweep: the cpu's framework way, predicted, every batch"; else not_ok "sweep: the cpu's framework way, predicted, every batch"; fi
+    check "sweep text: the ways and the pairs" 0 "$NNLAB" sweep --preset lenet-cifar10 --devices cpu,gpu --batches 1,4 --steps 1 --warmup 0
+    grep_ok "sweep text: every row's way" "$tmp/out" '^cpu  framework *4 .* predicted from this CPU.s calibration$'
+    grep_ok "sweep text: the framework pair, predicted" "$tmp/out" "^framework: gpu framework (predicted for T4) against cpu framework (predicted from this CPU's calibration): .* (predicted)$"
+    grep_ok "sweep text: nnlab's pair" "$tmp/out" "^nnlab: gpu graph (predicted for T4) against cpu nnlab: "
+    grep_ok "sweep text: the write-up beside the framework pair" "$tmp/out" "^  the write-up at batch 4: CPU 50 s, GPU 94 s (the GPU 1.88x slower); the framework way here: CPU [0-9]* us, GPU [0-9]* us a step (the GPU \(slower\|faster\))$"
     check "calibrate --save-profile without a GPU fails" 2 "$NNLAB" calibrate --save-profile mine
     one_line_err "--save-profile: one-line error"
     grep_ok "--save-profile: needs a GPU" "$tmp/err" "needs a GPU"

@@ -127,12 +127,13 @@ static void test_same_crossover(void **state)
     assert_int_equal(x, 2);
     assert_int_equal(sw->pt[1][3].state, NN_POINT_FAILED);
     char *json = cli_output(sw, CLI_SWEEP_JSON), *text = cli_output(sw, CLI_SWEEP_TEXT);
-    assert_non_null(strstr(json, "\"crossovers\": [{\"from\": \"cpu\", \"to\": \"gpu\", \"way\": \"\", "
-                               "\"source\": \"measured\", \"batch\": 4}]"));
-    assert_non_null(strstr(text, "gpu overtakes cpu from batch 4 on"));
+    assert_non_null(strstr(json, "\"crossovers\": [{\"pair\": \"nnlab\", \"from\": \"cpu\", \"from_way\": "
+                               "\"nnlab\", \"to\": \"gpu\", \"way\": \"graph\", \"source\": \"measured\", "
+                               "\"batch\": 4, \"tie_batch\": 0, \"says\": \"overtakes from batch 4 on\"}]"));
+    assert_non_null(strstr(text, "nnlab: gpu graph against cpu nnlab: overtakes from batch 4 on\n"));
     assert_int_equal(ui_sweep_gpu_crossover(sw, nn_sweep_device_index(sw, "cpu")), x);
     ui_sweep_crossover_text(sw, nn_sweep_device_index(sw, "cpu"), line, sizeof line);
-    assert_string_equal(line, "the GPU overtakes the CPU at batch 4");
+    assert_string_equal(line, "nnlab: gpu overtakes from batch 4 on");
     free(json);
     free(text);
 }
@@ -212,7 +213,7 @@ static void test_same_prediction(void **state)
 #define PROFILES_SRCDIR "profiles"
 #endif
 
-/* A CPU measured at 20,000 samples/s at every batch, and the GPU predicted
+/* A CPU measured at 10,000 samples/s at every batch (within a 5% spread: its mean and median differ by 10%), and the GPU predicted
  * for the T4: each way overtakes it somewhere, the framework's last. */
 static nn_sweep *predicted_sweep(void)
 {
@@ -235,7 +236,7 @@ static nn_sweep *predicted_sweep(void)
     nn_sweep_add_device(&sw, "cpu", &cal, NULL);
     assert_int_equal(nn_sweep_add_predicted(&sw, &prof), 0);
     for (int i = 0; i < N_BATCHES; i++) {
-        snapshot(&s, "cpu", batches[i], 20000);
+        snapshot(&s, "cpu", batches[i], 10000);
         nn_sweep_record(&sw, 0, i, &s);
     }
     return &sw;
@@ -250,9 +251,11 @@ static void test_predicted_gpu(void **state)
     (void)state;
     assert_int_equal(sw->n_devices, 4);
     assert_int_equal(nn_sweep_gpu_index(sw, -1), 1);
-    static const char *const keys[] = { "graph", "eager", "framework" }, *const columns[] = { "graph*", "eager*",
-                                                                                            "frmwk*" };
+    static const char *const keys[] = { "graph", "eager", "framework" }, *const columns[] = { "gpu gr*", "gpu ea*",
+                                                                                            "gpu fw*" };
     int cross[4];
+    char lab_line[600];
+    ui_sweep_crossover_text(sw, nn_sweep_device_index(sw, "cpu"), lab_line, sizeof lab_line);
     for (int d = 1; d < 4; d++) {
         assert_true(sw->predicted[d]);
         assert_string_equal(nn_gpu_way_key((nn_gpu_way)sw->way[d]), keys[d - 1]);
@@ -262,21 +265,42 @@ static void test_predicted_gpu(void **state)
             snprintf(want, sizeof want, "\ngpu,%d,%.3f,", batches[i], sw->pt[d][i].predicted_us);
             const char *row = strstr(csv, want);
             assert_non_null(row);
-            snprintf(want, sizeof want, ",predicted,%s,T4,,%s\n", keys[d - 1], i == cross[d] ? "yes" : "");
+            snprintf(want, sizeof want, ",predicted,%s,T4,,%s,0.000,0,profile T4\n", keys[d - 1],
+                     i == cross[d] ? "yes" : "");
             assert_true(strstr(row, want) && strstr(row, want) < strchr(row + 1, '\n'));
         }
         nn_sweep_device_label(sw, d, line, sizeof line);
-        snprintf(want, sizeof want, "%s overtakes cpu from batch %d on (predicted)", line, batches[cross[d]]);
-        assert_non_null(strstr(text, want));
+        snprintf(want, sizeof want, "gpu %s (predicted for T4)", keys[d - 1]);
+        assert_string_equal(line, want);
         ui_sweep_column_name(sw, d, line, sizeof line);
         assert_string_equal(line, columns[d - 1]);
+        /* the CLI's sentence and the lab's say the same words for the same pair */
+        char words[160];
+        nn_sweep_pair pairs[8];
+        int np = nn_sweep_pairs(sw, pairs, 8), k = 0;
+        while (k < np && pairs[k].challenger != d)
+            k++;
+        assert_true(k < np);
+        nn_sweep_crossover_words(sw, &pairs[k], words, sizeof words);
+        if (cross[d] == 0)
+            assert_string_equal(words, "is faster at every batch swept");
+        else {
+            snprintf(want, sizeof want, "overtakes from batch %d on", batches[cross[d]]);
+            assert_string_equal(words, want);
+        }
+        /* without the CPU's framework way, the GPU's pairs with the first device as before */
+        const char *kind = d < 3 ? "nnlab" : "other";
+        snprintf(want, sizeof want, "%s: gpu %s (predicted for T4) against cpu nnlab: %s (predicted)\n", kind,
+                 keys[d - 1], words);
+        assert_non_null(strstr(text, want));
+        if (d < 3)
+            snprintf(want, sizeof want, "nnlab: %s %s", columns[d - 1], words);
+        else
+            snprintf(want, sizeof want, "%s against cpu: %s", columns[d - 1], words);
+        assert_non_null(strstr(lab_line, want));
     }
     assert_true(cross[3] > cross[1]);            /* the framework's launches: it overtakes later */
     assert_int_equal(ui_sweep_gpu_crossover(sw, nn_sweep_device_index(sw, "cpu")), cross[1]);
-    ui_sweep_crossover_text(sw, nn_sweep_device_index(sw, "cpu"), line, sizeof line);
-    snprintf(want, sizeof want, "predicted for T4, the GPU overtakes the CPU: graph* at batch %d, eager* at batch %d, "
-             "frmwk* at batch %d", batches[cross[1]], batches[cross[2]], batches[cross[3]]);
-    assert_string_equal(line, want);
     ui_sweep_predicted_note(sw, line, sizeof line);
     assert_non_null(strstr(line, "predicted for T4"));
     /* the Explain panel of a predicted point: the same step, predicted for T4, nothing measured */
@@ -337,6 +361,29 @@ static void test_measured_gpu_beside_profile(void **state)
     free(csv);
 }
 
+/* Issue 21 item 5: after a cancel the lab said "frmwk* never" where the
+ * CLI said "does not overtake at the batches swept". Both now print
+ * nn_sweep_crossover_words: the same words, which say the cancel. */
+static void test_cancel_same_words(void **state)
+{
+    static nn_sweep sw;
+    char line[600];
+    (void)state;
+    sw = *measured_sweep();
+    for (int i = 3; i < N_BATCHES; i++)           /* cancelled after batch 4: the GPU never led */
+        sw.pt[1][i].state = NN_POINT_CANCELLED;
+    sw.pt[1][2].rate = 900;
+    sw.cancelled = 1;
+    char *text = cli_output(&sw, CLI_SWEEP_TEXT);
+    const char *words = "does not overtake at the batches measured before the cancel";
+    assert_non_null(strstr(text, "nnlab: gpu graph against cpu nnlab: does not overtake at the batches measured "
+                                 "before the cancel\n"));
+    ui_sweep_crossover_text(&sw, nn_sweep_device_index(&sw, "cpu"), line, sizeof line);
+    assert_non_null(strstr(line, words));
+    assert_null(strstr(line, "never"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_same_prediction),
         cmocka_unit_test(test_predicted_gpu),
         cmocka_unit_test(test_measured_gpu_beside_profile),
+        cmocka_unit_test(test_cancel_same_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

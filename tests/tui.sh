@@ -234,13 +234,16 @@ json_ok "the sweep's JSON parses" "${sweep_csv%.csv}.json"
 expect "the table has the measured points" "│ +16 +[0-9.]+k? " 5
 expect "each point with its regime" "│ +16 +[0-9.]+k? +(ovh|mem|cmp|o|m|c) " 5
 if [ "$have_gpu" -eq 0 ]; then
-    expect "without a GPU, the sweep predicts it three ways" "graph\* +eager\* +frmwk\*" 5
-    expect "the predicted columns have figures" "│ +16 +[0-9.]+[kM]? +[a-z]+ +[0-9.]+[kM]? +[0-9.]+[kM]? +[0-9.]+[kM]?│" 5
-    expect "the crossover is marked predicted" "predicted for T4, the GPU overtakes" 5
+    expect "without a GPU, the sweep predicts it three ways" "━━ gpu gr\* ─" 5
+    expect "the framework way on both devices, beside nnlab's cpu" "batch +cpu +cpu fw\* +gpu fw\*" 5
+    expect "the predicted columns have figures" "│ +16 +[0-9.]+[kM]? +[a-z]+ +[0-9.]+[kM]? +[0-9.]+[kM]? +│" 5
+    expect "the framework pair's crossover, in the CLI's words" "│framework: gpu fw\* (overtakes|is faster|does not)" 5
+    expect "the write-up's figure beside it" "│the write-up at batch 32: CPU 52 s" 5
     expect "the table says what * means" "\* predicted for T4" 5
 else
-    for t in "without a GPU, the sweep predicts it three ways" "the predicted columns have figures" \
-             "the crossover is marked predicted" "the table says what * means"; do
+    for t in "without a GPU, the sweep predicts it three ways" "the framework way on both devices, beside nnlab's cpu" \
+             "the predicted columns have figures" "the framework pair's crossover, in the CLI's words" \
+             "the write-up's figure beside it" "the table says what * means"; do
         ok "$t # SKIP a GPU is available"
     done
 fi
@@ -253,13 +256,16 @@ keys Up
 expect "Up explains the point above" "cpu, batch 16: $regime" 5
 if [ "$have_gpu" -eq 0 ]; then
     keys Right
+    expect "Right: the cpu's framework way, a fitted form" "cpu framework \(predicted\), batch 16" 5
+    keys Right
     expect "Right explains the predicted GPU's point" "gpu graph, batch 16: $regime \(predicted for T4\)" 5
     expect "its step is predicted for the profile" "predicted [0-9.]+ us/step for T4" 5
     expect "nothing of it was measured" "measured  nothing: no GPU here" 5
     expect "the three ways side by side" "T4: framework [0-9.]+, nnlab eager [0-9.]+, graph [0-9.]+ us/step" 5
-    keys Left
+    keys Left Left
 else
-    for t in "Right explains the predicted GPU's point" "its step is predicted for the profile" \
+    for t in "Right: the cpu's framework way, a fitted form" "Right explains the predicted GPU's point" \
+             "its step is predicted for the profile" \
              "nothing of it was measured" "the three ways side by side"; do
         ok "$t # SKIP a GPU is available"
     done

@@ -361,6 +361,16 @@ static int on_host_cores(const ui_lab *lab, const char *device)
     return st && st->available && st->on_host_cores;
 }
 
+/* The way a job runs its step (nnlab/sweep.h, docs/ways.md): on a GPU the
+ * switches' (as applied once it reports them), on a CPU nnlab's own. */
+static const char *job_way(const ui_lab *lab, const ui_run_job *j)
+{
+    const nn_device_status *st = ui_device_status(lab, j->device);
+    if (!st || !st->gpu)
+        return "nnlab";
+    return (j->snap.has_switches ? j->snap.graph : lab->run.cfg.graph) ? "graph" : "eager";
+}
+
 /* A race: who got how many threads, and whether they share the CPU's cores
  * (both compute on them) or one only issues work from its host thread. */
 static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
@@ -372,9 +382,9 @@ static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
                  r->cfg.preset.name, r->cores, a->device, a->threads, a->threads == 1 ? "" : "s", b->device,
                  b->threads, r->cfg.batch, data);
     else
-        snprintf(t, len, "nnlab - %.64s: %.15s vs %.15s, RACE: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
-                 r->cfg.preset.name, a->device, b->device, a->device, a->threads, a->threads == 1 ? "" : "s",
-                 b->device, b->threads, r->cfg.batch, data);
+        snprintf(t, len, "nnlab - %.64s: %.15s (%s) vs %.15s (%s), RACE: %.15s on %d thread%s, %.15s on %d, "
+                 "batch %d%.300s", r->cfg.preset.name, a->device, job_way(lab, a), b->device, job_way(lab, b),
+                 a->device, a->threads, a->threads == 1 ? "" : "s", b->device, b->threads, r->cfg.batch, data);
 }
 
 static void draw_title(ui_lab *lab)
@@ -390,8 +400,9 @@ static void draw_title(ui_lab *lab)
     else if (r->n_jobs == 2 && !r->sequential && r->j[0].threads > 0)   /* each its own cores */
         race_title(lab, t, sizeof t, data);
     else if (r->n_jobs == 2)
-        snprintf(t, sizeof t, "nnlab - %s: %s vs %s, %s, batch %d%s", c->preset.name, r->j[0].device,
-                 r->j[1].device, r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
+        snprintf(t, sizeof t, "nnlab - %s: %s (%s) vs %s (%s), %s, batch %d%s", c->preset.name, r->j[0].device,
+                 job_way(lab, &r->j[0]), r->j[1].device, job_way(lab, &r->j[1]),
+                 r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
     else if (s->threads_now > 0)       /* a CPU: the threads taking part now (revised as it runs) */
         snprintf(t, sizeof t, "nnlab - %s on %s (%d thread%s), batch %d, loss every %ld steps%s",
                  c->preset.name, r->j[0].device, s->threads_now, s->threads_now == 1 ? "" : "s",

@@ -196,10 +196,11 @@ static void sweep_context(const nn_sweep *sw, int d, int i, ui_explain_context *
 {
     const nn_gpu_profile *prof = sw->has_profile ? &sw->prof : default_profile();
     memset(ctx, 0, sizeof *ctx);
-    if (sw->predicted[d]) {
-        snprintf(label, label_len, "gpu %s", nn_gpu_way_key((nn_gpu_way)sw->way[d]));
+    if (sw->predicted[d] || sw->external[d]) {   /* the device and its way (nnlab/sweep.h) */
+        snprintf(label, label_len, "%s %s%s", sw->device[d], nn_sweep_way_word(sw, d),
+                 sw->predicted[d] && !sw->cal[d].profile ? " (predicted)" : "");
         ctx->label = label;
-        ctx->predicted_for = sw->prof.name;
+        ctx->predicted_for = sw->predicted[d] && sw->cal[d].profile ? sw->prof.name : NULL;
     }
     if (sw->has_cal[d]) {
         nn_calibration_describe(&sw->cal[d], (long long)time(NULL), calib, calib_len);

@@ -2,6 +2,7 @@
 #include "sweep.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "explain_text.h"
 #include "format.h"
@@ -15,62 +16,125 @@ int ui_sweep_gpu_crossover(const nn_sweep *sw, int c)
     return nn_sweep_crossover(sw, c, g);
 }
 
-static const char *const column_names[NN_GPU_WAYS] = { "frmwk*", "eager*", "graph*" };
+/* Two letters of a way for a column: "fw", "ea", "gr" */
+static const char *const way_letters[NN_GPU_WAYS] = { "fw", "ea", "gr" };
+
+/* More than one device of this name: the columns need their ways. */
+static int name_shared(const nn_sweep *sw, int d)
+{
+    for (int e = 0; e < sw->n_devices; e++)
+        if (e != d && !strcmp(sw->device[e], sw->device[d]))
+            return 1;
+    return 0;
+}
 
 void ui_sweep_column_name(const nn_sweep *sw, int d, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s", sw->predicted[d] ? column_names[sw->way[d]] : sw->device[d]);
+    const char *star = sw->predicted[d] ? "*" : "";
+    if (!name_shared(sw, d) && !sw->predicted[d] && !sw->external[d])
+        snprintf(buf, len, "%s", sw->device[d]);   /* one way on it: "cpu", "gpu" */
+    else if (sw->way[d] == NN_WAY_EAGER && strcmp(sw->device[d], "gpu") != 0)
+        snprintf(buf, len, "%s", sw->device[d]);   /* a CPU's own step beside its framework way */
+    else
+        snprintf(buf, len, "%s %s%s", sw->device[d], way_letters[sw->way[d]], star);
+}
+
+/* Appends ", " or the start, then text; n is what buf holds so far. */
+static size_t note_part(char *buf, size_t len, size_t n, const char *first, const char *text)
+{
+    if (n >= len)
+        return n;
+    int m = snprintf(buf + n, len - n, "%s%s", n ? "; " : first, text);
+    return m < 0 ? len : n + (size_t)m;
 }
 
 void ui_sweep_predicted_note(const nn_sweep *sw, char *buf, size_t len)
 {
+    char part[NN_NAME_LEN + 64];
+    int profile = 0, cpu = 0, gpu = 0, ext = -1;
+    size_t n = 0;
+    for (int d = 0; d < sw->n_devices; d++) {
+        if (sw->external[d] && ext < 0)
+            ext = d;
+        if (sw->predicted[d])
+            *(sw->cal[d].profile ? &profile : strcmp(sw->device[d], "gpu") ? &cpu : &gpu) = 1;
+    }
     buf[0] = '\0';
-    for (int d = 0; d < sw->n_devices; d++)
-        if (sw->predicted[d]) {
-            snprintf(buf, len, "* predicted for %s (a GPU profile), not measured: no GPU here", sw->prof.name);
-            return;
-        }
+    if (profile) {
+        snprintf(part, sizeof part, "* predicted for %s (a GPU profile), not measured: no GPU here", sw->prof.name);
+        n = note_part(buf, len, n, "", part);
+    }
+    if (cpu)
+        n = note_part(buf, len, n, "", "cpu fw* predicted from this CPU's calibration and a framework's fitted costs");
+    if (gpu)
+        n = note_part(buf, len, n, "", "gpu fw* predicted from this GPU's calibration");
+    if (ext >= 0) {
+        snprintf(part, sizeof part, "fw without *: measured with %s", sw->measured_with[ext]);
+        n = note_part(buf, len, n, "", part);
+    }
 }
 
-/* "predicted for T4, the GPU overtakes the CPU: graph* at batch 1, eager*
- * at 1, frmwk* at 4" (never, where it does not) */
-static int predicted_crossovers(const nn_sweep *sw, int c, char *buf, size_t len)
+/* "nnlab: gpu gr* is faster at every batch swept" for each matching pair,
+ * in the CLI's words (nn_sweep_crossover_words), joined by "; " */
+static void pair_sentences(const nn_sweep *sw, char *buf, size_t len)
 {
-    size_t n = (size_t)snprintf(buf, len, "predicted for %s, the GPU overtakes the CPU:", sw->prof.name);
-    int any = 0;
-    for (int d = 0; d < sw->n_devices && n < len; d++) {
-        if (!sw->predicted[d])
-            continue;
-        int x = nn_sweep_crossover(sw, c, d);
-        char at[32];
-        if (x >= 0)
-            snprintf(at, sizeof at, "at batch %d", sw->batch[x]);
+    nn_sweep_pair pairs[2 * NN_SWEEP_MAX_DEVICES];
+    int n = nn_sweep_pairs(sw, pairs, 2 * NN_SWEEP_MAX_DEVICES);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < n && used < len; k++) {
+        char who[32], base[32], words[160];
+        int m;
+        ui_sweep_column_name(sw, pairs[k].challenger, who, sizeof who);
+        ui_sweep_column_name(sw, pairs[k].base, base, sizeof base);
+        nn_sweep_crossover_words(sw, &pairs[k], words, sizeof words);
+        if (pairs[k].kind == NN_PAIR_OTHER)
+            m = snprintf(buf + used, len - used, "%s%s against %s: %s", k ? "; " : "", who, base, words);
         else
-            snprintf(at, sizeof at, "never");
-        n += (size_t)snprintf(buf + n, len - n, "%s %s %s", any ? "," : "", column_names[sw->way[d]], at);
-        any = 1;
+            m = snprintf(buf + used, len - used, "%s%s: %s %s", k ? "; " : "", nn_pair_kind_name(pairs[k].kind),
+                         who, words);
+        used = m < 0 ? len : used + (size_t)m;
     }
-    return UI_TS_OK;
 }
 
 int ui_sweep_crossover_text(const nn_sweep *sw, int c, char *buf, size_t len)
 {
-    int x = ui_sweep_gpu_crossover(sw, c), g = nn_sweep_gpu_index(sw, -1);
-    if (g >= 0 && sw->predicted[g] && c >= 0)
-        return predicted_crossovers(sw, c, buf, len);
-    if (x == -2 && g < 0) {
+    int g = nn_sweep_gpu_index(sw, -1);
+    if (g < 0 && c >= 0 && sw->n_devices < 2) {
         snprintf(buf, len, "no GPU swept: no crossover to mark");
         return UI_TS_DIM;
     }
-    if (x == -2)
+    if (c < 0 && g >= 0) {
         snprintf(buf, len, "no CPU in this sweep");
-    else if (x < 0)
-        snprintf(buf, len, "the GPU does not overtake the CPU here");
-    else if (x == 0)
-        snprintf(buf, len, "the GPU is faster at every batch size");
-    else
-        snprintf(buf, len, "the GPU overtakes the CPU at batch %d", sw->batch[x]);
-    return x == -2 ? UI_TS_DIM : UI_TS_OK;
+        return UI_TS_DIM;
+    }
+    pair_sentences(sw, buf, len);
+    if (!buf[0]) {
+        snprintf(buf, len, "no GPU swept: no crossover to mark");
+        return UI_TS_DIM;
+    }
+    return UI_TS_OK;
+}
+
+/* A column's rank in the table: what nnlab measured, then the framework
+ * pair (the write-ups' lesson), then nnlab's graph and eager ways predicted. */
+static int column_rank(const nn_sweep *sw, int d)
+{
+    if (!sw->predicted[d] && !sw->external[d])
+        return 0;
+    if (sw->way[d] == NN_WAY_FRAMEWORK)
+        return 1;
+    return sw->way[d] == NN_WAY_GRAPH ? 2 : 3;
+}
+
+int ui_sweep_column_order(const nn_sweep *sw, int *order)
+{
+    int n = 0;
+    for (int rank = 0; rank < 4; rank++)
+        for (int d = 0; d < sw->n_devices; d++)
+            if (column_rank(sw, d) == rank)
+                order[n++] = d;
+    return n;
 }
 
 void ui_sweep_cell_text(const nn_sweep *sw, int d, int i, int cell, char *buf, size_t len)

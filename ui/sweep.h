@@ -17,17 +17,29 @@
  * nnlab graph way (nn_sweep_gpu_index). */
 int ui_sweep_gpu_crossover(const nn_sweep *sw, int c);
 
-/* The line under the table that says so (for a predicted GPU: each way's
- * crossover, "predicted for NAME"); returns its style (enum ui_text_style:
- * UI_TS_OK, or UI_TS_DIM when there is nothing to compare). */
+/* The line under the table that says so: each matching pair's crossover
+ * (nn_sweep_pairs) in the CLI's words (nn_sweep_crossover_words), "framework:
+ * gpu fw* overtakes from batch 16 on; nnlab: gpu gr* is faster at every
+ * batch swept"; returns its style (enum ui_text_style: UI_TS_OK, or
+ * UI_TS_DIM when there is nothing to compare). */
 int ui_sweep_crossover_text(const nn_sweep *sw, int c, char *buf, size_t len);
 
-/* A device's column name in the table and its series in the chart: "cpu",
- * "gpu"; a predicted way "graph*", "eager*", "frmwk*" (the legend says what
- * * means: ui_sweep_predicted_note). */
+/* A device's column name in the table and its series in the chart, at most
+ * 7 characters: "cpu", "gpu" (one way on it); with several ways on a
+ * device its way's two letters, "gpu gr", "gpu ea", "cpu fw", and a star
+ * when predicted, "gpu fw*" (the legend says what * means:
+ * ui_sweep_predicted_note); nnlab's own CPU step stays "cpu". */
 void ui_sweep_column_name(const nn_sweep *sw, int d, char *buf, size_t len);
-/* "* predicted for T4, not measured: no GPU here"; "" without a predicted device. */
+/* "* predicted, not measured: gpu for T4 (a GPU profile), no GPU here; cpu
+ * fw from this CPU's calibration"; "" without a predicted or external device. */
 void ui_sweep_predicted_note(const nn_sweep *sw, char *buf, size_t len);
+
+/* The table's columns in the order they are drawn (and dropped from the
+ * right when the table is too narrow; the chart keeps every curve): the
+ * devices nnlab measured, then the framework ways (their pair is the
+ * write-ups' lesson), then nnlab's graph and eager ways predicted.
+ * Returns n_devices. */
+int ui_sweep_column_order(const nn_sweep *sw, int *order);
 
 /* Point (d, i)'s cell, `cell` columns: samples/s (or the point's state)
  * and, once measured with a calibration, its regime (ovh, mem, cmp; one

@@ -69,13 +69,42 @@ static void set_gpu_profile(nn_sweep *sw)
         nn_sweep_set_profile(sw, &prof);
 }
 
+/* The default profile (a GPU's framework figures, the CPU's framework
+ * figures, a GPU not here); NULL when it cannot be read. */
+static const nn_gpu_profile *default_profile(void)
+{
+    static nn_gpu_profile prof;      /* UI thread only */
+    char err[NN_ERR_LEN];
+    return nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0 ? &prof : NULL;
+}
+
+/* One device of the settings: a CPU with, when a GPU is swept too, its
+ * framework way predicted; a GPU that is here, its eager and graph ways
+ * side by side and its framework way predicted; a GPU not here, predicted. */
+static void add_device(ui_lab *lab, nn_sweep *sw, const nn_device_status *dev, int with_gpu)
+{
+    const char *why = "";
+    const nn_gpu_profile *prof = default_profile();
+    if (!dev->available) {
+        if (!dev->gpu || add_predicted_gpu(lab, sw) != 0)   /* a GPU not here is predicted */
+            add_skipped(lab, dev->name, dev->why);
+        return;
+    }
+    const nn_calibration *cal = nn_cal_store_get(&lab->cals, dev->name, &why);
+    if (dev->gpu && cal && prof && nn_sweep_add_gpu_ways(sw, cal, prof) == 0)
+        return;
+    nn_sweep_add_device(sw, dev->name, cal, why);
+    if (with_gpu && cal && prof && !dev->gpu && dev->threaded && !dev->reference)
+        (void)nn_sweep_add_framework_cpu(sw, cal, prof);
+}
+
 /* Starts a sweep of the settings; -1 (said on the status row) when it cannot. */
 static int sweep_enter(ui_lab *lab)
 {
     ui_sweep_state *ss = ui_sweep_of(lab);
     nn_job_config cfg;
     nn_sweep *sw = &lab->sweep;
-    int batches[NN_SWEEP_MAX_BATCHES];
+    int batches[NN_SWEEP_MAX_BATCHES], with_gpu = 0;
     ui_setup_job_config(lab, &cfg);
     cfg.log_every = 0;               /* the preset's, as `nnlab bench`: no extra loss read-backs */
     nn_sweep_free(sw);
@@ -84,13 +113,10 @@ static int sweep_enter(ui_lab *lab)
     ss->skipped[0] = '\0';
     const nn_device_status *devs[NN_MAX_DEVICES];
     int n = ui_sweep_order(lab, devs, NN_MAX_DEVICES);
-    for (int i = 0; i < n; i++) {
-        const char *name = devs[i]->name, *why = "";
-        if (devs[i]->available)
-            nn_sweep_add_device(sw, name, nn_cal_store_get(&lab->cals, name, &why), why);
-        else if (!devs[i]->gpu || add_predicted_gpu(lab, sw) != 0)   /* a GPU not here is predicted */
-            add_skipped(lab, name, devs[i]->why);
-    }
+    for (int i = 0; i < n; i++)
+        with_gpu |= devs[i]->gpu;
+    for (int i = 0; i < n; i++)
+        add_device(lab, sw, devs[i], with_gpu);
     set_gpu_profile(sw);
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",
@@ -103,11 +129,18 @@ static int sweep_enter(ui_lab *lab)
     return 0;
 }
 
+static int n_predicted(const nn_sweep *sw)
+{
+    int n = 0;
+    for (int d = 0; d < sw->n_devices; d++)
+        n += sw->predicted[d];
+    return n;
+}
+
 static void draw_chart(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep;
-    static const int roles[NN_SWEEP_MAX_DEVICES] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3,
-                                                      UI_SERIES0, UI_SERIES1 };
+    static const int roles[4] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3 };
     static double rate[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
     double bx[NN_SWEEP_MAX_BATCHES], vline[NN_SWEEP_MAX_DEVICES];
     char names[NN_SWEEP_MAX_DEVICES][24];
@@ -125,29 +158,31 @@ static void draw_chart(ui_lab *lab)
     }
     for (int d = 0; d < sw->n_devices; d++) {
         ui_sweep_column_name(sw, d, names[d], sizeof names[d]);
-        s[d] = (ui_series){ bx, rate[d], sw->n_batches, 1, roles[d], names[d] };
+        s[d] = (ui_series){ bx, rate[d], sw->n_batches, 1, roles[d % 4], names[d] };
     }
     ui_axis_finish(&ax, 0);
     ui_axis_finish(&ay, 1);
-    /* where the GPU overtakes the CPU: each predicted way's, or the measured GPU's */
-    int c = sweep_baseline(lab, sw), nv = 0;
-    for (int d = 0; d < sw->n_devices && c >= 0; d++) {
-        int x = sweeps_gpu(lab, sw, d) ? nn_sweep_crossover(sw, c, d) : -1;
-        if (x >= 0)
-            vline[nv++] = sw->batch[x];
-    }
+    /* where each matching pair's GPU overtakes its CPU (nn_sweep_pairs) */
+    nn_sweep_pair pairs[2 * NN_SWEEP_MAX_DEVICES];
+    int np = nn_sweep_pairs(sw, pairs, 2 * NN_SWEEP_MAX_DEVICES), nv = 0;
+    for (int k = 0; k < np && nv < NN_SWEEP_MAX_DEVICES; k++)
+        if (sweeps_gpu(lab, sw, pairs[k].challenger) && pairs[k].crossover >= 0)
+            vline[nv++] = sw->batch[pairs[k].crossover];
     /* the chart says what * means too: every predicted point is marked */
     char x_title[NN_NAME_LEN + 40] = "batch (log2)";
-    if (sw->has_profile && nn_sweep_gpu_index(sw, -1) >= 0 && sw->predicted[nn_sweep_gpu_index(sw, -1)])
+    int g = nn_sweep_gpu_index(sw, -1);
+    if (sw->has_profile && g >= 0 && sw->predicted[g])
         snprintf(x_title, sizeof x_title, "batch (log2); * predicted for %s", sw->prof.name);
+    else if (n_predicted(sw) > 0)
+        snprintf(x_title, sizeof x_title, "batch (log2); * predicted");
     ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", x_title,
                   &ax, &ay, s, sw->n_devices, vline, nv);
 }
 
-/* The crossover (two rows when it wraps and there is room); returns the rows. */
+/* The crossovers (up to `rows` rows when they wrap); returns the rows used. */
 static int draw_crossover_line(ui_lab *lab, ui_rect in, int y, int rows)
 {
-    char line[192];
+    char line[640];
     int style = ui_sweep_crossover_text(&lab->sweep, sweep_baseline(lab, &lab->sweep), line, sizeof line);
     int need = ui_wrapped_rows(in.w, 8, line);
     return ui_put_wrapped(y, in.x, in.w, need < rows ? need : rows, ui_attr(lab, style == UI_TS_OK ? UI_OK : UI_DIM),
@@ -163,15 +198,21 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     const nn_sweep *sw = &lab->sweep;
     char note[NN_TEXT_LEN];
     int left = in.y + in.h - y;
-    if (left > 8)
-        left = 8;
+    if (left > 11)
+        left = 11;
     if (left >= 4)
         left--;                      /* a blank row before the notes */
     y = in.y + in.h - left;
-    /* the conclusion whole, at word breaks: the other notes give way */
+    /* the crossovers of every pair, whole, at word breaks: the other notes give way */
     int used = draw_crossover_line(lab, in, y, left);
     y += used;
     left -= used;
+    nn_sweep_writeup_text(sw, note, sizeof note);   /* the write-up's own figure, as the CLI's */
+    if (note[0] && left >= 4) {
+        int rows = ui_wrapped_rows(in.w, 2, note);
+        y += ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, UI_DIM), note);
+        left -= rows;
+    }
     ui_sweep_predicted_note(sw, note, sizeof note);
     if (note[0] && left >= 1) {      /* what * means, whole too */
         int need = ui_wrapped_rows(in.w, 8, note), rows = need < left ? need : left;
@@ -191,54 +232,81 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
         ui_put_wrapped(y, in.x, in.w, left, ui_attr(lab, UI_DIM), ss->skipped);
 }
 
-#define PREDICTED_CELL 7
+#define PREDICTED_CELL 8            /* a blank and a 7-character name or samples/s */
+
+typedef struct table_fit {
+    int order[NN_SWEEP_MAX_DEVICES]; /* ui_sweep_column_order */
+    int shown;                       /* the first `shown` of order fit */
+    int cell, ratio;                 /* a measured column's width; the gpu/cpu column */
+} table_fit;
+
+static int column_width(const nn_sweep *sw, const table_fit *t, int d)
+{
+    return sw->predicted[d] || sw->external[d] ? PREDICTED_CELL : t->cell;
+}
+
+/* Which columns fit in w: a measured column shares the room with its
+ * regime; a predicted one holds its samples/s alone; the ratio goes first,
+ * then the last columns of the order, then the measured ones' regimes. */
+static void fit_table(const nn_sweep *sw, int w, int ratio, table_fit *t)
+{
+    int n = ui_sweep_column_order(sw, t->order), measured = 0, used;
+    for (int k = 0; k < n; k++)
+        measured += !sw->predicted[t->order[k]] && !sw->external[t->order[k]];
+    t->shown = n;
+    t->ratio = ratio;
+    for (;;) {
+        int others = t->shown - measured;
+        t->cell = ui_sweep_cell_width(w - others * PREDICTED_CELL, measured, t->ratio);
+        used = 6 + t->ratio * 9;
+        for (int k = 0; k < t->shown; k++)
+            used += column_width(sw, t, t->order[k]);
+        if (used <= w || (t->shown <= measured && !t->ratio))
+            break;
+        if (t->ratio)
+            t->ratio = 0;
+        else
+            t->shown--;
+    }
+    if (used > w)
+        t->cell = PREDICTED_CELL;   /* still too narrow: every column its samples/s alone */
+}
 
 static void draw_table(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep;
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
     int c = sweep_baseline(lab, sw), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
-    int n_pred = 0;
-    for (int d = 0; d < sw->n_devices; d++)
-        n_pred += sw->predicted[d];
-    /* a predicted column holds its samples/s alone (PREDICTED_CELL); the
-     * measured ones share the rest, with their regime */
-    int room = in.w - n_pred * PREDICTED_CELL, ratio = c >= 0 && g >= 0;
-    int cell = ui_sweep_cell_width(room, sw->n_devices - n_pred, ratio);
-    if (ratio && 6 + (sw->n_devices - n_pred) * cell + 9 > room) {
-        ratio = 0;                   /* the columns first */
-        cell = ui_sweep_cell_width(room, sw->n_devices - n_pred, 0);
-    }
-    if (6 + (sw->n_devices - n_pred) * cell > room)
-        cell = PREDICTED_CELL;       /* still too narrow: every column its samples/s alone */
+    table_fit t;
+    fit_table(sw, in.w, c >= 0 && g >= 0, &t);
     if (ui_explain_sweep_selected(lab, &sel_d, &sel_i) != 0)
         sel_d = sel_i = -1;
     ui_box(lab, box, "samples/s and regime per batch size");
     x = in.x + ui_putf(y, in.x, 6, A_BOLD, "%6s", "batch");
-    for (int d = 0; d < sw->n_devices; d++) {
+    for (int k = 0; k < t.shown; k++) {
         char name[16];
-        int w = sw->predicted[d] ? PREDICTED_CELL : cell;
+        int d = t.order[k], w = column_width(sw, &t, d);
         ui_sweep_column_name(sw, d, name, sizeof name);
-        x += ui_putf(y, x, w, A_BOLD, "%7s%*s", name, w - 7, "");
+        x += ui_putf(y, x, w, A_BOLD, "%*s", w, name);
     }
-    if (ratio)
-        ui_putf(y, x, 9, A_BOLD, "%9s", sw->predicted[g] ? "gpu*/cpu" : "gpu/cpu");   /* a space before */
+    if (t.ratio)     /* a space before, so that it never runs into the last column's name */
+        ui_putf(y, x, 10, A_BOLD, "%10s", sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
     y++;
     int cross = ui_sweep_gpu_crossover(sw, c), rows = in.h - 5;   /* the header and four note rows stay */
     for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {
         attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
         x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);
-        for (int d = 0; d < sw->n_devices; d++) {
+        for (int k = 0; k < t.shown; k++) {
             char v[32];
-            int w = sw->predicted[d] ? PREDICTED_CELL : cell;
+            int d = t.order[k], w = column_width(sw, &t, d);
             ui_sweep_cell_text(sw, d, i, w, v, sizeof v);
             /* the point the Explain panel is about */
             x += ui_put(y, x, w, d == sel_d && i == sel_i ? ui_attr(lab, UI_SELECTED) : a, v);
         }
-        if (ratio && isfinite(sw->pt[c][i].rate) && isfinite(sw->pt[g][i].rate))
+        if (t.ratio && isfinite(sw->pt[c][i].rate) && isfinite(sw->pt[g][i].rate))
             ui_putf(y, x, 9, a, "%8.2fx", sw->pt[g][i].rate / sw->pt[c][i].rate);
     }
-    draw_notes(lab, in, y, cell);
+    draw_notes(lab, in, y, t.cell);
 }
 
 static void draw_progress(ui_lab *lab)

@@ -8,6 +8,7 @@
 #endif
 #include "nnlab/profile.h"
 #include "profile_fields.h"
+#include "nnlab/framework.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -45,10 +46,17 @@ const nn_profile_field nn_profile_fields[] = {
     { "host", "framework_gpu_op_us", PF(framework_gpu_op_us), 0, 1e4,
       "a framework's further host cost per op on a GPU tensor, us", 1, NN_FRAMEWORK_GPU_OP_US },
     { "host", "host_copy_gbps", PF(host_copy_gbps), 0.01, 1e4, "memcpy in host memory, GB/s", 0, 0 },
+    /* the framework's step on the CPU (nnlab/framework.h), fitted: optional */
+    { "framework", "cpu_op_us", PF(framework_cpu_op_us), 0, 1e4,
+      "a framework's host cost per op on the CPU, us", 1, NN_FRAMEWORK_CPU_OP_US },
+    { "framework", "cpu_step_us", PF(framework_cpu_step_us), 0, 1e6,
+      "a framework's fixed cost per step on the CPU, us", 1, NN_FRAMEWORK_CPU_STEP_US },
+    { "framework", "cpu_work_ratio", PF(framework_cpu_work_ratio), 0.05, 20,
+      "a framework's arithmetic on the CPU against nnlab's", 1, NN_FRAMEWORK_CPU_WORK_RATIO },
 };
 const size_t nn_n_profile_fields = sizeof nn_profile_fields / sizeof nn_profile_fields[0];
 
-static const char *const sections[] = { "profile", "gpu", "link", "launch", "host" };
+static const char *const sections[] = { "profile", "gpu", "link", "launch", "host", "framework" };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
 static const char *const text_keys[] = { "profile:name", "profile:description", "profile:measured",
                                          "link:pcie_gen" };
@@ -89,7 +97,7 @@ static int check_entries(const dictionary *d, const char *path, char *err, size_
             return nn_errorf(err, err_len, "%s: %s: key outside any section", path, key + 1);
         if (!d->val[i] && !known_section(key))
             return nn_errorf(err, err_len, "%s: [%s]: unknown section (expected [profile], [gpu], [link], "
-                             "[launch] or [host])", path, key);
+                             "[launch], [host] or [framework])", path, key);
         if (d->val[i] && !known_key(key)) {
             const char *colon = strchr(key, ':');
             return nn_errorf(err, err_len, "%s: [%.*s] %s: unknown key", path, (int)(colon - key), key,

@@ -31,6 +31,8 @@ static const char *source_of(const nn_gpu_profile *p, const char *key)
         return "given";
     if (!strcmp(key, "framework_op_us") || !strcmp(key, "framework_gpu_op_us"))
         return "an estimate (nnlab runs no framework): the default profile's";
+    if (!strncmp(key, "cpu_", 4))
+        return "fitted to PyTorch's CPU steps (nnlab(1), WAYS): the default profile's";
     return "measured by nnlab calibrate";
 }
 
@@ -100,5 +102,8 @@ int nn_profile_from_calibration(const nn_calibration *cal, const char *name, con
     out->framework_op_us = estimates->framework_op_us;
     out->framework_gpu_op_us = estimates->framework_gpu_op_us;
     out->host_copy_gbps = cal->host_copy_gbps;
+    out->framework_cpu_op_us = estimates->framework_cpu_op_us;   /* the framework on the CPU: fitted */
+    out->framework_cpu_step_us = estimates->framework_cpu_step_us;
+    out->framework_cpu_work_ratio = estimates->framework_cpu_work_ratio;
     return 0;
 }

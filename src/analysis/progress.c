@@ -207,8 +207,8 @@ void nn_sweep_times(const nn_sweep *sw, double now, nn_job_times *t)
 {
     long done = 0, total = 0;
     for (int d = 0; d < sw->n_devices; d++) {
-        if (sw->predicted[d])
-            continue;                /* a prediction runs no job */
+        if (sw->predicted[d] || sw->external[d])
+            continue;                /* a prediction, or the caller's measurement, runs no job */
         for (int i = 0; i < sw->n_batches; i++) {
             int st = sw->pt[d][i].state;
             total++;

@@ -2,6 +2,7 @@
  * predicted, the crossover and the doubling ratio; see sweep.h. The runner
  * that starts a point's job is src/jobs/sweep_run.c. */
 #include "nnlab/sweep.h"
+#include "sweep_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@ void nn_sweep_init(nn_sweep *sw, const nn_job_config *base, const int *batches, 
     memcpy(sw->batch, batches, (size_t)sw->n_batches * sizeof *batches);
     sw->latest_dev = sw->latest_batch = -1;
     for (int d = 0; d < NN_SWEEP_MAX_DEVICES; d++)
+        sw->graph_switch[d] = -1;
+    for (int d = 0; d < NN_SWEEP_MAX_DEVICES; d++)
         for (int i = 0; i < NN_SWEEP_MAX_BATCHES; i++)
             sw->pt[d][i].rate = NAN;
 }
@@ -43,6 +46,9 @@ int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *
         return -1;
     int d = sw->n_devices++;
     snprintf(sw->device[d], sizeof sw->device[0], "%s", device);
+    /* nnlab's own step: on a GPU the base's switches pick eager or graph */
+    sw->way[d] = strcmp(device, "gpu") == 0 && sw->base.graph ? NN_WAY_GRAPH : NN_WAY_EAGER;
+    sw->graph_switch[d] = -1;
     sw->has_cal[d] = cal != NULL;
     if (cal)
         sw->cal[d] = *cal;
@@ -56,7 +62,7 @@ int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *
 /* The order the ways are added: nnlab's default first, the write-ups' last. */
 static const nn_gpu_way predicted_order[NN_GPU_WAYS] = { NN_WAY_GRAPH, NN_WAY_EAGER, NN_WAY_FRAMEWORK };
 
-static void predict_point(nn_sweep *sw, int d, int i)
+void nn_sweep_predict_point(nn_sweep *sw, int d, int i)
 {
     nn_sweep_point *pt = &sw->pt[d][i];
     nn_explanation e;
@@ -87,7 +93,7 @@ int nn_sweep_add_predicted(nn_sweep *sw, const nn_gpu_profile *prof)
         sw->predicted[d] = 1;
         sw->way[d] = predicted_order[k];
         for (int i = 0; i < sw->n_batches; i++)
-            predict_point(sw, d, i);
+            nn_sweep_predict_point(sw, d, i);
     }
     return 0;
 }
@@ -96,31 +102,6 @@ void nn_sweep_set_profile(nn_sweep *sw, const nn_gpu_profile *prof)
 {
     sw->prof = *prof;
     sw->has_profile = 1;
-}
-
-void nn_sweep_device_label(const nn_sweep *sw, int d, char *buf, size_t len)
-{
-    if (d < 0 || d >= sw->n_devices)
-        snprintf(buf, len, "?");
-    else if (sw->predicted[d])
-        snprintf(buf, len, "%s %s (predicted for %s)", sw->device[d], nn_gpu_way_name((nn_gpu_way)sw->way[d]),
-                 sw->prof.name);
-    else
-        snprintf(buf, len, "%s", sw->device[d]);
-}
-
-int nn_sweep_gpu_index(const nn_sweep *sw, int way)
-{
-    int first = -1;
-    for (int d = 0; d < sw->n_devices; d++) {
-        if (strcmp(sw->device[d], "gpu") != 0)
-            continue;
-        if (!sw->predicted[d])
-            return d;
-        if (first < 0 && (way < 0 || sw->way[d] == way))
-            first = d;
-    }
-    return first;
 }
 
 /* ---- recording a point ------------------------------------------------------------------- */
@@ -160,19 +141,24 @@ void nn_sweep_record(nn_sweep *sw, int d, int i, const nn_snapshot *s)
     nn_sweep_point *pt = &sw->pt[d][i];
     nn_step_measure m;
     nn_measure_step(s, &m);
-    pt->rate = NAN;
     if (s->state == NN_JOB_DONE && m.timed_steps > 0) {
+        int first = pt->repeats == 0;   /* else a repetition (nn_sweep_wants_repeat) */
         pt->state = NN_POINT_DONE;
-        pt->measured = m;
-        pt->rate = sw->batch[i] * 1e6 / m.step_us;
+        if (nn_sweep_add_repetition(pt, &m, s->steps_async ? 0 : s->us_per_step_median, first))
+            pt->measured = m;        /* this repetition is the median one */
+        pt->rate = sw->batch[i] * 1e6 / pt->measured.step_us;
         explain_point(sw, d, i, s);
         sw->latest_dev = d;
         sw->latest_batch = i;
-    } else if (s->state == NN_JOB_CANCELLED) {
-        pt->state = NN_POINT_CANCELLED;
-    } else {
-        record_failure(sw, d, i, s->error[0] ? s->error : "no timed steps");
+        return;
     }
+    if (pt->repeats > 0)
+        return;                      /* a repetition that did not end: the point keeps its runs */
+    pt->rate = NAN;
+    if (s->state == NN_JOB_CANCELLED)
+        pt->state = NN_POINT_CANCELLED;
+    else
+        record_failure(sw, d, i, s->error[0] ? s->error : "no timed steps");
 }
 
 /* ---- reading the results ------------------------------------------------------------------ */
@@ -183,34 +169,6 @@ int nn_sweep_device_index(const nn_sweep *sw, const char *name)
         if (!strcmp(sw->device[d], name))
             return d;
     return -1;
-}
-
-int nn_crossover_index(const double *base, const double *challenger, int n)
-{
-    int from = -1;
-    for (int i = 0; i < n; i++) {
-        if (!isfinite(base[i]) || !isfinite(challenger[i]))
-            continue;                /* not measured on both: says nothing */
-        if (challenger[i] > base[i]) {
-            if (from < 0)
-                from = i;
-        } else {
-            from = -1;               /* fell behind again: the lead starts later */
-        }
-    }
-    return from;
-}
-
-int nn_sweep_crossover(const nn_sweep *sw, int base_dev, int challenger_dev)
-{
-    double base[NN_SWEEP_MAX_BATCHES], challenger[NN_SWEEP_MAX_BATCHES];
-    if (base_dev < 0 || base_dev >= sw->n_devices || challenger_dev < 0 || challenger_dev >= sw->n_devices)
-        return -1;
-    for (int i = 0; i < sw->n_batches; i++) {
-        base[i] = sw->pt[base_dev][i].state == NN_POINT_DONE ? sw->pt[base_dev][i].rate : NAN;
-        challenger[i] = sw->pt[challenger_dev][i].state == NN_POINT_DONE ? sw->pt[challenger_dev][i].rate : NAN;
-    }
-    return nn_crossover_index(base, challenger, sw->n_batches);
 }
 
 double nn_sweep_doubling(const nn_sweep *sw, int d, int i)

@@ -213,6 +213,13 @@ static int number_option(int id, const char *arg, cli_options *o)
 }
 
 /* One option; 0, 1 for --help, -1 after an error. */
+/* A GPU switch given: the sweep runs the one way it picks (0, for take_option). */
+static int way_switch(cli_options *o)
+{
+    o->way_switch_given = 1;
+    return 0;
+}
+
 static int take_option(int id, const char *arg, cli_options *o)
 {
     switch (id) {
@@ -243,12 +250,12 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_JSON: o->json = 1; return 0;
     case OPT_CSV: o->csv = 1; return 0;
     case OPT_RECALIBRATE: o->recalibrate = 1; return 0;
-    case OPT_DATA_ON_DEVICE: o->data_on_device = 1; return 0;
-    case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; return 0;
-    case OPT_PINNED: o->pinned = 1; return 0;
-    case OPT_SYNC_EVERY_STEP: o->sync_every_step = 1; return 0;
-    case OPT_GRAPH: o->graph = 1; return 0;
-    case OPT_NO_GRAPH: o->graph = 0; return 0;
+    case OPT_DATA_ON_DEVICE: o->data_on_device = 1; return way_switch(o);
+    case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; return way_switch(o);
+    case OPT_PINNED: o->pinned = 1; return way_switch(o);
+    case OPT_SYNC_EVERY_STEP: o->sync_every_step = 1; return way_switch(o);
+    case OPT_GRAPH: o->graph = 1; return way_switch(o);
+    case OPT_NO_GRAPH: o->graph = 0; return way_switch(o);
     case OPT_TF32: o->tf32 = 1; return 0;
     case OPT_DETERMINISTIC: o->deterministic = 1; return 0;
     case OPT_HELP: cli_usage(stdout); return 1;

@@ -39,6 +39,9 @@ typedef struct cli_options {
     int json, csv, quiet, no_validation, recalibrate;
     int data_on_device, pinned, sync_every_step, graph, tf32;   /* the GPU switches */
     int deterministic;           /* --deterministic (else the preset's) */
+    int way_switch_given;        /* a GPU switch that picks a way was given (--graph, --no-graph,
+                                    --[no-]data-on-device, --pinned, --sync-every-step): sweep
+                                    measures that one way instead of eager and graph side by side */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with

@@ -81,41 +81,48 @@ static int split_devices(const char *s, char names[NN_SWEEP_MAX_DEVICES][16])
  * which the lab's export writes too. */
 static void print_header(FILE *f)
 {
-    fprintf(f, "%-13s %7s %12s %12s %14s %9s  %-15s %s\n", "device", "batch", "us/step", "predicted",
-            "samples/s", "doubling", "regime", "source");
+    fprintf(f, "%-4s %-9s %7s %12s %8s %12s %14s %9s  %-15s %s\n", "dev", "way", "batch", "us/step", "spread",
+            "predicted", "samples/s", "doubling", "regime", "source");
+}
+
+/* "+-4%" (x2: measured twice); "-" when no spread is known */
+static void spread_text(const nn_sweep_point *p, char *buf, size_t len)
+{
+    if (p->predicted || !(p->measured.step_us > 0) || p->repeats == 0)
+        snprintf(buf, len, "-");
+    else if (p->repeats > 1)
+        snprintf(buf, len, "+-%.0f%%x%d", 100 * p->spread_us / p->measured.step_us, p->repeats);
+    else
+        snprintf(buf, len, "+-%.0f%%", 100 * p->spread_us / p->measured.step_us);
 }
 
 static void print_text_point(FILE *f, const nn_sweep *sw, int d, int i)
 {
     const nn_sweep_point *p = &sw->pt[d][i];
     double doubling = nn_sweep_doubling(sw, d, i);
-    char dbl[16] = "-", predicted[16] = "-", name[24], source[NN_NAME_LEN + 24];
+    char dbl[16] = "-", predicted[16] = "-", spread[24], source[NN_NAME_LEN + 48];
     if (doubling > 0)
         snprintf(dbl, sizeof dbl, "%.2f", doubling);
-    if (p->has_model)
+    if (p->has_model || p->predicted)
         snprintf(predicted, sizeof predicted, "%.1f", p->predicted_us);
-    snprintf(name, sizeof name, "%s%s%s", sw->device[d], sw->predicted[d] ? " " : "",
-             sw->predicted[d] ? nn_gpu_way_key((nn_gpu_way)sw->way[d]) : "");
-    if (sw->predicted[d])
-        snprintf(source, sizeof source, "predicted for %s", nn_safe(sw->prof.name));
-    else if (p->profile_us > 0)
-        snprintf(source, sizeof source, "measured (%s predicts %.1f)", nn_safe(sw->prof.name),
-                 p->profile_us);
-    else
-        snprintf(source, sizeof source, "measured");
-    fprintf(f, "%-13s %7d %12.1f %12s %14.0f %9s  %-15s %s\n", name, sw->batch[i],
-            p->predicted ? p->predicted_us : p->measured.step_us, predicted, p->rate, dbl,
+    spread_text(p, spread, sizeof spread);
+    nn_sweep_source_text(sw, d, source, sizeof source);
+    if (p->profile_us > 0)
+        snprintf(source + strlen(source), sizeof source - strlen(source), " (%s predicts %.1f)",
+                 nn_safe(sw->prof.name), p->profile_us);
+    fprintf(f, "%-4s %-9s %7d %12.1f %8s %12s %14.0f %9s  %-15s %s\n", sw->device[d], nn_sweep_way_word(sw, d),
+            sw->batch[i], p->predicted ? p->predicted_us : p->measured.step_us, spread, predicted, p->rate, dbl,
             p->has_model ? nn_regime_name(p->regime) : "-", source);
 }
 
 /* Each device's calibration: where its figures come from, their age and
- * quality (a predicted device's: the profile's). */
+ * quality (a predicted device's: the profile's), once per device. */
 static void print_calibrations(FILE *f, const nn_sweep *sw)
 {
     char line[NN_ERR_LEN];
     for (int d = 0; d < sw->n_devices; d++) {
-        if (d > 0 && sw->predicted[d] && sw->predicted[d - 1])
-            continue;                /* the three ways share the profile's */
+        if (!nn_sweep_lists_calibration(sw, d))
+            continue;
         if (sw->has_cal[d])
             nn_calibration_describe(&sw->cal[d], (long long)time(NULL), line, sizeof line);
         else
@@ -124,21 +131,24 @@ static void print_calibrations(FILE *f, const nn_sweep *sw)
     }
 }
 
-/* Where each device after the first overtakes the first; a predicted
- * device's crossover is a prediction and says so. */
+/* The crossover of each matching pair, in the words the lab uses too
+ * (nn_sweep_crossover_words), predicted ones said so; the write-up's figure
+ * after the framework pair's. */
 static void print_crossovers(FILE *f, const nn_sweep *sw)
 {
-    for (int d = 1; d < sw->n_devices; d++) {
-        int x = nn_sweep_crossover(sw, 0, d);
-        char label[96], base[96];
-        nn_sweep_device_label(sw, d, label, sizeof label);
-        nn_sweep_device_label(sw, 0, base, sizeof base);
-        if (x >= 0)
-            fprintf(f, "%s overtakes %s from batch %d on%s\n", label, base, sw->batch[x],
-                    sw->predicted[d] ? " (predicted)" : "");
-        else
-            fprintf(f, "%s does not overtake %s at the batches swept%s\n", label, base,
-                    sw->predicted[d] ? " (predicted)" : "");
+    nn_sweep_pair pairs[2 * NN_SWEEP_MAX_DEVICES];
+    int n = nn_sweep_pairs(sw, pairs, 2 * NN_SWEEP_MAX_DEVICES);
+    char label[128], base[128], words[160], writeup[320];
+    nn_sweep_writeup_text(sw, writeup, sizeof writeup);
+    for (int k = 0; k < n; k++) {
+        const nn_sweep_pair *p = &pairs[k];
+        nn_sweep_device_label(sw, p->challenger, label, sizeof label);
+        nn_sweep_device_label(sw, p->base, base, sizeof base);
+        nn_sweep_crossover_words(sw, p, words, sizeof words);
+        fprintf(f, "%s: %s against %s: %s%s\n", nn_pair_kind_name(p->kind), nn_safe(label), nn_safe(base), words,
+                p->predicted ? " (predicted)" : "");
+        if (p->kind == NN_PAIR_FRAMEWORK && writeup[0] && (k + 1 == n || pairs[k + 1].kind != NN_PAIR_FRAMEWORK))
+            fprintf(f, "  %s\n", nn_safe(writeup));
     }
 }
 
@@ -157,8 +167,10 @@ void cli_sweep_print(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
         for (int i = 0; i < sw->n_batches; i++)
             if (sw->pt[d][i].state == NN_POINT_DONE)
                 print_text_point(f, sw, d, i);
-    fprintf(f, "(us/step: the %s over the timed steps, or the model's for a predicted row; doubling: the "
-            "step at b over the step at b/2)\n", NN_STEP_STAT);
+    fprintf(f, "(us/step: the %s over the timed steps, of the median run when a point was measured again; "
+            "spread: half its runs' range (xN: N runs), or of one run's mean and median; the model's for a "
+            "predicted row; doubling: the step at b over the step at b/2; way: nnlab, eager, graph or framework, "
+            "see nnlab(1))\n", NN_STEP_STAT);
     print_calibrations(f, sw);
     print_crossovers(f, sw);
 }
@@ -180,15 +192,42 @@ static int add_predicted_gpu(nn_sweep *sw, const cli_options *o, const char *why
     return 0;
 }
 
+/* A GPU that is here: its eager and graph ways measured side by side, unless
+ * a switch on the command line picked one way (then that way alone, as
+ * before); its framework way predicted from its calibration on top. */
+static int add_gpu(nn_sweep *sw, const cli_options *o, const nn_calibration *cal, const nn_gpu_profile *prof)
+{
+    int rc;
+    if (o->way_switch_given) {
+        nn_sweep_add_device(sw, "gpu", cal, NULL);
+        rc = nn_sweep_add_framework_gpu(sw, cal, prof);
+    } else {
+        rc = nn_sweep_add_gpu_ways(sw, cal, prof);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "nnlab: --devices: too many devices to add the GPU's ways (at most %d in all)\n",
+                NN_SWEEP_MAX_DEVICES);
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* Adds each device with its calibration (measured first when not cached);
- * a GPU that is not here, as predicted; a GPU that is, beside the profile. */
+ * a GPU that is not here, as predicted; a GPU that is, its ways beside the
+ * profile. With a GPU in the sweep, the CPU's framework way (predicted from
+ * its calibration) follows the CPU, to pair with the GPU's framework way. */
 static int add_devices(nn_sweep *sw, const cli_options *o)
 {
     static nn_gpu_profile prof;
     char names[NN_SWEEP_MAX_DEVICES][16], err[NN_ERR_LEN];
-    int n = split_devices(o->devices ? o->devices : "cpu", names), rc;
+    int n = split_devices(o->devices ? o->devices : "cpu", names), rc, with_gpu = 0, have_prof;
     if (n < 0)
         return CLI_EXIT_USAGE;
+    for (int d = 0; d < n; d++)
+        with_gpu |= !strcmp(names[d], "gpu");
+    have_prof = cli_gpu_profile(o, 0, &prof) == 0;
+    if (!have_prof && o->gpu_profile)
+        return CLI_EXIT_USAGE;       /* said why */
     for (int d = 0; d < n; d++) {
         nn_calibration cal;
         if (nn_device_require(names[d], err, sizeof err) != 0) {
@@ -198,13 +237,17 @@ static int add_devices(nn_sweep *sw, const cli_options *o)
                 fprintf(stderr, "nnlab: %s\n", err);
             return CLI_EXIT_USAGE;
         }
-        if (!strcmp(names[d], "gpu") && cli_gpu_profile(o, 0, &prof) == 0)
-            nn_sweep_set_profile(sw, &prof);
-        else if (!strcmp(names[d], "gpu") && o->gpu_profile)
-            return CLI_EXIT_USAGE;
         if (cli_calibration(names[d], (int)o->threads, o->recalibrate, 1, &cal) != 0)
             return EXIT_FAILURE;
-        nn_sweep_add_device(sw, names[d], &cal, NULL);
+        if (!strcmp(names[d], "gpu") && have_prof) {
+            nn_sweep_set_profile(sw, &prof);
+            if ((rc = add_gpu(sw, o, &cal, &prof)) != 0)
+                return rc;
+            continue;
+        }
+        nn_sweep_add_device(sw, names[d], &cal, NULL);   /* without a profile: the switches' one way */
+        if (with_gpu && have_prof && !strcmp(names[d], "cpu") && nn_sweep_add_framework_cpu(sw, &cal, &prof) != 0)
+            return CLI_EXIT_USAGE;
     }
     return 0;
 }

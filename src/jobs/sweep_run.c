@@ -30,27 +30,44 @@ static void finish(nn_sweep *sw)
     sw->t_end = nn_now();
 }
 
-/* Starts point `next` (batch-major). A job that cannot start is recorded as
- * failed and the next one tried. */
+/* Starts point (d, i)'s job (a repetition when the point has runs
+ * already: it stays drawn as measured meanwhile); 0, or -1 with err. */
+static int start_point(nn_sweep *sw, int d, int i, char *err, size_t err_len)
+{
+    nn_job_config cfg = sw->base;
+    cfg.batch = sw->batch[i];
+    snprintf(cfg.device, sizeof cfg.device, "%s", sw->device[d]);
+    if (sw->graph_switch[d] >= 0)
+        cfg.graph = sw->graph_switch[d];   /* the device's own way: eager or graph */
+    sw->job = nn_job_start(&cfg, err, err_len);
+    if (!sw->job)
+        return -1;
+    sw->cur_dev = d;
+    sw->cur_batch = i;
+    if (sw->pt[d][i].repeats == 0)
+        sw->pt[d][i].state = NN_POINT_RUNNING;
+    memset(&sw->snap, 0, sizeof sw->snap);
+    return 0;
+}
+
+/* Starts the last point again when its repetitions disagree, else point
+ * `next` (batch-major). A job that cannot start is recorded as failed and
+ * the next one tried. */
 static void start_next(nn_sweep *sw)
 {
     char err[NN_ERR_LEN];
+    if (sw->again) {
+        sw->again = 0;
+        if (start_point(sw, sw->cur_dev, sw->cur_batch, err, sizeof err) == 0)
+            return;                  /* a repetition that cannot start: the point keeps its run */
+    }
     while (sw->next < sw->n_batches * sw->n_devices) {
         int i = sw->next / sw->n_devices, d = sw->next % sw->n_devices;
-        nn_job_config cfg = sw->base;
         sw->next++;
-        if (sw->predicted[d])
-            continue;                /* the model's points: no job */
-        cfg.batch = sw->batch[i];
-        snprintf(cfg.device, sizeof cfg.device, "%s", sw->device[d]);
-        sw->job = nn_job_start(&cfg, err, sizeof err);
-        if (sw->job) {
-            sw->cur_dev = d;
-            sw->cur_batch = i;
-            sw->pt[d][i].state = NN_POINT_RUNNING;
-            memset(&sw->snap, 0, sizeof sw->snap);
+        if (sw->predicted[d] || sw->external[d])
+            continue;                /* the model's points, or the caller's: no job */
+        if (start_point(sw, d, i, err, sizeof err) == 0)
             return;
-        }
         record_failure(sw, d, i, err);
     }
     finish(sw);
@@ -64,6 +81,7 @@ static void collect(nn_sweep *sw)
     int n = nn_job_conv_algorithms(sw->job, sw->conv, NN_SWEEP_CONV_MAX);
     sw->n_conv = n < NN_SWEEP_CONV_MAX ? n : NN_SWEEP_CONV_MAX;
     nn_sweep_record(sw, sw->cur_dev, sw->cur_batch, &sw->snap);
+    sw->again = nn_sweep_wants_repeat(sw, sw->cur_dev, sw->cur_batch);
     nn_job_free(sw->job);
     sw->job = NULL;
 }

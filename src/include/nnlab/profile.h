@@ -54,6 +54,13 @@ typedef struct nn_gpu_profile {
                                     device thread); optional in a file, read as
                                     NN_FRAMEWORK_GPU_OP_US when absent */
     double host_copy_gbps;       /* memcpy in host memory: gathering a batch to copy */
+    /* [framework] the same framework's step on the host's CPU (nnlab/framework.h): its
+     * host cost per operation, its fixed cost per step and its arithmetic against
+     * nnlab's, fitted to PyTorch's measured CPU steps; optional in a file, read as
+     * NN_FRAMEWORK_CPU_* (the fit) when absent */
+    double framework_cpu_op_us;
+    double framework_cpu_step_us;
+    double framework_cpu_work_ratio;
 } nn_gpu_profile;
 
 /* The shipped profiles' framework_gpu_op_us (see profiles/t4.ini for its
