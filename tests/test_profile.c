@@ -263,14 +263,14 @@ static void test_kernel_figures(void **state)
     find("t4", &g);
     nn_profile_calibration(&g, &c);
     assert_false(c.calls.has);
-    assert_true(g.conv_backward_us == 0 && g.layer_row_ns == 0 && g.cudnn_call_us == 0);
+    assert_true(g.conv_backward_us == 0 && g.layer_reduce_us == 0 && g.cudnn_call_us == 0);
     find("h100", &h100);
     find("h200", &h200);
     nn_profile_calibration(&h200, &c);
     assert_true(c.calls.has);
     assert_true(c.calls.device_us[NN_CALL_CONV_BWD] > c.calls.device_us[NN_CALL_CONV_FWD]);
     assert_true(h100.conv_backward_us == h200.conv_backward_us && h100.cudnn_call_us == h200.cudnn_call_us &&
-                h100.linear_backward_row_ns == h200.linear_backward_row_ns && h100.launch_us == h200.launch_us);
+                h100.linear_backward_reduce_us == h200.linear_backward_reduce_us && h100.launch_us == h200.launch_us);
     load_preset("lenet-cifar10", &p);
     nn_profile_predict(&p, 4, &h100, e100);
     nn_profile_predict(&p, 4, &h200, e200);

@@ -1,6 +1,7 @@
 /* src/analysis/explain.c - see explain.h. */
 #include "nnlab/explain.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -164,7 +165,7 @@ static void price_calls(nn_explanation *e, const nn_calibration *cal, const nn_e
             if (oc.bytes <= 0 && oc.flops <= 0)
                 continue;            /* a view, or a first layer's backward */
             enum nn_call_kind kind = call_kind(l->op_class, bwd);
-            e->calls_us += cal->calls.device_us[kind] + c->batch * cal->calls.row_ns[kind] * 1e-3;
+            e->calls_us += cal->calls.device_us[kind] + sqrt((double)c->batch) * cal->calls.reduce_us[kind];
             if (kind <= NN_CALL_LINEAR_BWD)
                 e->library_calls[kind >= NN_CALL_LINEAR_FWD]++;
         }

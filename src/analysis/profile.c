@@ -71,12 +71,12 @@ const nn_profile_field nn_profile_fields[] = {
       "eager: a cuBLAS product's host cost beyond one launch, us", 1, 0 },
     { "kernels", "layer_op_us", PF(layer_op_us), 0, 1e4,
       "a layer of its own kernels (batch norm, GLU): the device's fixed time beyond its work, us", 1, 0 },
-    { "kernels", "conv_backward_row_ns", PF(conv_backward_row_ns), 0, 1e6,
-      "a convolution's backward: per row of the batch (its bias gradient's reduction), ns", 1, 0 },
-    { "kernels", "linear_backward_row_ns", PF(linear_backward_row_ns), 0, 1e6,
-      "a linear layer's backward: per row of the batch (its bias gradient's reduction), ns", 1, 0 },
-    { "kernels", "layer_row_ns", PF(layer_row_ns), 0, 1e6,
-      "a layer of its own kernels: per row of the batch (a batch norm's statistics), ns", 1, 0 },
+    { "kernels", "conv_backward_reduce_us", PF(conv_backward_reduce_us), 0, 1e4,
+      "a convolution's backward: its reductions over the batch, us x sqrt(batch)", 1, 0 },
+    { "kernels", "linear_backward_reduce_us", PF(linear_backward_reduce_us), 0, 1e4,
+      "a linear layer's backward: its reductions over the batch, us x sqrt(batch)", 1, 0 },
+    { "kernels", "layer_reduce_us", PF(layer_reduce_us), 0, 1e4,
+      "a layer of its own kernels: its reductions over the batch, us x sqrt(batch)", 1, 0 },
 };
 const size_t nn_n_profile_fields = sizeof nn_profile_fields / sizeof nn_profile_fields[0];
 
@@ -485,9 +485,9 @@ static void profile_call_costs(const nn_gpu_profile *p, nn_calibration *out)
     c->device_us[NN_CALL_LINEAR_BWD] = p->linear_backward_us;
     c->device_us[NN_CALL_OTHER] = p->other_op_us;
     c->device_us[NN_CALL_LAYER] = p->layer_op_us;
-    c->row_ns[NN_CALL_CONV_BWD] = p->conv_backward_row_ns;
-    c->row_ns[NN_CALL_LINEAR_BWD] = p->linear_backward_row_ns;
-    c->row_ns[NN_CALL_LAYER] = p->layer_row_ns;
+    c->reduce_us[NN_CALL_CONV_BWD] = p->conv_backward_reduce_us;
+    c->reduce_us[NN_CALL_LINEAR_BWD] = p->linear_backward_reduce_us;
+    c->reduce_us[NN_CALL_LAYER] = p->layer_reduce_us;
     c->library_host_us[0] = p->cudnn_call_us;
     c->library_host_us[1] = p->cublas_call_us;
     c->layer_ns = p->layer_ns;

@@ -56,9 +56,9 @@ typedef struct nn_call_costs {
                                             launch, [1] a cuBLAS product's (eager only) */
     double layer_ns;                     /* per element of a layer with kernels of its own
                                             (op class none: batch norm, GLU, sparsemax) */
-    double row_ns[NN_CALL_KINDS];        /* per row of the batch, per call: a reduction over the
-                                            batch that one thread per feature runs row by row
-                                            (a bias gradient, a batch norm's statistics) */
+    double reduce_us[NN_CALL_KINDS];     /* per call, times the square root of the batch: its
+                                            reductions over the batch (a bias gradient, a batch
+                                            norm's statistics), which grew so on the H200 */
 } nn_call_costs;
 
 typedef struct nn_calibration {

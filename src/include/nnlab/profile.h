@@ -69,9 +69,9 @@ typedef struct nn_gpu_profile {
     double cudnn_call_us;        /* eager: a cuDNN convolution call's host cost beyond a launch */
     double cublas_call_us;       /* eager: a cuBLAS product's */
     double layer_op_us;          /* the device's fixed time of a layer of its own kernels */
-    double conv_backward_row_ns; /* per row of the batch: reductions over it, one thread per */
-    double linear_backward_row_ns; /*   feature running row by row (the bias gradients, a */
-    double layer_row_ns;         /*   batch norm's statistics) */
+    double conv_backward_reduce_us; /* per call, times the square root of the batch: its */
+    double linear_backward_reduce_us; /*   reductions over the batch (the bias gradients, a */
+    double layer_reduce_us;      /*   batch norm's statistics) */
 } nn_gpu_profile;
 
 /* The shipped profiles' framework_gpu_op_us (see profiles/t4.ini for its
