@@ -83,8 +83,9 @@ typedef struct nn_explanation {
                                     arithmetic at the rate measured for calls of that size (or
                                     the cost per element measured for its kind), never faster
                                     than the peak */
-    double predicted_us;         /* issue + copy + sync + fixed + work; never below compute_us
-                                    or memory_us */
+    double predicted_us;         /* issue + copy + sync + fixed + work (+ calls_us, or with
+                                    overlapped the longer of issue and fixed + calls + work);
+                                    never below compute_us or memory_us */
     nn_regime regime;
     char why[640];               /* the numbers behind the regime */
     char advice[512];            /* the change that would help most */
