@@ -266,6 +266,16 @@ PY
         "$NNLAB" explain --preset lenet-cifar10 --device gpu --batch 8 --steps 2
     grep_ok "explain: each convolution's algorithm and time" "$tmp/out" \
         "^  *\(algorithm: \)*conv 6x5x5 on 3x32x32, backward-filter: BWD_FILTER_ALGO_0 (not deterministic), [0-9.]* us measured (\(timed now\|from the cache\))$"
+    # Explain compares a measured GPU with the profile of the same GPU (issue 20 item 3): none
+    # ships for the emulated one, so it says so and which it used; a user's profile named for it
+    # ("emulated": the first word of its name) is then the one compared with
+    grep_ok "explain: no profile matches the emulated GPU" "$tmp/out" \
+        "^  profile:   no shipped profile matches this GPU (emulated GPU): compared with T4, the default"
+    mkdir -p "$tmp/emu-config/nnlab/profiles"
+    sed 's/^name = "T4"/name = "Emulated"/' "$top_srcdir/profiles/t4.ini" >"$tmp/emu-config/nnlab/profiles/emulated.ini"
+    check "emulated gpu: explain with a profile of this GPU" 0 env NNLAB_GPU_EMULATION=1 XDG_CACHE_HOME="$tmp/conv-fast" \
+        XDG_CONFIG_HOME="$tmp/emu-config" "$NNLAB" explain --preset lenet-cifar10 --device gpu --batch 8 --steps 2 --json
+    grep_ok "explain json: the profile of this GPU" "$tmp/out" '"name": "Emulated", "id": "emulated", "measured": false, "of_this_gpu": true'
     # issue 20: with a GPU here, its eager and graph ways measured side by side, the
     # framework way predicted on top (from the GPU's own calibration), and on the CPU
     emu_sweep() {
@@ -378,7 +388,7 @@ grep_ok "explain: the write-up beside the prediction" "$tmp/out" "write-up: .*me
 
 # GPU profiles: a GPU that is not here is predicted, and says so
 check "devices lists the GPU profiles" 0 "$NNLAB" devices
-for p in t4 rtx3060 rtx4090 a100 h100; do grep_ok "devices: profile $p" "$tmp/out" "^  $p  "; done
+for p in t4 rtx3060 rtx4090 a100 h100 h200; do grep_ok "devices: profile $p" "$tmp/out" "^  $p  "; done
 grep_ok "devices: the default profile" "$tmp/out" "^  t4 .*the default"
 check "an unknown --gpu-profile fails" 2 "$NNLAB" explain --preset lenet-cifar10 --device gpu --gpu-profile gtx9999
 one_line_err "unknown --gpu-profile: one-line error"

@@ -50,9 +50,9 @@
  *    2 x 10 us fixed (samples, labels) + input / the pageable rate + the
  *    host gathering it, 2 x input / 10 GB/s; the loss read back, 10 us.
  * The input is 4 x 3,072 floats + 4 labels = 49,168 B at batch 4,
- * 12,587,008 B at 1024. Launch 2.5, graph 4 + 0.6 a node, framework 10 + 20,
- * copies 10 us fixed, host memcpy 10 GB/s and read-back 10 us are the same
- * in every shipped profile.
+ * 12,587,008 B at 1024. Launch 2.5, graph 4 + 0.6 a node, framework 10 +
+ * 20, copies 10 us fixed, host memcpy 10 GB/s and read-back 10 us are the
+ * same in the four profiles priced here.
  *
  * T4 (8,141 GFLOP/s, 320 GB/s: ridge 25.4 FLOP/byte; pageable copies 6.3 GB/s):
  *   batch 4: FLOP-bound: conv2 fwd, conv2 bwd; work = 5,772,800 F / 8,141,000 + 1,416,200 B / 320,000 = 5.1347 us
@@ -82,13 +82,11 @@
  *   batch 1024: FLOP-bound: conv1 fwd, conv1 bwd, conv2 fwd, conv2 bwd; work = 2,932,539,392 F / 19,500,000 + 231,286,136 B / 1,555,000 = 299.1237 us
  *     graph 331.4128 = 16.1 + copy 16.1891 + work; eager 357.8128 = 42.5 + copy + work;
  *     framework 5470.4942 = 1625 + copies 3536.3705 + read-back 10 + work
- * H100 (66,900 GFLOP/s, 3,350 GB/s: ridge 20.0 FLOP/byte; pageable copies 25.2 GB/s):
- *   batch 4: FLOP-bound: conv1 fwd, conv2 fwd, conv2 bwd; work = 8,614,016 F / 66,900,000 + 1,289,960 B / 3,350,000 = 0.5138 us
- *     graph 16.6432 = 16.1 + copy 0.0294 + work; eager 43.0432 = 42.5 + copy + work;
- *     framework 1667.2985 = 1625 + copies 31.7847 + read-back 10 + work
- *   batch 1024: FLOP-bound: conv1 fwd, conv2 fwd, conv2 bwd; work = 2,205,188,096 F / 66,900,000 + 282,406,040 B / 3,350,000 = 117.2628 us
- *     graph 140.8774 = 16.1 + copy 7.5146 + work; eager 167.2774 = 42.5 + copy + work;
- *     framework 4789.1488 = 1625 + copies 3036.8860 + read-back 10 + work
+ * H100 and H200 are not priced here: they carry the [kernels] figures
+ * fitted to the recorded H200 run (a call's fixed time by kind, per-row
+ * reductions, the libraries' rates), which tests/test_model_h200.c checks
+ * against that run's measured steps; below, the two agree where memory
+ * does not matter and the matcher finds each by its GPU's name.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -162,9 +160,13 @@ static int teardown(void **state)
 
 /* ---- the shipped profiles ------------------------------------------------------------------- */
 
-static const char *const shipped[] = { "t4", "rtx3060", "rtx4090", "a100", "h100" };
-static const char *const shipped_names[] = { "T4", "RTX 3060", "RTX 4090", "A100", "H100" };
-#define N_SHIPPED 5
+static const char *const shipped[] = { "t4", "rtx3060", "rtx4090", "a100", "h100", "h200" };
+static const char *const shipped_names[] = { "T4", "RTX 3060", "RTX 4090", "A100", "H100", "H200" };
+#define N_SHIPPED 6
+/* The first N_BY_HAND are priced by hand at the top; h100 and h200 carry
+ * the [kernels] figures of the recorded H200 run, checked against its
+ * measured steps by tests/test_model_h200.c. */
+#define N_BY_HAND 4
 
 static void test_shipped_profiles_load(void **state)
 {
@@ -212,13 +214,12 @@ static void test_profile_calibration(void **state)
 }
 
 /* The numbers of the comment at the top. */
-static const double lenet_us[N_SHIPPED][2][NN_GPU_WAYS] = {
+static const double lenet_us[N_BY_HAND][2][NN_GPU_WAYS] = {
     /*             batch 4: framework, eager, graph     batch 1024: framework, eager, graph */
     /* t4 */      { { 1677.7728, 47.9420, 21.5420 }, { 7333.9269, 1284.7563, 1258.3563 } },
     /* rtx3060 */ { { 1673.1923, 47.2296, 20.8296 }, { 6164.4472, 1105.5045, 1079.1045 } },
     /* rtx4090 */ { { 1670.3271, 44.1888, 17.7888 }, { 5523.5058, 419.6095, 393.2095 } },
     /* a100 */    { { 1670.0232, 43.8507, 17.4507 }, { 5470.4942, 357.8128, 331.4128 } },
-    /* h100 */    { { 1667.2985, 43.0432, 16.6432 }, { 4789.1488, 167.2774, 140.8774 } },
 };
 
 static void test_lenet_predictions_by_hand(void **state)
@@ -229,7 +230,7 @@ static void test_lenet_predictions_by_hand(void **state)
     nn_gpu_profile g;
     (void)state;
     load_preset("lenet-cifar10", &p);
-    for (int k = 0; k < N_SHIPPED; k++) {
+    for (int k = 0; k < N_BY_HAND; k++) {
         find(shipped[k], &g);
         for (int b = 0; b < 2; b++) {
             nn_profile_predict(&p, batches[b], &g, e);
@@ -246,6 +247,69 @@ static void test_lenet_predictions_by_hand(void **state)
                     assert_int_equal(e[w].regime, NN_REGIME_OVERHEAD);
         }
     }
+}
+
+/* The [kernels] figures: absent from the by-hand profiles (nothing priced:
+ * the model as it was), the same in h100 and h200 (one GH100 chip), whose
+ * LeNet at batch 4 (overhead-bound: memory does not matter) then agree,
+ * and a convolution's backward costs more than a launch in both. */
+static void test_kernel_figures(void **state)
+{
+    static nn_preset p;
+    static nn_explanation e100[NN_GPU_WAYS], e200[NN_GPU_WAYS];
+    nn_gpu_profile g, h100, h200;
+    nn_calibration c;
+    (void)state;
+    find("t4", &g);
+    nn_profile_calibration(&g, &c);
+    assert_false(c.calls.has);
+    assert_true(g.conv_backward_us == 0 && g.layer_reduce_us == 0 && g.cudnn_call_us == 0);
+    find("h100", &h100);
+    find("h200", &h200);
+    nn_profile_calibration(&h200, &c);
+    assert_true(c.calls.has);
+    assert_true(c.calls.device_us[NN_CALL_CONV_BWD] > c.calls.device_us[NN_CALL_CONV_FWD]);
+    assert_true(h100.conv_backward_us == h200.conv_backward_us && h100.cudnn_call_us == h200.cudnn_call_us &&
+                h100.linear_backward_reduce_us == h200.linear_backward_reduce_us && h100.launch_us == h200.launch_us);
+    load_preset("lenet-cifar10", &p);
+    nn_profile_predict(&p, 4, &h100, e100);
+    nn_profile_predict(&p, 4, &h200, e200);
+    for (int w = NN_WAY_EAGER; w < NN_GPU_WAYS; w++)
+        assert_true(fabs(e100[w].predicted_us - e200[w].predicted_us) < 0.05 * e200[w].predicted_us);
+    assert_true(e200[NN_WAY_GRAPH].calls_us > 0);
+    assert_true(e200[NN_WAY_EAGER].overlapped && !e200[NN_WAY_GRAPH].overlapped);
+    assert_int_equal(e200[NN_WAY_EAGER].library_calls[0], 4);   /* conv1, conv2: forward and backward */
+    assert_int_equal(e200[NN_WAY_EAGER].library_calls[1], 2);   /* the linear layer */
+}
+
+/* A GPU's name as the backend and NVML give it finds the profile of that
+ * GPU; another GPU, the emulated one and empty text find none. */
+static void test_profile_for_device(void **state)
+{
+    static const struct { const char *device, *id; } cases[] = {
+        { "NVIDIA H200", "h200" },
+        { "NVIDIA H100 80GB HBM3", "h100" },
+        { "NVIDIA H100 PCIe (GPU 0 of 2), 79.1 GiB, compute capability 9.0", "h100" },
+        { "NVIDIA A100-SXM4-40GB", "a100" },
+        { "Tesla T4", "t4" },
+        { "NVIDIA GeForce RTX 4090 (GPU 0 of 1), 23.6 GiB", "rtx4090" },
+        { "NVIDIA GeForce RTX 3060", "rtx3060" },
+        { "NVIDIA H20", NULL },          /* not the H200 */
+        { "NVIDIA GeForce RTX 3060 Ti", NULL },  /* another card than the 3060 */
+        { "NVIDIA L4", NULL },
+        { "emulated GPU (nnlab-cuda-emu: the CUDA code run on the CPU, seed 1)", NULL },
+        { "", NULL },
+    };
+    nn_gpu_profile g;
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = nn_profile_for_device(cases[i].device, &g);
+        if (!cases[i].id && rc == 0)
+            fail_msg("'%s' matched %s", cases[i].device, g.id);
+        if (cases[i].id && (rc != 0 || strcmp(g.id, cases[i].id) != 0))
+            fail_msg("'%s': expected %s, got %s", cases[i].device, cases[i].id, rc ? "none" : g.id);
+    }
+    assert_int_equal(nn_profile_for_device(NULL, &g), -1);
 }
 
 /* ---- bad files ------------------------------------------------------------------------------------ */
@@ -450,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_user_profiles),
         cmocka_unit_test(test_save_measured_profile),
         cmocka_unit_test(test_writeup),
+        cmocka_unit_test(test_kernel_figures), cmocka_unit_test(test_profile_for_device),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,8 @@
  * sweep point selected, the cost model's predicted step and its split, the
  * measured step and its phases, the regime, why and what would help; the
  * calibration's age and quality; the three ways a GPU would run the step,
- * predicted for the default GPU profile; and at the preset's own batch what
+ * predicted for the profile of the GPU the job runs on when one ships
+ * (else the default, marked so); and at the preset's own batch what
  * its original experiment measured beside the prediction for the same job.
  * A point of a GPU that is not here is predicted and says so. It sits
  * beside the charts when the terminal has room (ui/layout.c) and otherwise
@@ -58,6 +59,33 @@ static const nn_gpu_profile *default_profile(void)
         found = nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0;
     }
     return found ? &prof : NULL;
+}
+
+/* The profile a job on `device` is compared with (issue 20 item 3): the
+ * profile of that GPU when one ships (nn_profile_for_device, the CLI's rule
+ * too), else the default. *mark is NULL for the GPU's own profile or a CPU
+ * job, else the words that say no profile matches this GPU. The match is
+ * kept per description (UI thread only): the panel is drawn many times a
+ * second. */
+static const nn_gpu_profile *profile_for_job(const ui_lab *lab, const char *device, const char **mark)
+{
+    static nn_gpu_profile prof;
+    static char matched_for[NN_ERR_LEN];
+    static int found;
+    *mark = NULL;
+    for (int i = 0; i < lab->devices.n; i++) {
+        const nn_device_status *st = &lab->devices.st[i];
+        if (strcmp(st->name, device) != 0 || !st->gpu || !st->available)
+            continue;
+        if (strcmp(matched_for, st->description) != 0) {
+            snprintf(matched_for, sizeof matched_for, "%s", st->description);
+            found = nn_profile_for_device(st->description, &prof) == 0;
+        }
+        if (found)
+            return &prof;
+        *mark = "no profile of this GPU";
+    }
+    return default_profile();
 }
 
 /* The three ways predicted for prof at batch, kept for the last (preset,
@@ -136,7 +164,9 @@ void ui_explain_draw_run(ui_lab *lab)
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
         const nn_explainer *x = &ui_dashboard_of(lab)->explain[k];
-        const nn_gpu_profile *prof = default_profile();
+        const char *mark;
+        const nn_gpu_profile *prof = profile_for_job(lab, j->device, &mark);
+        static char label[2][NN_NAME_LEN + 32];
         ui_explain_context ctx;
         char calib[NN_ERR_LEN];
         nn_step_measure m;
@@ -154,6 +184,10 @@ void ui_explain_draw_run(ui_lab *lab)
         }
         if (prof)
             ways_for(&r->cfg.preset, r->cfg.batch, prof, &ctx);
+        if (prof && mark) {          /* "T4 (no profile of this GPU)" */
+            snprintf(label[k], sizeof label[k], "%s (%s)", prof->name, mark);
+            ctx.profile_name = label[k];
+        }
         writeup_for(&r->cfg.preset, r->cfg.batch, prof, &ctx);
         ui_explain_format_in(x, &ctx, j->device, r->cfg.batch, &m, in.w, UI_TEXT_ROWS, &t);
         if (k > 0)

@@ -1,6 +1,7 @@
 /* src/analysis/explain.c - see explain.h. */
 #include "nnlab/explain.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +60,8 @@ static double arithmetic_us(nn_op_cost c, const nn_calibration *cal, nn_op_class
 {
     const nn_rate_curve *curve = curve_of(cal, k, bwd);
     double ns = k > NN_OP_CONV && k < NN_OP_CLASSES ? cal->elem_ns[k][bwd] : 0;
+    if (k == NN_OP_NONE)
+        ns = cal->calls.layer_ns;    /* a layer's own kernels (a profile's figure; 0: its bytes) */
     if (!curve && ns > 0)
         return elems * ns * 1e-3;
     double rate = rate_of(cal, curve, c.flops);
@@ -130,6 +133,60 @@ static void price_work(nn_explanation *e, const nn_calibration *cal)
      * BLAS call's own set-up): the smallest product's time less a tiny op's */
     double extra = cal->matrix_op_us - cal->op_us;
     e->fixed_us = e->matrix_calls * (extra > 0 ? extra : 0);
+}
+
+static int copy_ops(const nn_explain_options *opt);
+
+/* The kind of call an op is (calibrate.h): what its fixed time is. */
+static enum nn_call_kind call_kind(nn_op_class k, int bwd)
+{
+    if (k == NN_OP_NONE)
+        return NN_CALL_LAYER;
+    if (k == NN_OP_CONV)
+        return bwd ? NN_CALL_CONV_BWD : NN_CALL_CONV_FWD;
+    if (k == NN_OP_LINEAR)
+        return bwd ? NN_CALL_LINEAR_BWD : NN_CALL_LINEAR_FWD;
+    return NN_CALL_OTHER;
+}
+
+/* A profile's fixed time of each call on the device, by its kind (the
+ * recorded H200 run: a cuDNN convolution's backward runs three or more
+ * kernels, each a few microseconds at least, whatever its size), and the
+ * library calls whose host cost eager pays. Nothing without such figures. */
+static void price_calls(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
+{
+    const nn_cost *c = &e->cost;
+    if (!cal->calls.has)
+        return;
+    for (int i = 0; i < c->n_layers; i++)
+        for (int bwd = 0; bwd < 2; bwd++) {
+            const nn_layer_cost *l = &c->layers[i];
+            nn_op_cost oc = bwd ? l->bwd : l->fwd;
+            if (oc.bytes <= 0 && oc.flops <= 0)
+                continue;            /* a view, or a first layer's backward */
+            enum nn_call_kind kind = call_kind(l->op_class, bwd);
+            e->calls_us += cal->calls.device_us[kind] + sqrt((double)c->batch) * cal->calls.reduce_us[kind];
+            if (kind <= NN_CALL_LINEAR_BWD)
+                e->library_calls[kind >= NN_CALL_LINEAR_FWD]++;
+        }
+    /* the loss, the optimiser and (data on the device) the gather: own kernels */
+    e->calls_us += (2 + copy_ops(opt)) * cal->calls.device_us[NN_CALL_OTHER];
+    e->library_us = e->library_calls[0] * cal->calls.library_host_us[0] +
+                    e->library_calls[1] * cal->calls.library_host_us[1];
+}
+
+/* The step: its parts added up; eager on a GPU whose profile gives the
+ * calls' device times, the host issues while the device runs, so the step
+ * waits for the longer of the two before its copies and its read-back. */
+static double predict_step(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
+{
+    double device = e->fixed_us + e->calls_us + e->work_us;
+    e->overlapped = cal->calls.has && !e->priced_graph && !opt->host_memory && !opt->framework;
+    if (e->overlapped) {
+        e->issue_us += e->library_us;
+        return (e->issue_us > device ? e->issue_us : device) + e->copy_us + e->sync_us;
+    }
+    return e->issue_us + e->copy_us + e->sync_us + device;
 }
 
 /* ---- overheads: issuing, copies, synchronisation ------------------------------------ */
@@ -275,6 +332,10 @@ static void describe_overheads(const nn_explanation *e, const nn_calibration *ca
     if (e->fixed_us > 0)
         appendf(buf, len, &n, ", %d matrix products x %.2f us fixed = %.1f us", e->matrix_calls,
                 e->fixed_us / e->matrix_calls, e->fixed_us);
+    if (e->calls_us > 0)
+        appendf(buf, len, &n, ", the calls' fixed kernel times and reductions %.1f us", e->calls_us);
+    if (e->library_us > 0 && e->overlapped)
+        appendf(buf, len, &n, " (cuDNN and cuBLAS calls' host cost %.1f us of the issue)", e->library_us);
     if (e->sync_us > 0)
         appendf(buf, len, &n, ", a loss read-back %.1f us", e->sync_us);
     double copies = copy_fixed_us(e, cal, opt);
@@ -300,12 +361,22 @@ static void describe_arithmetic(const nn_explanation *e, char *buf, size_t len)
              e->peak_gflops);
 }
 
+/* Issuing, the products' fixed cost and the calls' device times; eager
+ * overlapped (predict_step), the longer of the host's issue and the rest. */
+static double fixed_part_us(const nn_explanation *e)
+{
+    double device = e->fixed_us + e->calls_us;
+    if (e->overlapped)
+        return e->issue_us > device ? e->issue_us : device;
+    return e->issue_us + device;
+}
+
 /* The rule of explain.h: overhead-bound when what a larger batch would
  * amortise is at least half the step. */
 static void name_regime(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
 {
     char parts[384];
-    e->overhead_us = e->issue_us + e->sync_us + e->fixed_us + copy_fixed_us(e, cal, opt) + e->shortfall_us +
+    e->overhead_us = fixed_part_us(e) + e->sync_us + copy_fixed_us(e, cal, opt) + e->shortfall_us +
                      e->optimizer_us;
     e->scaling_us = e->predicted_us > e->overhead_us ? e->predicted_us - e->overhead_us : 0;
     if (e->overhead_us >= e->scaling_us) {
@@ -401,9 +472,10 @@ void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
     nn_cost_model(p, batch, &out->cost);
     price_work(out, cal);
     price_issue(out, p, cal, opt);
+    price_calls(out, cal, opt);
     price_copy(out, cal, opt);
     out->sync_us = sync_cost(cal, opt);
-    out->predicted_us = out->issue_us + out->copy_us + out->sync_us + out->fixed_us + out->work_us;
+    out->predicted_us = predict_step(out, cal, opt);
     name_regime(out, cal, opt);
     advise(out, cal, opt);
 }

@@ -53,10 +53,42 @@ const nn_profile_field nn_profile_fields[] = {
       "a framework's fixed cost per step on the CPU, us", 1, NN_FRAMEWORK_CPU_STEP_US },
     { "framework", "cpu_work_ratio", PF(framework_cpu_work_ratio), 0.05, 20,
       "a framework's arithmetic on the CPU against nnlab's", 1, NN_FRAMEWORK_CPU_WORK_RATIO },
+    /* issue 20: fitted to the recorded H200 run; optional, 0 (not priced) when absent */
+    { "kernels", "conv_forward_us", PF(conv_forward_us), 0, 1e4,
+      "a convolution's forward call: the device's fixed time beyond its work, us", 1, 0 },
+    { "kernels", "conv_backward_us", PF(conv_backward_us), 0, 1e4,
+      "a convolution's backward call: the device's fixed time beyond its work, us", 1, 0 },
+    { "kernels", "linear_forward_us", PF(linear_forward_us), 0, 1e4,
+      "a linear layer's forward call: the device's fixed time beyond its work, us", 1, 0 },
+    { "kernels", "linear_backward_us", PF(linear_backward_us), 0, 1e4,
+      "a linear layer's backward call: the device's fixed time beyond its work, us", 1, 0 },
+    { "kernels", "other_op_us", PF(other_op_us), 0, 1e4,
+      "any other op (own kernels): the device's fixed time beyond its work, us", 1, 0 },
+    { "kernels", "conv_forward_gflops", PF(conv_forward_gflops), 0, 1e7,
+      "the rate a convolution's forward reaches, GFLOP/s (0: the peak)", 1, 0 },
+    { "kernels", "conv_backward_gflops", PF(conv_backward_gflops), 0, 1e7,
+      "the rate a convolution's backward reaches, GFLOP/s (0: the peak)", 1, 0 },
+    { "kernels", "linear_gflops", PF(linear_gflops), 0, 1e7,
+      "the rate a linear layer's products reach, GFLOP/s (0: the peak)", 1, 0 },
+    { "kernels", "layer_ns", PF(layer_ns), 0, 1e3,
+      "per element of a layer of its own kernels (batch norm, GLU, sparsemax), ns", 1, 0 },
+    { "kernels", "pool_ns", PF(pool_ns), 0, 1e3, "per element of a pooling layer, ns", 1, 0 },
+    { "kernels", "cudnn_call_us", PF(cudnn_call_us), 0, 1e4,
+      "eager: a cuDNN convolution call's host cost beyond one launch, us", 1, 0 },
+    { "kernels", "cublas_call_us", PF(cublas_call_us), 0, 1e4,
+      "eager: a cuBLAS product's host cost beyond one launch, us", 1, 0 },
+    { "kernels", "layer_op_us", PF(layer_op_us), 0, 1e4,
+      "a layer of its own kernels (batch norm, GLU): the device's fixed time beyond its work, us", 1, 0 },
+    { "kernels", "conv_backward_reduce_us", PF(conv_backward_reduce_us), 0, 1e4,
+      "a convolution's backward: its reductions over the batch, us x sqrt(batch)", 1, 0 },
+    { "kernels", "linear_backward_reduce_us", PF(linear_backward_reduce_us), 0, 1e4,
+      "a linear layer's backward: its reductions over the batch, us x sqrt(batch)", 1, 0 },
+    { "kernels", "layer_reduce_us", PF(layer_reduce_us), 0, 1e4,
+      "a layer of its own kernels: its reductions over the batch, us x sqrt(batch)", 1, 0 },
 };
 const size_t nn_n_profile_fields = sizeof nn_profile_fields / sizeof nn_profile_fields[0];
 
-static const char *const sections[] = { "profile", "gpu", "link", "launch", "host", "framework" };
+static const char *const sections[] = { "profile", "gpu", "link", "launch", "host", "framework", "kernels" };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
 static const char *const text_keys[] = { "profile:name", "profile:description", "profile:measured",
                                          "link:pcie_gen" };
@@ -97,7 +129,7 @@ static int check_entries(const dictionary *d, const char *path, char *err, size_
             return nn_errorf(err, err_len, "%s: %s: key outside any section", path, key + 1);
         if (!d->val[i] && !known_section(key))
             return nn_errorf(err, err_len, "%s: [%s]: unknown section (expected [profile], [gpu], [link], "
-                             "[launch], [host] or [framework])", path, key);
+                             "[launch], [host], [framework] or [kernels])", path, key);
         if (d->val[i] && !known_key(key)) {
             const char *colon = strchr(key, ':');
             return nn_errorf(err, err_len, "%s: [%.*s] %s: unknown key", path, (int)(colon - key), key,
@@ -352,11 +384,129 @@ int nn_profile_list(nn_profile_entry *out, int max)
     return n;
 }
 
+/* ---- the profile of a GPU that is here ---------------------------------------------------- */
+
+/* Words of a GPU's name that say no more than "an NVIDIA GPU". */
+static int vendor_word(const char *w)
+{
+    static const char *const words[] = { "nvidia", "geforce", "tesla", "quadro" };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcmp(w, words[i]))
+            return 1;
+    return 0;
+}
+
+#define MODEL_WORDS 3
+
+/* The first three words of a device's name after the vendor's, lower case,
+ * split at spaces, '-', '(' and ',': "NVIDIA H100 80GB HBM3" -> "h100",
+ * "80gb", "hbm3"; "NVIDIA GeForce RTX 4090 (GPU 0 of 1)" -> "rtx", "4090". */
+static int model_words(const char *device, char words[MODEL_WORDS][NN_NAME_LEN])
+{
+    int n = 0;
+    for (const char *s = device; *s && n < MODEL_WORDS;) {
+        size_t len = strcspn(s, " -(,\t");
+        if (len > 0 && len < NN_NAME_LEN) {
+            char w[NN_NAME_LEN];
+            for (size_t i = 0; i < len; i++)
+                w[i] = (char)tolower((unsigned char)s[i]);
+            w[len] = '\0';
+            if (!vendor_word(w))
+                memcpy(words[n++], w, len + 1);
+        }
+        if (*s == '(')
+            break;                   /* "(GPU 0 of 1)": the backend's words, not the name */
+        s += len + (s[len] != '\0');
+    }
+    return n;
+}
+
+/* A word after a model's that makes it another card: "RTX 3060 Ti". */
+static int variant_word(char words[MODEL_WORDS][NN_NAME_LEN], int n, int i)
+{
+    return i < n && (!strcmp(words[i], "ti") || !strcmp(words[i], "super"));
+}
+
+/* 1 when the profile is for the GPU of these model words: its file stem or
+ * its name's is the first word ("h200") or the first two together
+ * ("rtx" "4090" -> "rtx4090"), and no variant's word follows. */
+static int profile_matches(const nn_gpu_profile *p, char words[MODEL_WORDS][NN_NAME_LEN], int n)
+{
+    char name_stem[NN_NAME_LEN], joined[MODEL_WORDS * NN_NAME_LEN + 1];
+    size_t k = 0;
+    nn_profile_stem(p->name, name_stem, sizeof name_stem);
+    for (size_t i = 0; name_stem[i] && k + 1 < sizeof name_stem; i++)
+        if (name_stem[i] != '-')
+            name_stem[k++] = name_stem[i];      /* "RTX 4090" -> "rtx4090" */
+    name_stem[k] = '\0';
+    snprintf(joined, sizeof joined, "%s%s", words[0], n > 1 ? words[1] : "");
+    for (int i = 0; i < 2; i++) {
+        const char *want = i ? joined : words[0];
+        if ((!strcmp(p->id, want) || !strcmp(name_stem, want)) && !variant_word(words, n, i + 1))
+            return 1;
+    }
+    return 0;
+}
+
+int nn_profile_for_device(const char *device, nn_gpu_profile *out)
+{
+    enum { MAX_PROFILES = 64 };
+    char words[MODEL_WORDS][NN_NAME_LEN];
+    int n = device ? model_words(device, words) : 0, found = -1;
+    nn_profile_entry *list = n > 0 ? calloc(MAX_PROFILES, sizeof *list) : NULL;
+    if (!list)
+        return -1;                   /* no model words, or no memory: no match claimed */
+    int count = nn_profile_list(list, MAX_PROFILES);
+    for (int i = 0; i < count && found < 0; i++)
+        if (!list[i].error[0] && !list[i].shadowed && profile_matches(&list[i].p, words, n)) {
+            *out = list[i].p;
+            found = 0;
+        }
+    free(list);
+    return found;
+}
+
 /* ---- what a profile stands for ------------------------------------------------------------ */
 
 double nn_profile_framework_gpu_us(const nn_gpu_profile *p)
 {
     return p->framework_op_us + p->framework_gpu_op_us;
+}
+
+/* A rate a profile gives for a kind of product, as a curve of one point:
+ * every call of that kind at that rate (0: none, the peak). */
+static void one_rate(nn_rate_curve *c, double gflops)
+{
+    c->n = gflops > 0;
+    c->flops[0] = 1;
+    c->gflops[0] = gflops;
+}
+
+/* The [kernels] figures: the fixed time of each kind of call, the rates the
+ * libraries reach, the per-element costs of layers of their own kernels. */
+static void profile_call_costs(const nn_gpu_profile *p, nn_calibration *out)
+{
+    nn_call_costs *c = &out->calls;
+    c->device_us[NN_CALL_CONV_FWD] = p->conv_forward_us;
+    c->device_us[NN_CALL_CONV_BWD] = p->conv_backward_us;
+    c->device_us[NN_CALL_LINEAR_FWD] = p->linear_forward_us;
+    c->device_us[NN_CALL_LINEAR_BWD] = p->linear_backward_us;
+    c->device_us[NN_CALL_OTHER] = p->other_op_us;
+    c->device_us[NN_CALL_LAYER] = p->layer_op_us;
+    c->reduce_us[NN_CALL_CONV_BWD] = p->conv_backward_reduce_us;
+    c->reduce_us[NN_CALL_LINEAR_BWD] = p->linear_backward_reduce_us;
+    c->reduce_us[NN_CALL_LAYER] = p->layer_reduce_us;
+    c->library_host_us[0] = p->cudnn_call_us;
+    c->library_host_us[1] = p->cublas_call_us;
+    c->layer_ns = p->layer_ns;
+    c->has = 0;
+    for (int k = 0; k < NN_CALL_KINDS; k++)
+        c->has |= c->device_us[k] > 0;
+    one_rate(&out->conv_fwd, p->conv_forward_gflops);
+    one_rate(&out->conv_bwd, p->conv_backward_gflops);
+    one_rate(&out->linear_fwd, p->linear_gflops);
+    one_rate(&out->linear_bwd, p->linear_gflops);
+    out->elem_ns[NN_OP_POOL][0] = out->elem_ns[NN_OP_POOL][1] = p->pool_ns;
 }
 
 void nn_profile_calibration(const nn_gpu_profile *p, nn_calibration *out)
@@ -381,6 +531,7 @@ void nn_profile_calibration(const nn_gpu_profile *p, nn_calibration *out)
     out->graph_launch_us = p->graph_launch_us;
     out->graph_node_us = p->graph_node_us;
     out->profile = 1;
+    profile_call_costs(p, out);
 }
 
 int nn_writeup_predict(const nn_preset *p, const nn_gpu_profile *prof, nn_writeup *out)

@@ -25,10 +25,13 @@ static int put_text(FILE *f, const char *key, const char *s)
 }
 
 /* The two figures nnlab cannot measure say so. */
-static const char *source_of(const nn_gpu_profile *p, const char *key)
+static const char *source_of(const nn_gpu_profile *p, const nn_profile_field *fd)
 {
+    const char *key = fd->key;
     if (!p->measured)
         return "given";
+    if (!strcmp(fd->section, "kernels"))
+        return "not measured by nnlab calibrate (fitted to measured steps; 0: not priced)";
     if (!strcmp(key, "framework_op_us") || !strcmp(key, "framework_gpu_op_us"))
         return "an estimate (nnlab runs no framework): the default profile's";
     if (!strncmp(key, "cpu_", 4))
@@ -56,7 +59,7 @@ static int fill_profile(FILE *f, const void *ctx)
                         p->pcie_gen) < 0)
                 return -1;
         }
-        if (fprintf(f, "; %s: %s\n%s = %.6g\n", fd->what, source_of(p, fd->key), fd->key,
+        if (fprintf(f, "; %s: %s\n%s = %.6g\n", fd->what, source_of(p, fd), fd->key,
                     *(const double *)((const char *)p + fd->off)) < 0)
             return -1;
     }

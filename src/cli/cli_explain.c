@@ -43,6 +43,8 @@ typedef struct explain_view {
     nn_explanation ways[NN_GPU_WAYS];    /* predicted: the three ways */
     int has_writeup;
     nn_writeup w;
+    int profile_of_device;       /* measured on a GPU: prof is that GPU's own profile */
+    char profile_note[NN_ERR_LEN];   /* measured on a GPU: which profile, and why ("" none) */
 } explain_view;
 
 static int predicted(const explain_view *v)
@@ -116,6 +118,8 @@ static void print_measured_text(const explain_view *v)
  * get checked. */
 static void print_profile_check(const explain_view *v)
 {
+    if (v->profile_note[0])
+        printf("  profile:   %s\n", v->profile_note);
     if (!(v->profile_us > 0))
         return;
     double err = (v->profile_us - v->m->step_us) / v->m->step_us;
@@ -233,6 +237,10 @@ static void print_profile_json(const explain_view *v)
     printf(", \"id\": ");
     cli_json_string(stdout, v->prof->id);
     printf(", \"measured\": %s", v->prof->measured ? "true" : "false");
+    if (v->profile_note[0]) {
+        printf(", \"of_this_gpu\": %s, \"note\": ", v->profile_of_device ? "true" : "false");
+        cli_json_string(stdout, v->profile_note);
+    }
     if (v->profile_us > 0)
         printf(", \"predicted_us\": %.6g, \"error\": %.4g", v->profile_us,
                (v->profile_us - v->m->step_us) / v->m->step_us);
@@ -356,6 +364,41 @@ static int explain_predicted(const cli_options *o, explain_view *v, const nn_job
     return 0;
 }
 
+/* The GPU's name in its description: "NVIDIA H200 (GPU 0 of 1), ..." ->
+ * the length of "NVIDIA H200". */
+static int gpu_name_length(const char *description)
+{
+    size_t n = strcspn(description, "(,");
+    while (n > 0 && description[n - 1] == ' ')
+        n--;
+    return (int)n;
+}
+
+/* The profile a measured device is compared with: the one named
+ * (--gpu-profile); on a GPU with none named, the profile of that GPU when
+ * one ships (nn_profile_for_device, the lab's rule too), else the default,
+ * the note saying that no profile matches. NULL when none loads. */
+static const nn_gpu_profile *profile_for_measured(const cli_options *o, const char *device, nn_gpu_profile *prof,
+                                                  explain_view *v)
+{
+    static nn_device_status st;
+    if (o->gpu_profile || nn_device_status_of(device, &st) != 0 || !st.gpu)
+        return cli_gpu_profile(o, 0, prof) == 0 ? prof : NULL;
+    const char *desc = nn_safe(st.description);
+    if (nn_profile_for_device(st.description, prof) == 0) {
+        v->profile_of_device = 1;
+        snprintf(v->profile_note, sizeof v->profile_note, "compared with %s, the profile of this GPU (%.*s)",
+                 nn_safe(prof->name), gpu_name_length(desc), desc);
+        return prof;
+    }
+    if (cli_gpu_profile(o, 0, prof) != 0)
+        return NULL;
+    snprintf(v->profile_note, sizeof v->profile_note,
+             "no shipped profile matches this GPU (%.*s): compared with %s, the default (--gpu-profile names "
+             "another)", gpu_name_length(desc), desc, nn_safe(prof->name));
+    return prof;
+}
+
 /* The device is here: one point timed, its explanation, and on a GPU the
  * profile's prediction for the same inputs. */
 static int explain_measured(const cli_options *o, explain_view *v, const nn_job_config *cfg)
@@ -364,7 +407,7 @@ static int explain_measured(const cli_options *o, explain_view *v, const nn_job_
     static nn_explanation e;
     static nn_calibration cal;
     static nn_gpu_profile prof;
-    v->prof = cli_gpu_profile(o, 0, &prof) == 0 ? &prof : NULL;
+    v->prof = profile_for_measured(o, cfg->device, &prof, v);
     if (!v->prof && o->gpu_profile)
         return CLI_EXIT_USAGE;
     if (cli_calibration(cfg->device, (int)o->threads, o->recalibrate, o->json, &cal) != 0 ||

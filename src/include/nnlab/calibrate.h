@@ -36,6 +36,31 @@ enum nn_spread_figure {
 /* "sgemm", "sgemm on one thread", "streaming", "issue one op", "op + synchronise", "host memcpy" */
 const char *nn_spread_name(int figure);
 
+/* The kinds of call whose fixed time a GPU profile may give (issue 20: the
+ * recorded H200 run): a convolution's forward and backward (cuDNN), a
+ * linear layer's (cuBLAS), and any other op (nnlab's own kernels: the
+ * elementwise layers, the loss, the optimiser, the gather). */
+enum nn_call_kind {
+    NN_CALL_CONV_FWD, NN_CALL_CONV_BWD, NN_CALL_LINEAR_FWD, NN_CALL_LINEAR_BWD, NN_CALL_OTHER,
+    NN_CALL_LAYER,               /* a layer of its own kernels (op class none: batch norm, GLU) */
+    NN_CALL_KINDS
+};
+
+/* A call's costs beyond its work, by kind, which only a GPU profile carries
+ * (a measured calibration leaves them 0: priced as before). */
+typedef struct nn_call_costs {
+    int has;                             /* priced: device times, library host costs, overlap */
+    double device_us[NN_CALL_KINDS];     /* the device's time of one call beyond its work: its
+                                            kernels' shortest durations and the gaps between them */
+    double library_host_us[2];           /* [0] a cuDNN convolution call's host cost beyond one
+                                            launch, [1] a cuBLAS product's (eager only) */
+    double layer_ns;                     /* per element of a layer with kernels of its own
+                                            (op class none: batch norm, GLU, sparsemax) */
+    double reduce_us[NN_CALL_KINDS];     /* per call, times the square root of the batch: its
+                                            reductions over the batch (a bias gradient, a batch
+                                            norm's statistics), which grew so on the H200 */
+} nn_call_costs;
+
 typedef struct nn_calibration {
     char device[16];
     char machine[256];           /* CPU model and cores (and the device's own summary) */
@@ -80,6 +105,7 @@ typedef struct nn_calibration {
     /* Not in the cache file. */
     int profile;                 /* the figures are a GPU profile's (profile.h): what the model
                                     gives with them is predicted for it, never measured */
+    nn_call_costs calls;         /* a profile's fixed costs by kind of call (explain.c) */
 } nn_calibration;
 
 /* The rate of curve c for one call of `flops` FLOPs: linear in log(FLOPs)

@@ -83,8 +83,9 @@ typedef struct nn_explanation {
                                     arithmetic at the rate measured for calls of that size (or
                                     the cost per element measured for its kind), never faster
                                     than the peak */
-    double predicted_us;         /* issue + copy + sync + fixed + work; never below compute_us
-                                    or memory_us */
+    double predicted_us;         /* issue + copy + sync + fixed + work (+ calls_us, or with
+                                    overlapped the longer of issue and fixed + calls + work);
+                                    never below compute_us or memory_us */
     nn_regime regime;
     char why[640];               /* the numbers behind the regime */
     char advice[512];            /* the change that would help most */
@@ -110,6 +111,15 @@ typedef struct nn_explanation {
     double overhead_us;          /* fixed costs (issue, sync, the products' fixed cost, the
                                     copies' fixed cost) + shortfall + optimiser */
     double scaling_us;           /* the rest: the work that grows with the batch */
+
+    /* Issue 20 (the recorded H200 run): a profile's costs by kind of call
+     * (nn_calibration.calls); all 0 without them. */
+    double calls_us;             /* the device's fixed time of every call, by its kind */
+    int library_calls[2];        /* cuDNN convolution and cuBLAS product calls per step */
+    double library_us;           /* their host cost beyond the launches (eager: in issue_us) */
+    int overlapped;              /* eager on a GPU: the host's issuing and the device's kernels
+                                    overlap; the step waits for the longer (issue_us against
+                                    calls_us + work_us) */
 } nn_explanation;
 
 void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,

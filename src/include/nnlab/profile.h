@@ -61,6 +61,24 @@ typedef struct nn_gpu_profile {
     double framework_cpu_op_us;
     double framework_cpu_step_us;
     double framework_cpu_work_ratio;
+    /* [kernels] what a call costs beyond its FLOPs and bytes at the peak (issue 20: fitted to
+       the recorded H200 run); optional, 0 when absent: not priced (a rate: the FP32 peak) */
+    double conv_forward_us;      /* the device's fixed time of one call, by kind: its kernels' */
+    double conv_backward_us;     /*   shortest durations and the gaps between them */
+    double linear_forward_us;
+    double linear_backward_us;
+    double other_op_us;          /*   one of nnlab's own kernels (elementwise, loss, optimiser) */
+    double conv_forward_gflops;  /* the rate cuDNN's convolutions reach (0: the peak) */
+    double conv_backward_gflops;
+    double linear_gflops;        /* the rate cuBLAS's products reach (0: the peak) */
+    double layer_ns;             /* per element of a layer of its own kernels (batch norm, GLU) */
+    double pool_ns;              /* per element of a pooling layer (1-D pools, max over length) */
+    double cudnn_call_us;        /* eager: a cuDNN convolution call's host cost beyond a launch */
+    double cublas_call_us;       /* eager: a cuBLAS product's */
+    double layer_op_us;          /* the device's fixed time of a layer of its own kernels */
+    double conv_backward_reduce_us; /* per call, times the square root of the batch: its */
+    double linear_backward_reduce_us; /*   reductions over the batch (the bias gradients, a */
+    double layer_reduce_us;      /*   batch norm's statistics) */
 } nn_gpu_profile;
 
 /* The shipped profiles' framework_gpu_op_us (see profiles/t4.ini for its
@@ -86,6 +104,15 @@ int nn_profile_find(const char *name_or_path, nn_gpu_profile *out, char *err, si
  * profile of that name is saved to in the user's folder. */
 void nn_profile_stem(const char *name, char *stem, size_t len);
 int nn_profile_user_path(const char *name, char *path, size_t len);
+
+/* The profile of the GPU that is here, by its name as the backend or NVML
+ * gives it ("NVIDIA H200", "NVIDIA H100 80GB HBM3", a device description
+ * "NVIDIA GeForce RTX 4090 (GPU 0 of 1), ..."): the user's or shipped
+ * profile whose file stem or name is the model's ("h200", "rtx4090"). 0
+ * with out filled, -1 when none matches (the emulated GPU, a GPU no
+ * profile describes). The CLI and the lab both ask it, so Explain compares
+ * a measured GPU with the profile of the same GPU. */
+int nn_profile_for_device(const char *device, nn_gpu_profile *out);
 
 /* $NNLAB_GPU_PROFILE when set, else NN_DEFAULT_GPU_PROFILE. */
 const char *nn_profile_default_name(void);
