@@ -352,6 +352,17 @@ done
 check "explain names the calibration's age and quality" 0 "$NNLAB" explain --preset conv1d-regression --batch 1 --steps 2 --warmup 1
 grep_ok "explain: calibration line" "$tmp/out" "calibration: measured [0-9]* \(s\|min\) ago, \(good\|noisy\|contradictory\)"
 grep_ok "explain: the write-up beside the prediction" "$tmp/out" "write-up: .*measured CPU 209 s, GPU 125 s"
+# a copy of lenet-cifar10 saved at batch 16 keeps the write-up's figures as its own job's (batch 4)
+sed -e 's/^batch = 4$/batch = 16/' "$top_srcdir/presets/lenet-cifar10.ini" > "$tmp/lenet16.ini"
+check "explain a copy saved at batch 16" 0 "$NNLAB" explain --preset "$tmp/lenet16.ini" --steps 2 --warmup 1
+grep_ok "explain batch 16: the write-up's figures are its own job's" "$tmp/out" \
+    "write-up:  the write-up measured CPU 50 s, GPU 94 s for its own job: batch 4, 2 epochs (25000 steps), not this one (batch 16, 2 epochs)"
+if grep -q "here: " "$tmp/out"; then not_ok "explain batch 16: no step of this job set beside the write-up's"
+else ok "explain batch 16: no step of this job set beside the write-up's"; fi
+check "explain a copy saved at batch 16, JSON" 0 "$NNLAB" explain --preset "$tmp/lenet16.ini" --steps 2 --warmup 1 --json
+grep_ok "explain batch 16 JSON: not the write-up's own job" "$tmp/out" '"batch": 4, "epochs": 2, "steps": 25000, .*"own_job": false'
+check "explain lenet5 keeps the write-up's range" 0 "$NNLAB" explain --preset lenet5-cifar10 --steps 2 --warmup 1
+grep_ok "explain lenet5: GPU 120-150 s, not a midpoint" "$tmp/out" "write-up:  2 epochs at batch 4 = 25000 steps: measured CPU 60 s, GPU 120-150 s"
 
 # GPU profiles: a GPU that is not here is predicted, and says so
 check "devices lists the GPU profiles" 0 "$NNLAB" devices
