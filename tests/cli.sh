@@ -160,9 +160,18 @@ grep_ok "progress in the write-ups' style" "$tmp/err" '^\[1,    10\] loss: [0-9.
 grep_ok "stderr says which data" "$tmp/err" "data: synthetic"
 # the times, tqdm's and Keras's, after each epoch's validation; the headline is the time
 grep_ok "epoch line: elapsed<remaining and time per step" "$tmp/err" \
-    '^\[1\] validation loss: .*  [0-9][0-9]:[0-9][0-9]<00:00  [0-9]*s [0-9]*[mu]*s/step$'
-grep_ok "the summary's headline is the time" "$tmp/err" '^done in [0-9][0-9]:[0-9][0-9] ([0-9]*s [0-9]*[mu]*s/step): trained on'
+    '^\[1\] validation loss: .*  [0-9][0-9]:[0-9][0-9]<00:00  [0-9]*s [0-9]*[mu]*s/step, validation [0-9]*s$'
+grep_ok "the summary's headline is the time" "$tmp/err" \
+    '^done in [0-9][0-9]:[0-9][0-9] ([0-9]*s [0-9]*[mu]*s/step, validation [0-9]*s): trained on'
+# one rule: per step and samples/s are the training steps', validation apart
+grep_ok "the summary's steps: training apart from validation" "$tmp/err" \
+    ': 50 steps: training [0-9.]* s ([0-9]* samples/s), validation [0-9.]* s$'
 if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert abs(d["train_s"] + d["val_s"] - d["wall_s"]) < 1e-6 and d["val_s"] > 0
+assert abs(d["per_step_s"] * 1e6 - d["us_per_step_mean"]) < 1e-6 * d["us_per_step_mean"]
+assert abs(d["samples_per_s"] * d["per_step_s"] - d["batch"]) < 0.01 * d["batch"]' "$tmp/out"
+    then ok "train json: per step and samples/s are the training mean's"; else not_ok "train json: per step and samples/s are the training mean's"; fi
     if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["steps"]==50 and d["val_loss"] > 0' "$tmp/out"
     then ok "train json parses"; else not_ok "train json parses"; fi
     if python3 -m json.tool "$tmp/out" >/dev/null; then ok "train json: json.tool takes it"; else not_ok "train json: json.tool"; fi

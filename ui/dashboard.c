@@ -134,7 +134,7 @@ static void draw_summary(ui_lab *lab, ui_rect in, int y)
 {
     const ui_run *r = &lab->run;
     nn_job_times t[2];
-    int wide = in.w >= 34, faster;
+    int wide = in.w >= 34, faster, d = nn_race_decimals(&r->j[0].snap, &r->j[1].snap);
     if (wide)
         ui_putf(y++, in.x, in.w, A_BOLD, "Summary, %s", r->sequential ? "one after the other" : "raced");
     else
@@ -146,14 +146,15 @@ static void draw_summary(ui_lab *lab, ui_rect in, int y)
         ui_fmt_si(j->snap.has_rate ? j->snap.samples_per_s : NAN, rate, sizeof rate);
         nn_format_per_step(t[k].has_per_step ? t[k].per_step_s : NAN, per, sizeof per);
         if (wide)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s %7.2f s %11s %6s/s", j->device, t[k].total_s, per, rate);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s %7.*f s %11s %6s/s", j->device, d, t[k].total_s, per, rate);
         else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.2fs %6s/s", j->device, t[k].total_s, rate);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.*fs %6s/s", j->device, d, t[k].total_s, rate);
     }
+    /* the times above as shown, divided: the ratio a reader can check */
     double ratio = nn_race_ratio(&r->j[0].snap, &r->j[1].snap, &faster);
-    if (ratio > 0)   /* the times above, divided: the ratio a reader can check */
-        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), wide ? "%s %.2fx faster: %.2f s / %.2f s" : "%s %.2fx: %.2f/%.2f",
-                r->j[faster].device, ratio, t[!faster].total_s, t[faster].total_s);
+    if (ratio > 0)
+        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), wide ? "%s %.2fx faster: %.*f s / %.*f s" : "%s %.2fx: %.*f/%.*f",
+                r->j[faster].device, ratio, d, t[!faster].total_s, d, t[faster].total_s);
     else
         ui_put(y, in.x, in.w, ui_attr(lab, UI_ERROR), "no ratio: a job did not finish");
 }

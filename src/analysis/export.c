@@ -115,7 +115,8 @@ static void json_job(FILE *f, const nn_export_job *j)
     nn_json_string(f, headline);
     fprintf(f, ",\n      \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"total_steps\": %ld,\n", s->batch,
             s->threads, s->step, s->total_steps);
-    fprintf(f, "      \"prepare_s\": %.6g, \"elapsed_s\": %.6g, \"per_step_s\": ", s->prepare_s, t.elapsed_s);
+    fprintf(f, "      \"prepare_s\": %.6g, \"elapsed_s\": %.6g, \"train_s\": %.6g, \"val_s\": %.6g, \"per_step_s\": ",
+            s->prepare_s, t.elapsed_s, t.train_s, t.val_s);
     nn_json_number(f, t.has_per_step ? t.per_step_s : NAN);
     fprintf(f, ", \"samples_per_s\": ");
     nn_json_number(f, s->has_rate ? s->samples_per_s : NAN);

@@ -104,6 +104,7 @@ typedef struct nn_epoch_result {
     int has_accuracy;
     double time_s;               /* the job's training time once validated (its
                                     validation included) */
+    double val_s;                /* the validations' part of time_s, this one's included */
 } nn_epoch_result;
 
 /* What a device backend did per timed step, on average, counted by the
@@ -181,6 +182,10 @@ typedef struct nn_snapshot {
     /* Per-step accounting from the backend; valid when has_counters. */
     int has_counters;
     nn_step_counters per_step;
+
+    /* The validations' time so far, part of elapsed_s: a headline's per-step
+     * time and samples/s are the training steps' alone (nnlab/progress.h). */
+    double val_s;
 } nn_snapshot;
 
 typedef struct nn_job nn_job;
