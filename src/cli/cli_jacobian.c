@@ -357,6 +357,7 @@ int nn_cli_jacobian(int argc, char **argv)
     if (cli_load_preset(o.preset, &p) != 0 || job_config(&o, &p, &cfg) != 0 ||
         check_sizes(&o, &cfg, other_method(cfg.jac_method)) != 0)
         return CLI_EXIT_USAGE;
+    cli_say_prediction(&cfg, o.quiet);
     cli_catch_stop_signals();
     if ((rc = run(&cfg, o.quiet || o.json, &r)) != 0)
         return rc > 0 ? rc : 1;

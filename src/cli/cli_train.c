@@ -334,6 +334,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     }
     if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
+    cli_say_prediction(&cfg, o.quiet);
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
