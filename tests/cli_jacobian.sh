@@ -150,6 +150,16 @@ else
     if [ "$size" -eq $((128 + 16)) ]; then ok "x.npy: 128-byte header and 4 floats"; else not_ok "x.npy size $size"; fi
 fi
 
+# issue 21 item 6: --json is the lab's export writer: method, val, FLOPs, the
+# waste, and with --sweep the predicted val sweep
+check "JSON with the val sweep" 0 "$NNLAB" jacobian -p mlp-jacobian --val 10 --json --sweep
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert d["method"] == "rows" and d["val"] == 10 and d["state"] == "done" and 0.89 < d["waste"] < 0.9, d
+assert abs(d["waste"] - d["zero_block_flops"] / d["flops"]) < 1e-6
+assert d["flops"] > d["zero_block_flops"] > 0 and "multiply zeros" in d["explain"]
+s = d["sweep"]; assert s["source"] == "predicted" and s["val"][0] == 10 and len(s["cpu_s"]["nnlab"]["rows"]) == len(s["val"])' "$tmp/out"
+then ok "JSON: method, val, FLOPs, waste and the sweep"; else not_ok "JSON: method, val, FLOPs, waste and the sweep"; fi
+
 # issue 21 item 6: a cancel is honoured between the passes of a group, not at
 # its end. At val 20000 rows is 8,000,000 passes (hours); a group (400 passes)
 # took about 14 s at val 100000. SIGINT after 3 s must end the job cancelled

@@ -10,6 +10,7 @@
 #include "setup_fields.h"
 #include "nnlab/progress.h"
 #include "jacobian_panel.h"
+#include "jacobian_run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -73,8 +74,10 @@ static void run_poll(ui_lab *lab, double now)
     }
     nn_job_state before[2] = { lab->run.j[0].snap.state, lab->run.j[1].snap.state };
     unsigned bits = ui_run_poll(&lab->run);
-    if (bits & UI_RUN_STATE)
+    if (bits & UI_RUN_STATE) {
         tell_divergence(lab, before);
+        ui_run_tell_cancel_end(lab);     /* "cancelling..." ends */
+    }
     if (bits & UI_RUN_POINTS)
         lab->pending |= UI_D_CHART | UI_D_SIDE;
     if (bits & UI_RUN_PROGRESS)
@@ -267,7 +270,10 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     enum ui_role tr = j->snap.state == NN_JOB_PAUSED || j->snap.state == NN_JOB_CANCELLED ? UI_ERROR : UI_OK;
     int tx = x + w - 11;
     ui_putf(y, tx, 11, ui_attr(lab, tr), " %10s", tag);
-    draw_phases(lab, j, y + 1, x, w - 1);
+    if (!nn_job_traits_of(j->snap.kind)->trains)   /* no phases: its own figures */
+        ui_jacobian_job_line(lab, j, y + 1, x, w - 1);
+    else
+        draw_phases(lab, j, y + 1, x, w - 1);
 }
 
 static void draw_jobs(ui_lab *lab)
@@ -422,7 +428,8 @@ static void run_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_SYS)
         ui_draw_sysinfo(lab, lab->layout.sys);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, ui_run_active(&lab->run)
+        ui_draw_status(lab, jac ? ui_jacobian_keys(ui_run_active(&lab->run))
+                           : ui_run_active(&lab->run)
                                 ? "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit"
                                 : "finished: Enter/Esc back  l log  s smooth  e explain  x export  ? help  q quit");
 }
@@ -430,6 +437,8 @@ static void run_draw(ui_lab *lab, unsigned dirty)
 ui_action ui_dashboard_key(ui_lab *lab, int ch)
 {
     ui_run *r = &lab->run;
+    if (ui_jacobian_run(lab) && ui_jacobian_key_unused(lab, ch))
+        return UI_ACT_HANDLED;
     if (ch == 's') {
         ui_dashboard_of(lab)->smooth = !ui_dashboard_of(lab)->smooth;
         ui_set_message(lab, 0, ui_dashboard_of(lab)->smooth ? "training loss smoothed (EMA 0.6; s: raw)" : "training loss raw");
@@ -444,7 +453,7 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
         return UI_ACT_HANDLED;
     }
     if (ch == 'x') {
-        ui_export_run(lab);
+        ui_jacobian_run(lab) ? ui_jacobian_export(lab) : ui_export_run(lab);
         lab->dirty |= UI_D_STATUS;
         return UI_ACT_HANDLED;
     }

@@ -67,7 +67,7 @@ static void sweep_devices(const ui_lab *lab, const char **cpu, const char **gpu)
     *gpu = g ? g->name : "";
 }
 
-static int sweep_for(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
+int ui_jacobian_sweep(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
 {
     const char *cpu_name, *gpu_name;
     static nn_jac_sweep sw;
@@ -137,7 +137,7 @@ static void draw_sweep(ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method ru
     char label[32], row[512];
     const char *name[2];
     sweep_devices(lab, &name[0], &name[1]);
-    if (sweep_for(lab, s, &sw, &why) != 0) {
+    if (ui_jacobian_sweep(lab, s, &sw, &why) != 0) {
         ui_putf(y, in.x, in.w, ui_attr(lab, UI_DIM), "val sweep: %s", why);
         return;
     }
@@ -232,7 +232,7 @@ void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
     int y = in.y + ui_put_wrapped(in.y, in.x, in.w, in.h, A_NORMAL, why);
     const nn_jac_sweep *sw;
     const char *skip = "";
-    if (y + 1 < in.y + in.h && sweep_for(lab, &s, &sw, &skip) == 0) {
+    if (y + 1 < in.y + in.h && ui_jacobian_sweep(lab, &s, &sw, &skip) == 0) {
         nn_jac_sweep_verdict(sw, m, val, why, sizeof why);
         ui_put_wrapped(y + 1, in.x, in.w, in.y + in.h - y - 1, ui_attr(lab, UI_DIM), why);
     }

@@ -186,6 +186,9 @@ typedef struct nn_snapshot {
     /* The validations' time so far, part of elapsed_s: a headline's per-step
      * time and samples/s are the training steps' alone (nnlab/progress.h). */
     double val_s;
+    /* A Jacobian job: the host threads running whole passes side by side
+     * (nn_jac_result's lanes, known once it runs; 0 before). */
+    int jac_lanes;
 } nn_snapshot;
 
 typedef struct nn_job nn_job;

@@ -128,6 +128,7 @@ static int open_run(nn_job *job, jac_job *jj, jac_run *r, char *err, size_t err_
             return nn_errorf(err, err_len, "jacobian: out of memory for %d lanes", lanes);
     }
     job->draft.total_steps = nn_jac_rows_total(&shape, c->jac_val);
+    job->draft.jac_lanes = lanes;
     job->draft.n_params = nn_jac_shape_params(&shape);
     if (jac_prepare(r, &job->backend, &shape, c->jac_val, m, c->seed, c->graph, err, err_len) != 0)
         return -1;
