@@ -181,6 +181,11 @@ keys n
 expect "n keeps it running" "running│|running\|" 5
 keys c
 expect "c cancels the run" "cancelled│|cancelled\|" 15
+# issue 21 item 6: the status row (the last line) ends the cancel it began
+i=0
+while [ $i -lt 30 ] && ! tail -n 1 "$tmp/screen" | grep -q "cancelled after"; do sleep 0.1; cap; i=$((i + 1)); done
+if tail -n 1 "$tmp/screen" | grep -q "cancelled after [0-9:]* (" && ! tail -n 1 "$tmp/screen" | grep -q "cancelling"
+then ok "the status row says the cancel ended"; else not_ok "the status row says the cancel ended"; fi
 keys Escape
 expect "Esc goes back to setup" "Presets \([0-9]+\)" 10
 

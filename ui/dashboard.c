@@ -472,6 +472,8 @@ static const char *const run_help[] = {
     "  e           Explain panel for the chart (beside it from 130 columns)",
     "  s           smoothed / raw training loss   x   export CSV + JSON",
     "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
+    "  a Jacobian run: no loss (no l, s); x writes its own CSV + JSON",
+    "  a job predicted over 10 minutes asks first: y start  n not now",
     NULL,
 };
 
