@@ -253,7 +253,8 @@ keys e
 expect "e explains the latest point" "cpu, batch 32: $regime" 5
 expect "why and advice for it" "^│why: " 5
 expect "with the calibration's age and quality" "calibration: measured [0-9]+ (s|min) ago, (good|noisy|contradictory)" 5
-expect "at the preset's batch, the write-up beside the prediction" "write-up: 10 epochs at batch 32 = [0-9]+ steps: measured CPU 52 s, GPU 123 s" 5
+expect "at the preset's batch, the write-up beside the prediction" "write-up: 10 epochs at batch 32 = [0-9]+ steps: measured" 5
+expect "with the write-up's figures" "CPU 52 s, GPU 123 s" 2
 keys Up
 expect "Up explains the point above" "cpu, batch 16: $regime" 5
 if [ "$have_gpu" -eq 0 ]; then
