@@ -160,9 +160,18 @@ grep_ok "progress in the write-ups' style" "$tmp/err" '^\[1,    10\] loss: [0-9.
 grep_ok "stderr says which data" "$tmp/err" "data: synthetic"
 # the times, tqdm's and Keras's, after each epoch's validation; the headline is the time
 grep_ok "epoch line: elapsed<remaining and time per step" "$tmp/err" \
-    '^\[1\] validation loss: .*  [0-9][0-9]:[0-9][0-9]<00:00  [0-9]*s [0-9]*[mu]*s/step$'
-grep_ok "the summary's headline is the time" "$tmp/err" '^done in [0-9][0-9]:[0-9][0-9] ([0-9]*s [0-9]*[mu]*s/step): trained on'
+    '^\[1\] validation loss: .*  [0-9][0-9]:[0-9][0-9]<00:00  [0-9]*s [0-9]*[mu]*s/step, validation [0-9]*s$'
+grep_ok "the summary's headline is the time" "$tmp/err" \
+    '^done in [0-9][0-9]:[0-9][0-9] ([0-9]*s [0-9]*[mu]*s/step, validation [0-9]*s): trained on'
+# one rule: per step and samples/s are the training steps', validation apart
+grep_ok "the summary's steps: training apart from validation" "$tmp/err" \
+    ': 50 steps: training [0-9.]* s ([0-9]* samples/s), validation [0-9.]* s$'
 if command -v python3 >/dev/null 2>&1; then
+    if python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert abs(d["train_s"] + d["val_s"] - d["wall_s"]) < 1e-5 * d["wall_s"] and d["val_s"] > 0
+assert abs(d["per_step_s"] * 1e6 - d["us_per_step_mean"]) < 1e-6 * d["us_per_step_mean"]
+assert abs(d["samples_per_s"] * d["per_step_s"] - d["batch"]) < 0.01 * d["batch"]' "$tmp/out"
+    then ok "train json: per step and samples/s are the training mean's"; else not_ok "train json: per step and samples/s are the training mean's"; fi
     if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["steps"]==50 and d["val_loss"] > 0' "$tmp/out"
     then ok "train json parses"; else not_ok "train json parses"; fi
     if python3 -m json.tool "$tmp/out" >/dev/null; then ok "train json: json.tool takes it"; else not_ok "train json: json.tool"; fi
@@ -385,6 +394,17 @@ done
 check "explain names the calibration's age and quality" 0 "$NNLAB" explain --preset conv1d-regression --batch 1 --steps 2 --warmup 1
 grep_ok "explain: calibration line" "$tmp/out" "calibration: measured [0-9]* \(s\|min\) ago, \(good\|noisy\|contradictory\)"
 grep_ok "explain: the write-up beside the prediction" "$tmp/out" "write-up: .*measured CPU 209 s, GPU 125 s"
+# a copy of lenet-cifar10 saved at batch 16 keeps the write-up's figures as its own job's (batch 4)
+sed -e 's/^batch = 4$/batch = 16/' "$top_srcdir/presets/lenet-cifar10.ini" > "$tmp/lenet16.ini"
+check "explain a copy saved at batch 16" 0 "$NNLAB" explain --preset "$tmp/lenet16.ini" --steps 2 --warmup 1
+grep_ok "explain batch 16: the write-up's figures are its own job's" "$tmp/out" \
+    "write-up:  the write-up measured CPU 50 s, GPU 94 s for its own job: batch 4, 2 epochs (25000 steps), not this one (batch 16, 2 epochs)"
+if grep -q "here: " "$tmp/out"; then not_ok "explain batch 16: no step of this job set beside the write-up's"
+else ok "explain batch 16: no step of this job set beside the write-up's"; fi
+check "explain a copy saved at batch 16, JSON" 0 "$NNLAB" explain --preset "$tmp/lenet16.ini" --steps 2 --warmup 1 --json
+grep_ok "explain batch 16 JSON: not the write-up's own job" "$tmp/out" '"batch": 4, "epochs": 2, "steps": 25000, .*"own_job": false'
+check "explain lenet5 keeps the write-up's range" 0 "$NNLAB" explain --preset lenet5-cifar10 --steps 2 --warmup 1
+grep_ok "explain lenet5: GPU 120-150 s, not a midpoint" "$tmp/out" "write-up:  2 epochs at batch 4 = 25000 steps: measured CPU 60 s, GPU 120-150 s"
 
 # GPU profiles: a GPU that is not here is predicted, and says so
 check "devices lists the GPU profiles" 0 "$NNLAB" devices

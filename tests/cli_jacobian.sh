@@ -153,5 +153,40 @@ else
     size=$(wc -c <"$tmp/dump/x.npy")
     if [ "$size" -eq $((128 + 16)) ]; then ok "x.npy: 128-byte header and 4 floats"; else not_ok "x.npy size $size"; fi
 fi
+
+# issue 21 item 6: --json is the lab's export writer: method, val, FLOPs, the
+# waste, and with --sweep the predicted val sweep
+check "JSON with the val sweep" 0 "$NNLAB" jacobian -p mlp-jacobian --val 10 --json --sweep
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert d["method"] == "rows" and d["val"] == 10 and d["state"] == "done" and 0.89 < d["waste"] < 0.9, d
+assert abs(d["waste"] - d["zero_block_flops"] / d["flops"]) < 1e-6
+assert d["flops"] > d["zero_block_flops"] > 0 and "multiply zeros" in d["explain"]
+s = d["sweep"]; assert s["source"] == "predicted" and s["val"][0] == 10 and len(s["cpu_s"]["nnlab"]["rows"]) == len(s["val"])' "$tmp/out"
+then ok "JSON: method, val, FLOPs, waste and the sweep"; else not_ok "JSON: method, val, FLOPs, waste and the sweep"; fi
+
+# issue 21 item 6: a cancel is honoured between the passes of a group, not at
+# its end. At val 20000 rows is 8,000,000 passes (hours); a group (400 passes)
+# took about 14 s at val 100000. SIGINT after 3 s must end the job cancelled
+# within the CLI's 2 s grace: "did not end within 2 s" or a finished job fail.
+"$NNLAB" calibrate --device cpu >/dev/null 2>&1   # the prediction's figures, cached
+"$NNLAB" jacobian --preset mlp-jacobian --val 20000 --device cpu >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 3
+kill -INT "$pid" 2>/dev/null
+t0=$(date +%s%N)
+wait "$pid"
+rc=$? t1=$(date +%s%N)
+ms=$(((t1 - t0) / 1000000))
+echo "# the job ended ${ms} ms after SIGINT"
+if [ "$rc" -eq 130 ] && grep -q "^nnlab: cancelled after [0-9]* of 8000000 rows" "$tmp/err"; then
+    ok "a long Jacobian job is cancelled between passes"
+else
+    echo "# exit $rc"; not_ok "a long Jacobian job is cancelled between passes"
+fi
+if grep -q "did not end within" "$tmp/err"; then not_ok "the cancel is honoured within the grace"
+else ok "the cancel is honoured within the grace"; fi
+# the prediction before a job predicted to take over 10 minutes: the CLI says
+# so and goes on (a script is not asked; SIGINT cancels within a second)
+grep_ok "a long job's prediction is printed first" "$tmp/err" "^nnlab: predicted to take [0-9].* on cpu .*: over 10 minutes; running it"
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -372,7 +372,7 @@ static void test_roundtrip_shipped(void **state)
 static void test_measured_keys(void **state)
 {
     static const struct { const char *name; float cpu_s, gpu_s; } want[] = {
-        { "lenet-cifar10", 50, 94 }, { "lenet5-cifar10", 60, 135 }, { "conv1d-regression", 209, 125 },
+        { "lenet-cifar10", 50, 94 }, { "lenet5-cifar10", 60, 120 }, { "conv1d-regression", 209, 125 },
         { "mnist-mlp-128", 52, 123 }, { "mnist-mlp-1000", 390, 224 },
     };
     char src[NN_PATH_LEN], dst[NN_PATH_LEN], err[NN_ERR_LEN] = "";
@@ -382,6 +382,7 @@ static void test_measured_keys(void **state)
         nn_preset *p = load_ok(src);
         assert_true(p->measured_cpu_s == want[i].cpu_s && p->measured_gpu_s == want[i].gpu_s);
         assert_non_null(strstr(p->measured_note, "seed 00"));
+        assert_true(nn_preset_is_measured_job(p, p->batch, p->epochs));
         free(p);
     }
     shipped_path(src, "lenet-cifar10");
@@ -400,6 +401,54 @@ static void test_measured_keys(void **state)
     text = read_all(dst);
     assert_null(strstr(text, "measured_"));
     free(text);
+    free(p);
+}
+
+/* A write-up's range stays a range (lenet5's GPU 120-150 s, not 135), and
+ * a copy saved at another batch keeps the figures as the original job's:
+ * its batch and epochs are written with them and read back, so the copy's
+ * job is not the experiment's while the original's still is. */
+static void test_measured_job_kept(void **state)
+{
+    char src[NN_PATH_LEN], dst[NN_PATH_LEN], err[NN_ERR_LEN] = "";
+    (void)state;
+    shipped_path(src, "lenet5-cifar10");
+    nn_preset *p = load_ok(src);
+    assert_true(p->measured_gpu_s == 120 && p->measured_gpu_max_s == 150 && p->measured_cpu_max_s == 0);
+    assert_int_equal(p->measured_batch, 4);
+    assert_int_equal(p->measured_epochs, 2);
+    p->batch = 16;
+    pathf(dst, "%s/batch16.ini", tmp_root);
+    assert_int_equal(nn_preset_save(dst, p, err, sizeof err), 0);
+    nn_preset *q = load_ok(dst);
+    assert_int_equal(q->batch, 16);
+    assert_int_equal(q->measured_batch, 4);
+    assert_int_equal(q->measured_epochs, 2);
+    assert_true(q->measured_gpu_max_s == 150);
+    assert_false(nn_preset_is_measured_job(q, q->batch, q->epochs));
+    assert_true(nn_preset_is_measured_job(q, 4, 2));
+    assert_false(nn_preset_is_measured_job(q, 4, 3));
+    free(q);
+    /* a range's high end must lie above its low end */
+    p->measured_gpu_max_s = 100;
+    assert_int_not_equal(nn_preset_check(p, "t", err, sizeof err), 0);
+    assert_non_null(strstr(err, "measured_gpu_max_s"));
+    free(p);
+}
+
+/* A preset that does not say its experiment's batch: the figures are for its own. */
+static void test_measured_job_default(void **state)
+{
+    char path[NN_PATH_LEN];
+    (void)state;
+    pathf(path, "%s/nojob.ini", tmp_root);
+    write_file(path, "[preset]\nmeasured_cpu_s = 10\n[data]\nset = random\nrows = 100\nfeatures = 4\n"
+               "[train]\nloss = mse\nbatch = 8\nepochs = 3\n[optimizer]\ntype = sgd\nlr = 0.01\n"
+               "[layer1]\ntype = linear\nout = 1\n");
+    nn_preset *p = load_ok(path);
+    assert_int_equal(p->measured_batch, 8);
+    assert_int_equal(p->measured_epochs, 3);
+    assert_true(nn_preset_is_measured_job(p, 8, 3));
     free(p);
 }
 
@@ -1052,6 +1101,8 @@ int main(void)
         cmocka_unit_test(test_mnist_mlp_shapes),
         cmocka_unit_test(test_roundtrip_shipped),
         cmocka_unit_test(test_measured_keys),
+        cmocka_unit_test(test_measured_job_kept),
+        cmocka_unit_test(test_measured_job_default),
         cmocka_unit_test(test_roundtrip_awkward_values),
         cmocka_unit_test(test_roundtrip_lab_settings),
         cmocka_unit_test(test_longest_data_dir),

@@ -504,6 +504,36 @@ static void test_writeup(void **state)
     assert_int_equal(nn_writeup_predict(&p, &g, &w), -1);
 }
 
+/* A copy of lenet-cifar10 at batch 16 keeps the write-up's own job (batch 4,
+ * 25,000 steps), is not that job, and says so; lenet5's GPU range stays one. */
+static void test_writeup_own_job(void **state)
+{
+    static nn_preset p;
+    nn_gpu_profile g;
+    nn_writeup w;
+    char line[512];
+    (void)state;
+    load_preset("lenet-cifar10", &p);
+    find("t4", &g);
+    p.batch = 16;                                    /* as the lab saves it */
+    assert_int_equal(nn_writeup_for_job(&p, 16, 2, &g, &w), 0);
+    assert_int_equal(w.batch, 4);
+    assert_int_equal(w.steps, 25000);
+    assert_false(w.own_job);
+    nn_writeup_text(&w, line, sizeof line);
+    assert_non_null(strstr(line, "CPU 50 s, GPU 94 s for its own job: batch 4, 2 epochs (25000 steps)"));
+    assert_non_null(strstr(line, "not this one (batch 16, 2 epochs)"));
+    assert_int_equal(nn_writeup_for_job(&p, 4, 2, &g, &w), 0);
+    assert_true(w.own_job);
+    nn_writeup_text(&w, line, sizeof line);
+    assert_string_equal(line, "2 epochs at batch 4 = 25000 steps: measured CPU 50 s, GPU 94 s");
+    load_preset("lenet5-cifar10", &p);
+    assert_int_equal(nn_writeup_for_job(&p, 0, 0, NULL, &w), 0);
+    assert_true(w.own_job);
+    nn_writeup_text(&w, line, sizeof line);
+    assert_non_null(strstr(line, "measured CPU 60 s, GPU 120-150 s"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_save_measured_profile),
         cmocka_unit_test(test_writeup),
         cmocka_unit_test(test_kernel_figures), cmocka_unit_test(test_profile_for_device),
+        cmocka_unit_test(test_writeup_own_job),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -146,12 +146,68 @@ static void test_race_ratio(void **state)
     assert_true(nn_race_ratio(&a, &b, &faster) == 0.0);
 }
 
+/* The issue's race: 17.684 s against 1.8675 s is shown "17.68 / 1.87", so
+ * its ratio is 9.45 (17.68 / 1.87), not the unrounded 9.47; a race under a
+ * second keeps three digits of the faster time. */
+static void test_race_ratio_shown(void **state)
+{
+    int faster = -1;
+    char shown[64];
+    (void)state;
+    nn_snapshot a = snap(NN_JOB_DONE, "cpu", 1.8675, 500, 500), b = snap(NN_JOB_DONE, "cpu-ref", 17.684, 500, 500);
+    int d = nn_race_decimals(&a, &b);
+    assert_int_equal(d, 2);
+    double r = nn_race_ratio(&a, &b, &faster);
+    assert_int_equal(faster, 0);
+    snprintf(shown, sizeof shown, "%.2fx: %.*f/%.*f", r, d, 17.684, d, 1.8675);
+    assert_string_equal(shown, "9.45x: 17.68/1.87");
+    a = snap(NN_JOB_DONE, "cpu", 0.01234, 500, 500);
+    b = snap(NN_JOB_DONE, "cpu-ref", 0.05678, 500, 500);
+    d = nn_race_decimals(&a, &b);
+    assert_int_equal(d, 4);
+    assert_true(fabs(nn_race_ratio(&a, &b, &faster) - 0.0568 / 0.0123) < 1e-12);
+    assert_true(fabs(nn_shown_ratio(2.004, 0.004, 2)) == 0.0);   /* 0.00: no ratio */
+}
+
+/* One rule: the per-step time and samples/s of a headline are the training
+ * steps' (the timed mean, the phase bar's statistic); validation apart. */
+static void test_training_apart(void **state)
+{
+    char buf[160];
+    nn_job_times t;
+    (void)state;
+    nn_snapshot s = snap(NN_JOB_DONE, "cpu", 12.4, 18750, 18750);
+    s.val_s = 1.1;
+    s.timed_steps = 18750;
+    s.us_per_step = 604.0;           /* 18750 x 604 us = 11.3 s of training */
+    s.has_rate = 1;
+    s.samples_per_s = 32 / 604e-6;
+    nn_job_times_of(&s, &t);
+    assert_true(fabs(t.train_s - 11.3) < 1e-9 && fabs(t.val_s - 1.1) < 1e-9);
+    assert_true(fabs(t.per_step_s - 604e-6) < 1e-12);
+    nn_format_headline(&s, buf, sizeof buf);
+    assert_string_equal(buf, "done in 00:12 (11s 604us/step, validation 1s)");
+    nn_format_steps_line(&s, buf, sizeof buf);
+    assert_string_equal(buf, "18750 steps: training 11.30 s (52980 samples/s), validation 1.10 s");
+    /* remaining at the pace so far, validations in */
+    s.state = NN_JOB_RUNNING;
+    s.step = 9375;
+    s.elapsed_s = 6.2;
+    s.val_s = 0.55;
+    nn_job_times_of(&s, &t);
+    assert_true(fabs(t.remaining_s - 6.2) < 1e-9);
+    s.val_s = 0;                     /* no validation: nothing said of it */
+    s.state = NN_JOB_DONE;
+    nn_format_steps_line(&s, buf, sizeof buf);
+    assert_null(strstr(buf, "validation"));
+}
+
 /* Epoch 1: three points over 25 steps, then validation; epoch 2: one point,
  * no validation (cancelled, say). */
 static const nn_loss_point pts[] = {
     { 10, 1, 10, 2.0f, 1.0 }, { 20, 1, 20, 1.0f, 2.0 }, { 25, 1, 25, 4.0f, 2.5 }, { 35, 2, 10, 0.5f, 4.0 },
 };
-static const nn_epoch_result eps[] = { { 1, 25, 0.9f, 0.75f, 1, 3.0 } };
+static const nn_epoch_result eps[] = { { 1, 25, 0.9f, 0.75f, 1, 3.0, 0.0 } };
 
 static void test_epoch_history(void **state)
 {
@@ -385,6 +441,8 @@ int main(void)
         cmocka_unit_test(test_headline),
         cmocka_unit_test(test_calibration_times),
         cmocka_unit_test(test_race_ratio),
+        cmocka_unit_test(test_race_ratio_shown),
+        cmocka_unit_test(test_training_apart),
         cmocka_unit_test(test_epoch_history),
         cmocka_unit_test(test_sweep_times),
         cmocka_unit_test(test_run_csv),

@@ -181,6 +181,11 @@ keys n
 expect "n keeps it running" "running│|running\|" 5
 keys c
 expect "c cancels the run" "cancelled│|cancelled\|" 15
+# issue 21 item 6: the status row (the last line) ends the cancel it began
+i=0
+while [ $i -lt 30 ] && ! tail -n 1 "$tmp/screen" | grep -q "cancelled after"; do sleep 0.1; cap; i=$((i + 1)); done
+if tail -n 1 "$tmp/screen" | grep -q "cancelled after [0-9:]* (" && ! tail -n 1 "$tmp/screen" | grep -q "cancelling"
+then ok "the status row says the cancel ended"; else not_ok "the status row says the cancel ended"; fi
 keys Escape
 expect "Esc goes back to setup" "Presets \([0-9]+\)" 10
 
@@ -251,7 +256,8 @@ keys e
 expect "e explains the latest point" "cpu, batch 32: $regime" 5
 expect "why and advice for it" "^│why: " 5
 expect "with the calibration's age and quality" "calibration: measured [0-9]+ (s|min) ago, (good|noisy|contradictory)" 5
-expect "at the preset's batch, the write-up beside the prediction" "write-up, [0-9]+ steps: measured CPU 52 s, GPU 123 s" 5
+expect "at the preset's batch, the write-up beside the prediction" "write-up: 10 epochs at batch 32 = [0-9]+ steps: measured" 5
+expect "with the write-up's figures" "CPU 52 s, GPU 123 s" 2
 keys Up
 expect "Up explains the point above" "cpu, batch 16: $regime" 5
 if [ "$have_gpu" -eq 0 ]; then

@@ -10,6 +10,7 @@
 #include "setup_fields.h"
 #include "nnlab/progress.h"
 #include "jacobian_panel.h"
+#include "jacobian_run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -73,8 +74,10 @@ static void run_poll(ui_lab *lab, double now)
     }
     nn_job_state before[2] = { lab->run.j[0].snap.state, lab->run.j[1].snap.state };
     unsigned bits = ui_run_poll(&lab->run);
-    if (bits & UI_RUN_STATE)
+    if (bits & UI_RUN_STATE) {
         tell_divergence(lab, before);
+        ui_run_tell_cancel_end(lab);     /* "cancelling..." ends */
+    }
     if (bits & UI_RUN_POINTS)
         lab->pending |= UI_D_CHART | UI_D_SIDE;
     if (bits & UI_RUN_PROGRESS)
@@ -134,7 +137,7 @@ static void draw_summary(ui_lab *lab, ui_rect in, int y)
 {
     const ui_run *r = &lab->run;
     nn_job_times t[2];
-    int wide = in.w >= 34, faster;
+    int wide = in.w >= 34, faster, d = nn_race_decimals(&r->j[0].snap, &r->j[1].snap);
     if (wide)
         ui_putf(y++, in.x, in.w, A_BOLD, "Summary, %s", r->sequential ? "one after the other" : "raced");
     else
@@ -146,14 +149,15 @@ static void draw_summary(ui_lab *lab, ui_rect in, int y)
         ui_fmt_si(j->snap.has_rate ? j->snap.samples_per_s : NAN, rate, sizeof rate);
         nn_format_per_step(t[k].has_per_step ? t[k].per_step_s : NAN, per, sizeof per);
         if (wide)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s %7.2f s %11s %6s/s", j->device, t[k].total_s, per, rate);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s %7.*f s %11s %6s/s", j->device, d, t[k].total_s, per, rate);
         else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.2fs %6s/s", j->device, t[k].total_s, rate);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.*fs %6s/s", j->device, d, t[k].total_s, rate);
     }
+    /* the times above as shown, divided: the ratio a reader can check */
     double ratio = nn_race_ratio(&r->j[0].snap, &r->j[1].snap, &faster);
-    if (ratio > 0)   /* the times above, divided: the ratio a reader can check */
-        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), wide ? "%s %.2fx faster: %.2f s / %.2f s" : "%s %.2fx: %.2f/%.2f",
-                r->j[faster].device, ratio, t[!faster].total_s, t[faster].total_s);
+    if (ratio > 0)
+        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), wide ? "%s %.2fx faster: %.*f s / %.*f s" : "%s %.2fx: %.*f/%.*f",
+                r->j[faster].device, ratio, d, t[!faster].total_s, d, t[faster].total_s);
     else
         ui_put(y, in.x, in.w, ui_attr(lab, UI_ERROR), "no ratio: a job did not finish");
 }
@@ -265,7 +269,10 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     enum ui_role tr = j->snap.state == NN_JOB_PAUSED || j->snap.state == NN_JOB_CANCELLED ? UI_ERROR : UI_OK;
     int tx = x + w - 11;
     ui_putf(y, tx, 11, ui_attr(lab, tr), " %10s", tag);
-    draw_phases(lab, j, y + 1, x, w - 1);
+    if (!nn_job_traits_of(j->snap.kind)->trains)   /* no phases: its own figures */
+        ui_jacobian_job_line(lab, j, y + 1, x, w - 1);
+    else
+        draw_phases(lab, j, y + 1, x, w - 1);
 }
 
 static void draw_jobs(ui_lab *lab)
@@ -431,7 +438,8 @@ static void run_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_SYS)
         ui_draw_sysinfo(lab, lab->layout.sys);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, ui_run_active(&lab->run)
+        ui_draw_status(lab, jac ? ui_jacobian_keys(ui_run_active(&lab->run))
+                           : ui_run_active(&lab->run)
                                 ? "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit"
                                 : "finished: Enter/Esc back  l log  s smooth  e explain  x export  ? help  q quit");
 }
@@ -439,6 +447,8 @@ static void run_draw(ui_lab *lab, unsigned dirty)
 ui_action ui_dashboard_key(ui_lab *lab, int ch)
 {
     ui_run *r = &lab->run;
+    if (ui_jacobian_run(lab) && ui_jacobian_key_unused(lab, ch))
+        return UI_ACT_HANDLED;
     if (ch == 's') {
         ui_dashboard_of(lab)->smooth = !ui_dashboard_of(lab)->smooth;
         ui_set_message(lab, 0, ui_dashboard_of(lab)->smooth ? "training loss smoothed (EMA 0.6; s: raw)" : "training loss raw");
@@ -453,7 +463,7 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
         return UI_ACT_HANDLED;
     }
     if (ch == 'x') {
-        ui_export_run(lab);
+        ui_jacobian_run(lab) ? ui_jacobian_export(lab) : ui_export_run(lab);
         lab->dirty |= UI_D_STATUS;
         return UI_ACT_HANDLED;
     }
@@ -472,6 +482,8 @@ static const char *const run_help[] = {
     "  e           Explain panel for the chart (beside it from 130 columns)",
     "  s           smoothed / raw training loss   x   export CSV + JSON",
     "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
+    "  a Jacobian run: no loss (no l, s); x writes its own CSV + JSON",
+    "  a job predicted over 10 minutes asks first: y start  n not now",
     NULL,
 };
 

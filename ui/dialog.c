@@ -136,6 +136,9 @@ ui_action ui_dialog_key(ui_lab *lab, int ch)
     case UI_DLG_CALIBRATE: case UI_DLG_CALIB_FAILED:
         act = ui_calibrate_key(lab, ch);
         break;
+    case UI_DLG_LONG_JOB:
+        act = ui_long_job_key(lab, ch);
+        break;
     case UI_DLG_BACK:
         if (yes) {
             close_dialog(lab);
@@ -196,6 +199,9 @@ void ui_dialog_draw(ui_lab *lab)
         break;
     case UI_DLG_CALIBRATE: case UI_DLG_CALIB_FAILED:
         ui_calibrate_draw(lab);
+        break;
+    case UI_DLG_LONG_JOB:
+        ui_long_job_draw(lab);
         break;
     default:
         break;

@@ -108,18 +108,18 @@ static void ways_for(const nn_preset *p, int batch, const nn_gpu_profile *prof, 
     ctx->profile_name = prof->name;
 }
 
-/* The write-up's job, at the preset's own batch only (its figures are for it). */
-static void writeup_for(const nn_preset *p, int batch, const nn_gpu_profile *prof, ui_explain_context *ctx)
+/* The write-up's job beside a job of batch and epochs: compared only when it
+ * is the write-up's own, else shown as the original's (nn_writeup_text). */
+static void writeup_for(const nn_preset *p, int batch, int epochs, const nn_gpu_profile *prof,
+                        ui_explain_context *ctx)
 {
-    static char key[NN_NAME_LEN * 2 + 16];
+    static char key[NN_NAME_LEN * 2 + 48];
     static nn_writeup w;
     static int has;
     char now[sizeof key];
-    if (batch != p->batch)
-        return;
-    snprintf(now, sizeof now, "%s/%s", p->name, prof ? prof->id : "");
+    snprintf(now, sizeof now, "%s/%s/%d/%d", p->name, prof ? prof->id : "", batch, epochs);
     if (strcmp(now, key) != 0) {
-        has = nn_writeup_predict(p, prof, &w) == 0;
+        has = nn_writeup_for_job(p, batch, epochs, prof, &w) == 0;
         snprintf(key, sizeof key, "%s", now);
     }
     ctx->has_writeup = has;
@@ -188,7 +188,7 @@ void ui_explain_draw_run(ui_lab *lab)
             snprintf(label[k], sizeof label[k], "%s (%s)", prof->name, mark);
             ctx.profile_name = label[k];
         }
-        writeup_for(&r->cfg.preset, r->cfg.batch, prof, &ctx);
+        writeup_for(&r->cfg.preset, r->cfg.batch, r->cfg.epochs, prof, &ctx);
         ui_explain_format_in(x, &ctx, j->device, r->cfg.batch, &m, in.w, UI_TEXT_ROWS, &t);
         if (k > 0)
             ui_text_addf(&all, UI_TS_NORMAL, "%s", "");   /* a blank row between the two jobs */
@@ -243,7 +243,7 @@ static void sweep_context(const nn_sweep *sw, int d, int i, ui_explain_context *
     if (prof)
         ways_for(&sw->base.preset, sw->batch[i], prof, ctx);
     ctx->profile_us = sw->pt[d][i].profile_us;
-    writeup_for(&sw->base.preset, sw->batch[i], prof, ctx);
+    writeup_for(&sw->base.preset, sw->batch[i], sw->base.preset.epochs, prof, ctx);
 }
 
 static const char *point_state(int state)

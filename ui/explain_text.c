@@ -160,7 +160,7 @@ static void conv_item(const ui_explain_context *c, char *buf, size_t len)
 
 static void fill_context_items(const ui_explain_context *c, const nn_step_measure *m, panel_item *it)
 {
-    char a[32], b[32], d[32];
+    char a[32], b[32], d[32], line[320];
     const nn_writeup *w = &c->writeup;
     for (int k = R_PROFILE; k <= R_CONV; k++)
         it[k].text[0] = '\0';
@@ -172,14 +172,14 @@ static void fill_context_items(const ui_explain_context *c, const nn_step_measur
         snprintf(it[R_WAYS].text, sizeof it[0].text, "  %s: framework %s, nnlab eager %s, graph %s us/step",
                  c->profile_name, us_text(c->way_us[NN_WAY_FRAMEWORK], a, sizeof a),
                  us_text(c->way_us[NN_WAY_EAGER], b, sizeof b), us_text(c->way_us[NN_WAY_GRAPH], d, sizeof d));
+    if (c->has_writeup)
+        nn_writeup_text(w, line, sizeof line);
     if (c->has_writeup && c->profile_name && w->way_s[NN_WAY_GRAPH] > 0)
-        snprintf(it[R_WRITEUP].text, sizeof it[0].text,
-                 "write-up, %ld steps: measured CPU %.0f s, GPU %.0f s; %s predicts framework eager %.1f s, "
-                 "nnlab graph %.1f s", w->steps, w->cpu_s, w->gpu_s, c->profile_name, w->way_s[NN_WAY_FRAMEWORK],
+        snprintf(it[R_WRITEUP].text, sizeof it[0].text, "write-up: %s; for its job %s predicts framework eager "
+                 "%.1f s, nnlab graph %.1f s", line, c->profile_name, w->way_s[NN_WAY_FRAMEWORK],
                  w->way_s[NN_WAY_GRAPH]);
     else if (c->has_writeup)
-        snprintf(it[R_WRITEUP].text, sizeof it[0].text, "write-up, %ld steps: measured CPU %.0f s, GPU %.0f s",
-                 w->steps, w->cpu_s, w->gpu_s);
+        snprintf(it[R_WRITEUP].text, sizeof it[0].text, "write-up: %s", line);
     if (c->calibration)
         snprintf(it[R_CAL].text, sizeof it[0].text, "  calibration: %s", c->calibration);
     conv_item(c, it[R_CONV].text, sizeof it[0].text);

@@ -70,7 +70,7 @@ static void sweep_devices(const ui_lab *lab, const char **cpu, const char **gpu)
     *gpu = g ? g->name : "";
 }
 
-static int sweep_for(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
+int ui_jacobian_sweep(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
 {
     const char *cpu_name, *gpu_name;
     static nn_jac_sweep sw;
@@ -147,7 +147,7 @@ static void sweep_text(const ui_lab *lab, const nn_jac_shape *s, enum nn_jac_met
     char label[32], row[512];
     const char *name[2];
     sweep_devices(lab, &name[0], &name[1]);
-    if (sweep_for(lab, s, &sw, &why) != 0) {
+    if (ui_jacobian_sweep(lab, s, &sw, &why) != 0) {
         snprintf(row, sizeof row, "val sweep: %s", why);
         ui_text_wrap(t, UI_TS_DIM, width, UI_TEXT_ROWS, row);
         return;
@@ -256,7 +256,7 @@ void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
     ui_text_wrap(&t, UI_TS_NORMAL, in.w, UI_TEXT_ROWS, why);
     const nn_jac_sweep *sw;
     const char *skip = "";
-    if (sweep_for(lab, &s, &sw, &skip) == 0) {
+    if (ui_jacobian_sweep(lab, &s, &sw, &skip) == 0) {
         nn_jac_sweep_verdict(sw, m, val, why, sizeof why);
         ui_text_addf(&t, UI_TS_NORMAL, "%s", "");
         ui_text_wrap(&t, UI_TS_DIM, in.w, UI_TEXT_ROWS, why);

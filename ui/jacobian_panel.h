@@ -8,6 +8,7 @@
 #define NNLAB_UI_JACOBIAN_PANEL_H
 
 #include "ui.h"
+#include "nnlab/jacobian.h"
 
 /* 1 when the dashboard's run trains nothing (nn_job_traits): a Jacobian job,
  * whose panels these are. */
@@ -19,5 +20,8 @@ void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len);
 void ui_jacobian_draw_main(ui_lab *lab, ui_rect box);
 void ui_jacobian_draw_side(ui_lab *lab, ui_rect box);
 void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces);
+/* The predicted val sweep of network s (kept for the last one): 0, or -1
+ * with why (the CPU not calibrated, no GPU figures). */
+int ui_jacobian_sweep(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_sweep **out, const char **why);
 
 #endif

@@ -171,7 +171,10 @@ static void act(ui_lab *lab, ui_action a)
         switch (a) {
         case UI_ACT_START_RUN: next = start_jobs(lab, 0); break;
         case UI_ACT_START_SWEEP: next = start_jobs(lab, 1); break;
-        case UI_ACT_GO_RUN: show(lab, UI_RUN); break;
+        case UI_ACT_GO_RUN:
+            if (!ui_long_job_ask(lab))   /* over 10 minutes predicted: asked first */
+                show(lab, UI_RUN);
+            break;
         case UI_ACT_GO_SWEEP: show(lab, UI_SWEEP); break;
         case UI_ACT_GO_SETUP: show(lab, UI_SETUP); break;
         case UI_ACT_ASK_BACK: ask(lab, UI_DLG_BACK); break;

@@ -91,7 +91,8 @@ enum ui_dialog {
     UI_DLG_SHADOW,                   /* the name is a shipped preset's: yours hides it */
     UI_DLG_QUIT, UI_DLG_BACK,
     UI_DLG_CALIBRATE,                /* first use: measuring a device, with progress */
-    UI_DLG_CALIB_FAILED              /* what failed; the job ran without a prediction */
+    UI_DLG_CALIB_FAILED,             /* what failed; the job ran without a prediction */
+    UI_DLG_LONG_JOB                  /* a job predicted over 10 minutes: start it? (ui/long_job.c) */
 };
 
 /* Calibrating on first use (ui/calib_dialog.c): the devices still to
@@ -173,6 +174,9 @@ typedef struct ui_lab {
     ui_scroll help_scroll;           /* the help overlay */
     ui_scroll explain_scroll;        /* the Explain panel (run and sweep) */
     ui_scroll main_scroll;           /* a Jacobian run's main panel */
+    /* a job predicted to take over NN_JOB_ASK_S (ui/long_job.c) */
+    int long_job_ok;                 /* the user said yes: the next UI_ACT_GO_RUN starts it */
+    char long_job_text[NN_TEXT_LEN]; /* the prediction, as the question shows it */
 } ui_lab;
 
 /* ---- a screen -------------------------------------------------------------------- */
@@ -270,6 +274,14 @@ void ui_run_charts_draw(ui_lab *lab);
 /* ui/export_key.c: `x` on the run and the sweep screens writes the run or
  * the sweep as CSV and JSON (nnlab/export.h) and says where on the status row */
 void ui_export_run(ui_lab *lab);
+
+/* ---- ui/long_job.c: the question before a job predicted over 10 minutes ---- */
+/* 1 when the run the settings describe is predicted (nn_job_predict_s, the
+ * calibrations the lab holds) to take over NN_JOB_ASK_S and the user has
+ * not said yes yet: the question is up, nothing starts. 0: go on. */
+int ui_long_job_ask(ui_lab *lab);
+ui_action ui_long_job_key(ui_lab *lab, int ch);
+void ui_long_job_draw(ui_lab *lab);
 void ui_export_sweep(ui_lab *lab);
 
 /* ui/sweep_screen.c (ui_sweep_screen) */

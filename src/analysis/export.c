@@ -115,7 +115,8 @@ static void json_job(FILE *f, const nn_export_job *j)
     nn_json_string(f, headline);
     fprintf(f, ",\n      \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"total_steps\": %ld,\n", s->batch,
             s->threads, s->step, s->total_steps);
-    fprintf(f, "      \"prepare_s\": %.6g, \"elapsed_s\": %.6g, \"per_step_s\": ", s->prepare_s, t.elapsed_s);
+    fprintf(f, "      \"prepare_s\": %.6g, \"elapsed_s\": %.6g, \"train_s\": %.6g, \"val_s\": %.6g, \"per_step_s\": ",
+            s->prepare_s, t.elapsed_s, t.train_s, t.val_s);
     nn_json_number(f, t.has_per_step ? t.per_step_s : NAN);
     fprintf(f, ", \"samples_per_s\": ");
     nn_json_number(f, s->has_rate ? s->samples_per_s : NAN);
@@ -178,34 +179,44 @@ static int fill_json(FILE *f, const void *p)
 /* "NAME-run-20261124-021500": the preset's name comes from its file
  * (`name = ../../tmp/x`), so it passes nn_file_stem: the files stay in the
  * folder chosen. */
-static int export_stem(const export_ctx *c, char *stem, size_t len)
+static int export_stem(const char *preset, const char *what, long long now, char *stem, size_t len)
 {
-    time_t t = (time_t)c->now;
+    time_t t = (time_t)now;
     struct tm tm;
     char when[32] = "", name[NN_STEM_MAX + 1];
-    nn_file_stem(c->run ? c->run->preset : c->sw->base.preset.name, "nnlab", name, sizeof name);
+    nn_file_stem(preset, "nnlab", name, sizeof name);
     if (localtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-    int n = snprintf(stem, len, "%s-%s-%s", name, c->run ? "run" : "sweep", when);
+    int n = snprintf(stem, len, "%s-%s-%s", name, what, when);
     return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int nn_export_pair(const char *dir, const char *preset, const char *what, long long now, nn_export_fill_fn csv,
+                   nn_export_fill_fn json, const void *ctx, char *csv_path, char *json_path, size_t path_len,
+                   char *err, size_t err_len)
+{
+    char stem[NN_NAME_LEN + 64];
+    if (export_stem(preset, what, now, stem, sizeof stem) != 0)
+        return nn_errorf(err, err_len, "export: nothing to write");
+    int a = snprintf(csv_path, path_len, "%s/%s.csv", dir, stem);
+    int b = snprintf(json_path, path_len, "%s/%s.json", dir, stem);
+    if (a < 0 || b < 0 || (size_t)a >= path_len || (size_t)b >= path_len)
+        return nn_errorf(err, err_len, "export folder %s: path too long", dir);
+    if (nn_write_atomic(csv_path, csv, ctx, err, err_len) != 0)
+        return -1;
+    if (nn_write_atomic(json_path, json, ctx, err, err_len) != 0) {
+        unlink(csv_path);            /* both or neither: a CSV alone would pass for a whole export */
+        return -1;
+    }
+    return 0;
 }
 
 int nn_export_files(const char *dir, const nn_export_run *run, const nn_sweep *sw, long long now,
                     char *csv_path, char *json_path, size_t path_len, char *err, size_t err_len)
 {
     export_ctx c = { run, sw, now };
-    char stem[NN_NAME_LEN + 64];
-    if ((!run && !sw) || export_stem(&c, stem, sizeof stem) != 0)
+    if (!run && !sw)
         return nn_errorf(err, err_len, "export: nothing to write");
-    int a = snprintf(csv_path, path_len, "%s/%s.csv", dir, stem);
-    int b = snprintf(json_path, path_len, "%s/%s.json", dir, stem);
-    if (a < 0 || b < 0 || (size_t)a >= path_len || (size_t)b >= path_len)
-        return nn_errorf(err, err_len, "export folder %s: path too long", dir);
-    if (nn_write_atomic(csv_path, fill_csv, &c, err, err_len) != 0)
-        return -1;
-    if (nn_write_atomic(json_path, fill_json, &c, err, err_len) != 0) {
-        unlink(csv_path);            /* both or neither: a CSV alone would pass for a whole export */
-        return -1;
-    }
-    return 0;
+    return nn_export_pair(dir, run ? run->preset : sw->base.preset.name, run ? "run" : "sweep", now, fill_csv,
+                          fill_json, &c, csv_path, json_path, path_len, err, err_len);
 }

@@ -540,14 +540,17 @@ int nn_writeup_predict(const nn_preset *p, const nn_gpu_profile *prof, nn_writeu
     memset(out, 0, sizeof *out);
     if (!(p->measured_cpu_s > 0) && !(p->measured_gpu_s > 0))
         return -1;
-    out->batch = p->batch;
-    out->epochs = p->epochs;
-    out->steps = nn_preset_steps_per_epoch(p, p->batch) * p->epochs;
+    /* the experiment's own job, whatever batch and epochs the preset now has */
+    out->batch = p->measured_batch > 0 ? p->measured_batch : p->batch;
+    out->epochs = p->measured_epochs > 0 ? p->measured_epochs : p->epochs;
+    out->steps = nn_preset_steps_per_epoch(p, out->batch) * out->epochs;
     out->cpu_s = p->measured_cpu_s;
     out->gpu_s = p->measured_gpu_s;
+    out->cpu_max_s = p->measured_cpu_max_s;
+    out->gpu_max_s = p->measured_gpu_max_s;
     if (!prof)
         return 0;
-    nn_profile_predict(p, p->batch, prof, e);
+    nn_profile_predict(p, out->batch, prof, e);
     for (int w = 0; w < NN_GPU_WAYS; w++)
         out->way_s[w] = out->steps * e[w].predicted_us * 1e-6;
     return 0;

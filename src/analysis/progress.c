@@ -8,25 +8,39 @@
 
 /* ---- a job's times -------------------------------------------------------------------- */
 
-void nn_job_times_at(double elapsed_s, long steps, long total_steps, int ended, nn_job_times *t)
+static double time_or_zero(double s)
+{
+    return s > 0 && isfinite(s) ? s : 0.0;
+}
+
+/* elapsed_s of which val_s validated; the per step the training's. */
+static void times_split(double elapsed_s, double val_s, long steps, long total_steps, int ended,
+                        nn_job_times *t)
 {
     memset(t, 0, sizeof *t);
     t->steps = steps;
     t->total_steps = total_steps;
-    t->elapsed_s = elapsed_s > 0 && isfinite(elapsed_s) ? elapsed_s : 0.0;
+    t->elapsed_s = time_or_zero(elapsed_s);
+    t->val_s = time_or_zero(val_s) < t->elapsed_s ? time_or_zero(val_s) : t->elapsed_s;
+    t->train_s = t->elapsed_s - t->val_s;
     t->ended = ended;
-    if (steps > 0 && t->elapsed_s > 0) {
+    if (steps > 0 && t->train_s > 0) {
         t->has_per_step = 1;
-        t->per_step_s = t->elapsed_s / (double)steps;
+        t->per_step_s = t->train_s / (double)steps;
     }
     if (ended) {
         t->has_remaining = 1;        /* nothing is left of a job that ended */
-    } else if (t->has_per_step) {
+    } else if (steps > 0 && t->elapsed_s > 0) {
         long left = total_steps > steps ? total_steps - steps : 0;
-        t->has_remaining = 1;
-        t->remaining_s = (double)left * t->per_step_s;
+        t->has_remaining = 1;        /* at the pace so far, validations in */
+        t->remaining_s = (double)left * t->elapsed_s / (double)steps;
     }
     t->total_s = t->elapsed_s + t->remaining_s;
+}
+
+void nn_job_times_at(double elapsed_s, long steps, long total_steps, int ended, nn_job_times *t)
+{
+    times_split(elapsed_s, 0.0, steps, total_steps, ended, t);
 }
 
 /* A calibration has no steps: its remaining time is its elapsed time at the
@@ -49,7 +63,11 @@ void nn_job_times_of(const nn_snapshot *s, nn_job_times *t)
         calibration_times(s, t);
         return;
     }
-    nn_job_times_at(s->elapsed_s, s->step, s->total_steps, ended, t);
+    times_split(s->elapsed_s, s->val_s, s->step, s->total_steps, ended, t);
+    if (s->timed_steps > 0 && s->us_per_step > 0) {
+        t->has_per_step = 1;         /* the phase bar's statistic: the timed steps' mean */
+        t->per_step_s = s->us_per_step * 1e-6;
+    }
     if (s->state == NN_JOB_PAUSED || s->state == NN_JOB_PREPARING) {
         t->has_remaining = 0;        /* a paused job's end is not coming */
         t->remaining_s = 0.0;
@@ -59,7 +77,7 @@ void nn_job_times_of(const nn_snapshot *s, nn_job_times *t)
 
 void nn_job_times_of_epoch(const nn_epoch_result *e, long total_steps, nn_job_times *t)
 {
-    nn_job_times_at(e->time_s, e->step, total_steps, e->step >= total_steps, t);
+    times_split(e->time_s, e->val_s, e->step, total_steps, e->step >= total_steps, t);
 }
 
 /* ---- formats ---------------------------------------------------------------------------- */
@@ -103,7 +121,24 @@ void nn_format_keras(const nn_job_times *t, char *buf, size_t len)
 {
     char per[24];
     nn_format_per_step(t->has_per_step ? t->per_step_s : NAN, per, sizeof per);
-    snprintf(buf, len, "%lds %s", (long)(t->elapsed_s + 0.5), per);   /* as nn_format_clock rounds */
+    if (t->val_s > 0)                /* seconds rounded as nn_format_clock rounds */
+        snprintf(buf, len, "%lds %s, validation %lds", (long)(t->train_s + 0.5), per, (long)(t->val_s + 0.5));
+    else
+        snprintf(buf, len, "%lds %s", (long)(t->train_s + 0.5), per);
+}
+
+void nn_format_steps_line(const nn_snapshot *s, char *buf, size_t len)
+{
+    nn_job_times t;
+    char val[48] = "";
+    nn_job_times_of(s, &t);
+    if (t.val_s > 0)
+        snprintf(val, sizeof val, ", validation %.2f s", t.val_s);
+    if (s->has_rate)
+        snprintf(buf, len, "%ld steps: training %.2f s (%.0f samples/s)%s", s->step, t.train_s, s->samples_per_s,
+                 val);
+    else
+        snprintf(buf, len, "%ld steps: training %.2f s%s", s->step, t.train_s, val);
 }
 
 void nn_format_headline(const nn_snapshot *s, char *buf, size_t len)
@@ -133,6 +168,25 @@ void nn_format_headline(const nn_snapshot *s, char *buf, size_t len)
 
 /* ---- a race ----------------------------------------------------------------------------- */
 
+double nn_shown_ratio(double slow_s, double fast_s, int decimals)
+{
+    double scale = pow(10.0, decimals);
+    double slow = round(slow_s * scale) / scale, fast = round(fast_s * scale) / scale;
+    return fast > 0 ? slow / fast : 0.0;
+}
+
+int nn_race_decimals(const nn_snapshot *a, const nn_snapshot *b)
+{
+    nn_job_times ta, tb;
+    int d = 2;
+    nn_job_times_of(a, &ta);
+    nn_job_times_of(b, &tb);
+    double fast = ta.total_s < tb.total_s ? ta.total_s : tb.total_s;
+    while (d < 4 && fast > 0 && fast * pow(10.0, d) < 100.0)
+        d++;                         /* 0.0123 s: 0.0123, three digits */
+    return d;
+}
+
 double nn_race_ratio(const nn_snapshot *a, const nn_snapshot *b, int *faster)
 {
     nn_job_times ta, tb;
@@ -144,7 +198,8 @@ double nn_race_ratio(const nn_snapshot *a, const nn_snapshot *b, int *faster)
     if (!(ta.total_s > 0) || !(tb.total_s > 0))
         return 0.0;
     *faster = tb.total_s < ta.total_s;
-    return *faster ? ta.total_s / tb.total_s : tb.total_s / ta.total_s;
+    int d = nn_race_decimals(a, b);
+    return *faster ? nn_shown_ratio(ta.total_s, tb.total_s, d) : nn_shown_ratio(tb.total_s, ta.total_s, d);
 }
 
 /* ---- the per-epoch history -------------------------------------------------------------- */

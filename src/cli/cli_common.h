@@ -102,6 +102,10 @@ void cli_run_sweep(nn_sweep *sw, int quiet);
  * key ("x.ini: [train] batch ="). The caller exits CLI_EXIT_USAGE. */
 int cli_check_sizes(const char *batch_option, const char *preset, const nn_job_config *cfg);
 
+/* cli_predict.c: before a job predicted to take over NN_JOB_ASK_S, its
+ * prediction on stderr (unless quiet); the job then runs. */
+void cli_say_prediction(const nn_job_config *cfg, int quiet);
+
 /* What was printed reached stdout (flushed, no error, closed): rc, or after
  * a one-line error 1 when rc was 0. */
 int cli_output_checked(int rc);

@@ -146,13 +146,17 @@ static void print_ways_text(const explain_view *v)
 static void print_writeup_text(const explain_view *v)
 {
     const nn_writeup *w = &v->w;
+    char line[NN_ERR_LEN];
     if (!v->has_writeup)
         return;
-    printf("  write-up:  %d epochs at batch %d = %ld steps: measured CPU %.0f s, GPU %.0f s (%s)\n", w->epochs,
-           w->batch, w->steps, w->cpu_s, w->gpu_s, v->p->measured_note);
+    nn_writeup_text(w, line, sizeof line);
+    printf("  write-up:  %s (%s)\n", line, v->p->measured_note);
     if (v->prof)
-        printf("             predicted for %s: framework eager %.1f s, nnlab eager %.1f s, nnlab graph %.1f s\n",
-               nn_safe(v->prof->name), w->way_s[NN_WAY_FRAMEWORK], w->way_s[NN_WAY_EAGER], w->way_s[NN_WAY_GRAPH]);
+        printf("             predicted for %s, the write-up's job: framework eager %.1f s, nnlab eager %.1f s, "
+               "nnlab graph %.1f s\n", nn_safe(v->prof->name), w->way_s[NN_WAY_FRAMEWORK], w->way_s[NN_WAY_EAGER],
+               w->way_s[NN_WAY_GRAPH]);
+    /* the step measured here times the write-up's steps: the same network and
+     * batch, so the same job whatever epochs this one was asked for */
     if (!predicted(v) && v->e->cost.batch == w->batch)
         printf("             %s here: %.1f us/step measured x %ld steps = %.1f s (predicted %.1f s)\n", v->device,
                v->m->step_us, w->steps, v->m->step_us * w->steps * 1e-6, v->e->predicted_us * w->steps * 1e-6);
@@ -275,7 +279,9 @@ static void print_writeup_json(const explain_view *v)
         return;
     }
     printf("{\"batch\": %d, \"epochs\": %d, \"steps\": %ld, \"measured_cpu_s\": %.6g, \"measured_gpu_s\": %.6g, "
-           "\"note\": ", w->batch, w->epochs, w->steps, w->cpu_s, w->gpu_s);
+           "\"measured_cpu_max_s\": %.6g, \"measured_gpu_max_s\": %.6g, \"own_job\": %s, \"note\": ", w->batch,
+           w->epochs, w->steps, w->cpu_s, w->gpu_s, w->cpu_max_s > w->cpu_s ? w->cpu_max_s : w->cpu_s,
+           w->gpu_max_s > w->gpu_s ? w->gpu_max_s : w->gpu_s, w->own_job ? "true" : "false");
     cli_json_string(stdout, v->p->measured_note);
     if (v->prof)
         printf(", \"predicted_s\": {\"framework\": %.6g, \"eager\": %.6g, \"graph\": %.6g}",
@@ -454,7 +460,7 @@ int nn_cli_explain(int argc, char **argv)
     }
     if (rc != 0)
         return rc;
-    v.has_writeup = nn_writeup_predict(&p, v.prof, &v.w) == 0;
+    v.has_writeup = nn_writeup_for_job(&p, v.e->cost.batch, cfg.epochs > 0 ? cfg.epochs : p.epochs, v.prof, &v.w) == 0;
     if (o.json)
         print_explain_json(&v);
     else

@@ -159,30 +159,12 @@ static void print_text(const char *preset, const char *device, const nn_jac_resu
     printf("  why: %s\n", why);
 }
 
+/* The one writer the lab's `x` uses too (nnlab/jacobian.h). */
 static void print_json(const char *preset, const char *device, const nn_jac_result *r,
-                       const nn_jac_result *other, double diff)
+                       const nn_jac_result *other, double diff, const nn_jac_sweep *sw)
 {
-    printf("{\n  \"preset\": ");
-    cli_json_string(stdout, preset);
-    printf(",\n  \"device\": ");
-    cli_json_string(stdout, device);
-    printf(",\n  \"method\": ");
-    cli_json_string(stdout, nn_jac_method_name(r->method));
-    printf(",\n  \"val\": %d,\n  \"rows\": %ld,\n", r->val, nn_jac_rows_total(&r->shape, r->val));
-    cli_json_number("seconds", r->seconds, 0);
-    cli_json_number("forward_s", r->forward_s, 0);
-    cli_json_number("warmup_s", r->warmup_s, 0);
-    cli_json_number("rows_per_s", r->rows_per_s, 0);
-    printf("  \"lanes\": %d,\n", r->lanes);
-    cli_json_number("flops", r->flops.total, 0);
-    cli_json_number("zero_block_flops", r->flops.zero, 0);
-    if (r->offdiag_checked)
-        cli_json_number("offdiag_max", r->offdiag_max, 0);
-    printf("  \"compared_with\": ");
-    cli_json_string(stdout, nn_jac_method_name(other->method));
-    printf(",\n");
-    cli_json_number("max_difference", diff, 1);
-    printf("}\n");
+    nn_jac_export x = { preset, device, r->method, r->val, r->shape, "done", 0, r->seconds, r, other, diff, sw };
+    nn_jac_export_json(stdout, &x);
 }
 
 /* The GPU's figures: its calibration when one is here, else a profile's
@@ -231,18 +213,26 @@ static void print_verdicts(const nn_jac_sweep *sw, enum nn_jac_way w)
     }
 }
 
+/* The predicted val sweep of the network: 0, or -1 after a one-line error. */
+static int sweep_of(const cli_options *o, const nn_jac_shape *s, nn_jac_sweep *sw)
+{
+    nn_calibration cpu, gpu;
+    nn_jac_framework fw;
+    if (cli_calibration("cpu", (int)o->threads, 0, o->quiet || o->json, &cpu) != 0 || gpu_figures(o, &gpu, &fw) != 0)
+        return -1;
+    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &fw, sw);
+    return 0;
+}
+
 /* The predicted val sweep: per method, the CPU's and the GPU's seconds and
  * the val from which the GPU stays faster, as nnlab issues the passes and
  * as a framework does in eager mode. */
 static int print_sweep(const cli_options *o, const nn_jac_shape *s, enum nn_jac_method m, long val)
 {
     char verdict[1024];
-    nn_calibration cpu, gpu;
     nn_jac_sweep sw;
-    nn_jac_framework fw;
-    if (cli_calibration("cpu", (int)o->threads, 0, o->quiet, &cpu) != 0 || gpu_figures(o, &gpu, &fw) != 0)
+    if (sweep_of(o, s, &sw) != 0)
         return -1;
-    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &fw, &sw);
     printf("\nval sweep, predicted by the cost model (CPU: this machine's calibration; GPU: %s), seconds\n",
            sw.gpu_name);
     for (int w = 0; w < NN_JAC_WAYS; w++) {
@@ -371,6 +361,7 @@ int nn_cli_jacobian(int argc, char **argv)
     if (device_ready(cfg.device[0] ? cfg.device : p.device) != 0 ||
         check_sizes(&o, &cfg, other_method(cfg.jac_method)) != 0)
         return CLI_EXIT_USAGE;
+    cli_say_prediction(&cfg, o.quiet);
     cli_catch_stop_signals();
     if ((rc = run(&cfg, o.quiet || o.json, &r)) != 0)
         return rc > 0 ? rc : 1;
@@ -380,11 +371,15 @@ int nn_cli_jacobian(int argc, char **argv)
         return rc > 0 ? rc : 1;
     }
     double diff = nn_jac_max_diff(&r, &other);
-    if (o.json)
-        print_json(p.name, cfg.device[0] ? cfg.device : p.device, &r, &other, diff);
+    static nn_jac_sweep sw;
+    if (o.json && o.jac_sweep && sweep_of(&o, &r.shape, &sw) != 0)
+        rc = 1;
+    else if (o.json)
+        print_json(p.name, cfg.device[0] ? cfg.device : p.device, &r, &other, diff, o.jac_sweep ? &sw : NULL);
     else
         print_text(p.name, cfg.device[0] ? cfg.device : p.device, &r, &other, diff);
-    rc = o.dump && dump(o.dump, &r) != 0 ? 1 : 0;
+    if (rc == 0)
+        rc = o.dump && dump(o.dump, &r) != 0 ? 1 : 0;
     if (rc == 0 && o.jac_sweep && !o.json && print_sweep(&o, &r.shape, r.method, r.val) != 0)
         rc = 1;
     nn_jac_result_free(&r);

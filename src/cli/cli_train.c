@@ -179,6 +179,8 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     cli_json_number("params", (double)s->n_params, 0);
     cli_json_number("prepare_s", s->prepare_s, 0);
     cli_json_number("wall_s", s->elapsed_s, 0);
+    cli_json_number("train_s", t.train_s, 0);
+    cli_json_number("val_s", t.val_s, 0);
     cli_json_number("per_step_s", t.has_per_step ? t.per_step_s : NAN, 0);
     cli_json_number("timed_steps", (double)s->timed_steps, 0);
     cli_json_number("us_per_step", bench && bench_uses_median(s) ? s->us_per_step_median : s->us_per_step, 0);
@@ -244,10 +246,10 @@ static void print_step(const nn_snapshot *s, int bench)
 static void print_summary(const nn_snapshot *s, int bench)
 {
     const char *what = s->state != NN_JOB_DONE ? "stopped" : bench ? "bench" : "trained";
-    char headline[160];
+    char headline[160], steps[160];
     nn_format_headline(s, headline, sizeof headline);   /* its time first, as the lab's */
-    fprintf(stderr, "%s: %s on %s, batch %d: %ld steps in %.2f s (%.0f samples/s)\n", headline, what, s->device,
-            s->batch, s->step, s->elapsed_s, s->samples_per_s);
+    nn_format_steps_line(s, steps, sizeof steps);       /* training apart from validation */
+    fprintf(stderr, "%s: %s on %s, batch %d: %s\n", headline, what, s->device, s->batch, steps);
     print_step(s, bench);
     if (s->has_counters && s->timed_steps > 0)
         fprintf(stderr, "  per step: %.1f launches, %.1f copies to the device (%.0f bytes), "
@@ -332,6 +334,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     }
     if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
+    cli_say_prediction(&cfg, o.quiet);
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);

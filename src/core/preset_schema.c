@@ -26,7 +26,11 @@ const nn_scalar_key nn_scalar_keys[] = {
     { "data", "features", NN_V_INT, PF(features), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
     { "data", "targets", NN_V_INT, PF(targets), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
     { "preset", "measured_cpu_s", NN_V_FLOAT, PF(measured_cpu_s), NN_AT_LEAST(0), NULL, NULL },
+    { "preset", "measured_cpu_max_s", NN_V_FLOAT, PF(measured_cpu_max_s), NN_AT_LEAST(0), NULL, NULL },
     { "preset", "measured_gpu_s", NN_V_FLOAT, PF(measured_gpu_s), NN_AT_LEAST(0), NULL, NULL },
+    { "preset", "measured_gpu_max_s", NN_V_FLOAT, PF(measured_gpu_max_s), NN_AT_LEAST(0), NULL, NULL },
+    { "preset", "measured_batch", NN_V_INT, PF(measured_batch), NN_CLOSED(0, NN_MAX_DIM), NULL, NULL },
+    { "preset", "measured_epochs", NN_V_INT, PF(measured_epochs), NN_CLOSED(0, 100000), NULL, NULL },
     { "train", "batch", NN_V_INT, PF(batch), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
     { "train", "epochs", NN_V_INT, PF(epochs), NN_CLOSED(1, 100000), NULL, NULL },
     { "train", "log_every", NN_V_LONG, PF(log_every), NN_AT_LEAST(1), NULL, NULL },
@@ -206,6 +210,37 @@ static int check_sweep(const nn_checker *c, const nn_preset *p)
     return 0;
 }
 
+/* A range's high end above its low end, given only with it. */
+static int check_measured_range(const nn_checker *c, const char *key, float lo, float hi)
+{
+    char v[32];
+    if (hi == 0 || (lo > 0 && hi > lo))
+        return 0;
+    snprintf(v, sizeof v, "%g", hi);
+    if (lo > 0)
+        return nn_key_error(c, "preset", key, v, "not above the range's low end, %g", lo);
+    return nn_key_error(c, "preset", key, v, "a range's high end needs its low end (%.14s_s)", key);
+}
+
+static int check_measured(const nn_checker *c, const nn_preset *p)
+{
+    return check_measured_range(c, "measured_cpu_max_s", p->measured_cpu_s, p->measured_cpu_max_s)
+        || check_measured_range(c, "measured_gpu_max_s", p->measured_gpu_s, p->measured_gpu_max_s);
+}
+
+/* The figures are for the experiment's own job: without measured_batch and
+ * measured_epochs that is the preset's own batch and epochs, and it stays so
+ * when a copy of the preset is saved with others. */
+static void fill_measured_job(nn_preset *p)
+{
+    if (!nn_preset_has_measured(p))
+        return;
+    if (p->measured_batch == 0)
+        p->measured_batch = p->batch;
+    if (p->measured_epochs == 0)
+        p->measured_epochs = p->epochs;
+}
+
 static int check_scalars(const nn_checker *c, const nn_preset *p)
 {
     char why[NN_ERR_LEN], v[64];
@@ -219,7 +254,7 @@ static int check_scalars(const nn_checker *c, const nn_preset *p)
             return nn_key_error(c, k->section, k->key, v, "%s", why);
         }
     }
-    if (check_sweep(c, p) != 0)
+    if (check_sweep(c, p) != 0 || check_measured(c, p) != 0)
         return -1;
     /* PyTorch's rule: Nesterov momentum needs momentum and no dampening */
     if (p->opt == NN_OPT_SGD && p->nesterov && (p->momentum <= 0 || p->dampening != 0))
@@ -313,6 +348,7 @@ static int check_task(const nn_checker *c, nn_preset *p)
 int nn_preset_check(nn_preset *p, const char *where, char *err, size_t err_len)
 {
     nn_checker c = { where ? where : "preset", err, err_len };
+    fill_measured_job(p);
     if (check_texts(&c, p) || check_scalars(&c, p) || check_layers(&c, p) || check_loss(&c, p) ||
         check_task(&c, p))
         return -1;

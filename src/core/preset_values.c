@@ -85,6 +85,21 @@ long nn_preset_steps_per_epoch(const nn_preset *p, int batch)
     return batch > 0 ? (nn_preset_data_rows(p, NULL) + batch - 1) / batch : 0;
 }
 
+int nn_preset_has_measured(const nn_preset *p)
+{
+    return p->measured_cpu_s > 0 || p->measured_gpu_s > 0;
+}
+
+/* The network is the preset's own (a front end changes only the batch and
+ * the epochs); measured_batch 0 (a preset built in memory, not checked yet)
+ * stands for the preset's own [train] values. */
+int nn_preset_is_measured_job(const nn_preset *p, int batch, int epochs)
+{
+    int own_batch = p->measured_batch > 0 ? p->measured_batch : p->batch;
+    int own_epochs = p->measured_epochs > 0 ? p->measured_epochs : p->epochs;
+    return nn_preset_has_measured(p) && batch == own_batch && epochs == own_epochs;
+}
+
 /* ---------------------------------------------------------------- shapes */
 
 void nn_shape_format(const nn_shape *s, char *buf, size_t len)

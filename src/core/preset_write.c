@@ -71,14 +71,17 @@ static void put_layer(writer *w, int i, const nn_layer_spec *l)
 }
 
 /* What the original experiment measured: only the figures given (the
- * scalar table reads them; 0 means "not given" and is not written). */
+ * scalar table reads them; 0 means "not given" and is not written), with
+ * the experiment's own batch and epochs, which a copy saved with others
+ * keeps (its figures stay the original's). */
 static void put_measured(writer *w, const nn_preset *p)
 {
     char v[64];
     for (size_t i = 0; i < nn_n_scalar_keys; i++) {
         const nn_scalar_key *k = &nn_scalar_keys[i];
-        if (strcmp(k->section, "preset") != 0 || k->type != NN_V_FLOAT ||
-            *(const float *)((const char *)p + k->off) == 0)
+        const void *src = (const char *)p + k->off;
+        if (strcmp(k->section, "preset") != 0 || !nn_preset_has_measured(p) ||
+            (k->type == NN_V_FLOAT ? *(const float *)src == 0 : *(const int *)src == 0))
             continue;
         nn_value_format(k->type, (const char *)p + k->off, v, sizeof v);
         put(w, "%s = %s\n", k->key, v);

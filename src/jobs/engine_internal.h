@@ -50,6 +50,7 @@ typedef struct engine_totals {
     double *step_times;          /* bench: (timed steps) seconds each, for the median */
     double active_s;             /* training time so far, pauses excluded */
     double step_s_total;         /* time inside timed steps */
+    double val_s;                /* validation, within active_s */
     double graph_host_s;         /* host time of the compute part of graph-job steps */
     double dev_us[NN_TIMING_MARKS];   /* device-clock phase times of timed steps */
     long dev_n[NN_TIMING_MARKS];

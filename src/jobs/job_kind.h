@@ -42,6 +42,11 @@ typedef struct nn_job_kind_def {
     /* Frees what run kept for the job's readers, once the thread has
      * ended (the engine closes the backend after it); NULL: nothing. */
     void (*release)(nn_job *job);
+    /* The seconds a job of cfg is predicted to take on a device whose ops
+     * table is ops (NULL: unknown) and whose figures are cal, from the cost
+     * model (nn_job_predict_s); -1 when it cannot say. NULL: the kind
+     * predicts nothing (a calibration). */
+    double (*predict_s)(const nn_job_config *cfg, const nn_backend_ops *ops, const nn_calibration *cal);
 } nn_job_kind_def;
 
 extern const nn_job_kind_def job_kind_train;

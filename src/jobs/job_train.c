@@ -9,6 +9,7 @@
 
 #include "job_kind.h"
 #include "nnlab/device.h"
+#include "nnlab/explain.h"
 #include "train/train_internal.h"
 
 /* The largest batch a config may ask for (the data set bounds it first). */
@@ -274,6 +275,26 @@ static void release(nn_job *job)
     engine_stats_release(job);
 }
 
+/* The kind's prediction (job_kind.h): the job's steps at the cost model's
+ * step for its switches (validation left out: the model prices steps). */
+static double train_predict_s(const nn_job_config *cfg, const nn_backend_ops *ops, const nn_calibration *cal)
+{
+    const nn_preset *p = &cfg->preset;
+    int batch = cfg->batch > 0 ? cfg->batch : p->batch;
+    int epochs = cfg->epochs > 0 ? cfg->epochs : p->epochs;
+    long steps = cfg->steps > 0 ? cfg->steps : nn_preset_steps_per_epoch(p, batch) * epochs;
+    nn_explain_options opt;
+    nn_explanation e;
+    memset(&opt, 0, sizeof opt);
+    opt.host_memory = ops && ops->host_memory;
+    opt.data_on_device = cfg->data_on_device;
+    opt.pinned = cfg->pinned;
+    opt.sync_every_step = cfg->sync_every_step;
+    opt.graph = cfg->graph;
+    nn_explain(p, batch, cal, &opt, &e);
+    return e.predicted_us > 0 ? (double)steps * e.predicted_us * 1e-6 : -1;
+}
+
 const nn_job_kind_def job_kind_train = {
     .traits = { NN_JOB_TRAIN, "train", 1, 0, "batch", "[train] batch", TRAIN_BATCH_MAX },
     .preset_task = NN_TASK_TRAIN,
@@ -282,4 +303,5 @@ const nn_job_kind_def job_kind_train = {
     .check_sizes = train_check_sizes,
     .run = run,
     .release = release,
+    .predict_s = train_predict_s,
 };

@@ -104,6 +104,7 @@ typedef struct nn_epoch_result {
     int has_accuracy;
     double time_s;               /* the job's training time once validated (its
                                     validation included) */
+    double val_s;                /* the validations' part of time_s, this one's included */
 } nn_epoch_result;
 
 /* What a device backend did per timed step, on average, counted by the
@@ -181,6 +182,13 @@ typedef struct nn_snapshot {
     /* Per-step accounting from the backend; valid when has_counters. */
     int has_counters;
     nn_step_counters per_step;
+
+    /* The validations' time so far, part of elapsed_s: a headline's per-step
+     * time and samples/s are the training steps' alone (nnlab/progress.h). */
+    double val_s;
+    /* A Jacobian job: the host threads running whole passes side by side
+     * (nn_jac_result's lanes, known once it runs; 0 before). */
+    int jac_lanes;
 } nn_snapshot;
 
 typedef struct nn_job nn_job;
@@ -250,6 +258,24 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m);
  * Returns 0 when the job fits. nn_job_start runs it too. */
 int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
                        char *err, size_t err_len);
+
+/* ---- the time a job will take, predicted before it starts ---------------------------- */
+
+/* A job predicted to take longer than this is not started without a word:
+ * the lab shows the prediction and asks (y/n), the CLI prints it first. */
+#define NN_JOB_ASK_S 600.0
+
+/* The seconds a job of cfg (not yet resolved: 0 = the preset's) is
+ * predicted to take on its device, whose figures are cal (its calibration,
+ * or a GPU profile's), by the kind's own prediction (job_kind.h): training,
+ * its steps x the cost model's step (validation left out); a Jacobian, its
+ * method at its val (nn_jac_predict_s). 0 with *seconds set, -1 when the
+ * kind predicts nothing. */
+int nn_job_predict_s(const nn_job_config *cfg, const nn_calibration *cal, double *seconds);
+
+/* The one sentence both front ends show before such a job: "predicted to
+ * take 3:12:05 (the cost model, from cpu's calibration): over 10 minutes". */
+void nn_job_prediction_text(double seconds, const char *device, char *buf, size_t len);
 
 /* "13.2 TB", "1.5 GB", "820 MB", "64 KB" (powers of 1000): the figure the
  * messages use. */

@@ -80,4 +80,11 @@ int nn_export_dir(char *dir, size_t len);
 int nn_export_files(const char *dir, const nn_export_run *run, const nn_sweep *sw, long long now,
                     char *csv_path, char *json_path, size_t path_len, char *err, size_t err_len);
 
+/* The same for any export: STEM = PRESET-WHAT-TIME, each file written by
+ * its filler from ctx (0, or -1 on a write error), both or neither. */
+typedef int (*nn_export_fill_fn)(FILE *f, const void *ctx);
+int nn_export_pair(const char *dir, const char *preset, const char *what, long long now, nn_export_fill_fn csv,
+                   nn_export_fill_fn json, const void *ctx, char *csv_path, char *json_path, size_t path_len,
+                   char *err, size_t err_len);
+
 #endif

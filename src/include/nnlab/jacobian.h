@@ -25,6 +25,7 @@
 #define NNLAB_JACOBIAN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "nnlab/calibrate.h"
 #include "nnlab/preset.h"
@@ -231,5 +232,40 @@ typedef struct nn_jac_memory {
 } nn_jac_memory;
 
 void nn_jac_memory_of(const nn_jac_shape *s, long val, enum nn_jac_method m, nn_jac_memory *out);
+
+/* ---- export: the one writer of `nnlab jacobian --json` and the lab's `x` ---------------- */
+
+/* What a Jacobian run exports (src/jobs/jacobian/jacobian_export.c). The
+ * method, val and network are the job's even before it ends; the result,
+ * the compared method and the sweep only when there are. */
+typedef struct nn_jac_export {
+    const char *preset, *device;
+    enum nn_jac_method method;
+    long val;
+    nn_jac_shape shape;
+    const char *state;           /* "done", "cancelled", "running", ... */
+    long rows_done;              /* rows of J done (all of them when done) */
+    double elapsed_s;            /* the job's clock so far (result: its seconds) */
+    const nn_jac_result *result; /* NULL: not done */
+    const nn_jac_result *other;  /* the method compared with (NULL: none) */
+    double max_difference;       /*   its largest difference */
+    const nn_jac_sweep *sweep;   /* the predicted val sweep (NULL: none) */
+} nn_jac_export;
+
+/* JSON: preset, device, method, val, state, rows, rows_done, seconds (the
+ * result's, else null) and elapsed_s, forward_s, warmup_s, rows_per_s,
+ * lanes, flops, zero_block_flops, waste (the share of FLOPs on J's zero
+ * blocks), explain (the waste in words), offdiag_max, compared_with and
+ * max_difference (when compared), and the sweep (when given): vals, the
+ * GPU's name, each way's CPU and GPU seconds per method, where the GPU
+ * overtakes. Every key present, null when not known. */
+int nn_jac_export_json(FILE *f, const nn_jac_export *x);
+/* CSV, one row per time, measured or predicted:
+ * source,way,method,device,val,seconds,flops,zero_block_flops,waste,rows,state
+ * (source: measured for the job's own row, predicted for the sweep's). */
+int nn_jac_export_csv(FILE *f, const nn_jac_export *x);
+/* Both, as nn_export_files writes a run's: DIR/PRESET-jacobian-TIME.{csv,json}. */
+int nn_jac_export_files(const char *dir, const nn_jac_export *x, long long now, char *csv_path, char *json_path,
+                        size_t path_len, char *err, size_t err_len);
 
 #endif

@@ -44,6 +44,13 @@ typedef struct nn_preset {
      * prediction beside. */
     float measured_cpu_s, measured_gpu_s;
     char measured_note[NN_TEXT_LEN];
+    /* The high end of a range the write-up gave ("GPU 120-150 s": measured_gpu_s
+     * 120, measured_gpu_max_s 150); 0: one figure, never a midpoint. */
+    float measured_cpu_max_s, measured_gpu_max_s;
+    /* The experiment's own job, which those figures are for: a preset saved
+     * with another batch or epochs keeps them as the original's. 0 when read:
+     * the preset's [train] batch and epochs (nn_preset_check fills them). */
+    int measured_batch, measured_epochs;
 
     /* [data] */
     enum nn_data_kind data;
@@ -126,6 +133,13 @@ int nn_preset_classes(const nn_preset *p);
  * epoch takes at batch (the last one partial), as the engine counts them. */
 long nn_preset_data_rows(const nn_preset *p, long *val_rows);
 long nn_preset_steps_per_epoch(const nn_preset *p, int batch);
+
+/* Whether p carries what its original experiment measured (measured_cpu_s
+ * or measured_gpu_s), and whether a job of batch and epochs on p's network
+ * is that experiment's own job: the only job its figures may be set beside
+ * as a comparison; any other job shows them as the original's. */
+int nn_preset_has_measured(const nn_preset *p);
+int nn_preset_is_measured_job(const nn_preset *p, int batch, int epochs);
 
 /* Resolves NAME or FILE to a path: a value containing '/' or ending in ".ini"
  * is a path; otherwise NAME.ini is looked up in nn_preset_user_dir(), then

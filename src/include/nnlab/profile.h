@@ -161,12 +161,31 @@ typedef struct nn_writeup {
     long steps;                  /* steps per epoch x epochs */
     double cpu_s, gpu_s;         /* measured by the write-up; 0: not given */
     double way_s[NN_GPU_WAYS];   /* predicted: steps x the predicted step of each way */
+    double cpu_max_s, gpu_max_s; /* a range's high end (cpu_s, gpu_s its low end); 0: one figure */
+    int own_job;                 /* nn_writeup_for_job: the job asked about is the write-up's */
+    int job_batch, job_epochs;   /* nn_writeup_for_job: the job asked about */
 } nn_writeup;
 
 /* 0 with out filled when p carries what its original experiment measured
- * (measured_cpu_s or measured_gpu_s), else -1. prof NULL: no prediction
- * (way_s 0). */
+ * (measured_cpu_s or measured_gpu_s), else -1: the experiment's own job
+ * (measured_batch and measured_epochs), whatever p's batch and epochs now
+ * are. prof NULL: no prediction (way_s 0). */
 int nn_writeup_predict(const nn_preset *p, const nn_gpu_profile *prof, nn_writeup *out);
+
+/* The same, set beside a job of batch and epochs on p's network (writeup.c):
+ * own_job says whether it is the experiment's own job. Only then may a front
+ * end compare the job with the figures; otherwise they are shown as the
+ * original's (nn_writeup_text). */
+int nn_writeup_for_job(const nn_preset *p, int batch, int epochs, const nn_gpu_profile *prof, nn_writeup *out);
+
+/* A measured figure or range in words: "50 s", "120-150 s". */
+void nn_writeup_seconds_text(double lo, double hi, char *buf, size_t len);
+
+/* The write-up's line, the one text of the CLI and the lab: for its own job
+ * "2 epochs at batch 4 = 25000 steps: measured CPU 50 s, GPU 94 s"; for
+ * another "the write-up measured CPU 50 s, GPU 94 s for its own job: batch 4,
+ * 2 epochs (25000 steps), not this one (batch 16, 2 epochs)". */
+void nn_writeup_text(const nn_writeup *w, char *buf, size_t len);
 
 /* ---- predictions ------------------------------------------------------------------------ */
 

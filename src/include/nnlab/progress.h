@@ -17,19 +17,26 @@
 
 typedef struct nn_job_times {
     long steps, total_steps;     /* done, and planned */
-    double elapsed_s;            /* training time so far (the snapshot's elapsed_s: pauses and
+    double elapsed_s;            /* the job's time so far (the snapshot's elapsed_s: pauses and
                                     preparation left out, validation in) */
+    double val_s;                /* the validations' part of it (0: none ran) */
+    double train_s;              /* the rest: the training steps' time */
+    /* The one rule of the headlines: a per-step time and samples/s are the
+     * training steps' alone, the statistic of the phase bar (the mean over
+     * the timed steps); validation is shown apart, labelled. */
     int has_per_step;            /* a step has run: */
-    double per_step_s;           /*   elapsed over steps, as Keras's ms/step (validation in,
-                                    so that steps x per step = elapsed) */
+    double per_step_s;           /*   the training step: the snapshot's mean over the timed
+                                    steps (us_per_step) when it has one, else train_s / steps */
     int has_remaining;           /* running with a step done, or ended: */
-    double remaining_s;          /*   the steps left at per_step_s (0 once ended) */
+    double remaining_s;          /*   the steps left at the job's pace so far, elapsed / steps
+                                    (the validations to come are part of it; 0 once ended) */
     double total_s;              /*   elapsed + remaining: the job's whole time */
     int ended;
 } nn_job_times;
 
-/* The times at `elapsed_s` seconds after `steps` of `total_steps` steps; an
- * ended job has none remaining (total = elapsed, however many steps ran). */
+/* The times at `elapsed_s` seconds after `steps` of `total_steps` steps, no
+ * validation among them; an ended job has none remaining (total = elapsed,
+ * however many steps ran). */
 void nn_job_times_at(double elapsed_s, long steps, long total_steps, int ended, nn_job_times *t);
 /* The times of a snapshot; a paused job has no remaining time (it waits).
  * A calibration's remaining time is its elapsed time at the pace of its
@@ -46,19 +53,32 @@ void nn_format_elapsed_remaining(const nn_job_times *t, char *buf, size_t len);
 /* Keras's time per step: "28ms/step", "450us/step", "2s/step"; "-/step"
  * when none. */
 void nn_format_per_step(double s, char *buf, size_t len);
-/* Keras's line end: "52s 28ms/step" (whole seconds elapsed, then per step). */
+/* Keras's line end: "52s 28ms/step" (whole seconds of training, then per
+ * step); with validation, its time apart: "48s 28ms/step, validation 4s". */
 void nn_format_keras(const nn_job_times *t, char *buf, size_t len);
-/* A finished job's headline, its time first: "done in 00:52 (52s 28ms/step)";
+/* A finished job's headline, its whole time first: "done in 00:52 (52s
+ * 28ms/step)", "done in 00:12 (11s 604us/step, validation 1s)";
  * "cancelled after 00:07 (...)", "diverged after ...", "failed". */
 void nn_format_headline(const nn_snapshot *s, char *buf, size_t len);
+/* The figures a summary line gives after the headline: "500 steps: training
+ * 0.11 s (18991 samples/s), validation 0.18 s" (validation only when one
+ * ran); samples/s is the snapshot's, of the timed training steps. */
+void nn_format_steps_line(const nn_snapshot *s, char *buf, size_t len);
 
 /* ---- a race ----------------------------------------------------------------------------- */
 
 /* How many times longer the slower of two ended jobs took than the faster,
- * from the same times a front end shows (nn_job_times_of: the whole time of
- * each); *faster gets 0 or 1. 0 when either did not finish its steps (done)
- * or a time is 0: a ratio of a cut-short job would compare unequal work. */
+ * from the very times a front end shows (nn_job_times_of: the whole time of
+ * each, rounded to nn_race_decimals), so that the ratio beside "17.68 s /
+ * 1.87 s" is 9.45, what a reader gets dividing them; *faster gets 0 or 1.
+ * 0 when either did not finish its steps (done) or a time is 0: a ratio of
+ * a cut-short job would compare unequal work. */
 double nn_race_ratio(const nn_snapshot *a, const nn_snapshot *b, int *faster);
+/* The decimals a race shows both its times with: 2, more when the faster
+ * took under a second (three significant digits, at most 4 decimals). */
+int nn_race_decimals(const nn_snapshot *a, const nn_snapshot *b);
+/* slow / fast, each rounded to `decimals` first: 0 when fast rounds to 0. */
+double nn_shown_ratio(double slow_s, double fast_s, int decimals);
 
 /* ---- the per-epoch history -------------------------------------------------------------- */
 

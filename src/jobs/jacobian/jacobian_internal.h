@@ -67,11 +67,15 @@ typedef struct jac_run {
     double forward_s;
     jac_progress_fn progress;
     jac_hold_fn hold;
+    jac_hold_fn cancelled;       /* nonzero once the job is cancelled; never waits */
     void *ctx;
     /* rows over lanes (jacobian_lanes.c): this run is lane `lane` of
      * `lanes` (0 of 1 alone); lanes after the first write lane 0's blocks */
     int lane, lanes;
     long one_at;                 /* rows: where the cotangent buffer's 1 is */
+    double checked_at;           /* rows: when a pass last looked for a cancel (nn_now) */
+    int recording;               /* rows: recording a group's graph (no look between passes) */
+    double beat_at;              /* rows, lane 0: when it last published between passes */
     jac_shared own;
     jac_shared *shared;          /* &own, or lane 0's */
 } jac_run;

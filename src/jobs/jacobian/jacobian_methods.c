@@ -57,14 +57,43 @@ static int report_rows(jac_run *r, long rows)
 
 /* ---- rows: PyTorch's vectorize=False ------------------------------------------ */
 
+/* Why between passes: a group is `out` passes over the whole batch, which at
+ * val 100000 take seconds, and a cancel must be honoured within a second
+ * and the clock keep running. Each pass looks (every JAC_CHECK_S, so that
+ * small passes pay no lock); lane 0 also publishes the rows done so far,
+ * this group's passes in (every JAC_BEAT_S), which honours a pause too. */
+#define JAC_CHECK_S 0.05
+#define JAC_BEAT_S 0.25
+
+/* 1: stop (a cancel, or another lane's stop). */
+static int between_passes(jac_run *r, int passes_done)
+{
+    double now = nn_now();
+    if (atomic_load(&r->shared->stop))
+        return 1;
+    if (now - r->checked_at < JAC_CHECK_S)
+        return 0;
+    r->checked_at = now;
+    if (r->lane != 0)
+        return r->hold && r->hold(r->ctx) ? 1 : 0;
+    if (now - r->beat_at < JAC_BEAT_S)
+        return r->cancelled && r->cancelled(r->ctx) ? 1 : 0;
+    r->beat_at = now;
+    return report(r, atomic_load(&r->shared->rows_done) + passes_done);
+}
+
 /* One group: the C passes of rows p0 .. p0+C-1. The buffer T holds a single
- * 1 at C-1+p0, so the window T + (C-1-c) is one-hot at flat row p0+c. */
+ * 1 at C-1+p0, so the window T + (C-1-c) is one-hot at flat row p0+c.
+ * 0, -1 on an error, 1 when stopped between passes. */
 static int rows_group(jac_run *r)
 {
     size_t per = (size_t)r->val * (size_t)r->in;
-    for (int c = 0; c < r->chunk; c++)
+    for (int c = 0; c < r->chunk; c++) {
         if (jac_reverse(r, &r->acts, r->val, r->onehot + (r->chunk - 1 - c), r->dx + (size_t)c * per) != 0)
             return -1;
+        if (!r->recording && c + 1 < r->chunk && between_passes(r, c + 1))
+            return 1;
+    }
     return 0;
 }
 
@@ -77,7 +106,10 @@ static int rows_record(jac_run *r)
     for (int relaxed = 0; relaxed <= 1; relaxed++) {
         if (b->ops->set_step(b, &v) != 0 || b->ops->graph_begin(b, relaxed) != 0)
             continue;
-        if (rows_group(r) != 0) {
+        r->recording = 1;            /* a recording is whole: nothing between its passes */
+        int rc = rows_group(r);
+        r->recording = 0;
+        if (rc != 0) {
             b->ops->graph_drop(b);
             continue;
         }
@@ -118,6 +150,10 @@ static run_result rows_method(jac_run *r)
         if (r->use_graph && p0 == C && !graph)
             graph = rows_record(r) == 0;
         int rc = graph ? r->b->ops->graph_launch(r->b) : rows_group(r);
+        if (rc > 0) {
+            atomic_store(&r->shared->stop, 1);
+            return RUN_CANCELLED;
+        }
         if (rc != 0 || jac_read_dx(r, (size_t)C * (size_t)r->val * (size_t)r->in) != 0)
             return RUN_ERROR;
         jac_take_rows(r, p0, (int)C);

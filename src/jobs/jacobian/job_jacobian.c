@@ -52,6 +52,12 @@ static int on_lane_group(void *ctx)
     return engine_wait_while_paused(((jac_job *)ctx)->job) == RUN_CANCELLED;
 }
 
+/* Lane 0 between its passes: only whether the job is cancelled (no lock). */
+static int on_cancel_check(void *ctx)
+{
+    return atomic_load(&((jac_job *)ctx)->job->cancel_requested) != 0;
+}
+
 /* Moves the run's host arrays into the job's result, under the lock, so
  * that a reader who sees DONE finds it. */
 static void keep_result(nn_job *job, jac_run *r, double seconds, double warmup_s)
@@ -122,11 +128,13 @@ static int open_run(nn_job *job, jac_job *jj, jac_run *r, char *err, size_t err_
             return nn_errorf(err, err_len, "jacobian: out of memory for %d lanes", lanes);
     }
     job->draft.total_steps = nn_jac_rows_total(&shape, c->jac_val);
+    job->draft.jac_lanes = lanes;
     job->draft.n_params = nn_jac_shape_params(&shape);
     if (jac_prepare(r, &job->backend, &shape, c->jac_val, m, c->seed, c->graph, err, err_len) != 0)
         return -1;
     r->progress = on_rows;
     r->hold = on_lane_group;
+    r->cancelled = on_cancel_check;
     r->ctx = jj;
     return lanes > 1 ? jac_lanes_open(jj->lanes, lanes, r, c->seed, err, err_len) : 0;
 }
@@ -337,6 +345,20 @@ static int check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, co
                      avail);
 }
 
+/* The kind's prediction (job_kind.h): its method at its val on cal's
+ * device, priced as one lane (rows on several host threads runs faster by
+ * up to their number). */
+static double predict_s(const nn_job_config *cfg, const nn_backend_ops *ops, const nn_calibration *cal)
+{
+    nn_jac_shape s;
+    char err[NN_ERR_LEN];
+    long val = job_val(cfg);
+    if (val < 1 || val > NN_JAC_MAX_VAL ||
+        nn_jac_shape_from_preset(&cfg->preset, cfg->preset.name, &s, err, sizeof err) != 0)
+        return -1;
+    return nn_jac_predict_s(&s, val, job_method(cfg), cal, cfg->graph && !(ops && ops->host_memory));
+}
+
 /* ---- the kind ---------------------------------------------------------------------- */
 
 /* val and the method (the preset's unless given), and a network of linear
@@ -364,4 +386,5 @@ const nn_job_kind_def job_kind_jacobian = {
     .check_sizes = check_sizes,
     .run = run,
     .release = release_result,
+    .predict_s = predict_s,
 };

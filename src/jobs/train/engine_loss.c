@@ -148,11 +148,16 @@ run_result engine_run_validation(nn_job *job, int epoch)
         engine_read_counters(job, &c0);
     double v0 = nn_now();
     run_result rc = validate(job, &r);
-    /* validation is training time too (the write-ups' times include it) */
-    job->tot.active_s += nn_now() - v0;
+    /* the job's time includes validation (the write-ups' times do), kept
+     * apart too: the per-step figures are the training steps' alone */
+    double dv = nn_now() - v0;
+    job->tot.active_s += dv;
+    job->tot.val_s += dv;
+    job->draft.val_s = job->tot.val_s;
     if (rc != RUN_GO_ON)
         return rc;
     r.time_s = job->draft.elapsed_s = job->tot.active_s;
+    r.val_s = job->tot.val_s;
     publish_epoch(job, &r);
     if (job->device) {
         engine_read_counters(job, &c1);

@@ -176,6 +176,7 @@ void engine_stats_update(nn_job *job)
     s->step = tot->steps;
     s->fraction_done = s->total_steps > 0 ? (double)tot->steps / (double)s->total_steps : 0.0;
     s->elapsed_s = tot->active_s;
+    s->val_s = tot->val_s;
     if (tot->timed > 0)
         timed_means(job);
     if (tot->active_s > 0 && tot->steps > 0) {
