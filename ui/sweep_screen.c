@@ -208,8 +208,8 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     y += used;
     left -= used;
     nn_sweep_writeup_text(sw, note, sizeof note);   /* the write-up's own figure, as the CLI's */
-    if (note[0] && left >= 4) {
-        int rows = ui_wrapped_rows(in.w, 2, note);
+    if (note[0] && left >= 2) {      /* whole: the note on * gives way (the chart's edge says it too) */
+        int rows = ui_wrapped_rows(in.w, left - 1, note);
         y += ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, UI_DIM), note);
         left -= rows;
     }
