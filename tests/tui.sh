@@ -276,7 +276,7 @@ expect "Esc goes back to setup after the sweep" "Presets \([0-9]+\)" 10
 
 # --- a learning rate far too large: the run stops at once, saying so ----------------------------
 focus_field "Learning rate" && keys 1 e 3 0 Enter Enter
-expect "a diverging run stops with a banner" "DIVERGED on cpu: loss became (NaN|inf) at step 2" 20
+expect "a diverging run stops with a banner" "cpu: diverged at step 2: loss (nan|inf) - lower the learning rate" 20
 expect "its row says diverged" "DIVERGED: loss became" 5
 keys Escape
 expect "Esc goes back to setup after it" "Presets \([0-9]+\)" 10

@@ -9,6 +9,7 @@
 #include "format.h"
 #include "setup_fields.h"
 #include "nnlab/progress.h"
+#include "nnlab/divergence.h"
 #include "jacobian_panel.h"
 
 #include <math.h>
@@ -97,13 +98,18 @@ static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, 
     ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%3s %9s %8s", "ep", "val loss", "accuracy");
     for (int i = first; i < j->n_eps; i++) {
         const nn_epoch_result *e = &j->eps[i];
+        char loss[24];               /* nan, inf and 1e+17 keep the column (nnlab/divergence.h) */
+        nn_format_loss(e->val_loss, 9, loss, sizeof loss);
         if (e->has_accuracy)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %9.4f %7.2f%%", e->epoch, e->val_loss, 100.0 * e->val_accuracy);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %7.2f%%", e->epoch, loss, 100.0 * e->val_accuracy);
         else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %9.4f %8s", e->epoch, e->val_loss, "-");
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %8s", e->epoch, loss, "-");
     }
-    if (j->snap.n_loss_points > 0)
-        ui_putf(y++, in.x, in.w, A_NORMAL, "train loss %.4f", j->snap.last_loss);
+    if (j->snap.n_loss_points > 0) {
+        char loss[24];
+        nn_format_loss(j->snap.last_loss, 9, loss, sizeof loss);
+        ui_putf(y++, in.x, in.w, A_NORMAL, "train loss%s", loss);
+    }
     if (j->snap.has_switches && j->snap.note[0])   /* why a switch asked for did not apply */
         y += ui_put_wrapped(y, in.x, in.w, 3, ui_attr(lab, UI_DIM), j->snap.note);
     return y;
@@ -113,15 +119,19 @@ static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, 
 static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, int y)
 {
     const nn_epoch_result *e = j->n_eps > 0 ? &j->eps[j->n_eps - 1] : NULL;
+    char loss[24];
+    nn_format_loss(e ? e->val_loss : 0.0, 7, loss, sizeof loss);
     ui_put(y, in.x, 8, A_BOLD, j->device);
     if (!e)
         ui_put(y, in.x + 8, in.w - 8, ui_attr(lab, UI_DIM), "no epoch yet");
     else if (e->has_accuracy)
-        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %.4f %.1f%%", e->epoch, e->val_loss, 100.0 * e->val_accuracy);
+        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
     else
-        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %.4f", e->epoch, e->val_loss);
-    if (j->snap.n_loss_points > 0)
-        ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %.4f", j->snap.last_loss);
+        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %s", e->epoch, loss);
+    if (j->snap.n_loss_points > 0) {
+        nn_format_loss(j->snap.last_loss, 7, loss, sizeof loss);
+        ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %s", loss);
+    }
     return y + 2;
 }
 

@@ -6,6 +6,7 @@
  * separate as the jobs did. Every figure comes from the engine's points and
  * the library's rules (nnlab/progress.h); the data is ui/run.c's copy. */
 #include "ui.h"
+#include "nnlab/divergence.h"
 #include "dashboard.h"
 
 #include <math.h>
@@ -102,8 +103,10 @@ static void x_axis(const ui_run *r, int by_time, ui_axis *ax)
     }
 }
 
-/* A job whose loss became NaN or inf stopped there: said across the top of
- * the chart, which ends where the loss stopped meaning anything. */
+/* A job whose loss became NaN or inf stopped there, or one whose loss is
+ * blowing up (nnlab/divergence.h: the rule and the sentence the CLI prints
+ * too): said across the top of the chart, which ends where the loss stopped
+ * meaning anything. */
 static void draw_divergence_banner(ui_lab *lab, ui_rect box)
 {
     const ui_run *r = &lab->run;
@@ -111,11 +114,13 @@ static void draw_divergence_banner(ui_lab *lab, ui_rect box)
     int y = in.y;
     for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
         const ui_run_job *j = &r->j[k];
-        if (j->snap.state != NN_JOB_DIVERGED)
+        nn_divergence d;
+        char text[NN_TEXT_LEN];
+        if (!nn_divergence_of(&j->snap, j->pts, j->n_pts, &d))
             continue;
+        nn_divergence_text(&d, text, sizeof text);
         mvhline(y, in.x, ' ', in.w);
-        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, " DIVERGED on %s: %s ", j->device,
-                j->snap.error);
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, " %s: %s ", j->device, text);
     }
 }
 
