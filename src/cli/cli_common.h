@@ -39,6 +39,8 @@ typedef struct cli_options {
     int json, csv, quiet, no_validation, recalibrate;
     int data_on_device, pinned, sync_every_step, graph, tf32;   /* the GPU switches */
     int deterministic;           /* --deterministic (else the preset's) */
+    const char *svg;             /* train, sweep: --svg FILE */
+    int race_predicted;          /* train: --race-predicted */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with
