@@ -11,6 +11,7 @@
 #include "nnlab/progress.h"
 #include "nnlab/divergence.h"
 #include "jacobian_panel.h"
+#include "race_predicted.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +27,14 @@ static int run_enter(ui_lab *lab)
     char err[NN_ERR_LEN];
     const char *names[2];
     const nn_device_status *dev[2] = { NULL, NULL };
+    int predicted = ui_predicted_run_start(lab);   /* a GPU not here: raced as predicted */
+    if (predicted != 0) {
+        if (predicted < 0)
+            return -1;
+        lab->log_scale = 0;
+        ui_explain_jobs_init(lab);
+        return 0;
+    }
     int n = ui_settings_devices(&lab->chosen.set, names);
     for (int k = 0; k < n; k++)
         if (!(dev[k] = ui_device_status(lab, names[k]))) {
@@ -52,6 +61,20 @@ static int run_active(const ui_lab *lab)
 static void run_stop(ui_lab *lab)
 {
     ui_run_free(&lab->run);          /* cancels and waits for the trainers */
+}
+
+/* Leaving the run: it joins the session's earlier runs (`o` overlays them). */
+static void run_leave(ui_lab *lab)
+{
+    ui_run_cancel(&lab->run);
+    ui_overlay_keep(&lab->past, &lab->run, lab->run.cfg.lr > 0 ? lab->run.cfg.lr : lab->run.cfg.preset.lr);
+    run_stop(lab);
+}
+
+static void run_close(ui_lab *lab)
+{
+    run_stop(lab);
+    ui_overlay_free(&lab->past);
 }
 
 /* New data marks panels pending (drawn at the next frame slot); a change of
@@ -282,12 +305,16 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
 static void draw_jobs(ui_lab *lab)
 {
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
-    ui_box(lab, box, lab->run.n_jobs == 2 ? "Jobs, side by side" : "Job");
+    ui_box(lab, box, lab->run.n_jobs == 2     ? "Jobs, side by side"
+                     : lab->run.has_predicted ? "Job, and a GPU predicted"
+                                              : "Job");
     for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
         mvhline(in.y + 2 * k, in.x, ' ', in.w);
         mvhline(in.y + 2 * k + 1, in.x, ' ', in.w);
         draw_job(lab, k, in.y + 2 * k, in.x, in.w);
     }
+    if (ui_predicted_rows(lab) && 2 * lab->run.n_jobs + 1 < in.h)
+        ui_predicted_draw(lab, in.y + 2 * lab->run.n_jobs, in.x, in.w);
 }
 
 /* ---- the machine -------------------------------------------------------------------- */
@@ -452,6 +479,17 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
         }
         return UI_ACT_HANDLED;
     }
+    if (ch == 'o') {
+        lab->past.shown = !lab->past.shown;
+        if (lab->past.n == 0)
+            ui_set_message(lab, 0, "no earlier run in this session yet (o: overlay them once there are)");
+        else
+            ui_set_message(lab, 0, lab->past.shown ? "%d earlier run%s dimmed on the loss chart (o hides)"
+                                                   : "earlier runs hidden (o shows)", lab->past.n,
+                           lab->past.n > 1 ? "s" : "");
+        lab->dirty |= UI_D_CHART | UI_D_STATUS;
+        return UI_ACT_HANDLED;
+    }
     if (ch == 'x') {
         ui_export_run(lab);
         lab->dirty |= UI_D_STATUS;
@@ -470,7 +508,8 @@ static const char *const run_help[] = {
     "  p           pause / resume            c   cancel",
     "  l           log / linear loss axis    Enter Esc  back to setup",
     "  e           Explain panel for the chart (beside it from 130 columns)",
-    "  s           smoothed / raw training loss   x   export CSV + JSON",
+    "  s           smoothed / raw training loss   x   export CSV + JSON + SVG",
+    "  o           overlay the session's earlier runs, dimmed (as TensorBoard)",
     "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
     NULL,
 };
@@ -480,9 +519,9 @@ const ui_screen_def ui_run_screen = {
     .help_title = "Run dashboard",
     .help = run_help,
     .state_size = sizeof(ui_dashboard_state),
-    .close = run_stop,
+    .close = run_close,
     .enter = run_enter,
-    .leave = run_stop,
+    .leave = run_leave,
     .draw = run_draw,
     .key = ui_dashboard_key,
     .poll = run_poll,

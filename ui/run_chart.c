@@ -118,9 +118,18 @@ static void draw_divergence_banner(ui_lab *lab, ui_rect box)
         char text[NN_TEXT_LEN];
         if (!nn_divergence_of(&j->snap, j->pts, j->n_pts, &d))
             continue;
+        /* the finding on one row, what to do on the next: neither is cut
+         * where the chart is narrow (at 80x24 too) */
         nn_divergence_text(&d, text, sizeof text);
+        char *advice = strstr(text, " - ");
+        if (advice)
+            *advice = '\0', advice += 3;
         mvhline(y, in.x, ' ', in.w);
-        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, " %s: %s ", j->device, text);
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, "%s: %s", j->device, text);
+        if (advice && y < in.y + in.h) {
+            mvhline(y, in.x, ' ', in.w);
+            ui_put(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, advice);
+        }
     }
 }
 
@@ -145,6 +154,25 @@ static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curve
                        "after the first epoch");
 }
 
+/* The session's earlier runs, dimmed and labelled by their settings, when
+ * `o` shows them (by step: a race's curves are by seconds). Their y values
+ * widen the axis; the x axis stays the current run's. */
+static int past_series(ui_lab *lab, ui_axis *ay, ui_series *s, int max)
+{
+    static double xs[UI_OVERLAY_MAX][UI_OVERLAY_POINTS], ys[UI_OVERLAY_MAX][UI_OVERLAY_POINTS];
+    int n = 0;
+    for (int i = 0; lab->past.shown && i < lab->past.n && n < max; i++, n++) {
+        const ui_past_run *p = &lab->past.run[i];
+        for (long k = 0; k < p->n_pts; k++) {
+            xs[i][k] = (double)p->pts[k].step;
+            ys[i][k] = p->pts[k].loss;
+            ui_axis_include(ay, ys[i][k]);
+        }
+        s[n] = (ui_series){ xs[i], ys[i], (int)p->n_pts, 1, UI_DIM, p->label };
+    }
+    return n;
+}
+
 static void loss_title(const ui_lab *lab, char *buf, size_t len)
 {
     snprintf(buf, len, "loss%s%s", lab->log_scale ? " (log)" : "",
@@ -155,7 +183,7 @@ void ui_run_charts_draw(ui_lab *lab)
 {
     ui_run *r = &lab->run;
     int by_time = r->n_jobs == 2, ns = 0, nv = 0;
-    ui_series s[4];
+    ui_series s[4 + UI_OVERLAY_MAX];
     curves c[2] = { { 0 } };
     char names[4][32], title[96];
     double marks[MAX_MARKS];
@@ -180,6 +208,8 @@ void ui_run_charts_draw(ui_lab *lab)
         s[ns++] = (ui_series){ c[k].vx, c[k].vy, j->n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[2 * k + 1] };
         nv += epoch_marks(j, by_time, marks + nv, MAX_MARKS - nv);
     }
+    if (!by_time)
+        ns += past_series(lab, &ay, s + ns, 4 + UI_OVERLAY_MAX - ns);
     ui_axis_finish(&ay, 0);
     loss_title(lab, title, sizeof title);
     ui_chart_view(lab, loss, title, by_time ? "seconds of training" : "step", &ax, &ay, s, ns, marks, nv);

@@ -67,7 +67,7 @@ void nn_divergence_text(const nn_divergence *d, char *buf, size_t len)
         char start[48] = "";
         if (isfinite(d->start_loss))
             snprintf(start, sizeof start, " (%.3g at the start)", d->start_loss);
-        snprintf(buf, len, "loss blowing up by step %ld: %s%s - lower the learning rate", d->step, loss, start);
+        snprintf(buf, len, "loss blowing up by step %ld: %s - lower the learning rate%s", d->step, loss, start);
     }
     else if (len > 0)
         buf[0] = '\0';

@@ -59,10 +59,11 @@ void nn_predicted_status(const nn_predicted_gpu *g, const nn_predicted_progress 
     t.total_s = p->total_s;
     nn_format_elapsed_remaining(&t, clock, sizeof clock);
     nn_format_per_step(g->step_s, per, sizeof per);
+    /* the label first: a line cut short at 80 columns still says it */
     if (p->ended)
-        snprintf(buf, len, "done in %.3g s (%s), %s (%s)", p->total_s, per, nn_gpu_way_name((nn_gpu_way)g->way),
-                 g->label);
+        snprintf(buf, len, "%s: done in %.3g s (%s), %s", g->label, p->total_s, per,
+                 nn_gpu_way_name((nn_gpu_way)g->way));
     else
-        snprintf(buf, len, "step %ld/%ld, %s, %s, %s (%s)", p->steps, p->total_steps, clock, per,
-                 nn_gpu_way_name((nn_gpu_way)g->way), g->label);
+        snprintf(buf, len, "%s: step %ld/%ld, %s, %s, %s", g->label, p->steps, p->total_steps, clock, per,
+                 nn_gpu_way_name((nn_gpu_way)g->way));
 }

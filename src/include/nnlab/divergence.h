@@ -35,9 +35,9 @@ typedef struct nn_divergence {
  * diverged or is blowing up: 1 with d filled, else 0 (d zeroed). */
 int nn_divergence_of(const nn_snapshot *s, const nn_loss_point *pts, long n_pts, nn_divergence *d);
 
-/* The sentence: "diverged at step 12: loss nan - lower the learning rate",
- * "loss blowing up by step 40: 3.1e+08 (2.30 at the start) - lower the
- * learning rate". */
+/* The sentence, the finding then " - " and what to do: "diverged at step
+ * 12: loss nan - lower the learning rate", "loss blowing up by step 40:
+ * 3.1e+08 - lower the learning rate (2.3 at the start)". */
 void nn_divergence_text(const nn_divergence *d, char *buf, size_t len);
 
 /* A loss in exactly `width` columns, right-aligned: four decimals while they

@@ -46,8 +46,10 @@ typedef struct nn_predicted_progress {
 void nn_predicted_progress_at(const nn_predicted_gpu *g, double elapsed_s, long total_steps,
                               nn_predicted_progress *out);
 
-/* Its progress in one line: "step 120/1875, 00:01<00:03, 2.1ms/step,
- * nnlab graph (predicted for T4)", or once ended "done in 00:04 (...)". */
+/* Its progress in one line, the label first (a line cut short still says
+ * it): "predicted for T4: step 120/1875, 00:01<00:03, 2.1ms/step, nnlab
+ * graph", or once ended "predicted for T4: done in 4.1 s (2.1ms/step),
+ * nnlab graph". */
 void nn_predicted_status(const nn_predicted_gpu *g, const nn_predicted_progress *p, char *buf, size_t len);
 
 #endif
