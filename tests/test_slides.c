@@ -42,12 +42,12 @@ static void test_divergence_rule(void **state)
     s.state = NN_JOB_DONE;
     points(pts, (const double[]){ 2.3, 1.1, 0.6, 0.5 }, 4);   /* a run that learns */
     assert_int_equal(nn_divergence_of(&s, pts, 4, &d), 0);
-    points(pts, (const double[]){ 2.3, 40.0, 2200.0, 9.0 }, 4);   /* 1000x past 2.3 at the third */
+    points(pts, (const double[]){ 2.3, 40.0, 2400.0, 9.0 }, 4);   /* 1000x past 2.3 at the third */
     assert_int_equal(nn_divergence_of(&s, pts, 4, &d), 1);
     assert_true(d.blowing_up);
     assert_int_equal(d.step, 150);
     nn_divergence_text(&d, text, sizeof text);
-    assert_string_equal(text, "loss blowing up by step 150: 2.2e+03 - lower the learning rate (2.3 at the start)");
+    assert_string_equal(text, "loss blowing up by step 150: 2.4e+03 - lower the learning rate (2.3 at the start)");
     points(pts, (const double[]){ 2.3, 2000.0 }, 2);   /* under 1000x: not yet */
     assert_int_equal(nn_divergence_of(&s, pts, 2, &d), 0);
     points(pts, (const double[]){ 9.7e7 }, 1);       /* logged once, already lost */

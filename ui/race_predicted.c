@@ -1,5 +1,5 @@
-/* ui/race_predicted.c - a predicted GPU racing the real CPU job, and the
- * settings' GPU profile picker; see race_predicted.h. */
+/* ui/race_predicted.c - a predicted GPU racing the real CPU job (the
+ * settings' field and the device rule: predicted_field.c); see race_predicted.h. */
 #include "ui.h"
 #include "race_predicted.h"
 #include "setup_fields.h"
@@ -11,20 +11,6 @@
 
 #include "nnlab/predicted.h"
 #include "nnlab/progress.h"
-
-#define PROFILES_MAX 32
-
-int ui_predicted_stands_in(const ui_lab *lab, const char *name)
-{
-    const nn_device_status *st = ui_device_status(lab, name);
-    return st && st->gpu && !st->available && ui_device_baseline(lab) != NULL;
-}
-
-int ui_predicted_profile(const ui_lab *lab, nn_gpu_profile *out, char *err, size_t err_len)
-{
-    const char *name = lab->chosen.set.gpu_profile[0] ? lab->chosen.set.gpu_profile : nn_profile_default_name();
-    return nn_profile_find(name, out, err, err_len);
-}
 
 /* The real device of the run: the other one asked for, else the baseline. */
 static const nn_device_status *real_device(const ui_lab *lab, const char *const names[2], int n)
@@ -96,39 +82,4 @@ void ui_predicted_draw(ui_lab *lab, int y, int x, int w)
     ui_putf(y, x + 9 + bw, w - 9 - bw, ui_attr(lab, UI_DIM), " %3.0f%% %s", 100.0 * p.fraction, status);
     ui_putf(y + 1, x, w, ui_attr(lab, UI_DIM), "  * no GPU here: the model's step for %s, nothing measured",
             r->predicted.profile);
-}
-
-/* ---- the settings' GPU profile --------------------------------------------------------------- */
-
-void ui_profile_field_text(const ui_lab *lab, char *value, size_t len)
-{
-    nn_gpu_profile p;
-    char err[NN_ERR_LEN];
-    if (ui_predicted_profile(lab, &p, err, sizeof err) != 0)
-        snprintf(value, len, "%s (not found)", lab->chosen.set.gpu_profile);
-    else
-        snprintf(value, len, "%s%s (predicts a GPU not here)", p.name, p.user ? ", yours" : "");
-}
-
-void ui_profile_field_adjust(ui_lab *lab, int dir)
-{
-    static nn_profile_entry list[PROFILES_MAX];
-    nn_gpu_profile cur;
-    char err[NN_ERR_LEN];
-    int n = nn_profile_list(list, PROFILES_MAX), at = -1, usable = 0;
-    if (ui_predicted_profile(lab, &cur, err, sizeof err) != 0)
-        cur.id[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        usable += !list[i].error[0] && !list[i].shadowed;
-        if (!list[i].error[0] && !list[i].shadowed && !strcmp(list[i].p.id, cur.id))
-            at = i;
-    }
-    if (usable == 0)
-        return;
-    for (int step = 0; step < n; step++) {   /* the next usable one, round */
-        at = (at + (dir > 0 ? 1 : n - 1) + (at < 0 && dir <= 0 ? 1 : 0)) % n;
-        if (!list[at].error[0] && !list[at].shadowed)
-            break;
-    }
-    snprintf(lab->chosen.set.gpu_profile, sizeof lab->chosen.set.gpu_profile, "%s", list[at].p.id);
 }
