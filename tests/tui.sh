@@ -56,7 +56,7 @@ focus_field() {
     cap
     grep -q '^│>[A-Z]' "$tmp/screen" || keys Tab
     i=0
-    while [ $i -lt 14 ]; do
+    while [ $i -lt 20 ]; do   # more than the settings' fields
         wait_for "^│>$1 " 1 && return 0
         keys Down
         i=$((i + 1))
