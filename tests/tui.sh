@@ -56,7 +56,7 @@ focus_field() {
     cap
     grep -q '^│>[A-Z]' "$tmp/screen" || keys Tab
     i=0
-    while [ $i -lt 14 ]; do
+    while [ $i -lt 20 ]; do   # more than the settings' fields
         wait_for "^│>$1 " 1 && return 0
         keys Down
         i=$((i + 1))
@@ -94,13 +94,18 @@ keys Tab
 expect "Tab moves to the settings; the device is the CPU" ">Device +cpu \(OpenBLAS\)"
 if grep -q -E "gpu +unavailable: ." "$tmp/screen"; then
     keys Right Right Right
-    expect "CPU and GPU side by side is marked unavailable" ">Device +cpu \+ gpu \(n/a\)"
+    expect "CPU and GPU side by side is marked unavailable, a predicted race offered" \
+        ">Device +cpu \+ gpu \(predicted\)"
     keys Enter
-    expect "without a GPU the lab says why it cannot race" "cannot race: gpu unavailable: ."
+    expect "without a GPU the lab races a GPU predicted for T4" "gpu\* .*predicted for T4: " 10
+    keys Escape
+    wait_for "Cancel it and go back" 3 && keys y
+    expect "back to setup after the predicted race" "Presets \([0-9]+\)" 10
     keys Left Left Left
 else
     ok "CPU and GPU side by side # SKIP a GPU is available"
-    ok "without a GPU the lab says why it cannot race # SKIP a GPU is available"
+    ok "without a GPU the lab races a predicted one # SKIP a GPU is available"
+    ok "back to setup # SKIP a GPU is available"
 fi
 expect "the memory a run needs, and what is available" "memory +needs ~[0-9]+ [KMG]B of [0-9.]+ [MGT]B available"
 keys Down Down Down Down 2 0 0 0 0 Enter
@@ -152,7 +157,7 @@ keys s
 expect "s again shows it raw" "─ loss ─|- loss -" 5
 if grep -q "smoothed" "$tmp/screen"; then not_ok "no word of smoothing once raw"; else ok "no word of smoothing once raw"; fi
 keys x
-expect "x exports the run, saying where" "exported .*/data/nnlab/exports/mnist-mlp-128-run-[0-9-]+\.\{csv,json\}" 5
+expect "x exports the run, saying where" "exported .*/data/nnlab/exports/mnist-mlp-128-run-[0-9-]+\.\{csv,json,svg\}" 5
 run_csv=$(ls "$XDG_DATA_HOME"/nnlab/exports/mnist-mlp-128-run-*.csv 2>/dev/null | head -n 1)
 if [ -n "$run_csv" ] && head -n 1 "$run_csv" | grep -q '^device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy$' &&
    grep -q '^cpu,loss,1,' "$run_csv"; then ok "the run's CSV has its loss points"; else not_ok "the run's CSV has its loss points"; fi
@@ -231,7 +236,7 @@ else
 fi
 expect "the sweep finishes" "done: 2 of 2 points" 30
 keys x
-expect "x exports the sweep" "exported .*/nnlab/exports/my-test-preset-sweep-[0-9-]+\.\{csv,json\}" 5
+expect "x exports the sweep" "exported .*/nnlab/exports/my-test-preset-sweep-[0-9-]+\.\{csv,json,svg" 5
 sweep_csv=$(ls "$XDG_DATA_HOME"/nnlab/exports/my-test-preset-sweep-*.csv 2>/dev/null | head -n 1)
 if [ -n "$sweep_csv" ] && grep -q '^cpu,16,[0-9.]*,' "$sweep_csv" && grep -q '^cpu,32,' "$sweep_csv"
 then ok "the sweep's CSV has its points"; else not_ok "the sweep's CSV has its points"; fi
@@ -288,7 +293,8 @@ expect "Esc goes back to setup after the sweep" "Presets \([0-9]+\)" 10
 
 # --- a learning rate far too large: the run stops at once, saying so ----------------------------
 focus_field "Learning rate" && keys 1 e 3 0 Enter Enter
-expect "a diverging run stops with a banner" "DIVERGED on cpu: loss became (NaN|inf) at step 2" 20
+expect "a diverging run stops with a banner" "cpu: diverged at step 2: loss (nan|inf)" 20
+expect "the banner says what to do, on a row of its own" "│lower the learning rate" 5
 expect "its row says diverged" "DIVERGED: loss became" 5
 keys Escape
 expect "Esc goes back to setup after it" "Presets \([0-9]+\)" 10

@@ -9,8 +9,10 @@
 #include "format.h"
 #include "setup_fields.h"
 #include "nnlab/progress.h"
+#include "nnlab/divergence.h"
 #include "jacobian_panel.h"
 #include "jacobian_run.h"
+#include "race_predicted.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +28,14 @@ static int run_enter(ui_lab *lab)
     char err[NN_ERR_LEN];
     const char *names[2];
     const nn_device_status *dev[2] = { NULL, NULL };
+    int predicted = ui_predicted_run_start(lab);   /* a GPU not here: raced as predicted */
+    if (predicted != 0) {
+        if (predicted < 0)
+            return -1;
+        lab->log_scale = 0;
+        ui_explain_jobs_init(lab);
+        return 0;
+    }
     int n = ui_settings_devices(&lab->chosen.set, names);
     for (int k = 0; k < n; k++)
         if (!(dev[k] = ui_device_status(lab, names[k]))) {
@@ -52,6 +62,20 @@ static int run_active(const ui_lab *lab)
 static void run_stop(ui_lab *lab)
 {
     ui_run_free(&lab->run);          /* cancels and waits for the trainers */
+}
+
+/* Leaving the run: it joins the session's earlier runs (`o` overlays them). */
+static void run_leave(ui_lab *lab)
+{
+    ui_run_cancel(&lab->run);
+    ui_overlay_keep(&lab->past, &lab->run, lab->run.cfg.lr > 0 ? lab->run.cfg.lr : lab->run.cfg.preset.lr);
+    run_stop(lab);
+}
+
+static void run_close(ui_lab *lab)
+{
+    run_stop(lab);
+    ui_overlay_free(&lab->past);
 }
 
 /* New data marks panels pending (drawn at the next frame slot); a change of
@@ -100,13 +124,18 @@ static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, 
     ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%3s %9s %8s", "ep", "val loss", "accuracy");
     for (int i = first; i < j->n_eps; i++) {
         const nn_epoch_result *e = &j->eps[i];
+        char loss[24];               /* nan, inf and 1e+17 keep the column (nnlab/divergence.h) */
+        nn_format_loss(e->val_loss, 9, loss, sizeof loss);
         if (e->has_accuracy)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %9.4f %7.2f%%", e->epoch, e->val_loss, 100.0 * e->val_accuracy);
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %7.2f%%", e->epoch, loss, 100.0 * e->val_accuracy);
         else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %9.4f %8s", e->epoch, e->val_loss, "-");
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %8s", e->epoch, loss, "-");
     }
-    if (j->snap.n_loss_points > 0)
-        ui_putf(y++, in.x, in.w, A_NORMAL, "train loss %.4f", j->snap.last_loss);
+    if (j->snap.n_loss_points > 0) {
+        char loss[24];
+        nn_format_loss(j->snap.last_loss, 9, loss, sizeof loss);
+        ui_putf(y++, in.x, in.w, A_NORMAL, "train loss%s", loss);
+    }
     if (j->snap.has_switches && j->snap.note[0])   /* why a switch asked for did not apply */
         y += ui_put_wrapped(y, in.x, in.w, 3, ui_attr(lab, UI_DIM), j->snap.note);
     return y;
@@ -116,15 +145,19 @@ static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, 
 static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, int y)
 {
     const nn_epoch_result *e = j->n_eps > 0 ? &j->eps[j->n_eps - 1] : NULL;
+    char loss[24];
+    nn_format_loss(e ? e->val_loss : 0.0, 7, loss, sizeof loss);
     ui_put(y, in.x, 8, A_BOLD, j->device);
     if (!e)
         ui_put(y, in.x + 8, in.w - 8, ui_attr(lab, UI_DIM), "no epoch yet");
     else if (e->has_accuracy)
-        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %.4f %.1f%%", e->epoch, e->val_loss, 100.0 * e->val_accuracy);
+        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
     else
-        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %.4f", e->epoch, e->val_loss);
-    if (j->snap.n_loss_points > 0)
-        ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %.4f", j->snap.last_loss);
+        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %s", e->epoch, loss);
+    if (j->snap.n_loss_points > 0) {
+        nn_format_loss(j->snap.last_loss, 7, loss, sizeof loss);
+        ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %s", loss);
+    }
     return y + 2;
 }
 
@@ -278,12 +311,16 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
 static void draw_jobs(ui_lab *lab)
 {
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
-    ui_box(lab, box, lab->run.n_jobs == 2 ? "Jobs, side by side" : "Job");
+    ui_box(lab, box, lab->run.n_jobs == 2     ? "Jobs, side by side"
+                     : lab->run.has_predicted ? "Job, and a GPU predicted"
+                                              : "Job");
     for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
         mvhline(in.y + 2 * k, in.x, ' ', in.w);
         mvhline(in.y + 2 * k + 1, in.x, ' ', in.w);
         draw_job(lab, k, in.y + 2 * k, in.x, in.w);
     }
+    if (ui_predicted_rows(lab) && 2 * lab->run.n_jobs + 1 < in.h)
+        ui_predicted_draw(lab, in.y + 2 * lab->run.n_jobs, in.x, in.w);
 }
 
 /* ---- the machine -------------------------------------------------------------------- */
@@ -462,6 +499,17 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
         }
         return UI_ACT_HANDLED;
     }
+    if (ch == 'o') {
+        lab->past.shown = !lab->past.shown;
+        if (lab->past.n == 0)
+            ui_set_message(lab, 0, "no earlier run in this session yet (o: overlay them once there are)");
+        else
+            ui_set_message(lab, 0, lab->past.shown ? "%d earlier run%s dimmed on the loss chart (o hides)"
+                                                   : "earlier runs hidden (o shows)", lab->past.n,
+                           lab->past.n > 1 ? "s" : "");
+        lab->dirty |= UI_D_CHART | UI_D_STATUS;
+        return UI_ACT_HANDLED;
+    }
     if (ch == 'x') {
         ui_jacobian_run(lab) ? ui_jacobian_export(lab) : ui_export_run(lab);
         lab->dirty |= UI_D_STATUS;
@@ -480,7 +528,8 @@ static const char *const run_help[] = {
     "  p           pause / resume            c   cancel",
     "  l           log / linear loss axis    Enter Esc  back to setup",
     "  e           Explain panel for the chart (beside it from 130 columns)",
-    "  s           smoothed / raw training loss   x   export CSV + JSON",
+    "  s           smoothed / raw training loss   x   export CSV + JSON + SVG",
+    "  o           overlay the session's earlier runs, dimmed (as TensorBoard)",
     "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
     "  a Jacobian run: no loss (no l, s); x writes its own CSV + JSON",
     "  a job predicted over 10 minutes asks first: y start  n not now",
@@ -492,9 +541,9 @@ const ui_screen_def ui_run_screen = {
     .help_title = "Run dashboard",
     .help = run_help,
     .state_size = sizeof(ui_dashboard_state),
-    .close = run_stop,
+    .close = run_close,
     .enter = run_enter,
-    .leave = run_stop,
+    .leave = run_leave,
     .draw = run_draw,
     .key = ui_dashboard_key,
     .poll = run_poll,

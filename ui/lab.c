@@ -125,7 +125,7 @@ int ui_jobs_active(const ui_lab *lab)
 static void relayout(ui_lab *lab)
 {
     getmaxyx(stdscr, lab->rows, lab->cols);
-    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs, &lab->layout);
+    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs + lab->run.has_predicted, &lab->layout);
     erase();
     lab->dirty = UI_D_ALL;
 }

@@ -8,6 +8,7 @@
 
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
+#include "nnlab/predicted.h"
 
 /* What a poll found new (bits). */
 enum {
@@ -38,6 +39,8 @@ typedef struct ui_run {
     int cores;                       /* a race: the cores it shared out (ui_race_threads) */
     nn_job_config cfg;               /* device set per job */
     ui_run_job j[2];
+    int has_predicted;               /* a GPU not here races j[0] as predicted */
+    nn_predicted_gpu predicted;      /*   (ui/race_predicted.c) */
 } ui_run;
 
 /* The CPU threads of each of n jobs racing on `cores` cores, so that each

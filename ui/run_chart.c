@@ -6,6 +6,7 @@
  * separate as the jobs did. Every figure comes from the engine's points and
  * the library's rules (nnlab/progress.h); the data is ui/run.c's copy. */
 #include "ui.h"
+#include "nnlab/divergence.h"
 #include "dashboard.h"
 
 #include <math.h>
@@ -102,8 +103,10 @@ static void x_axis(const ui_run *r, int by_time, ui_axis *ax)
     }
 }
 
-/* A job whose loss became NaN or inf stopped there: said across the top of
- * the chart, which ends where the loss stopped meaning anything. */
+/* A job whose loss became NaN or inf stopped there, or one whose loss is
+ * blowing up (nnlab/divergence.h: the rule and the sentence the CLI prints
+ * too): said across the top of the chart, which ends where the loss stopped
+ * meaning anything. */
 static void draw_divergence_banner(ui_lab *lab, ui_rect box)
 {
     const ui_run *r = &lab->run;
@@ -111,11 +114,22 @@ static void draw_divergence_banner(ui_lab *lab, ui_rect box)
     int y = in.y;
     for (int k = 0; k < r->n_jobs && y < in.y + in.h; k++) {
         const ui_run_job *j = &r->j[k];
-        if (j->snap.state != NN_JOB_DIVERGED)
+        nn_divergence d;
+        char text[NN_TEXT_LEN];
+        if (!nn_divergence_of(&j->snap, j->pts, j->n_pts, &d))
             continue;
+        /* the finding on one row, what to do on the next: neither is cut
+         * where the chart is narrow (at 80x24 too) */
+        nn_divergence_text(&d, text, sizeof text);
+        char *advice = strstr(text, " - ");
+        if (advice)
+            *advice = '\0', advice += 3;
         mvhline(y, in.x, ' ', in.w);
-        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, " DIVERGED on %s: %s ", j->device,
-                j->snap.error);
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, "%s: %s", j->device, text);
+        if (advice && y < in.y + in.h) {
+            mvhline(y, in.x, ' ', in.w);
+            ui_put(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, advice);
+        }
     }
 }
 
@@ -140,6 +154,25 @@ static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curve
                        "after the first epoch");
 }
 
+/* The session's earlier runs, dimmed and labelled by their settings, when
+ * `o` shows them (by step: a race's curves are by seconds). Their y values
+ * widen the axis; the x axis stays the current run's. */
+static int past_series(ui_lab *lab, ui_axis *ay, ui_series *s, int max)
+{
+    static double xs[UI_OVERLAY_MAX][UI_OVERLAY_POINTS], ys[UI_OVERLAY_MAX][UI_OVERLAY_POINTS];
+    int n = 0;
+    for (int i = 0; lab->past.shown && i < lab->past.n && n < max; i++, n++) {
+        const ui_past_run *p = &lab->past.run[i];
+        for (long k = 0; k < p->n_pts; k++) {
+            xs[i][k] = (double)p->pts[k].step;
+            ys[i][k] = p->pts[k].loss;
+            ui_axis_include(ay, ys[i][k]);
+        }
+        s[n] = (ui_series){ xs[i], ys[i], (int)p->n_pts, 1, UI_DIM, p->label };
+    }
+    return n;
+}
+
 static void loss_title(const ui_lab *lab, char *buf, size_t len)
 {
     snprintf(buf, len, "loss%s", lab->log_scale ? " (log)" : "");
@@ -149,7 +182,7 @@ void ui_run_charts_draw(ui_lab *lab)
 {
     ui_run *r = &lab->run;
     int by_time = r->n_jobs == 2, ns = 0, nv = 0;
-    ui_series s[4];
+    ui_series s[4 + UI_OVERLAY_MAX];
     curves c[2] = { { 0 } };
     char names[4][32], title[96], x_title[64];
     double marks[MAX_MARKS];
@@ -174,6 +207,8 @@ void ui_run_charts_draw(ui_lab *lab)
         s[ns++] = (ui_series){ c[k].vx, c[k].vy, j->n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[2 * k + 1] };
         nv += epoch_marks(j, by_time, marks + nv, MAX_MARKS - nv);
     }
+    if (!by_time)
+        ns += past_series(lab, &ay, s + ns, 4 + UI_OVERLAY_MAX - ns);
     ui_axis_finish(&ay, 0);
     loss_title(lab, title, sizeof title);
     /* the smoothing on the bottom edge: the top one keeps its room for the legend's names */

@@ -6,6 +6,7 @@
 #include "ui.h"
 #include "setup_screen.h"
 #include "setup_fields.h"
+#include "race_predicted.h"
 #include "nnlab/jacobian.h"
 
 #include <float.h>
@@ -263,7 +264,7 @@ int ui_field_shown(const ui_lab *lab, int f)
     const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
     if (f == UI_F_METHOD)
         return t->has_method;
-    if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR)
+    if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR || f == UI_F_GPU_PROFILE)
         return t->trains;
     if (f >= UI_F_SWEEP_FROM && f <= UI_F_SWEEP_DEVICES)
         return t->trains;            /* a batch sweep times training steps */
@@ -284,8 +285,8 @@ const char *ui_field_label(int f)
 {
     static const char *const labels[UI_N_FIELDS] = {
         "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate",
-        "Data on device", "Sync every step", "CUDA graph", "Deterministic", "Sweep from", "Sweep to",
-        "Sweep steps", "Sweep on",
+        "Data on device", "Sync every step", "CUDA graph", "Deterministic", "GPU profile", "Sweep from",
+        "Sweep to", "Sweep steps", "Sweep on",
     };
     return f >= 0 && f < UI_N_FIELDS ? labels[f] : "?";
 }
@@ -323,7 +324,9 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     switch (f) {
     case UI_F_DEVICE:
         choice_text(lab, s, device, sizeof device);
-        snprintf(value, vlen, "%s%s", device, ok ? "" : " (n/a)");
+        snprintf(value, vlen, "%s%s", device,
+                 ok ? "" : ui_predicted_stands_in(lab, names[n - 1]) || ui_predicted_stands_in(lab, names[0])
+                               ? " (predicted)" : " (n/a)");
         break;
     case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (cores split)"); break;
     case UI_F_BATCH: snprintf(value, vlen, "%d", s->batch); break;
@@ -348,6 +351,7 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     case UI_F_SWEEP_TO: snprintf(value, vlen, "%d", s->sweep_to); break;
     case UI_F_SWEEP_STEPS: snprintf(value, vlen, "%ld (+3 warm-up)", s->sweep_steps); break;
     case UI_F_SWEEP_DEVICES: swept_text(lab, value, vlen); break;
+    case UI_F_GPU_PROFILE: ui_profile_field_text(lab, value, vlen); break;
     default: value[0] = '\0';
     }
 }
@@ -384,6 +388,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
         break;
     case UI_F_SWEEP_STEPS: s->sweep_steps = clampl(s->sweep_steps + 5 * dir, 1, 100000); break;
     case UI_F_SWEEP_DEVICES: s->sweep_all = !s->sweep_all; break;
+    case UI_F_GPU_PROFILE: ui_profile_field_adjust(lab, dir); break;
     }
 }
 

@@ -4,6 +4,7 @@
  * unavailable (ui/setup_devices.c), and the fields (ui/setup_fields.c). */
 #include "ui.h"
 #include "setup_screen.h"
+#include "race_predicted.h"
 #include "format.h"
 #include "net_summary.h"
 #include "setup_fields.h"
@@ -372,7 +373,7 @@ static int devices_ready(ui_lab *lab)
     nn_job_config cfg;
     char err[NN_ERR_LEN];
     for (int i = 0; i < n; i++)
-        if (!ui_device_ok(lab, names[i])) {
+        if (!ui_device_ok(lab, names[i]) && !ui_predicted_stands_in(lab, names[i])) {
             const nn_device_status *st = ui_device_status(lab, names[i]);
             ui_set_message(lab, 1, "%s%s unavailable: %s", n == 2 ? "cannot race: " : "", names[i],
                            st ? st->why : lab->devices.n ? "this build of nnlab does not know it" : lab->devices.why);
@@ -400,7 +401,12 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
     int n = 0;
     if (!devices_ready(lab))
         return -1;
-    for (int i = 0, nd = ui_settings_devices(&lab->chosen.set, chosen); i < nd && n < max; i++)
+    int nd = ui_settings_devices(&lab->chosen.set, chosen);
+    for (int i = 0; i < nd; i++)
+        if (ui_predicted_stands_in(lab, chosen[i]))
+            return 0;                /* a race against a predicted GPU: its prediction is
+                                        the lesson, and it starts at once, uncalibrated */
+    for (int i = 0; i < nd && n < max; i++)
         names[n++] = chosen[i];
     return n;
 }
@@ -531,6 +537,8 @@ static const char *const setup_help[] = {
     "  Enter r     run on the device(s)      w   batch sweep    F5 rescan",
     "              (after typing a number: the first Enter keeps it)",
     "              a device's first use calibrates it (seconds; Esc: no run)",
+    "              gpu (predicted): no GPU here, the CPU races one predicted for",
+    "              the GPU profile setting (Left Right: yours and the shipped)",
     NULL,
 };
 

@@ -15,6 +15,7 @@
 #include "explain_text.h"
 #include "layout.h"
 #include "nnlab/preset.h"
+#include "overlay.h"
 #include "run.h"
 #include "scroll.h"
 #include "sweep.h"
@@ -63,6 +64,7 @@ enum ui_role {
 enum ui_field {
     UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
     UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
+    UI_F_GPU_PROFILE,                /* a GPU not here: ui/race_predicted.c */
     UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
     UI_N_FIELDS
 };
@@ -84,6 +86,8 @@ typedef struct ui_settings {
                                         train sizes by its own size (nn_job_traits:
                                         a Jacobian's [task] val), kept in batch */
     int jac_method;                  /* enum nn_jac_method: [task] method */
+    char gpu_profile[NN_NAME_LEN];   /* the profile a GPU not here is predicted with
+                                        ("": nn_profile_default_name); ui/race_predicted.c */
 } ui_settings;
 
 enum ui_dialog {
@@ -177,6 +181,8 @@ typedef struct ui_lab {
     /* a job predicted to take over NN_JOB_ASK_S (ui/long_job.c) */
     int long_job_ok;                 /* the user said yes: the next UI_ACT_GO_RUN starts it */
     char long_job_text[NN_TEXT_LEN]; /* the prediction, as the question shows it */
+    /* the session's earlier runs, dimmed behind the current one (`o`; ui/overlay.c) */
+    ui_overlay past;
 } ui_lab;
 
 /* ---- a screen -------------------------------------------------------------------- */

@@ -27,6 +27,9 @@ enum {
     OPT_NO_GRAPH, OPT_TF32, OPT_DETERMINISTIC, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP
 };
 
+/* issue 21's slides: an SVG of the result, a predicted GPU beside the CPU */
+enum { OPT_SVG = 512, OPT_RACE_PREDICTED };
+
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
 
 #define RUNS (CLI_TRAIN | CLI_BENCH)
@@ -61,7 +64,9 @@ static const cli_option_spec option_table[] = {
     { "json", 0, 'j', OPT_JSON, ALL },
     { "csv", 0, 0, OPT_CSV, CLI_SWEEP },
     { "recalibrate", 0, 0, OPT_RECALIBRATE, CLI_EXPLAIN | CLI_SWEEP },
-    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_EXPLAIN | CLI_SWEEP | JAC },
+    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_TRAIN | CLI_EXPLAIN | CLI_SWEEP | JAC },
+    { "svg", 1, 0, OPT_SVG, CLI_TRAIN | CLI_SWEEP },
+    { "race-predicted", 0, 0, OPT_RACE_PREDICTED, CLI_TRAIN },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
     { "method", 1, 'm', OPT_METHOD, JAC },
@@ -249,6 +254,14 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_QUIET: o->quiet = 1; return 0;
     case OPT_JSON: o->json = 1; return 0;
     case OPT_CSV: o->csv = 1; return 0;
+    case OPT_SVG:
+        if (!arg[0]) {
+            fprintf(stderr, "nnlab: --svg: empty path\n");
+            return -1;
+        }
+        o->svg = arg;
+        return 0;
+    case OPT_RACE_PREDICTED: o->race_predicted = 1; return 0;
     case OPT_RECALIBRATE: o->recalibrate = 1; return 0;
     case OPT_DATA_ON_DEVICE: o->data_on_device = 1; return way_switch(o);
     case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; return way_switch(o);
@@ -557,6 +570,10 @@ void cli_usage(FILE *f)
         "      --data DIR           data folder (MNIST-format IDX or CIFAR-10 binary)\n"
         "      --log-every N        steps between progress lines (default: the preset's)\n"
         "      --no-validation      skip validation at the end of each epoch\n"
+        "      --svg FILE           train, sweep: the curves (or the sweep, crossovers marked)\n"
+        "                           as an SVG for a slide\n"
+        "      --race-predicted     train on the CPU against a GPU predicted for --gpu-profile\n"
+        "                           (default t4): its progress at each epoch, its time at the end"
         "  -q, --quiet              no progress lines\n"
         "  -j, --json               print the result as JSON on stdout (every command)\n"
         "\n"

@@ -42,6 +42,8 @@ typedef struct cli_options {
     int way_switch_given;        /* a GPU switch that picks a way was given (--graph, --no-graph,
                                     --[no-]data-on-device, --pinned, --sync-every-step): sweep
                                     measures that one way instead of eager and graph side by side */
+    const char *svg;             /* train, sweep: --svg FILE */
+    int race_predicted;          /* train: --race-predicted */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with

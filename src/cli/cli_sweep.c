@@ -14,6 +14,7 @@
 #include "nnlab/device.h"
 #include "nnlab/explain.h"
 #include "nnlab/export.h"
+#include "nnlab/export_svg.h"
 #include "nnlab/observe.h"
 #include "nnlab/sweep.h"
 #include "util.h"
@@ -272,6 +273,16 @@ static int check_points(const cli_options *o, const nn_job_config *cfg, const in
     return 0;
 }
 
+/* --svg FILE: the sweep with its crossovers marked (nnlab/export_svg.h). */
+static int cli_sweep_svg(const nn_sweep *sw, const char *path)
+{
+    char err[NN_ERR_LEN];
+    if (nn_export_svg_file(path, NULL, 0, NULL, 0, sw, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "nnlab: --svg: %s\n", err);
+    return EXIT_FAILURE;
+}
+
 int nn_cli_sweep(int argc, char **argv)
 {
     cli_options o;
@@ -293,5 +304,5 @@ int nn_cli_sweep(int argc, char **argv)
     cli_run_sweep(&sw, 0);
     cli_sweep_print(stdout, &sw, o.csv ? CLI_SWEEP_CSV : o.json ? CLI_SWEEP_JSON : CLI_SWEEP_TEXT);
     nn_sweep_free(&sw);
-    return 0;
+    return o.svg ? cli_sweep_svg(&sw, o.svg) : 0;
 }

@@ -12,8 +12,11 @@
 #include "cli_common.h"
 #include "cli_stop.h"
 #include "nnlab/device.h"
+#include "nnlab/divergence.h"
 #include "nnlab/engine.h"
 #include "nnlab/export.h"
+#include "nnlab/export_svg.h"
+#include "nnlab/predicted.h"
 #include "nnlab/observe.h"
 #include "nnlab/progress.h"
 #include "util.h"
@@ -40,7 +43,21 @@ static void print_epoch_times(const nn_epoch_result *e, long total_steps)
     fprintf(stderr, "  %s  %s\n", tq, keras);
 }
 
-static void print_new_progress(nn_job *job, long total_steps, long *seen_points, int *seen_epochs, int quiet)
+/* The predicted GPU of --race-predicted where it would be when epoch e
+ * ended: "  gpu step 1875/1875, ... (predicted for T4)". */
+static void print_race_line(const nn_predicted_gpu *race, const nn_epoch_result *e, long total_steps)
+{
+    nn_predicted_progress pp;
+    char line[NN_TEXT_LEN];
+    if (!race)
+        return;
+    nn_predicted_progress_at(race, e->time_s, total_steps, &pp);
+    nn_predicted_status(race, &pp, line, sizeof line);
+    fprintf(stderr, "  gpu %s\n", line);
+}
+
+static void print_new_progress(nn_job *job, long total_steps, long *seen_points, int *seen_epochs, int quiet,
+                               const nn_predicted_gpu *race)
 {
     nn_loss_point pts[64];
     nn_epoch_result ep[16];
@@ -59,6 +76,7 @@ static void print_new_progress(nn_job *job, long total_steps, long *seen_points,
             else
                 fprintf(stderr, "[%d] validation loss: %.4f", ep[i].epoch, ep[i].val_loss);
             print_epoch_times(&ep[i], total_steps);
+            print_race_line(race, &ep[i], total_steps);
         }
         *seen_epochs += m;
     }
@@ -264,13 +282,103 @@ static void print_summary(const nn_snapshot *s, int bench)
         fprintf(stderr, "  validation: loss %.4f\n", s->last_epoch.val_loss);
 }
 
+/* "  diverged at step 2: loss nan - lower the learning rate", or the same
+ * for a loss blowing up while still finite (nnlab/divergence.h: the lab's
+ * banner says the same); nothing for a run that kept its footing. */
+static void print_divergence(nn_job *job, const nn_snapshot *s)
+{
+    nn_loss_point *pts = malloc((size_t)(s->n_loss_points + 1) * sizeof *pts);
+    long n = pts ? nn_job_loss_points(job, 0, pts, s->n_loss_points) : 0;
+    nn_divergence d;
+    char text[NN_TEXT_LEN];
+    if (nn_divergence_of(s, pts, n, &d)) {
+        nn_divergence_text(&d, text, sizeof text);
+        fprintf(stderr, "  %s%s\n", d.blowing_up ? "warning: " : "", text);
+    }
+    free(pts);
+}
+
+/* ---- a predicted GPU beside the CPU, and the SVG ------------------------------------- */
+
+/* Said where a GPU was asked for and is not here: the predicted race. */
+#define CLI_RACE_HINT "; without a GPU, --race-predicted [--gpu-profile NAME] races the CPU against a predicted one"
+
+/* --race-predicted: the job runs on a device that is here and a GPU not here
+ * runs beside it as --gpu-profile predicts (nnlab/predicted.h). */
+static int predicted_race(const cli_options *o, const nn_job_config *cfg, nn_predicted_gpu *race)
+{
+    nn_gpu_profile prof;
+    const char *dev = cfg->device[0] ? cfg->device : cfg->preset.device;
+    nn_device_status st;
+    if (nn_device_status_of(dev, &st) == 0 && st.gpu) {
+        fprintf(stderr, "nnlab: --race-predicted: the job runs on %s; race a CPU device (--device cpu) "
+                "against the predicted GPU\n", dev);
+        return -1;
+    }
+    if (cli_gpu_profile(o, 1, &prof) != 0)
+        return -1;
+    if (nn_predicted_gpu_init(race, cfg, &prof) != 0) {
+        fprintf(stderr, "nnlab: --race-predicted: the model gives no step for %s\n", prof.name);
+        return -1;
+    }
+    return 0;
+}
+
+/* "gpu: done in 0.41 s (220us/step), nnlab graph (predicted for T4): the
+ * predicted GPU 2.44x faster than cpu's 1.00 s (measured)". */
+static void print_race_end(const nn_predicted_gpu *race, const nn_snapshot *s)
+{
+    nn_predicted_progress pp;
+    nn_job_times t;
+    char line[NN_TEXT_LEN];
+    nn_job_times_of(s, &t);
+    nn_predicted_progress_at(race, INFINITY, s->total_steps, &pp);
+    nn_predicted_status(race, &pp, line, sizeof line);
+    fprintf(stderr, "gpu: %s\n", line);
+    if (s->state != NN_JOB_DONE || pp.total_s <= 0 || t.total_s <= 0)
+        return;
+    /* the ratio of the very times printed (three digits each) */
+    char cpu_s[32], gpu_s[32];
+    snprintf(cpu_s, sizeof cpu_s, "%.3g", t.total_s);
+    snprintf(gpu_s, sizeof gpu_s, "%.3g", pp.total_s);
+    double c = strtod(cpu_s, NULL), g = strtod(gpu_s, NULL);
+    int gpu_first = g < c;
+    fprintf(stderr, "  the %s would be %.2fx faster: %s %s s measured, gpu %s s %s\n",
+            gpu_first ? "predicted gpu" : s->device, gpu_first ? c / g : g / c, s->device, cpu_s, gpu_s,
+            race->label);
+}
+
+/* --svg FILE: the job's loss and accuracy curves (nnlab/export_svg.h). */
+static int write_svg(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, const char *path)
+{
+    nn_loss_point *pts = malloc((size_t)(s->n_loss_points + 1) * sizeof *pts);
+    nn_epoch_result *eps = malloc((size_t)(s->n_epoch_results + 1) * sizeof *eps);
+    char err[NN_ERR_LEN];
+    int rc = -1;
+    if (pts && eps) {
+        long n_pts = nn_job_loss_points(job, 0, pts, s->n_loss_points);
+        int n_eps = nn_job_epoch_results(job, 0, eps, s->n_epoch_results);
+        nn_export_run run = { cfg->preset.name, 1, 0, { { s, pts, n_pts, eps, n_eps, s->threads } } };
+        rc = nn_export_svg_file(path, &run, cfg->lr > 0 ? cfg->lr : cfg->preset.lr, NULL, 0, NULL, err,
+                                sizeof err);
+        if (rc != 0)
+            fprintf(stderr, "nnlab: --svg: %s\n", err);
+    } else {
+        fprintf(stderr, "nnlab: --svg: out of memory\n");
+    }
+    free(pts);
+    free(eps);
+    return rc;
+}
+
 /* ---- commands ----------------------------------------------------------------------- */
 
 /* Polls the job until it ends, printing its progress; a stop signal
  * cancels it (cli_stop.h). 0, or 1 when the job did not end within the
  * grace after the signal: its thread is left running and s is the last
  * snapshot it published. */
-static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, nn_snapshot *out)
+static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, const nn_predicted_gpu *race,
+                  nn_snapshot *out)
 {
     nn_snapshot s;
     long seen_points = 0;
@@ -284,7 +392,7 @@ static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, nn_snap
                         nn_safe(s.data_desc));
             announced = 1;
         }
-        print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet);
+        print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet, race);
         if (nn_job_state_ended(s.state))
             break;
         if (cli_job_abandoned(job)) {
@@ -295,7 +403,7 @@ static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, nn_snap
     }
     nn_job_wait(job);
     nn_job_snapshot(job, &s);
-    print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet);
+    print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet, race);
     *out = s;
     return 0;
 }
@@ -329,9 +437,13 @@ static int run_job(int argc, char **argv, enum cli_command command)
     /* asked here too, so that a device that cannot run is a usage error (2)
      * before anything starts; the job asks again on its own thread */
     if (nn_device_require(cfg.device[0] ? cfg.device : p.device, err, sizeof err) != 0) {
-        fprintf(stderr, "nnlab: %s\n", err);
+        fprintf(stderr, "nnlab: %s%s\n", err, bench ? "" : CLI_RACE_HINT);
         return CLI_EXIT_USAGE;
     }
+    nn_predicted_gpu race;
+    int race_ok = o.race_predicted && !bench;
+    if (race_ok && predicted_race(&o, &cfg, &race) != 0)
+        return CLI_EXIT_USAGE;
     if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
     cli_say_prediction(&cfg, o.quiet);
@@ -341,15 +453,23 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return CLI_EXIT_USAGE;
     }
     cli_catch_stop_signals();
-    if (follow(job, &p, bench, o.quiet, &s) != 0)
+    if (follow(job, &p, bench, o.quiet, race_ok ? &race : NULL, &s) != 0)
         leave_stuck_job(job, &cfg, &s, bench, o.json);
     if (s.state == NN_JOB_FAILED) {
         nn_job_free(job);
         fprintf(stderr, "nnlab: %s\n", s.error);
         return EXIT_FAILURE;
     }
-    if (!o.quiet || s.state == NN_JOB_DONE)
+    if (!o.quiet || s.state == NN_JOB_DONE) {
         print_summary(&s, bench);
+        print_divergence(job, &s);
+        if (race_ok)
+            print_race_end(&race, &s);
+    }
+    if (o.svg && write_svg(job, &cfg, &s, o.svg) != 0) {
+        nn_job_free(job);
+        return EXIT_FAILURE;
+    }
     if (o.json)
         print_json(job, &cfg, &s, bench);
     nn_job_free(job);

@@ -129,6 +129,7 @@ typedef struct nn_snapshot {
     int diverged_exact;          /*   1: that step made it so; 0: it was read back
                                     only then (a device reads the loss every log_every
                                     steps), so it happened by that step */
+    double diverged_loss;        /* DIVERGED: the loss read then (NaN or inf) */
     double fraction_done;        /* 0..1: steps done of total_steps, or how far a
                                     calibration has come */
     char activity[NN_TEXT_LEN];  /* a calibration: what it is measuring now ("" training) */

@@ -59,6 +59,7 @@ static run_result check_finite(nn_job *job, float sum, int exact)
         return RUN_GO_ON;
     s->diverged_step = job->tot.steps;
     s->diverged_exact = exact;
+    s->diverged_loss = sum;
     nn_errorf(s->error, sizeof s->error, "loss became %s %s step %ld (lr %g): training stopped; "
               "try a smaller learning rate", isnan(sum) ? "NaN" : "inf", exact ? "at" : "by",
               job->tot.steps, job->cfg.lr);
