@@ -97,14 +97,14 @@ static void test_json_reads_fields_and_paths(void **state)
     assert_int_equal(nn_json_flat_parse(" {\"a\": \"x\\\"y\\u00e9\\ud83d\\ude00\", \"n\": -1.5e3, "
                                         "\"t\": true, \"z\": null, \"e\": {\"k\": \"v\", \"m\": {}}}\n",
                                         &j, err, sizeof err), 0);
-    assert_string_equal(nn_json_string(&j, "a"), "x\"y\xc3\xa9\xf0\x9f\x98\x80");
-    assert_int_equal(nn_json_number(&j, "n", &v), 0);
+    assert_string_equal(nn_json_flat_string(&j, "a"), "x\"y\xc3\xa9\xf0\x9f\x98\x80");
+    assert_int_equal(nn_json_flat_number(&j, "n", &v), 0);
     assert_true(v == -1500.0);
-    assert_int_equal(nn_json_get(&j, "t")->type, NN_JSON_TRUE);
-    assert_int_equal(nn_json_get(&j, "z")->type, NN_JSON_NULL);
-    assert_string_equal(nn_json_string(&j, "e.k"), "v");
-    assert_null(nn_json_string(&j, "n"));
-    assert_int_equal(nn_json_number(&j, "a", &v), -1);
+    assert_int_equal(nn_json_flat_get(&j, "t")->type, NN_JSON_TRUE);
+    assert_int_equal(nn_json_flat_get(&j, "z")->type, NN_JSON_NULL);
+    assert_string_equal(nn_json_flat_string(&j, "e.k"), "v");
+    assert_null(nn_json_flat_string(&j, "n"));
+    assert_int_equal(nn_json_flat_number(&j, "a", &v), -1);
     nn_json_flat_free(&j);
 }
 

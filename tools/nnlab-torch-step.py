@@ -651,8 +651,9 @@ def import_torch():
     try:
         import torch
     except Exception as e:      # ImportError, or a broken install's OSError
-        raise Failure(EXIT_NO_TORCH, "no-torch", f"{sys.executable} cannot import torch: "
-                      f"{type(e).__name__}: {e}") from None
+        # the runner names the python3; a user who ran this one knows it
+        raise Failure(EXIT_NO_TORCH, "no-torch", f"cannot import torch: {type(e).__name__}: {e}",
+                      python=sys.executable) from None
     return torch
 
 

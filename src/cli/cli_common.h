@@ -39,6 +39,7 @@ typedef struct cli_options {
     int json, csv, quiet, no_validation, recalibrate;
     int data_on_device, pinned, sync_every_step, graph, tf32;   /* the GPU switches */
     int deterministic;           /* --deterministic (else the preset's) */
+    int with_pytorch;            /* bench: PyTorch's step beside nnlab's (cli_torch.h) */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with

@@ -263,7 +263,7 @@ void nn_json_flat_free(nn_json_flat *j)
     j->n = 0;
 }
 
-const nn_json_field *nn_json_get(const nn_json_flat *j, const char *key)
+const nn_json_field *nn_json_flat_get(const nn_json_flat *j, const char *key)
 {
     for (int i = 0; i < j->n; i++)
         if (strcmp(j->f[i].key, key) == 0)
@@ -271,15 +271,15 @@ const nn_json_field *nn_json_get(const nn_json_flat *j, const char *key)
     return NULL;
 }
 
-const char *nn_json_string(const nn_json_flat *j, const char *key)
+const char *nn_json_flat_string(const nn_json_flat *j, const char *key)
 {
-    const nn_json_field *f = nn_json_get(j, key);
+    const nn_json_field *f = nn_json_flat_get(j, key);
     return f && f->type == NN_JSON_STRING ? f->text : NULL;
 }
 
-int nn_json_number(const nn_json_flat *j, const char *key, double *v)
+int nn_json_flat_number(const nn_json_flat *j, const char *key, double *v)
 {
-    const nn_json_field *f = nn_json_get(j, key);
+    const nn_json_field *f = nn_json_flat_get(j, key);
     if (!f || f->type != NN_JSON_NUMBER)
         return -1;
     *v = f->number;

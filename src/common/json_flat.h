@@ -36,10 +36,10 @@ int nn_json_flat_parse(const char *text, nn_json_flat *out, char *err, size_t er
 void nn_json_flat_free(nn_json_flat *j);
 
 /* The field named key, or NULL. */
-const nn_json_field *nn_json_get(const nn_json_flat *j, const char *key);
+const nn_json_field *nn_json_flat_get(const nn_json_flat *j, const char *key);
 /* Its string, or NULL when absent or not a string. */
-const char *nn_json_string(const nn_json_flat *j, const char *key);
+const char *nn_json_flat_string(const nn_json_flat *j, const char *key);
 /* Its number into *v: 0, or -1 when absent or not a number. */
-int nn_json_number(const nn_json_flat *j, const char *key, double *v);
+int nn_json_flat_number(const nn_json_flat *j, const char *key, double *v);
 
 #endif

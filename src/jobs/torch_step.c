@@ -152,7 +152,7 @@ static enum nn_torch_status read_answer(const char *what, const torch_child *c, 
 static enum nn_torch_status helper_error(const char *what, const torch_child *c, const nn_json_flat *j,
                                          char *err, size_t err_len)
 {
-    const char *msg = nn_json_string(j, "error.message"), *kind = nn_json_string(j, "error.kind");
+    const char *msg = nn_json_flat_string(j, "error.message"), *kind = nn_json_flat_string(j, "error.kind");
     enum nn_torch_status s = c->exit_code == HELPER_NO_TORCH ? NN_TORCH_NO_TORCH
                            : c->exit_code == HELPER_PRESET ? NN_TORCH_PRESET
                            : kind && !strcmp(kind, "device") ? NN_TORCH_NO_DEVICE : NN_TORCH_FAILED;
@@ -163,27 +163,32 @@ static enum nn_torch_status helper_error(const char *what, const torch_child *c,
 
 /* ---- the probe, cached ---------------------------------------------------------------- */
 
-static enum nn_torch_status probe_one(const char *python, const char *helper, nn_torch_python *py,
-                                      char *err, size_t err_len)
+/* One candidate asked: python runs the helper's --probe. Messages name it
+ * as the user gave it ("NNLAB_PYTHON=..." when from_env). */
+static enum nn_torch_status probe_one(const char *python, int from_env, const char *helper,
+                                      nn_torch_python *py, char *err, size_t err_len)
 {
     char *argv[] = { (char *)python, (char *)helper, "--probe", NULL };
+    char what[NN_TORCH_PATH_LEN + 16];
     static torch_child c;            /* 66 KB; the probe runs under probe_lock */
     nn_json_flat j;
     const char *version;
     enum nn_torch_status s;
+    nn_strlcpy(what, from_env ? "NNLAB_PYTHON=" : "", sizeof what);
+    nn_strlcpy(what + strlen(what), python, sizeof what - strlen(what));
     if (torch_child_run(argv, NN_TORCH_PROBE_TIMEOUT_S, NULL, NULL, &c) != 0 || c.spawn_errno)
-        return failed(NN_TORCH_NO_PYTHON, err, err_len, "%s: cannot run: %s", python, strerror(c.spawn_errno));
-    s = read_answer(python, &c, &j, err, err_len);
+        return failed(NN_TORCH_NO_PYTHON, err, err_len, "%s: cannot run: %s", what, strerror(c.spawn_errno));
+    s = read_answer(what, &c, &j, err, err_len);
     if (s == NN_TORCH_OK && c.exit_code != 0)
-        s = helper_error(python, &c, &j, err, err_len);
-    else if (s == NN_TORCH_OK && !(version = nn_json_string(&j, "torch")))
-        s = failed(NN_TORCH_FAILED, err, err_len, "%s: the helper's probe gave no torch version", python);
+        s = helper_error(what, &c, &j, err, err_len);
+    else if (s == NN_TORCH_OK && !(version = nn_json_flat_string(&j, "torch")))
+        s = failed(NN_TORCH_FAILED, err, err_len, "%s: the helper's probe gave no torch version", what);
     if (s == NN_TORCH_OK) {
         memset(py, 0, sizeof *py);
         nn_strlcpy(py->path, python, sizeof py->path);
         nn_strlcpy(py->version, version, sizeof py->version);
         version_label(version, py->label, sizeof py->label);
-        py->cuda = nn_json_get(&j, "cuda") && nn_json_get(&j, "cuda")->type == NN_JSON_TRUE;
+        py->cuda = nn_json_flat_get(&j, "cuda") && nn_json_flat_get(&j, "cuda")->type == NN_JSON_TRUE;
     }
     nn_json_flat_free(&j);
     return s;
@@ -196,14 +201,14 @@ static enum nn_torch_status probe_all(nn_torch_python *py, char *err, size_t err
     char cand[MAX_PYTHONS][NN_TORCH_PATH_LEN], helper[NN_TORCH_PATH_LEN], why[NN_ERR_LEN];
     char all[2 * NN_ERR_LEN] = "";
     enum nn_torch_status best = NN_TORCH_NO_PYTHON, s = helper_path(helper, sizeof helper, err, err_len);
-    int n = python_candidates(cand);
+    int n = python_candidates(cand), from_env = getenv("NNLAB_PYTHON") && *getenv("NNLAB_PYTHON");
     if (s != NN_TORCH_OK)
         return s;
     if (n == 0)
         return failed(NN_TORCH_NO_PYTHON, err, err_len, "no python3 to run PyTorch: none on PATH, no "
                       "/usr/bin/python3 (set NNLAB_PYTHON to one that imports torch)");
     for (int i = 0; i < n; i++) {
-        s = probe_one(cand[i], helper, py, why, sizeof why);
+        s = probe_one(cand[i], from_env, helper, py, why, sizeof why);
         if (s == NN_TORCH_OK)
             return NN_TORCH_OK;
         if (s != NN_TORCH_NO_PYTHON)
@@ -295,10 +300,10 @@ static enum nn_torch_status result_numbers(const nn_json_flat *j, nn_torch_resul
                                            char *err, size_t err_len)
 {
     double steps, batch, threads;
-    if (nn_json_number(j, "us_per_step", &out->us_per_step) != 0
-        || nn_json_number(j, "us_per_step_mean", &out->us_per_step_mean) != 0
-        || nn_json_number(j, "params", params) != 0 || nn_json_number(j, "steps", &steps) != 0
-        || nn_json_number(j, "batch", &batch) != 0 || nn_json_number(j, "threads", &threads) != 0)
+    if (nn_json_flat_number(j, "us_per_step", &out->us_per_step) != 0
+        || nn_json_flat_number(j, "us_per_step_mean", &out->us_per_step_mean) != 0
+        || nn_json_flat_number(j, "params", params) != 0 || nn_json_flat_number(j, "steps", &steps) != 0
+        || nn_json_flat_number(j, "batch", &batch) != 0 || nn_json_flat_number(j, "threads", &threads) != 0)
         return failed(NN_TORCH_FAILED, err, err_len, "%s: the helper's answer lacks a figure "
                       "(us_per_step, us_per_step_mean, params, steps, batch, threads)", out->python.label);
     if (!(out->us_per_step > 0) || !(out->us_per_step_mean > 0))
@@ -314,7 +319,7 @@ static enum nn_torch_status result_numbers(const nn_json_flat *j, nn_torch_resul
 static enum nn_torch_status take_result(const nn_json_flat *j, size_t want, nn_torch_result *out,
                                         char *err, size_t err_len)
 {
-    const char *name = nn_json_string(j, "device_name");
+    const char *name = nn_json_flat_string(j, "device_name");
     double params;
     enum nn_torch_status s = result_numbers(j, out, &params, err, err_len);
     if (s != NN_TORCH_OK)
@@ -350,7 +355,7 @@ static enum nn_torch_status run_helper(const nn_torch_request *req, const char *
                    strerror(c->spawn_errno));
     } else {
         s = read_answer(out->python.label, c, &j, err, err_len);
-        if (s == NN_TORCH_OK && (c->exit_code != 0 || nn_json_get(&j, "error.message")))
+        if (s == NN_TORCH_OK && (c->exit_code != 0 || nn_json_flat_get(&j, "error.message")))
             s = helper_error(out->python.label, c, &j, err, err_len);
         else if (s == NN_TORCH_OK)
             s = take_result(&j, want, out, err, err_len);
