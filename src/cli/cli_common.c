@@ -24,7 +24,8 @@ enum {
     OPT_PRESET = 256, OPT_DEVICE, OPT_DEVICES, OPT_BATCH, OPT_BATCHES, OPT_EPOCHS, OPT_STEPS, OPT_WARMUP,
     OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
-    OPT_NO_GRAPH, OPT_TF32, OPT_DETERMINISTIC, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP
+    OPT_NO_GRAPH, OPT_TF32, OPT_DETERMINISTIC, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP,
+    OPT_WITH_PYTORCH
 };
 
 /* issue 21's slides: an SVG of the result, a predicted GPU beside the CPU */
@@ -81,6 +82,8 @@ static const cli_option_spec option_table[] = {
     { "no-graph", 0, 0, OPT_NO_GRAPH, JOBS | JAC },
     { "tf32", 0, 0, OPT_TF32, JOBS | JAC },
     { "deterministic", 0, 0, OPT_DETERMINISTIC, JOBS | JAC },
+    /* PyTorch's step beside nnlab's (cli_torch.c) */
+    { "with-pytorch", 0, 0, OPT_WITH_PYTORCH, CLI_BENCH },
     { "help", 0, 'h', OPT_HELP, ALL },
 };
 #define N_OPTIONS (int)(sizeof option_table / sizeof option_table[0])
@@ -271,6 +274,7 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_NO_GRAPH: o->graph = 0; return way_switch(o);
     case OPT_TF32: o->tf32 = 1; return 0;
     case OPT_DETERMINISTIC: o->deterministic = 1; return 0;
+    case OPT_WITH_PYTORCH: o->with_pytorch = 1; return 0;
     case OPT_HELP: cli_usage(stdout); return 1;
     case '?': return -1;             /* getopt has said what was wrong */
     }
@@ -576,6 +580,8 @@ void cli_usage(FILE *f)
         "                           (default t4): its progress at each epoch, its time at the end"
         "  -q, --quiet              no progress lines\n"
         "  -j, --json               print the result as JSON on stdout (every command)\n"
+        "      --with-pytorch       bench: PyTorch's step of the same network beside nnlab's\n"
+        "                           (needs a python3 that imports torch; $NNLAB_PYTHON picks one)\n"
         "\n"
         "Options of sweep and explain:\n"
         "      --devices D1,D2      sweep: the devices, in order (default: cpu)\n"

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cli_common.h"
 #include "cli_stop.h"
+#include "cli_torch.h"
 #include "nnlab/device.h"
 #include "nnlab/divergence.h"
 #include "nnlab/engine.h"
@@ -171,7 +172,8 @@ static void print_json_conv(nn_job *job)
     cli_conv_algorithms_json(a, n < CLI_CONV_MAX ? n : CLI_CONV_MAX);
 }
 
-static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench)
+static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench,
+                       const cli_torch *torch)
 {
     nn_job_times t;
     nn_job_times_of(s, &t);
@@ -223,6 +225,7 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     print_json_gpu(s);
     printf("  \"deterministic\": %s,\n", json_bool(cfg->deterministic));
     print_json_conv(job);
+    cli_torch_json(torch);       /* bench --with-pytorch only */
     json_phases("phases", s->phase_us, s->phase_valid, 1);   /* last: null where not measured */
     printf("}\n");
 }
@@ -411,10 +414,11 @@ static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, const n
 /* The job did not end after a stop signal: what it measured so far, the
  * JSON asked for, a one-line reason, and the signal's exit status, without
  * waiting for its thread (nn_job_free would). */
-static void leave_stuck_job(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench, int json)
+static void leave_stuck_job(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench, int json,
+                            const cli_torch *torch)
 {
     if (json)
-        print_json(job, cfg, s, bench);
+        print_json(job, cfg, s, bench, torch);
     fprintf(stderr, "nnlab: %s: the job did not end within %d s of its cancel (%s, %ld steps); exiting "
             "without it\n", strsignal(cli_stop_signal()), CLI_GRACE_MS / 1000, nn_job_state_name(s->state),
             s->step);
@@ -427,6 +431,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     nn_preset p;
     nn_job_config cfg;
     nn_snapshot s;
+    cli_torch torch = { 0 };
     char err[NN_ERR_LEN];
     int bench = command == CLI_BENCH;
     int rc = cli_parse(command, argc, argv, &o);
@@ -447,6 +452,10 @@ static int run_job(int argc, char **argv, enum cli_command command)
     if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
     cli_say_prediction(&cfg, o.quiet);
+    /* PyTorch first: a refusal (no torch, a preset it cannot build) comes
+     * before nnlab's job, and the two never share the cores */
+    if (o.with_pytorch && (rc = cli_torch_measure(&o, &cfg, &torch)) != 0)
+        return rc;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
         fprintf(stderr, "nnlab: %s\n", err);
@@ -454,7 +463,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     }
     cli_catch_stop_signals();
     if (follow(job, &p, bench, o.quiet, race_ok ? &race : NULL, &s) != 0)
-        leave_stuck_job(job, &cfg, &s, bench, o.json);
+        leave_stuck_job(job, &cfg, &s, bench, o.json, &torch);
     if (s.state == NN_JOB_FAILED) {
         nn_job_free(job);
         fprintf(stderr, "nnlab: %s\n", s.error);
@@ -466,12 +475,16 @@ static int run_job(int argc, char **argv, enum cli_command command)
         if (race_ok)
             print_race_end(&race, &s);
     }
+    if (s.state == NN_JOB_DONE)
+        cli_torch_text(&torch, bench_uses_median(&s) ? s.us_per_step_median : s.us_per_step,
+                       bench_uses_median(&s) ? "median" : "mean", s.timed_steps,
+                       s.threads_now > 0 ? s.threads_now : s.threads);
     if (o.svg && write_svg(job, &cfg, &s, o.svg) != 0) {
         nn_job_free(job);
         return EXIT_FAILURE;
     }
     if (o.json)
-        print_json(job, &cfg, &s, bench);
+        print_json(job, &cfg, &s, bench, &torch);
     nn_job_free(job);
     if (s.state == NN_JOB_DIVERGED) {
         fprintf(stderr, "nnlab: %s\n", s.error);

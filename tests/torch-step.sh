@@ -1,0 +1,70 @@
+#!/bin/sh
+# tests/torch-step.sh - PyTorch's step beside nnlab's, as a user meets it:
+# `nnlab bench --with-pytorch` refusing with one line and exit 2 when no
+# python3 can run or none imports torch; the helper
+# (tools/nnlab-torch-step.py) naming the file, [layerN] and key of what it
+# cannot build, read before torch is imported; and, where a python3 imports
+# torch, every shipped training preset measured beside nnlab with the same
+# parameter count (tests/test_torch_step runs every shipped preset through
+# the runner). The cases that need torch are skipped elsewhere. Speaks TAP.
+# Needs NNLAB (the program) and top_srcdir, which `make check` exports.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/cli-lib.sh"
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+helper=$top_srcdir/tools/nnlab-torch-step.py
+fixtures=$top_srcdir/tests/fixtures
+python=$(command -v python3 || true)
+bench="bench --steps 1 --warmup 0 --batch 2 -q --with-pytorch"
+# json FILE EXPRESSION: EXPRESSION over the JSON object j in FILE, true or false
+json() { "$python" -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"; }
+json_ok() { if json "$2" "$3"; then ok "$1"; else echo "# not $3:"; sed 's/^/#   /' "$2" | head -n 5; not_ok "$1"; fi; }
+
+check "no python: exit 2" 2 env NNLAB_PYTHON=/nonexistent "$NNLAB" $bench --preset mnist-mlp-128
+grep_ok "no python: named, with why" "$tmp/err" "NNLAB_PYTHON=/nonexistent: cannot run: No such file"
+one_line_err "no python: one-line error"
+
+if [ -z "$python" ]; then
+    skip "no python3 on PATH: the helper's own cases"
+elif "$python" -c 'import torch' >/dev/null 2>&1; then
+    skip "python3 on PATH imports torch: no python3 without torch to try"
+else
+    check "no torch: exit 2" 2 env NNLAB_PYTHON="$python" "$NNLAB" $bench --preset mnist-mlp-128
+    grep_ok "no torch: says so" "$tmp/err" "PyTorch is not installed for any python3 tried: NNLAB_PYTHON=.*cannot import torch"
+    one_line_err "no torch: one-line error"
+fi
+
+if [ -n "$python" ]; then
+    check "helper: unknown kind exits 2" 2 "$python" "$helper" "$fixtures/torch-unknown-kind.ini" --batch 2
+    json_ok "helper: unknown kind names file, [layer2], type" "$tmp/out" \
+        "j['error']['kind'] == 'preset' and j['error']['section'] == 'layer2' and j['error']['key'] == 'type' and j['error']['file'].endswith('torch-unknown-kind.ini') and 'frobnicate' in j['error']['message']"
+    check "helper: unknown key exits 2" 2 "$python" "$helper" "$fixtures/torch-unknown-key.ini" --batch 2
+    json_ok "helper: unknown key named" "$tmp/out" \
+        "j['error']['section'] == 'layer1' and j['error']['key'] == 'flavour' and '[layer1] flavour' in j['error']['message']"
+    check "helper: no --batch exits 2" 2 "$python" "$helper" "$top_srcdir/presets/mnist-mlp-128.ini"
+    json_ok "helper: usage error said" "$tmp/out" "j['error']['kind'] == 'usage' and '--batch' in j['error']['message']"
+fi
+
+# Where a python3 imports torch: the runner finds it (python3 on PATH, then /usr/bin/python3)
+"$NNLAB" $bench --json --preset mnist-mlp-128 >"$tmp/probe.out" 2>"$tmp/probe.err"
+if grep -q "not installed\|no python3" "$tmp/probe.err"; then
+    echo "1..$((n + 1))"
+    skip "no python3 here imports torch: $(head -c 200 "$tmp/probe.err")"
+    exit $((failed > 0))
+fi
+# one preset of each family here (conv2d, conv1d, TabNet's graph); every
+# shipped preset through the runner: tests/test_torch_step
+for p in lenet-cifar10 conv1d-regression tabnet-regression; do
+    check "$p: bench --with-pytorch runs" 0 "$NNLAB" $bench --json --preset "$p"
+    json_ok "$p: PyTorch's network has nnlab's parameters" "$tmp/out" \
+        "j['pytorch']['params'] == j['params'] > 0 and j['pytorch']['us_per_step'] > 0"
+    json_ok "$p: labelled measured with PyTorch X.Y" "$tmp/out" \
+        "j['pytorch']['source'].startswith('measured with PyTorch ') and j['pytorch']['device'] == 'cpu'"
+done
+check "side by side in the text" 0 "$NNLAB" bench --steps 2 --warmup 0 --batch 2 --preset mnist-mlp-128 --with-pytorch
+grep_ok "side by side: nnlab's row" "$tmp/err" "^    nnlab  *[0-9.]* us/step"
+grep_ok "side by side: PyTorch's row and ratio" "$tmp/err" "^    PyTorch [0-9.]*  *[0-9.]* us/step (median of 2.*x nnlab's"
+echo "1..$n"
+exit $((failed > 0))
