@@ -110,6 +110,10 @@ typedef struct nn_explanation {
     double overhead_us;          /* fixed costs (issue, sync, the products' fixed cost, the
                                     copies' fixed cost) + shortfall + optimiser */
     double scaling_us;           /* the rest: the work that grows with the batch */
+
+    /* A line when the calibration priced with failed its checks
+     * (nn_calibration_check): "" otherwise. */
+    char caveat[448];
 } nn_explanation;
 
 void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
