@@ -141,7 +141,7 @@ static void check_spreads(const nn_calibration *c, failures *f)
 {
     for (int k = 0; k < NN_SPREADS; k++)
         if (c->spread[k] > NN_CAL_MAX_SPREAD)
-            fail(f, k, "%s's repetitions varied %.0f%%, more than %.0f%%%s", nn_spread_name(k), 100.0 * c->spread[k],
+            fail(f, k, "%s: repetitions varied %.0f%%, more than %.0f%%%s", nn_spread_name(k), 100.0 * c->spread[k],
                  100.0 * NN_CAL_MAX_SPREAD, c->remeasured & (1u << k) ? " (measured twice)" : "");
 }
 

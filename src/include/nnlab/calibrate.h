@@ -186,7 +186,7 @@ int nn_calibration_quality(const nn_calibration *c, char *why, size_t why_len);
 const char *nn_cal_quality_name(int q);
 /* Where the figures come from, their age at `now` (unix time) and their
  * quality, in a line: "measured 3 min ago, good (repetitions within 4%)",
- * "measured 2 h ago, contradictory: sgemm's repetitions varied 45% ...",
+ * "measured 2 h ago, contradictory: sgemm: repetitions varied 45% ...",
  * "predicted for T4 (a GPU profile)". */
 void nn_calibration_describe(const nn_calibration *c, long long now, char *buf, size_t len);
 
