@@ -447,12 +447,12 @@ static void test_calibration_quality(void **state)
     assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_CONTRADICTORY);
     assert_non_null(strstr(why, "streaming at 2.0 GB/s"));
     c.mem_gbps = 10;
-    /* ... and repetitions far apart */
+    /* ... and repetitions far apart (issue 20: measured again, then contradictory, no longer noisy) */
     c.spread[NN_SPREAD_OP] = 0.45;
-    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_NOISY);
-    assert_non_null(strstr(why, "issue one op varied 45%"));
+    assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_CONTRADICTORY);
+    assert_non_null(strstr(why, "issue one op: repetitions varied 45%, more than 10%"));
     nn_calibration_describe(&c, c.created + 7200, line, sizeof line);
-    assert_non_null(strstr(line, "measured 2 h ago, noisy: issue one op varied 45%"));
+    assert_non_null(strstr(line, "measured 2 h ago, contradictory: issue one op: repetitions varied 45%"));
     c.profile = 1;                               /* a profile's figures are given, not measured */
     snprintf(c.note, sizeof c.note, "predicted for T4");
     assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_GOOD);
@@ -690,7 +690,7 @@ static void test_cal_store(void **state)
     memset(&fresh, 0, sizeof fresh);
     assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), 1);
     assert_null(nn_cal_store_get(&fresh, "cpu-ref", &why));
-    assert_non_null(strstr(why, "is noisy (streaming varied 60%"));
+    assert_non_null(strstr(why, "is contradictory (streaming: repetitions varied 60%"));
     nn_cal_store_collect(&fresh, "cpu-ref", 0, &cal, NULL);    /* measured again: kept, whatever it is */
     assert_int_equal(nn_cal_store_needed(&fresh, "cpu-ref"), 0);
     cal.spread[NN_SPREAD_MEM] = 0;

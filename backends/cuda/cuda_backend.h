@@ -228,6 +228,11 @@ typedef struct gpu_state {
     int slots_made;                  /* events created */
     long t_head, t_tail;             /* steps started, steps collected */
     int t_dropping;                  /* the step started last is not timed */
+
+    /* The calibration's clock (clock_start, clock_stop): two events, made
+     * at the first clock_start. */
+    cudaEvent_t clock_ev[2];
+    int clock_made;
 } gpu_state;
 
 static inline gpu_state *gpu_of(nn_backend *b)

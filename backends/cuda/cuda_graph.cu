@@ -4,6 +4,7 @@
  * clock. The rest of the module (probe, open, memory) is cuda_module.cu. */
 #include "cuda_backend.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---- step graphs -------------------------------------------------------------------------- */
@@ -237,4 +238,74 @@ int gpu_timing_collect(nn_backend *b, int wait, double us[NN_TIMING_MARKS], long
         s->t_tail++;
     }
     return (int)(steps > 0x7fffffff ? 0x7fffffff : steps);
+}
+
+/* ---- the calibration's clock and the device's peak ---------------------------------------------- */
+
+int gpu_clock_start(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    if (s->capturing)
+        return gpu_fail(b, "clock_start: not while recording");
+    if (!s->clock_made) {
+        if (gpu_cuda(b, cudaEventCreate(&s->clock_ev[0]), "clock_start", "cudaEventCreate", "the clock's first mark"))
+            return -1;
+        if (gpu_cuda(b, cudaEventCreate(&s->clock_ev[1]), "clock_start", "cudaEventCreate", "the clock's second mark")) {
+            cudaEventDestroy(s->clock_ev[0]);
+            return -1;
+        }
+        s->clock_made = 1;
+    }
+    return gpu_cuda(b, cudaEventRecord(s->clock_ev[0], s->stream), "clock_start", "cudaEventRecord",
+                    "marking the start of a timed batch");
+}
+
+int gpu_clock_stop(nn_backend *b, double *us)
+{
+    gpu_state *s = gpu_of(b);
+    float ms = 0.0f;
+    if (!s->clock_made)
+        return gpu_fail(b, "clock_stop: no clock_start before it");
+    if (gpu_cuda(b, cudaEventRecord(s->clock_ev[1], s->stream), "clock_stop", "cudaEventRecord",
+                 "marking the end of a timed batch") ||
+        gpu_cuda(b, cudaEventSynchronize(s->clock_ev[1]), "clock_stop", "cudaEventSynchronize",
+                 "waiting for a timed batch") ||
+        gpu_cuda(b, cudaEventElapsedTime(&ms, s->clock_ev[0], s->clock_ev[1]), "clock_stop",
+                 "cudaEventElapsedTime", "reading a timed batch"))
+        return -1;
+    *us = (double)ms * 1000.0;
+    return 0;
+}
+
+/* FP32 lanes (results of a float multiply-add a clock) of one
+ * multiprocessor, from the CUDA C++ Programming Guide's table "Throughput
+ * of Native Arithmetic Instructions": 64 on compute capability 6.0, 7.x and
+ * 8.0 (P100, V100, T4, A100, H100's predecessors), 128 on 5.x, 6.1, 6.2,
+ * 8.6, 8.7, 8.9, 9.0 (H100, H200) and later. */
+static int fp32_lanes(int major, int minor)
+{
+    if ((major == 6 && minor == 0) || major == 7 || (major == 8 && minor == 0))
+        return 64;
+    return 128;
+}
+
+int gpu_peak_gflops(nn_backend *b, double *gflops, char *how, size_t how_len)
+{
+    gpu_state *s = gpu_of(b);
+    int khz = 0, sms = 0, major = 0, minor = 0;
+    if (gpu_cuda(b, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, s->device), "peak_gflops",
+                 "cudaDeviceGetAttribute", "the clock rate") ||
+        gpu_cuda(b, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s->device), "peak_gflops",
+                 "cudaDeviceGetAttribute", "the multiprocessors") ||
+        gpu_cuda(b, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, s->device), "peak_gflops",
+                 "cudaDeviceGetAttribute", "the compute capability") ||
+        gpu_cuda(b, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, s->device), "peak_gflops",
+                 "cudaDeviceGetAttribute", "the compute capability"))
+        return -1;
+    if (khz <= 0 || sms <= 0)
+        return gpu_fail(b, "peak_gflops: the device gives no clock (%d kHz) or multiprocessors (%d)", khz, sms);
+    int lanes = fp32_lanes(major, minor);
+    *gflops = (double)sms * lanes * 2.0 * khz * 1e-6;
+    snprintf(how, how_len, "%d SMs x %d FP32 lanes (sm_%d%d) x 2 x %.0f MHz", sms, lanes, major, minor, khz * 1e-3);
+    return 0;
 }

@@ -153,6 +153,11 @@ static void timing_release(gpu_state *s)
         for (int m = 0; m < NN_TIMING_MARKS; m++)
             cudaEventDestroy(s->slots[i].ev[m]);
     s->slots_made = 0;
+    if (s->clock_made) {
+        cudaEventDestroy(s->clock_ev[0]);
+        cudaEventDestroy(s->clock_ev[1]);
+        s->clock_made = 0;
+    }
 }
 
 void gpu_close(nn_backend *b)

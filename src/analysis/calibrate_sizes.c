@@ -26,44 +26,25 @@ static const int linear_shapes[][3] = {       /* n, in, out */
  * convolutional layer */
 static const int conv_batches[] = { 1, 4, 16, 64, 256 };
 #define N_CONV_BATCHES (int)(sizeof conv_batches / sizeof conv_batches[0])
-/* A point takes about POINT_S; a call slower than SLOW_CALL_S ends its curve
- * there (a slow device, the reference loops, prices larger calls at the
- * largest rate measured). */
-#define POINT_S 0.02
-#define SLOW_CALL_S 0.25
+/* A call slower than NN_CAL_SLOW_CALL_S ends its curve there (a slow
+ * device, the reference loops, prices larger calls at the largest rate
+ * measured). */
+#define SLOW_CALL_S NN_CAL_SLOW_CALL_S
 
-typedef int (*call_fn)(nn_backend *b, const bench_ctx *c, const void *arg);
+typedef nn_cal_call_fn call_fn;
 
 /* Seconds of one call in a stream of back-to-back calls (a GPU overlaps
- * issuing one with running the last), best of a few rounds. */
-static int time_call(nn_backend *b, const bench_ctx *c, call_fn call, const void *arg, double *out_s)
+ * issuing one with running the last), best of NN_CAL_REPS batches; the
+ * batches' spread widens *widest. */
+static int time_call(nn_backend *b, const bench_ctx *c, call_fn call, const void *arg, double *out_s,
+                     double *widest)
 {
-    /* a device's first call of a shape pays its start-up (library handles,
-     * the convolution's plan trials), which a figure must not hold: untimed */
-    if (!b->ops->host_memory && (call(b, c, arg) != 0 || b->ops->synchronize(b) != 0))
+    static const nn_cal_timing timing = { 0, 0, 0 };
+    double spread = 0;
+    if (nn_cal_time(b, c, call, arg, &timing, out_s, &spread) != 0)
         return -1;
-    double t0 = nn_now();
-    if (call(b, c, arg) != 0 || b->ops->synchronize(b) != 0)    /* warm-up, and a first estimate */
-        return -1;
-    double first = nn_now() - t0, best = first;
-    if (first > SLOW_CALL_S) {
-        *out_s = first;
-        return 0;
-    }
-    int reps = (int)(POINT_S / 3 / (first > 1e-7 ? first : 1e-7));
-    reps = reps < 1 ? 1 : reps > 2000 ? 2000 : reps;
-    for (int r = 0; r < (first > POINT_S ? 1 : 3); r++) {
-        t0 = nn_now();
-        for (int i = 0; i < reps; i++)
-            if (call(b, c, arg) != 0)
-                return -1;
-        if (b->ops->synchronize(b) != 0)
-            return -1;
-        double dt = (nn_now() - t0) / reps;
-        if (dt < best)
-            best = dt;
-    }
-    *out_s = best;
+    if (spread > *widest)
+        *widest = spread;
     return 0;
 }
 
@@ -119,18 +100,23 @@ static void add_point(nn_rate_curve *curve, double flops, double call_s, double 
 int nn_cal_linear_curves(nn_backend *b, const bench_ctx *c, nn_calibration *out)
 {
     static const int one[3] = { 1, 1, 1 };
-    double s;
-    if (time_call(b, c, call_linear_fwd, one, &s) != 0)
+    double s, *widest = &out->spread[NN_SPREAD_LINEAR];
+    memset(&out->linear_fwd, 0, sizeof out->linear_fwd);
+    memset(&out->linear_bwd, 0, sizeof out->linear_bwd);
+    *widest = 0;
+    if (time_call(b, c, call_linear_fwd, one, &s, widest) != 0)
         return -1;
     out->matrix_op_us = s * 1e6;
     for (int i = 0; i < N_LINEAR_SHAPES; i++) {
         const int *sh = linear_shapes[i];
         double macs = (double)sh[0] * sh[1] * sh[2], outs = (double)sh[0] * sh[2];
-        if (time_call(b, c, call_linear_fwd, sh, &s) != 0)
+        if (time_call(b, c, call_linear_fwd, sh, &s, widest) != 0)
             return -1;
+        if (i == 0)
+            out->smallest_product_us = s * 1e6;
         add_point(&out->linear_fwd, 2.0 * macs + outs, s, out->matrix_op_us);   /* as cost.c counts */
         int slow = s > SLOW_CALL_S;
-        if (time_call(b, c, call_linear_bwd, sh, &s) != 0)
+        if (time_call(b, c, call_linear_bwd, sh, &s, widest) != 0)
             return -1;
         add_point(&out->linear_bwd, 4.0 * macs + outs, s, out->matrix_op_us);
         if (slow || s > SLOW_CALL_S)
@@ -145,6 +131,10 @@ int nn_cal_linear_curves(nn_backend *b, const bench_ctx *c, nn_calibration *out)
 
 int nn_cal_conv_curves(nn_backend *b, const bench_ctx *c, nn_calibration *out)
 {
+    double *widest = &out->spread[NN_SPREAD_CONV];
+    memset(&out->conv_fwd, 0, sizeof out->conv_fwd);
+    memset(&out->conv_bwd, 0, sizeof out->conv_bwd);
+    *widest = 0;
     for (int i = 0; i < N_CONV_BATCHES; i++) {
         conv_arg a = { .g = { .n = conv_batches[i], .c_in = 3, .h_in = 32, .w_in = 32, .c_out = 6,
                               .h_out = 28, .w_out = 28, .k_h = 5, .k_w = 5, .stride_h = 1, .stride_w = 1 } };
@@ -152,7 +142,8 @@ int nn_cal_conv_curves(nn_backend *b, const bench_ctx *c, nn_calibration *out)
         size_t ws = 0;
         if (b->ops->conv2d_workspace(b, &a.g, &ws) != 0 || b->ops->alloc(b, ws ? ws : 64, &a.ws) != 0)
             return -1;
-        int rc = time_call(b, c, call_conv_fwd, &a, &s_fwd) || time_call(b, c, call_conv_bwd, &a, &s_bwd);
+        int rc = time_call(b, c, call_conv_fwd, &a, &s_fwd, widest) ||
+                 time_call(b, c, call_conv_bwd, &a, &s_bwd, widest);
         b->ops->free(b, a.ws);
         if (rc != 0)
             return -1;
@@ -221,6 +212,8 @@ static int call_elem(nn_backend *b, const bench_ctx *c, const void *arg)
 
 int nn_cal_elem_costs(nn_backend *b, const bench_ctx *c, nn_calibration *out)
 {
+    double *widest = &out->spread[NN_SPREAD_ELEM];
+    *widest = 0;
     if (b->ops->zero(b, c->y + 2 * REGION, ELEMS * sizeof(int32_t)) != 0)
         return -1;
     for (int k = NN_OP_RELU; k < NN_OP_CLASSES; k++) {
@@ -228,7 +221,7 @@ int nn_cal_elem_costs(nn_backend *b, const bench_ctx *c, nn_calibration *out)
         for (int d = 0; d < directions; d++) {
             elem_arg a = { (nn_op_class)k, d };
             double s;
-            if (time_call(b, c, call_elem, &a, &s) != 0)
+            if (time_call(b, c, call_elem, &a, &s, widest) != 0)
                 return -1;
             out->elem_ns[k][d] = s * 1e9 / ELEMS;
         }

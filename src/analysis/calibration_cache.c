@@ -82,15 +82,16 @@ int nn_calibration_path(const char *device, char *path, size_t len)
 }
 
 /* The fields of the cache file, in order: those of format 1, then those
- * formats 2 and 3 added. Every one must be there for the file to be read. */
+ * formats 2, 3 and 4 added. Every one must be there for the file to be read. */
 #define CAL_FIELDS(X)                                                          \
     X(gemm_gflops) X(gemm_gflops_1thread) X(mem_gbps) X(op_us) X(sync_us)      \
     X(upload_us) X(upload_gbps) X(host_copy_gbps)                              \
     X(download_us) X(pinned_upload_us) X(pinned_upload_gbps)                   \
-    X(graph_launch_us) X(graph_node_us) X(matrix_op_us)
-#define CAL_FLAGS(X) X(has_pinned) X(has_graph)
+    X(graph_launch_us) X(graph_node_us) X(matrix_op_us)                     \
+    X(device_peak_gflops) X(smallest_product_us)
+#define CAL_FLAGS(X) X(has_pinned) X(has_graph) X(device_clock)
 #define CAL_CURVES(X) X(linear_fwd) X(linear_bwd) X(conv_fwd) X(conv_bwd)
-#define CAL_TABLES(X) X(elem_ns) X(spread) X(threads)
+#define CAL_TABLES(X) X(elem_ns) X(spread) X(threads) X(device_peak_how) X(remeasured)
 
 /* Bits of the keys read, to tell a complete file from an old one. */
 enum {
@@ -137,7 +138,8 @@ static int parse_curve(const char *value, nn_rate_curve *c)
 }
 
 /* "sgemm:0.031 ..." for every figure with a spread; names without blanks */
-static const char *const spread_keys[NN_SPREADS] = { "gemm", "gemm_1thread", "mem", "op", "sync", "host_copy" };
+static const char *const spread_keys[NN_SPREADS] = { "gemm", "gemm_1thread", "mem", "op", "sync", "host_copy",
+                                                      "linear", "conv", "elem" };
 
 static int write_spread(FILE *f, const double spread[NN_SPREADS])
 {
@@ -222,7 +224,8 @@ static int fill_calibration(FILE *f, const void *ctx)
 #undef WRITE_CURVE
     if (write_elem_ns(f, c->elem_ns) != 0 || write_spread(f, c->spread) != 0)
         return -1;
-    return fprintf(f, "threads = %d\n", c->threads) < 0 ? -1 : 0;
+    return fprintf(f, "threads = %d\ndevice_peak_how = %s\nremeasured = %u\n", c->threads, c->device_peak_how,
+                   c->remeasured) < 0 ? -1 : 0;
 }
 
 int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len)
@@ -274,6 +277,11 @@ static void parse_line(nn_calibration *c, const char *key, const char *value, un
         *seen |= 1ull << KEY_spread;
     else if (!strcmp(key, "threads") && nn_parse_long(value, &v_long) == 0 && v_long >= 0 && v_long <= 4096)
         c->threads = (int)v_long, *seen |= 1ull << KEY_threads;
+    else if (!strcmp(key, "device_peak_how"))
+        nn_strlcpy(c->device_peak_how, value, sizeof c->device_peak_how), *seen |= 1ull << KEY_device_peak_how;
+    else if (!strcmp(key, "remeasured") && nn_parse_long(value, &v_long) == 0 && v_long >= 0 &&
+             v_long < (1L << NN_SPREADS))
+        c->remeasured = (unsigned)v_long, *seen |= 1ull << KEY_remeasured;
 }
 
 int nn_calibration_load(const char *device, nn_calibration *out)

@@ -465,6 +465,18 @@ static void advise(nn_explanation *e, const nn_calibration *cal, const nn_explai
     }
 }
 
+/* The line Explain adds when its calibration failed the checks
+ * (calibration_quality.c): its figures cannot all be true, so neither can
+ * a prediction made of them. */
+static void calibration_caveat(nn_explanation *e, const nn_calibration *cal)
+{
+    char why[320];
+    if (nn_calibration_quality(cal, why, sizeof why) != NN_CAL_CONTRADICTORY)
+        return;
+    snprintf(e->caveat, sizeof e->caveat, "the calibration is contradictory (%.300s): this prediction rests on "
+             "figures that cannot all be true; measure again with `nnlab calibrate`", why);
+}
+
 void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
                 const nn_explain_options *opt, nn_explanation *out)
 {
@@ -478,6 +490,7 @@ void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
     out->predicted_us = predict_step(out, cal, opt);
     name_regime(out, cal, opt);
     advise(out, cal, opt);
+    calibration_caveat(out, cal);
 }
 
 /* ---- the convolution algorithms a device chose --------------------------------- */

@@ -35,6 +35,22 @@ static void print_optional_json(const char *name, int valid, double v)
         printf(", \"%s\": null", name);
 }
 
+/* What the checks compared the figures with (calibrate.h's
+ * nn_calibration_check), the clock that timed them and what was measured
+ * again; the checks' verdict is in "calibration". */
+static void print_checks_json(const nn_calibration *c)
+{
+    print_optional_json("device_peak_gflops", c->device_peak_gflops > 0, c->device_peak_gflops);
+    printf(", \"device_peak_how\": ");
+    cli_json_string(stdout, c->device_peak_how);
+    printf(", \"smallest_product_us\": %.4g, \"clock\": \"%s\", \"measured_again\": [",
+           nn_calibration_smallest_product_us(c), c->device_clock ? "device" : "host");
+    for (int k = 0, n = 0; k < NN_SPREADS; k++)
+        if (c->remeasured & (1u << k))
+            printf("%s\"%s\"", n++ ? ", " : "", nn_spread_name(k));
+    printf("]");
+}
+
 static void print_calibration_json(const nn_calibration *c, int last)
 {
     printf("  {\"device\": \"%s\", \"machine\": \"%s\", \"gemm_gflops\": %.4g, \"gemm_gflops_1thread\": %.4g, "
@@ -47,6 +63,7 @@ static void print_calibration_json(const nn_calibration *c, int last)
     print_optional_json("graph_launch_us", c->has_graph, c->graph_launch_us);
     print_optional_json("graph_node_us", c->has_graph, c->graph_node_us);
     printf(", \"matrix_op_us\": %.4g", c->matrix_op_us);
+    print_checks_json(c);
     print_curve_json("linear_fwd", &c->linear_fwd);
     print_curve_json("linear_bwd", &c->linear_bwd);
     print_curve_json("conv_fwd", &c->conv_fwd);
@@ -76,6 +93,27 @@ static void print_curve_text(const char *what, const nn_rate_curve *c)
     for (int i = 0; i < c->n; i++)
         printf(" %.2g:%.1f", c->flops[i], c->gflops[i]);
     printf("\n");
+}
+
+/* The checks: the peak and the clock, what was measured again, and every
+ * check that failed (the quality line names the first). */
+static void print_checks_text(const nn_calibration *c)
+{
+    nn_cal_failure fails[8];
+    if (c->device_peak_gflops > 0)
+        printf("  device peak:      %.0f GFLOP/s (%s)\n", c->device_peak_gflops, c->device_peak_how);
+    printf("  timed on:         the %s's clock%s\n", c->device_clock ? "device" : "host",
+           c->device_clock ? " (events around batches of 1 ms or more)" : "");
+    if (c->remeasured) {
+        printf("  measured again:  ");
+        for (int k = 0, n = 0; k < NN_SPREADS; k++)
+            if (c->remeasured & (1u << k))
+                printf("%s %s", n++ ? "," : "", nn_spread_name(k));
+        printf(" (failed a check)\n");
+    }
+    int n = nn_calibration_check(c, fails, 8);
+    for (int i = 0; i < n && i < 8; i++)
+        printf("  %s %s\n", i ? "                 " : "failed check:    ", fails[i].why);
 }
 
 static void print_calibration_text(const nn_calibration *c)
@@ -114,6 +152,7 @@ static void print_calibration_text(const nn_calibration *c)
     printf("  spread:          ");
     for (int k = 0; k < NN_SPREADS; k++)
         printf(" %s %.0f%%%s", nn_spread_name(k), 100.0 * c->spread[k], k + 1 < NN_SPREADS ? "," : "\n");
+    print_checks_text(c);
     char line[NN_ERR_LEN];
     nn_calibration_describe(c, (long long)time(NULL), line, sizeof line);
     printf("  quality:          %s\n", line);

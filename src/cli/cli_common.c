@@ -435,6 +435,17 @@ int cli_gpu_profile(const cli_options *o, int required, nn_gpu_profile *out)
     return -1;
 }
 
+/* Every check the calibration failed (nn_calibration_check), as JSON strings. */
+static void cli_failed_checks_json(const nn_calibration *c)
+{
+    nn_cal_failure fails[8];
+    int n = nn_calibration_check(c, fails, 8);
+    for (int i = 0; i < n && i < 8; i++) {
+        printf("%s", i ? ", " : "");
+        cli_json_string(stdout, fails[i].why);
+    }
+}
+
 void cli_calibration_json(const nn_calibration *c)
 {
     char why[NN_ERR_LEN];
@@ -451,7 +462,9 @@ void cli_calibration_json(const nn_calibration *c)
     printf(", \"spread\": {");
     for (int k = 0; k < NN_SPREADS; k++)
         printf("%s\"%s\": %.4g", k ? ", " : "", nn_spread_name(k), c->spread[k]);
-    printf("}}");
+    printf("}, \"failed_checks\": [");
+    cli_failed_checks_json(c);
+    printf("]}");
 }
 
 /* What was printed reached its file: a full disk or a closed pipe shows at

@@ -172,6 +172,8 @@ static void print_explain_text(const explain_view *v)
     printf("\n");
     nn_calibration_describe(v->cal, (long long)time(NULL), line, sizeof line);
     printf("  calibration: %s\n", line);
+    if (e->caveat[0])
+        printf("  caveat:    %s\n", e->caveat);
     print_model_text(v);
     print_measured_text(v);
     printf("  regime:    %s%s%s%s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime),

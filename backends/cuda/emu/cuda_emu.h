@@ -201,6 +201,14 @@ struct cudaDeviceProp {
     int canMapHostMemory;
 };
 
+/* The attributes nnlab asks cudaDeviceGetAttribute for (CUDA's numbers). */
+enum cudaDeviceAttr {
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+};
+
 struct cudaFuncAttributes {
     size_t sharedSizeBytes, constSizeBytes, localSizeBytes;
     int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion;
@@ -226,6 +234,7 @@ cudaError_t cudaDriverGetVersion(int *v);
 cudaError_t cudaRuntimeGetVersion(int *v);
 cudaError_t cudaGetDeviceCount(int *n);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDevice(int *device);
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func);

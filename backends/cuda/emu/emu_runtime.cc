@@ -244,6 +244,8 @@ cudaError_t cudaGetDeviceCount(int *n)
 
 size_t emu_device_memory(void);   /* emu_memory.cc */
 
+static int emu_multiprocessors(void);
+
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
 {
     if (!prop)
@@ -266,9 +268,38 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
     prop->maxGridSize[2] = 65535;
     prop->major = 9;
     prop->minor = 0;
-    prop->multiProcessorCount = 1;
+    prop->multiProcessorCount = emu_multiprocessors();
     prop->unifiedAddressing = 1;
     prop->canMapHostMemory = 1;
+    return cudaSuccess;
+}
+
+/* The emulated GPU's multiprocessors: one a host core, since its kernels
+ * and its cuBLAS (OpenBLAS's threads) run on them. */
+static int emu_multiprocessors(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 4096 ? (int)n : 1;
+}
+
+/* The emulated GPU's facts, as cudaGetDeviceProperties gives them (compute
+ * capability 9.0, a multiprocessor a host core) and a 4 GHz clock: 1 TFLOP/s
+ * a core, above what any host core's float32 units retire (256 GFLOP/s with
+ * two AVX-512 FMA units at 4 GHz), so that a calibration's rates on it stay
+ * below its peak, as they do on a real GPU. */
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (!value)
+        return record(cudaErrorInvalidValue);
+    if (device != 0)
+        return record(cudaErrorInvalidDevice);
+    switch (attr) {
+    case cudaDevAttrClockRate: *value = 4000000; break;          /* kHz */
+    case cudaDevAttrMultiProcessorCount: *value = emu_multiprocessors(); break;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+    default: return record(cudaErrorInvalidValue);
+    }
     return cudaSuccess;
 }
 

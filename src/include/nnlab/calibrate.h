@@ -27,13 +27,19 @@ typedef struct nn_rate_curve {
     double gflops[NN_CURVE_POINTS];
 } nn_rate_curve;
 
-/* The measurements whose spread is kept: each is repeated (REPEAT times,
- * fewer on a slow device) and its figure is the best repetition. */
+/* The measurements whose spread is kept: each is repeated (at least 3
+ * times, once for a call slower than a quarter second) and its figure is
+ * the best repetition; a curve's or a table's spread is that of its widest
+ * point. They are also the units a failed check measures again
+ * (nn_calibration_check): the rate curves of linear layers hold the fixed
+ * cost of a product (matrix_op_us). */
 enum nn_spread_figure {
     NN_SPREAD_GEMM, NN_SPREAD_GEMM_1THREAD, NN_SPREAD_MEM, NN_SPREAD_OP, NN_SPREAD_SYNC, NN_SPREAD_HOST_COPY,
+    NN_SPREAD_LINEAR, NN_SPREAD_CONV, NN_SPREAD_ELEM,
     NN_SPREADS
 };
-/* "sgemm", "sgemm on one thread", "streaming", "issue one op", "op + synchronise", "host memcpy" */
+/* "sgemm", "sgemm on one thread", "streaming", "issue one op", "op + synchronise", "host memcpy",
+ * "linear layers", "convolutions", "per element" */
 const char *nn_spread_name(int figure);
 
 /* The kinds of call whose fixed time a GPU profile may give (issue 20: the
@@ -102,6 +108,20 @@ typedef struct nn_calibration {
     int threads;                 /* 0: not a CPU device */
     double spread[NN_SPREADS];   /* enum nn_spread_figure */
 
+    /* Since cache format 4: what the checks compare the figures with
+     * (nn_calibration_check). */
+    double device_peak_gflops;   /* the device's float32 peak from its facts (a GPU: SMs x FP32
+                                    lanes x 2 x clock; a CPU: the FMA estimate of cpu_info.h x
+                                    threads); 0 when unknown */
+    char device_peak_how[96];    /* how it was made, one line */
+    double smallest_product_us;  /* one call of the smallest linear_forward of the curve (its
+                                    first point), measured; 0 when unknown (then the curve's
+                                    first point gives it back) */
+    int device_clock;            /* 1: timed on the device's own clock (clock_start, clock_stop:
+                                    CUDA events), 0: on the host's */
+    unsigned remeasured;         /* bit k: figure k (enum nn_spread_figure) failed a check and
+                                    was measured again */
+
     /* Not in the cache file. */
     int profile;                 /* the figures are a GPU profile's (profile.h): what the model
                                     gives with them is predicted for it, never measured */
@@ -132,10 +152,12 @@ void nn_machine_description(char *buf, size_t len);
 
 /* Reads the cached calibration of device; -1 when there is none, it was
  * made on another machine, or it is stale: written in an older format
- * (NN_CALIBRATION_FORMAT; format 3 added the spreads) or missing a figure.
+ * (NN_CALIBRATION_FORMAT; format 3 added the spreads, format 4 the device's
+ * peak, the smallest product's time and the figures measured again) or
+ * missing a figure.
  * A stale cache is measured again rather than read as zeros. Its quality
  * is the caller's to judge (nn_calibration_quality). */
-#define NN_CALIBRATION_FORMAT 3
+#define NN_CALIBRATION_FORMAT 4
 int nn_calibration_load(const char *device, nn_calibration *out);
 /* Writes it atomically (temp file, fsync, rename), its spreads with it (a
  * calibration that is not good is cached marked so: the front ends measure
@@ -147,24 +169,51 @@ int nn_calibration_path(const char *device, char *path, size_t len);
 /* ---- whether a calibration can be trusted (calibration_quality.c) ------------------------ */
 
 enum nn_cal_quality {
-    NN_CAL_GOOD,                 /* repeatable, consistent */
-    NN_CAL_NOISY,                /* a measurement varied more than NN_CAL_MAX_SPREAD between its
-                                    repetitions: the machine was busy */
-    NN_CAL_CONTRADICTORY         /* figures that cannot all be true: one thread faster than all
-                                    of them, streaming far below the host's memcpy */
+    NN_CAL_GOOD,                 /* every check passed (nn_calibration_check) */
+    NN_CAL_NOISY,                /* not given since the checks of format 4 (a figure whose
+                                    repetitions disagree is measured again, then contradictory);
+                                    kept so that its name stays readable */
+    NN_CAL_CONTRADICTORY         /* a figure failed a check twice: figures that cannot all be
+                                    true (a rate above the device's peak, a product's fixed cost
+                                    above the smallest product's time, one thread faster than all
+                                    of them, streaming far below the host's memcpy) or that
+                                    disagreed with themselves (repetitions more than
+                                    NN_CAL_MAX_SPREAD apart) */
 };
-#define NN_CAL_MAX_SPREAD 0.25
+#define NN_CAL_MAX_SPREAD 0.10
+
+/* One failed check: the figure to measure again (enum nn_spread_figure)
+ * and why, naming the figure, its value and the bound it broke. */
+typedef struct nn_cal_failure {
+    int figure;
+    char why[320];
+} nn_cal_failure;
+
+/* The checks every calibration passes, CPU and GPU, fresh or read from the
+ * cache: (a) no rate (the sgemm, a curve's point) above the device's peak
+ * (device_peak_gflops; a GPU without one: its 1024^3 sgemm's rate + 10%);
+ * (b) a product's fixed cost (matrix_op_us) >= 0 and at most the smallest
+ * product's measured time + 10%; (c) every figure's repetitions within
+ * NN_CAL_MAX_SPREAD; and that one thread is not faster than all of them
+ * and streaming not far below the host's memcpy. The failures into
+ * out[0..max); returns how many failed (0: all passed). A profile's
+ * figures are taken as given. */
+int nn_calibration_check(const nn_calibration *c, nn_cal_failure *out, int max);
+/* The measured time of one call of the smallest product (smallest_product_us,
+ * or, for a calibration that lacks it, what the linear forward curve's first
+ * point and matrix_op_us give back); 0 when unknown. */
+double nn_calibration_smallest_product_us(const nn_calibration *c);
 
 /* The one rule, for the cache, the CLI and the lab: the calibration's
- * quality, and why (the figures) when it is not good. A profile's figures
- * (c->profile) are taken as given: good. */
+ * quality, and why (the first failed check, and how many more) when it is
+ * not good. A profile's figures (c->profile) are taken as given: good. */
 int nn_calibration_quality(const nn_calibration *c, char *why, size_t why_len);
 /* "good", "noisy", "contradictory" */
 const char *nn_cal_quality_name(int q);
 /* Where the figures come from, their age at `now` (unix time) and their
  * quality, in a line: "measured 3 min ago, good (repetitions within 4%)",
- * "measured 2 h ago, noisy: sgemm varied 45% ...", "predicted for T4 (a GPU
- * profile)". */
+ * "measured 2 h ago, contradictory: sgemm: repetitions varied 45% ...",
+ * "predicted for T4 (a GPU profile)". */
 void nn_calibration_describe(const nn_calibration *c, long long now, char *buf, size_t len);
 
 /* ---- which calibration a front end uses (calibration_store.c) ------------------------- */

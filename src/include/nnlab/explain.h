@@ -120,6 +120,9 @@ typedef struct nn_explanation {
     int overlapped;              /* eager on a GPU: the host's issuing and the device's kernels
                                     overlap; the step waits for the longer (issue_us against
                                     calls_us + work_us) */
+    /* A line when the calibration priced with failed its checks
+     * (nn_calibration_check): "" otherwise. */
+    char caveat[448];
 } nn_explanation;
 
 void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
