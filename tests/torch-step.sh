@@ -47,6 +47,31 @@ if [ -n "$python" ]; then
     json_ok "helper: usage error said" "$tmp/out" "j['error']['kind'] == 'usage' and '--batch' in j['error']['message']"
 fi
 
+# The sweep's framework way measured with PyTorch (nnlab sweep --with-pytorch):
+# its points, one per batch, labelled with the tool and its version, beside
+# nnlab's measured ones; through the stand-in helper, which needs no torch
+sweep="sweep --preset mnist-mlp-128 --batches 2,4 --steps 2 --warmup 1 --with-pytorch --csv"
+check "sweep --with-pytorch: no python: exit 2" 2 env NNLAB_PYTHON=/nonexistent "$NNLAB" $sweep
+one_line_err "sweep --with-pytorch: no python: one-line error"
+if [ -n "$python" ]; then
+    check "sweep --with-pytorch (stand-in helper)" 0 env NNLAB_PYTHON="$python" \
+        NNLAB_TORCH_HELPER="$fixtures/torch-helper-stub.py" NNLAB_TORCH_STUB_PARAMS=101770 "$NNLAB" $sweep
+    for b in 2 4; do
+        if grep -q "^cpu,$b,123.500,.*,measured with PyTorch 9.9,framework," "$tmp/out"
+        then ok "sweep --with-pytorch: batch $b measured with PyTorch, way framework"
+        else sed 's/^/#   /' "$tmp/out"; not_ok "sweep --with-pytorch: batch $b measured with PyTorch, way framework"; fi
+    done
+    if [ "$(grep -c '^cpu,[24],[0-9.]*,.*,measured,nnlab,' "$tmp/out")" -eq 2 ]
+    then ok "sweep --with-pytorch: nnlab's own points beside them"
+    else not_ok "sweep --with-pytorch: nnlab's own points beside them"; fi
+    check "sweep --with-pytorch: a helper's failure is the point's" 0 env NNLAB_PYTHON="$python" \
+        NNLAB_TORCH_HELPER="$fixtures/torch-helper-stub.py" NNLAB_TORCH_STUB_PARAMS=101770 \
+        NNLAB_TORCH_STUB=crash "$NNLAB" $sweep
+    grep_ok "sweep --with-pytorch: the failure said" "$tmp/err" "cpu batch 2: PyTorch 9.9: .*boom"
+else
+    skip "no python3 on PATH: the sweep's stand-in cases"
+fi
+
 # Where a python3 imports torch: the runner finds it (python3 on PATH, then /usr/bin/python3)
 "$NNLAB" $bench --json --preset mnist-mlp-128 >"$tmp/probe.out" 2>"$tmp/probe.err"
 if grep -q "not installed\|no python3" "$tmp/probe.err"; then
@@ -66,5 +91,8 @@ done
 check "side by side in the text" 0 "$NNLAB" bench --steps 2 --warmup 0 --batch 2 --preset mnist-mlp-128 --with-pytorch
 grep_ok "side by side: nnlab's row" "$tmp/err" "^    nnlab  *[0-9.]* us/step"
 grep_ok "side by side: PyTorch's row and ratio" "$tmp/err" "^    PyTorch [0-9.]*  *[0-9.]* us/step (median of 2.*x nnlab's"
+check "sweep --with-pytorch with the real helper" 0 "$NNLAB" sweep --preset mnist-mlp-128 --batches 2 --steps 2 \
+    --warmup 0 --with-pytorch --csv
+grep_ok "sweep: PyTorch's point, way framework" "$tmp/out" "^cpu,2,[0-9.]*,.*,measured with PyTorch [0-9.]*,framework,"
 echo "1..$n"
 exit $((failed > 0))

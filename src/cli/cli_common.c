@@ -83,7 +83,7 @@ static const cli_option_spec option_table[] = {
     { "tf32", 0, 0, OPT_TF32, JOBS | JAC },
     { "deterministic", 0, 0, OPT_DETERMINISTIC, JOBS | JAC },
     /* PyTorch's step beside nnlab's (cli_torch.c) */
-    { "with-pytorch", 0, 0, OPT_WITH_PYTORCH, CLI_BENCH },
+    { "with-pytorch", 0, 0, OPT_WITH_PYTORCH, CLI_BENCH | CLI_SWEEP },
     { "help", 0, 'h', OPT_HELP, ALL },
 };
 #define N_OPTIONS (int)(sizeof option_table / sizeof option_table[0])
@@ -510,37 +510,6 @@ void cli_sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-void cli_run_sweep(nn_sweep *sw, int quiet)
-{
-    long failed = 0;
-    int shown = -1;
-    while (!sw->finished) {
-        int bits = nn_sweep_poll(sw);
-        if (sw->n_failed > failed) {     /* e.g. out of memory at a large batch: the rest still stands */
-            fprintf(stderr, "nnlab: %s\n", sw->last_error);
-            failed = sw->n_failed;
-        }
-        int now = sw->job ? sw->cur_batch * sw->n_devices + sw->cur_dev : -1;
-        if (!quiet && now >= 0 && now != shown) {
-            nn_job_times t;              /* the library's figures, as the lab's sweep bar */
-            char times[48];
-            nn_sweep_times(sw, nn_now(), &t);
-            nn_format_elapsed_remaining(&t, times, sizeof times);
-            fprintf(stderr, "\rsweep: %ld/%ld %s  %s batch %d ...   ", t.steps, t.total_steps, times,
-                    sw->device[sw->cur_dev], sw->batch[sw->cur_batch]);
-        }
-        shown = now;
-        if (!(bits & NN_SWEEP_RESULTS) && sw->job) {
-            nn_sweep_wait(sw);           /* the point's job ends; the next poll collects it */
-            continue;
-        }
-        if (!bits && !sw->job && !sw->finished)
-            cli_sleep_ms(1);
-    }
-    if (!quiet)
-        fprintf(stderr, "\r%60s\r", "");
-}
-
 /* ---- usage ---------------------------------------------------------------------------- */
 
 /* The options of the table above, by the commands that take them. */
@@ -593,7 +562,8 @@ void cli_usage(FILE *f)
         "                           (default t4): its progress at each epoch, its time at the end"
         "  -q, --quiet              no progress lines\n"
         "  -j, --json               print the result as JSON on stdout (every command)\n"
-        "      --with-pytorch       bench: PyTorch's step of the same network beside nnlab's\n"
+        "      --with-pytorch       bench: PyTorch's step of the same network beside nnlab's;\n"
+        "                           sweep: the framework way measured with PyTorch\n"
         "                           (needs a python3 that imports torch; $NNLAB_PYTHON picks one)\n"
         "\n"
         "Options of sweep and explain:\n"

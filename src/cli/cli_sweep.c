@@ -10,9 +10,12 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "cli_stop.h"
 #include "nnlab/calibrate.h"
 #include "nnlab/device.h"
 #include "nnlab/explain.h"
+#include "nnlab/progress.h"
+#include "nnlab/torch_step.h"
 #include "nnlab/export.h"
 #include "nnlab/export_svg.h"
 #include "nnlab/observe.h"
@@ -253,6 +256,79 @@ static int add_devices(nn_sweep *sw, const cli_options *o)
     return 0;
 }
 
+void cli_run_sweep(nn_sweep *sw, int quiet)
+{
+    long failed = 0;
+    int shown = -1;
+    while (!sw->finished) {
+        if (cli_stop_signal() && !sw->cancelled)
+            nn_sweep_cancel(sw);         /* caught only with --with-pytorch (add_pytorch) */
+        int bits = nn_sweep_poll(sw);
+        if (sw->n_failed > failed) {     /* e.g. out of memory at a large batch: the rest still stands */
+            fprintf(stderr, "nnlab: %s\n", sw->last_error);
+            failed = sw->n_failed;
+        }
+        int now = sw->job ? sw->cur_batch * sw->n_devices + sw->cur_dev : -1;
+        if (!quiet && now >= 0 && now != shown) {
+            nn_job_times t;              /* the library's figures, as the lab's sweep bar */
+            char times[48];
+            nn_sweep_times(sw, nn_now(), &t);
+            nn_format_elapsed_remaining(&t, times, sizeof times);
+            fprintf(stderr, "\rsweep: %ld/%ld %s  %s batch %d ...   ", t.steps, t.total_steps, times,
+                    sw->device[sw->cur_dev], sw->batch[sw->cur_batch]);
+        }
+        shown = now;
+        if (!(bits & NN_SWEEP_RESULTS) && sw->job) {
+            nn_sweep_wait(sw);           /* the point's job ends; the next poll collects it */
+            continue;
+        }
+        if (!bits && !sw->job && !sw->finished)
+            cli_sleep_ms(sw->torch_run ? 20 : 1);   /* PyTorch's point takes seconds */
+    }
+    if (!quiet)
+        fprintf(stderr, "\r%60s\r", "");
+}
+
+/* --with-pytorch without a python3 that imports torch: a usage error (2),
+ * said in one line before anything is calibrated or run. */
+static int pytorch_here(void)
+{
+    nn_torch_python py;
+    char err[NN_ERR_LEN];
+    if (nn_torch_find(&py, err, sizeof err) == NN_TORCH_OK)
+        return 0;
+    fprintf(stderr, "nnlab: --with-pytorch: %s\n", nn_safe(err));
+    return CLI_EXIT_USAGE;
+}
+
+/* --with-pytorch: the framework way measured for real on the CPU and, when
+ * the sweep has a GPU here that PyTorch sees, on the GPU (nn_sweep_add_pytorch).
+ * No python3 with torch is a usage error (2); a GPU PyTorch cannot use is
+ * said and left to the prediction. */
+static int add_pytorch(nn_sweep *sw, const cli_options *o)
+{
+    char names[NN_SWEEP_MAX_DEVICES][16], path[NN_PATH_LEN], err[NN_ERR_LEN];
+    int n = split_devices(o->devices ? o->devices : "cpu", names);
+    if (nn_preset_find(o->preset, path, sizeof path, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", nn_safe(err));
+        return CLI_EXIT_USAGE;
+    }
+    for (int d = 0; d < n; d++) {
+        int gpu = !strcmp(names[d], "gpu");
+        if (strcmp(names[d], "cpu") != 0 && !gpu)
+            continue;                /* cpu-ref has no framework counterpart */
+        if (gpu && nn_device_require("gpu", err, sizeof err) != 0)
+            continue;                /* no GPU here: its framework way stays predicted */
+        if (nn_sweep_add_pytorch(sw, names[d], path, err, sizeof err) == 0)
+            continue;
+        fprintf(stderr, "nnlab: --with-pytorch: %s\n", nn_safe(err));
+        if (!gpu)
+            return CLI_EXIT_USAGE;
+    }
+    cli_catch_stop_signals();        /* a stop cancels the helper too (cli_run_sweep) */
+    return 0;
+}
+
 /* Every point's job checked before anything is calibrated or run: a batch
  * larger than the training set, or more memory than there is, is a usage
  * error (2) naming --batches, as train's --batch. */
@@ -299,7 +375,11 @@ int nn_cli_sweep(int argc, char **argv)
     if (nb < 1 || check_points(&o, &cfg, batches, nb) != 0)
         return CLI_EXIT_USAGE;
     nn_sweep_init(&sw, &cfg, batches, nb, cfg.steps, cfg.warmup);
+    if (o.with_pytorch && (rc = pytorch_here()) != 0)
+        return rc;                   /* before calibrating anything: a refusal is one line */
     if ((rc = add_devices(&sw, &o)) != 0)
+        return rc;
+    if (o.with_pytorch && (rc = add_pytorch(&sw, &o)) != 0)
         return rc;
     cli_run_sweep(&sw, 0);
     cli_sweep_print(stdout, &sw, o.csv ? CLI_SWEEP_CSV : o.json ? CLI_SWEEP_JSON : CLI_SWEEP_TEXT);

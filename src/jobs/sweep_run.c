@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sweep_torch.h"
+
 /* A point whose job could not start: recorded as failed, with why. */
 static void record_failure(nn_sweep *sw, int d, int i, const char *why)
 {
@@ -64,6 +66,12 @@ static void start_next(nn_sweep *sw)
     while (sw->next < sw->n_batches * sw->n_devices) {
         int i = sw->next / sw->n_devices, d = sw->next % sw->n_devices;
         sw->next++;
+        if (sw->pytorch[d]) {        /* PyTorch's step, on a thread (sweep_torch.c) */
+            if (nn_sweep_torch_start(sw, d, i, err, sizeof err) == 0)
+                return;
+            record_failure(sw, d, i, err);
+            continue;
+        }
         if (sw->predicted[d] || sw->external[d])
             continue;                /* the model's points, or the caller's: no job */
         if (start_point(sw, d, i, err, sizeof err) == 0)
@@ -96,6 +104,15 @@ int nn_sweep_poll(nn_sweep *sw)
         start_next(sw);
         return NN_SWEEP_PROGRESS | NN_SWEEP_RESULTS;
     }
+    if (sw->torch_run) {
+        if (!nn_sweep_torch_poll(sw))
+            return 0;
+        if (sw->cancelled)
+            finish(sw);
+        else
+            start_next(sw);
+        return NN_SWEEP_PROGRESS | NN_SWEEP_RESULTS;
+    }
     if (!sw->job)
         return 0;
     nn_snapshot s;
@@ -117,6 +134,7 @@ void nn_sweep_wait(nn_sweep *sw)
 {
     if (sw->job)
         nn_job_wait(sw->job);
+    nn_sweep_torch_wait(sw);
 }
 
 /* Asks the running job to stop; nn_sweep_poll collects it, so that the lab
@@ -134,11 +152,20 @@ void nn_sweep_cancel(nn_sweep *sw)
         nn_job_cancel(sw->job);
         return;
     }
+    if (sw->torch_run) {
+        nn_sweep_torch_cancel(sw);   /* the helper stops within 0.1 s; poll collects it */
+        return;
+    }
     finish(sw);
 }
 
 void nn_sweep_free(nn_sweep *sw)
 {
+    if (sw->torch_run) {
+        nn_sweep_torch_cancel(sw);
+        nn_sweep_torch_wait(sw);
+        nn_sweep_torch_poll(sw);     /* records it cancelled and frees it */
+    }
     if (sw->job) {
         nn_job_free(sw->job);        /* cancels and waits */
         sw->job = NULL;

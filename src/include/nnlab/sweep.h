@@ -94,6 +94,10 @@ typedef struct nn_sweep {
     char measured_with[NN_SWEEP_MAX_DEVICES][32];   /* external: "PyTorch 2.11" */
     int way_fixed;               /* 1: the ways were picked for the devices (eager and graph
                                     side by side); 0: the base's switches decide a GPU's way */
+    int pytorch[NN_SWEEP_MAX_DEVICES];  /* external, measured by the runner with PyTorch
+                                           (nn_sweep_add_pytorch, src/jobs/sweep_torch.c) */
+    char preset_path[NN_PATH_LEN];      /*   the preset's file PyTorch's helper reads */
+    void *torch_run;             /* the PyTorch point running on a thread of its own, or NULL */
 
     /* the runner */
     int again;                   /* the last point collected runs again (its repetitions
@@ -230,6 +234,16 @@ int nn_sweep_add_external(nn_sweep *sw, const char *device, nn_gpu_way way, cons
 /* Point (d, i) of an external device: its step (mean us) and spread (us,
  * 0 when unknown); step_us <= 0 records a failure with why. */
 void nn_sweep_record_external(nn_sweep *sw, int d, int i, double step_us, double spread_us, const char *why);
+
+/* The framework way measured for real with PyTorch on `device` ("cpu" or
+ * "gpu"): an external device (above) whose points the runner measures
+ * itself, one at a time in the batch-major order like its jobs, each by
+ * PyTorch's helper in a process of its own (nnlab/torch_step.h) started
+ * from a thread, so that polling never waits. preset_path is the preset's
+ * file. 0, or -1 with err: no python3 with torch, a GPU PyTorch cannot see,
+ * no room. */
+int nn_sweep_add_pytorch(nn_sweep *sw, const char *device, const char *preset_path, char *err,
+                         size_t err_len);
 
 /* Whether a front end lists device d's calibration: not for a device that
  * shares another's (the CPU's framework way, a GPU's second way, the three
