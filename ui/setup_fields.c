@@ -7,6 +7,7 @@
 #include "setup_screen.h"
 #include "setup_fields.h"
 #include "race_predicted.h"
+#include "nnlab/torch_step.h"
 #include "nnlab/jacobian.h"
 
 #include <float.h>
@@ -266,7 +267,7 @@ int ui_field_shown(const ui_lab *lab, int f)
         return t->has_method;
     if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR || f == UI_F_GPU_PROFILE)
         return t->trains;
-    if (f >= UI_F_SWEEP_FROM && f <= UI_F_SWEEP_DEVICES)
+    if (f >= UI_F_SWEEP_FROM && f <= UI_F_SWEEP_PYTORCH)
         return t->trains;            /* a batch sweep times training steps */
     return f >= 0 && f < UI_N_FIELDS;
 }
@@ -286,7 +287,7 @@ const char *ui_field_label(int f)
     static const char *const labels[UI_N_FIELDS] = {
         "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate",
         "Data on device", "Sync every step", "CUDA graph", "Deterministic", "GPU profile", "Sweep from",
-        "Sweep to", "Sweep steps", "Sweep on",
+        "Sweep to", "Sweep steps", "Sweep on", "Sweep PyTorch",
     };
     return f >= 0 && f < UI_N_FIELDS ? labels[f] : "?";
 }
@@ -351,6 +352,12 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     case UI_F_SWEEP_TO: snprintf(value, vlen, "%d", s->sweep_to); break;
     case UI_F_SWEEP_STEPS: snprintf(value, vlen, "%ld (+3 warm-up)", s->sweep_steps); break;
     case UI_F_SWEEP_DEVICES: swept_text(lab, value, vlen); break;
+    case UI_F_SWEEP_PYTORCH:
+        if (s->sweep_pytorch)
+            snprintf(value, vlen, "[x] %s", s->pytorch_label);
+        else
+            snprintf(value, vlen, "[ ] off: predicted");
+        break;
     case UI_F_GPU_PROFILE: ui_profile_field_text(lab, value, vlen); break;
     default: value[0] = '\0';
     }
@@ -359,6 +366,25 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
 static long clampl(long v, long lo, long hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Switched on, the python3 that imports torch is looked for at once (a few
+ * seconds, once a session: nn_torch_find caches it), so that the field says
+ * which PyTorch will measure, or the status row why none can. */
+static void toggle_pytorch(ui_lab *lab, ui_settings *s)
+{
+    nn_torch_python py;
+    char err[NN_ERR_LEN];
+    if (s->sweep_pytorch) {
+        s->sweep_pytorch = 0;
+        return;
+    }
+    if (nn_torch_find(&py, err, sizeof err) != NN_TORCH_OK) {
+        ui_set_message(lab, 1, "Sweep PyTorch: %s", err);
+        return;
+    }
+    snprintf(s->pytorch_label, sizeof s->pytorch_label, "%s", py.label);
+    s->sweep_pytorch = 1;
 }
 
 /* Left (dir -1), right (+1) or space (+1) on field f. */
@@ -388,6 +414,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
         break;
     case UI_F_SWEEP_STEPS: s->sweep_steps = clampl(s->sweep_steps + 5 * dir, 1, 100000); break;
     case UI_F_SWEEP_DEVICES: s->sweep_all = !s->sweep_all; break;
+    case UI_F_SWEEP_PYTORCH: toggle_pytorch(lab, s); break;
     case UI_F_GPU_PROFILE: ui_profile_field_adjust(lab, dir); break;
     }
 }

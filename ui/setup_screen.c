@@ -84,6 +84,7 @@ static void load_selected(ui_lab *lab)
         nn_preset_check(&lab->chosen.preset, e->path, lab->chosen.preset_err, sizeof lab->chosen.preset_err) != 0)
         return;
     lab->chosen.preset_ok = 1;
+    snprintf(lab->chosen.preset_path, sizeof lab->chosen.preset_path, "%s", e->path);
     nn_cost_model(&lab->chosen.preset, 1, &ss->cost);
     data_note(&lab->chosen.preset, ss->data_note, sizeof ss->data_note);
     ui_settings_from_preset(&lab->chosen.set, &lab->chosen.preset);
@@ -176,6 +177,17 @@ static int shown_fields(const ui_lab *lab)
     return n;
 }
 
+/* The first shown field drawn: the list scrolls so that the focused field
+ * is always on screen (at 80x24 the settings outgrow their box). */
+static int first_field_row(ui_lab *lab, int rows)
+{
+    ui_setup_state *ss = ui_setup_of(lab);
+    int at = 0;
+    for (int f = 0; f < ss->field && f < UI_N_FIELDS; f++)
+        at += ui_field_shown(lab, f);
+    return rows > 0 && at >= rows ? at - rows + 1 : 0;
+}
+
 static void draw_fields(ui_lab *lab)
 {
     ui_setup_state *ss = ui_setup_of(lab);
@@ -183,9 +195,10 @@ static void draw_fields(ui_lab *lab)
     const char *names[2];
     int n = ui_settings_devices(&lab->chosen.set, names);
     ui_box(lab, box, "Settings");
+    int first = first_field_row(lab, in.h), shown = 0;
     for (int f = 0, row = 0; f < UI_N_FIELDS && row < in.h; f++) {
         char label[32], value[96];
-        if (!ui_field_shown(lab, f))
+        if (!ui_field_shown(lab, f) || shown++ < first)
             continue;
         int sel = ss->focus_fields && f == ss->field;
         ui_field_text(lab, f, label, sizeof label, value, sizeof value);
@@ -202,8 +215,13 @@ static void draw_fields(ui_lab *lab)
         row++;
     }
     for (int row = 0; row < in.h; row++)     /* below the shown fields: a longer list's rows */
-        if (row >= shown_fields(lab))
+        if (row >= shown_fields(lab) - first)
             mvhline(in.y + row, in.x, ' ', in.w);
+    int below = shown_fields(lab) - first - in.h;
+    if (first > 0)                   /* more above and below, said on the box's edges */
+        ui_putf(box.y, box.x + box.w - 14, 12, ui_attr(lab, UI_DIM), " ^ %d more ", first);
+    if (below > 0)
+        ui_putf(box.y + box.h - 1, box.x + box.w - 14, 12, ui_attr(lab, UI_DIM), " v %d more ", below);
 }
 
 /* A graph's layer shows where it reads from after its label ("add <- layer3,

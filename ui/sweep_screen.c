@@ -98,6 +98,20 @@ static void add_device(ui_lab *lab, nn_sweep *sw, const nn_device_status *dev, i
         (void)nn_sweep_add_framework_cpu(sw, cal, prof);
 }
 
+/* Sweep PyTorch: the framework way measured with PyTorch on the CPU and on
+ * a GPU here that PyTorch sees (nn_sweep_add_pytorch); one that cannot be is
+ * said beside the skipped devices and stays predicted. */
+static void add_pytorch(ui_lab *lab, nn_sweep *sw, const nn_device_status *const *devs, int n)
+{
+    char err[NN_ERR_LEN];
+    for (int i = 0; i < n; i++) {
+        if (!devs[i]->available || devs[i]->reference)
+            continue;
+        if (nn_sweep_add_pytorch(sw, devs[i]->name, lab->chosen.preset_path, err, sizeof err) != 0)
+            add_skipped(lab, "PyTorch", err);
+    }
+}
+
 /* Starts a sweep of the settings; -1 (said on the status row) when it cannot. */
 static int sweep_enter(ui_lab *lab)
 {
@@ -117,6 +131,8 @@ static int sweep_enter(ui_lab *lab)
         with_gpu |= devs[i]->gpu;
     for (int i = 0; i < n; i++)
         add_device(lab, sw, devs[i], with_gpu);
+    if (lab->chosen.set.sweep_pytorch)
+        add_pytorch(lab, sw, devs, n);
     set_gpu_profile(sw);
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",

@@ -66,6 +66,7 @@ enum ui_field {
     UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
     UI_F_GPU_PROFILE,                /* a GPU not here: ui/race_predicted.c */
     UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
+    UI_F_SWEEP_PYTORCH,              /* the framework way measured with PyTorch (nnlab/torch_step.h) */
     UI_N_FIELDS
 };
 
@@ -88,6 +89,9 @@ typedef struct ui_settings {
     int jac_method;                  /* enum nn_jac_method: [task] method */
     char gpu_profile[NN_NAME_LEN];   /* the profile a GPU not here is predicted with
                                         ("": nn_profile_default_name); ui/race_predicted.c */
+    int sweep_pytorch;               /* the sweep measures the framework way with PyTorch too
+                                        (this session only: a preset has no key for it) */
+    char pytorch_label[64];          /*   "PyTorch 1.13", found when it was switched on */
 } ui_settings;
 
 enum ui_dialog {
@@ -120,6 +124,7 @@ typedef struct ui_calibrating {
  * others read it. */
 typedef struct ui_chosen {
     nn_preset preset;                /* the selected one, loaded and checked */
+    char preset_path[NN_PATH_LEN];   /*   its file (PyTorch's helper reads it) */
     int preset_ok;
     char preset_err[NN_ERR_LEN];
     ui_settings set;

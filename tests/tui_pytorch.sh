@@ -1,0 +1,69 @@
+#!/bin/sh
+# tests/tui_pytorch.sh - the lab's "Sweep PyTorch" setting (issue 20 item 2),
+# through tmux: switched on, it names the PyTorch that will measure; the
+# sweep then measures the framework way with it beside nnlab's own points,
+# its column unstarred (measured) and its source said. PyTorch is the
+# stand-in helper (tests/fixtures/torch-helper-stub.py: a 123.5 us step, no
+# torch needed). Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not installed"
+    exit 0
+fi
+python=$(command -v python3 || true)
+if [ -z "$python" ]; then
+    echo "1..0 # SKIP no python3 for the stand-in helper"
+    exit 0
+fi
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+sock=nnlab-pytorch-$$
+T() { tmux -L "$sock" "$@"; }
+trap 'T kill-server >/dev/null 2>&1; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/nnlab-pytorch-$$"*; rm -rf "$tmp"' EXIT
+XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
+export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
+deadline=$(($(date +%s) + 240))
+. "$top_srcdir/tests/tui-lib.sh"
+printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+
+stub="$top_srcdir/tests/fixtures/torch-helper-stub.py"
+T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 40 \
+    "NNLAB_PYTHON='$python' NNLAB_TORCH_HELPER='$stub' NNLAB_TORCH_STUB_PARAMS=101770 '$NNLAB'; exec sleep 300" ||
+    { echo "1..0 # SKIP tmux cannot start"; exit 0; }
+wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
+i=0
+while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+wait_for "cpu +(unavailable|available)" 10
+keys Tab
+wait_for ">Device" 3
+# field NAME: the focus on the settings' field NAME
+field() {
+    i=0
+    while [ $i -lt 20 ]; do
+        wait_for ">$1 " 1 && return 0
+        keys Down
+        i=$((i + 1))
+    done
+    return 1
+}
+expect_field() { if field "$2"; then ok "$1"; else not_ok "$1"; fi; }
+
+expect_field "the setting is there, after the sweep's" "Sweep PyTorch"
+expect "off at first: the framework way predicted only" ">Sweep PyTorch +\[ \] off: predicted" 3
+keys Right
+expect "on: names the PyTorch that measures" ">Sweep PyTorch +\[x\] PyTorch 9\.9" 10
+field "Sweep from" && keys 1 6 Enter
+field "Sweep to" && keys 3 2 Enter
+field "Sweep steps" && keys 2 Enter
+expect "a small sweep" "Sweep to +32" 5
+keys w
+expect "the sweep runs to its end" "done: [0-9]+ of [0-9]+ points" 90
+expect "PyTorch's curve, measured (no star)" "━+ cpu fw ─" 5
+expect "its source said" "fw without \*: measured with" 5
+expect "its points: 16 and 32 at the stand-in's 123.5 us" "│ +32 .* 259\.1k" 5
+keys Escape
+field "Sweep PyTorch"
+keys Right
+expect "off again" ">Sweep PyTorch +\[ \] off: predicted" 5
+echo "1..$n"
+exit $((failed > 0))
