@@ -282,6 +282,32 @@ static void test_kernel_figures(void **state)
     assert_int_equal(e200[NN_WAY_EAGER].library_calls[1], 2);   /* the linear layer */
 }
 
+/* A convolution's backward call beyond conv_backward_slow_flops pays the
+ * FLOPs beyond at the slow rate: LeNet's calls pass it at batch 1024 (0.7
+ * and 1.0 GFLOP), not at 256 (0.18 and 0.25), where the step is the same
+ * without the slow rate. */
+static void test_slow_conv_backward(void **state)
+{
+    static nn_preset p;
+    static nn_explanation with[NN_GPU_WAYS], without[NN_GPU_WAYS];
+    nn_gpu_profile h200, fast;
+    (void)state;
+    find("h200", &h200);
+    assert_true(h200.conv_backward_slow_gflops > 0 && h200.conv_backward_slow_flops > 2.5e8 &&
+                h200.conv_backward_slow_flops < 7e8);
+    fast = h200;
+    fast.conv_backward_slow_gflops = 0;
+    load_preset("lenet-cifar10", &p);
+    nn_profile_predict(&p, 256, &h200, with);
+    nn_profile_predict(&p, 256, &fast, without);
+    assert_true(with[NN_WAY_GRAPH].predicted_us == without[NN_WAY_GRAPH].predicted_us);
+    nn_profile_predict(&p, 1024, &h200, with);
+    nn_profile_predict(&p, 1024, &fast, without);
+    /* (0.727 + 0.985 GFLOP - 2 x the size) at the slow rate */
+    double slow_us = (7.27e8 + 9.85e8 - 2 * h200.conv_backward_slow_flops) / (h200.conv_backward_slow_gflops * 1e3);
+    assert_true(fabs(with[NN_WAY_GRAPH].predicted_us - without[NN_WAY_GRAPH].predicted_us - slow_us) < 0.01 * slow_us);
+}
+
 /* A GPU's name as the backend and NVML give it finds the profile of that
  * GPU; another GPU, the emulated one and empty text find none. */
 static void test_profile_for_device(void **state)
@@ -557,8 +583,8 @@ int main(void)
         cmocka_unit_test(test_user_profiles),
         cmocka_unit_test(test_save_measured_profile),
         cmocka_unit_test(test_writeup),
-        cmocka_unit_test(test_kernel_figures), cmocka_unit_test(test_profile_for_device),
-        cmocka_unit_test(test_writeup_own_job),
+        cmocka_unit_test(test_kernel_figures), cmocka_unit_test(test_slow_conv_backward),
+        cmocka_unit_test(test_profile_for_device), cmocka_unit_test(test_writeup_own_job),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -149,6 +149,35 @@ static enum nn_call_kind call_kind(nn_op_class k, int bwd)
     return NN_CALL_OTHER;
 }
 
+/* Elements of a layer's output for the whole batch. */
+static double output_elements(const nn_layer_cost *l, int batch)
+{
+    double n = batch;
+    for (int d = 0; d < l->out_shape.rank && d < 3; d++)
+        n *= l->out_shape.dim[d];
+    return n;
+}
+
+/* One call's device time beyond its work at the library's rate: its fixed
+ * time, and its reductions, which grew on the H200 as the square root of
+ * the rows reduced: a linear layer's or a layer's bias gradient over the
+ * batch, a convolution's over its output elements (calc_bias_diff in
+ * kernels.txt). A convolution's backward call beyond a size also pays its
+ * FLOPs beyond it at a slow rate: there cuDNN took a slow deterministic
+ * filter-gradient algorithm (kernels.txt: 54% of LeNet's kernel time at
+ * batch 1024), which the calibration's conv_bwd curve shows as its rate
+ * falling from 2963 to 1213 GFLOP/s past 23 MFLOP a call. */
+static double call_us(const nn_call_costs *calls, enum nn_call_kind kind, const nn_layer_cost *l, double flops,
+                      int batch)
+{
+    double rows = kind == NN_CALL_CONV_BWD ? output_elements(l, batch) : batch;
+    double t = calls->device_us[kind] + sqrt(rows) * calls->reduce_us[kind];
+    double beyond = flops - calls->conv_bwd_slow_flops;
+    if (kind == NN_CALL_CONV_BWD && calls->conv_bwd_slow_gflops > 0 && beyond > 0)
+        t += beyond / (calls->conv_bwd_slow_gflops * 1e3);
+    return t;
+}
+
 /* A profile's fixed time of each call on the device, by its kind (the
  * recorded H200 run: a cuDNN convolution's backward runs three or more
  * kernels, each a few microseconds at least, whatever its size), and the
@@ -165,7 +194,7 @@ static void price_calls(nn_explanation *e, const nn_calibration *cal, const nn_e
             if (oc.bytes <= 0 && oc.flops <= 0)
                 continue;            /* a view, or a first layer's backward */
             enum nn_call_kind kind = call_kind(l->op_class, bwd);
-            e->calls_us += cal->calls.device_us[kind] + sqrt((double)c->batch) * cal->calls.reduce_us[kind];
+            e->calls_us += call_us(&cal->calls, kind, l, oc.flops, c->batch);
             if (kind <= NN_CALL_LINEAR_BWD)
                 e->library_calls[kind >= NN_CALL_LINEAR_FWD]++;
         }

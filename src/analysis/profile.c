@@ -80,11 +80,15 @@ const nn_profile_field nn_profile_fields[] = {
     { "kernels", "layer_op_us", PF(layer_op_us), 0, 1e4,
       "a layer of its own kernels (batch norm, GLU): the device's fixed time beyond its work, us", 1, 0 },
     { "kernels", "conv_backward_reduce_us", PF(conv_backward_reduce_us), 0, 1e4,
-      "a convolution's backward: its reductions over the batch, us x sqrt(batch)", 1, 0 },
+      "a convolution's backward: its bias gradient's reduction, us x sqrt(its output elements)", 1, 0 },
     { "kernels", "linear_backward_reduce_us", PF(linear_backward_reduce_us), 0, 1e4,
       "a linear layer's backward: its reductions over the batch, us x sqrt(batch)", 1, 0 },
     { "kernels", "layer_reduce_us", PF(layer_reduce_us), 0, 1e4,
       "a layer of its own kernels: its reductions over the batch, us x sqrt(batch)", 1, 0 },
+    { "kernels", "conv_backward_slow_flops", PF(conv_backward_slow_flops), 0, 1e15,
+      "a convolution's backward call beyond so many FLOPs pays those beyond at the slow rate too", 1, 0 },
+    { "kernels", "conv_backward_slow_gflops", PF(conv_backward_slow_gflops), 0, 1e7,
+      "that slow rate (cuDNN's deterministic filter gradient at large sizes), GFLOP/s (0: none)", 1, 0 },
 };
 const size_t nn_n_profile_fields = sizeof nn_profile_fields / sizeof nn_profile_fields[0];
 
@@ -499,6 +503,8 @@ static void profile_call_costs(const nn_gpu_profile *p, nn_calibration *out)
     c->library_host_us[0] = p->cudnn_call_us;
     c->library_host_us[1] = p->cublas_call_us;
     c->layer_ns = p->layer_ns;
+    c->conv_bwd_slow_flops = p->conv_backward_slow_flops;
+    c->conv_bwd_slow_gflops = p->conv_backward_slow_gflops;
     c->has = 0;
     for (int k = 0; k < NN_CALL_KINDS; k++)
         c->has |= c->device_us[k] > 0;

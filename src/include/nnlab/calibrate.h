@@ -64,7 +64,11 @@ typedef struct nn_call_costs {
                                             (op class none: batch norm, GLU, sparsemax) */
     double reduce_us[NN_CALL_KINDS];     /* per call, times the square root of the batch: its
                                             reductions over the batch (a bias gradient, a batch
-                                            norm's statistics), which grew so on the H200 */
+                                            norm's statistics), which grew so on the H200; a
+                                            convolution's backward: times the square root of
+                                            its output elements */
+    double conv_bwd_slow_flops;          /* a convolution's backward call beyond so many FLOPs */
+    double conv_bwd_slow_gflops;         /* pays those beyond at this rate too (0: never) */
 } nn_call_costs;
 
 typedef struct nn_calibration {

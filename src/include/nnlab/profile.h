@@ -76,9 +76,14 @@ typedef struct nn_gpu_profile {
     double cudnn_call_us;        /* eager: a cuDNN convolution call's host cost beyond a launch */
     double cublas_call_us;       /* eager: a cuBLAS product's */
     double layer_op_us;          /* the device's fixed time of a layer of its own kernels */
-    double conv_backward_reduce_us; /* per call, times the square root of the batch: its */
-    double linear_backward_reduce_us; /*   reductions over the batch (the bias gradients, a */
-    double layer_reduce_us;      /*   batch norm's statistics) */
+    double conv_backward_reduce_us; /* a convolution's backward call, times the square root
+                                    of its output elements: its bias gradient's reduction */
+    double linear_backward_reduce_us; /* per call, times the square root of the batch: its */
+    double layer_reduce_us;      /*   reductions over the batch (the bias gradient, a batch
+                                    norm's statistics) */
+    double conv_backward_slow_flops; /* a convolution's backward call beyond so many FLOPs */
+    double conv_backward_slow_gflops; /*   pays its FLOPs beyond them at this rate too (cuDNN's
+                                    slow deterministic filter gradient at large sizes) */
 } nn_gpu_profile;
 
 /* The shipped profiles' framework_gpu_op_us (see profiles/t4.ini for its
