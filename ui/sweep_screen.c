@@ -223,17 +223,19 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     int used = draw_crossover_line(lab, in, y, left);
     y += used;
     left -= used;
-    nn_sweep_writeup_text(sw, note, sizeof note);   /* the write-up's own figure, as the CLI's */
-    if (note[0] && left >= 2) {      /* whole: the note on * gives way (the chart's edge says it too) */
-        int rows = ui_wrapped_rows(in.w, left - 1, note);
-        y += ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, UI_DIM), note);
-        left -= rows;
+    /* the write-up's own figure (as the CLI's), then what * means: each
+     * whole or not at all (the chart's edge says what * means too) */
+    nn_sweep_writeup_text(sw, note, sizeof note);
+    int need = note[0] ? ui_wrapped_rows(in.w, 16, note) : 0;
+    if (need > 0 && need <= left) {
+        y += ui_put_wrapped(y, in.x, in.w, need, ui_attr(lab, UI_DIM), note);
+        left -= need;
     }
     ui_sweep_predicted_note(sw, note, sizeof note);
-    if (note[0] && left >= 1) {      /* what * means, whole too */
-        int need = ui_wrapped_rows(in.w, 8, note), rows = need < left ? need : left;
-        y += ui_put_wrapped(y, in.x, in.w, rows, ui_attr(lab, UI_OK), note);
-        left -= rows;
+    need = note[0] ? ui_wrapped_rows(in.w, 16, note) : 0;
+    if (need > 0 && need <= left) {
+        y += ui_put_wrapped(y, in.x, in.w, need, ui_attr(lab, UI_OK), note);
+        left -= need;
     }
     const char *legend = cell < UI_SWEEP_CELL_WIDE ? "regime: o overhead, m memory, c compute-bound"
                                                   : "regime: ovh overhead, mem memory, cmp compute-bound";
