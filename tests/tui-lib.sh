@@ -23,3 +23,14 @@ wait_for() {
 # expect NAME PATTERN [SECONDS]
 expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
 keys() { T send-keys -t lab "$@"; }
+# field NAME: moves the focus down the settings to the field NAME (the list
+# scrolls to keep the focused field on screen); 1 when it is not there
+field() {
+    i=0
+    while [ $i -lt 20 ]; do      # more than the settings' fields
+        wait_for ">$1 " 1 && return 0
+        keys Down
+        i=$((i + 1))
+    done
+    return 1
+}

@@ -36,16 +36,6 @@ while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down;
 wait_for "cpu +(unavailable|available)" 10
 keys Tab
 wait_for ">Device" 3
-# field NAME: the focus on the settings' field NAME
-field() {
-    i=0
-    while [ $i -lt 20 ]; do
-        wait_for ">$1 " 1 && return 0
-        keys Down
-        i=$((i + 1))
-    done
-    return 1
-}
 expect_field() { if field "$2"; then ok "$1"; else not_ok "$1"; fi; }
 
 expect_field "the setting is there, after the sweep's" "Sweep PyTorch"

@@ -35,16 +35,6 @@ open_lab() {
     keys Tab
     wait_for ">Device" 3
 }
-# field NAME: moves the focus to the settings' field NAME
-field() {
-    i=0
-    while [ $i -lt 18 ]; do
-        wait_for ">$1 " 1 && return 0
-        keys Down
-        i=$((i + 1))
-    done
-    return 1
-}
 # gpu_labelled NAME: every line of the screen that shows the GPU's figures says predicted
 gpu_labelled() {
     if grep -E "gpu\*" "$tmp/screen" | grep -v -q "predicted for"; then
