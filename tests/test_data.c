@@ -776,7 +776,7 @@ static void test_cifar_default_is_synthetic(void **state)
     assert_int_equal(ds.input.dim[2], 32);
     assert_int_equal(ds.sample_floats, CIFAR_PIXELS);
     assert_has(ds.description, "synthetic 3x32x32, 10 classes: 50000 train, 10000 validation");
-    assert_has(ds.description, "pass --data DIR with data_batch_1.bin ... for real CIFAR-10");
+    assert_has(ds.description, "pass --data DIR (the lab: its Data folder) with data_batch_1.bin ... for real CIFAR-10");
     assert_true(isfinite(ds.train_x[(size_t)50000 * CIFAR_PIXELS - 1]));
     assert_true(isfinite(ds.val_x[(size_t)10000 * CIFAR_PIXELS - 1]));
     nn_data_free(&ds);

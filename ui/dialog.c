@@ -8,8 +8,10 @@
 #include "format.h"
 #include "setup_fields.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void ui_dialog_open_save(ui_lab *lab)
@@ -27,6 +29,50 @@ static void close_dialog(ui_lab *lab)
 {
     lab->dialog = UI_DLG_NONE;
     lab->dirty |= UI_D_ALL;          /* repaint what the box covered */
+}
+
+/* ---- the data folder: typed, as letters would otherwise be the screen's keys ---------------- */
+
+void ui_dialog_open_data_dir(ui_lab *lab)
+{
+    snprintf(lab->dir_input, sizeof lab->dir_input, "%s", lab->chosen.set.data_dir);
+    lab->dialog = UI_DLG_DATA_DIR;
+    lab->dirty |= UI_D_OVERLAY;
+}
+
+/* Kept when it is a folder that can be read (an empty one: the default);
+ * what is in it is the loader's to judge when a job starts, and its error
+ * names the folder and the file it missed. */
+static void data_dir_confirm(ui_lab *lab)
+{
+    struct stat st;
+    const char *dir = lab->dir_input;
+    if (dir[0] && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, R_OK | X_OK) != 0)) {
+        ui_set_message(lab, 1, "Data folder %s: %s", dir,
+                       stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a folder"
+                                                                               : "cannot be read");
+        return;
+    }
+    snprintf(lab->chosen.set.data_dir, sizeof lab->chosen.set.data_dir, "%s", dir);
+    ui_set_message(lab, 0, dir[0] ? "Data folder set: a job reads %s (its loader names any file missing)"
+                                  : "Data folder: the default%s", dir);
+    close_dialog(lab);
+}
+
+static void data_dir_key(ui_lab *lab, int ch)
+{
+    size_t n = strlen(lab->dir_input);
+    if (ch == 27)
+        close_dialog(lab);
+    else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+        data_dir_confirm(lab);
+    else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+        if (n > 0)
+            lab->dir_input[n - 1] = '\0';
+    } else if (ch >= 0x20 && ch < 0x7f && n + 1 < sizeof lab->dir_input) {
+        lab->dir_input[n] = (char)ch;
+        lab->dir_input[n + 1] = '\0';
+    }
 }
 
 /* The file the typed name would be saved to; -1 with a message when none. */
@@ -139,6 +185,9 @@ ui_action ui_dialog_key(ui_lab *lab, int ch)
     case UI_DLG_LONG_JOB:
         act = ui_long_job_key(lab, ch);
         break;
+    case UI_DLG_DATA_DIR:
+        data_dir_key(lab, ch);
+        break;
     case UI_DLG_BACK:
         if (yes) {
             close_dialog(lab);
@@ -200,6 +249,17 @@ void ui_dialog_draw(ui_lab *lab)
     case UI_DLG_CALIBRATE: case UI_DLG_CALIB_FAILED:
         ui_calibrate_draw(lab);
         break;
+    case UI_DLG_DATA_DIR: {
+        int w = lab->cols - 8 < 70 ? lab->cols - 8 : 70;
+        ui_rect box = { (lab->cols - w) / 2, lab->rows / 2 - 3, w, 7 }, in = ui_rect_inner(box);
+        ui_box(lab, box, "Data folder");
+        ui_putf(in.y, in.x + 1, in.w - 2, A_NORMAL, "Folder: %s_", lab->dir_input);
+        ui_put_wrapped(in.y + 1, in.x + 1, in.w - 2, 2, ui_attr(lab, UI_DIM),
+                       "CIFAR-10's data_batch_1.bin ... test_batch.bin, or MNIST's IDX files "
+                       "(train-images-idx3-ubyte[.gz] ...); empty: the default");
+        ui_put(in.y + 4, in.x + 1, in.w - 2, ui_attr(lab, UI_KEY), "Enter set  Esc cancel");
+        break;
+    }
     case UI_DLG_LONG_JOB:
         ui_long_job_draw(lab);
         break;

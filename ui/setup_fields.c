@@ -149,6 +149,7 @@ void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
     s->epochs = p->epochs;
     s->steps = 0;
     s->lr = p->lr;
+    snprintf(s->data_dir, sizeof s->data_dir, "%s", p->data_dir);
     s->data_on_device = p->data_on_device;
     s->sync_every_step = p->sync_every_step;
     s->cuda_graph = p->graph;
@@ -180,6 +181,7 @@ void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
     }
     p->epochs = s->epochs;
     p->lr = (float)s->lr;
+    snprintf(p->data_dir, sizeof p->data_dir, "%s", s->data_dir);
     p->data_on_device = s->data_on_device;
     p->sync_every_step = s->sync_every_step;
     p->graph = s->cuda_graph;
@@ -267,6 +269,8 @@ int ui_field_shown(const ui_lab *lab, int f)
         return t->has_method;
     if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR || f == UI_F_GPU_PROFILE)
         return t->trains;
+    if (f == UI_F_DATA_DIR)          /* files to read: CIFAR-10 or MNIST, not random rows */
+        return t->trains && (lab->chosen.preset.data == NN_DATA_MNIST || lab->chosen.preset.data == NN_DATA_CIFAR10);
     if (f >= UI_F_SWEEP_FROM && f <= UI_F_SWEEP_PYTORCH)
         return t->trains;            /* a batch sweep times training steps */
     return f >= 0 && f < UI_N_FIELDS;
@@ -285,7 +289,7 @@ int ui_field_next(const ui_lab *lab, int f, int dir)
 const char *ui_field_label(int f)
 {
     static const char *const labels[UI_N_FIELDS] = {
-        "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate",
+        "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate", "Data folder",
         "Data on device", "Sync every step", "CUDA graph", "Deterministic", "GPU profile", "Sweep from",
         "Sweep to", "Sweep steps", "Sweep on", "Sweep PyTorch",
     };
@@ -340,6 +344,9 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
             snprintf(value, vlen, "0 (all epochs)");
         break;
     case UI_F_LR: snprintf(value, vlen, "%g", s->lr); break;
+    case UI_F_DATA_DIR:
+        snprintf(value, vlen, "%s", s->data_dir[0] ? s->data_dir : "(default: Space to type one)");
+        break;
     case UI_F_DATA_ON_DEVICE: snprintf(value, vlen, "[%c] GPU only", s->data_on_device ? 'x' : ' '); break;
     case UI_F_SYNC_EVERY_STEP:       /* the engine reads the loss back on any device */
         snprintf(value, vlen, "[%c]", s->sync_every_step ? 'x' : ' ');
@@ -402,6 +409,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
         s->steps = up ? (s->steps ? clampl(2 * s->steps, 1, 1000000000L) : 100) : (s->steps > 100 ? s->steps / 2 : 0);
         break;
     case UI_F_LR: s->lr = up ? s->lr * 2 : s->lr / 2; break;
+    case UI_F_DATA_DIR: ui_dialog_open_data_dir(lab); break;
     case UI_F_DATA_ON_DEVICE: s->data_on_device = !s->data_on_device; break;
     case UI_F_SYNC_EVERY_STEP: s->sync_every_step = !s->sync_every_step; break;
     case UI_F_CUDA_GRAPH: s->cuda_graph = !s->cuda_graph; break;
@@ -539,6 +547,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     long every = total / 200 > 50 ? total / 200 : 50;
     cfg->log_every = every < p->log_every ? every : p->log_every;
     /* The teaching switches; a CPU device ignores all but sync_every_step. */
+    snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", s->data_dir);
     cfg->data_on_device = s->data_on_device;
     cfg->sync_every_step = s->sync_every_step;
     cfg->graph = s->cuda_graph;

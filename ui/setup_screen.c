@@ -44,12 +44,12 @@ static int idx_present(const char *dir)
 }
 
 /* Which data the preset would use (the job's data_desc says it exactly once running). */
-static void data_note(const nn_preset *p, char *buf, size_t len)
+static void data_note(const nn_preset *p, const char *dir, char *buf, size_t len)
 {
     switch (p->data) {
     case NN_DATA_MNIST:
-        if (p->data_dir[0])
-            snprintf(buf, len, "MNIST-format IDX files from %s", p->data_dir);
+        if (dir[0])
+            snprintf(buf, len, "MNIST-format IDX files from %s", dir);
         else if (idx_present(NN_FASHION_MNIST_DIR))
             snprintf(buf, len, "Fashion-MNIST (real, %s)", NN_FASHION_MNIST_DIR);
         else
@@ -57,10 +57,10 @@ static void data_note(const nn_preset *p, char *buf, size_t len)
                      "apt-get install dataset-fashion-mnist)", NN_FASHION_MNIST_DIR);
         break;
     case NN_DATA_CIFAR10:
-        if (p->data_dir[0])
-            snprintf(buf, len, "CIFAR-10 binary files from %s", p->data_dir);
+        if (dir[0])
+            snprintf(buf, len, "CIFAR-10 binary files from %s", dir);
         else
-            snprintf(buf, len, "synthetic 3x32x32, 10 classes (no CIFAR-10 directory in the preset)");
+            snprintf(buf, len, "synthetic 3x32x32, 10 classes (no CIFAR-10 folder: set Data folder)");
         break;
     default:
         snprintf(buf, len, "random regression rows: %ld train, %ld validation, %d feature%s -> %d target%s",
@@ -86,7 +86,6 @@ static void load_selected(ui_lab *lab)
     lab->chosen.preset_ok = 1;
     snprintf(lab->chosen.preset_path, sizeof lab->chosen.preset_path, "%s", e->path);
     nn_cost_model(&lab->chosen.preset, 1, &ss->cost);
-    data_note(&lab->chosen.preset, ss->data_note, sizeof ss->data_note);
     ui_settings_from_preset(&lab->chosen.set, &lab->chosen.preset);
     if (!ui_field_shown(lab, ss->field))  /* the focus on a field this preset lacks */
         ss->field = ui_field_next(lab, ss->field, 1);
@@ -296,7 +295,6 @@ static void memory_text(const ui_lab *lab, int width, ui_text *t)
  * its task, its memory and its layers, at word breaks. */
 static void details_text(const ui_lab *lab, const nn_preset_entry *e, int width, ui_text *t)
 {
-    const ui_setup_state *ss = ui_setup_of(lab);
     const nn_preset *p = &lab->chosen.preset;
     char line[NN_PATH_LEN + 64];
     t->n = 0;
@@ -309,7 +307,9 @@ static void details_text(const ui_lab *lab, const nn_preset_entry *e, int width,
     ui_text_wrap(t, UI_TS_NORMAL, width, UI_TEXT_ROWS, p->description);
     snprintf(line, sizeof line, "%s%s", e->path, e->user ? " (yours)" : e->shadowed ? " (hidden by yours)" : "");
     add_labelled(t, UI_TS_DIM, "file", width, line);
-    add_labelled(t, UI_TS_NORMAL, "data", width, ss->data_note);
+    char note[NN_PATH_LEN + 128];
+    data_note(&lab->chosen.preset, lab->chosen.set.data_dir, note, sizeof note);
+    add_labelled(t, UI_TS_NORMAL, "data", width, note);   /* the Data folder's, as set */
     if (!ui_settings_trains(&lab->chosen.set)) {  /* trains nothing: what it computes instead */
         snprintf(line, sizeof line, "Jacobian by %s at val %d",
                  nn_jac_method_name((enum nn_jac_method)lab->chosen.set.jac_method), lab->chosen.set.batch);

@@ -12,7 +12,6 @@ typedef struct ui_setup_state {
     nn_preset_entry *entries;
     int n_entries, selected, scroll;
     nn_cost cost;                    /* the chosen preset's per-layer summary at batch 1 */
-    char data_note[NN_PATH_LEN + 128]; /* which data it would use */
 
     /* settings */
     int focus_fields;                /* 0: the preset list, 1: the fields */

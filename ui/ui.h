@@ -63,6 +63,7 @@ enum ui_role {
  * training preset the reverse (ui_field_shown). */
 enum ui_field {
     UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
+    UI_F_DATA_DIR,                   /* real CIFAR-10 or MNIST files: ui/dialog.c asks for the folder */
     UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
     UI_F_GPU_PROFILE,                /* a GPU not here: ui/race_predicted.c */
     UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
@@ -89,6 +90,8 @@ typedef struct ui_settings {
     int jac_method;                  /* enum nn_jac_method: [task] method */
     char gpu_profile[NN_NAME_LEN];   /* the profile a GPU not here is predicted with
                                         ("": nn_profile_default_name); ui/race_predicted.c */
+    char data_dir[NN_DIR_LEN];       /* [data] dir: "" the preset kind's default (synthetic CIFAR-10,
+                                        Debian's Fashion-MNIST); saved with the preset */
     int sweep_pytorch;               /* the sweep measures the framework way with PyTorch too
                                         (this session only: a preset has no key for it) */
     char pytorch_label[64];          /*   "PyTorch 1.13", found when it was switched on */
@@ -100,7 +103,8 @@ enum ui_dialog {
     UI_DLG_QUIT, UI_DLG_BACK,
     UI_DLG_CALIBRATE,                /* first use: measuring a device, with progress */
     UI_DLG_CALIB_FAILED,             /* what failed; the job ran without a prediction */
-    UI_DLG_LONG_JOB                  /* a job predicted over 10 minutes: start it? (ui/long_job.c) */
+    UI_DLG_LONG_JOB,                 /* a job predicted over 10 minutes: start it? (ui/long_job.c) */
+    UI_DLG_DATA_DIR                  /* the data folder, typed (ui/dialog.c) */
 };
 
 /* Calibrating on first use (ui/calib_dialog.c): the devices still to
@@ -150,6 +154,7 @@ typedef struct ui_lab {
     int help;                        /* the help overlay is open */
     enum ui_dialog dialog;
     char input[64];                  /* the save dialog's text */
+    char dir_input[NN_DIR_LEN];      /* the data folder dialog's text */
     char save_path[NN_PATH_LEN];     /* the overwrite question's file */
     char message[NN_ERR_LEN];        /* the status row's message, until the next key */
     int message_error;
@@ -340,6 +345,9 @@ ui_action ui_help_key(ui_lab *lab, int ch);
 
 /* ui/dialog.c: save, overwrite, quit and back questions */
 void ui_dialog_open_save(ui_lab *lab);
+/* The data folder dialog (Space or an arrow on Data folder): typed, checked that it is a readable
+ * folder, kept in the settings (and a saved preset's [data] dir). */
+void ui_dialog_open_data_dir(ui_lab *lab);
 void ui_dialog_draw(ui_lab *lab);
 ui_action ui_dialog_key(ui_lab *lab, int ch);
 

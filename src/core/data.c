@@ -50,8 +50,8 @@ int nn_data_for_preset(const nn_preset *p, const char *data_dir, uint64_t seed,
         if (dir)
             return nn_data_load_cifar10_dir(dir, ds, err, err_len);
         return synthetic_instead(3, CIFAR_SIDE, CIFAR_TRAIN, CIFAR_VAL,
-                                 "no CIFAR-10 directory given: pass --data DIR with "
-                                 "data_batch_1.bin ... for real CIFAR-10",
+                                 "no CIFAR-10 directory given: pass --data DIR (the lab: "
+                                 "its Data folder) with data_batch_1.bin ... for real CIFAR-10",
                                  seed, ds, err, err_len);
     case NN_DATA_RANDOM:
         if (dir) {

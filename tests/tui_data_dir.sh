@@ -1,0 +1,60 @@
+#!/bin/sh
+# tests/tui_data_dir.sh - the lab's Data folder (issue 21 item 7), through
+# tmux at 80x24: typed in a box of its own (letters would be the screen's
+# keys), a folder that is not there refused naming it, an empty one taken and
+# then the job's loader naming the file it misses, and the folder saved with
+# the preset ([data] dir). Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not installed"
+    exit 0
+fi
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+sock=nnlab-datadir-$$
+T() { tmux -L "$sock" "$@"; }
+trap 'T kill-server >/dev/null 2>&1; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/nnlab-datadir-$$"*; rm -rf "$tmp"' EXIT
+XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
+export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
+deadline=$(($(date +%s) + 180))
+. "$top_srcdir/tests/tui-lib.sh"
+printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+mkdir -p "$tmp/cifar"
+
+T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 "'$NNLAB'; exec sleep 300" ||
+    { echo "1..0 # SKIP tmux cannot start"; exit 0; }
+wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
+keys Home
+i=0
+while ! grep -q '> lenet-cifar10 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> lenet-cifar10 ' 1; done
+wait_for "cpu +(unavailable|available)" 10
+keys Tab
+wait_for ">Device" 3
+if field "Data folder"; then ok "a Data folder field for a CIFAR-10 preset"; else not_ok "a Data folder field for a CIFAR-10 preset"; fi
+expect "its default said" ">Data folder +\(default" 3
+keys Space
+expect "Space opens a box to type it in" "Folder: _" 3
+keys -l "$tmp/nowhere"
+keys Enter
+expect "a folder that is not there: refused, naming it" "Data folder .*nowhere: No such file" 5
+keys C-u Escape
+wait_for ">Data folder" 3
+keys Space
+wait_for "Folder: _" 3
+keys -l "$tmp/cifar"
+keys Enter
+expect "a folder that is there is taken" "Data folder set" 5
+expect "the field shows it" ">Data folder +/" 3
+keys s
+wait_for "Name: lenet-cifar10_" 5
+keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace
+keys -l "mine"
+keys Enter
+wait_for "saved " 5
+f="$XDG_CONFIG_HOME/nnlab/presets/lenet-mine.ini"
+if [ -f "$f" ] && grep -q "^dir = \"$tmp/cifar\"" "$f"; then ok "saved with the preset: [data] dir"
+else echo "# $(cat "$f" 2>/dev/null | grep -n dir)"; not_ok "saved with the preset: [data] dir"; fi
+keys Enter
+expect "the job's loader names the file it misses" "data_batch_1\.bin" 20
+echo "1..$n"
+exit $((failed > 0))
