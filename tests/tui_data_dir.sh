@@ -3,7 +3,8 @@
 # tmux at 80x24: typed in a box of its own (letters would be the screen's
 # keys), a folder that is not there refused naming it, an empty one taken and
 # then the job's loader naming the file it misses, and the folder saved with
-# the preset ([data] dir). Speaks TAP.
+# the preset ([data] dir); and an unavailable device's reason whole at
+# 80x24. Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
 if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux not installed"
@@ -28,6 +29,13 @@ keys Home
 i=0
 while ! grep -q '> lenet-cifar10 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> lenet-cifar10 ' 1; done
 wait_for "cpu +(unavailable|available)" 10
+if grep -q -E "gpu +unavailable" "$tmp/screen"; then
+    if grep -q '\.\.\.│$' "$tmp/screen"
+    then not_ok "80x24: an unavailable device's reason whole, not cut"
+    else ok "80x24: an unavailable device's reason whole, not cut"; fi
+else
+    ok "80x24: an unavailable device's reason whole # SKIP every device is available"
+fi
 keys Tab
 wait_for ">Device" 3
 if field "Data folder"; then ok "a Data folder field for a CIFAR-10 preset"; else not_ok "a Data folder field for a CIFAR-10 preset"; fi

@@ -63,7 +63,7 @@ static const char *why_line(const char *why, char *buf, size_t len)
     return buf;
 }
 
-#define WHY_ROWS 4                   /* at most, per unavailable device */
+#define WHY_ROWS 6                   /* at most, per unavailable device: whole at 80x24 (the details above scroll) */
 
 /* Rows the device list needs: a heading, one row per available device (or
  * per device still being checked), the reason of each unavailable one
