@@ -21,6 +21,11 @@ grep_ok "share of FLOPs on zero blocks" "$tmp/out" "75.0% of them on J's zero bl
 grep_ok "zero blocks found zero" "$tmp/out" "j != i: 0$"
 grep_ok "compared with forward" "$tmp/out" "vs forward  largest difference"
 grep_ok "explain: the waste and its remedy" "$tmp/out" "75% of these FLOPs multiply zeros: .* per-sample .* and forward .* remove the waste"
+# a rows pass split into parts of 7 samples (the parts a cancel is looked for between, 8192 at
+# real sizes) gives the whole pass's J: the same against forward, zero blocks zero
+check "rows in parts of 7 samples" 0 env NNLAB_JAC_PASS_SAMPLES=7 "$NNLAB" jacobian -p mlp-jacobian --val 30 --json
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["method"]=="rows" and d["max_difference"]<1e-5' "$tmp/out"; then
+    ok "rows in parts: J as forward computes it"; else not_ok "rows in parts: J as forward computes it"; fi
 check "per-sample as JSON on cpu" 0 "$NNLAB" jacobian -p mlp-jacobian --val 30 -m per-sample --json
 if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["method"]=="per-sample" and d["rows"]==12000 and d["max_difference"]<1e-5 and d["zero_block_flops"]==0' "$tmp/out"; then
     ok "JSON parses, with the figures"

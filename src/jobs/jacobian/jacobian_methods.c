@@ -82,6 +82,45 @@ static int between_passes(jac_run *r, int passes_done)
     return report(r, atomic_load(&r->shared->rows_done) + passes_done);
 }
 
+/* Samples a rows pass covers at a time. Why: one pass over val 100000
+ * samples took most of a second on two busy cores, and a cancel must be
+ * honoured within one; only one sample of a pass carries a gradient (its
+ * one-hot row), so the pass splits by samples into independent parts, with
+ * a look for a cancel between them. A recorded pass stays whole. */
+#define JAC_PASS_SAMPLES 8192
+
+/* JAC_PASS_SAMPLES, or NNLAB_JAC_PASS_SAMPLES (a test's: small parts at a
+ * small val check that the parts add up to the whole pass). */
+static int pass_samples(void)
+{
+    const char *v = getenv("NNLAB_JAC_PASS_SAMPLES");
+    long n = v && *v ? strtol(v, NULL, 10) : 0;
+    return n >= 1 && n <= JAC_PASS_SAMPLES ? (int)n : JAC_PASS_SAMPLES;
+}
+
+/* The pass with gradient g into dx, in parts of JAC_PASS_SAMPLES samples:
+ * 0, -1 on an error, 1 when stopped between parts. */
+static int reverse_in_parts(jac_run *r, const float *g, float *dx, int passes_done)
+{
+    const int part_n = pass_samples();
+    if (r->recording || r->val <= part_n)
+        return jac_reverse(r, &r->acts, r->val, g, dx) != 0 ? -1 : 0;
+    const size_t out = (size_t)r->s.width[r->s.n_linear], in = (size_t)r->s.width[0];
+    for (int s0 = 0; s0 < r->val; s0 += part_n) {
+        int m = r->val - s0 < part_n ? r->val - s0 : part_n;
+        jac_acts part = { .n = m };
+        for (int l = 0; l <= r->s.n_linear; l++)
+            part.a[l] = r->acts.a[l] + (size_t)s0 * (size_t)r->s.width[l];
+        for (int l = 0; l < r->s.n_linear; l++)
+            part.pre[l] = r->acts.pre[l] ? r->acts.pre[l] + (size_t)s0 * (size_t)r->s.width[l + 1] : NULL;
+        if (jac_reverse(r, &part, m, g + (size_t)s0 * out, dx + (size_t)s0 * in) != 0)
+            return -1;
+        if (s0 + m < r->val && between_passes(r, passes_done))
+            return 1;
+    }
+    return 0;
+}
+
 /* One group: the C passes of rows p0 .. p0+C-1. The buffer T holds a single
  * 1 at C-1+p0, so the window T + (C-1-c) is one-hot at flat row p0+c.
  * 0, -1 on an error, 1 when stopped between passes. */
@@ -89,8 +128,9 @@ static int rows_group(jac_run *r)
 {
     size_t per = (size_t)r->val * (size_t)r->in;
     for (int c = 0; c < r->chunk; c++) {
-        if (jac_reverse(r, &r->acts, r->val, r->onehot + (r->chunk - 1 - c), r->dx + (size_t)c * per) != 0)
-            return -1;
+        int rc = reverse_in_parts(r, r->onehot + (r->chunk - 1 - c), r->dx + (size_t)c * per, c);
+        if (rc != 0)
+            return rc;
         if (!r->recording && c + 1 < r->chunk && between_passes(r, c + 1))
             return 1;
     }
