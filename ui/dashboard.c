@@ -435,7 +435,7 @@ static void draw_title(ui_lab *lab)
 {
     const ui_run *r = &lab->run;
     const nn_job_config *c = &r->cfg;
-    char t[512], data[NN_TEXT_LEN + 8] = "";
+    char t[8192], data[NN_TEXT_LEN + 8] = "";   /* room for every name the format can take (ASan builds check it) */
     const nn_snapshot *s = &r->j[0].snap;
     if (s->data_desc[0])
         snprintf(data, sizeof data, "  data: %s", s->data_desc);
