@@ -312,13 +312,21 @@ keys Enter
 expect "the race says they share the cores, and the threads each got" \
     "RACE sharing [0-9]+ cores: cpu on [0-9]+ threads?, cpu-ref on 1" 90
 expect "two jobs are charted by seconds" "seconds of training" 10
-expect "once both end, the ratio" "(cpu|cpu-ref) [0-9.]+x: [0-9.]+/[0-9.]+" 60
+expect "once both end, the ratio" "(cpu|cpu-ref) [0-9.]+x:" 60
 # the ratio's two times are the two shown above it, and it is their quotient
 if awk '
     /│cpu +[0-9.]+s / { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+s$/) { t["cpu"] = substr($i, 1, length($i) - 1); break } }
     /│cpu-ref +[0-9.]+s / { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+s$/) { t["cpu-ref"] = substr($i, 1, length($i) - 1); break } }
     match($0, /(cpu|cpu-ref) [0-9.]+x: [0-9.]+\/[0-9.]+/) {
         split(substr($0, RSTART, RLENGTH), w, /[ x:\/]+/); fast = w[1]; r = w[2]; slow_t = w[3]; fast_t = w[4]
+        next
+    }
+    # a narrow summary puts the times on the row below the ratio
+    want && match($0, /[0-9.]+\/[0-9.]+/) {
+        split(substr($0, RSTART, RLENGTH), w, /\//); slow_t = w[1]; fast_t = w[2]; want = 0
+    }
+    match($0, /(cpu|cpu-ref) [0-9.]+x:( |│)/) {
+        split(substr($0, RSTART, RLENGTH), w, /[ x:]+/); fast = w[1]; r = w[2]; want = 1
     }
     END {
         slow = fast == "cpu" ? "cpu-ref" : "cpu"

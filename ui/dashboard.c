@@ -188,10 +188,18 @@ static void draw_summary(ui_lab *lab, ui_rect in, int y)
     }
     /* the times above as shown, divided: the ratio a reader can check */
     double ratio = nn_race_ratio(&r->j[0].snap, &r->j[1].snap, &faster);
-    if (ratio > 0)
-        ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), wide ? "%s %.2fx faster: %.*f s / %.*f s" : "%s %.2fx: %.*f/%.*f",
-                r->j[faster].device, ratio, d, t[!faster].total_s, d, t[faster].total_s);
-    else
+    char line[96];
+    if (ratio > 0) {
+        snprintf(line, sizeof line, wide ? "%s %.2fx faster: %.*f s / %.*f s" : "%s %.2fx: %.*f/%.*f",
+                 r->j[faster].device, ratio, d, t[!faster].total_s, d, t[faster].total_s);
+        if ((int)strlen(line) <= in.w)
+            ui_put(y, in.x, in.w, ui_attr(lab, UI_OK), line);
+        else {                       /* narrow: the times on a row of their own, never cut */
+            ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "%s %.2fx:", r->j[faster].device, ratio);
+            ui_putf(y + 1, in.x, in.w, ui_attr(lab, UI_OK), "%.*f/%.*f", d, t[!faster].total_s, d,
+                    t[faster].total_s);
+        }
+    } else
         ui_put(y, in.x, in.w, ui_attr(lab, UI_ERROR), "no ratio: a job did not finish");
 }
 

@@ -33,13 +33,6 @@ static void close_dialog(ui_lab *lab)
 
 /* ---- the data folder: typed, as letters would otherwise be the screen's keys ---------------- */
 
-void ui_dialog_open_data_dir(ui_lab *lab)
-{
-    snprintf(lab->dir_input, sizeof lab->dir_input, "%s", lab->chosen.set.data_dir);
-    lab->dialog = UI_DLG_DATA_DIR;
-    lab->dirty |= UI_D_OVERLAY;
-}
-
 /* Kept when it is a folder that can be read (an empty one: the default);
  * what is in it is the loader's to judge when a job starts, and its error
  * names the folder and the file it missed. */

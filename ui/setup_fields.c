@@ -394,6 +394,15 @@ static void toggle_pytorch(ui_lab *lab, ui_settings *s)
     s->sweep_pytorch = 1;
 }
 
+/* The data folder's box (ui/dialog.c takes its keys and draws it): typed,
+ * as letters would be the screen's keys here, starting from the folder set. */
+static void open_data_dir(ui_lab *lab)
+{
+    snprintf(lab->dir_input, sizeof lab->dir_input, "%s", lab->chosen.set.data_dir);
+    lab->dialog = UI_DLG_DATA_DIR;
+    lab->dirty |= UI_D_OVERLAY;
+}
+
 /* Left (dir -1), right (+1) or space (+1) on field f. */
 void ui_field_adjust(ui_lab *lab, int f, int dir)
 {
@@ -409,7 +418,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
         s->steps = up ? (s->steps ? clampl(2 * s->steps, 1, 1000000000L) : 100) : (s->steps > 100 ? s->steps / 2 : 0);
         break;
     case UI_F_LR: s->lr = up ? s->lr * 2 : s->lr / 2; break;
-    case UI_F_DATA_DIR: ui_dialog_open_data_dir(lab); break;
+    case UI_F_DATA_DIR: open_data_dir(lab); break;
     case UI_F_DATA_ON_DEVICE: s->data_on_device = !s->data_on_device; break;
     case UI_F_SYNC_EVERY_STEP: s->sync_every_step = !s->sync_every_step; break;
     case UI_F_CUDA_GRAPH: s->cuda_graph = !s->cuda_graph; break;

@@ -345,9 +345,6 @@ ui_action ui_help_key(ui_lab *lab, int ch);
 
 /* ui/dialog.c: save, overwrite, quit and back questions */
 void ui_dialog_open_save(ui_lab *lab);
-/* The data folder dialog (Space or an arrow on Data folder): typed, checked that it is a readable
- * folder, kept in the settings (and a saved preset's [data] dir). */
-void ui_dialog_open_data_dir(ui_lab *lab);
 void ui_dialog_draw(ui_lab *lab);
 ui_action ui_dialog_key(ui_lab *lab, int ch);
 
