@@ -8,7 +8,7 @@
 #   ./setup.sh check   install the dependencies, build with warnings as errors,
 #                      run `make check`, then again under ASan+UBSan; reports
 #                      the skipped cases, then ends with one line
-#                      "N passed, N failed" (a skip is neither)
+#                      "N passed, N failed" (a skip or a known failure is neither)
 #   ./setup.sh deps    only install the Debian packages
 #   ./setup.sh build   only configure and build into build/
 set -eu
@@ -118,14 +118,18 @@ check() {
         LDFLAGS="-fsanitize=address,undefined"
     forget_results build-asan
     ASAN_OPTIONS=detect_leaks=1 make -C build-asan -j"$jobs" check || status=1
-    passed=0 failed=0 skipped=0
+    passed=0 failed=0 skipped=0 known=0
     for d in build build-asan; do
-        passed=$((passed + $(count $d PASS) + $(count $d XFAIL)))
+        passed=$((passed + $(count $d PASS)))
         failed=$((failed + $(count $d FAIL) + $(count $d XPASS) + $(count $d ERROR)))
         skipped=$((skipped + $(count $d SKIP)))
+        known=$((known + $(count $d XFAIL)))
     done
     if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi   # a build that broke
     echo "$skipped skipped (counted neither passed nor failed)"
+    # a known failure (a TODO case: the H200 model's eager series, tests/test_model_h200) is
+    # not a pass either
+    [ "$known" -eq 0 ] || echo "$known known failures, marked TODO (counted neither passed nor failed)"
     echo "$passed passed, $failed failed"
     return "$status"
 }
