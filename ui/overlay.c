@@ -27,7 +27,8 @@ static int thin_points(const ui_run_job *j, ui_past_run *p)
     for (long i = 0; i < j->n_pts && p->n_pts < keep; i += every)
         p->pts[p->n_pts++] = j->pts[i];
     p->pts[p->n_pts - 1] = j->pts[j->n_pts - 1];
-    memcpy(p->eps, j->eps, (size_t)j->n_eps * sizeof *p->eps);
+    if (j->n_eps > 0)                /* a run cancelled in its first epoch has none (j->eps NULL) */
+        memcpy(p->eps, j->eps, (size_t)j->n_eps * sizeof *p->eps);
     p->n_eps = j->n_eps;
     return 0;
 }
