@@ -29,7 +29,7 @@ select_preset() {
     grep -q '^│>[A-Za-z]' "$tmp/screen" && keys Tab
     keys Home
     i=0
-    while ! wait_for "> $1 " 1 && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); done
+    while ! wait_for "> $1 " 2 && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); done   # 2 s: a sanitizer build redraws slowly
 }
 # focus_field LABEL: the settings' field LABEL
 focus_field() {
@@ -151,7 +151,7 @@ expect "back to setup after the Jacobian run" "Presets \([0-9]+\)" 10
 # --- 200x50 ---------------------------------------------------------------------------
 T resize-window -t lab -x 200 -y 50
 select_preset tabnet-regression
-expect "200x50: tabnet's layers" "│ +1  batchnorm 84 " 5
+expect "200x50: tabnet's layers" "│ +1  batchnorm 84 " 10
 if page_to_end ']' 'more (])'; then ok "200x50: ] pages to the end of tabnet's layers"; else not_ok "200x50: ] pages to the end of tabnet's layers"; fi
 expect "its total is shown" "│ +total +[0-9.]+[kM]? +[0-9.]+[kM]? *│" 5
 expect "with its last layer, numbered" "│ +[0-9][0-9]  linear [0-9]+->1 " 5
