@@ -13,6 +13,7 @@
 
 #include "nnlab/torch_step.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -110,11 +111,8 @@ int nn_sweep_torch_poll(nn_sweep *sw)
         return 0;
     join_once(t);
     if (t->status == NN_TORCH_OK)
-        nn_sweep_record_external(sw, t->d, t->i, t->res.us_per_step,
-                                 0.5 * (t->res.us_per_step_mean > t->res.us_per_step
-                                            ? t->res.us_per_step_mean - t->res.us_per_step
-                                            : t->res.us_per_step - t->res.us_per_step_mean),
-                                 "");
+        nn_sweep_record_external(sw, t->d, t->i, t->res.us_per_step,   /* spread: as a job's */
+                                 0.5 * fabs(t->res.us_per_step_mean - t->res.us_per_step), "");
     else if (t->status == NN_TORCH_CANCELLED)
         sw->pt[t->d][t->i].state = NN_POINT_CANCELLED;
     else
