@@ -359,14 +359,16 @@ int nn_cpu_blas_below_cpu(const nn_cpu_info *ci, char *why, size_t why_len)
 
 int nn_cpu_sgemm_below_peak(const nn_cpu_info *ci, double gflops, char *why, size_t why_len)
 {
+    int measured = ci->peak_gflops_core_measured > 0;
+    double peak = measured ? ci->peak_gflops_core_measured : ci->peak_gflops_core;
     if (why_len)
         why[0] = '\0';
-    if (ci->peak_gflops_core <= 0 || gflops <= 0 || gflops >= 0.5 * ci->peak_gflops_core)
+    if (peak <= 0 || gflops <= 0 || gflops >= 0.5 * peak)
         return 0;
     snprintf(why, why_len,
-             "one core's sgemm ran at %.1f GFLOP/s, %.0f%% of its estimated FMA peak (%.0f): "
+             "one core's sgemm ran at %.1f GFLOP/s, %.0f%% of its %s FMA peak (%.0f): "
              "check OpenBLAS's kernels (%s), other programs on the core, and the clock",
-             gflops, 100.0 * gflops / ci->peak_gflops_core, ci->peak_gflops_core, ci->blas_core);
+             gflops, 100.0 * gflops / peak, measured ? "measured" : "estimated", peak, ci->blas_core);
     return 1;
 }
 

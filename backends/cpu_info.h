@@ -47,6 +47,8 @@ typedef struct nn_cpu_info {
     int flops_per_cycle;         /* float32 FLOPs one core's FMA units retire a cycle
                                     (estimated from the vendor, family and extensions) */
     double peak_gflops_core;     /* flops_per_cycle x clock_ghz; 0 when the clock is unknown */
+    double peak_gflops_core_measured;  /* nn_cpu_fma_peak_measured() where a caller filled it
+                                    in (nn_cpu_info_read does not: it times nothing); 0 unknown */
     char blas_version[32];       /* "0.3.21" */
     char blas_core[32];          /* openblas_get_corename(): the kernels it runs */
     int blas_threads;            /* openblas_get_num_threads() now (we run it on one
@@ -79,9 +81,15 @@ void nn_cpu_info_line(const nn_cpu_info *ci, char *buf, size_t len);
  * what the CPU supports; 0 (why "") otherwise. */
 int nn_cpu_blas_below_cpu(const nn_cpu_info *ci, char *why, size_t why_len);
 
+/* One core's float32 FMA peak in GFLOP/s, measured once per process by a
+ * timed loop of independent FMAs (cpu_fma_peak.c; about 15 ms); 0 when the
+ * CPU has no FMA. Unlike the estimate it holds where a virtual CPU reports a
+ * generic family or a nominal clock. */
+double nn_cpu_fma_peak_measured(void);
+
 /* 1 and a warning with the remedy when a measured single-core sgemm rate is
- * below half the core's estimated FMA peak; 0 when it is not or the peak is
- * unknown. */
+ * below half the core's FMA peak (the measured one when filled in, else the
+ * estimate); 0 when it is not or the peak is unknown. */
 int nn_cpu_sgemm_below_peak(const nn_cpu_info *ci, double sgemm_gflops_core, char *why,
                             size_t why_len);
 

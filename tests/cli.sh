@@ -203,6 +203,12 @@ grep_ok "calibrate measures sgemm" "$tmp/out" '"gemm_gflops": [0-9]'
 grep_ok "calibrate: the quality of the figures" "$tmp/out" '"quality": "\(good\|noisy\|contradictory\)"'
 grep_ok "calibrate: the spread of sgemm" "$tmp/out" '"spread": {"sgemm": [0-9]'
 grep_ok "calibrate: one core's sgemm beside its estimated FMA peak" "$tmp/out" '"fma_peak_gflops_core_estimated": [0-9].*"sgemm_gflops_1thread": [0-9].*"sgemm_of_peak": [0-9]'
+grep_ok "calibrate: one core's FMA peak measured, where the CPU has FMA" "$tmp/out" \
+    "$(if grep -q ' fma ' /proc/cpuinfo; then echo '"fma_peak_gflops_core_measured": [0-9]'; else echo '"fma_peak_gflops_core_measured": null'; fi)"
+check "calibrate --json cpu-ref" 0 "$NNLAB" calibrate --device cpu-ref --json
+if grep -q "one core's sgemm ran" "$tmp/out"; then not_ok "calibrate: the reference's own loops are not judged as OpenBLAS's"
+else ok "calibrate: the reference's own loops are not judged as OpenBLAS's"; fi
+check "calibrate --json" 0 "$NNLAB" calibrate --device cpu --json
 grep_ok "calibrate: the CPU's extensions and OpenBLAS's version" "$tmp/out" '"extensions": "[^"]*AVX.*"openblas_version": "[0-9]'
 if [ -f "$tmp/cache/nnlab/calibration-cpu.txt" ]; then ok "calibration cached"; else not_ok "calibration cached"; fi
 check "explain --json" 0 "$NNLAB" explain --preset lenet-cifar10 --device cpu --batch 4 --steps 5 --json

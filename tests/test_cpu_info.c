@@ -112,6 +112,30 @@ static void test_sgemm_below_peak(void **state)
     assert_int_equal(nn_cpu_sgemm_below_peak(&ci, 48.0, why, sizeof why), 0);
     ci.peak_gflops_core = 0;
     assert_int_equal(nn_cpu_sgemm_below_peak(&ci, 1.0, why, sizeof why), 0);
+    /* A measured peak, where there is one, is what the rate is set against. */
+    ci.peak_gflops_core = 32;
+    ci.peak_gflops_core_measured = 100;
+    assert_int_equal(nn_cpu_sgemm_below_peak(&ci, 40.0, why, sizeof why), 1);
+    assert_non_null(strstr(why, "40.0 GFLOP/s, 40% of its measured FMA peak (100)"));
+    assert_int_equal(nn_cpu_sgemm_below_peak(&ci, 60.0, why, sizeof why), 0);
+}
+
+/* The FMA loop: a rate where the CPU has FMA (0 without), the same figure
+ * on a second call (measured once a process). Not its size: that is the
+ * machine's. */
+static void test_fma_peak_measured(void **state)
+{
+    (void)state;
+    double first = nn_cpu_fma_peak_measured();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        assert_true(first > 0);
+    else
+        assert_true(first == 0);
+#endif
+    assert_true(first >= 0);
+    assert_true(nn_cpu_fma_peak_measured() == first);
 }
 
 /* This machine: the reading agrees with the compiler's cpuid checks, names
@@ -148,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_flops_per_cycle), cmocka_unit_test(test_levels),
         cmocka_unit_test(test_features_text),   cmocka_unit_test(test_blas_below_cpu),
         cmocka_unit_test(test_sgemm_below_peak), cmocka_unit_test(test_this_machine),
+        cmocka_unit_test(test_fma_peak_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,8 +40,9 @@ static int widest_spread(const nn_calibration *c)
  * memcpy does, so it cannot be this much slower than one. A product's
  * fixed cost may exceed the smallest product's time by the repetitions'
  * own tolerance, and so may a GPU's rate its 1024^3 sgemm's when its peak
- * is unknown. A CPU's peak is an estimate whose clock may be the nominal
- * one (a core in turbo runs faster): a CPU's rate may exceed it by half. */
+ * is unknown. A CPU's peak is one core's FMA loop timed once (a moment of
+ * another program's load lowers it) or, without FMA, an estimate whose clock
+ * may be the nominal one: a CPU's rate may exceed it by half. */
 #define ONE_THREAD_SLACK 1.15
 #define STREAM_VS_MEMCPY 0.25
 #define FIXED_COST_SLACK (1.0 + NN_CAL_MAX_SPREAD)
@@ -71,7 +72,7 @@ static void fail(failures *f, int figure, const char *fmt, ...)
 static double rate_bound(const nn_calibration *c, char *how, size_t len)
 {
     if (c->device_peak_gflops > 0 && c->threads > 0) {
-        snprintf(how, len, "the CPU's estimated peak %.0f GFLOP/s x %.1f for its turbo clock (%s)",
+        snprintf(how, len, "the CPU's peak %.0f GFLOP/s x %.1f (%s)",
                  c->device_peak_gflops, CPU_PEAK_SLACK, c->device_peak_how);
         return c->device_peak_gflops * CPU_PEAK_SLACK;
     }

@@ -173,6 +173,7 @@ static void facts_of(const nn_cpu_info *ci, nn_cpu_facts *out)
     out->clock_ghz = ci->clock_ghz;
     out->flops_per_cycle = ci->flops_per_cycle;
     out->peak_gflops_core = ci->peak_gflops_core;
+    out->peak_gflops_core_measured = nn_cpu_fma_peak_measured();
     nn_cpu_blas_below_cpu(ci, out->warning, sizeof out->warning);
 }
 
@@ -188,6 +189,7 @@ int nn_cpu_sgemm_check(const nn_cpu_facts *f, double gflops_1thread, char *why, 
     nn_cpu_info ci;
     memset(&ci, 0, sizeof ci);
     ci.peak_gflops_core = f->peak_gflops_core;
+    ci.peak_gflops_core_measured = f->peak_gflops_core_measured;
     snprintf(ci.blas_core, sizeof ci.blas_core, "%s", f->blas_core);
     return nn_cpu_sgemm_below_peak(&ci, gflops_1thread, why, why_len);
 }

@@ -21,6 +21,13 @@ static int cpu_warnings(const nn_cpu_facts *f, double gflops_1thread, char w[2][
     return n;
 }
 
+/* The peak a core's sgemm is set against: measured where the FMA loop ran,
+ * else the estimate. */
+static double core_peak(const nn_cpu_facts *f)
+{
+    return f->peak_gflops_core_measured > 0 ? f->peak_gflops_core_measured : f->peak_gflops_core;
+}
+
 void cli_cpu_facts_json(double gflops_1thread)
 {
     nn_cpu_facts f;
@@ -38,11 +45,16 @@ void cli_cpu_facts_json(double gflops_1thread)
     printf(", \"openblas_coretype_env\": ");
     cli_json_string(stdout, f.blas_coretype_env);
     printf(", \"openblas_threads\": %d, \"clock_ghz\": %.3g, \"flops_per_cycle\": %d, "
-           "\"fma_peak_gflops_core_estimated\": %.4g",
+           "\"fma_peak_gflops_core_estimated\": %.4g, \"fma_peak_gflops_core_measured\": ",
            f.blas_threads, f.clock_ghz, f.flops_per_cycle, f.peak_gflops_core);
+    if (f.peak_gflops_core_measured > 0)
+        printf("%.4g", f.peak_gflops_core_measured);
+    else
+        printf("null");
+    double peak = core_peak(&f);
     if (gflops_1thread > 0)
         printf(", \"sgemm_gflops_1thread\": %.4g, \"sgemm_of_peak\": %.3g", gflops_1thread,
-               f.peak_gflops_core > 0 ? gflops_1thread / f.peak_gflops_core : 0.0);
+               peak > 0 ? gflops_1thread / peak : 0.0);
     printf(", \"warnings\": [");
     for (int i = 0; i < nw; i++) {
         printf("%s", i ? ", " : "");
@@ -61,7 +73,12 @@ void cli_cpu_facts_text(double gflops_1thread)
            f.model_number, f.extensions);
     printf("  OpenBLAS:         %s, %s kernels%s%s\n", f.blas_version, nn_safe(f.blas_core),
            f.blas_coretype_env[0] ? ", OPENBLAS_CORETYPE=" : "", nn_safe(f.blas_coretype_env));
-    if (f.peak_gflops_core > 0 && gflops_1thread > 0)
+    if (f.peak_gflops_core_measured > 0 && gflops_1thread > 0)
+        printf("  one core:         sgemm %.1f GFLOP/s, %.0f%% of its FMA peak (%.1f GFLOP/s "
+               "measured by a loop of FMAs; estimated from cpuid ~%.0f: %d FLOP/cycle x %.2f GHz)\n",
+               gflops_1thread, 100.0 * gflops_1thread / f.peak_gflops_core_measured,
+               f.peak_gflops_core_measured, f.peak_gflops_core, f.flops_per_cycle, f.clock_ghz);
+    else if (f.peak_gflops_core > 0 && gflops_1thread > 0)
         printf("  one core:         sgemm %.1f GFLOP/s, %.0f%% of its FMA peak (~%.0f GFLOP/s "
                "estimated: %d FLOP/cycle x %.2f GHz)%s\n",
                gflops_1thread, 100.0 * gflops_1thread / f.peak_gflops_core, f.peak_gflops_core,

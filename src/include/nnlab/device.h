@@ -85,6 +85,9 @@ typedef struct nn_cpu_facts {
     double clock_ghz;            /* nominal; 0 unknown */
     int flops_per_cycle;         /* float32 FLOPs a core's FMA units retire a cycle */
     double peak_gflops_core;     /* their product: an estimate; 0 when the clock is unknown */
+    double peak_gflops_core_measured;  /* one core's FMA loop, timed (once a process, ~15 ms):
+                                    what the core gives, whatever a virtual CPU reports; 0
+                                    without FMA */
     char warning[NN_ERR_LEN];    /* "" or: OpenBLAS's kernels are below what the CPU
                                     supports, and the remedy */
 } nn_cpu_facts;
@@ -92,8 +95,8 @@ typedef struct nn_cpu_facts {
 void nn_cpu_facts_read(nn_cpu_facts *out);
 
 /* 1 and the warning with its remedy in why when a single-core sgemm rate
- * (a calibration's gemm_gflops_1thread) is below half the core's estimated
- * FMA peak; 0 otherwise (why ""). */
+ * (a calibration's gemm_gflops_1thread) is below half the core's FMA peak
+ * (measured, else estimated); 0 otherwise (why ""). */
 int nn_cpu_sgemm_check(const nn_cpu_facts *f, double gflops_1thread, char *why, size_t why_len);
 
 /* ---- the GPU switches ------------------------------------------------------------------- */
