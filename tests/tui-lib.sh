@@ -1,8 +1,34 @@
-# tests/tui-lib.sh - the TAP helpers of the lab's tmux tests (tests/tui.sh,
-# tests/tui_jacobian.sh), sourced by them. The caller sets n=0 failed=0,
-# $tmp, T (tmux on the test's own socket, the lab in session "lab") and
-# $deadline (when the whole script gives up, so that a lab that died early
-# fails fast instead of waiting out every step).
+# tests/tui-lib.sh - the TAP helpers of the lab's tmux tests (tests/tui*.sh),
+# sourced by them first. tui_begin sets up what every such test starts from:
+# n=0 failed=0, $tmp, T (tmux on the test's own socket, the lab in session
+# "lab"), $deadline (when the whole script gives up, so that a lab that died
+# early fails fast instead of waiting out every step), private XDG folders
+# and $tmp/tmux.conf.
+
+# tui_begin NAME SECONDS: skips the whole test (TAP "1..0 # SKIP") without
+# tmux; else the state above, on the socket nnlab-NAME-PID. A test that opens
+# each lab on a server of its own sets sock to "$sock_base-K": the trap
+# removes those sockets too.
+tui_begin() {
+    if ! command -v tmux >/dev/null 2>&1; then
+        echo "1..0 # SKIP tmux not installed"
+        exit 0
+    fi
+    n=0 failed=0
+    tmp=$(mktemp -d) || exit 99
+    sock_base=nnlab-$1-$$
+    sock=$sock_base
+    sock_dir="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)"
+    # the server's socket files: removed with the server, whatever state it is in
+    trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_dir/$sock_base" "$sock_dir/$sock_base"-*; rm -rf "$tmp"' EXIT
+    # an empty cache (the first run calibrates the CPU); exports (x) go to
+    # $XDG_DATA_HOME/nnlab/exports
+    XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
+    export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
+    deadline=$(($(date +%s) + $2))
+    printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+}
+T() { tmux -L "$sock" "$@"; }
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() {
     n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"

@@ -9,23 +9,9 @@
 # terminal given back. Speaks TAP. Needs NNLAB and NNLAB_PRESETS_DIR, which
 # `make check` exports. Every wait polls with a timeout; no fixed sleeps.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not installed"
-    exit 0
-fi
-n=0 failed=0
-tmp=$(mktemp -d) || exit 99
-sock=nnlab-test-$$
-T() { tmux -L "$sock" "$@"; }
-# the server's socket file: removed with the server, whatever state it is in
-sock_file="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
-trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
-XDG_CONFIG_HOME="$tmp/config"
-# an empty cache: the first run calibrates the CPU
-XDG_CACHE_HOME="$tmp/cache"
-# exports (x) go to $XDG_DATA_HOME/nnlab/exports
-XDG_DATA_HOME="$tmp/data"
-export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
+. "$top_srcdir/tests/tui-lib.sh"
+# the whole script gives up after 240 s (tui-lib.sh's waits stop there)
+tui_begin test 240
 # json_ok NAME FILE: python3's parser takes it (skipped without python3)
 json_ok() {
     if ! command -v python3 >/dev/null 2>&1; then ok "$1 # SKIP no python3"
@@ -36,9 +22,6 @@ json_ok() {
 UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
 export UBSAN_OPTIONS
 
-# The whole script gives up after this (tui-lib.sh's waits stop there).
-deadline=$(($(date +%s) + 240))
-. "$top_srcdir/tests/tui-lib.sh"
 # wait_change FILE ROWS [SECONDS]: until rows ROWS (sed range) differ from FILE
 wait_change() {
     end=$(($(date +%s) + ${3:-10}))
@@ -73,7 +56,6 @@ child_of() {
 
 mkdir -p "$XDG_CONFIG_HOME/nnlab/presets"
 printf '[preset]\nname = "broken"\n[train]\nbatch = many\n' >"$XDG_CONFIG_HOME/nnlab/presets/broken.ini"
-printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
 T -f "$tmp/tmux.conf" new-session -d -s lab -x 100 -y 30 \
     "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300" || { echo "1..0 # SKIP tmux cannot start"; exit 0; }
 

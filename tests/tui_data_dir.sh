@@ -6,20 +6,8 @@
 # the preset ([data] dir); and an unavailable device's reason whole at
 # 80x24. Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not installed"
-    exit 0
-fi
-n=0 failed=0
-tmp=$(mktemp -d) || exit 99
-sock=nnlab-datadir-$$
-T() { tmux -L "$sock" "$@"; }
-trap 'T kill-server >/dev/null 2>&1; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/nnlab-datadir-$$"*; rm -rf "$tmp"' EXIT
-XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
-export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
-deadline=$(($(date +%s) + 180))
 . "$top_srcdir/tests/tui-lib.sh"
-printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+tui_begin datadir 180
 mkdir -p "$tmp/cifar"
 
 T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 "'$NNLAB'; exec sleep 300" ||

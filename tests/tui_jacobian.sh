@@ -7,21 +7,8 @@
 # picked in the setup is the one the next run uses. Speaks TAP; skips
 # without tmux.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not installed"
-    exit 0
-fi
-n=0 failed=0
-tmp=$(mktemp -d) || exit 99
-sock=nnlab-jac-test-$$
-T() { tmux -L "$sock" "$@"; }
-sock_file="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
-trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
-XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
-export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
-
-deadline=$(($(date +%s) + 210))
 . "$top_srcdir/tests/tui-lib.sh"
+tui_begin jac-test 210
 
 # the sweep needs the CPU's calibration: measured once here, as the lab would
 "$NNLAB" calibrate --device cpu >/dev/null 2>&1

@@ -8,20 +8,8 @@
 # and the help fit whole, and a smoothed race's legend names both jobs.
 # Speaks TAP; skips without tmux.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not installed"
-    exit 0
-fi
-n=0 failed=0
-tmp=$(mktemp -d) || exit 99
-sock=nnlab-proj-test-$$
-T() { tmux -L "$sock" "$@"; }
-sock_file="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
-trap 'T kill-server >/dev/null 2>&1; rm -f "$sock_file"; rm -rf "$tmp"' EXIT
-XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
-export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
-deadline=$(($(date +%s) + 300))
 . "$top_srcdir/tests/tui-lib.sh"
+tui_begin proj-test 300
 
 # select NAME: moves the preset list to NAME (the focus on the list first)
 select_preset() {
@@ -56,7 +44,6 @@ no_cut() {
 # both calibrations once, as a first run would measure them
 "$NNLAB" calibrate --device cpu >/dev/null 2>&1
 "$NNLAB" calibrate --device cpu-ref >/dev/null 2>&1
-printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
 T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 \
     "'$NNLAB'; echo \"nnlab exited with status \$?\"; exec sleep 300" || { echo "1..0 # SKIP tmux cannot start"; exit 0; }
 expect "80x24: the setup screen" "Presets \([0-9]+\)"

@@ -6,25 +6,13 @@
 # stand-in helper (tests/fixtures/torch-helper-stub.py: a 123.5 us step, no
 # torch needed). Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not installed"
-    exit 0
-fi
+. "$top_srcdir/tests/tui-lib.sh"
 python=$(command -v python3 || true)
 if [ -z "$python" ]; then
     echo "1..0 # SKIP no python3 for the stand-in helper"
     exit 0
 fi
-n=0 failed=0
-tmp=$(mktemp -d) || exit 99
-sock=nnlab-pytorch-$$
-T() { tmux -L "$sock" "$@"; }
-trap 'T kill-server >/dev/null 2>&1; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/nnlab-pytorch-$$"*; rm -rf "$tmp"' EXIT
-XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
-export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
-deadline=$(($(date +%s) + 240))
-. "$top_srcdir/tests/tui-lib.sh"
-printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+tui_begin pytorch 240
 
 stub="$top_srcdir/tests/fixtures/torch-helper-stub.py"
 T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 40 \

@@ -6,27 +6,15 @@
 # python3's XML parser), and a learning rate of 1000 said in a banner while
 # the validation table keeps its columns. Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not installed"
-    exit 0
-fi
-n=0 failed=0
-tmp=$(mktemp -d) || exit 99
-sock=nnlab-slides-$$
-T() { tmux -L "$sock" "$@"; }
-trap 'T kill-server >/dev/null 2>&1; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/nnlab-slides-$$-"*; rm -rf "$tmp"' EXIT
-XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
-export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
-deadline=$(($(date +%s) + 240))
 . "$top_srcdir/tests/tui-lib.sh"
-printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+tui_begin slides 240
 
 # open COLS ROWS: the lab in a fresh session of that size, mnist-mlp-128 chosen, focus on Device
 opened=0
 open_lab() {
     T kill-server >/dev/null 2>&1    # each lab on a server of its own: a dying one is not reused
     opened=$((opened + 1))
-    sock=nnlab-slides-$$-$opened
+    sock=$sock_base-$opened
     T -f "$tmp/tmux.conf" new-session -d -s lab -x "$1" -y "$2" "'$NNLAB'; exec sleep 300" || return 1
     wait_for "Presets \([0-9]+\)" 10 || return 1
     i=0
