@@ -51,7 +51,8 @@ static inline NN_HOSTDEV float nn_mish_grad_ref(float x)
  * exactly x and 1 in float (before e^2 could overflow). Host code: the
  * backends/cpu_activation.c loops vectorise around it. */
 
-/* e^x for x in [-87, 20] (callers clamp), without a branch or a call, so
+/* e^x for x in [-87, 20] (mish's callers clamp; the form holds to 88, where
+ * 2^n reaches 2^127: cpu_tab.c's sigmoid uses it to 87), without a branch or a call, so
  * that the loops around it vectorise: x = n ln2 + r, n rounded to nearest by
  * adding and subtracting 1.5 * 2^23, e^r by Cephes' degree-6 polynomial on
  * |r| <= ln2/2 (relative error about 2e-7), 2^n built in the exponent bits.

@@ -78,6 +78,7 @@ void test_graph_accumulate(void **state);
 void test_batchnorm(void **state);
 void test_batchnorm_refuses_single_rows(void **state);
 void test_glu(void **state);
+void test_glu_nan_and_tails(void **state);
 void test_sparsemax(void **state);
 
 /* The suite, for a test program's CMUnitTest array. */
@@ -93,7 +94,8 @@ void test_sparsemax(void **state);
     cmocka_unit_test(test_graph_merge), cmocka_unit_test(test_graph_slice),             \
     cmocka_unit_test(test_graph_accumulate),                                            \
     cmocka_unit_test(test_batchnorm), cmocka_unit_test(test_batchnorm_refuses_single_rows), \
-    cmocka_unit_test(test_glu), cmocka_unit_test(test_sparsemax),                      \
+    cmocka_unit_test(test_glu), cmocka_unit_test(test_glu_nan_and_tails),                  \
+    cmocka_unit_test(test_sparsemax),                                                  \
     cmocka_unit_test(test_bias_grad_sizes)
 
 #endif
