@@ -144,3 +144,11 @@ void nn_race_framework_text(const nn_race_framework *f, char *buf, size_t len)
              cpu, f->gpu_from[0] ? f->gpu_from : "nothing: no GPU profile", f->cpu_us > 0 ? "from " : "",
              f->cpu_from[0] ? f->cpu_from : "not priced");
 }
+
+void nn_race_framework_short(const nn_race_framework *f, char *buf, size_t len)
+{
+    char gpu[32], cpu[32];
+    step_text(f->gpu_us, gpu, sizeof gpu);
+    step_text(f->cpu_us, cpu, sizeof cpu);
+    snprintf(buf, len, "framework (predicted): gpu %s, cpu %s", gpu, cpu);
+}
