@@ -248,8 +248,8 @@ void ui_run_not_started_text(const ui_run *r, int k, char *buf, size_t len)
 {
     const ui_run_job *j = &r->j[k];
     const char *before = "?";
-    for (int i = 0; i < r->n_jobs; i++)   /* the job that ran (or runs) last before it */
-        if (i < k && r->j[i].started)
+    for (int i = 0; i < k; i++)       /* the job that ran (or runs) last before it */
+        if (r->j[i].started)
             before = r->j[i].label[0] ? r->j[i].label : r->j[i].device;
     if (j->started)
         snprintf(buf, len, "%s", "");
