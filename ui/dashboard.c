@@ -13,6 +13,7 @@
 #include "jacobian_panel.h"
 #include "jacobian_run.h"
 #include "race_predicted.h"
+#include "race_view.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -51,6 +52,7 @@ static int run_enter(ui_lab *lab)
     }
     lab->log_scale = 0;
     ui_explain_jobs_init(lab);
+    ui_race_framework_init(lab);     /* a race with a GPU: the framework way predicted on top */
     return 0;
 }
 
@@ -81,12 +83,12 @@ static void run_close(ui_lab *lab)
 /* New data marks panels pending (drawn at the next frame slot); a change of
  * state is drawn at once. */
 /* A job that just diverged is said on the status row as well. */
-static void tell_divergence(ui_lab *lab, const nn_job_state before[2])
+static void tell_divergence(ui_lab *lab, const nn_job_state before[UI_RUN_MAX_JOBS])
 {
     const ui_run *r = &lab->run;
     for (int k = 0; k < r->n_jobs; k++)
         if (r->j[k].snap.state == NN_JOB_DIVERGED && before[k] != NN_JOB_DIVERGED)
-            ui_set_message(lab, 1, "%s: %s", r->j[k].device, r->j[k].snap.error);
+            ui_set_message(lab, 1, "%s: %s", ui_race_label(r, k), r->j[k].snap.error);
 }
 
 static void run_poll(ui_lab *lab, double now)
@@ -96,7 +98,9 @@ static void run_poll(ui_lab *lab, double now)
         lab->sys_at = now;
         lab->dirty |= UI_D_SYS;
     }
-    nn_job_state before[2] = { lab->run.j[0].snap.state, lab->run.j[1].snap.state };
+    nn_job_state before[UI_RUN_MAX_JOBS];
+    for (int k = 0; k < UI_RUN_MAX_JOBS; k++)
+        before[k] = lab->run.j[k].snap.state;
     unsigned bits = ui_run_poll(&lab->run);
     if (bits & UI_RUN_STATE) {
         tell_divergence(lab, before);
@@ -120,7 +124,8 @@ static void run_poll(ui_lab *lab, double now)
 static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, int rows)
 {
     int first = j->n_eps > rows - 3 ? j->n_eps - (rows - 3) : 0;
-    ui_putf(y++, in.x, in.w, A_BOLD, "%s  %s", j->device, j->snap.data_synthetic ? "(synthetic data)" : "");
+    ui_putf(y++, in.x, in.w, A_BOLD, "%s  %s", j->label[0] ? j->label : j->device,
+            j->snap.data_synthetic ? "(synthetic data)" : "");
     ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%3s %9s %8s", "ep", "val loss", "accuracy");
     for (int i = first; i < j->n_eps; i++) {
         const nn_epoch_result *e = &j->eps[i];
@@ -147,13 +152,15 @@ static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, i
     const nn_epoch_result *e = j->n_eps > 0 ? &j->eps[j->n_eps - 1] : NULL;
     char loss[24];
     nn_format_loss(e ? e->val_loss : 0.0, 7, loss, sizeof loss);
-    ui_put(y, in.x, 8, A_BOLD, j->device);
+    const char *label = j->label[0] ? j->label : j->device;
+    int lw = (int)strlen(label) + 1 > 8 ? (int)strlen(label) + 1 : 8;   /* "gpu eager" whole */
+    ui_put(y, in.x, lw, A_BOLD, label);
     if (!e)
-        ui_put(y, in.x + 8, in.w - 8, ui_attr(lab, UI_DIM), "no epoch yet");
+        ui_put(y, in.x + lw, in.w - lw, ui_attr(lab, UI_DIM), "no epoch yet");
     else if (e->has_accuracy)
-        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
+        ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
     else
-        ui_putf(y, in.x + 8, in.w - 8, A_NORMAL, "ep%d %s", e->epoch, loss);
+        ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s", e->epoch, loss);
     if (j->snap.n_loss_points > 0) {
         nn_format_loss(j->snap.last_loss, 7, loss, sizeof loss);
         ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %s", loss);
@@ -161,54 +168,13 @@ static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, i
     return y + 2;
 }
 
-#define SUMMARY_ROWS 5
-
-/* Each job's time (nnlab/progress.h: its whole time, Keras's per step) and
- * the ratio of those very times (nn_race_ratio), once both jobs of a
- * side-by-side run ended. */
-static void draw_summary(ui_lab *lab, ui_rect in, int y)
-{
-    const ui_run *r = &lab->run;
-    nn_job_times t[2];
-    int wide = in.w >= 34, faster, d = nn_race_decimals(&r->j[0].snap, &r->j[1].snap);
-    if (wide)
-        ui_putf(y++, in.x, in.w, A_BOLD, "Summary, %s", r->sequential ? "one after the other" : "raced");
-    else
-        ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
-    for (int k = 0; k < 2; k++) {
-        const ui_run_job *j = &r->j[k];
-        char rate[16], per[24];
-        nn_job_times_of(&j->snap, &t[k]);
-        ui_fmt_si(j->snap.has_rate ? j->snap.samples_per_s : NAN, rate, sizeof rate);
-        nn_format_per_step(t[k].has_per_step ? t[k].per_step_s : NAN, per, sizeof per);
-        if (wide)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s %7.*f s %11s %6s/s", j->device, d, t[k].total_s, per, rate);
-        else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-8s%6.*fs %6s/s", j->device, d, t[k].total_s, rate);
-    }
-    /* the times above as shown, divided: the ratio a reader can check */
-    double ratio = nn_race_ratio(&r->j[0].snap, &r->j[1].snap, &faster);
-    char line[96];
-    if (ratio > 0) {
-        snprintf(line, sizeof line, wide ? "%s %.2fx faster: %.*f s / %.*f s" : "%s %.2fx: %.*f/%.*f",
-                 r->j[faster].device, ratio, d, t[!faster].total_s, d, t[faster].total_s);
-        if ((int)strlen(line) <= in.w)
-            ui_put(y, in.x, in.w, ui_attr(lab, UI_OK), line);
-        else {                       /* narrow: the times on a row of their own, never cut */
-            ui_putf(y, in.x, in.w, ui_attr(lab, UI_OK), "%s %.2fx:", r->j[faster].device, ratio);
-            ui_putf(y + 1, in.x, in.w, ui_attr(lab, UI_OK), "%.*f/%.*f", d, t[!faster].total_s, d,
-                    t[faster].total_s);
-        }
-    } else
-        ui_put(y, in.x, in.w, ui_attr(lab, UI_ERROR), "no ratio: a job did not finish");
-}
-
 static void draw_side(ui_lab *lab)
 {
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
     ui_run *r = &lab->run;
-    int summary = r->n_jobs == 2 && !ui_run_active(r) && in.h >= SUMMARY_ROWS + 4;
-    int avail = in.h - (summary ? SUMMARY_ROWS : 0), y = in.y;
+    int rows = ui_race_summary_rows(lab);
+    int summary = r->n_jobs >= 2 && !ui_run_active(r) && in.h >= rows + 4;
+    int avail = in.h - (summary ? rows : 0), y = in.y;
     int per_job = avail / r->n_jobs;
     ui_box(lab, box, "Validation");
     for (int k = 0; k < r->n_jobs; k++) {
@@ -218,7 +184,7 @@ static void draw_side(ui_lab *lab)
             y = draw_validation_short(lab, &r->j[k], in, y);
     }
     if (summary)
-        draw_summary(lab, in, in.y + in.h - SUMMARY_ROWS + 1);
+        ui_race_summary_draw(lab, in, in.y + in.h - rows);   /* ui/race_view.c */
 }
 
 /* ---- job rows ----------------------------------------------------------------------- */
@@ -281,32 +247,33 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     const ui_run_job *j = &r->j[k];
     char status[160], bar[512];
     const char *tag = state_tag(r, j);
-    ui_put(y, x, 8, A_BOLD, j->device);
+    int lc = ui_race_label_width(r) + 1;   /* the label's column: "gpu eager" whole */
+    ui_put(y, x, lc - 1, A_BOLD, ui_race_label(r, k));
     if (!j->started) {
         ui_run_not_started_text(r, k, status, sizeof status);
-        ui_put_wrapped(y, x + 9, w - 9, 2, ui_attr(lab, UI_DIM), status);
+        ui_put_wrapped(y, x + lc, w - lc, 2, ui_attr(lab, UI_DIM), status);
         return;
     }
     if (j->snap.state == NN_JOB_FAILED) {
-        ui_putf(y, x + 9, w - 9, ui_attr(lab, UI_ERROR), "failed: %s", j->error[0] ? j->error : j->snap.error);
+        ui_putf(y, x + lc, w - lc, ui_attr(lab, UI_ERROR), "failed: %s", j->error[0] ? j->error : j->snap.error);
         return;
     }
     if (j->snap.state == NN_JOB_DIVERGED) {   /* what it ran until then stays below */
-        ui_putf(y, x + 9, w - 9, ui_attr(lab, UI_ERROR), "DIVERGED: %s", j->snap.error);
+        ui_putf(y, x + lc, w - lc, ui_attr(lab, UI_ERROR), "DIVERGED: %s", j->snap.error);
         draw_phases(lab, j, y + 1, x, w - 1);
         return;
     }
     /* label, a 10-column bar, " 100% ", the state: the rest for the status, its parts whole */
-    ui_fmt_job_status_fit(&j->snap, w - 9 - 10 - 6 - 12, status, sizeof status);
+    ui_fmt_job_status_fit(&j->snap, w - lc - 10 - 6 - 12, status, sizeof status);
     if (!nn_job_traits_of(j->snap.kind)->trains)   /* rows of J, not steps */
         ui_jacobian_status(&j->snap, status, sizeof status);
     double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;
-    int bw = w - 9 - 6 - (int)strlen(status) - 12;
+    int bw = w - lc - 6 - (int)strlen(status) - 12;
     if (bw < 10)
         bw = 10;
     ui_bar_text(bar, sizeof bar, bw, frac, lab->utf8);
-    ui_put(y, x + 9, bw, ui_attr(lab, k ? UI_SERIES2 : UI_SERIES0), bar);
-    ui_putf(y, x + 9 + bw, w - 9 - bw, A_NORMAL, " %3.0f%% %s", 100.0 * frac, status);
+    ui_put(y, x + lc, bw, ui_attr(lab, ui_race_role(k, 0)), bar);
+    ui_putf(y, x + lc + bw, w - lc - bw, A_NORMAL, " %3.0f%% %s", 100.0 * frac, status);
     enum ui_role tr = j->snap.state == NN_JOB_PAUSED || j->snap.state == NN_JOB_CANCELLED ? UI_ERROR : UI_OK;
     int tx = x + w - 11;
     ui_putf(y, tx, 11, ui_attr(lab, tr), " %10s", tag);
@@ -319,7 +286,7 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
 static void draw_jobs(ui_lab *lab)
 {
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
-    ui_box(lab, box, lab->run.n_jobs == 2     ? "Jobs, side by side"
+    ui_box(lab, box, lab->run.n_jobs >= 2     ? "Jobs, side by side"
                      : lab->run.has_predicted ? "Job, and a GPU predicted"
                                               : "Job");
     for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
@@ -405,40 +372,6 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
 
 /* ---- the screen --------------------------------------------------------------------- */
 
-/* 1 when device computes on this machine's cores (the setup screen's survey:
- * a CPU, or the emulated GPU). */
-static int on_host_cores(const ui_lab *lab, const char *device)
-{
-    const nn_device_status *st = ui_device_status(lab, device);
-    return st && st->available && st->on_host_cores;
-}
-
-/* The way a job runs its step (nnlab/sweep.h, docs/ways.md): on a GPU the
- * switches' (as applied once it reports them), on a CPU nnlab's own. */
-static const char *job_way(const ui_lab *lab, const ui_run_job *j)
-{
-    const nn_device_status *st = ui_device_status(lab, j->device);
-    if (!st || !st->gpu)
-        return "nnlab";
-    return (j->snap.has_switches ? j->snap.graph : lab->run.cfg.graph) ? "graph" : "eager";
-}
-
-/* A race: who got how many threads, and whether they share the CPU's cores
- * (both compute on them) or one only issues work from its host thread. */
-static void race_title(const ui_lab *lab, char *t, size_t len, const char *data)
-{
-    const ui_run *r = &lab->run;
-    const ui_run_job *a = &r->j[0], *b = &r->j[1];
-    if (r->cores > 0 && on_host_cores(lab, a->device) && on_host_cores(lab, b->device))
-        snprintf(t, len, "nnlab - %.64s: RACE sharing %d cores: %.15s on %d thread%s, %.15s on %d, batch %d%.300s",
-                 r->cfg.preset.name, r->cores, a->device, a->threads, a->threads == 1 ? "" : "s", b->device,
-                 b->threads, r->cfg.batch, data);
-    else
-        snprintf(t, len, "nnlab - %.64s: %.15s (%s) vs %.15s (%s), RACE: %.15s on %d thread%s, %.15s on %d, "
-                 "batch %d%.300s", r->cfg.preset.name, a->device, job_way(lab, a), b->device, job_way(lab, b),
-                 a->device, a->threads, a->threads == 1 ? "" : "s", b->device, b->threads, r->cfg.batch, data);
-}
-
 static void draw_title(ui_lab *lab)
 {
     const ui_run *r = &lab->run;
@@ -449,12 +382,8 @@ static void draw_title(ui_lab *lab)
         snprintf(data, sizeof data, "  data: %s", s->data_desc);
     if (ui_jacobian_run(lab))
         ui_jacobian_title(lab, t, sizeof t);
-    else if (r->n_jobs == 2 && !r->sequential && r->j[0].threads > 0)   /* each its own cores */
-        race_title(lab, t, sizeof t, data);
-    else if (r->n_jobs == 2)
-        snprintf(t, sizeof t, "nnlab - %s: %s (%s) vs %s (%s), %s, batch %d%s", c->preset.name, r->j[0].device,
-                 job_way(lab, &r->j[0]), r->j[1].device, job_way(lab, &r->j[1]),
-                 r->sequential ? "one after the other" : "RACE, sharing the CPU", c->batch, data);
+    else if (r->n_jobs >= 2)         /* ui/race_view.c: each job by its device and way */
+        ui_race_title(lab, t, sizeof t, data);
     else if (s->threads_now > 0)       /* a CPU: the threads taking part now (revised as it runs) */
         snprintf(t, sizeof t, "nnlab - %s on %s (%d thread%s), batch %d, loss every %ld steps%s",
                  c->preset.name, r->j[0].device, s->threads_now, s->threads_now == 1 ? "" : "s",
@@ -541,6 +470,8 @@ static const char *const run_help[] = {
     "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
     "  a Jacobian run: no loss (no l, s); x writes its own CSV + JSON",
     "  a job predicted over 10 minutes asks first: y start  n not now",
+    "  cpu + gpu: a row, a bar and a curve a job (cpu nnlab, gpu eager, gpu",
+    "  graph); at the end each pair's ratio, the framework way predicted",
     NULL,
 };
 

@@ -6,10 +6,13 @@
 #define NNLAB_UI_DASHBOARD_H
 
 #include "ui.h"
+#include "nnlab/race.h"
 
 typedef struct ui_dashboard_state {
-    nn_explainer explain[2];
+    nn_explainer explain[UI_RUN_MAX_JOBS];
     int smooth;                      /* `s`: the training loss drawn smoothed (ui_ema) */
+    int has_framework;               /* a race with a GPU: the framework way predicted on top */
+    nn_race_framework framework;     /*   (ui/race_view.c, ui_race_framework_init) */
 } ui_dashboard_state;
 
 static inline ui_dashboard_state *ui_dashboard_of(const ui_lab *lab)

@@ -130,7 +130,7 @@ static void writeup_for(const nn_preset *p, int batch, int epochs, const nn_gpu_
 
 void ui_explain_jobs_init(ui_lab *lab)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < UI_RUN_MAX_JOBS; k++) {
         const char *why = "";
         const nn_calibration *cal = NULL;
         if (k < lab->run.n_jobs)
@@ -166,7 +166,7 @@ void ui_explain_draw_run(ui_lab *lab)
         const nn_explainer *x = &ui_dashboard_of(lab)->explain[k];
         const char *mark;
         const nn_gpu_profile *prof = profile_for_job(lab, j->device, &mark);
-        static char label[2][NN_NAME_LEN + 32];
+        static char label[UI_RUN_MAX_JOBS][NN_NAME_LEN + 32];
         ui_explain_context ctx;
         char calib[NN_ERR_LEN];
         nn_step_measure m;

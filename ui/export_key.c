@@ -16,10 +16,10 @@ static void run_export(const ui_lab *lab, nn_export_run *out)
 {
     const ui_run *r = &lab->run;
     *out = (nn_export_run){ r->cfg.preset.name, r->n_jobs, r->sequential, { { 0 } } };
-    for (int k = 0; k < r->n_jobs; k++) {
+    for (int k = 0; k < r->n_jobs && k < NN_EXPORT_MAX_JOBS; k++) {
         const ui_run_job *j = &r->j[k];
         if (!j->started)
-            continue;                /* the second of a sequential run, not run */
+            continue;                /* a later job of a sequential run, not run */
         out->job[k] = (nn_export_job){ &j->snap, j->pts, j->n_pts, j->eps, j->n_eps, j->threads };
     }
 }

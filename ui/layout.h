@@ -42,7 +42,7 @@ typedef struct ui_layout {
  * most a preset shows (ui_field_shown: a training preset's 13). */
 #define UI_SETUP_FIELD_ROWS 13
 
-/* Lays out `screen` on a cols x rows terminal; n_jobs (1 or 2) sizes the
+/* Lays out `screen` on a cols x rows terminal; n_jobs (1 to 3) sizes the
  * run screen's job box. Returns 0, or -1 with out->too_small set. */
 int ui_layout_compute(int cols, int rows, enum ui_screen screen, int n_jobs, ui_layout *out);
 

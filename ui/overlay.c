@@ -50,7 +50,8 @@ void ui_overlay_keep(ui_overlay *o, const ui_run *r, double lr)
             past_free(p);                /* out of memory: not kept */
             continue;
         }
-        snprintf(p->label, sizeof p->label, "%s, batch %d, lr %g", j->device, j->snap.batch, lr);
+        snprintf(p->label, sizeof p->label, "%s, batch %d, lr %g", j->label[0] ? j->label : j->device,
+                 j->snap.batch, lr);
         o->n++;
     }
 }

@@ -1,4 +1,4 @@
-/* ui/run.c - a run of one job or two side by side; see run.h. */
+/* ui/run.c - a run of one job or several side by side; see run.h. */
 #define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
 #include "run.h"
 
@@ -36,8 +36,8 @@ static int usable_cores(void)
 static int start_job(ui_run *r, int k, char *err, size_t err_len)
 {
     ui_run_job *j = &r->j[k];
-    nn_job_config cfg = r->cfg;
-    nn_strlcpy(cfg.device, j->device, sizeof cfg.device);
+    nn_job_config cfg;
+    nn_race_job_config(&j->way, &r->cfg, &cfg);   /* its device, and its way on a GPU */
     cfg.threads = j->threads;
     j->started = 1;
     j->t_start = nn_now();
@@ -55,33 +55,59 @@ static int start_job(ui_run *r, int k, char *err, size_t err_len)
     return 0;
 }
 
+/* A job's label: with a GPU in the race its device and way ("gpu eager",
+ * "cpu nnlab"; the switches it applied once it said), else its device. */
+static void label_job(const ui_run *r, ui_run_job *j)
+{
+    if (r->labelled)
+        nn_race_label(&j->way, &r->cfg, j->started ? &j->snap : NULL, j->label, sizeof j->label);
+    else
+        nn_strlcpy(j->label, j->device, sizeof j->label);
+}
+
+/* The jobs of the run: one device as it is; two, as nn_race_plan says (a
+ * GPU in both its ways unless the switches fix one), each labelled by its
+ * device and way when a GPU's ways are split. */
+static void plan_jobs(ui_run *r, const nn_device_status *const *dev, int n_dev, const nn_device_status **job_dev)
+{
+    nn_race_job jobs[UI_RUN_MAX_JOBS];
+    /* a race of training jobs only: a Jacobian's rows have no eager and graph pair to time */
+    int trains = nn_job_traits_of(nn_job_kind_of_preset(&r->cfg.preset))->trains;
+    r->n_jobs = nn_race_plan(dev, n_dev, n_dev < 2 || !trains || nn_race_way_fixed(&r->cfg), jobs);
+    r->ways = r->n_jobs > n_dev;
+    for (int k = 0; k < n_dev; k++)
+        r->labelled |= n_dev > 1 && dev[k]->gpu;
+    for (int k = 0; k < r->n_jobs; k++) {
+        ui_run_job *j = &r->j[k];
+        j->way = jobs[k];
+        nn_strlcpy(j->device, jobs[k].device, sizeof j->device);
+        label_job(r, j);
+        job_dev[k] = !strcmp(jobs[k].device, dev[0]->name) ? dev[0] : dev[n_dev - 1];
+        j->snap.state = NN_JOB_PREPARING;
+        j->threads = r->cfg.threads;
+    }
+}
+
 int ui_run_start(ui_run *r, const nn_job_config *cfg, const nn_device_status *dev0, const nn_device_status *dev1,
                  int sequential, char *err, size_t err_len)
 {
+    const nn_device_status *dev[2] = { dev0, dev1 }, *job_dev[UI_RUN_MAX_JOBS];
     memset(r, 0, sizeof *r);
     r->cfg = *cfg;
-    r->n_jobs = dev1 ? 2 : 1;
-    r->sequential = dev1 ? sequential : 0;
-    nn_strlcpy(r->j[0].device, dev0->name, sizeof r->j[0].device);
-    if (dev1)
-        nn_strlcpy(r->j[1].device, dev1->name, sizeof r->j[1].device);
-    for (int k = 0; k < r->n_jobs; k++) {
-        r->j[k].snap.state = NN_JOB_PREPARING;
-        r->j[k].threads = cfg->threads;
-    }
-    if (r->n_jobs == 2 && !r->sequential && cfg->threads == 0) {
-        /* racing: each its own cores, not both all of them */
-        const nn_device_status *devices[2] = { dev0, dev1 };
-        int threads[2];
+    plan_jobs(r, dev, dev1 ? 2 : 1, job_dev);
+    r->sequential = r->n_jobs > 1 ? sequential : 0;
+    if (r->n_jobs > 1 && !r->sequential && cfg->threads == 0) {
+        /* racing: each its own cores, not all of them each */
+        int threads[UI_RUN_MAX_JOBS];
         r->cores = usable_cores();
-        ui_race_threads(devices, 2, r->cores, threads);
-        r->j[0].threads = threads[0];
-        r->j[1].threads = threads[1];
+        ui_race_threads(job_dev, r->n_jobs, r->cores, threads);
+        for (int k = 0; k < r->n_jobs; k++)
+            r->j[k].threads = threads[k];
     }
     if (start_job(r, 0, err, err_len) != 0)
         return -1;
-    if (r->n_jobs == 2 && !r->sequential)
-        (void)start_job(r, 1, err, err_len);   /* its failure shows in its own row */
+    for (int k = 1; k < r->n_jobs && !r->sequential; k++)
+        (void)start_job(r, k, err, err_len);   /* a failure shows in its own row */
     return 0;
 }
 
@@ -155,12 +181,17 @@ unsigned ui_run_poll(ui_run *r)
 {
     unsigned bits = 0;
     char err[NN_ERR_LEN];
-    for (int k = 0; k < r->n_jobs; k++)
+    for (int k = 0; k < r->n_jobs; k++) {
         bits |= poll_job(&r->j[k]);
-    if (r->n_jobs == 2 && r->sequential && r->j[0].ended && !r->j[1].started && !r->cancelled) {
-        (void)start_job(r, 1, err, sizeof err);
-        bits |= UI_RUN_STATE;
+        label_job(r, &r->j[k]);
     }
+    /* one after the other: the next starts once the one before it ended */
+    for (int k = 1; k < r->n_jobs && r->sequential && !r->cancelled; k++)
+        if (r->j[k - 1].ended && !r->j[k].started) {
+            (void)start_job(r, k, err, sizeof err);
+            bits |= UI_RUN_STATE;
+            break;
+        }
     return bits;
 }
 
@@ -191,7 +222,7 @@ int ui_run_active(const ui_run *r)
         if (r->j[k].started && !r->j[k].ended)
             return 1;
         if (!r->j[k].started && !r->cancelled)
-            return 1;                /* the second of a sequential run is still to come */
+            return 1;                /* a later job of a sequential run is still to come */
     }
     return 0;
 }
@@ -216,10 +247,17 @@ double ui_run_wall(const ui_run_job *j)
 void ui_run_not_started_text(const ui_run *r, int k, char *buf, size_t len)
 {
     const ui_run_job *j = &r->j[k];
+    const char *before = "?";
+    for (int i = 0; i < k; i++)       /* the job that ran (or runs) last before it */
+        if (r->j[i].started)
+            before = r->j[i].label[0] ? r->j[i].label : r->j[i].device;
     if (j->started)
         snprintf(buf, len, "%s", "");
     else if (r->cancelled)
-        snprintf(buf, len, "not run: cancelled while %s ran (one after the other)", r->j[0].device);
+        snprintf(buf, len, "not run: cancelled while %s ran (one after the other)", before);
+    else if (k > 0)
+        snprintf(buf, len, "waiting: starts when %s ends (one after the other)",
+                 r->j[k - 1].label[0] ? r->j[k - 1].label : r->j[k - 1].device);
     else
-        snprintf(buf, len, "waiting: starts when %s ends (one after the other)", r->j[0].device);
+        snprintf(buf, len, "%s", "waiting");
 }

@@ -6,6 +6,7 @@
  * separate as the jobs did. Every figure comes from the engine's points and
  * the library's rules (nnlab/progress.h); the data is ui/run.c's copy. */
 #include "ui.h"
+#include "race_view.h"
 #include "nnlab/divergence.h"
 #include "dashboard.h"
 
@@ -125,7 +126,7 @@ static void draw_divergence_banner(ui_lab *lab, ui_rect box)
         if (advice)
             *advice = '\0', advice += 3;
         mvhline(y, in.x, ' ', in.w);
-        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, "%s: %s", j->device, text);
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, "%s: %s", ui_race_label(r, k), text);
         if (advice && y < in.y + in.h) {
             mvhline(y, in.x, ' ', in.w);
             ui_put(y++, in.x, in.w, ui_attr(lab, UI_ERROR) | A_REVERSE, advice);
@@ -136,9 +137,9 @@ static void draw_divergence_banner(ui_lab *lab, ui_rect box)
 static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curves *c, const ui_axis *ax,
                           ui_axis *ay, int by_time)
 {
-    ui_series s[2];
+    ui_series s[UI_RUN_MAX_JOBS];
     int ns = 0;
-    char names[2][32];
+    char names[UI_RUN_MAX_JOBS][32];
     ui_axis_finish(ay, 0);
     if (ay->lo < 0)
         ay->lo = 0;                  /* widened round a lone point: kept to what a share can be */
@@ -147,8 +148,8 @@ static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curve
     for (int k = 0; k < r->n_jobs; k++) {
         if (!c[k].ay)
             continue;
-        snprintf(names[k], sizeof names[k], "%s", r->j[k].device);
-        s[ns++] = (ui_series){ c[k].vx, c[k].ay, r->j[k].n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[k] };
+        snprintf(names[k], sizeof names[k], "%s", ui_race_label(r, k));
+        s[ns++] = (ui_series){ c[k].vx, c[k].ay, r->j[k].n_eps, 1, ui_race_role(k, 1), names[k] };
     }
     ui_chart_view_text(lab, box, "val accuracy %", by_time ? "seconds" : "step", ax, ay, s, ns, NULL, 0,
                        "after the first epoch");
@@ -181,10 +182,10 @@ static void loss_title(const ui_lab *lab, char *buf, size_t len)
 void ui_run_charts_draw(ui_lab *lab)
 {
     ui_run *r = &lab->run;
-    int by_time = r->n_jobs == 2, ns = 0, nv = 0;
-    ui_series s[4 + UI_OVERLAY_MAX];
-    curves c[2] = { { 0 } };
-    char names[4][32], title[96], x_title[64];
+    int by_time = r->n_jobs >= 2, ns = 0, nv = 0;
+    ui_series s[2 * UI_RUN_MAX_JOBS + UI_OVERLAY_MAX];
+    curves c[UI_RUN_MAX_JOBS] = { { 0 } };
+    char names[2 * UI_RUN_MAX_JOBS][32], title[96], x_title[64];
     double marks[MAX_MARKS];
     ui_axis ax, ay, ay_acc;
     ui_rect loss, acc;
@@ -201,14 +202,18 @@ void ui_run_charts_draw(ui_lab *lab)
             c[k] = (curves){ 0 };
             continue;
         }
-        snprintf(names[2 * k], sizeof names[0], "%s", j->device);
-        snprintf(names[2 * k + 1], sizeof names[0], "%s val", j->device);
-        s[ns++] = (ui_series){ c[k].tx, c[k].ty, (int)j->n_pts, 1, k ? UI_SERIES2 : UI_SERIES0, names[2 * k] };
-        s[ns++] = (ui_series){ c[k].vx, c[k].vy, j->n_eps, 1, k ? UI_SERIES3 : UI_SERIES1, names[2 * k + 1] };
+        snprintf(names[2 * k], sizeof names[0], "%s", ui_race_label(r, k));
+        snprintf(names[2 * k + 1], sizeof names[0], "%s val", ui_race_label(r, k));
+        s[ns++] = (ui_series){ c[k].tx, c[k].ty, (int)j->n_pts, 1, ui_race_role(k, 0), names[2 * k] };
         nv += epoch_marks(j, by_time, marks + nv, MAX_MARKS - nv);
     }
+    /* the validation points after every training curve: a legend cut short
+     * by a narrow chart still names each job's curve */
+    for (int k = 0; k < r->n_jobs; k++)
+        if (c[k].vx)
+            s[ns++] = (ui_series){ c[k].vx, c[k].vy, r->j[k].n_eps, 1, ui_race_role(k, 1), names[2 * k + 1] };
     if (!by_time)
-        ns += past_series(lab, &ay, s + ns, 4 + UI_OVERLAY_MAX - ns);
+        ns += past_series(lab, &ay, s + ns, 2 * UI_RUN_MAX_JOBS + UI_OVERLAY_MAX - ns);
     ui_axis_finish(&ay, 0);
     loss_title(lab, title, sizeof title);
     /* the smoothing on the bottom edge: the top one keeps its room for the legend's names */
@@ -217,7 +222,7 @@ void ui_run_charts_draw(ui_lab *lab)
     ui_chart_view(lab, loss, title, x_title, &ax, &ay, s, ns, marks, nv);
     if (acc.w > 0)
         draw_accuracy(lab, acc, r, c, &ax, &ay_acc, by_time);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < UI_RUN_MAX_JOBS; k++)
         free_curves(&c[k]);
     draw_divergence_banner(lab, loss);
 }

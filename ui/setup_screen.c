@@ -557,6 +557,8 @@ static const char *const setup_help[] = {
     "              a device's first use calibrates it (seconds; Esc: no run)",
     "              gpu (predicted): no GPU here, the CPU races one predicted for",
     "              the GPU profile setting (Left Right: yours and the shipped)",
+    "              cpu + gpu with a GPU here: the GPU runs eager and graph, a",
+    "              job each; a GPU switch changed runs that one way only",
     NULL,
 };
 

@@ -29,7 +29,7 @@ enum {
 };
 
 /* issue 21's slides: an SVG of the result, a predicted GPU beside the CPU */
-enum { OPT_SVG = 512, OPT_RACE_PREDICTED };
+enum { OPT_SVG = 512, OPT_RACE_PREDICTED, OPT_RACE };
 
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
 
@@ -68,6 +68,7 @@ static const cli_option_spec option_table[] = {
     { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_TRAIN | CLI_EXPLAIN | CLI_SWEEP | JAC },
     { "svg", 1, 0, OPT_SVG, CLI_TRAIN | CLI_SWEEP },
     { "race-predicted", 0, 0, OPT_RACE_PREDICTED, CLI_TRAIN },
+    { "race", 0, 0, OPT_RACE, CLI_TRAIN },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
     { "method", 1, 'm', OPT_METHOD, JAC },
@@ -265,6 +266,7 @@ static int take_option(int id, const char *arg, cli_options *o)
         o->svg = arg;
         return 0;
     case OPT_RACE_PREDICTED: o->race_predicted = 1; return 0;
+    case OPT_RACE: o->race = 1; return 0;
     case OPT_RECALIBRATE: o->recalibrate = 1; return 0;
     case OPT_DATA_ON_DEVICE: o->data_on_device = 1; return way_switch(o);
     case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; return way_switch(o);
@@ -559,7 +561,9 @@ void cli_usage(FILE *f)
         "      --svg FILE           train, sweep: the curves (or the sweep, crossovers marked)\n"
         "                           as an SVG for a slide\n"
         "      --race-predicted     train on the CPU against a GPU predicted for --gpu-profile\n"
-        "                           (default t4): its progress at each epoch, its time at the end"
+        "                           (default t4): its progress at each epoch, its time at the end\n"
+        "      --race               train on the CPU, then on the GPU eager and graph (one\n"
+        "                           way when a GPU switch is given); no GPU here: exit 2\n"
         "  -q, --quiet              no progress lines\n"
         "  -j, --json               print the result as JSON on stdout (every command)\n"
         "      --with-pytorch       bench: PyTorch's step of the same network beside nnlab's;\n"

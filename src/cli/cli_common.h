@@ -44,6 +44,7 @@ typedef struct cli_options {
                                     measures that one way instead of eager and graph side by side */
     const char *svg;             /* train, sweep: --svg FILE */
     int race_predicted;          /* train: --race-predicted */
+    int race;                    /* train: --race, the CPU against the GPU's ways (cli_race.c) */
     int with_pytorch;            /* bench: PyTorch's step beside nnlab's (cli_torch.h) */
 } cli_options;
 

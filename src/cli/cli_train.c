@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "cli_race.h"
 #include "cli_stop.h"
 #include "cli_torch.h"
 #include "nnlab/device.h"
@@ -425,6 +426,15 @@ static void leave_stuck_job(nn_job *job, const nn_job_config *cfg, const nn_snap
     cli_exit_abandoned();
 }
 
+/* --race runs several jobs: an option about one job's output is refused. */
+static int race_options_ok(const cli_options *o)
+{
+    const char *other = o->race_predicted ? "--race-predicted" : o->svg ? "--svg" : NULL;
+    if (other)
+        fprintf(stderr, "nnlab: --race: not with %s\n", other);
+    return other == NULL;
+}
+
 static int run_job(int argc, char **argv, enum cli_command command)
 {
     cli_options o;
@@ -439,6 +449,8 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return rc > 0 ? 0 : CLI_EXIT_USAGE;
     if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
         return CLI_EXIT_USAGE;
+    if (o.race)                  /* the job on several devices and ways (cli_race.c) */
+        return race_options_ok(&o) ? cli_race(&o, &p, &cfg) : CLI_EXIT_USAGE;
     /* asked here too, so that a device that cannot run is a usage error (2)
      * before anything starts; the job asks again on its own thread */
     if (nn_device_require(cfg.device[0] ? cfg.device : p.device, err, sizeof err) != 0) {

@@ -22,12 +22,15 @@ typedef struct nn_export_job {
     int threads;                 /* the threads it was given (0: the engine's choice) */
 } nn_export_job;
 
-/* A run: one job, or two side by side (raced, or one after the other). */
+/* The jobs a run exports at most: a CPU and a GPU's two ways (nnlab/race.h). */
+#define NN_EXPORT_MAX_JOBS 3
+
+/* A run: one job, or several side by side (raced, or one after the other). */
 typedef struct nn_export_run {
     const char *preset;
-    int n_jobs;                  /* 1 or 2 */
-    int sequential;              /* 2 jobs: 1 one after the other, 0 raced */
-    nn_export_job job[2];
+    int n_jobs;                  /* 1 to NN_EXPORT_MAX_JOBS */
+    int sequential;              /* several jobs: 1 one after the other, 0 raced */
+    nn_export_job job[NN_EXPORT_MAX_JOBS];
 } nn_export_run;
 
 /* ---- JSON pieces -------------------------------------------------------------------------- */

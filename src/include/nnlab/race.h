@@ -1,0 +1,84 @@
+/* src/include/nnlab/race.h - one job raced, measured, on the devices that
+ * are here (issue 20, docs/ways.md "The race"): which jobs a race runs, the
+ * label of each (its device and its way: "cpu nnlab", "gpu eager", "gpu
+ * graph"), the ratio of each pair of them, and the framework way predicted
+ * on top. The lab's run screen (ui/run.c, ui/race_view.c) and `nnlab train
+ * --race` (src/cli/cli_race.c) both read it, so that they run the same jobs
+ * and print the same words and ratios. */
+#ifndef NNLAB_RACE_H
+#define NNLAB_RACE_H
+
+#include <stddef.h>
+
+#include "nnlab/calibrate.h"
+#include "nnlab/device.h"
+#include "nnlab/engine.h"
+#include "nnlab/explain.h"
+#include "nnlab/profile.h"
+
+/* A CPU, and a GPU's two measured ways. */
+#define NN_RACE_MAX_JOBS 3
+
+/* One job of a race: the device, and the way a GPU runs it. */
+typedef struct nn_race_job {
+    char device[16];
+    int gpu;                     /* the device computes on a GPU (nn_device_status.gpu) */
+    int graph;                   /* the job's own graph switch: 1 graph, 0 eager; -1 the
+                                    config's switches decide (the way fixed, or a CPU) */
+} nn_race_job;
+
+/* Whether cfg's GPU switches pick a way: any of graph, data_on_device,
+ * pinned and sync_every_step away from nnlab's defaults (nn_preset_defaults:
+ * graph, data on the device, no pinned copies, no sync). The lab's rule; the
+ * CLI asks whether a switch was given on its command line instead. */
+int nn_race_way_fixed(const nn_job_config *cfg);
+
+/* The jobs of a race on n devices (1 or 2): each device once, but a GPU
+ * with its way not fixed twice, eager then graph (the sweep's two measured
+ * ways, nn_sweep_add_gpu_ways). Returns how many (at most
+ * NN_RACE_MAX_JOBS), in the order one after the other runs them. */
+int nn_race_plan(const nn_device_status *const *devices, int n, int way_fixed, nn_race_job *jobs);
+
+/* Job j's config: base with j's device and, when it has one, its graph
+ * switch (eager: no graph, the rest of base's switches, as the sweep's
+ * eager way). */
+void nn_race_job_config(const nn_race_job *j, const nn_job_config *base, nn_job_config *out);
+
+/* The way job j runs its step: on a GPU graph or eager (the switches the
+ * job reported, once it has: s may be NULL), on a CPU nnlab's own
+ * (NN_WAY_EAGER, named "nnlab" there). */
+nn_gpu_way nn_race_way(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s);
+/* "graph", "eager", or "nnlab" on a CPU: the word beside the device. */
+const char *nn_race_way_word(const nn_race_job *j, nn_gpu_way w);
+/* "gpu graph", "gpu eager", "cpu nnlab": every row, bar and curve's label. */
+void nn_race_label(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s, char *buf, size_t len);
+
+/* One pair of a race's jobs that both finished: "gpu graph 2.10x faster
+ * than cpu nnlab: 1.23 s / 0.59 s", the ratio of the very times printed
+ * (nn_race_ratio, with the decimals nn_race_decimals gives). Returns the
+ * ratio, or 0 with "no ratio: <label> did not finish". */
+double nn_race_pair_text(const char *label_a, const nn_snapshot *a, const char *label_b, const nn_snapshot *b,
+                         char *buf, size_t len);
+
+/* The framework way, predicted on top of the measured ways: the GPU's
+ * from its calibration (gpu_cal: this GPU's own; NULL: prof's figures) and
+ * prof's framework host cost per op, the CPU's from cpu_cal (NULL: none)
+ * and prof's [framework] figures (nnlab/framework.h). A step of 0 was not
+ * priced. */
+typedef struct nn_race_framework {
+    double gpu_us, cpu_us;
+    char gpu_from[NN_TEXT_LEN];  /* "this GPU's calibration" or "the H100 profile" */
+    char cpu_from[NN_TEXT_LEN];  /* "this CPU's calibration", or why the CPU was not priced */
+} nn_race_framework;
+
+void nn_race_framework_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
+                          const nn_calibration *gpu_cal, const nn_gpu_profile *prof, nn_race_framework *out);
+/* "framework (predicted, PyTorch-like eager): gpu 1.68 ms/step, cpu 1.17
+ * ms/step (gpu from this GPU's calibration)"; a side not priced says "-"
+ * and why. */
+void nn_race_framework_text(const nn_race_framework *f, char *buf, size_t len);
+/* The same in a narrow panel: "framework (predicted): gpu 1.68 ms/step,
+ * cpu 1.17 ms/step". */
+void nn_race_framework_short(const nn_race_framework *f, char *buf, size_t len);
+
+#endif

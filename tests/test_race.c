@@ -1,0 +1,222 @@
+/* tests/test_race.c - a race of the CPU and a GPU's measured ways
+ * (nnlab/race.h) and the lab's run that plans it (ui/run.c): which jobs,
+ * with which switches, their labels, each pair's ratio, the framework way
+ * predicted on top. No GPU is needed: the GPU is a device status made
+ * here (the emulated GPU's end-to-end race: tests/cli_race.sh, tui_race.sh). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cal_fixture.h"
+#include "nnlab/framework.h"
+#include "nnlab/race.h"
+#include "run.h"
+
+static nn_device_status status(const char *name, int gpu, int threaded)
+{
+    nn_device_status st;
+    memset(&st, 0, sizeof st);
+    snprintf(st.name, sizeof st.name, "%s", name);
+    st.available = 1;
+    st.gpu = gpu;
+    st.threaded = threaded;
+    return st;
+}
+
+static void load_preset(const char *name, nn_preset *p)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    snprintf(path, sizeof path, "%s/%s.ini", PRESETS_SRCDIR, name);
+    if (nn_preset_load(path, p, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+/* A GPU with its way not fixed races twice, eager then graph; fixed, once. */
+static void plan_splits_a_gpu_into_its_ways(void **state)
+{
+    (void)state;
+    nn_device_status cpu = status("cpu", 0, 1), gpu = status("gpu", 1, 0), ref = status("cpu-ref", 0, 0);
+    const nn_device_status *cg[2] = { &cpu, &gpu }, *cr[2] = { &cpu, &ref };
+    nn_race_job j[NN_RACE_MAX_JOBS];
+    assert_int_equal(nn_race_plan(cg, 2, 0, j), 3);
+    assert_string_equal(j[0].device, "cpu");
+    assert_int_equal(j[0].graph, -1);
+    assert_false(j[0].gpu);
+    assert_string_equal(j[1].device, "gpu");
+    assert_int_equal(j[1].graph, 0);
+    assert_string_equal(j[2].device, "gpu");
+    assert_int_equal(j[2].graph, 1);
+    assert_true(j[1].gpu && j[2].gpu);
+    assert_int_equal(nn_race_plan(cg, 2, 1, j), 2);
+    assert_int_equal(j[1].graph, -1);
+    assert_int_equal(nn_race_plan(cr, 2, 0, j), 2);   /* no GPU: each device once */
+}
+
+/* The way is fixed by any GPU switch away from nnlab's defaults. */
+static void way_fixed_by_any_switch(void **state)
+{
+    (void)state;
+    static nn_preset p;
+    nn_job_config cfg;
+    load_preset("mnist-mlp-128", &p);
+    nn_job_config_init(&cfg, &p);
+    assert_false(nn_race_way_fixed(&cfg));
+    cfg.graph = 0;
+    assert_true(nn_race_way_fixed(&cfg));
+    nn_job_config_init(&cfg, &p);
+    cfg.sync_every_step = 1;
+    assert_true(nn_race_way_fixed(&cfg));
+    nn_job_config_init(&cfg, &p);
+    cfg.data_on_device = 0;
+    assert_true(nn_race_way_fixed(&cfg));
+}
+
+/* Each job's config: its device and graph switch, the rest of the base's. */
+static void job_config_and_labels(void **state)
+{
+    (void)state;
+    static nn_preset p;
+    nn_job_config base, cfg;
+    nn_device_status cpu = status("cpu", 0, 1), gpu = status("gpu", 1, 0);
+    const nn_device_status *cg[2] = { &cpu, &gpu };
+    nn_race_job j[NN_RACE_MAX_JOBS];
+    char label[32];
+    load_preset("mnist-mlp-128", &p);
+    nn_job_config_init(&base, &p);
+    base.batch = 4;
+    assert_int_equal(nn_race_plan(cg, 2, 0, j), 3);
+    nn_race_job_config(&j[1], &base, &cfg);
+    assert_string_equal(cfg.device, "gpu");
+    assert_int_equal(cfg.graph, 0);
+    assert_int_equal(cfg.data_on_device, base.data_on_device);
+    assert_int_equal(cfg.sync_every_step, base.sync_every_step);
+    assert_int_equal(cfg.batch, 4);
+    nn_race_job_config(&j[2], &base, &cfg);
+    assert_int_equal(cfg.graph, 1);
+    const char *want[3] = { "cpu nnlab", "gpu eager", "gpu graph" };
+    for (int k = 0; k < 3; k++) {
+        nn_race_label(&j[k], &base, NULL, label, sizeof label);
+        assert_string_equal(label, want[k]);
+    }
+    /* a GPU job with the config's way says the way it applied */
+    nn_snapshot s;
+    memset(&s, 0, sizeof s);
+    s.has_switches = 1;
+    s.graph = 0;
+    assert_int_equal(nn_race_plan(cg, 2, 1, j), 2);
+    nn_race_label(&j[1], &base, &s, label, sizeof label);
+    assert_string_equal(label, "gpu eager");
+    nn_race_label(&j[1], &base, NULL, label, sizeof label);
+    assert_string_equal(label, base.graph ? "gpu graph" : "gpu eager");
+}
+
+static nn_snapshot done(double elapsed_s)
+{
+    nn_snapshot s;
+    memset(&s, 0, sizeof s);
+    s.state = NN_JOB_DONE;
+    s.step = s.total_steps = 100;
+    s.elapsed_s = elapsed_s;
+    return s;
+}
+
+/* A pair's ratio is the slower's time over the faster's, named both ways. */
+static void pair_ratio_names_both(void **state)
+{
+    (void)state;
+    nn_snapshot a = done(3.0), b = done(1.5);
+    char line[256];
+    double r = nn_race_pair_text("cpu nnlab", &a, "gpu graph", &b, line, sizeof line);
+    assert_true(fabs(r - 2.0) < 1e-9);
+    assert_string_equal(line, "gpu graph 2.00x faster than cpu nnlab: 3.00 s / 1.50 s");
+    r = nn_race_pair_text("gpu graph", &b, "cpu nnlab", &a, line, sizeof line);
+    assert_string_equal(line, "gpu graph 2.00x faster than cpu nnlab: 3.00 s / 1.50 s");
+    b.state = NN_JOB_CANCELLED;
+    r = nn_race_pair_text("cpu nnlab", &a, "gpu eager", &b, line, sizeof line);
+    assert_true(r == 0.0);
+    assert_string_equal(line, "no ratio: gpu eager did not finish");
+}
+
+/* The framework way predicted: the GPU's from the profile when it has no
+ * calibration, the CPU's from its calibration and the fitted form. */
+static void framework_predicted_on_top(void **state)
+{
+    (void)state;
+    static nn_preset p;
+    static nn_gpu_profile prof;
+    static nn_calibration cpu;
+    nn_race_framework f;
+    char err[NN_ERR_LEN], path[NN_PATH_LEN], line[NN_TEXT_LEN * 2];
+    load_preset("lenet-cifar10", &p);
+    snprintf(path, sizeof path, "%s/t4.ini", PROFILES_SRCDIR);
+    if (nn_profile_load(path, &prof, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_race_framework_of(&p, 4, NULL, NULL, &prof, &f);
+    assert_true(f.gpu_us > 0);
+    assert_true(f.cpu_us == 0);
+    assert_string_equal(f.gpu_from, "the T4 profile");
+    nn_race_framework_text(&f, line, sizeof line);
+    assert_non_null(strstr(line, "framework (predicted, PyTorch-like eager): gpu "));
+    assert_non_null(strstr(line, "cpu - ("));
+    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &cpu), 0);
+    nn_race_framework_of(&p, 4, &cpu, NULL, &prof, &f);
+    assert_true(fabs(f.cpu_us - nn_framework_cpu_step_us(&p, 4, &cpu, &prof, NULL)) < 1e-9);
+    /* the write-up's direction at its batch (docs/ways.md): the GPU slower */
+    assert_true(f.gpu_us > f.cpu_us);
+}
+
+/* The lab's run of cpu and a GPU: three jobs in turn, labelled, the later
+ * ones waiting for the one before; a switch away from the default: two. */
+static void lab_run_plans_three_jobs(void **state)
+{
+    (void)state;
+    static nn_preset p;
+    static ui_run r;
+    nn_job_config cfg;
+    char err[NN_ERR_LEN], buf[128];
+    nn_device_status cpu, gpu = status("gpu", 1, 0);
+    assert_int_equal(nn_device_status_of("cpu", &cpu), 0);
+    load_preset("mnist-mlp-128", &p);
+    nn_job_config_init(&cfg, &p);
+    cfg.steps = 2;
+    assert_int_equal(ui_run_start(&r, &cfg, &cpu, &gpu, 1, err, sizeof err), 0);
+    assert_int_equal(r.n_jobs, 3);
+    assert_true(r.ways);
+    assert_string_equal(r.j[0].label, "cpu nnlab");
+    assert_string_equal(r.j[1].label, "gpu eager");
+    assert_string_equal(r.j[2].label, "gpu graph");
+    assert_true(r.j[0].started && !r.j[1].started && !r.j[2].started);
+    ui_run_not_started_text(&r, 2, buf, sizeof buf);
+    assert_string_equal(buf, "waiting: starts when gpu eager ends (one after the other)");
+    ui_run_free(&r);
+    cfg.graph = 0;                   /* the way fixed: the GPU once */
+    assert_int_equal(ui_run_start(&r, &cfg, &cpu, &gpu, 1, err, sizeof err), 0);
+    assert_int_equal(r.n_jobs, 2);
+    assert_string_equal(r.j[1].label, "gpu eager");
+    ui_run_free(&r);
+    /* racing: the GPU's two host threads take a core each, the CPU the rest */
+    const nn_device_status *three[3] = { &cpu, &gpu, &gpu };
+    int t[3];
+    ui_race_threads(three, 3, 8, t);
+    assert_true(t[0] == 6 && t[1] == 1 && t[2] == 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plan_splits_a_gpu_into_its_ways),
+        cmocka_unit_test(way_fixed_by_any_switch),
+        cmocka_unit_test(job_config_and_labels),
+        cmocka_unit_test(pair_ratio_names_both),
+        cmocka_unit_test(framework_predicted_on_top),
+        cmocka_unit_test(lab_run_plans_three_jobs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

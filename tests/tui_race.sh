@@ -1,0 +1,82 @@
+#!/bin/sh
+# tests/tui_race.sh - the lab's race with a GPU here (issue 20 item 2),
+# through tmux (200 columns: the chart wide enough for every curve's name
+# in its legend), on the emulated GPU (NNLAB_GPU_EMULATION=1): cpu + gpu with
+# the switches at their defaults runs three jobs, cpu nnlab, gpu eager and
+# gpu graph, each with its bar and label; the summary names every pair with
+# its ratio and the framework way, predicted. With CUDA graph off (a way
+# fixed) the GPU runs once, eager. The first run calibrates cpu and the
+# emulated gpu (half a minute). Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux not installed"
+    exit 0
+fi
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+sock=nnlab-race-$$
+T() { tmux -L "$sock" "$@"; }
+trap 'T kill-server >/dev/null 2>&1; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/nnlab-race-$$"*; rm -rf "$tmp"' EXIT
+XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
+export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
+deadline=$(($(date +%s) + 400))
+. "$top_srcdir/tests/tui-lib.sh"
+printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+
+T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 50 "NNLAB_GPU_EMULATION=1 '$NNLAB'; exec sleep 600" ||
+    { echo "1..0 # SKIP tmux cannot start"; exit 0; }
+wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
+i=0
+while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+expect "the emulated GPU is here" "gpu +available +emulated" 20
+keys Tab
+wait_for ">Device" 3
+i=0
+while ! wait_for ">Device +cpu \+ gpu " 1 && [ $i -lt 8 ]; do keys Right; i=$((i + 1)); done
+expect "cpu and the GPU side by side" ">Device +cpu \+ gpu " 2
+field "Steps" && keys 3 0 Enter
+expect "30 steps a job" "Steps +30" 5
+
+# --- the switches at their defaults: the GPU in both its ways -----------------------------------
+keys Enter
+expect "the title names the three jobs by device and way" \
+    "cpu nnlab vs gpu eager vs gpu graph, one after the other" 150
+expect "three bars, each labelled with its way" "│gpu graph .*(waiting|[0-9]+%)" 10
+grep_screen() { if grep -q -E -e "$2" "$tmp/screen"; then ok "$1"; else echo "# no: $2"; not_ok "$1"; fi; }
+grep_screen "the cpu's bar" "│cpu nnlab .*[0-9]+%"
+grep_screen "the gpu eager's bar" "│gpu eager "
+expect "the run ends" "finished: Enter/Esc back" 120
+for label in "cpu nnlab" "gpu eager" "gpu graph"; do
+    grep_screen "$label: its bar at 100%" "│$label .* 100% .*done│"
+    grep_screen "$label: its loss curve in the legend" "━ $label "
+done
+# a pair: "A 2.10x faster than B" or, narrow, "A 2.10x faster than" and B on the row below;
+# one way or the other
+pair_ok() {
+    if awk -v a="$1" -v b="$2" '
+        prev != "" && index($0, "│" other ":") { found = 1 }
+        { prev = ""; other = "" }
+        $0 ~ ("│" a " [0-9.]+x faster than " b) || $0 ~ ("│" b " [0-9.]+x faster than " a) { found = 1 }
+        $0 ~ ("│" a " [0-9.]+x faster than *│") { prev = a; other = b }
+        $0 ~ ("│" b " [0-9.]+x faster than *│") { prev = b; other = a }
+        END { exit !found }' "$tmp/screen"; then ok "the summary names the pair $1, $2"
+    else not_ok "the summary names the pair $1, $2"; fi
+}
+pair_ok "cpu nnlab" "gpu eager"
+pair_ok "cpu nnlab" "gpu graph"
+pair_ok "gpu eager" "gpu graph"
+grep_screen "the summary's times, one row a job" "│gpu graph +[0-9.]+s "
+grep_screen "the framework way on top, labelled predicted" "│framework \(predicted"
+keys Escape
+expect "Esc goes back to setup" "Presets \([0-9]+\)" 10
+
+# --- CUDA graph off: the way fixed, the GPU once ------------------------------------------------
+field "CUDA graph" && keys Right
+expect "CUDA graph off" ">CUDA graph +\[ \]" 5
+keys Enter
+expect "the title names two jobs" "cpu nnlab vs gpu eager, one after the other" 60
+expect "the run ends" "finished: Enter/Esc back" 120
+if grep -q "│gpu graph" "$tmp/screen"; then not_ok "no graph job with the way fixed"; else ok "no graph job with the way fixed"; fi
+grep_screen "one pair: the faster named with its ratio" "│(cpu nnlab|gpu eager) [0-9.]+x( faster)?:"
+echo "1..$n"
+exit $((failed > 0))
