@@ -8,20 +8,8 @@
 # fixed) the GPU runs once, eager. The first run calibrates cpu and the
 # emulated gpu (half a minute). Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "1..0 # SKIP tmux not installed"
-    exit 0
-fi
-n=0 failed=0
-tmp=$(mktemp -d) || exit 99
-sock=nnlab-race-$$
-T() { tmux -L "$sock" "$@"; }
-trap 'T kill-server >/dev/null 2>&1; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/nnlab-race-$$"*; rm -rf "$tmp"' EXIT
-XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
-export XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME
-deadline=$(($(date +%s) + 400))
 . "$top_srcdir/tests/tui-lib.sh"
-printf 'set -g default-terminal screen\nset -g status off\nset -g escape-time 0\n' >"$tmp/tmux.conf"
+tui_begin race 400
 
 T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 50 "NNLAB_GPU_EMULATION=1 '$NNLAB'; exec sleep 600" ||
     { echo "1..0 # SKIP tmux cannot start"; exit 0; }
