@@ -55,6 +55,18 @@ pair_ok "cpu nnlab" "gpu graph"
 pair_ok "gpu eager" "gpu graph"
 grep_screen "the summary's times, one row a job" "│gpu graph +[0-9.]+s "
 grep_screen "the framework way on top, labelled predicted" "│framework \(predicted"
+# x: the exports say each job's way, and every pair's ratio
+keys x
+expect "x exports the race" "exported .*/nnlab/exports/mnist-mlp-128-run-" 10
+csv=$(ls "$XDG_DATA_HOME"/nnlab/exports/mnist-mlp-128-run-*.csv 2>/dev/null | head -n 1)
+for way in "cpu,.*,nnlab" "gpu,.*,eager" "gpu,.*,graph"; do
+    if [ -n "$csv" ] && grep -q "^$way\$" "$csv"; then ok "the CSV's rows: $way"; else not_ok "the CSV's rows: $way"; fi
+done
+if [ -n "$csv" ] && [ "$(grep -c '"faster": "[a-z]* [a-z]*", "than": "[a-z]* [a-z]*", "times": [0-9]' "${csv%.csv}.json")" -eq 3 ]; then
+    ok "the JSON's ratios: the three pairs, each job named by device and way"
+else not_ok "the JSON's ratios: the three pairs, each job named by device and way"; fi
+if [ -n "$csv" ] && grep -q "gpu eager vs gpu graph" "${csv%.csv}.svg"; then ok "the SVG's title names each job's way"
+else not_ok "the SVG's title names each job's way"; fi
 keys Escape
 expect "Esc goes back to setup" "Presets \([0-9]+\)" 10
 

@@ -13,6 +13,7 @@
 
 #include "atomic_file.h"
 #include "nnlab/progress.h"
+#include "nnlab/race.h"
 #include "util.h"
 #include "xdg.h"
 
@@ -62,10 +63,12 @@ static void csv_number(FILE *f, int valid, double v)
 static void csv_job(FILE *f, const nn_export_job *j)
 {
     int n;
+    const char *way = nn_snapshot_way_word(j->snap);
     nn_epoch_row *rows = history_rows(j->pts, j->n_pts, j->eps, j->n_eps, &n);
     for (long i = 0; i < j->n_pts; i++) {
         const nn_loss_point *p = &j->pts[i];
-        fprintf(f, "%s,loss,%d,%ld,%.6g,,%.6g,,\n", j->snap->device, p->epoch, p->step, p->time_s, p->loss);
+        fprintf(f, "%s,loss,%d,%ld,%.6g,,%.6g,,,%s\n", j->snap->device, p->epoch, p->step, p->time_s, p->loss,
+                way);
     }
     for (int i = 0; i < n; i++) {
         const nn_epoch_row *r = &rows[i];
@@ -73,14 +76,14 @@ static void csv_job(FILE *f, const nn_export_job *j)
         csv_number(f, r->has_train_loss, r->train_loss);
         csv_number(f, r->has_val, r->val_loss);
         csv_number(f, r->has_accuracy, r->val_accuracy);
-        fprintf(f, "\n");
+        fprintf(f, ",%s\n", way);
     }
     free(rows);
 }
 
 int nn_export_run_csv(FILE *f, const nn_export_run *run)
 {
-    fprintf(f, "device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy\n");
+    fprintf(f, "device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy,way\n");
     for (int k = 0; k < run->n_jobs; k++)
         if (run->job[k].snap)
             csv_job(f, &run->job[k]);
@@ -111,6 +114,7 @@ static void json_job(FILE *f, const nn_export_job *j)
     nn_format_headline(s, headline, sizeof headline);
     fprintf(f, "    {\n      \"device\": ");
     nn_json_string(f, s->device);
+    fprintf(f, ", \"way\": \"%s\"", nn_snapshot_way_word(s));
     fprintf(f, ",\n      \"state\": \"%s\",\n      \"headline\": ", nn_job_state_name(s->state));
     nn_json_string(f, headline);
     fprintf(f, ",\n      \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"total_steps\": %ld,\n", s->batch,
@@ -125,6 +129,37 @@ static void json_job(FILE *f, const nn_export_job *j)
     fprintf(f, ",\n      \"loss_points\": ");
     json_points(f, j);
     fprintf(f, "\n    }");
+}
+
+/* "device way" of a job: the name its ratios give it */
+static void json_job_name(FILE *f, const nn_snapshot *s)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s %s", s->device, nn_snapshot_way_word(s));
+    nn_json_string(f, name);
+}
+
+/* Every pair of jobs that both finished: which is faster and by how much, the
+ * quotient of the times as shown (nn_race_ratio). */
+static void json_ratios(FILE *f, const nn_export_run *run)
+{
+    int first = 1;
+    fprintf(f, "[");
+    for (int a = 0; a < run->n_jobs; a++)
+        for (int b = a + 1; b < run->n_jobs; b++) {
+            int faster;
+            const nn_snapshot *sa = run->job[a].snap, *sb = run->job[b].snap;
+            double ratio = sa && sb ? nn_race_ratio(sa, sb, &faster) : 0.0;
+            if (!(ratio > 0))
+                continue;
+            fprintf(f, "%s\n    {\"faster\": ", first ? "" : ",");
+            json_job_name(f, faster ? sb : sa);
+            fprintf(f, ", \"than\": ");
+            json_job_name(f, faster ? sa : sb);
+            fprintf(f, ", \"times\": %.4g}", ratio);
+            first = 0;
+        }
+    fprintf(f, first ? "]" : "\n  ]");
 }
 
 int nn_export_run_json(FILE *f, const nn_export_run *run)
@@ -143,11 +178,15 @@ int nn_export_run_json(FILE *f, const nn_export_run *run)
         json_job(f, &run->job[k]);
         first = 0;
     }
+    /* "ratio": two jobs' (kept for readers of two-job runs); "ratios": every pair's */
     fprintf(f, "\n  ],\n  \"ratio\": ");
     if (ratio > 0)
-        fprintf(f, "{\"faster\": \"%s\", \"times\": %.4g}\n}\n", run->job[faster].snap->device, ratio);
+        fprintf(f, "{\"faster\": \"%s\", \"times\": %.4g}", run->job[faster].snap->device, ratio);
     else
-        fprintf(f, "null\n}\n");
+        fprintf(f, "null");
+    fprintf(f, ",\n  \"ratios\": ");
+    json_ratios(f, run);
+    fprintf(f, "\n}\n");
     return ferror(f) ? -1 : 0;
 }
 

@@ -3,6 +3,7 @@
  * other writers export (the loss points, the epoch results, the sweep's
  * rates and its crossover rule), in a fixed 1280x720 frame. */
 #include "nnlab/export_svg.h"
+#include "nnlab/race.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -259,13 +260,29 @@ static void series_free(run_series *s)
     free(s->ax);
 }
 
-/* "lenet-cifar10: cpu vs gpu, batch 64, lr 0.01" */
+/* A job's name on the slide: its device, and beside several jobs its way
+ * too ("gpu eager", "gpu graph", "cpu nnlab"; nnlab/race.h), as the lab
+ * labels them. */
+static void job_label(const nn_export_run *run, int k, char *buf, size_t len)
+{
+    const nn_snapshot *s = run->job[k].snap;
+    if (!s)
+        snprintf(buf, len, "?");
+    else if (run->n_jobs > 1)
+        snprintf(buf, len, "%s %s", s->device, nn_snapshot_way_word(s));
+    else
+        snprintf(buf, len, "%s", s->device);
+}
+
+/* "lenet-cifar10: cpu nnlab vs gpu graph, batch 64, lr 0.01" */
 static void run_title(const nn_export_run *run, double lr, char *buf, size_t len)
 {
     int at = snprintf(buf, len, "%s: ", run->preset);
     for (int k = 0, first = 1; k < run->n_jobs && at > 0 && (size_t)at < len; k++)
         if (run->job[k].snap) {
-            at += snprintf(buf + at, len - (size_t)at, "%s%s", first ? "" : " vs ", run->job[k].snap->device);
+            char label[48];
+            job_label(run, k, label, sizeof label);
+            at += snprintf(buf + at, len - (size_t)at, "%s%s", first ? "" : " vs ", label);
             first = 0;
         }
     const nn_snapshot *s = run->job[0].snap ? run->job[0].snap : run->job[1].snap;
@@ -316,8 +333,11 @@ static void run_draw(FILE *f, const nn_export_run *run, const nn_svg_past *past,
     svg_axes(f, &acc, "epoch", accuracy ? "validation accuracy (%)" : "validation loss (mean per sample)");
     for (int k = 0; k < n_past; k++)
         st[n++] = (svg_style){ PAST_COLOUR, 1, 1, past[k].label };
-    for (int k = 0; k < run->n_jobs; k++)
-        st[n++] = (svg_style){ colours[k % N_COLOURS], 0, 0, run->job[k].snap ? run->job[k].snap->device : "?" };
+    char labels[NN_EXPORT_MAX_JOBS][48];
+    for (int k = 0; k < run->n_jobs; k++) {
+        job_label(run, k, labels[k], sizeof labels[k]);
+        st[n++] = (svg_style){ colours[k % N_COLOURS], 0, 0, labels[k] };
+    }
     for (int k = 0; k < n; k++) {
         svg_curve(f, &loss, s[k].lx, s[k].ly, s[k].nl, &st[k]);
         svg_curve(f, &acc, s[k].ax, s[k].ay, s[k].na, &st[k]);

@@ -66,6 +66,13 @@ const char *nn_race_way_word(const nn_race_job *j, nn_gpu_way w)
     return j->gpu ? nn_gpu_way_key(w) : "nnlab";
 }
 
+const char *nn_snapshot_way_word(const nn_snapshot *s)
+{
+    if (!s->has_switches)
+        return "nnlab";
+    return nn_gpu_way_key(s->graph ? NN_WAY_GRAPH : NN_WAY_EAGER);
+}
+
 void nn_race_label(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s, char *buf, size_t len)
 {
     snprintf(buf, len, "%s %s", j->device, nn_race_way_word(j, nn_race_way(j, base, s)));

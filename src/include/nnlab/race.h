@@ -50,6 +50,10 @@ void nn_race_job_config(const nn_race_job *j, const nn_job_config *base, nn_job_
 nn_gpu_way nn_race_way(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s);
 /* "graph", "eager", or "nnlab" on a CPU: the word beside the device. */
 const char *nn_race_way_word(const nn_race_job *j, nn_gpu_way w);
+/* The way word of a finished or running job from its snapshot alone:
+ * "graph" or "eager" as a GPU job applied its switches, "nnlab" for a job
+ * that has none (a CPU's). The exports' `way`. */
+const char *nn_snapshot_way_word(const nn_snapshot *s);
 /* "gpu graph", "gpu eager", "cpu nnlab": every row, bar and curve's label. */
 void nn_race_label(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s, char *buf, size_t len);
 
