@@ -9,7 +9,9 @@
  * remainders around the 16-float register (1, 15, 16, 17, 33 ...). The
  * optimisers and the elementwise passes must give cpu-ref's bits; the
  * products the parity suite's tolerances for the cpu backend (SIMDe's
- * _mm512_fmadd_ps, without FMA in this build, rounds twice). Buffers are
+ * _mm512_fmadd_ps, without FMA in this build, rounds twice); and, through
+ * tests/test_avx512_emu_fma.c (real FMAs), the twins that are one FMA chain
+ * per output the bits of the kernel the backend runs. Buffers are
  * exact-size, so an unmasked read or write past a tail is an ASan error. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,48 +22,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#define SIMDE_ENABLE_NATIVE_ALIASES
-#include <simde/x86/avx512.h>
-
+#include "avx512_emu.h"
 #include "cpu_conv_direct.h"
 #include "cpu_ref.h"
 #include "parity_util.h"
-
-typedef simde__mmask16 __mmask16;      /* SIMDe 0.7.4 has no alias for the mask type */
-
-/* SIMDe 0.7.4 lacks the masked loads and stores: lane by lane, reading and
- * writing only the lanes the mask names, as the instructions do. */
-#ifndef _mm512_maskz_loadu_ps
-static simde__m512 emu_maskz_loadu_ps(simde__mmask16 k, const void *p)
-{
-    float lanes[16] = { 0 };
-    const float *f = p;
-    for (int i = 0; i < 16; i++)
-        if ((k >> i) & 1)
-            lanes[i] = f[i];
-    return simde_mm512_loadu_ps(lanes);
-}
-#define _mm512_maskz_loadu_ps(k, p) emu_maskz_loadu_ps(k, p)
-#endif
-#ifndef _mm512_mask_storeu_ps
-static void emu_mask_storeu_ps(void *p, simde__mmask16 k, simde__m512 a)
-{
-    float lanes[16], *f = p;
-    simde_mm512_storeu_ps(lanes, a);
-    for (int i = 0; i < 16; i++)
-        if ((k >> i) & 1)
-            f[i] = lanes[i];
-}
-#define _mm512_mask_storeu_ps(p, k, a) emu_mask_storeu_ps(p, k, a)
-#endif
-
-/* The kernels as this file's own static functions (cpu_avx512.h's
- * prototypes are for the real ones, in the library). */
-#define NN_AVX512_EMU
-#include "cpu_avx512.h"
-#define AVX512_FN static
-#define AVX512_KERNEL static inline __attribute__((always_inline))   /* as the real build: constants propagate */
-#include "cpu_avx512_kernels.inc"
 
 /* The parity suite's tolerances for the cpu backend (tests/parity_suite.c). */
 static const parity_tol ELEMENTWISE = { 1e-4, 1e-4 }, REDUCTION = { 1e-3, 1e-3 };
@@ -413,6 +377,98 @@ static void test_direct_conv(void **state)
         conv_case(&cases[k], case_seed(SEED, 6, (int)k));
 }
 
+/* ---- the AVX2 kernels' bits, with real FMAs --------------------------------------------- */
+
+#ifdef NN_EMU_FMA
+#include "cpu_internal.h"           /* the AVX2 kernels' entry points */
+#include "test_avx512_emu_fma.h"
+
+static int cpu_has_fma(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/* dw at batches 1..8 and widths off the register: the kernel the backend
+ * runs (AVX2 here; the AVX-512 twin itself on an AVX-512 CPU) and the
+ * emulated twin give the same bits. */
+static void fma_small_dw(nn_rng *r)
+{
+    static const int ins[] = { 1, 15, 16, 17, 33, 784 };
+    for (int n = 1; n <= NN_AVX512_SMALL_MAX_N; n++)
+        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
+            int in = ins[i], out = 5;
+            float *dy = fbuf((size_t)n * out), *x = fbuf((size_t)n * in);
+            float *a = fbuf((size_t)out * in), *b = fbuf((size_t)out * in);
+            fill(r, dy, (size_t)n * out, -1, 1);
+            fill(r, x, (size_t)n * in, -1, 1);
+            nn_cpu_small_dw_rows(n, in, out, dy, x, a, 0, out);
+            emu_fma_small_dw_rows(n, in, out, dy, x, b, 0, out);
+            assert_same_bits("small dw", (size_t)out * in, a, b);
+            free(dy); free(x); free(a); free(b);
+        }
+}
+
+static void fma_narrow_dx(nn_rng *r)
+{
+    nn_backend cpu;
+    assert_int_equal(nn_backend_open(&cpu, &nn_backend_cpu, NULL), 0);
+    for (int in = 4; in <= 24; in += 4) {
+        const int n = 9, out = 400;
+        float *dy = fbuf((size_t)n * out), *w = fbuf((size_t)out * in);
+        float *a = fbuf((size_t)n * in), *b = fbuf((size_t)n * in);
+        fill(r, dy, (size_t)n * out, -1, 1);
+        fill(r, w, (size_t)out * in, -1, 1);
+        expect_ok(&cpu, nn_cpu_narrow_dx(&cpu, n, in, out, dy, w, a), "narrow dx");
+        emu_fma_narrow_dx(dy, out, w, b, in, 0, (size_t)n);
+        assert_same_bits("narrow dx", (size_t)n * in, a, b);
+        free(dy); free(w); free(a); free(b);
+    }
+    nn_backend_close(&cpu);
+}
+
+static void fma_conv_forward(nn_rng *r, const nn_conv_geom *g)
+{
+    const size_t in_s = (size_t)g->c_in * g->h_in * g->w_in;
+    const size_t nw = (size_t)g->c_out * g->c_in * g->k_h * g->k_w;
+    float *x = fbuf(in_s), *w = fbuf(nw);
+    fill(r, x, in_s, -1, 1);
+    fill(r, w, nw, -1, 1);
+    conv_bufs c;
+    conv_bufs_open(&c, g, w);
+    float *b = fbuf(c.d.yw_floats);
+    nn_direct_conv_pad_input(g, &c.d, x, c.xp);
+    nn_direct_conv_forward(g, &c.d, w, c.offs, c.xp, c.yw, 0, c.d.lw_pad);
+    emu_fma_conv_taps(g->c_out, c.d.K, w, c.offs, c.xp, b, c.d.lw_pad, 0, c.d.lw_pad);
+    assert_same_bits("direct conv forward", c.d.yw_floats, c.yw, b);
+    conv_bufs_close(&c);
+    free(x); free(w); free(b);
+}
+
+static void test_fma_same_bits(void **state)
+{
+    (void)state;
+    if (!cpu_has_fma())
+        skip();
+    nn_rng r;
+    nn_rng_seed(&r, case_seed(SEED, 7, 0));
+    fma_small_dw(&r);
+    fma_narrow_dx(&r);
+    const nn_conv_geom lenet1 = conv_geom(1, 3, 32, 32, 6, 5, 1, 0);
+    const nn_conv_geom lenet2 = conv_geom(1, 6, 14, 14, 16, 5, 1, 0);
+    const nn_conv_geom odd = conv_geom(1, 2, 9, 11, 7, 3, 1, 1);
+    fma_conv_forward(&r, &lenet1);
+    fma_conv_forward(&r, &lenet2);
+    fma_conv_forward(&r, &odd);
+}
+#else
+static void test_fma_same_bits(void **state)
+{
+    (void)state;
+    skip();                     /* configure: no -mavx2 -mfma build of the emulation */
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_small_linear),
         cmocka_unit_test(test_narrow_dx),
         cmocka_unit_test(test_direct_conv),
+        cmocka_unit_test(test_fma_same_bits),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
