@@ -3,13 +3,15 @@
  * written so that GCC vectorises them at -O2 (cpu-ref's are the same
  * arithmetic, but -O2 only vectorises loops of a known trip count, and relu's
  * select on random signs is a mispredicted branch per element); tanh's
- * forward is cpu-ref's loop on each item.
+ * forward is cpu-ref's loop on each item. relu and tanh's gradient run
+ * cpu_avx512.c's twins where the CPU has AVX-512 (the same results).
  */
 #include "cpu_internal.h"
 
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_avx512.h"
 #include "cpu_ref.h"
 #include "mish.h"          /* nn_mish_fast, nn_mish_grad_fast */
 
@@ -56,12 +58,35 @@ static void mish_bwd(size_t lo, size_t hi, const float *restrict x, const float 
     FOR_EACH_8(i, lo, hi, dx[i] = dy[i] * nn_mish_grad_fast(x[i]));
 }
 
+/* The AVX-512 twins of relu and tanh's gradient (cpu_avx512.h) where the CPU
+ * runs them: 1 when one ran. Mish keeps the loops above, which GCC
+ * vectorises at the baseline width around its polynomial. */
+static int act_avx512(enum nn_act act, int backward, size_t lo, size_t hi, const act_task *t)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (!nn_cpu_avx512_kernels() || act == NN_ACT_MISH || (act == NN_ACT_TANH && !backward))
+        return 0;
+    if (!backward)
+        nn_avx512_relu_fwd(lo, hi, t->x, t->out);
+    else if (act == NN_ACT_RELU)
+        nn_avx512_relu_bwd(lo, hi, t->x, t->dy, t->out);
+    else
+        nn_avx512_tanh_bwd(lo, hi, t->y, t->dy, t->out);
+    return 1;
+#else
+    (void)act, (void)backward, (void)lo, (void)hi, (void)t;
+    return 0;
+#endif
+}
+
 static void act_forward_item(void *ctx, int item, int part)
 {
     const act_task *t = ctx;
     size_t lo, hi;
     (void)part;
     nn_cpu_ew_range(t->n, item, &lo, &hi);
+    if (act_avx512(t->act, 0, lo, hi, t))
+        return;
     if (t->act == NN_ACT_RELU)
         relu_fwd(lo, hi, t->x, t->out);
     else if (t->act == NN_ACT_MISH)
@@ -76,6 +101,8 @@ static void act_backward_item(void *ctx, int item, int part)
     size_t lo, hi;
     (void)part;
     nn_cpu_ew_range(t->n, item, &lo, &hi);
+    if (act_avx512(t->act, 1, lo, hi, t))
+        return;
     if (t->act == NN_ACT_RELU)
         relu_bwd(lo, hi, t->x, t->dy, t->out);
     else if (t->act == NN_ACT_TANH)

@@ -1,4 +1,5 @@
 /* backends/cpu_conv_direct.c - see cpu_conv_direct.h. */
+#include "cpu_avx512.h"
 #include "cpu_conv_direct.h"
 #include "cpu_internal.h"
 
@@ -11,6 +12,7 @@
 /* Rows (channels) per block: 6 rows x 2 vectors = 12 accumulators, which
  * leaves 4 of the 16 ymm registers for the inputs and a broadcast weight. */
 #define MR_MAX 6
+_Static_assert(MR_MAX == NN_AVX512_CONV_MR, "the AVX-512 twins block rows as these do");
 /* Above this many output channels im2col + sgemm is as good (OpenBLAS's
  * micro-kernel gets full row blocks) and the direct kernel's weight
  * broadcasts no longer pay. */
@@ -192,6 +194,10 @@ KERNEL void taps_block(const int mr, size_t kr, const float *w, const int *offs,
 AVX2 static void taps_rows(int rows, size_t kr, const float *w, const int *offs,
                            const float *in, float *out, size_t ld_out, size_t q0, size_t q1)
 {
+    if (nn_cpu_avx512_kernels()) {       /* 16 outputs a zmm register, 32 a block */
+        nn_avx512_conv_taps(rows, kr, w, offs, in, out, ld_out, q0, q1);
+        return;
+    }
     for (int m0 = 0; m0 < rows; m0 += MR_MAX) {
         const int mr = rows - m0 < MR_MAX ? rows - m0 : MR_MAX;
         const float *wm = w + (size_t)m0 * kr;
@@ -285,6 +291,7 @@ AVX2 static void wgrad_positions(const nn_conv_geom *g, const dconv_dims *d, con
                                  float *acc)
 {
     const size_t K = d->K, ld_acc = ((K + 1) & ~(size_t)1) * 8;
+    const int avx512 = nn_cpu_avx512_kernels();
     for (int m0 = 0; m0 < g->c_out; m0 += MR_MAX) {
         const int mr = g->c_out - m0 < MR_MAX ? g->c_out - m0 : MR_MAX;
         const float *dym = dy0 + (size_t)m0 * d->dyp_plane + q0;
@@ -293,6 +300,10 @@ AVX2 static void wgrad_positions(const nn_conv_geom *g, const dconv_dims *d, con
             const float *x0 = xp + offs[r] + q0;
             const float *x1 = r + 1 < K ? xp + offs[r + 1] + q0 : x0;
             float *ar = acc + (size_t)m0 * ld_acc + r * 8;
+            if (avx512) {
+                nn_avx512_conv_wgrad(mr, x0, x1, dym, d->dyp_plane, q1 - q0, ar, ld_acc);
+                continue;
+            }
             switch (mr) {
 #define WGRAD(MR) wgrad_block(MR, x0, x1, dym, d->dyp_plane, q1 - q0, ar, ld_acc)
             case 6: WGRAD(6); break;

@@ -23,7 +23,10 @@
  *
  * The kernels use AVX2 and FMA, chosen at run time: nn_direct_conv_usable()
  * says whether this CPU has them and the geometry suits; otherwise the
- * backend keeps im2col + sgemm. */
+ * backend keeps im2col + sgemm. Where the CPU also has AVX-512, the forward
+ * and input-gradient taps and the weight gradient's sweeps run
+ * cpu_avx512.c's twins: 16 positions a zmm register, blocks of 2 x 16 (a
+ * last one of 16), the same wide layout and tables. */
 #ifndef NNLAB_CPU_CONV_DIRECT_H
 #define NNLAB_CPU_CONV_DIRECT_H
 

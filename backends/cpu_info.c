@@ -286,6 +286,15 @@ void nn_cpu_info_read(nn_cpu_info *ci)
     read_blas(ci);
 }
 
+unsigned nn_cpu_features_now(void)
+{
+#ifdef NN_HAVE_CPUID
+    return cpuid_features();
+#else
+    return 0;
+#endif
+}
+
 char *nn_cpu_features_text(unsigned f, char *buf, size_t len)
 {
     static const struct { unsigned bit; const char *name; } base[] = {
@@ -370,17 +379,4 @@ int nn_cpu_sgemm_below_peak(const nn_cpu_info *ci, double gflops, char *why, siz
              "check OpenBLAS's kernels (%s), other programs on the core, and the clock",
              gflops, 100.0 * gflops / peak, measured ? "measured" : "estimated", peak, ci->blas_core);
     return 1;
-}
-
-int nn_cpu_describe(char *buf, size_t len)
-{
-    nn_cpu_info ci;
-    char warn[NN_CPU_WARN_LEN];
-    nn_cpu_info_read(&ci);
-    nn_cpu_info_line(&ci, buf, len);
-    if (nn_cpu_blas_below_cpu(&ci, warn, sizeof warn)) {
-        size_t n = strlen(buf);
-        snprintf(buf + n, len > n ? len - n : 0, "; warning: %s", warn);
-    }
-    return 0;
 }

@@ -60,6 +60,15 @@ typedef struct nn_cpu_info {
  * reads files and executes cpuid; no timing. */
 void nn_cpu_info_read(nn_cpu_info *out);
 
+/* The features alone (cpuid and XCR0, as nn_cpu_info_read reads them):
+ * what the kernels' dispatch asks (cpu_features.c). */
+unsigned nn_cpu_features_now(void);
+
+/* Which path of our own kernels runs (cpu_features.c): "avx512", "avx2"
+ * (no AVX-512, or NNLAB_NO_AVX512=1) or "scalar" (no AVX2 and FMA:
+ * cpu-ref's loops and OpenBLAS). */
+const char *nn_cpu_kernels_name(void);
+
 /* The highest level the features give, and the level an OpenBLAS core name
  * runs (NN_ISA_UNKNOWN for a name it does not know). */
 enum nn_isa_level nn_cpu_isa_level(unsigned features);
@@ -93,8 +102,9 @@ double nn_cpu_fma_peak_measured(void);
 int nn_cpu_sgemm_below_peak(const nn_cpu_info *ci, double sgemm_gflops_core, char *why,
                             size_t why_len);
 
-/* The backends' describe op (`nnlab devices`): the line above, and the
- * warning of nn_cpu_blas_below_cpu when there is one. Always 0. */
+/* The backends' describe op (`nnlab devices`): the line above, which of
+ * our kernels run, and the warning of nn_cpu_blas_below_cpu when there is
+ * one. Always 0. In cpu_features.c, which chooses the kernels. */
 int nn_cpu_describe(char *buf, size_t len);
 
 /* Room for a warning of the two checks above. */

@@ -122,6 +122,12 @@ void nn_cpu_hold_workers(nn_backend *b, int hold);
  * "0". Callers keep the answer. */
 int nn_cpu_own_kernels(const char *off);
 
+/* cpu_features.c: whether the AVX-512 variants of those kernels
+ * (cpu_avx512.h) run in their place: the own kernels may run, the CPU has
+ * AVX512F and the OS saves its state, and NNLAB_NO_AVX512 is unset or "0".
+ * (cpu_info.h's nn_cpu_kernels_name says which path runs.) */
+int nn_cpu_avx512_kernels(void);
+
 /* cpu_linear_narrow.c: dx (n, in) = dy (n, out) . w (out, in) by an AVX2
  * kernel when in is narrow (a multiple of 4 up to 24) and the CPU has AVX2
  * and FMA (and NNLAB_NO_NARROW_DX is not set): usable tells, the other runs

@@ -13,7 +13,10 @@
  * tail costs half an 8-wide one: 20 columns take 5 half-operations, not 6);
  * four rows share every load of a row of w, which is read where it lies
  * (no copy, no packing). The arithmetic is sgemm's: float, fused
- * multiply-adds, summed over out in order, so the parity tolerances hold. */
+ * multiply-adds, summed over out in order, so the parity tolerances hold.
+ * On a CPU with AVX-512, cpu_avx512.c's twin runs instead: a row in one or
+ * two zmm registers, the last one masked (the same results). */
+#include "cpu_avx512.h"
 #include "cpu_internal.h"
 #include "util.h"
 
@@ -124,7 +127,7 @@ typedef struct narrow_task {
     narrow_fn fn;
     const float *dy, *w;
     float *dx;
-    int n, out, parts;
+    int n, in, out, parts;
 } narrow_task;
 
 static void narrow_item(void *ctx, int item, int part)
@@ -133,7 +136,11 @@ static void narrow_item(void *ctx, int item, int part)
     size_t lo, hi;
     (void)part;
     nn_cpu_split_range((size_t)t->n, item, t->parts, NARROW_ROWS, &lo, &hi);
-    if (hi > lo)
+    if (hi <= lo)
+        return;
+    if (nn_cpu_avx512_kernels())
+        nn_avx512_narrow_dx(t->dy, t->out, t->w, t->dx, t->in, lo, hi);
+    else
         t->fn(t->dy, t->out, t->w, t->dx, lo, hi);
 }
 
@@ -143,7 +150,7 @@ int nn_cpu_narrow_dx(nn_backend *b, int n, int in, int out, const float *dy, con
     if (!nn_cpu_narrow_dx_usable(in))
         return nn_backend_fail(b, "linear_backward: no narrow kernel for in=%d", in);
     int parts = nn_cpu_threads_for(b, (double)n * in * out, PAR_MIN_MACS);
-    narrow_task t = { narrow_for(in), dy, w, dx, n, out, parts };
+    narrow_task t = { narrow_for(in), dy, w, dx, n, in, out, parts };
     nn_cpu_par_for(b, parts, parts, narrow_item, &t);
     return 0;
 }

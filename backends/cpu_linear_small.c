@@ -17,10 +17,13 @@
  * (n x in floats: 12.5 KB at batch 4) stay in L1 across the rows of dw. The
  * arithmetic is sgemm's: float, fused multiply-adds, summed over the batch
  * in order, so the parity tolerances hold; tests/parity-im2col.sh runs the
- * parity suite with NNLAB_NO_SMALL_DW=1 as well (OpenBLAS's path). */
+ * parity suite with NNLAB_NO_SMALL_DW=1 as well (OpenBLAS's path). On a CPU
+ * with AVX-512 both products run cpu_avx512.c's 16-wide twins instead. */
 #include "cpu_internal.h"
 
 #include <stdlib.h>
+
+#include "cpu_avx512.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
@@ -36,6 +39,8 @@ int nn_cpu_small_dw_usable(int n)
 }
 
 #define KERNEL static inline __attribute__((always_inline, target("avx2,fma")))
+
+_Static_assert(NN_AVX512_SMALL_MAX_N == SMALL_DW_MAX_N, "the AVX-512 twins' batch limit");
 
 /* dw[o][i] for i in [0, in) and o in [lo, hi): sum over r < N of
  * dy[r][o] * x[r][i]. N is a constant at every call (below), so the loop
@@ -78,6 +83,10 @@ __attribute__((target("avx2,fma"))) void nn_cpu_small_dw_rows(int n, int in, int
                                                               const float *dy, const float *x,
                                                               float *dw, int lo, int hi)
 {
+    if (nn_cpu_avx512_kernels()) {
+        nn_avx512_small_dw_rows(n, in, out, dy, x, dw, lo, hi);
+        return;
+    }
     switch (n) {
         SMALL_DW_CASE(1) SMALL_DW_CASE(2) SMALL_DW_CASE(3) SMALL_DW_CASE(4)
         SMALL_DW_CASE(5) SMALL_DW_CASE(6) SMALL_DW_CASE(7) SMALL_DW_CASE(8)
@@ -133,6 +142,10 @@ __attribute__((target("avx2,fma"))) void nn_cpu_small_fwd_rows(int n, int in, in
                                                                const float *bias, float *y,
                                                                int lo, int hi)
 {
+    if (nn_cpu_avx512_kernels()) {
+        nn_avx512_small_fwd_rows(n, in, out, x, w, bias, y, lo, hi);
+        return;
+    }
     switch (n) {
         SMALL_FWD_CASE(1) SMALL_FWD_CASE(2) SMALL_FWD_CASE(3) SMALL_FWD_CASE(4)
         SMALL_FWD_CASE(5) SMALL_FWD_CASE(6) SMALL_FWD_CASE(7) SMALL_FWD_CASE(8)

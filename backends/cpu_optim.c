@@ -3,7 +3,8 @@
  * is an AVX2 loop with cpu-ref's arithmetic, operation for operation and
  * without fused multiply-adds, so its results are cpu-ref's to the bit
  * (NNLAB_NO_OWN_ADAM=1, or a CPU without AVX2, runs cpu-ref's loop on each
- * item instead).
+ * item instead). On a CPU with AVX-512 both loops run cpu_avx512.c's
+ * 16-wide twins (the same arithmetic; NNLAB_NO_AVX512=1 keeps these).
  *
  * Why its own loop (issue 23, small batches): under callgrind a batch-4 step
  * of mnist-mlp-128 (Adam on 101,770 parameters) spent 28% of its
@@ -11,6 +12,7 @@
  * best and which computed the bias corrections (two pow calls) per item. */
 #include "cpu_internal.h"
 
+#include "cpu_avx512.h"
 #include "cpu_ref.h"
 
 #include <math.h>
@@ -52,10 +54,9 @@ static void sgd_range(size_t lo, size_t hi, float *restrict p, const float *rest
         });
 }
 
-/* One step's constants, as cpu-ref computes them (cpu_ref.c). */
-typedef struct adam_consts {
-    float b1, b2, one_minus_b1, one_minus_b2, eps, wd, step, inv_sqrt_bc2;
-} adam_consts;
+/* One step's constants, as cpu-ref computes them (cpu_ref.c): the type is
+ * cpu_avx512.h's, which the AVX-512 loop takes too. */
+typedef nn_adam_consts adam_consts;
 
 typedef struct optim_task {
     size_t n;
@@ -68,16 +69,30 @@ typedef struct optim_task {
     adam_consts consts;          /* Adam: the step's constants, computed once */
 } optim_task;
 
+nn_sgd_consts nn_cpu_sgd_consts(const nn_sgd_hyper *h, long t)
+{
+    return (nn_sgd_consts){ .lr = h->lr, .wd = h->weight_decay, .mom = h->momentum,
+                            .keep = 1.0f - h->dampening, .nesterov = h->nesterov != 0,
+                            .first = t == 1 };
+}
+
 static void sgd_item(void *ctx, int item, int part)
 {
     const optim_task *t = ctx;
     size_t lo, hi;
     (void)part;
     nn_cpu_ew_range(t->n, item, &lo, &hi);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (nn_cpu_avx512_kernels()) {
+        const nn_sgd_consts c = nn_cpu_sgd_consts(t->sgd, t->t);
+        nn_avx512_sgd(lo, hi, t->param, t->grad, t->m, &c);
+        return;
+    }
+#endif
     sgd_range(lo, hi, t->param, t->grad, t->m, t->sgd, t->t);
 }
 
-static adam_consts adam_consts_of(const nn_adam_hyper *h, long t)
+nn_adam_consts nn_cpu_adam_consts(const nn_adam_hyper *h, long t)
 {
     const double bc1 = 1.0 - pow(h->beta1, (double)t);
     const double bc2 = 1.0 - pow(h->beta2, (double)t);
@@ -145,7 +160,10 @@ static void adam_item(void *ctx, int item, int part)
     nn_cpu_ew_range(t->n, item, &lo, &hi);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (own_adam_usable()) {
-        adam_avx2(lo, hi, t->param, t->grad, t->m, t->v, &t->consts);
+        if (nn_cpu_avx512_kernels())
+            nn_avx512_adam(lo, hi, t->param, t->grad, t->m, t->v, &t->consts);
+        else
+            adam_avx2(lo, hi, t->param, t->grad, t->m, t->v, &t->consts);
         return;
     }
 #endif
@@ -170,7 +188,7 @@ int nn_cpu_adam_step(nn_backend *b, size_t n, float *param, const float *grad, f
     if (step < 1)
         return nn_backend_fail(b, "adam_step: step %ld, steps count from 1", step);
     optim_task t = { .n = n, .param = param, .grad = grad, .m = m, .v = v, .adam = h, .b = b,
-                     .t = step, .consts = adam_consts_of(h, step) };
+                     .t = step, .consts = nn_cpu_adam_consts(h, step) };
     nn_cpu_ew_run(b, n, 4.0, adam_item, &t);
     return 0;
 }

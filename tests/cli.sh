@@ -144,6 +144,9 @@ grep_ok "presets: says how many are not listed" "$tmp/out" "^\.\.\. and [0-9]* m
 check "devices lists" 0 "$NNLAB" devices
 grep_ok "devices: cpu available" "$tmp/out" "^cpu  *available"
 grep_ok "devices: cpu names the CPU and OpenBLAS's kernels" "$tmp/out" "^cpu  *available: .*(family [0-9]* model [0-9]*; .*); OpenBLAS [0-9.]*, [A-Za-z0-9]* kernels"
+grep_ok "devices: cpu names the path of our own kernels" "$tmp/out" "^cpu  *available: .*; our kernels: \(avx512\|avx2\|scalar\);"
+check "devices with NNLAB_NO_AVX512=1" 0 env NNLAB_NO_AVX512=1 "$NNLAB" devices
+grep_ok "devices: NNLAB_NO_AVX512=1 keeps the AVX2 kernels" "$tmp/out" "^cpu  *available: .*; our kernels: \(avx2\|scalar\);"
 if [ "$have_gpu" -eq 0 ]; then
     grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
 else
@@ -195,6 +198,7 @@ check "bench --json" 0 "$NNLAB" bench --preset conv1d-regression --device cpu --
 grep_ok "bench json has us_per_step" "$tmp/out" '"us_per_step": [0-9]'
 grep_ok "bench json timed 5 steps" "$tmp/out" '"timed_steps": 5,'
 grep_ok "bench json: the CPU and OpenBLAS's kernels it ran on" "$tmp/out" '"cpu": {"model": ".*"openblas_core": "[A-Za-z0-9]'
+grep_ok "bench json: which of our kernels ran" "$tmp/out" '"cpu": {"model": .*"kernels": "\(avx512\|avx2\|scalar\)"'
 
 # analysis: calibrate (cached under XDG_CACHE_HOME), explain, sweep
 export XDG_CACHE_HOME="$tmp/cache"

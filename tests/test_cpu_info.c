@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +167,27 @@ static void test_this_machine(void **state)
     print_message("# %s\n", desc);
 }
 
+/* The kernels' path follows the same reading: AVX-512 only with AVX512F
+ * (OS state included) and NNLAB_NO_AVX512 unset or "0"; AVX2 with AVX2 and
+ * FMA; else none of ours. The describe line names it. */
+static void test_kernels_path(void **state)
+{
+    (void)state;
+    nn_cpu_info ci;
+    nn_cpu_info_read(&ci);
+    assert_int_equal(nn_cpu_features_now(), ci.features);
+    const char *off = getenv("NNLAB_NO_AVX512");
+    int forced_off = off && *off && strcmp(off, "0") != 0;
+    const char *want = "scalar";
+    if ((ci.features & NN_CPU_AVX2) && (ci.features & NN_CPU_FMA))
+        want = (ci.features & NN_CPU_AVX512F) && !forced_off ? "avx512" : "avx2";
+    assert_string_equal(nn_cpu_kernels_name(), want);
+    char desc[512], named[32];
+    assert_int_equal(nn_cpu_describe(desc, sizeof desc), 0);
+    snprintf(named, sizeof named, "; our kernels: %s", want);
+    assert_non_null(strstr(desc, named));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_features_text),   cmocka_unit_test(test_blas_below_cpu),
         cmocka_unit_test(test_sgemm_below_peak), cmocka_unit_test(test_this_machine),
         cmocka_unit_test(test_fma_peak_measured),
+        cmocka_unit_test(test_kernels_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

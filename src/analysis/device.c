@@ -175,6 +175,7 @@ static void facts_of(const nn_cpu_info *ci, nn_cpu_facts *out)
     out->peak_gflops_core = ci->peak_gflops_core;
     out->peak_gflops_core_measured = nn_cpu_fma_peak_measured();
     nn_cpu_blas_below_cpu(ci, out->warning, sizeof out->warning);
+    snprintf(out->kernels, sizeof out->kernels, "%s", nn_cpu_kernels_name());
 }
 
 void nn_cpu_facts_read(nn_cpu_facts *out)

@@ -38,7 +38,9 @@ void cli_cpu_facts_json(double gflops_1thread)
     cli_json_string(stdout, f.model);
     printf(", \"family\": %d, \"model_number\": %d, \"extensions\": ", f.family, f.model_number);
     cli_json_string(stdout, f.extensions);
-    printf(", \"avx512\": %s, \"openblas_version\": ", f.avx512 ? "true" : "false");
+    printf(", \"avx512\": %s, \"kernels\": ", f.avx512 ? "true" : "false");
+    cli_json_string(stdout, f.kernels);
+    printf(", \"openblas_version\": ");
     cli_json_string(stdout, f.blas_version);
     printf(", \"openblas_core\": ");
     cli_json_string(stdout, f.blas_core);
@@ -71,6 +73,7 @@ void cli_cpu_facts_text(double gflops_1thread)
     int nw = cpu_warnings(&f, gflops_1thread, w);
     printf("  processor:        %s (family %d model %d): %s\n", nn_safe(f.model), f.family,
            f.model_number, f.extensions);
+    printf("  our kernels:      %s\n", f.kernels);
     printf("  OpenBLAS:         %s, %s kernels%s%s\n", f.blas_version, nn_safe(f.blas_core),
            f.blas_coretype_env[0] ? ", OPENBLAS_CORETYPE=" : "", nn_safe(f.blas_coretype_env));
     if (f.peak_gflops_core_measured > 0 && gflops_1thread > 0)

@@ -90,6 +90,8 @@ typedef struct nn_cpu_facts {
                                     without FMA */
     char warning[NN_ERR_LEN];    /* "" or: OpenBLAS's kernels are below what the CPU
                                     supports, and the remedy */
+    char kernels[8];             /* which of our own kernels run: "avx512", "avx2"
+                                    (no AVX-512, or NNLAB_NO_AVX512=1) or "scalar" */
 } nn_cpu_facts;
 
 void nn_cpu_facts_read(nn_cpu_facts *out);
