@@ -144,6 +144,9 @@ grep_ok "presets: says how many are not listed" "$tmp/out" "^\.\.\. and [0-9]* m
 check "devices lists" 0 "$NNLAB" devices
 grep_ok "devices: cpu available" "$tmp/out" "^cpu  *available"
 grep_ok "devices: cpu names the CPU and OpenBLAS's kernels" "$tmp/out" "^cpu  *available: .*(family [0-9]* model [0-9]*; .*); OpenBLAS [0-9.]*, [A-Za-z0-9]* kernels"
+grep_ok "devices: says whether BLIS runs products, or why not" "$tmp/out" "^  BLIS:  *\([0-9.]*, [A-Za-z0-9_]* kernels: per product shape\|BLIS not used: .\)"
+check "devices with NNLAB_BLAS=openblas" 0 env NNLAB_BLAS=openblas "$NNLAB" devices
+grep_ok "devices: NNLAB_BLAS=openblas keeps BLIS off" "$tmp/out" "^  BLIS: .*BLIS not used: "
 if [ "$have_gpu" -eq 0 ]; then
     grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
 else

@@ -95,6 +95,8 @@ void cli_calibration_json(const nn_calibration *c);
  * sgemm rate, is set beside the core's estimated FMA peak (0: not measured). */
 void cli_cpu_facts_json(double gflops_1thread);
 void cli_cpu_facts_text(double gflops_1thread);
+/* The BLIS line of cli_cpu_facts_text alone (`nnlab devices`). */
+void cli_blis_text(void);
 
 /* Runs a prepared sweep to its end, one point after the other; each failed
  * point's reason on stderr, and unless quiet which point runs. */

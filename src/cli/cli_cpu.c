@@ -21,6 +21,24 @@ static int cpu_warnings(const nn_cpu_facts *f, double gflops_1thread, char w[2][
     return n;
 }
 
+/* "  BLIS:             0.9.0, zen kernels: per product shape, ..." or the
+ * reason it is not used */
+static void print_blis_line(const nn_cpu_facts *f)
+{
+    if (f->blis_version[0])
+        printf("  BLIS:             %s, %s kernels: %s\n", nn_safe(f->blis_version),
+               nn_safe(f->blis_arch), nn_safe(f->blis_why));
+    else
+        printf("  BLIS:             %s\n", nn_safe(f->blis_why));
+}
+
+void cli_blis_text(void)
+{
+    nn_cpu_facts f;
+    nn_cpu_facts_read(&f);
+    print_blis_line(&f);
+}
+
 void cli_cpu_facts_json(double gflops_1thread)
 {
     nn_cpu_facts f;
@@ -43,6 +61,12 @@ void cli_cpu_facts_json(double gflops_1thread)
     if (gflops_1thread > 0)
         printf(", \"sgemm_gflops_1thread\": %.4g, \"sgemm_of_peak\": %.3g", gflops_1thread,
                f.peak_gflops_core > 0 ? gflops_1thread / f.peak_gflops_core : 0.0);
+    printf(", \"blis_version\": ");
+    cli_json_string(stdout, f.blis_version);
+    printf(", \"blis_arch\": ");
+    cli_json_string(stdout, f.blis_arch);
+    printf(", \"blis_used\": %s, \"blis_why\": ", f.blis_used ? "true" : "false");
+    cli_json_string(stdout, f.blis_why);
     printf(", \"warnings\": [");
     for (int i = 0; i < nw; i++) {
         printf("%s", i ? ", " : "");
@@ -61,6 +85,7 @@ void cli_cpu_facts_text(double gflops_1thread)
            f.model_number, f.extensions);
     printf("  OpenBLAS:         %s, %s kernels%s%s\n", f.blas_version, nn_safe(f.blas_core),
            f.blas_coretype_env[0] ? ", OPENBLAS_CORETYPE=" : "", nn_safe(f.blas_coretype_env));
+    print_blis_line(&f);
     if (f.peak_gflops_core > 0 && gflops_1thread > 0)
         printf("  one core:         sgemm %.1f GFLOP/s, %.0f%% of its FMA peak (~%.0f GFLOP/s "
                "estimated: %d FLOP/cycle x %.2f GHz)%s\n",
