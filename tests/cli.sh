@@ -207,6 +207,13 @@ grep_ok "calibrate: the quality of the figures" "$tmp/out" '"quality": "\(good\|
 grep_ok "calibrate: the spread of sgemm" "$tmp/out" '"spread": {"sgemm": [0-9]'
 grep_ok "calibrate: one core's sgemm beside its estimated FMA peak" "$tmp/out" '"fma_peak_gflops_core_estimated": [0-9].*"sgemm_gflops_1thread": [0-9].*"sgemm_of_peak": [0-9]'
 grep_ok "calibrate: the CPU's extensions and OpenBLAS's version" "$tmp/out" '"extensions": "[^"]*AVX.*"openblas_version": "[0-9]'
+grep_ok "calibrate: whether BLIS runs products, or why not" "$tmp/out" '"blis_version": "[0-9.]*", "blis_arch": "[a-z0-9_]*", "blis_used": \(true\|false\), "blis_why": "'
+# with BLIS, each of the presets' product shapes and the library chosen; without it, none
+if grep -q '"blis_used": true' "$tmp/out"; then
+    grep_ok "calibrate: OpenBLAS against BLIS per product shape" "$tmp/out" '"products": \[{"m": [0-9]*, "n": [0-9]*, "k": [0-9]*, "trans": "[NT][NT]", "threads": [0-9]*, "openblas_gflops": [0-9.e+-]*, "blis_gflops": \(null\|[0-9.e+-]*\), "chosen": "\(openblas\|blis\)"}'
+else
+    grep_ok "calibrate: no products contested without BLIS" "$tmp/out" '"products": \[\]'
+fi
 if [ -f "$tmp/cache/nnlab/calibration-cpu.txt" ]; then ok "calibration cached"; else not_ok "calibration cached"; fi
 check "explain --json" 0 "$NNLAB" explain --preset lenet-cifar10 --device cpu --batch 4 --steps 5 --json
 grep_ok "explain names a regime" "$tmp/out" '"regime": "[a-z]*-bound"'

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cli_common.h"
+#include "nnlab/calibrate.h"
 #include "nnlab/device.h"
 #include "util.h"
 
@@ -97,4 +98,56 @@ void cli_cpu_facts_text(double gflops_1thread)
                    : "");
     for (int i = 0; i < nw; i++)
         printf("  warning:          %s\n", nn_safe(w[i]));
+}
+
+/* ---- OpenBLAS or BLIS per product (the calibration's contest) ---------------------------- */
+
+/* "NT": whether op(A) and op(B) are transposed */
+static void trans_text(const nn_product_choice *p, char out[3])
+{
+    out[0] = p->ta ? 'T' : 'N';
+    out[1] = p->tb ? 'T' : 'N';
+    out[2] = '\0';
+}
+
+/* a rate, or null where it was not measured */
+static void print_rate_json(const char *key, double gflops)
+{
+    if (gflops > 0)
+        printf(", \"%s\": %.4g", key, gflops);
+    else
+        printf(", \"%s\": null", key);
+}
+
+void cli_products_json(const nn_calibration *c)
+{
+    printf("\"product_call_us\": {\"openblas\": %.4g, \"blis\": %.4g}, \"products\": [",
+           c->product_call_us[0], c->product_call_us[1]);
+    for (int i = 0; i < c->n_products; i++) {
+        const nn_product_choice *p = &c->products[i];
+        char t[3];
+        trans_text(p, t);
+        printf("%s{\"m\": %d, \"n\": %d, \"k\": %d, \"trans\": \"%s\", \"threads\": %d",
+               i ? ", " : "", p->m, p->n, p->k, t, p->threads);
+        print_rate_json("openblas_gflops", p->openblas_gflops);
+        print_rate_json("blis_gflops", p->blis_gflops);
+        printf(", \"chosen\": \"%s\"}", nn_product_lib_name(p->chosen));
+    }
+    printf("]");
+}
+
+void cli_products_text(const nn_calibration *c)
+{
+    int blis = 0, small = 0;
+    for (int i = 0; i < c->n_products; i++) {
+        blis += c->products[i].chosen == 1;
+        small += !(c->products[i].blis_gflops > 0);
+    }
+    if (c->n_products == 0) {
+        printf("  products:         all on OpenBLAS (none contested against BLIS)\n");
+        return;
+    }
+    printf("  products:         BLIS on %d of the presets' %d product shapes, OpenBLAS on the "
+           "rest (%d too small to contest: a 1x1x1 call %.2f us, BLIS %.2f us)\n",
+           blis, c->n_products, small, c->product_call_us[0], c->product_call_us[1]);
 }
