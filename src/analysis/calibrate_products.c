@@ -164,7 +164,7 @@ static int measure_call_us(double call_us[2])
 
 /* Both libraries on o, alternated, until the budget is spent: their median
  * GFLOP/s. The first call of each is untimed (its packing buffers). */
-static void race(const operands *o, double gflops[2])
+static void race(const operands *o, double budget_s, double gflops[2])
 {
     const double flops = 2.0 * o->s.m * o->s.n * o->s.k;
     double t[2][PRODUCT_SAMPLES];
@@ -173,7 +173,7 @@ static void race(const operands *o, double gflops[2])
     int calls = first > 0 ? (int)ceil(PRODUCT_SAMPLE_S / first) : 1;
     if (calls < 1)
         calls = 1;
-    double end = nn_now() + PRODUCT_BUDGET_S;
+    double end = nn_now() + budget_s;
     int n = 0;
     while (n < PRODUCT_SAMPLES && (n < 3 || nn_now() < end)) {
         for (int j = 0; j < 2; j++) {           /* odd rounds run BLIS first */
@@ -186,6 +186,16 @@ static void race(const operands *o, double gflops[2])
         double m = median(t[lib], n);
         gflops[lib] = m > 0 ? flops / m * 1e-9 : 0;
     }
+}
+
+int nn_product_race(const nn_blas_shape *s, double budget_s, double gflops[2])
+{
+    operands o;
+    int rc = operands_alloc(&o, s);
+    if (rc == 0)
+        race(&o, budget_s, gflops);
+    operands_free(&o);
+    return rc;
 }
 
 /* The contest of one shape into out (its shape and threads already set). */
@@ -203,7 +213,7 @@ static int contest(const double call_us[2], nn_product_choice *out)
             out->blis_gflops = 0;            /* not contested */
         } else {
             double g[2];
-            race(&o, g);
+            race(&o, PRODUCT_BUDGET_S, g);
             out->openblas_gflops = g[NN_BLAS_OPENBLAS];
             out->blis_gflops = g[NN_BLAS_BLIS];
         }

@@ -20,6 +20,11 @@ int nn_preset_product_shapes(const nn_preset *p, int batch, nn_blas_shape *list,
  * note says why. 0, or -1 when out of memory. */
 int nn_cal_products(nn_calibration *out, char *note, size_t note_len);
 
+/* OpenBLAS ([0]) and BLIS ([1]) on shape s, one thread, alternated for
+ * budget_s (3 rounds at least): their median GFLOP/s, always raced (for
+ * bench/blisbench). 0, or -1 when out of memory. */
+int nn_product_race(const nn_blas_shape *s, double budget_s, double gflops[2]);
+
 /* The calibration's choices into the backend's table (cpu_blis.h). */
 void nn_products_install(const nn_calibration *c);
 
