@@ -147,6 +147,11 @@ grep_ok "devices: cpu names the CPU and OpenBLAS's kernels" "$tmp/out" "^cpu  *a
 grep_ok "devices: says whether BLIS runs products, or why not" "$tmp/out" "^  BLIS:  *\([0-9.]*, [A-Za-z0-9_]* kernels: per product shape\|BLIS not used: .\)"
 check "devices with NNLAB_BLAS=openblas" 0 env NNLAB_BLAS=openblas "$NNLAB" devices
 grep_ok "devices: NNLAB_BLAS=openblas keeps BLIS off" "$tmp/out" "^  BLIS: .*BLIS not used: "
+# BLIS missing (NNLAB_BLIS_LIBRARY names a file that is not there): a reason, never an error
+check "devices without BLIS" 0 env NNLAB_BLIS_LIBRARY=libnnlab-no-such-blis.so.4 "$NNLAB" devices
+grep_ok "devices: BLIS missing, says why" "$tmp/out" "^  BLIS:  *BLIS not used: libnnlab-no-such-blis.so.4 not found$"
+check "bench --json without BLIS" 0 env NNLAB_BLIS_LIBRARY=libnnlab-no-such-blis.so.4 "$NNLAB" bench --preset conv1d-regression --device cpu --batch 64 --steps 3 --warmup 1 --json
+grep_ok "bench json: BLIS missing, says why" "$tmp/out" '"blis_version": "", "blis_arch": "", "blis_used": false, "blis_why": "BLIS not used: libnnlab-no-such-blis.so.4 not found"'
 if [ "$have_gpu" -eq 0 ]; then
     grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
 else
