@@ -145,6 +145,11 @@ check "devices lists" 0 "$NNLAB" devices
 grep_ok "devices: cpu available" "$tmp/out" "^cpu  *available"
 grep_ok "devices: cpu names the CPU and OpenBLAS's kernels" "$tmp/out" "^cpu  *available: .*(family [0-9]* model [0-9]*; .*); OpenBLAS [0-9.]*, [A-Za-z0-9]* kernels"
 grep_ok "devices: says whether BLIS runs products, or why not" "$tmp/out" "^  BLIS:  *\([0-9.]*, [A-Za-z0-9_]* kernels: per product shape\|BLIS not used: .\)"
+if [ "$have_gpu" -eq 0 ]; then
+    grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
+else
+    grep_ok "devices: gpu available with its name" "$tmp/out" "^gpu  *available: .*compute capability"
+fi
 check "devices with NNLAB_BLAS=openblas" 0 env NNLAB_BLAS=openblas "$NNLAB" devices
 grep_ok "devices: NNLAB_BLAS=openblas keeps BLIS off" "$tmp/out" "^  BLIS: .*BLIS not used: "
 # BLIS missing (NNLAB_BLIS_LIBRARY names a file that is not there): a reason, never an error
@@ -152,11 +157,6 @@ check "devices without BLIS" 0 env NNLAB_BLIS_LIBRARY=libnnlab-no-such-blis.so.4
 grep_ok "devices: BLIS missing, says why" "$tmp/out" "^  BLIS:  *BLIS not used: libnnlab-no-such-blis.so.4 not found$"
 check "bench --json without BLIS" 0 env NNLAB_BLIS_LIBRARY=libnnlab-no-such-blis.so.4 "$NNLAB" bench --preset conv1d-regression --device cpu --batch 64 --steps 3 --warmup 1 --json
 grep_ok "bench json: BLIS missing, says why" "$tmp/out" '"blis_version": "", "blis_arch": "", "blis_used": false, "blis_why": "BLIS not used: libnnlab-no-such-blis.so.4 not found"'
-if [ "$have_gpu" -eq 0 ]; then
-    grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
-else
-    grep_ok "devices: gpu available with its name" "$tmp/out" "^gpu  *available: .*compute capability"
-fi
 
 check "train --json" 0 "$NNLAB" train --preset lenet-cifar10 --steps 50 --log-every 10 --json
 for key in preset device batch epochs steps data wall_s us_per_step samples_per_s train_loss val_loss \
