@@ -24,7 +24,7 @@ deps() {
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends \
         build-essential autoconf automake libtool pkg-config \
-        libopenblas-dev libncurses-dev libiniparser-dev zlib1g-dev libcmocka-dev libsimde-dev \
+        libopenblas-dev libblis4-pthread libncurses-dev libiniparser-dev zlib1g-dev libcmocka-dev libsimde-dev \
         dataset-fashion-mnist tmux python3 python3-numpy time clang libclang-rt-dev >/dev/null
 }
 

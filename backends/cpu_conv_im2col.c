@@ -25,9 +25,9 @@
  *
  * Workspace: per thread col (+ buf), then per slot dw + dbias.
  */
+#include "cpu_blis.h"
 #include "cpu_internal.h"
 
-#include <cblas.h>
 #include <string.h>
 
 /* Target size of one im2col chunk in floats (256 KiB, half a core's L2), so
@@ -243,7 +243,17 @@ typedef struct conv_task {
     const float *x, *w, *bias, *dy;
     float *y, *dx, *dw, *dbias;
     float *ws;
+    int lib[NN_BLAS_PRODUCTS];   /* enum nn_blas_lib of each product (cpu_blis.h) */
 } conv_task;
+
+/* c (m, n) = alpha op(a) op(b) + beta c, one call of product `which`'s library */
+static void conv_gemm(const conv_task *t, int which, int ta, int tb, int m, int n, int k,
+                      const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                      int ldc)
+{
+    const nn_blas_shape s = { .m = m, .n = n, .k = k, .ta = ta, .tb = tb };
+    nn_blas_sgemm(t->lib[which], &s, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
 
 /* Forward of item = chunk * tiles + tile. */
 static void conv_forward_item(void *ctx, int item, int part)
@@ -274,13 +284,13 @@ static void conv_forward_item(void *ctx, int item, int part)
             for (size_t co = 0; co < CO; co++)
                 for (size_t i = 0; i < L; i++)
                     ys[co * HW + i] = t->bias[co];
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)CO, (int)L, (int)p->K,
-                    1.0f, t->w, (int)p->K, cols, (int)L, t->bias ? 1.0f : 0.0f, ys, (int)HW);
+        conv_gemm(t, NN_BLAS_FWD, 0, 0, (int)CO, (int)L, (int)p->K, t->w, (int)p->K, cols,
+                  (int)L, t->bias ? 1.0f : 0.0f, ys, (int)HW);
         return;
     }
     const size_t L = (size_t)nb * HW;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)CO, (int)L, (int)p->K,
-                1.0f, t->w, (int)p->K, cols, (int)L, 0.0f, buf, (int)L);
+    conv_gemm(t, NN_BLAS_FWD, 0, 0, (int)CO, (int)L, (int)p->K, t->w, (int)p->K, cols, (int)L,
+              0.0f, buf, (int)L);
     /* buf (c_out, nb, HW) -> y (nb, c_out, HW), adding the bias */
     for (int j = 0; j < nb; j++) {
         float *ys = t->y + (s + (size_t)j) * out_sample;
@@ -308,8 +318,8 @@ static void dw_product(const conv_task *t, conv_bwd_scratch *sc, const float *a,
                        const float *b, int ldb, size_t L)
 {
     const int CO = t->g->c_out, K = (int)t->plan.K;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CO, K, (int)L, 1.0f, a, lda, b, ldb,
-                sc->first ? 0.0f : 1.0f, sc->dw_slot, K);
+    conv_gemm(t, NN_BLAS_DW, 0, 1, CO, K, (int)L, a, lda, b, ldb, sc->first ? 0.0f : 1.0f,
+              sc->dw_slot, K);
     sc->first = 0;
 }
 
@@ -332,8 +342,8 @@ static void backward_batched(const conv_task *t, conv_bwd_scratch *sc, size_t s,
     }
     if (t->dx) {
         float *dxs = t->dx + s * in_sample;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)L, (int)CO,
-                    1.0f, t->w, (int)K, sc->buf, (int)L, 0.0f, sc->col, (int)L);
+        conv_gemm(t, NN_BLAS_DX, 1, 0, (int)K, (int)L, (int)CO, t->w, (int)K, sc->buf, (int)L,
+                  0.0f, sc->col, (int)L);
         memset(dxs, 0, (size_t)nb * in_sample * sizeof *dxs);
         col2im(g, sc->col, nb, 0, g->h_out, dxs);
     }
@@ -349,8 +359,8 @@ static void backward_1x1(const conv_task *t, conv_bwd_scratch *sc, size_t s)
     if (t->dw)
         dw_product(t, sc, dys, (int)HW, t->x + s * in_sample, (int)HW, HW);
     if (t->dx)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)HW, (int)CO,
-                    1.0f, t->w, (int)K, dys, (int)HW, 0.0f, t->dx + s * in_sample, (int)HW);
+        conv_gemm(t, NN_BLAS_DX, 1, 0, (int)K, (int)HW, (int)CO, t->w, (int)K, dys, (int)HW,
+                  0.0f, t->dx + s * in_sample, (int)HW);
 }
 
 /* One sample s in tiles of rows: dy's rows [r0, r1) are a (c_out, L) block of
@@ -375,8 +385,8 @@ static void backward_tiled(const conv_task *t, conv_bwd_scratch *sc, size_t s)
             dw_product(t, sc, dyr, (int)HW, sc->col, (int)L, L);
         }
         if (dxs) {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)L, (int)CO,
-                        1.0f, t->w, (int)K, dyr, (int)HW, 0.0f, sc->col, (int)L);
+            conv_gemm(t, NN_BLAS_DX, 1, 0, (int)K, (int)L, (int)CO, t->w, (int)K, dyr,
+                      (int)HW, 0.0f, sc->col, (int)L);
             col2im(g, sc->col, 1, r0, r1, dxs);
         }
     }
@@ -426,11 +436,22 @@ size_t nn_cpu_im2col_workspace(const nn_backend *b, const nn_conv_geom *g)
     return conv_ws_floats(&p) * sizeof(float);
 }
 
+/* Each product's library, looked up by the layer's whole product at its
+ * batch (nn_blas_conv_shapes), every chunk's call on the same one. */
+static void conv_pick_libs(const nn_backend *b, conv_task *t)
+{
+    nn_blas_shape s[NN_BLAS_PRODUCTS];
+    nn_blas_conv_shapes(t->g->n, t->g->c_out, (int)t->plan.HW, (int)t->plan.K, s);
+    for (int i = 0; i < NN_BLAS_PRODUCTS; i++)
+        t->lib[i] = nn_blas_pick(&s[i], b->threads_now);
+}
+
 void nn_cpu_im2col_forward(nn_backend *b, const nn_conv_geom *g, const float *x, const float *w,
                            const float *bias, float *y, void *ws)
 {
     conv_task t = { .g = g, .plan = conv_plan_for(b, g), .x = x, .w = w, .bias = bias, .y = y,
                     .ws = ws };
+    conv_pick_libs(b, &t);
     nn_cpu_par_for(b, t.plan.threads, t.plan.chunks * t.plan.tiles, conv_forward_item, &t);
 }
 
@@ -441,6 +462,7 @@ void nn_cpu_im2col_backward(nn_backend *b, const nn_conv_geom *g, const float *x
     conv_task t = { .g = g, .plan = conv_plan_for(b, g), .x = x, .w = w, .dy = dy, .dx = dx,
                     .dw = dw, .dbias = dbias, .ws = ws };
     const conv_plan *p = &t.plan;
+    conv_pick_libs(b, &t);
     nn_cpu_par_for(b, p->threads, p->slots, conv_backward_item, &t);
 
     nn_cpu_sum_conv_slots(t.ws + (size_t)p->threads * p->thread_stride, p->slots,

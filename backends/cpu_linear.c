@@ -2,7 +2,10 @@
  * backend: y = x . w^T + bias and its backward, as OpenBLAS sgemms whose
  * outputs are cut into blocks along their longer side, the blocks (and the
  * bias gradient's column sums) run as one parallel loop (cpu_threads.c).
+ * Each product runs on the library the calibration chose for its whole
+ * shape (cpu_blis.h), every block of it on the same one.
  */
+#include "cpu_blis.h"
 #include "cpu_internal.h"
 
 #include <cblas.h>
@@ -20,6 +23,7 @@ typedef struct gemm_args {
     float *c;
     int ldc;
     int blocks;
+    int lib;                     /* enum nn_blas_lib, for the whole product's shape */
 } gemm_args;
 
 /* Blocks worth cutting C into: enough for every thread to claim about two,
@@ -39,28 +43,35 @@ static int gemm_blocks(const nn_backend *b, const gemm_args *g)
     return blocks < 1 ? 1 : blocks;
 }
 
+/* One block of C: rows [0, m) and columns [n0, n0 + n) of op(B), or the
+ * other way round, as one product of the chosen library. */
+static void gemm_run(const gemm_args *g, int m, int n, const float *a, const float *b,
+                     float *c)
+{
+    const nn_blas_shape s = { .m = m, .n = n, .k = g->k, .ta = g->ta == CblasTrans,
+                              .tb = g->tb == CblasTrans };
+    nn_blas_sgemm(g->lib, &s, 1.0f, a, g->lda, b, g->ldb, g->beta, c, g->ldc);
+}
+
 static void gemm_block(const gemm_args *g, int block)
 {
     size_t lo, hi;
     if (g->blocks == 1) {
-        cblas_sgemm(CblasRowMajor, g->ta, g->tb, g->m, g->n, g->k, 1.0f, g->a, g->lda,
-                    g->b, g->ldb, g->beta, g->c, g->ldc);
+        gemm_run(g, g->m, g->n, g->a, g->b, g->c);
     } else if (g->n >= g->m) {
         /* columns of C: columns of op(B) */
         nn_cpu_split_range((size_t)g->n, block, g->blocks, 16, &lo, &hi);
         if (hi <= lo)
             return;
         const float *b = g->tb == CblasNoTrans ? g->b + lo : g->b + lo * (size_t)g->ldb;
-        cblas_sgemm(CblasRowMajor, g->ta, g->tb, g->m, (int)(hi - lo), g->k, 1.0f, g->a, g->lda,
-                    b, g->ldb, g->beta, g->c + lo, g->ldc);
+        gemm_run(g, g->m, (int)(hi - lo), g->a, b, g->c + lo);
     } else {
         /* rows of C: rows of op(A) */
         nn_cpu_split_range((size_t)g->m, block, g->blocks, 16, &lo, &hi);
         if (hi <= lo)
             return;
         const float *a = g->ta == CblasNoTrans ? g->a + lo * (size_t)g->lda : g->a + lo;
-        cblas_sgemm(CblasRowMajor, g->ta, g->tb, (int)(hi - lo), g->n, g->k, 1.0f, a, g->lda,
-                    g->b, g->ldb, g->beta, g->c + lo * (size_t)g->ldc, g->ldc);
+        gemm_run(g, (int)(hi - lo), g->n, a, g->b, g->c + lo * (size_t)g->ldc);
     }
 }
 
@@ -119,6 +130,10 @@ static void linear_run(nn_backend *b, linear_task *t)
     int count = t->sum_blocks;
     double macs = 0.0;
     for (int i = 0; i < t->ngemm; i++) {
+        const gemm_args *g = &t->g[i];
+        const nn_blas_shape whole = { .m = g->m, .n = g->n, .k = g->k,
+                                      .ta = g->ta == CblasTrans, .tb = g->tb == CblasTrans };
+        t->g[i].lib = nn_blas_pick(&whole, b->threads_now);
         t->g[i].blocks = gemm_blocks(b, &t->g[i]);
         count += t->g[i].blocks;
         macs += (double)t->g[i].m * t->g[i].n * t->g[i].k;
@@ -181,7 +196,7 @@ int nn_cpu_linear_forward(nn_backend *b, int n, int in, int out,
             memcpy(y + i * (size_t)out, bias, (size_t)out * sizeof *y);
     linear_task t = {
         .g[0] = { CblasNoTrans, CblasTrans, n, out, in, x, in, w, in, bias ? 1.0f : 0.0f,
-                  y, out, 1 },
+                  y, out, 1, NN_BLAS_OPENBLAS },
         .ngemm = 1,
     };
     linear_run(b, &t);
@@ -206,7 +221,7 @@ int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out,
     }
     if (dx)     /* dx (n, in) = dy (n, out) . w (out, in) */
         t.g[t.ngemm++] = (gemm_args){ CblasNoTrans, CblasNoTrans, n, in, out, dy, out, w, in,
-                                      0.0f, dx, in, 1 };
+                                      0.0f, dx, in, 1, NN_BLAS_OPENBLAS };
     if (dw && nn_cpu_small_dw_usable(n)) {     /* cpu_linear_small.c says why */
         t.x = x;
         t.dw = dw;
@@ -214,7 +229,7 @@ int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out,
         t.dw_blocks = 1;         /* linear_run sizes it */
     } else if (dw)     /* dw (out, in) = dy^T (out, n) . x (n, in) */
         t.g[t.ngemm++] = (gemm_args){ CblasTrans, CblasNoTrans, out, in, n, dy, out, x, in,
-                                      0.0f, dw, in, 1 };
+                                      0.0f, dw, in, 1, NN_BLAS_OPENBLAS };
     if (dbias)
         t.sum_blocks = nn_cpu_threads_for(b, (double)n * out, PAR_MIN_ELEMS);
     linear_run(b, &t);

@@ -36,6 +36,7 @@
  * PAR_MIN_MACS or PAR_MIN_ELEMS each); the parked ones just claim nothing.
  */
 #define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
+#include "cpu_blis.h"
 #include "cpu_internal.h"
 
 #include <cblas.h>
@@ -403,8 +404,10 @@ int nn_cpu_open(nn_backend *b, const nn_backend_config *cfg)
     }
     int threads = nn_cpu_choice_largest(s->choice);
     s->threads = threads;
-    /* OpenBLAS runs inside our threads, one thread each (see the top). */
+    /* OpenBLAS and BLIS run inside our threads, one thread each (see the
+     * top); BLIS only where it is installed (cpu_blis.c). */
     openblas_set_num_threads(1);
+    nn_blis_set_threads(1);
     int err = pool_start(s, threads);
     if (err) {
         nn_cpu_choice_close(s->choice);

@@ -147,11 +147,19 @@ grep_ok "devices: cpu names the CPU and OpenBLAS's kernels" "$tmp/out" "^cpu  *a
 grep_ok "devices: cpu names the path of our own kernels" "$tmp/out" "^cpu  *available: .*; our kernels: \(avx512\|avx2\|scalar\);"
 check "devices with NNLAB_NO_AVX512=1" 0 env NNLAB_NO_AVX512=1 "$NNLAB" devices
 grep_ok "devices: NNLAB_NO_AVX512=1 keeps the AVX2 kernels" "$tmp/out" "^cpu  *available: .*; our kernels: \(avx2\|scalar\);"
+grep_ok "devices: says whether BLIS runs products, or why not" "$tmp/out" "^  BLIS:  *\([0-9.]*, [A-Za-z0-9_]* kernels: per product shape\|BLIS not used: .\)"
 if [ "$have_gpu" -eq 0 ]; then
     grep_ok "devices: gpu unavailable with reason" "$tmp/out" "^gpu  *unavailable: ."
 else
     grep_ok "devices: gpu available with its name" "$tmp/out" "^gpu  *available: .*compute capability"
 fi
+check "devices with NNLAB_BLAS=openblas" 0 env NNLAB_BLAS=openblas "$NNLAB" devices
+grep_ok "devices: NNLAB_BLAS=openblas keeps BLIS off" "$tmp/out" "^  BLIS: .*BLIS not used: "
+# BLIS missing (NNLAB_BLIS_LIBRARY names a file that is not there): a reason, never an error
+check "devices without BLIS" 0 env NNLAB_BLIS_LIBRARY=libnnlab-no-such-blis.so.4 "$NNLAB" devices
+grep_ok "devices: BLIS missing, says why" "$tmp/out" "^  BLIS:  *BLIS not used: libnnlab-no-such-blis.so.4 not found$"
+check "bench --json without BLIS" 0 env NNLAB_BLIS_LIBRARY=libnnlab-no-such-blis.so.4 "$NNLAB" bench --preset conv1d-regression --device cpu --batch 64 --steps 3 --warmup 1 --json
+grep_ok "bench json: BLIS missing, says why" "$tmp/out" '"blis_version": "", "blis_arch": "", "blis_used": false, "blis_why": "BLIS not used: libnnlab-no-such-blis.so.4 not found"'
 
 check "train --json" 0 "$NNLAB" train --preset lenet-cifar10 --steps 50 --log-every 10 --json
 for key in preset device batch epochs steps data wall_s us_per_step samples_per_s train_loss val_loss \
@@ -214,6 +222,13 @@ if grep -q "one core's sgemm ran" "$tmp/out"; then not_ok "calibrate: the refere
 else ok "calibrate: the reference's own loops are not judged as OpenBLAS's"; fi
 check "calibrate --json" 0 "$NNLAB" calibrate --device cpu --json
 grep_ok "calibrate: the CPU's extensions and OpenBLAS's version" "$tmp/out" '"extensions": "[^"]*AVX.*"openblas_version": "[0-9]'
+grep_ok "calibrate: whether BLIS runs products, or why not" "$tmp/out" '"blis_version": "[0-9.]*", "blis_arch": "[a-z0-9_]*", "blis_used": \(true\|false\), "blis_why": "'
+# with BLIS, each of the presets' product shapes and the library chosen; without it, none
+if grep -q '"blis_used": true' "$tmp/out"; then
+    grep_ok "calibrate: OpenBLAS against BLIS per product shape" "$tmp/out" '"products": \[{"m": [0-9]*, "n": [0-9]*, "k": [0-9]*, "trans": "[NT][NT]", "threads": [0-9]*, "openblas_gflops": [0-9.e+-]*, "blis_gflops": \(null\|[0-9.e+-]*\), "chosen": "\(openblas\|blis\)"}'
+else
+    grep_ok "calibrate: no products contested without BLIS" "$tmp/out" '"products": \[\]'
+fi
 if [ -f "$tmp/cache/nnlab/calibration-cpu.txt" ]; then ok "calibration cached"; else not_ok "calibration cached"; fi
 check "explain --json" 0 "$NNLAB" explain --preset lenet-cifar10 --device cpu --batch 4 --steps 5 --json
 grep_ok "explain names a regime" "$tmp/out" '"regime": "[a-z]*-bound"'

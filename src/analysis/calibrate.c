@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "calibrate_internal.h"
+#include "calibrate_products.h"
 #include "cpu_info.h"
 #include "util.h"
 #include "xdg.h"
@@ -444,6 +445,11 @@ int nn_calibrate_ops(const nn_backend_ops *ops, int threads, nn_calibration *out
     if (again) {                      /* once more; what fails again stays, named by the checks */
         out->remeasured = again;
         rc = measure_pass(ops, &cfg, again, out, progress, ctx, err, err_len);
+    }
+    if (rc == 0 && ops == &nn_backend_cpu) {     /* the backend whose products read the table */
+        report(progress, ctx, 0.98, "OpenBLAS against BLIS, product by product");
+        if (nn_cal_products(out, NULL, 0) != 0)
+            rc = nn_errorf(err, err_len, "cpu: out of memory timing the products");
     }
     report(progress, ctx, 1.0, "done");
     return rc;

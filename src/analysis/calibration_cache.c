@@ -82,7 +82,7 @@ int nn_calibration_path(const char *device, char *path, size_t len)
 }
 
 /* The fields of the cache file, in order: those of format 1, then those
- * formats 2, 3 and 4 added. Every one must be there for the file to be read. */
+ * formats 2, 3, 4 and 5 added. Every one must be there for the file to be read. */
 #define CAL_FIELDS(X)                                                          \
     X(gemm_gflops) X(gemm_gflops_1thread) X(mem_gbps) X(op_us) X(sync_us)      \
     X(upload_us) X(upload_gbps) X(host_copy_gbps)                              \
@@ -91,7 +91,8 @@ int nn_calibration_path(const char *device, char *path, size_t len)
     X(device_peak_gflops) X(smallest_product_us)
 #define CAL_FLAGS(X) X(has_pinned) X(has_graph) X(device_clock)
 #define CAL_CURVES(X) X(linear_fwd) X(linear_bwd) X(conv_fwd) X(conv_bwd)
-#define CAL_TABLES(X) X(elem_ns) X(spread) X(threads) X(device_peak_how) X(remeasured)
+#define CAL_TABLES(X) X(elem_ns) X(spread) X(threads) X(device_peak_how) X(remeasured) \
+    X(product_call_us)
 
 /* Bits of the keys read, to tell a complete file from an old one. */
 enum {
@@ -206,6 +207,62 @@ static int parse_elem_ns(const char *value, double ns[NN_OP_CLASSES][2])
     return seen == all ? 0 : -1;
 }
 
+/* ---- the BLAS library of each product shape (format 5; calibrate_products.c) ---- */
+
+const char *nn_product_lib_name(int chosen)
+{
+    return chosen ? "blis" : "openblas";
+}
+
+/* "product_call_us = <openblas> <blis>" and one "product = m n k ta tb
+ * threads openblas_gflops blis_gflops chosen" line a shape */
+static int write_products(FILE *f, const nn_calibration *c)
+{
+    if (fprintf(f, "product_call_us = %.6g %.6g\n", c->product_call_us[0],
+                c->product_call_us[1]) < 0)
+        return -1;
+    for (int i = 0; i < c->n_products; i++) {
+        const nn_product_choice *p = &c->products[i];
+        if (fprintf(f, "product = %d %d %d %d %d %d %.6g %.6g %s\n", p->m, p->n, p->k, p->ta,
+                    p->tb, p->threads, p->openblas_gflops, p->blis_gflops,
+                    nn_product_lib_name(p->chosen)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_call_us(const char *value, nn_calibration *c)
+{
+    double a, b;
+    char extra;
+    if (sscanf(value, "%lf %lf %c", &a, &b, &extra) != 2 || !(a >= 0) || !(b >= 0))
+        return -1;
+    c->product_call_us[0] = a;
+    c->product_call_us[1] = b;
+    return 0;
+}
+
+static int parse_product(const char *value, nn_calibration *c)
+{
+    nn_product_choice p;
+    char lib[16], extra;
+    if (c->n_products >= NN_MAX_PRODUCTS ||
+        sscanf(value, "%d %d %d %d %d %d %lf %lf %15s %c", &p.m, &p.n, &p.k, &p.ta, &p.tb,
+               &p.threads, &p.openblas_gflops, &p.blis_gflops, lib, &extra) != 9)
+        return -1;
+    if (p.m <= 0 || p.n <= 0 || p.k <= 0 || (p.ta != 0 && p.ta != 1) || (p.tb != 0 && p.tb != 1) ||
+        p.threads < 0 || !(p.openblas_gflops >= 0) || !(p.blis_gflops >= 0))
+        return -1;
+    if (strcmp(lib, nn_product_lib_name(0)) == 0)
+        p.chosen = 0;
+    else if (strcmp(lib, nn_product_lib_name(1)) == 0)
+        p.chosen = 1;
+    else
+        return -1;
+    c->products[c->n_products++] = p;
+    return 0;
+}
+
 static int fill_calibration(FILE *f, const void *ctx)
 {
     const nn_calibration *c = ctx;
@@ -224,8 +281,10 @@ static int fill_calibration(FILE *f, const void *ctx)
 #undef WRITE_CURVE
     if (write_elem_ns(f, c->elem_ns) != 0 || write_spread(f, c->spread) != 0)
         return -1;
-    return fprintf(f, "threads = %d\ndevice_peak_how = %s\nremeasured = %u\n", c->threads, c->device_peak_how,
-                   c->remeasured) < 0 ? -1 : 0;
+    if (fprintf(f, "threads = %d\ndevice_peak_how = %s\nremeasured = %u\n", c->threads, c->device_peak_how,
+                c->remeasured) < 0)
+        return -1;
+    return write_products(f, c);
 }
 
 int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len)
@@ -282,6 +341,10 @@ static void parse_line(nn_calibration *c, const char *key, const char *value, un
     else if (!strcmp(key, "remeasured") && nn_parse_long(value, &v_long) == 0 && v_long >= 0 &&
              v_long < (1L << NN_SPREADS))
         c->remeasured = (unsigned)v_long, *seen |= 1ull << KEY_remeasured;
+    else if (!strcmp(key, "product_call_us") && parse_call_us(value, c) == 0)
+        *seen |= 1ull << KEY_product_call_us;
+    else if (!strcmp(key, "product") && (c->n_products < 0 || parse_product(value, c) != 0))
+        c->n_products = -1;      /* a malformed line: the file is not read */
 }
 
 int nn_calibration_load(const char *device, nn_calibration *out)
@@ -306,7 +369,7 @@ int nn_calibration_load(const char *device, nn_calibration *out)
     /* another machine's figures would explain nothing here, and an older
      * file's missing figures would read as zeros: both are measured again */
     if (strcmp(out->machine, here) != 0 || strcmp(out->device, device) != 0 || out->gemm_gflops <= 0 ||
-        format != NN_CALIBRATION_FORMAT || seen != ALL_KEYS)
+        format != NN_CALIBRATION_FORMAT || seen != ALL_KEYS || out->n_products < 0)
         return -1;
     return 0;
 }

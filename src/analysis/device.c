@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "cpu_blis.h"
 #include "cpu_info.h"
 
 /* Availability through the backend's own probe. A device this build does
@@ -176,6 +177,9 @@ static void facts_of(const nn_cpu_info *ci, nn_cpu_facts *out)
     out->peak_gflops_core_measured = nn_cpu_fma_peak_measured();
     nn_cpu_blas_below_cpu(ci, out->warning, sizeof out->warning);
     snprintf(out->kernels, sizeof out->kernels, "%s", nn_cpu_kernels_name());
+    out->blis_used = nn_blis_used(out->blis_why, sizeof out->blis_why);
+    snprintf(out->blis_version, sizeof out->blis_version, "%s", nn_blis_version());
+    snprintf(out->blis_arch, sizeof out->blis_arch, "%s", nn_blis_arch());
 }
 
 void nn_cpu_facts_read(nn_cpu_facts *out)

@@ -87,6 +87,8 @@ static void print_calibration_json(const nn_calibration *c, int last)
     if (c->threads > 0) {        /* a CPU device: what it runs on */
         cli_cpu_facts_json(blas_sgemm_1thread(c));
         printf(", ");
+        cli_products_json(c);
+        printf(", ");
     }
     cli_calibration_json(c);
     printf("}%s\n", last ? "" : ",");
@@ -141,8 +143,10 @@ static void print_calibration_text(const nn_calibration *c)
     if (c->has_graph)
         printf("  graph replay:     %.3f us a launch + %.3f us a node\n", c->graph_launch_us, c->graph_node_us);
     printf("  host memcpy:      %.1f GB/s\n", c->host_copy_gbps);
-    if (c->threads > 0)
+    if (c->threads > 0) {
         cli_cpu_facts_text(blas_sgemm_1thread(c));
+        cli_products_text(c);
+    }
     printf("  matrix product:   %.3f us fixed; GFLOP/s by FLOPs per call:\n", c->matrix_op_us);
     print_curve_text("linear forward", &c->linear_fwd);
     print_curve_text("linear backward", &c->linear_bwd);

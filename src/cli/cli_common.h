@@ -96,6 +96,13 @@ void cli_calibration_json(const nn_calibration *c);
  * sgemm rate, is set beside the core's estimated FMA peak (0: not measured). */
 void cli_cpu_facts_json(double gflops_1thread);
 void cli_cpu_facts_text(double gflops_1thread);
+/* The BLIS line of cli_cpu_facts_text alone (`nnlab devices`). */
+void cli_blis_text(void);
+/* The CPU calibration's choice of library per product shape: the
+ * "product_call_us" and "products" members of calibrate --json (no comma
+ * around), and a line of calibrate's text. */
+void cli_products_json(const nn_calibration *c);
+void cli_products_text(const nn_calibration *c);
 
 /* Runs a prepared sweep to its end, one point after the other; each failed
  * point's reason on stderr, and unless quiet which point runs. */

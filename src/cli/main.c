@@ -103,6 +103,7 @@ int nn_cli_devices(int argc, char **argv)
         else
             printf("%-8s available: %s\n", st[i].name, nn_safe(st[i].summary));
     }
+    cli_blis_text();             /* the cpu device's second BLAS library */
     print_profiles();
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibrate_products.h"
 #include "engine_internal.h"
 #include "job_kind.h"
 #include "xdg.h"
@@ -87,6 +88,10 @@ int engine_open_backend(nn_job *job, int threads, char *err, size_t err_len)
     if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
         return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
     job->backend_open = 1;
+    /* the CPU's products on OpenBLAS or BLIS as its calibration chose them;
+     * without a cached calibration (-1) every product runs on OpenBLAS */
+    if (job->ops == &nn_backend_cpu)
+        (void)nn_products_use_cached(job->ops->name);
     return 0;
 }
 

@@ -71,6 +71,22 @@ typedef struct nn_call_costs {
     double conv_bwd_slow_gflops;         /* pays those beyond at this rate too (0: never) */
 } nn_call_costs;
 
+/* One product shape of a preset's layer at its batch (backends/cpu_blis.h's
+ * nn_blas_shape: C (m, n) = op(A) op(B), op(A) (m, k)), the threads the
+ * choice holds for, both libraries' rates on one thread, and the library
+ * chosen. */
+#define NN_MAX_PRODUCTS 128
+typedef struct nn_product_choice {
+    int m, n, k, ta, tb;
+    int threads;
+    double openblas_gflops, blis_gflops;   /* 0: not measured (too small to contest, or
+                                              BLIS missing) */
+    int chosen;                            /* 0 OpenBLAS, 1 BLIS: nn_product_lib_name */
+} nn_product_choice;
+
+/* "openblas", "blis" */
+const char *nn_product_lib_name(int chosen);
+
 typedef struct nn_calibration {
     char device[16];
     char machine[256];           /* CPU model and cores (and the device's own summary) */
@@ -126,6 +142,15 @@ typedef struct nn_calibration {
     unsigned remeasured;         /* bit k: figure k (enum nn_spread_figure) failed a check and
                                     was measured again */
 
+    /* Since cache format 5: which BLAS library runs each product shape of
+     * the CPU device (calibrate_products.c): OpenBLAS's and BLIS's rates on
+     * one thread, the faster chosen by nn_blas_choose's margin. */
+    double product_call_us[2];   /* a 1x1x1 product's time, [0] OpenBLAS, [1] BLIS (0: not
+                                    measured): shapes whose time is within a few such
+                                    calls are not contested (OpenBLAS runs them) */
+    int n_products;
+    nn_product_choice products[NN_MAX_PRODUCTS];
+
     /* Not in the cache file. */
     int profile;                 /* the figures are a GPU profile's (profile.h): what the model
                                     gives with them is predicted for it, never measured */
@@ -157,11 +182,12 @@ void nn_machine_description(char *buf, size_t len);
 /* Reads the cached calibration of device; -1 when there is none, it was
  * made on another machine, or it is stale: written in an older format
  * (NN_CALIBRATION_FORMAT; format 3 added the spreads, format 4 the device's
- * peak, the smallest product's time and the figures measured again) or
+ * peak, the smallest product's time and the figures measured again, format
+ * 5 the BLAS library of each product shape) or
  * missing a figure.
  * A stale cache is measured again rather than read as zeros. Its quality
  * is the caller's to judge (nn_calibration_quality). */
-#define NN_CALIBRATION_FORMAT 4
+#define NN_CALIBRATION_FORMAT 5
 int nn_calibration_load(const char *device, nn_calibration *out);
 /* Writes it atomically (temp file, fsync, rename), its spreads with it (a
  * calibration that is not good is cached marked so: the front ends measure

@@ -92,6 +92,12 @@ typedef struct nn_cpu_facts {
                                     supports, and the remedy */
     char kernels[8];             /* which of our own kernels run: "avx512", "avx2"
                                     (no AVX-512, or NNLAB_NO_AVX512=1) or "scalar" */
+    /* The second BLAS library, BLIS, loaded at run time where it is
+     * installed (backends/cpu_blis.c): each product runs on the faster. */
+    char blis_version[32];       /* "0.9.0"; "" when not loaded */
+    char blis_arch[32];          /* the kernels its run-time dispatch chose ("zen") */
+    int blis_used;               /* loaded, and NNLAB_BLAS is not "openblas" */
+    char blis_why[160];          /* why not ("BLIS not used: libblis.so.4 not found"), or how */
 } nn_cpu_facts;
 
 void nn_cpu_facts_read(nn_cpu_facts *out);
