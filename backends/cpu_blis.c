@@ -287,6 +287,12 @@ int nn_blas_pick(const nn_blas_shape *s, int threads)
     return atomic_load_explicit(&e->lib, memory_order_relaxed);
 }
 
+int nn_blas_known(const nn_blas_shape *s, int threads)
+{
+    const choice_slot *e = find_slot(s, threads);
+    return e && atomic_load_explicit(&e->used, memory_order_acquire);
+}
+
 int nn_blas_remember(const nn_blas_shape *s, int threads, int lib)
 {
     int rc = 0;

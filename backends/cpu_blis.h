@@ -70,6 +70,9 @@ int nn_blas_forced(char *why, size_t why_len);
  * allocation, no lock: called by every product. */
 int nn_blas_pick(const nn_blas_shape *s, int threads);
 
+/* 1 when the table holds a choice for (s, threads), whichever it is. */
+int nn_blas_known(const nn_blas_shape *s, int threads);
+
 /* Remembers the choice for (s, threads), replacing an earlier one; -1 when
  * the table is full (NN_BLAS_TABLE entries: far more than any job's
  * shapes). Safe beside nn_blas_pick on other threads. */

@@ -159,6 +159,34 @@ static void test_cached_choices_reach_the_table(void **state)
     assert_int_equal(nn_products_use_cached("no-such-device"), -1);
 }
 
+/* A job at a batch no calibration contested (engine.c, as its backend
+ * opens): its shapes are contested then and kept for its thread count; a
+ * second job finds them known and contests nothing. Needs BLIS (skipped
+ * without it: nothing is contested there, which is checked too). */
+static void test_job_contests_its_own_shapes(void **state)
+{
+    (void)state;
+    static nn_preset p;
+    char why[160];
+    nn_blas_shape list[64];
+    load_preset("mnist-mlp-128", &p);
+    nn_blas_forget();
+    int n = nn_preset_product_shapes(&p, 4, list, 0, 64);
+    int contested = nn_products_contest_job(&p, 4, 2);
+    if (nn_blis_status(why, sizeof why) != 0 || nn_blas_forced(NULL, 0) >= 0) {
+        assert_int_equal(contested, 0);
+        print_message("skipped: %s\n", why);
+        skip();
+    }
+    assert_int_equal(contested, n);
+    for (int i = 0; i < n; i++) {
+        assert_true(nn_blas_known(&list[i], 2));
+        assert_false(nn_blas_known(&list[i], 1));   /* kept for the job's thread count */
+    }
+    assert_int_equal(nn_products_contest_job(&p, 4, 2), 0);
+    nn_blas_forget();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_cache_round_trip),
         cmocka_unit_test(test_malformed_line_refused),
         cmocka_unit_test(test_cached_choices_reach_the_table),
+        cmocka_unit_test(test_job_contests_its_own_shapes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

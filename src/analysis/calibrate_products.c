@@ -199,7 +199,7 @@ int nn_product_race(const nn_blas_shape *s, double budget_s, double gflops[2])
 }
 
 /* The contest of one shape into out (its shape and threads already set). */
-static int contest(const double call_us[2], nn_product_choice *out)
+static int contest(const double call_us[2], double budget_s, nn_product_choice *out)
 {
     const nn_blas_shape s = { .m = out->m, .n = out->n, .k = out->k, .ta = out->ta, .tb = out->tb };
     operands o;
@@ -213,7 +213,7 @@ static int contest(const double call_us[2], nn_product_choice *out)
             out->blis_gflops = 0;            /* not contested */
         } else {
             double g[2];
-            race(&o, PRODUCT_BUDGET_S, g);
+            race(&o, budget_s, g);
             out->openblas_gflops = g[NN_BLAS_OPENBLAS];
             out->blis_gflops = g[NN_BLAS_BLIS];
         }
@@ -248,12 +248,35 @@ int nn_cal_products(nn_calibration *out, char *note, size_t note_len)
         *c = (nn_product_choice){ .m = shapes[i].m, .n = shapes[i].n, .k = shapes[i].k,
                                   .ta = shapes[i].ta, .tb = shapes[i].tb,
                                   .threads = out->threads };
-        if (contest(out->product_call_us, c) != 0)
+        if (contest(out->product_call_us, PRODUCT_BUDGET_S, c) != 0)
             return -1;
         out->n_products++;
     }
     nn_products_install(out);
     return 0;
+}
+
+#define JOB_BUDGET_S 0.02          /* per shape, as a job opens: its prepare time */
+
+int nn_products_contest_job(const nn_preset *p, int batch, int threads)
+{
+    if (nn_blis_status(NULL, 0) != 0 || nn_blas_forced(NULL, 0) >= 0)
+        return 0;
+    nn_blas_shape *shapes = malloc(NN_MAX_PRODUCTS * sizeof *shapes);
+    double call_us[2];
+    int n = shapes ? nn_preset_product_shapes(p, batch, shapes, 0, NN_MAX_PRODUCTS) : 0;
+    int contested = 0, rc = shapes && measure_call_us(call_us) == 0 ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (nn_blas_known(&shapes[i], threads))
+            continue;
+        nn_product_choice c = { .m = shapes[i].m, .n = shapes[i].n, .k = shapes[i].k,
+                                .ta = shapes[i].ta, .tb = shapes[i].tb, .threads = threads };
+        rc = contest(call_us, JOB_BUDGET_S, &c);
+        if (rc == 0 && nn_blas_remember(&shapes[i], threads, c.chosen) == 0)
+            contested++;
+    }
+    free(shapes);
+    return rc == 0 ? contested : -1;
 }
 
 void nn_products_install(const nn_calibration *c)

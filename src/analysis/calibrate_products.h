@@ -28,6 +28,16 @@ int nn_product_race(const nn_blas_shape *s, double budget_s, double gflops[2]);
 /* The calibration's choices into the backend's table (cpu_blis.h). */
 void nn_products_install(const nn_calibration *c);
 
+/* A job's own product shapes at its batch that nothing chose yet (the
+ * calibration contests each preset's shapes at the preset's own batch: a job
+ * at batch 4 of a preset made for 32 found none of its shapes, and ran all on
+ * OpenBLAS): each contested as the calibration does, with a shorter budget
+ * (JOB_BUDGET_S a shape), and remembered in the backend's table for
+ * `threads` for the rest of the process (not cached). Nothing where BLIS is
+ * not used or NNLAB_BLAS is set. How many shapes it contested, or -1 when
+ * out of memory. */
+int nn_products_contest_job(const nn_preset *p, int batch, int threads);
+
 /* The cached calibration's choices of device into the backend's table, for
  * a job about to run: how many shapes, or -1 when there is no cache (every
  * product then runs on OpenBLAS). */

@@ -88,10 +88,15 @@ int engine_open_backend(nn_job *job, int threads, char *err, size_t err_len)
     if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
         return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
     job->backend_open = 1;
-    /* the CPU's products on OpenBLAS or BLIS as its calibration chose them;
-     * without a cached calibration (-1) every product runs on OpenBLAS */
-    if (job->ops == &nn_backend_cpu)
+    /* the CPU's products on OpenBLAS or BLIS as its calibration chose them,
+     * and the job's own shapes at its batch that the calibration (each
+     * preset's at its own batch) did not contest, contested now; a shape
+     * not chosen (out of memory, table full) runs on OpenBLAS */
+    if (job->ops == &nn_backend_cpu) {
         (void)nn_products_use_cached(job->ops->name);
+        int batch = job->cfg.batch > 0 ? job->cfg.batch : job->cfg.preset.batch;
+        (void)nn_products_contest_job(&job->cfg.preset, batch, job->backend.threads_now);
+    }
     return 0;
 }
 
