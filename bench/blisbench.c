@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cblas.h>
+
 #include "calibrate_products.h"
 #include "util.h"
 
@@ -41,6 +43,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: blisbench PRESET.ini BATCH [SECONDS_A_SHAPE]\n");
         return 2;
     }
+    /* one thread each, as the backend runs them (cpu_threads.c): OpenBLAS
+     * would otherwise use every core and BLIS one */
+    openblas_set_num_threads(1);
+    nn_blis_set_threads(1);
     if (nn_blis_status(why, sizeof why) != 0) {
         fprintf(stderr, "blisbench: %s\n", why);
         return 1;
