@@ -55,6 +55,15 @@ pair_ok "cpu nnlab" "gpu graph"
 pair_ok "gpu eager" "gpu graph"
 grep_screen "the summary's times, one row a job" "│gpu graph +[0-9.]+s "
 grep_screen "the framework way on top, labelled predicted" "│framework \(predicted"
+# a projector's 80x24: the summary still shows whole, in the validation panel's place
+T resize-window -t lab -x 80 -y 24
+expect "at 80x24 the summary shows, in the validation panel's place" "│Summary" 5
+for pair in "cpu|eager" "cpu|graph" "eager|graph"; do
+    a=${pair%|*} b=${pair#*|}
+    grep_screen "at 80x24: the pair $a, $b on a row" "│($a [0-9.]+x $b|$b [0-9.]+x $a) *│"
+done
+T resize-window -t lab -x 200 -y 50
+wait_for "│framework \(predicted" 5
 # x: the exports say each job's way, and every pair's ratio
 keys x
 expect "x exports the race" "exported .*/nnlab/exports/mnist-mlp-128-run-" 10

@@ -172,12 +172,18 @@ static void draw_side(ui_lab *lab)
 {
     ui_rect box = lab->layout.side, in = ui_rect_inner(box);
     ui_run *r = &lab->run;
-    int rows = ui_race_summary_rows(lab);
-    int summary = r->n_jobs >= 2 && !ui_run_active(r) && in.h >= rows + 4;
+    int rows = ui_race_summary_rows(lab), ended = r->n_jobs >= 2 && !ui_run_active(r);
+    /* once a race has ended its summary comes first: where the panel has no
+     * room for both (three jobs at 80x24), the validation rows give way (the
+     * chart and the job rows still show each job's end), and where it has no
+     * room for the whole summary, the compact one shows the pairs */
+    int compact = ended && in.h < rows && in.h >= ui_race_summary_rows_compact(lab);
+    int summary = ended && in.h >= rows;
+    int validation = !(summary || compact) || in.h >= rows + 4;
     int avail = in.h - (summary ? rows : 0), y = in.y;
     int per_job = avail / r->n_jobs;
-    ui_box(lab, box, "Validation");
-    for (int k = 0; k < r->n_jobs; k++) {
+    ui_box(lab, box, validation ? "Validation" : "Summary");
+    for (int k = 0; validation && k < r->n_jobs; k++) {
         if (per_job >= 4)
             y = draw_validation(lab, &r->j[k], in, y, k + 1 < r->n_jobs ? per_job : in.y + avail - y);
         else
@@ -185,6 +191,8 @@ static void draw_side(ui_lab *lab)
     }
     if (summary)
         ui_race_summary_draw(lab, in, in.y + in.h - rows);   /* ui/race_view.c */
+    else if (compact)
+        ui_race_summary_draw_compact(lab, in, in.y);
 }
 
 /* ---- job rows ----------------------------------------------------------------------- */

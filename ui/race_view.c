@@ -208,6 +208,45 @@ static int draw_pairs(ui_lab *lab, ui_rect in, int y, int wide, int d)
     return y;
 }
 
+/* A job's name in the compact summary: its way on a GPU ("eager",
+ * "graph"), its device on a CPU ("cpu"). */
+static const char *short_name(const ui_run *r, int k)
+{
+    const nn_race_job *j = &r->j[k].way;
+    if (!j->gpu)
+        return r->j[k].device;
+    return nn_race_way_word(j, nn_race_way(j, &r->cfg, &r->j[k].snap));
+}
+
+int ui_race_summary_rows_compact(const ui_lab *lab)
+{
+    const ui_run *r = &lab->run;
+    return 1 + r->n_jobs * (r->n_jobs - 1) / 2 + 2 * ui_dashboard_of(lab)->has_framework;
+}
+
+void ui_race_summary_draw_compact(ui_lab *lab, ui_rect in, int y)
+{
+    const ui_run *r = &lab->run;
+    const ui_dashboard_state *ds = ui_dashboard_of(lab);
+    ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
+    for (int a = 0; a < r->n_jobs; a++)
+        for (int b = a + 1; b < r->n_jobs; b++) {
+            int faster;
+            double ratio = nn_race_ratio(&r->j[a].snap, &r->j[b].snap, &faster);
+            if (ratio > 0)
+                ui_putf(y++, in.x, in.w, ui_attr(lab, UI_OK), "%s %.2fx %s", short_name(r, faster ? b : a),
+                        ratio, short_name(r, faster ? a : b));
+            else
+                ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR), "%s, %s: no ratio", short_name(r, a),
+                        short_name(r, b));
+        }
+    if (ds->has_framework) {
+        char line[NN_TEXT_LEN * 2];
+        nn_race_framework_short(&ds->framework, line, sizeof line);
+        ui_put_wrapped(y, in.x, in.w, in.y + in.h - y, ui_attr(lab, UI_DIM), line);
+    }
+}
+
 void ui_race_summary_draw(ui_lab *lab, ui_rect in, int y)
 {
     const ui_run *r = &lab->run;

@@ -32,4 +32,10 @@ int ui_race_summary_rows(const ui_lab *lab);
 /* The summary from row y of the side panel's inside. */
 void ui_race_summary_draw(ui_lab *lab, ui_rect in, int y);
 
+/* A short panel's summary (three jobs at 80x24 leave 7 rows): a title, one
+ * row a pair with the jobs' short names ("graph 1.12x eager", "eager 41.8x
+ * cpu"), the framework line in what is left. Its rows, and the drawing. */
+int ui_race_summary_rows_compact(const ui_lab *lab);
+void ui_race_summary_draw_compact(ui_lab *lab, ui_rect in, int y);
+
 #endif
