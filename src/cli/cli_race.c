@@ -111,13 +111,19 @@ static void print_pairs(const race_result *res, int n)
 
 /* The framework way on top, predicted from the cached calibrations (none
  * is measured here: a race times jobs, not the machine); a GPU with no
- * calibration cached is priced from the profile, a CPU with none is not. */
+ * calibration cached is priced from its own profile where one ships (else
+ * --gpu-profile's or the default), a CPU with none is not. */
 static void framework_of(const cli_options *o, const nn_job_config *cfg, const char *cpu, nn_race_framework *f)
 {
     static nn_gpu_profile prof;
+    static nn_device_status st;
     nn_calibration cpu_cal, gpu_cal;
     memset(f, 0, sizeof *f);
-    if (cli_gpu_profile(o, 0, &prof) != 0) {
+    /* the profile of the GPU here when one ships (as Explain compares), unless
+     * --gpu-profile names one; else the default */
+    int own = !o->gpu_profile && nn_device_status_of("gpu", &st) == 0 && st.gpu &&
+              nn_profile_for_device(st.description, &prof) == 0;
+    if (!own && cli_gpu_profile(o, 0, &prof) != 0) {
         snprintf(f->gpu_from, sizeof f->gpu_from, "nothing: no GPU profile found");
         snprintf(f->cpu_from, sizeof f->cpu_from, "not priced: no GPU profile's [framework] figures");
         return;
