@@ -623,9 +623,26 @@ static void test_calib_job_failure(void **state)
     assert_int_equal(ui_calib_poll(&run, &fraction, what, sizeof what), 1);
 }
 
+/* A title keeps whole parts: never "loss ever" for "loss every 500 steps". */
+static void test_fit_parts(void **state)
+{
+    (void)state;
+    char buf[256];
+    const char *t = "nnlab - mnist-mlp-128 on cpu (1 thread), batch 32, loss every 500 steps  data: x";
+    ui_fit_parts(t, 59, buf, sizeof buf);
+    assert_string_equal(buf, "nnlab - mnist-mlp-128 on cpu (1 thread), batch 32");
+    ui_fit_parts(t, 200, buf, sizeof buf);
+    assert_string_equal(buf, t);
+    ui_fit_parts(t, 72, buf, sizeof buf);
+    assert_string_equal(buf, "nnlab - mnist-mlp-128 on cpu (1 thread), batch 32, loss every 500 steps");
+    ui_fit_parts("one-long-part-without-separators here", 20, buf, sizeof buf);
+    assert_true(ui_text_cols(buf) <= 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fit_parts),
         cmocka_unit_test(test_progress_bar),
         cmocka_unit_test(test_phase_split),
         cmocka_unit_test(test_durations_and_numbers),

@@ -349,14 +349,19 @@ static void draw_cpu(ui_lab *lab, const ui_sysinfo *si, int y, int x, int w, int
     }
 }
 
+/* The GPU's row, and below it NVML's note; without NVML its reason takes
+ * both rows, wrapped at words (the note is about NVML's figures). */
 static void draw_gpu(ui_lab *lab, const ui_gpu_info *g, int y, int x, int w)
 {
     char line[320], mem[64] = "mem n/a", clk[64] = "clocks n/a", util[32] = "util n/a";
     ui_put(y, x, 4, A_BOLD, "GPU");
     if (!g->valid) {
-        ui_putf(y, x + 5, w - 5, ui_attr(lab, UI_DIM), "n/a: %s", g->why);
+        snprintf(line, sizeof line, "n/a: %s", g->why);
+        ui_put_wrapped(y, x + 5, w - 5, 2, ui_attr(lab, UI_DIM), line);
         return;
     }
+    const char *note = w - 5 >= (int)strlen(UI_NVML_NOTE) ? UI_NVML_NOTE : UI_NVML_NOTE_SHORT;
+    ui_put(y + 1, x + 5, w - 5, ui_attr(lab, UI_DIM), note);
     if (g->has_util)
         snprintf(util, sizeof util, "util %u%%", g->util_gpu);
     if (g->has_mem)
@@ -375,7 +380,6 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
         return;
     draw_cpu(lab, &lab->sys, in.y, in.x, in.w, in.h - 2);
     draw_gpu(lab, &lab->sys.gpu, in.y + in.h - 2, in.x, in.w);
-    ui_put(in.y + in.h - 1, in.x + 5, in.w - 5, ui_attr(lab, UI_DIM), UI_NVML_NOTE);
 }
 
 /* ---- the screen --------------------------------------------------------------------- */

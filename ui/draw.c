@@ -181,11 +181,13 @@ void ui_draw_title(ui_lab *lab, const char *left)
 {
     static const char right[] = "F1/? help  q quit ";
     attr_t a = ui_attr(lab, UI_TITLE);
+    char fitted[1024];
     attron(a);
     mvhline(0, 0, ' ', lab->cols);
     attroff(a);
     int rw = (int)sizeof right - 1;
-    ui_put(0, 1, lab->cols - rw - 2, a, left);
+    ui_fit_parts(left, lab->cols - rw - 2, fitted, sizeof fitted);
+    ui_put(0, 1, lab->cols - rw - 2, a, fitted);
     ui_put(0, lab->cols - rw, rw, a, right);
 }
 

@@ -392,3 +392,25 @@ int ui_wrap_next(const char *text, int width, const char **next)
     *next = p;
     return cut;
 }
+
+/* ui_fit_parts: see format.h. */
+void ui_fit_parts(const char *t, int cols, char *buf, size_t len)
+{
+    size_t best = 0;
+    if (ui_text_cols(t) <= cols) {
+        snprintf(buf, len, "%s", t);
+        return;
+    }
+    for (size_t i = 1; t[i] && i + 1 < len; i++) {
+        if (!((t[i] == ',' && t[i + 1] == ' ') || (t[i] == ' ' && t[i + 1] == ' ')))
+            continue;
+        snprintf(buf, i + 1, "%s", t);   /* the parts before this separator */
+        if (ui_text_cols(buf) > cols)
+            break;
+        best = i;
+    }
+    if (best > 0)
+        snprintf(buf, best + 1, "%s", t);
+    else
+        ui_fit_words(t, cols, buf, len);
+}

@@ -48,6 +48,12 @@ int ui_fmt_quantity(double v, const char *unit, int max_cols, char *buf, size_t 
  * opening bracket; a first word longer than cols is cut. Returns the bytes. */
 int ui_fit_words(const char *text, int cols, char *buf, size_t len);
 
+/* A title in at most cols columns: whole parts (split at ", " and at two
+ * spaces: "..., batch 32, loss every 500 steps  data: ...") while they fit,
+ * never "loss ever"; a first part too long is cut between words
+ * (ui_fit_words). */
+void ui_fit_parts(const char *text, int cols, char *buf, size_t len);
+
 /* A status row's keys ("p pause  c cancel  ...  ? help  q quit", groups
  * two spaces apart) in at most cols columns: a group that does not fit is
  * left out whole, never cut, and the last two (help, quit) always stay.

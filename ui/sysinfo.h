@@ -57,5 +57,7 @@ void ui_sysinfo_close(ui_sysinfo *s);
 
 /* What NVML's utilisation means, for the screen. */
 #define UI_NVML_NOTE "NVML utilisation = share of time a kernel was running, not how busy the SMs were"
+/* The same where the line has under 82 columns (a projector's 80x24). */
+#define UI_NVML_NOTE_SHORT "NVML util = time a kernel ran, not how busy the SMs were"
 
 #endif
