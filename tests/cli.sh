@@ -107,7 +107,9 @@ if [ -f "${NNLAB_STALL_BLAS:-}" ] && (ulimit -v 4000000 2>/dev/null; exec env LD
     for sig in INT:130 TERM:143 HUP:129; do
         name=${sig%:*} want=${sig#*:}
         rm -f "$tmp/out" "$tmp/err"
-        (ulimit -v 4000000 2>/dev/null; exec env LD_PRELOAD="$NNLAB_STALL_BLAS" "$NNLAB" train \
+        # NNLAB_BLAS: no contest of the job's product shapes as its backend opens
+        # (it calls sgemm, which would stall the job before its first step)
+        (ulimit -v 4000000 2>/dev/null; exec env LD_PRELOAD="$NNLAB_STALL_BLAS" NNLAB_BLAS=openblas "$NNLAB" train \
             --preset mnist-mlp-128 --steps 5 --json >"$tmp/out" 2>"$tmp/err") &
         pid=$!
         i=0

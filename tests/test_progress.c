@@ -298,11 +298,15 @@ static void test_run_csv(void **state)
     fclose(m);
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), rows++) {
         int n = csv_fields(line, f, 16);
-        assert_int_equal(n, 9);      /* every row has every column */
+        assert_int_equal(n, 10);     /* every row has every column */
         if (rows == 0) {
             assert_string_equal(f[0], "device");
             assert_string_equal(f[8], "val_accuracy");
-        } else if (!strcmp(f[1], "epoch") && !strcmp(f[0], "cpu") && !strcmp(f[2], "1")) {
+            assert_string_equal(f[9], "way");
+            continue;
+        }
+        assert_string_equal(f[9], "nnlab");         /* no job here applied GPU switches */
+        if (!strcmp(f[1], "epoch") && !strcmp(f[0], "cpu") && !strcmp(f[2], "1")) {
             epochs++;
             assert_true(fabs(strtod(f[6], NULL) - 2.0) < 1e-9);    /* the epoch's mean */
             assert_true(fabs(strtod(f[8], NULL) - 0.75) < 1e-6);

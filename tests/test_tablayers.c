@@ -428,6 +428,14 @@ static void test_fixture_trains_alike(void **state)
 static int group_setup(void **state)
 {
     (void)state;
+    /* test_fixture_trains_alike follows one 320-step trajectory through
+     * sparsemax, whose support flips at ties: one product rounded otherwise
+     * moves the path past the tolerance (seed 3 with the per-shape choice of
+     * OpenBLAS and BLIS: 0.2827 against cpu-ref's 0.2767; seed 5 with
+     * OpenBLAS alone: 0.2549 against 0.2535). It checks our layers, so its
+     * products stay on one library; parity-blis.sh checks BLIS's op by op. */
+    if (setenv("NNLAB_BLAS", "openblas", 1) != 0)
+        return -1;
     if (test_tmp_create(tmp_root, sizeof tmp_root, "tablayers") != 0)
         return -1;
     return nn_backend_open(&B, &nn_backend_cpu_ref, NULL);
