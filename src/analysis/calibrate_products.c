@@ -265,10 +265,15 @@ int nn_products_contest_job(const nn_preset *p, int batch, int threads)
     nn_blas_shape *shapes = malloc(NN_MAX_PRODUCTS * sizeof *shapes);
     double call_us[2];
     int n = shapes ? nn_preset_product_shapes(p, batch, shapes, 0, NN_MAX_PRODUCTS) : 0;
-    int contested = 0, rc = shapes && measure_call_us(call_us) == 0 ? 0 : -1;
+    int contested = 0, measured = 0, rc = shapes ? 0 : -1;
     for (int i = 0; rc == 0 && i < n; i++) {
         if (nn_blas_known(&shapes[i], threads))
             continue;
+        /* the calls' fixed costs only when a shape is to be contested: a job
+         * whose shapes a job before it chose opens without timing anything */
+        if (!measured && (rc = measure_call_us(call_us)) != 0)
+            break;
+        measured = 1;
         nn_product_choice c = { .m = shapes[i].m, .n = shapes[i].n, .k = shapes[i].k,
                                 .ta = shapes[i].ta, .tb = shapes[i].tb, .threads = threads };
         rc = contest(call_us, JOB_BUDGET_S, &c);
