@@ -69,7 +69,7 @@ grep_ok "--svg: the failure names the file" "$tmp/err" "nnlab: --svg: .*/proc/nn
 # --- a sweep as an SVG: a predicted GPU overtakes the CPU, the crossover ringed ------------------
 check "sweep --svg" 0 "$NNLAB" sweep -p mnist-mlp-128 --devices cpu,gpu --batches 1,16,256 --steps 3 \
     --warmup 1 --gpu-profile t4 --svg "$tmp/sweep.svg"
-if grep -q "overtakes cpu" "$tmp/out"; then
+if grep -q "overtakes from batch" "$tmp/out"; then
     svg_ok "the sweep's SVG: curves, axes, crossovers ringed and labelled" "$tmp/sweep.svg" sweep
 else
     ok "the sweep's SVG # SKIP no crossover in this sweep"
