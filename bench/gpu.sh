@@ -1,6 +1,8 @@
 #!/bin/bash
-# bench/gpu.sh [--smoke] [--out DIR] - nnlab on this machine's GPU, beside
-# PyTorch on the same machine: the check any user with a GPU can run.
+# bench/gpu.sh [--smoke] [--out DIR] [--budget S] [--presets LIST] [--batches LIST]
+#              [--eager-runs N] [--torch-devices LIST] [--skip LIST]
+# - nnlab on this machine's GPU, beside PyTorch on the same machine: the check
+# any user with a GPU can run.
 #
 #   1. tests/test_gpu with NNLAB_REQUIRE_GPU=1 (every case must run);
 #   2. the sweep of every preset on cpu and gpu, the default ways (eager and a
@@ -10,7 +12,9 @@
 #   3. the Jacobian's methods on cpu and gpu (the Jacobian presets);
 #   4. PyTorch's step of the same networks (bench/pytorch_step.py) on cuda
 #      and on the CPU, when python3 can import torch;
-#   5. with ncu, the per-kernel time of LeNet's eager step at batches 4 and 1024.
+#   5. with ncu, the per-kernel time of LeNet's eager step at batches 4 and 1024;
+#   6. the race (`nnlab train --race`): the CPU, then the GPU eager and graph,
+#      of LeNet at batch 4.
 # It writes bench/results/gpu-<gpu>-<date>.md: nnlab graph, nnlab eager,
 # PyTorch and their ratios per preset and batch, the Jacobian, the kernels,
 # and the machine (GPU, driver, CUDA, cuDNN and torch versions, CPU, OpenBLAS's
@@ -22,6 +26,14 @@
 # the caller), without test_gpu, PyTorch or ncu; for `make check`
 # (tests/gpu-bench-smoke.sh). Its times are the CPU's, never a GPU's.
 #
+# --budget S: end within S seconds (a lent machine's minutes): each program
+# runs under `timeout` with what is left, and a stage that finds the time
+# spent is recorded as not run; the table still comes out. --presets and
+# --batches narrow the sweep (comma-separated); --eager-runs N measures the
+# write-ups' eager way N times (a second series tells noise from behaviour);
+# --torch-devices picks PyTorch's (default "cuda cpu"); --skip names stages
+# not to run: tests, sweeps, jacobian, pytorch, kernels, race.
+#
 # NNLAB names the program (default: build/nnlab, ./nnlab, or nnlab on PATH);
 # NNLAB_PRESETS_DIR the presets (default: presets/ beside this script).
 set -u
@@ -29,15 +41,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 smoke=0
 out_dir=$top/bench/results
+budget=0 only_presets="" only_batches="" eager_runs=1 torch_devices="cuda cpu" skip=""
 while [ $# -gt 0 ]; do
     case $1 in
         --smoke) smoke=1 ;;
         --out) out_dir=$2; shift ;;
-        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "gpu.sh: unknown option $1 (--smoke, --out DIR)" >&2; exit 2 ;;
+        --budget) budget=$2; shift ;;
+        --presets) only_presets=$(echo "$2" | tr ',' ' '); shift ;;
+        --batches) only_batches=$2; shift ;;
+        --eager-runs) eager_runs=$2; shift ;;
+        --torch-devices) torch_devices=$(echo "$2" | tr ',' ' '); shift ;;
+        --skip) skip=" $(echo "$2" | tr ',' ' ') "; shift ;;
+        -h|--help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "gpu.sh: unknown option $1 (--smoke, --out DIR, --budget S, --presets, --batches," \
+                "--eager-runs N, --torch-devices, --skip)" >&2; exit 2 ;;
     esac
     shift
 done
+case $budget$eager_runs in *[!0-9]*) echo "gpu.sh: --budget and --eager-runs take whole numbers" >&2; exit 2 ;; esac
+start=$(date +%s)
 
 find_nnlab() {
     if [ -n "${NNLAB:-}" ]; then echo "$NNLAB"
@@ -59,10 +81,22 @@ else
     batches=1,4,16,64,256,1024,4096 steps=20 warmup=3 jac_vals="100 1000"
     torch_batches="1 4 16 64 256 1024 4096"
 fi
+if [ -n "$only_presets" ]; then presets=$only_presets; fi
+if [ -n "$only_batches" ]; then batches=$only_batches torch_batches=$(echo "$only_batches" | tr ',' ' '); fi
 
 raw=$(mktemp -d "${TMPDIR:-/tmp}/nnlab-gpu-bench.XXXXXX") || exit 1
 trap 'rm -rf "$raw"' EXIT
 log() { echo "gpu.sh: $*" >&2; }
+# The seconds left of --budget (a large number without one); a program runs
+# under `timeout` with them, so that a budgeted run ends on time.
+left() { if [ "$budget" -gt 0 ]; then echo $((start + budget - $(date +%s))); else echo 86400; fi; }
+timed() { local s; s=$(left); [ "$s" -gt 1 ] || return 124; timeout -k 2 "$s" "$@"; }
+# stage NAME: whether to run it (not skipped, time left); a stage not run says why
+stage() {
+    case $skip in *" $1 "*) echo "$1: not run (--skip)" >>"$raw/stages.txt"; return 1 ;; esac
+    if [ "$(left)" -le 1 ]; then echo "$1: not run (--budget $budget s spent)" >>"$raw/stages.txt"; return 1; fi
+    echo "$1: started at +$(($(date +%s) - start)) s" >>"$raw/stages.txt"
+}
 is_jacobian() { grep -Eq '^[[:space:]]*kind[[:space:]]*=[[:space:]]*jacobian' "$presets_dir/$1.ini"; }
 
 # ---- the machine ------------------------------------------------------------------------
@@ -85,7 +119,7 @@ test_suite() {
     if [ "$smoke" = 1 ]; then echo "not run (smoke mode)" >"$raw/test_gpu.txt"; return; fi
     if [ ! -x "$t" ]; then echo "not run: no $t" >"$raw/test_gpu.txt"; return; fi
     log "tests/test_gpu"
-    NNLAB_REQUIRE_GPU=1 "$t" >"$raw/test_gpu.txt" 2>&1
+    NNLAB_REQUIRE_GPU=1 timed "$t" >"$raw/test_gpu.txt" 2>&1
 }
 
 # ---- 2. sweeps --------------------------------------------------------------------------
@@ -93,11 +127,15 @@ sweeps() {
     for p in $presets; do
         is_jacobian "$p" && continue
         log "sweep $p"
-        "$nnlab" sweep --preset "$p" --devices cpu,gpu --batches "$batches" --steps "$steps" \
+        timed "$nnlab" sweep --preset "$p" --devices cpu,gpu --batches "$batches" --steps "$steps" \
             --warmup "$warmup" --json >"$raw/sweep-$p-graph.json" 2>"$raw/sweep-$p-graph.err"
-        "$nnlab" sweep --preset "$p" --devices gpu --batches "$batches" --steps "$steps" \
-            --warmup "$warmup" --no-graph --no-data-on-device --sync-every-step --json \
-            >"$raw/sweep-$p-eager.json" 2>"$raw/sweep-$p-eager.err"
+        local run=1 name=eager
+        while [ "$run" -le "$eager_runs" ]; do
+            timed "$nnlab" sweep --preset "$p" --devices gpu --batches "$batches" --steps "$steps" \
+                --warmup "$warmup" --no-graph --no-data-on-device --sync-every-step --json \
+                >"$raw/sweep-$p-$name.json" 2>"$raw/sweep-$p-$name.err"
+            run=$((run + 1)) name=eager$run
+        done
     done
 }
 
@@ -109,7 +147,7 @@ jacobians() {
             for m in rows batched per-sample forward; do
                 for v in $jac_vals; do
                     log "jacobian $p $dev $m val $v"
-                    "$nnlab" jacobian --preset "$p" --device "$dev" --method "$m" --val "$v" \
+                    timed "$nnlab" jacobian --preset "$p" --device "$dev" --method "$m" --val "$v" \
                         --json >"$raw/jac-$p-$dev-$m-$v.json" 2>"$raw/jac-$p-$dev-$m-$v.err"
                 done
             done
@@ -122,15 +160,23 @@ jacobians() {
 pytorch() {
     [ -n "$torch_batches" ] || return 0
     python3 -c 'import torch' >/dev/null 2>&1 || { echo "no torch" >"$raw/torch.txt"; return 0; }
-    local devs=cpu
-    python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' && devs="cuda cpu"
+    local devs="" d
+    for d in $torch_devices; do
+        if [ "$d" != cuda ] || python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+            devs="$devs $d"
+        fi
+    done
+    # one process a preset and device (torch_grid.py: importing torch once), each
+    # point the helper's step in its own torch-P-D-B.json
+    local deadline=0
+    [ "$budget" -gt 0 ] && deadline=$((start + budget))
     for p in $presets; do
         is_jacobian "$p" && continue
         for d in $devs; do
-            for b in $torch_batches; do
-                python3 "$here/pytorch_step.py" "$presets_dir/$p.ini" --batch "$b" --device "$d" \
-                    >"$raw/torch-$p-$d-$b.json" 2>"$raw/torch-$p-$d-$b.err"
-            done
+            log "PyTorch $p $d"
+            timed python3 "$here/torch_grid.py" "$presets_dir/$p.ini" --out "$raw" --device "$d" \
+                --batches "$(echo $torch_batches | tr ' ' ',')" --deadline "$deadline" \
+                >"$raw/torch-$p-$d.err" 2>&1
         done
     done
 }
@@ -141,18 +187,28 @@ kernels() {
     command -v ncu >/dev/null 2>&1 || { echo "no ncu" >"$raw/ncu.txt"; return 0; }
     for b in 4 1024; do
         log "ncu lenet-cifar10 batch $b"
-        ncu --metrics gpu__time_duration.sum --csv "$nnlab" bench --preset lenet-cifar10 \
+        timed ncu --metrics gpu__time_duration.sum --csv "$nnlab" bench --preset lenet-cifar10 \
             --device gpu --batch "$b" --steps 3 --warmup 1 --no-graph --quiet \
             >"$raw/ncu-$b.csv" 2>"$raw/ncu-$b.err"
     done
 }
 
+# ---- 6. the race -------------------------------------------------------------------------
+race() {
+    local b=4 n=2000
+    [ "$smoke" = 1 ] && n=20
+    log "race lenet-cifar10 batch $b, $n steps"
+    timed "$nnlab" train --preset lenet-cifar10 --race --batch "$b" --steps "$n" --quiet \
+        --no-validation --json >"$raw/race-lenet-cifar10-$b.json" 2>"$raw/race-lenet-cifar10-$b.err"
+}
+
 machine
-test_suite
-sweeps
-jacobians
-pytorch
-kernels
+stage tests && test_suite
+stage sweeps && sweeps
+stage race && race
+stage pytorch && pytorch
+stage jacobian && jacobians
+stage kernels && kernels
 
 gpu=$(python3 - "$raw" <<'EOF'
 import os, re, sys

@@ -58,21 +58,56 @@ def torch_us(raw, preset, device, batch):
     return got.get("us_per_step") if got else None
 
 
+def eager_runs(raw, preset):
+    """The write-ups' eager sweeps of a preset: sweep-P-eager.json, then
+    sweep-P-eager2.json... (bench/gpu.sh --eager-runs N)."""
+    runs, n = [], 1
+    while True:
+        name = "eager" if n == 1 else f"eager{n}"
+        if not os.path.exists(os.path.join(raw, f"sweep-{preset}-{name}.json")):
+            return runs
+        runs.append(sweep_points(raw, preset, name))
+        n += 1
+
+
 def step_table(raw):
-    rows = ["| preset | batch | nnlab cpu | nnlab gpu graph | nnlab gpu eager | nnlab gpu eager, copies, sync "
-            "| PyTorch cuda | PyTorch cpu | graph / PyTorch cuda | eager / PyTorch cuda |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     files = sorted(glob.glob(os.path.join(raw, "sweep-*-graph.json")))
-    for path in files:
-        preset = os.path.basename(path)[len("sweep-"):-len("-graph.json")]
-        ways, synced = sweep_points(raw, preset, "graph"), sweep_points(raw, preset, "eager")
-        for b in sorted({k[2] for k in ways} | {k[2] for k in synced}):
+    presets = [os.path.basename(p)[len("sweep-"):-len("-graph.json")] for p in files]
+    extra = max([len(eager_runs(raw, p)) for p in presets] + [1]) - 1
+    head = ("| preset | batch | nnlab cpu | nnlab gpu graph | nnlab gpu eager | nnlab gpu eager, copies, sync "
+            + "".join(f"| (run {n + 2}) " for n in range(extra))
+            + "| PyTorch cuda | PyTorch cpu | graph / PyTorch cuda | eager / PyTorch cuda |")
+    rows = [head, "|---|---:|" + "---:|" * (8 + extra)]
+    for preset in presets:
+        ways, synced = sweep_points(raw, preset, "graph"), eager_runs(raw, preset)
+        first = synced[0] if synced else {}
+        for b in sorted({k[2] for k in ways} | {k[2] for run in synced for k in run}):
             g, e = ways.get(("gpu", "graph", b)), ways.get(("gpu", "eager", b))
-            s = synced.get(("gpu", "eager", b))
+            s = first.get(("gpu", "eager", b))
+            more = "".join(f"| {fmt(synced[n + 1].get(('gpu', 'eager', b)) if n + 1 < len(synced) else None)} "
+                           for n in range(extra))
             tc, tp = torch_us(raw, preset, "cuda", b), torch_us(raw, preset, "cpu", b)
             rows.append(f"| {preset} | {b} | {fmt(ways.get(('cpu', 'nnlab', b)))} | {fmt(g)} | {fmt(e)} | {fmt(s)} "
-                        f"| {fmt(tc)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(s, tc)} |")
+                        f"{more}| {fmt(tc)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(s, tc)} |")
     return rows
+
+
+def race_table(raw):
+    """`nnlab train --race`: each job's way, time and us/step, as measured."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(raw, "race-*.json"))):
+        got = load_json(path)
+        jobs = got if isinstance(got, list) else (got or {}).get("jobs", [])
+        if not jobs:
+            rows.append(f"({os.path.basename(path)}: no result; see its .err)")
+            continue
+        rows += [f"{os.path.basename(path)[5:-5]}:", "", "| device | way | source | steps | training s | us/step |",
+                 "|---|---|---|---:|---:|---:|"]
+        for j in jobs:
+            rows.append(f"| {j.get('device', '-')} | {j.get('way', '-')} | {j.get('source', '-')} "
+                        f"| {j.get('steps', '-')} | {j.get('train_s', '-')} | {fmt(j.get('us_per_step'))} |")
+        rows.append("")
+    return rows or ["(not run)"]
 
 
 def jacobian_table(raw):
@@ -124,13 +159,15 @@ def machine(raw):
     tests = read(os.path.join(raw, "test_gpu.txt"))
     ok = len(re.findall(r"^ok ", tests, re.M))
     bad = len(re.findall(r"^not ok ", tests, re.M))
+    stages = read(os.path.join(raw, "stages.txt")).strip().splitlines()
     return [f"- GPU (nvidia-smi: name, driver, memory): {smi}",
             f"- nnlab's GPU backend: {gpu_line[0] if gpu_line else '-'}",
             f"- CPU: {cpu[0] if cpu and cpu[0] else '-'}, {cpu[1] if len(cpu) > 1 else '?'} cores; "
             f"OpenBLAS core: {core.group(1) if core else '-'}",
             f"- CUDA toolkit (nvcc): {nvcc.group(1) if nvcc else '-'}; PyTorch: {torch}",
             f"- tests/test_gpu (NNLAB_REQUIRE_GPU=1): " +
-            (f"{ok} ok, {bad} not ok" if ok or bad else tests.strip() or "-")]
+            (f"{ok} ok, {bad} not ok" if ok or bad else tests.strip() or "-"),
+            "- stages: " + ("; ".join(stages) if stages else "-")]
 
 
 def main():
@@ -138,6 +175,7 @@ def main():
     out = ["# nnlab on a GPU: bench/gpu.sh" + (" --smoke (emulated GPU: CPU times, not a GPU's)" if smoke else ""),
            "", "## The machine", ""] + machine(raw)
     out += ["", "## Step times, us (nnlab: the sweep's mean; PyTorch: median)", ""] + step_table(raw)
+    out += ["", "## The race (`nnlab train --race`)", ""] + race_table(raw)
     out += ["", "## The Jacobian", ""] + jacobian_table(raw)
     out += ["", "## Kernels (ncu)", ""]
     for b in (4, 1024):

@@ -1,0 +1,117 @@
+#!/bin/bash
+# bench/threads.sh - nnlab against PyTorch on the CPU at every thread count:
+# issue 23's many-core target ("at or above PyTorch at every batch and every
+# thread count"), for a machine with more cores than these 2 (the lent GPU
+# machine's 16-core host).
+#
+#   bench/threads.sh [--budget S] [--presets LIST] [--batches LIST]
+#                    [--threads LIST] [--steps N] [--out DIR]
+#
+# Per preset: nnlab's step at each batch and thread count (`nnlab bench
+# --device cpu --threads T`, median us; also with no --threads, nnlab's own
+# choice), then PyTorch's at the same points in one process
+# (bench/torch_grid.py: torch.set_num_threads(T), the helper's step and
+# median), then nnlab's again: the faster of nnlab's two runs is compared, both
+# are shown (a drift of the machine shows as two different figures). Nothing
+# runs beside anything else; nnlab's JSON goes to a file. --budget S ends
+# within S seconds: a preset that finds the time spent is left out, and said
+# so. Writes DIR/threads-<cores>c-<date>.md (default bench/results) and keeps
+# the raw JSON in DIR/threads-<cores>c-<date>/.
+#
+# NNLAB names the program (default: build/nnlab); NNLAB_PRESETS_DIR the presets.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+budget=0 steps=10 out_dir=$here/results
+presets="mnist-mlp-1000 mnist-mlp-128 lenet-cifar10 tabnet-regression lenet5-cifar10 conv1d-regression"
+batches="4,64,1024"
+cores=$(nproc)
+threads=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --budget) budget=$2; shift ;;
+        --presets) presets=$(echo "$2" | tr ',' ' '); shift ;;
+        --batches) batches=$2; shift ;;
+        --threads) threads=$2; shift ;;
+        --steps) steps=$2; shift ;;
+        --out) out_dir=$2; shift ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "threads.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ -z "$threads" ]; then      # 1, 2, 4, ... up to the cores, and the cores
+    t=1; threads=""
+    while [ "$t" -lt "$cores" ]; do threads="$threads,$t"; t=$((t * 2)); done
+    threads="${threads#,},$cores"
+fi
+nnlab=${NNLAB:-$here/../build/nnlab}
+[ -x "$nnlab" ] || { echo "threads.sh: no nnlab program at $nnlab (set NNLAB)" >&2; exit 2; }
+export NNLAB_PRESETS_DIR=${NNLAB_PRESETS_DIR:-$here/../presets}
+python3 -c 'import torch' 2>/dev/null || { echo "threads.sh: python3 cannot import torch" >&2; exit 2; }
+
+start=$(date +%s)
+left() { if [ "$budget" -gt 0 ]; then echo $((start + budget - $(date +%s))); else echo 86400; fi; }
+timed() { local s; s=$(left); [ "$s" -gt 1 ] || return 124; timeout -k 2 "$s" "$@"; }
+stamp=$(date -u +%Y-%m-%d)
+raw=$out_dir/threads-${cores}c-$stamp
+mkdir -p "$raw" || exit 1
+json_field() { sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" "$2" 2>/dev/null | head -n 1; }
+
+# nnlab_round PRESET ROUND: every batch and thread count (and nnlab's own choice)
+nnlab_round() {
+    local p=$1 r=$2 b t
+    for b in $(echo "$batches" | tr ',' ' '); do
+        for t in $(echo "$threads" | tr ',' ' ') auto; do
+            local opt="--threads $t"
+            [ "$t" = auto ] && opt=""
+            # shellcheck disable=SC2086
+            timed "$nnlab" bench --preset "$p" --device cpu --batch "$b" $opt --steps "$steps" --warmup 2 \
+                --json >"$raw/nnlab-$p-t$t-$b-$r.json" 2>"$raw/nnlab-$p-t$t-$b-$r.err"
+        done
+    done
+}
+
+done_presets="" left_out=""
+for p in $presets; do
+    if [ "$(left)" -le 1 ]; then left_out="$left_out $p"; continue; fi
+    echo "threads.sh: $p" >&2
+    nnlab_round "$p" 1
+    deadline=0; [ "$budget" -gt 0 ] && deadline=$((start + budget))
+    timed python3 "$here/torch_grid.py" "$NNLAB_PRESETS_DIR/$p.ini" --out "$raw" --device cpu \
+        --batches "$batches" --threads "$threads" --steps "$steps" --warmup 2 --deadline "$deadline" \
+        >"$raw/torch-$p.err" 2>&1
+    nnlab_round "$p" 2
+    done_presets="$done_presets $p"
+done
+
+min2() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { if (a <= 0) print b; else if (b <= 0 || a < b) print a; else print b }'; }
+table=$out_dir/threads-${cores}c-$stamp.md
+{
+    echo "# nnlab against PyTorch on the CPU by thread count, µs per training step (median)"
+    echo
+    echo "- date: $stamp; $("$nnlab" --version 2>/dev/null); $cores cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+    echo "- nnlab's CPU: $("$nnlab" devices 2>/dev/null | grep -m1 '^cpu ' | sed 's/  */ /g')"
+    echo "- nnlab: \`nnlab bench --device cpu --batch B --threads T --steps $steps --warmup 2 --json\` (to a file),"
+    echo "  run before and after PyTorch: the faster is compared, both shown; \"auto\": no --threads"
+    echo "- PyTorch: bench/torch_grid.py ($(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)), torch.set_num_threads(T), the same step, median"
+    echo "- load average (1 min) at the end of each preset's rows"
+    echo
+    echo "| preset | batch | threads | nnlab µs | (runs) | PyTorch µs | PyTorch / nnlab |"
+    echo "|---|---:|---:|---:|---|---:|---:|"
+} >"$table"
+for p in $done_presets; do
+    for b in $(echo "$batches" | tr ',' ' '); do
+        for t in $(echo "$threads" | tr ',' ' ') auto; do
+            a=$(json_field us_per_step "$raw/nnlab-$p-t$t-$b-1.json")
+            c=$(json_field us_per_step "$raw/nnlab-$p-t$t-$b-2.json")
+            ours=$(min2 "$a" "$c")
+            theirs=""
+            [ "$t" != auto ] && theirs=$(json_field us_per_step "$raw/torch-$p-cpu-t$t-$b.json")
+            ratio=$(awk -v a="${theirs:-0}" -v b="${ours:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }')
+            echo "| $p | $b | $t | ${ours:--} | ${a:--} / ${c:--} | ${theirs:--} | $ratio |" >>"$table"
+        done
+    done
+    echo "| (load $(cut -d' ' -f1 /proc/loadavg)) | | | | | | |" >>"$table"
+done
+[ -n "$left_out" ] && echo "- not run (--budget $budget s spent):$left_out" >>"$table"
+echo "$table"

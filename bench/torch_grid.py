@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""bench/torch_grid.py - PyTorch's step of one nnlab preset at many batches and
+thread counts, in one process.
+
+Importing torch takes 2-5 s; a benchmark that asks for 30 points of one preset
+(bench/gpu.sh on a lent GPU machine with minutes to spend, bench/threads.sh)
+pays it once here instead of 30 times. Each point is the helper's own step and
+timing (tools/nnlab-torch-step.py's `run`: the same network, loss, optimiser,
+read-back and median as `nnlab bench --with-pytorch` and bench/pytorch_step.py),
+written as that helper's one JSON object to its own file:
+
+    OUT/torch-PRESET-DEVICE-BATCH.json           (no --threads: PyTorch's default)
+    OUT/torch-PRESET-DEVICE-tTHREADS-BATCH.json  (--threads given)
+
+    python3 bench/torch_grid.py PRESET.ini --out DIR --batches 1,4,16 [--threads 1,4,16]
+        [--device cpu|cuda] [--steps 20] [--warmup 3] [--deadline EPOCH_SECONDS]
+
+A point that fails writes the helper's error object instead; --deadline (a
+time.time() value) stops before a point that would start after it, so that a
+budgeted run (bench/gpu.sh --budget) ends on time with what it measured.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+
+HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tools",
+                      "nnlab-torch-step.py")
+
+
+def load_helper():
+    sys.path.insert(0, os.path.dirname(HELPER))     # its nnlab_torch_net beside it
+    spec = importlib.util.spec_from_file_location("nnlab_torch_step", HELPER)
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    return helper
+
+
+def int_list(text):
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("preset")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--batches", type=int_list, required=True)
+    ap.add_argument("--threads", type=int_list, default=None)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--deadline", type=float, default=0.0)
+    args = ap.parse_args(argv)
+
+    helper = load_helper()
+    name = os.path.splitext(os.path.basename(args.preset))[0]
+    try:
+        preset = helper.Preset(args.preset)
+        torch = helper.import_torch()
+    except helper.Failure as f:
+        print(json.dumps(f.as_json()))
+        return f.status
+    os.makedirs(args.out, exist_ok=True)
+    failed = 0
+    for threads in args.threads or [0]:
+        for batch in args.batches:
+            if args.deadline and time.time() > args.deadline:
+                print(f"torch_grid: {name}: the deadline passed before batch {batch}, threads {threads}",
+                      file=sys.stderr)
+                return 1
+            point = argparse.Namespace(preset=args.preset, batch=batch, steps=args.steps,
+                                       warmup=args.warmup, threads=threads, device=args.device, seed=1)
+            try:
+                result = helper.run(torch, preset, point)
+            except helper.Failure as f:
+                result, failed = f.as_json(), failed + 1
+            tag = f"t{threads}-" if args.threads else ""
+            path = os.path.join(args.out, f"torch-{name}-{args.device}-{tag}{batch}.json")
+            with open(path, "w") as f:
+                f.write(json.dumps(result) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
