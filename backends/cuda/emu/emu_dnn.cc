@@ -15,8 +15,12 @@
  *   ones as cuDNN does (backward-data algorithm 0, backward-filter 0 and 3:
  *   they add with atomics, and the stand-in adds in a random order), lists
  *   a TF32 tensor-core entry first when the descriptor's math type allows
- *   tensor cores, and reports FFT, Winograd and direct algorithms as not
- *   supported. A query is refused during a strict stream capture. */
+ *   tensor cores, and reports FFT, fused Winograd and direct algorithms as
+ *   not supported. The Winograd non-fused algorithms run, fastest of all
+ *   in the find's trials and with their inputs rounded to TF32's 10-bit
+ *   mantissa, as cuDNN 9.19's lost FP32 accuracy on an H100 and an H200
+ *   whatever the math type (docs/decisions.md): the GPU module must not
+ *   choose them in FP32. A query is refused during a strict stream capture. */
 #include "emu_dnn_ref.h"
 
 #include <limits.h>
@@ -109,35 +113,36 @@ struct algo_row {
     int algo;
     bool supported, deterministic;
     int workspace;
+    bool lossy;
 };
 
 /* Best first (cuDNN's heuristics' order, as the emulation ranks them). */
 const algo_row fwd_rows[] = {
-    { CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, true, true, WS_OFFSETS },
-    { CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, true, true, WS_NONE },
-    { CUDNN_CONVOLUTION_FWD_ALGO_GEMM, true, true, WS_UNFOLDED },
-    { CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_FWD_ALGO_FFT, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, false, true, WS_NONE },
+    { CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, true, true, WS_OFFSETS, false },
+    { CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, true, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_FWD_ALGO_GEMM, true, true, WS_UNFOLDED, false },
+    { CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_FWD_ALGO_FFT, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, true, true, WS_UNFOLDED, true },
 };
 const algo_row bwd_data_rows[] = {
-    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, true, true, WS_UNFOLDED },
-    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, true, false, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED, false, true, WS_NONE },
+    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, true, true, WS_UNFOLDED, false },
+    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, true, false, WS_NONE, false },
+    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED, true, true, WS_UNFOLDED, true },
 };
 const algo_row bwd_filter_rows[] = {
-    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, true, true, WS_UNFOLDED },
-    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, true, false, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, true, false, WS_PARTIALS },
-    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED, false, true, WS_NONE },
-    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING, false, true, WS_NONE },
+    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, true, true, WS_UNFOLDED, false },
+    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, true, false, WS_NONE, false },
+    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, true, false, WS_PARTIALS, false },
+    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, false, true, WS_NONE, false },
+    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED, true, true, WS_UNFOLDED, true },
+    { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING, false, true, WS_NONE, false },
 };
 
 template <size_t N> int find_algo(const algo_row (&rows)[N], const conv_shape &s, int algo, algo_info *out)
@@ -145,7 +150,7 @@ template <size_t N> int find_algo(const algo_row (&rows)[N], const conv_shape &s
     for (const algo_row &r : rows)
         if (r.algo == algo) {
             *out = algo_info{ r.algo, r.supported, r.deterministic,
-                              r.supported ? workspace_of(r.workspace, s) : 0 };
+                              r.supported ? workspace_of(r.workspace, s) : 0, r.lossy };
             return 0;
         }
     return -1;

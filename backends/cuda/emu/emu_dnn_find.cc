@@ -30,11 +30,14 @@ std::atomic<unsigned long> trials_done(0);
 /* ms per 10^9 multiply-adds; 0: the emulation does not run it. */
 double speed_factor(int dir, int algo)
 {
-    static const double fwd[] = { 0.5, 1.0, 2.0 };          /* IMPLICIT_GEMM, PRECOMP, GEMM */
-    static const double data[] = { 0.4, 1.0 };              /* ALGO_0, ALGO_1 */
-    static const double filter[] = { 0.2, 1.5, 0, 0.6 };     /* ALGO_0, ALGO_1, FFT, ALGO_3 */
+    /* IMPLICIT_GEMM, PRECOMP, GEMM, ..., WINOGRAD_NONFUSED (7) */
+    static const double fwd[] = { 0.5, 1.0, 2.0, 0, 0, 0, 0, 0.3 };
+    /* ALGO_0, ALGO_1, ..., WINOGRAD_NONFUSED (5) */
+    static const double data[] = { 0.4, 1.0, 0, 0, 0, 0.3 };
+    /* ALGO_0, ALGO_1, FFT, ALGO_3, WINOGRAD, WINOGRAD_NONFUSED (5) */
+    static const double filter[] = { 0.2, 1.5, 0, 0.6, 0, 0.15 };
     const double *t[] = { fwd, data, filter };
-    const int n[] = { 3, 2, 4 };
+    const int n[] = { 8, 6, 6 };
     return algo >= 0 && algo < n[dir] ? t[dir][algo] : 0.0;
 }
 

@@ -73,6 +73,8 @@ struct algo_info {
     int algo;
     bool supported, deterministic;
     size_t workspace;            /* bytes, for the shape asked about */
+    bool lossy = false;          /* below FP32's accuracy whatever the math type (Winograd
+                                    non-fused, as cuDNN 9.19 on Hopper): inputs rounded to TF32 */
 };
 int fwd_algo(const conv_shape &s, int algo, algo_info *out);
 int bwd_data_algo(const conv_shape &s, int algo, algo_info *out);

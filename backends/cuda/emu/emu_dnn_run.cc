@@ -20,13 +20,30 @@
  * as a real algorithm's scratch use would. */
 #include "emu_dnn_ref.h"
 
+#include <stdint.h>
 #include <string.h>
+
+#include <vector>
 
 namespace nn_emu {
 
 namespace {
 
 enum which { FORWARD, BACKWARD_DATA, BACKWARD_FILTER, BACKWARD_BIAS, ADD_TENSOR };
+
+/* A copy of p's n floats rounded to TF32 (10 mantissa bits, to nearest). */
+const float *to_tf32(const float *p, size_t n, std::vector<float> *copy)
+{
+    copy->resize(n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &p[i], 4);
+        if ((u & 0x7f800000u) != 0x7f800000u)       /* finite: round the low 13 bits away */
+            u = (u + 0x1000u) & ~0x1fffu;
+        memcpy(&(*copy)[i], &u, 4);
+    }
+    return copy->data();
+}
 
 struct buffer {
     const void *p;
@@ -42,6 +59,7 @@ struct dnn_call {
     void *ws = nullptr;
     size_t ws_need = 0, ws_given = 0;
     bool shuffled = false;       /* a non-deterministic algorithm: sums in a random order */
+    bool lossy = false;          /* inputs rounded to TF32 first (algo_info::lossy) */
     int algo = -1;
 
     int check(std::string *why) const
@@ -60,6 +78,11 @@ struct dnn_call {
             memset(ws, 0xa7, ws_need < ((size_t)4 << 20) ? ws_need : ((size_t)4 << 20));
         const float *a = (const float *)in1.p, *b = (const float *)in2.p;
         float *o = (float *)out.p;
+        std::vector<float> a_tf32, b_tf32;
+        if (lossy) {
+            a = to_tf32(a, in1.bytes / sizeof(float), &a_tf32);
+            b = to_tf32(b, in2.bytes / sizeof(float), &b_tf32);
+        }
         switch (op) {
         case FORWARD:
             conv_forward(s.p, s.x, a, s.w, b, s.y, o, alpha, beta);
@@ -121,6 +144,7 @@ cudnnStatus_t with_algorithm(int found, const algo_info &info, void *ws, size_t 
     c->ws_need = info.workspace;
     c->ws_given = ws ? given : 0;
     c->shuffled = !info.deterministic;
+    c->lossy = info.lossy;
     c->algo = info.algo;
     return CUDNN_STATUS_SUCCESS;
 }
