@@ -195,6 +195,7 @@ static void read_blas(nn_cpu_info *ci)
     ci->blas_threads = openblas_get_num_threads();
     const char *env = getenv("OPENBLAS_CORETYPE");
     copy_word(ci->blas_coretype_env, sizeof ci->blas_coretype_env, env ? env : "");
+    copy_word(ci->blas_core_from, sizeof ci->blas_core_from, nn_blas_core_raised_from());
 }
 
 /* OpenBLAS's x86 core names and the instructions their kernels use
@@ -340,10 +341,14 @@ void nn_cpu_info_line(const nn_cpu_info *ci, char *buf, size_t len)
     if (ci->peak_gflops_core > 0)
         snprintf(peak, sizeof peak, "FMA peak ~%.0f GFLOP/s a core (%d FLOP/cycle x %.2f GHz)",
                  ci->peak_gflops_core, ci->flops_per_cycle, ci->clock_ghz);
-    snprintf(buf, len, "%s (family %d model %d; %s); OpenBLAS %s, %s kernels%s%s%s; %s",
+    char from[96] = "";
+    if (ci->blas_core_from[0])
+        snprintf(from, sizeof from, " (chosen by nnlab: OpenBLAS took %s for this CPU)",
+                 ci->blas_core_from);
+    snprintf(buf, len, "%s (family %d model %d; %s); OpenBLAS %s, %s kernels%s%s%s%s; %s",
              ci->model, ci->family, ci->model_number, feats, ci->blas_version, ci->blas_core,
              ci->blas_coretype_env[0] ? " (OPENBLAS_CORETYPE=" : "", ci->blas_coretype_env,
-             ci->blas_coretype_env[0] ? ")" : "", peak);
+             ci->blas_coretype_env[0] ? ")" : "", from, peak);
 }
 
 int nn_cpu_blas_below_cpu(const nn_cpu_info *ci, char *why, size_t why_len)
@@ -361,8 +366,10 @@ int nn_cpu_blas_below_cpu(const nn_cpu_info *ci, char *why, size_t why_len)
              ci->blas_coretype_env,
              ci->blas_coretype_env[0]
                  ? "unset it if this OpenBLAS supports the CPU, or install a newer one"
-                 : "install an OpenBLAS whose DYNAMIC_ARCH build knows this CPU (0.3.10 or later "
-                   "for AVX-512), or set OPENBLAS_CORETYPE to a core of its level");
+                 : "nnlab makes it take a better core itself, unless NNLAB_OPENBLAS_KEEP_CORE=1 "
+                   "or none of this OpenBLAS's would run; else install an OpenBLAS whose "
+                   "DYNAMIC_ARCH build knows this CPU, or set OPENBLAS_CORETYPE to a core of "
+                   "its level");
     return 1;
 }
 

@@ -54,7 +54,13 @@ typedef struct nn_cpu_info {
     int blas_threads;            /* openblas_get_num_threads() now (we run it on one
                                     thread inside our own pool) */
     char blas_coretype_env[32];  /* $OPENBLAS_CORETYPE when set: it overrides the choice */
+    char blas_core_from[32];     /* "" or the core OpenBLAS chose itself, below this CPU's
+                                    level, before nnlab raised it (cpu_blas_core.c) */
 } nn_cpu_info;
+
+/* The core OpenBLAS chose as it loaded when cpu_blas_core.c's constructor
+ * made it take a better one for this CPU ("Prescott"); "" when it kept its own. */
+const char *nn_blas_core_raised_from(void);
 
 /* Reads everything above (cpuid, /proc/cpuinfo, /sys, OpenBLAS). Cheap:
  * reads files and executes cpuid; no timing. */

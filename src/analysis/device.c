@@ -170,6 +170,7 @@ static void facts_of(const nn_cpu_info *ci, nn_cpu_facts *out)
     snprintf(out->blas_version, sizeof out->blas_version, "%s", ci->blas_version);
     snprintf(out->blas_core, sizeof out->blas_core, "%s", ci->blas_core);
     snprintf(out->blas_coretype_env, sizeof out->blas_coretype_env, "%s", ci->blas_coretype_env);
+    snprintf(out->blas_core_from, sizeof out->blas_core_from, "%s", ci->blas_core_from);
     out->blas_threads = ci->blas_threads;
     out->clock_ghz = ci->clock_ghz;
     out->flops_per_cycle = ci->flops_per_cycle;

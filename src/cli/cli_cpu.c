@@ -65,6 +65,11 @@ void cli_cpu_facts_json(double gflops_1thread)
     cli_json_string(stdout, f.blas_core);
     printf(", \"openblas_coretype_env\": ");
     cli_json_string(stdout, f.blas_coretype_env);
+    printf(", \"openblas_core_from\": ");
+    if (f.blas_core_from[0])
+        cli_json_string(stdout, f.blas_core_from);
+    else
+        printf("null");
     printf(", \"openblas_threads\": %d, \"clock_ghz\": %.3g, \"flops_per_cycle\": %d, "
            "\"fma_peak_gflops_core_estimated\": %.4g, \"fma_peak_gflops_core_measured\": ",
            f.blas_threads, f.clock_ghz, f.flops_per_cycle, f.peak_gflops_core);
@@ -99,8 +104,10 @@ void cli_cpu_facts_text(double gflops_1thread)
     printf("  processor:        %s (family %d model %d): %s\n", nn_safe(f.model), f.family,
            f.model_number, f.extensions);
     printf("  our kernels:      %s\n", f.kernels);
-    printf("  OpenBLAS:         %s, %s kernels%s%s\n", f.blas_version, nn_safe(f.blas_core),
-           f.blas_coretype_env[0] ? ", OPENBLAS_CORETYPE=" : "", nn_safe(f.blas_coretype_env));
+    printf("  OpenBLAS:         %s, %s kernels%s%s%s%s%s\n", f.blas_version, nn_safe(f.blas_core),
+           f.blas_coretype_env[0] ? ", OPENBLAS_CORETYPE=" : "", nn_safe(f.blas_coretype_env),
+           f.blas_core_from[0] ? " (chosen by nnlab: OpenBLAS took " : "", f.blas_core_from,
+           f.blas_core_from[0] ? " for this CPU)" : "");
     print_blis_line(&f);
     if (f.peak_gflops_core_measured > 0 && gflops_1thread > 0)
         printf("  one core:         sgemm %.1f GFLOP/s, %.0f%% of its FMA peak (%.1f GFLOP/s "

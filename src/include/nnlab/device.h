@@ -80,6 +80,8 @@ typedef struct nn_cpu_facts {
     char blas_version[32];       /* OpenBLAS's, "0.3.21" */
     char blas_core[32];          /* the kernels it runs: openblas_get_corename() */
     char blas_coretype_env[32];  /* $OPENBLAS_CORETYPE when set (it overrides the choice) */
+    char blas_core_from[32];     /* "" or the core OpenBLAS chose itself, below the CPU's
+                                    level, before nnlab made it take blas_core */
     int blas_threads;            /* OpenBLAS's own thread count (nnlab runs it on one,
                                     inside its own pool) */
     double clock_ghz;            /* nominal; 0 unknown */
