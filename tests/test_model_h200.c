@@ -54,14 +54,18 @@ static const struct { const char *preset, *way, *why; } known_out[] = {
     { "lenet-cifar10", "eager", "-30% at 64: measured 534.5 us at 16 and 1002.3 at 64 (+468), where "
       "lenet5-cifar10, the same layers and three more, took 478.8 and 756.4 (+278); the form's eager step grows "
       "there by its copies alone (its host's issue still the longer), 185 us, and cannot put lenet-cifar10 "
-      "above 752 (1002.3 less 25%) while lenet5-cifar10 stays below 945 and 598 at 16" },
+      "above 752 (1002.3 less 25%) while lenet5-cifar10 stays below 945 and 598 at 16. Noise, by a repeat on an "
+      "H100 (2026-11-27, bench/results/gpu-nvidia-h100-80gb-hbm3-2026-11-27): two back-to-back runs of this "
+      "sweep differed by up to 40% a point, and lenet-cifar10 at 64 (541, 615) stayed below lenet5-cifar10 (809, 760)" },
     { "lenet5-cifar10", "eager", "+30% at 16: 478.8 us, below its own 662.4 at 4 and below lenet-cifar10's 534.5 "
       "at 16 although it runs lenet-cifar10's layers and three more; the form's host cost per step (launches, "
-      "cuDNN and cuBLAS calls) is fixed, and lenet-cifar10's 374.9 at 1 bounds it" },
+      "cuDNN and cuBLAS calls) is fixed, and lenet-cifar10's 374.9 at 1 bounds it. Noise, by a repeat on an H100 "
+      "(2026-11-27): at 16 two back-to-back runs took 652 and 401 us (63% apart)" },
     { "conv1d-regression", "eager", "-28% at 4, the nearer of its contradicting pair (701.0 at 4, 367.7 at 16): "
       "663.3 at 64 and 481.3 at 256 ask for a step flat within 25% from 4 to 256 (526..602 us) and 1408.5 at "
       "1024 for more than its device's time beyond it; the host's fixed cost is shared with the other presets' "
-      "cuDNN and cuBLAS calls" },
+      "cuDNN and cuBLAS calls. Noise, by a repeat on an H100 (2026-11-27): two back-to-back runs took 477 and 294 "
+      "us at 16, 595 and 372 at 256 (up to 62% apart)" },
     { NULL, NULL, NULL },
 };
 
