@@ -195,7 +195,6 @@ static void read_blas(nn_cpu_info *ci)
     ci->blas_threads = openblas_get_num_threads();
     const char *env = getenv("OPENBLAS_CORETYPE");
     copy_word(ci->blas_coretype_env, sizeof ci->blas_coretype_env, env ? env : "");
-    copy_word(ci->blas_core_from, sizeof ci->blas_core_from, nn_blas_core_raised_from());
 }
 
 /* OpenBLAS's x86 core names and the instructions their kernels use

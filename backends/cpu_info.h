@@ -55,7 +55,9 @@ typedef struct nn_cpu_info {
                                     thread inside our own pool) */
     char blas_coretype_env[32];  /* $OPENBLAS_CORETYPE when set: it overrides the choice */
     char blas_core_from[32];     /* "" or the core OpenBLAS chose itself, below this CPU's
-                                    level, before nnlab raised it (cpu_blas_core.c) */
+                                    level, before nnlab raised it: nn_blas_core_raised_from(),
+                                    which nn_cpu_info_read leaves to its caller (cpu_blas_core.c
+                                    calls this file: the calls go one way) */
 } nn_cpu_info;
 
 /* The core OpenBLAS chose as it loaded when cpu_blas_core.c's constructor

@@ -187,6 +187,7 @@ void nn_cpu_facts_read(nn_cpu_facts *out)
 {
     nn_cpu_info ci;
     nn_cpu_info_read(&ci);
+    snprintf(ci.blas_core_from, sizeof ci.blas_core_from, "%s", nn_blas_core_raised_from());
     facts_of(&ci, out);
 }
 
