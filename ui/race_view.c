@@ -88,6 +88,18 @@ void ui_race_title(const ui_lab *lab, char *t, size_t len, const char *data)
                  r->cfg.batch, data);
 }
 
+/* Whether a shipped profile matches the GPU of r's GPU job (nn_profile_for_device). */
+static int gpu_own_profile(const ui_lab *lab, const ui_run *r, nn_gpu_profile *prof)
+{
+    for (int k = 0; k < r->n_jobs; k++)
+        for (int i = 0; r->j[k].way.gpu && i < lab->devices.n; i++) {
+            const nn_device_status *st = &lab->devices.st[i];
+            if (!strcmp(st->name, r->j[k].device) && st->gpu && st->available)
+                return nn_profile_for_device(st->description, prof) == 0;
+        }
+    return 0;
+}
+
 void ui_race_framework_init(ui_lab *lab)
 {
     ui_dashboard_state *ds = ui_dashboard_of(lab);
@@ -105,7 +117,11 @@ void ui_race_framework_init(ui_lab *lab)
         else if (!r->j[k].way.gpu && !cpu)
             cpu = c;
     }
-    if (!with_gpu || r->n_jobs < 2 || ui_predicted_profile(lab, &prof, err, sizeof err) != 0)
+    if (!with_gpu || r->n_jobs < 2)
+        return;
+    /* the profile of the GPU racing when one ships (as Explain and `train
+     * --race` price it), else the settings' */
+    if (!gpu_own_profile(lab, r, &prof) && ui_predicted_profile(lab, &prof, err, sizeof err) != 0)
         return;
     nn_race_framework_of(&r->cfg.preset, r->cfg.batch, cpu, gpu, &prof, &ds->framework);
     ds->has_framework = 1;
