@@ -105,6 +105,30 @@ static void test_ways_and_labels(void **state)
     assert_true(nn_sweep_lists_calibration(&sw, 2) && !nn_sweep_lists_calibration(&sw, 3));
 }
 
+/* The GPU predicted with the transfer switches given: nnlab's eager and graph
+ * ways copy each batch and read the loss back, as a measured job with them
+ * would (each point dearer than without), the framework way stays the
+ * write-ups' (the same figures either way). */
+static void test_predicted_switches(void **state)
+{
+    nn_job_config cfg;
+    static nn_sweep plain;
+    (void)state;
+    sweep_without_gpu();
+    plain = sw;
+    load("lenet-cifar10");
+    nn_job_config_init(&cfg, &preset);
+    cfg.data_on_device = 0;
+    cfg.sync_every_step = 1;
+    nn_sweep_init(&sw, &cfg, batches, N_BATCHES, 20, 3);
+    assert_int_equal(nn_sweep_add_predicted(&sw, &t4), 0);
+    for (int i = 0; i < N_BATCHES; i++) {
+        for (int k = 0; k < 2; k++)            /* graph, eager: copies and a read-back added */
+            assert_true(sw.pt[k][i].predicted_us > plain.pt[2 + k][i].predicted_us * 1.001);
+        assert_true(fabs(sw.pt[2][i].predicted_us - plain.pt[4][i].predicted_us) < 1e-9);
+    }
+}
+
 /* The pairs: framework with framework, nnlab's CPU with nnlab's GPU ways;
  * the framework pair predicted; the write-up's figure beside it with the
  * direction predicted here (LeNet at batch 4: the GPU slower, as written). */
@@ -266,6 +290,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ways_and_labels),
+        cmocka_unit_test(test_predicted_switches),
         cmocka_unit_test(test_matching_pairs),
         cmocka_unit_test(test_tie_is_not_a_crossover),
         cmocka_unit_test(test_repeats),

@@ -73,6 +73,14 @@ void nn_sweep_predict_point(nn_sweep *sw, int d, int i)
     nn_strlcpy(pt->in.device, sw->device[d], sizeof pt->in.device);
     pt->in.batch = sw->batch[i];
     nn_gpu_way_options((nn_gpu_way)sw->way[d], nn_profile_framework_gpu_us(&sw->prof), &pt->in.opt);
+    if (sw->way[d] != NN_WAY_FRAMEWORK) {
+        /* nnlab's own ways with the transfer switches given (--no-data-on-device,
+         * --pinned, --sync-every-step), as a measured job runs them; the
+         * framework way is the write-ups', whatever they are */
+        pt->in.opt.data_on_device = sw->base.data_on_device;
+        pt->in.opt.pinned = !sw->base.data_on_device && sw->base.pinned;
+        pt->in.opt.sync_every_step = sw->base.sync_every_step;
+    }
     nn_explain_inputs_run(&sw->base.preset, &sw->cal[d], &pt->in, &e);
     pt->has_model = 1;
     pt->regime = e.regime;
