@@ -56,12 +56,17 @@ def main():
     ap.add_argument("--presets", required=True)
     ap.add_argument("--nnlab", default="build/nnlab")
     ap.add_argument("--fixed", default="")
+    ap.add_argument("--ways", default="graph,eager", help="the measured ways fitted")
+    ap.add_argument("--exclude", default="", help="points left out: preset:way:batch,...")
     a = ap.parse_args()
     keys, presets = a.keys.split(","), a.presets.split(",")
     text = open(a.profile).read()
     values = {k: float(re.search(rf"(?m)^{re.escape(k)}\s*=\s*(\S+)", text).group(1)) for k in keys}
     fixed = {kv.split("=")[0]: float(kv.split("=")[1]) for kv in a.fixed.split(",") if kv}
-    meas = {p: measured(a.raw, p) for p in presets}
+    ways = set(a.ways.split(","))
+    left_out = {tuple(x.split(":")) for x in a.exclude.split(",") if x}
+    meas = {p: {k: v for k, v in measured(a.raw, p).items()
+                if k[0] in ways and (p, k[0], str(k[1])) not in left_out} for p in presets}
     pdir = tempfile.mkdtemp()
     stem = os.path.splitext(os.path.basename(a.profile))[0]
     for f in os.listdir(os.path.dirname(os.path.abspath(a.profile))):

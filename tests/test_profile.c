@@ -250,9 +250,11 @@ static void test_lenet_predictions_by_hand(void **state)
 }
 
 /* The [kernels] figures: absent from the by-hand profiles (nothing priced:
- * the model as it was), the same in h100 and h200 (one GH100 chip), whose
- * LeNet at batch 4 (overhead-bound: memory does not matter) then agree,
- * and a convolution's backward costs more than a launch in both. */
+ * the model as it was); h100 and h200 (one GH100 chip) share the host's
+ * figures, their device figures each fitted to its own run (the H100's after
+ * the timed convolution choice, docs/decisions.md), and their LeNet at
+ * batch 4 (overhead-bound: memory does not matter) agrees; a convolution's
+ * backward costs more than a launch. */
 static void test_kernel_figures(void **state)
 {
     static nn_preset p;
@@ -269,8 +271,8 @@ static void test_kernel_figures(void **state)
     nn_profile_calibration(&h200, &c);
     assert_true(c.calls.has);
     assert_true(c.calls.device_us[NN_CALL_CONV_BWD] > c.calls.device_us[NN_CALL_CONV_FWD]);
-    assert_true(h100.conv_backward_us == h200.conv_backward_us && h100.cudnn_call_us == h200.cudnn_call_us &&
-                h100.linear_backward_reduce_us == h200.linear_backward_reduce_us && h100.launch_us == h200.launch_us);
+    assert_true(h100.cudnn_call_us == h200.cudnn_call_us && h100.cublas_call_us == h200.cublas_call_us &&
+                h100.launch_us == h200.launch_us);
     load_preset("lenet-cifar10", &p);
     nn_profile_predict(&p, 4, &h100, e100);
     nn_profile_predict(&p, 4, &h200, e200);
