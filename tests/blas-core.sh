@@ -6,15 +6,14 @@
 # raise them, say so (`nnlab devices`, `calibrate --json`), keep them with
 # NNLAB_OPENBLAS_KEEP_CORE=1 or a user's OPENBLAS_CORETYPE (and warn), and
 # its products must still match cpu-ref after the switch (tests/test_parity).
-# Speaks TAP. Needs NNLAB (the program, beside tests/), which `make check`
-# exports.
-: "${NNLAB:=./nnlab}"
+# Speaks TAP. Needs NNLAB (the program, beside tests/) and top_srcdir, which
+# `make check` exports.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
 builddir=$(dirname "$NNLAB")
 n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed -n '1,6s/^/# /p' "$tmp/out"; }
+. "$top_srcdir/tests/cli-lib.sh"
 # has NAME TEXT [VAR=VALUE...]: `nnlab devices`' cpu line in that environment contains TEXT
 has() {
     name=$1 text=$2; shift 2

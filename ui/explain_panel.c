@@ -13,6 +13,7 @@
 #include "sweep_screen.h"
 #include "dashboard.h"
 #include "format.h"
+#include "race_predicted.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -72,11 +73,9 @@ static const nn_gpu_profile *profile_for_job(const ui_lab *lab, const char *devi
     static nn_gpu_profile prof;
     static char matched_for[NN_ERR_LEN];
     static int found;
+    const nn_device_status *st = ui_gpu_here(lab, device);
     *mark = NULL;
-    for (int i = 0; i < lab->devices.n; i++) {
-        const nn_device_status *st = &lab->devices.st[i];
-        if (strcmp(st->name, device) != 0 || !st->gpu || !st->available)
-            continue;
+    if (st) {
         if (strcmp(matched_for, st->description) != 0) {
             snprintf(matched_for, sizeof matched_for, "%s", st->description);
             found = nn_profile_for_device(st->description, &prof) == 0;

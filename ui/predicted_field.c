@@ -34,6 +34,12 @@ int ui_predicted_stands_in(const ui_lab *lab, const char *name)
     return lab->devices.known && st && st->gpu && !st->available && has_baseline(lab);
 }
 
+const nn_device_status *ui_gpu_here(const ui_lab *lab, const char *device)
+{
+    const nn_device_status *st = surveyed(lab, device);
+    return st && st->gpu && st->available ? st : NULL;
+}
+
 int ui_predicted_profile(const ui_lab *lab, nn_gpu_profile *out, char *err, size_t err_len)
 {
     const char *name = lab->chosen.set.gpu_profile[0] ? lab->chosen.set.gpu_profile : nn_profile_default_name();

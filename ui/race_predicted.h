@@ -11,6 +11,10 @@
 /* 1 when device name is a GPU the survey says is not here, so that a run
  * asking for it races a predicted one instead of being refused. */
 int ui_predicted_stands_in(const ui_lab *lab, const char *name);
+/* The survey's status of device when it is a GPU that is here, else NULL:
+ * its description names the GPU whose shipped profile (nn_profile_for_device)
+ * Explain and the race compare with. */
+const nn_device_status *ui_gpu_here(const ui_lab *lab, const char *device);
 /* The profile the settings choose (its name or the default), loaded: 0, or
  * -1 with why. */
 int ui_predicted_profile(const ui_lab *lab, nn_gpu_profile *out, char *err, size_t err_len);

@@ -91,12 +91,11 @@ void ui_race_title(const ui_lab *lab, char *t, size_t len, const char *data)
 /* Whether a shipped profile matches the GPU of r's GPU job (nn_profile_for_device). */
 static int gpu_own_profile(const ui_lab *lab, const ui_run *r, nn_gpu_profile *prof)
 {
-    for (int k = 0; k < r->n_jobs; k++)
-        for (int i = 0; r->j[k].way.gpu && i < lab->devices.n; i++) {
-            const nn_device_status *st = &lab->devices.st[i];
-            if (!strcmp(st->name, r->j[k].device) && st->gpu && st->available)
-                return nn_profile_for_device(st->description, prof) == 0;
-        }
+    for (int k = 0; k < r->n_jobs; k++) {
+        const nn_device_status *st = r->j[k].way.gpu ? ui_gpu_here(lab, r->j[k].device) : NULL;
+        if (st)
+            return nn_profile_for_device(st->description, prof) == 0;
+    }
     return 0;
 }
 
