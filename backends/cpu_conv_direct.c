@@ -54,6 +54,33 @@ void nn_direct_conv_dims(const nn_conv_geom *g, dconv_dims *d)
     d->dyp_plane = round16(d->margin + d->dxp_plane);
     d->dyp_floats = (size_t)g->c_out * d->dyp_plane;
     d->dxp_floats = (size_t)g->c_in * d->dxp_plane;
+    /* the scatter form adds each wide output position's sums at q + kh*pw
+     * + kw of its channel: the last channel's reach can pass the plane */
+    size_t scatter_reach = ((size_t)g->c_in - 1) * d->dxp_plane +
+                           (size_t)(g->k_h - 1) * (size_t)d->pw + (size_t)(g->k_w - 1) + d->lw_pad;
+    d->dxs_floats = round16(scatter_reach > d->dxp_floats ? scatter_reach : d->dxp_floats);
+}
+
+/* offs_t[c_out + m] is where row m = (kh, kw, ci) adds its sums (position q
+ * goes to q + kh*pw + kw of channel ci). The channels are the inner index
+ * so that the rows of one block add into different planes (scatter_rows). */
+void nn_direct_conv_scatter_tables(const nn_conv_geom *g, const dconv_dims *d, const float *w,
+                                   int *offs_t, float *w_t)
+{
+    const size_t CO = (size_t)g->c_out;
+    for (size_t co = 0; co < CO; co++)
+        offs_t[co] = (int)(co * d->dyp_plane + d->margin);
+    const size_t taps = (size_t)g->k_h * (size_t)g->k_w;
+    size_t m = 0;
+    for (int kh = 0; kh < g->k_h; kh++)
+        for (int kw = 0; kw < g->k_w; kw++)
+            for (int ci = 0; ci < g->c_in; ci++, m++) {
+                const size_t tap = (size_t)ci * taps + (size_t)kh * (size_t)g->k_w + (size_t)kw;
+                offs_t[CO + m] = (int)((size_t)ci * d->dxp_plane + (size_t)kh * (size_t)d->pw +
+                                       (size_t)kw);
+                for (size_t co = 0; co < CO; co++)
+                    w_t[m * CO + co] = w[co * d->K + tap];
+            }
 }
 
 void nn_direct_conv_tables(const nn_conv_geom *g, const dconv_dims *d, const float *w,
@@ -163,10 +190,11 @@ int nn_direct_conv_usable(const nn_conv_geom *g)
     return (double)g->h_out * g->w_out >= DIRECT_MIN_USEFUL * (double)d.lw_pad;
 }
 
-/* out (mr rows, ld_out apart)[0, 16) = sum over taps r of
- * w[m*kr + r] * in[offs[r] + (0 .. 16)]. mr is a constant where inlined. */
+/* out[row_at[m] + (0 .. 16)] = (or, when add, +=) the sum over taps r of
+ * w[m*kr + r] * in[offs[r] + (0 .. 16)], for rows m < mr. mr and add are
+ * constants where inlined. */
 KERNEL void taps_block(const int mr, size_t kr, const float *w, const int *offs,
-                       const float *in, float *out, size_t ld_out)
+                       const float *in, float *out, const size_t *row_at, const int add)
 {
     __m256 a0[MR_MAX], a1[MR_MAX];
 #pragma GCC unroll 6
@@ -184,8 +212,27 @@ KERNEL void taps_block(const int mr, size_t kr, const float *w, const int *offs,
     }
 #pragma GCC unroll 6
     for (int m = 0; m < mr; m++) {
-        _mm256_storeu_ps(out + (size_t)m * ld_out, a0[m]);
-        _mm256_storeu_ps(out + (size_t)m * ld_out + 8, a1[m]);
+        float *o = out + row_at[m];
+        if (add) {
+            a0[m] = _mm256_add_ps(a0[m], _mm256_loadu_ps(o));
+            a1[m] = _mm256_add_ps(a1[m], _mm256_loadu_ps(o + 8));
+        }
+        _mm256_storeu_ps(o, a0[m]);
+        _mm256_storeu_ps(o + 8, a1[m]);
+    }
+}
+
+/* taps_block for mr = 1 .. MR_MAX, each a constant. */
+KERNEL void taps_block_mr(const int mr, size_t kr, const float *w, const int *offs,
+                          const float *in, float *out, const size_t *row_at, const int add)
+{
+    switch (mr) {
+    case 6: taps_block(6, kr, w, offs, in, out, row_at, add); break;
+    case 5: taps_block(5, kr, w, offs, in, out, row_at, add); break;
+    case 4: taps_block(4, kr, w, offs, in, out, row_at, add); break;
+    case 3: taps_block(3, kr, w, offs, in, out, row_at, add); break;
+    case 2: taps_block(2, kr, w, offs, in, out, row_at, add); break;
+    default: taps_block(1, kr, w, offs, in, out, row_at, add); break;
     }
 }
 
@@ -198,21 +245,38 @@ AVX2 static void taps_rows(int rows, size_t kr, const float *w, const int *offs,
         nn_avx512_conv_taps(rows, kr, w, offs, in, out, ld_out, q0, q1);
         return;
     }
+    size_t row_at[MR_MAX];
+    for (int m = 0; m < MR_MAX; m++)
+        row_at[m] = (size_t)m * ld_out;
     for (int m0 = 0; m0 < rows; m0 += MR_MAX) {
         const int mr = rows - m0 < MR_MAX ? rows - m0 : MR_MAX;
         const float *wm = w + (size_t)m0 * kr;
         float *om = out + (size_t)m0 * ld_out;
-        for (size_t q = q0; q < q1; q += QB) {
-            switch (mr) {
-            case 6: taps_block(6, kr, wm, offs, in + q, om + q, ld_out); break;
-            case 5: taps_block(5, kr, wm, offs, in + q, om + q, ld_out); break;
-            case 4: taps_block(4, kr, wm, offs, in + q, om + q, ld_out); break;
-            case 3: taps_block(3, kr, wm, offs, in + q, om + q, ld_out); break;
-            case 2: taps_block(2, kr, wm, offs, in + q, om + q, ld_out); break;
-            default: taps_block(1, kr, wm, offs, in + q, om + q, ld_out); break;
-            }
-        }
+        for (size_t q = q0; q < q1; q += QB)
+            taps_block_mr(mr, kr, wm, offs, in + q, om + q, row_at, 0);
     }
+}
+
+/* The input gradient in scatter form: for every wide output position q in
+ * [0, lw_pad) and row m = (kh, kw, ci), out[out_at[m] + q] += sum over the
+ * c_out channels co of w_t[m][co] * in[offs[co] + q]. Blocks never hold two
+ * rows of one channel: their sums, added at nearby shifted positions, would
+ * make each block's loads wait on the stores before them. */
+AVX2 static void scatter_rows(const nn_conv_geom *g, const dconv_dims *d, const float *w_t,
+                              const int *offs_t, const float *in, float *out)
+{
+    const size_t CO = (size_t)g->c_out, taps = (size_t)g->k_h * (size_t)g->k_w;
+    const int *out_at = offs_t + CO;
+    size_t row_at[MR_MAX];
+    for (size_t t = 0; t < taps; t++)
+        for (int c0 = 0; c0 < g->c_in; c0 += MR_MAX) {
+            const int mr = g->c_in - c0 < MR_MAX ? g->c_in - c0 : MR_MAX;
+            const size_t m0 = t * (size_t)g->c_in + (size_t)c0;
+            for (int m = 0; m < mr; m++)
+                row_at[m] = (size_t)out_at[m0 + (size_t)m];
+            for (size_t q = 0; q < d->lw_pad; q += QB)
+                taps_block_mr(mr, CO, w_t + m0 * CO, offs_t, in + q, out + q, row_at, 1);
+        }
 }
 
 void nn_direct_conv_forward(const nn_conv_geom *g, const dconv_dims *d, const float *w,
@@ -221,10 +285,26 @@ void nn_direct_conv_forward(const nn_conv_geom *g, const dconv_dims *d, const fl
     taps_rows(g->c_out, d->K, w, offs, xp, yw, d->lw_pad, q0, q1);
 }
 
+int nn_direct_conv_dx_scatter(const nn_conv_geom *g, const dconv_dims *d)
+{
+    static _Atomic int enabled = -1;
+    if (enabled < 0)
+        enabled = nn_cpu_own_kernels("NNLAB_NO_DX_SCATTER") && !nn_cpu_avx512_kernels();
+    /* the scatter form computes lw_pad positions a row and adds each row's
+     * sums back (about 2 FMAs' worth per position against c_out); the
+     * gather form computes every position of the padded plane */
+    return enabled && (double)d->lw_pad * (g->c_out + 2.0) < (double)d->dxp_plane * g->c_out;
+}
+
 void nn_direct_conv_input_grad(const nn_conv_geom *g, const dconv_dims *d, const float *w_t,
                                const int *offs_t, const float *dyp, float *dxp, float *dx)
 {
-    taps_rows(g->c_in, d->Kt, w_t, offs_t, dyp, dxp, d->dxp_plane, 0, d->dxp_plane);
+    if (nn_direct_conv_dx_scatter(g, d)) {
+        memset(dxp, 0, d->dxs_floats * sizeof *dxp);
+        scatter_rows(g, d, w_t, offs_t, dyp, dxp);
+    } else {
+        taps_rows(g->c_in, d->Kt, w_t, offs_t, dyp, dxp, d->dxp_plane, 0, d->dxp_plane);
+    }
     const size_t plane_in = (size_t)g->h_in * (size_t)g->w_in;
     for (int ci = 0; ci < g->c_in; ci++)
         for (int ih = 0; ih < g->h_in; ih++)
@@ -342,6 +422,12 @@ AVX2 void nn_direct_conv_weight_grad(const nn_conv_geom *g, const dconv_dims *d,
 int nn_direct_conv_usable(const nn_conv_geom *g)
 {
     (void)g;
+    return 0;
+}
+
+int nn_direct_conv_dx_scatter(const nn_conv_geom *g, const dconv_dims *d)
+{
+    (void)g, (void)d;
     return 0;
 }
 

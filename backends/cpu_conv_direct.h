@@ -50,6 +50,7 @@ typedef struct dconv_dims {
     size_t dyp_plane;       /* one channel of the margined output gradient */
     size_t dyp_floats;      /* c_out * dyp_plane */
     size_t dxp_floats;      /* c_in * dxp_plane */
+    size_t dxs_floats;      /* the input gradient's scratch: dxp_floats and the scatter form's reach */
 } dconv_dims;
 
 /* Whether the direct kernels can and should run g: stride 1, a kernel larger
@@ -59,12 +60,31 @@ int nn_direct_conv_usable(const nn_conv_geom *g);
 
 void nn_direct_conv_dims(const nn_conv_geom *g, dconv_dims *d);
 
+/* Whether the input gradient runs in scatter form here: every wide output
+ * position's sums added into the input positions its taps reach (c_in k_h
+ * k_w rows of c_out taps over lw_pad positions), instead of the gather form
+ * (c_in rows of c_out k_h k_w taps over every position of the padded
+ * plane, most of whose taps read the zero margins when the output is small
+ * against the input: LeNet's second convolution gathers over 208 positions
+ * for 100 outputs, scatters over 144). On the AVX2 path only, and where it
+ * does less work; NNLAB_NO_DX_SCATTER=1 keeps the gather form (the parity
+ * suite runs both). The AVX-512 path keeps its gather twin. */
+int nn_direct_conv_dx_scatter(const nn_conv_geom *g, const dconv_dims *d);
+
 /* The shared tables of one call, built once before the threads start:
  * offs (K entries), the forward taps' offsets into the padded input; and when
- * offs_t is not NULL, offs_t (Kt), the input gradient's taps' offsets into
- * the margined output gradient, and w_t (c_in x Kt), the transposed weights. */
+ * offs_t is not NULL, the gather form's input-gradient tables: offs_t (Kt),
+ * its taps' offsets into the margined output gradient, and w_t (c_in x Kt),
+ * the transposed weights. */
 void nn_direct_conv_tables(const nn_conv_geom *g, const dconv_dims *d, const float *w,
                            int *offs, int *offs_t, float *w_t);
+
+/* The scatter form's input-gradient tables (in place of the gather form's):
+ * offs_t (c_out + K entries), where each channel's wide output gradient
+ * starts in the margined layout, then where each row (kh, kw, ci) adds its
+ * sums in the scratch; w_t (K x c_out), the weights in that row order. */
+void nn_direct_conv_scatter_tables(const nn_conv_geom *g, const dconv_dims *d, const float *w,
+                                   int *offs_t, float *w_t);
 
 /* One sample's input (c_in, h_in, w_in) into the padded layout xp. */
 void nn_direct_conv_pad_input(const nn_conv_geom *g, const dconv_dims *d, const float *x,
@@ -102,9 +122,48 @@ void nn_direct_conv_weight_grad(const nn_conv_geom *g, const dconv_dims *d, cons
                                 float *acc);
 
 /* One sample's dx (c_in, h_in, w_in) from its margined output gradient dyp:
- * the transposed taps into the scratch dxp (dxp_floats), then the unpadded
- * interior into dx. */
+ * the transposed taps (gather or scatter form, as the tables were built)
+ * into the scratch dxp (dxs_floats), then the unpadded interior into dx. */
 void nn_direct_conv_input_grad(const nn_conv_geom *g, const dconv_dims *d, const float *w_t,
                                const int *offs_t, const float *dyp, float *dxp, float *dx);
+
+/* ---- The channel form (cpu_conv_direct_chan.c) ----
+ * The forward and the weight gradient vectorised over blocks of 16 output
+ * channels, over the real output positions only: for geometries whose wide
+ * layout computes many positions that are thrown away (LeNet's second
+ * convolution: 144 for 100). Positions are numbered p = oh * w_out + ow;
+ * at[p] = oh * pw + ow is where p's taps start in the padded input. */
+
+/* Whether the forward and the weight gradient take the channel form here:
+ * c_out a multiple of 16, the wide layout wasting over a tenth of the
+ * position form's work, the AVX2 path (the AVX-512 path keeps its position
+ * twins), and NNLAB_NO_CONV_CHAN unset (the parity suite runs both). */
+int nn_direct_conv_chan(const nn_conv_geom *g, const dconv_dims *d);
+
+/* at (h_out w_out entries) as above, and wc (K x c_out) = w transposed. */
+void nn_direct_chan_tables(const nn_conv_geom *g, const dconv_dims *d, const float *w, int *at,
+                           float *wc);
+
+/* yc (positions, c_out) at positions [p0, p1) = the taps of the padded
+ * input xp (offs: nn_direct_conv_tables's) times wc, without bias. */
+void nn_direct_chan_forward(const nn_conv_geom *g, const dconv_dims *d, const float *wc,
+                            const int *offs, const int *at, const float *xp, float *yc,
+                            size_t p0, size_t p1);
+
+/* Positions [p0, p1) of one sample's y (c_out, h_out, w_out) = yc + bias
+ * (or NULL). */
+void nn_direct_chan_store(const nn_conv_geom *g, const float *yc, const float *bias, float *y,
+                          size_t p0, size_t p1);
+
+/* One sample's output gradient (c_out, h_out w_out) into dyc (positions,
+ * c_out). */
+void nn_direct_chan_dy(const nn_conv_geom *g, const float *dy, float *dyc);
+
+/* dwc (K x c_out) += the sum over nb samples (padded inputs d->xp_floats
+ * apart, dyc areas h_out w_out c_out apart) of each tap's inputs times the
+ * output gradient, over the real positions. */
+void nn_direct_chan_weight_grad(const nn_conv_geom *g, const dconv_dims *d, const int *offs,
+                                const int *at, const float *xps, const float *dycs, int nb,
+                                float *dwc);
 
 #endif
