@@ -1,6 +1,7 @@
 /* backends/cpu_conv.c - conv2d_workspace, conv2d_forward and conv2d_backward
  * of the fast CPU backend. Each geometry takes one of two paths:
- *  - the direct kernels (cpu_conv_direct_run.c, kernels in cpu_conv_direct.c)
+ *  - the direct kernels (cpu_conv_direct_run.c, kernels in cpu_conv_direct.c
+ *    and cpu_conv_direct_chan.c)
  *    when nn_direct_conv_usable() says so: stride 1, a kernel larger than
  *    1x1, few output channels, a CPU with AVX2 and FMA, and
  *    NNLAB_NO_DIRECT_CONV not set;

@@ -13,7 +13,7 @@
  *                          share is below, nn_cpu_sum_conv_slots)
  *   cpu_conv_im2col.c        the im2col + sgemm path (any geometry)
  *   cpu_conv_direct_run.c    the direct path's threading (narrow, stride 1)
- *   cpu_conv_direct.c        ... and its AVX2 kernels
+ *   cpu_conv_direct.c        ... and its AVX2 kernels (+ _chan.c: the channel form)
  *   cpu_maxpool.c          maxpool2d_forward/backward
  *   cpu_activation.c       act_forward/backward (relu, tanh, mish)
  *   cpu_dropout.c          dropout_forward/backward
