@@ -1,8 +1,10 @@
 /* backends/cpu_tab.c - the fast CPU backend's batch norm (ghost batches),
  * GLU and sparsemax (backend.h has the contracts, cpu_ref_tab.c the
- * reference arithmetic). Batch norm runs in items of FEAT_BLOCK features, each
- * item walking the chunks in order (the running update's order) with the rows
- * read along the features, so the inner loops are contiguous; GLU and
+ * reference arithmetic). Batch norm runs in items of (FEAT_BLOCK features,
+ * one ghost batch), with the rows read along the features so that the inner
+ * loops are contiguous; each item leaves its chunk's sums in a scratch, and
+ * the running statistics and the gamma and beta gradients are then summed
+ * over the chunks in order on one thread (the reference's order); GLU and
  * sparsemax in items of rows. Sums in float. Sparsemax finds tau without a
  * sort by Michelot's iteration (tau from the elements above the last tau
  * until none drops out), which ends on the sort's support exactly. */
@@ -11,6 +13,7 @@
 #include "mish.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define FEAT_BLOCK 64        /* features per batch norm item (stack accumulators) */
 #define ROW_BLOCK 64         /* rows per GLU and sparsemax item */
@@ -22,7 +25,19 @@ typedef struct bn_task {
     int training;
     const float *x, *gamma, *beta, *dy;
     float *running, *y, *dx, *dgamma, *dbeta;
+    int chunk, chunks, fblocks;  /* rows per ghost batch, ghost batches, feature blocks */
+    float *sums;        /* (chunks, 2, c): forward mean and var; backward sdyx and sdy */
 } bn_task;
+
+/* Item -> its features [f0, f0 + w) and its ghost batch's rows [r0, r1). */
+static void bn_item(const bn_task *t, int item, int *f0, int *w, int *r0, int *r1)
+{
+    const int c = t->g->c, fb = item % t->fblocks, ch = item / t->fblocks;
+    *f0 = fb * FEAT_BLOCK;
+    *w = c - *f0 < FEAT_BLOCK ? c - *f0 : FEAT_BLOCK;
+    *r0 = ch * t->chunk;
+    *r1 = *r0 + t->chunk < t->g->n ? *r0 + t->chunk : t->g->n;
+}
 
 /* Mean and invstd of features [f0, f0+w) over rows [r0, r1). */
 static void bn_chunk_stats(const bn_task *t, int f0, int w, int r0, int r1, float *mean,
@@ -61,35 +76,51 @@ static void bn_normalise(const bn_task *t, int f0, int w, int r0, int r1, const 
     }
 }
 
+/* Forward of one (feature block, ghost batch): y, and in training the
+ * chunk's mean and variance into the scratch for the running update. */
 static void bn_forward_item(void *ctx, int item, int part)
 {
     const bn_task *t = ctx;
     const nn_bn_geom *g = t->g;
-    int f0 = item * FEAT_BLOCK, w = g->c - f0 < FEAT_BLOCK ? g->c - f0 : FEAT_BLOCK;
+    int f0, w, r0, r1;
     float mean[FEAT_BLOCK], var[FEAT_BLOCK], invstd[FEAT_BLOCK];
-    float *rm = t->running + f0, *rv = t->running + g->c + f0;
     (void)part;
+    bn_item(t, item, &f0, &w, &r0, &r1);
     if (!t->training) {
+        const float *rm = t->running + f0, *rv = t->running + g->c + f0;
         for (int j = 0; j < w; j++) {
             mean[j] = rm[j];
             invstd[j] = 1.0f / sqrtf(rv[j] + g->eps);
         }
-        bn_normalise(t, f0, w, 0, g->n, mean, invstd);
+        bn_normalise(t, f0, w, r0, r1, mean, invstd);
         return;
     }
-    int s = nn_ghost_chunk(g->n, g->virtual_batch);
-    for (int r0 = 0; r0 < g->n; r0 += s) {
-        int r1 = r0 + s < g->n ? r0 + s : g->n, m = r1 - r0;
-        bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
-        bn_normalise(t, f0, w, r0, r1, mean, invstd);
-        for (int j = 0; j < w; j++) {
+    bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
+    bn_normalise(t, f0, w, r0, r1, mean, invstd);
+    float *sum = t->sums + (size_t)(r0 / t->chunk) * 2 * (size_t)g->c + f0;
+    for (int j = 0; j < w; j++) {
+        sum[j] = mean[j];
+        sum[g->c + j] = var[j];
+    }
+}
+
+/* The running statistics updated chunk by chunk, in order. */
+static void bn_running_update(const bn_task *t)
+{
+    const nn_bn_geom *g = t->g;
+    float *rm = t->running, *rv = t->running + g->c;
+    for (int ch = 0; ch < t->chunks; ch++) {
+        const int r0 = ch * t->chunk, m = (r0 + t->chunk < g->n ? t->chunk : g->n - r0);
+        const float *mean = t->sums + (size_t)ch * 2 * (size_t)g->c, *var = mean + g->c;
+        for (int j = 0; j < g->c; j++) {
             rm[j] = (1.0f - g->momentum) * rm[j] + g->momentum * mean[j];
             rv[j] = (1.0f - g->momentum) * rv[j] + g->momentum * var[j] * (float)m / (float)(m - 1);
         }
     }
 }
 
-/* One chunk's gradient for features [f0, f0+w): dx, and its sums into dg, db. */
+/* One chunk's gradient for features [f0, f0+w): dx, and its sums into dg, db
+ * (the chunk's own area of the scratch, summed over the chunks later). */
 static void bn_backward_chunk(const bn_task *t, int f0, int w, int r0, int r1, float *dg, float *db)
 {
     const int c = t->g->c, m = r1 - r0;
@@ -105,8 +136,8 @@ static void bn_backward_chunk(const bn_task *t, int f0, int w, int r0, int r1, f
         }
     }
     for (int j = 0; j < w; j++) {
-        dg[j] += sdyx[j];
-        db[j] += sdy[j];
+        dg[j] = sdyx[j];
+        db[j] = sdy[j];
     }
     for (int i = r0; t->dx && i < r1; i++) {
         const float *xr = t->x + (size_t)i * c + f0, *dyr = t->dy + (size_t)i * c + f0;
@@ -121,30 +152,58 @@ static void bn_backward_chunk(const bn_task *t, int f0, int w, int r0, int r1, f
 static void bn_backward_item(void *ctx, int item, int part)
 {
     const bn_task *t = ctx;
-    const nn_bn_geom *g = t->g;
-    int f0 = item * FEAT_BLOCK, w = g->c - f0 < FEAT_BLOCK ? g->c - f0 : FEAT_BLOCK;
-    int s = nn_ghost_chunk(g->n, g->virtual_batch);
-    float dg[FEAT_BLOCK] = { 0 }, db[FEAT_BLOCK] = { 0 };
+    int f0, w, r0, r1;
     (void)part;
-    for (int r0 = 0; r0 < g->n; r0 += s)
-        bn_backward_chunk(t, f0, w, r0, r0 + s < g->n ? r0 + s : g->n, dg, db);
-    for (int j = 0; j < w; j++) {
+    bn_item(t, item, &f0, &w, &r0, &r1);
+    float *dg = t->sums + (size_t)(r0 / t->chunk) * 2 * (size_t)t->g->c + f0;
+    bn_backward_chunk(t, f0, w, r0, r1, dg, dg + t->g->c);
+}
+
+/* dgamma and dbeta: the chunks' sums added in chunk order. */
+static void bn_grad_sums(const bn_task *t)
+{
+    const int c = t->g->c;
+    for (int j = 0; j < c; j++) {
+        float dg = 0.0f, db = 0.0f;
+        for (int ch = 0; ch < t->chunks; ch++) {
+            dg += t->sums[(size_t)ch * 2 * (size_t)c + (size_t)j];
+            db += t->sums[(size_t)ch * 2 * (size_t)c + (size_t)c + (size_t)j];
+        }
         if (t->dgamma)
-            t->dgamma[f0 + j] = dg[j];
+            t->dgamma[j] = dg;
         if (t->dbeta)
-            t->dbeta[f0 + j] = db[j];
+            t->dbeta[j] = db;
     }
 }
 
-static int bn_run(nn_backend *b, const char *op, bn_task *t, item_fn fn)
+/* Items of (feature block, ghost batch): a batch of 4096 in ghost batches of
+ * 128 is 32 chunks, so a layer of 68 features keeps every thread busy (in
+ * items of feature blocks alone it was one block of 64 and one of 4, and a
+ * layer of 34 features one item for all the threads). after runs on this
+ * thread once the items are done: the sums over the chunks, in order. */
+static int bn_run(nn_backend *b, const char *op, bn_task *t, item_fn fn,
+                  void (*after)(const bn_task *))
 {
     char why[256];
     const nn_bn_geom *g = t->g;
     if (nn_bn_geom_problem(op, g->n, g->c, g->virtual_batch, g->eps, t->training, why, sizeof why))
         return nn_backend_fail(b, "%s", why);
-    int items = (g->c + FEAT_BLOCK - 1) / FEAT_BLOCK;
+    /* out of training the running statistics normalise: any rows split will do */
+    t->chunk = t->training ? nn_ghost_chunk(g->n, g->virtual_batch) : (g->n < 128 ? g->n : 128);
+    t->chunks = (g->n + t->chunk - 1) / t->chunk;
+    t->fblocks = (g->c + FEAT_BLOCK - 1) / FEAT_BLOCK;
+    t->sums = NULL;
+    if (t->training) {
+        t->sums = malloc((size_t)t->chunks * 2 * (size_t)g->c * sizeof *t->sums);
+        if (!t->sums)
+            return nn_backend_fail(b, "%s: out of memory for %d chunks' sums of %d features", op,
+                                   t->chunks, g->c);
+    }
     double work = 4.0 * g->n * (double)g->c;
-    nn_cpu_par_for(b, nn_cpu_threads_for(b, work, PAR_MIN_ELEMS), items, fn, t);
+    nn_cpu_par_for(b, nn_cpu_threads_for(b, work, PAR_MIN_ELEMS), t->chunks * t->fblocks, fn, t);
+    if (t->training)
+        after(t);
+    free(t->sums);
     return 0;
 }
 
@@ -153,7 +212,7 @@ int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, c
 {
     bn_task t = { .g = g, .training = training, .x = x, .gamma = gamma, .beta = beta,
                   .running = running, .y = y };
-    return bn_run(b, "batchnorm_forward", &t, bn_forward_item);
+    return bn_run(b, "batchnorm_forward", &t, bn_forward_item, bn_running_update);
 }
 
 int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
@@ -162,7 +221,7 @@ int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x
 {
     bn_task t = { .g = g, .training = 1, .x = x, .gamma = gamma, .dy = dy, .dx = dx,
                   .dgamma = dgamma, .dbeta = dbeta };
-    return bn_run(b, "batchnorm_backward", &t, bn_backward_item);
+    return bn_run(b, "batchnorm_backward", &t, bn_backward_item, bn_grad_sums);
 }
 
 /* ---- rows: GLU and sparsemax ----------------------------------------------------- */
