@@ -43,9 +43,13 @@ json_field() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p" | head -n 1; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 < b + 0) print a; else print b }'; }
 
+# nnlab's JSON goes to a file, never a pipe: a reader starting beside nnlab
+# takes a core from its thread choice (issue 23)
+nnlab_json=$(mktemp) || exit 1
 nnlab_s() {  # method val
-    "$nnlab" jacobian --preset mlp-jacobian --device cpu --method "$1" --val "$2" --json -q 2>/dev/null |
-        json_field seconds
+    "$nnlab" jacobian --preset mlp-jacobian --device cpu --method "$1" --val "$2" --json -q \
+        >"$nnlab_json" 2>/dev/null || true
+    json_field seconds <"$nnlab_json"
 }
 
 torch_s() {  # vectorize(0/1) val -> "seconds version"
@@ -67,7 +71,7 @@ fmt() { awk -v s="$1" 'BEGIN { if (s == "") print "-"; else if (s < 0.01) printf
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.1fx", a / b }'; }
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$nnlab_json"' EXIT
 {
     echo "# nnlab jacobian vs torch.autograd.functional.jacobian, CPU"
     echo

@@ -26,10 +26,15 @@ steps_for() {   # device batch
     esac
 }
 
+# nnlab's JSON goes to a file, never a pipe: a reader starting beside nnlab
+# takes a core from its thread choice (issue 23)
+nnlab_json=$(mktemp) || exit 1
+trap 'rm -f "$nnlab_json"' EXIT
 us_per_step() {  # preset device batch
     steps=$(steps_for "$2" "$3")
-    "$nnlab" bench --preset "$1" --device "$2" --batch "$3" --steps "$steps" --warmup 2 --json 2>/dev/null |
-        sed -n 's/^  "us_per_step": \([0-9.e+-]*\),$/\1/p'
+    "$nnlab" bench --preset "$1" --device "$2" --batch "$3" --steps "$steps" --warmup 2 --json \
+        >"$nnlab_json" 2>/dev/null || true
+    sed -n 's/^  "us_per_step": \([0-9.e+-]*\),$/\1/p' <"$nnlab_json"
 }
 
 date=$(date -u +%Y-%m-%d)

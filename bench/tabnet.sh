@@ -29,9 +29,14 @@ json_field() { sed -n "s/.*\"$1\": \"*\([0-9A-Za-z.e+-]*\).*/\1/p" | head -n 1; 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 load() { cut -d ' ' -f 1-3 /proc/loadavg; }
 
+# nnlab's JSON goes to a file, never a pipe: a reader starting beside nnlab
+# takes a core from its thread choice (issue 23)
+nnlab_json=$(mktemp) || exit 1
+trap 'rm -f "$nnlab_json"' EXIT
 nnlab_us() {  # batch
     "$nnlab" bench --preset tabnet-regression --device cpu --batch "$1" --steps "$(steps_for "$1")" \
-        --warmup 3 --json 2>/dev/null | json_field us_per_step
+        --warmup 3 --json >"$nnlab_json" 2>/dev/null || true
+    json_field us_per_step <"$nnlab_json"
 }
 peer_us() {  # batch threads
     "$py" "$here/tabnet_step.py" --batch "$1" --steps "$(steps_for "$1")" --warmup 3 --threads "$2" |
