@@ -225,9 +225,13 @@ int nn_ref_sparsemax_entropy(nn_backend *b, int n, int d, const float *y, float 
     if (n < 1 || d < 1 || !(sparsity >= 0.0f))
         return nn_backend_fail(b, "sparsemax_entropy: bad arguments (n %d, d %d, sparsity %g)", n,
                                d, (double)sparsity);
+    /* Sparsemax's zeros (most of a mask) add exactly nothing, 0 * log(1e-15),
+     * so their log is skipped: a log per element was 5% of tabnet-regression's
+     * step at batch 4096 (perf). A NaN is not zero, and still propagates. */
     double h = 0.0;
     for (size_t k = 0; k < (size_t)n * d; k++)
-        h -= y[k] * log(y[k] + ENTROPY_EPS);
+        if (y[k] != 0.0f)
+            h -= y[k] * log(y[k] + ENTROPY_EPS);
     stats[0] += (float)(sparsity * h / n);
     return 0;
 }
