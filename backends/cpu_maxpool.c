@@ -106,7 +106,7 @@ static int pool_simd(void)
     return enabled;
 }
 
-/* Windows [0, WO rounded down to 8) of one output row, 8 at a time: the
+/* Windows [0, WO rounded down to 4) of one output row, 8 (then 4) at a time: the
  * same first-equal rule as backward_plane_2x2's scalar loop, on masks.
  * Returns how many windows it did; a block holding a NaN maximum is left
  * to the scalar loop, so it returns at that block. Why: the scalar loop,
@@ -146,6 +146,30 @@ backward_row_2x2_avx2(const float *r0, const float *r1, const float *yrow, const
         _mm256_storeu_ps(d0 + c + 8, _mm256_unpackhi_ps(ga, gb));
         _mm256_storeu_ps(d1 + c, _mm256_unpacklo_ps(gc, gd));
         _mm256_storeu_ps(d1 + c + 8, _mm256_unpackhi_ps(gc, gd));
+    }
+    /* then 4 windows in 128-bit registers, whose shuffles keep the order:
+     * LeNet's second pool has rows of 5 windows */
+    for (; ow + 4 <= WO; ow += 4) {
+        const size_t c = 2 * ow;
+        const __m128 m = _mm_loadu_ps(yrow + ow);
+        if (_mm_movemask_ps(_mm_cmpunord_ps(m, m)))
+            return ow;
+        const __m128 d = _mm_loadu_ps(dyrow + ow);
+        const __m128 a0 = _mm_loadu_ps(r0 + c), a1 = _mm_loadu_ps(r0 + c + 4);
+        const __m128 b0 = _mm_loadu_ps(r1 + c), b1 = _mm_loadu_ps(r1 + c + 4);
+        const __m128 ka = _mm_cmpeq_ps(_mm_shuffle_ps(a0, a1, 0x88), m);
+        __m128 taken = ka;
+        const __m128 kb = _mm_andnot_ps(taken, _mm_cmpeq_ps(_mm_shuffle_ps(a0, a1, 0xDD), m));
+        taken = _mm_or_ps(taken, kb);
+        const __m128 kc = _mm_andnot_ps(taken, _mm_cmpeq_ps(_mm_shuffle_ps(b0, b1, 0x88), m));
+        taken = _mm_or_ps(taken, kc);
+        const __m128 kd = _mm_andnot_ps(taken, _mm_cmpeq_ps(_mm_shuffle_ps(b0, b1, 0xDD), m));
+        const __m128 ga = _mm_and_ps(ka, d), gb = _mm_and_ps(kb, d);
+        const __m128 gc = _mm_and_ps(kc, d), gd = _mm_and_ps(kd, d);
+        _mm_storeu_ps(d0 + c, _mm_unpacklo_ps(ga, gb));
+        _mm_storeu_ps(d0 + c + 4, _mm_unpackhi_ps(ga, gb));
+        _mm_storeu_ps(d1 + c, _mm_unpacklo_ps(gc, gd));
+        _mm_storeu_ps(d1 + c + 4, _mm_unpackhi_ps(gc, gd));
     }
     return ow;
 }
@@ -316,15 +340,18 @@ static void maxpool_backward_item(void *ctx, int item, int part)
     maxpool_backward_planes(t->g, t->x, t->y, t->dy, t->out, lo, hi);
 }
 
-/* items of about EW_BLOCK input elements */
-static void pool_run_items(nn_backend *b, pool_task *t, item_fn fn)
+/* items of about EW_BLOCK input elements; cost: an input element's time
+ * against a plain copy's, which sets how many threads pay */
+static void pool_run_items(nn_backend *b, pool_task *t, item_fn fn, double cost)
 {
     const nn_pool_geom *g = t->g;
     double elems = (double)g->n * g->c * g->h_in * g->w_in;
     t->planes = (size_t)g->n * (size_t)g->c;
-    double items = elems / EW_BLOCK;
-    t->items = items < 1.0 ? 1 : items > (double)t->planes ? (int)t->planes : (int)items;
-    nn_cpu_par_for(b, nn_cpu_threads_for(b, elems, PAR_MIN_ELEMS), t->items, fn, t);
+    double threads = nn_cpu_threads_for(b, elems * cost, PAR_MIN_ELEMS);
+    /* at least one item per thread when the work pays for them */
+    double items = elems / EW_BLOCK < threads ? threads : elems / EW_BLOCK;
+    t->items = items > (double)t->planes ? (int)t->planes : (int)items;
+    nn_cpu_par_for(b, (int)threads, t->items, fn, t);
 }
 
 int nn_cpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g,
@@ -334,7 +361,7 @@ int nn_cpu_maxpool2d_forward(nn_backend *b, const nn_pool_geom *g,
     if (pool_check(b, "maxpool2d_forward", g) != 0)
         return -1;
     pool_task t = { .g = g, .x = x, .out = y };
-    pool_run_items(b, &t, maxpool_forward_item);
+    pool_run_items(b, &t, maxpool_forward_item, 1.0);
     return 0;
 }
 
@@ -345,6 +372,8 @@ int nn_cpu_maxpool2d_backward(nn_backend *b, const nn_pool_geom *g,
     if (pool_check(b, "maxpool2d_backward", g) != 0)
         return -1;
     pool_task t = { .g = g, .x = x, .y = y, .dy = dy, .out = dx };
-    pool_run_items(b, &t, maxpool_backward_item);
+    /* the gradient reads x, y and dy and writes dx: 2.8 times the forward's
+     * time at LeNet's first pool (bench/opbench 256) */
+    pool_run_items(b, &t, maxpool_backward_item, 2.8);
     return 0;
 }
