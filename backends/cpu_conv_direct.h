@@ -50,7 +50,7 @@ typedef struct dconv_dims {
     size_t dyp_plane;       /* one channel of the margined output gradient */
     size_t dyp_floats;      /* c_out * dyp_plane */
     size_t dxp_floats;      /* c_in * dxp_plane */
-    size_t dxs_floats;      /* the input gradient's scratch: dxp_floats and the scatter form's reach */
+    size_t dxs_floats;      /* the input gradient's scratch: dxp_floats, or the scatter's reach */
 } dconv_dims;
 
 /* Whether the direct kernels can and should run g: stride 1, a kernel larger

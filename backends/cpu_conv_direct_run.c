@@ -99,7 +99,8 @@ static void dconv_task_layout(dconv_task *t, void *ws, int with_dx)
     t->offs_t = offs + d->K;
     t->w_t = w_t;
     if (t->plan.chan) {
-        const size_t chan_tables = nn_cpu_round16(t->plan.hw) + nn_cpu_round16(d->K * (size_t)t->g->c_out);
+        const size_t chan_tables =
+            nn_cpu_round16(t->plan.hw) + nn_cpu_round16(d->K * (size_t)t->g->c_out);
         int *at = (int *)(f + t->plan.table_floats - chan_tables);
         float *wc = f + t->plan.table_floats - chan_tables + nn_cpu_round16(t->plan.hw);
         nn_direct_chan_tables(t->g, d, t->w, at, wc);
