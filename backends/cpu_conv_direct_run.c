@@ -30,6 +30,7 @@ typedef struct dconv_plan {
     size_t hw;            /* output positions of a sample: h_out w_out */
     size_t table_floats;  /* offs (K ints), offs_t (gather: Kt, scatter: c_out + K ints),
                            * w_t (c_in Kt); channel form: at (hw ints), wc (K c_out) */
+    size_t chan_at;       /* channel form: where its tables, at then wc, start */
     size_t thread_stride; /* max(forward: xp + yw, backward: nb (xp + dyp [+ dyc]) + dxs + acc) */
     size_t slot_stride;   /* dw (c_out K) + dbias (c_out) */
 } dconv_plan;
@@ -54,7 +55,8 @@ static dconv_plan dconv_plan_for(const nn_backend *b, const nn_conv_geom *g)
     p.nb = (int)(fit < 1 ? 1 : fit < per_thread ? fit : per_thread);
     p.chunks = (g->n + p.nb - 1) / p.nb;
     p.slots = p.chunks < CONV_SLOTS ? p.chunks : CONV_SLOTS;
-    p.table_floats = nn_cpu_round16(d->K + d->Kt + d->K + (size_t)g->c_in * d->Kt);
+    p.chan_at = nn_cpu_round16(d->K + d->Kt + d->K + (size_t)g->c_in * d->Kt);
+    p.table_floats = p.chan_at;
     if (p.chan)
         p.table_floats += nn_cpu_round16(p.hw) + nn_cpu_round16(d->K * (size_t)g->c_out);
     size_t fwd = d->xp_floats + d->yw_floats;
@@ -99,10 +101,8 @@ static void dconv_task_layout(dconv_task *t, void *ws, int with_dx)
     t->offs_t = offs + d->K;
     t->w_t = w_t;
     if (t->plan.chan) {
-        const size_t chan_tables =
-            nn_cpu_round16(t->plan.hw) + nn_cpu_round16(d->K * (size_t)t->g->c_out);
-        int *at = (int *)(f + t->plan.table_floats - chan_tables);
-        float *wc = f + t->plan.table_floats - chan_tables + nn_cpu_round16(t->plan.hw);
+        int *at = (int *)(f + t->plan.chan_at);
+        float *wc = f + t->plan.chan_at + nn_cpu_round16(t->plan.hw);
         nn_direct_chan_tables(t->g, d, t->w, at, wc);
         t->at = at;
         t->wc = wc;
