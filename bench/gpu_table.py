@@ -147,7 +147,10 @@ def kernel_table(raw, batch, top=15):
 def machine(raw):
     smi = read(os.path.join(raw, "nvidia-smi.txt")).strip() or "-"
     cpu = read(os.path.join(raw, "cpu.txt")).split("\n")
-    core = re.search(r"Core: *(\S+)", read(os.path.join(raw, "openblas.txt")))
+    # OPENBLAS_VERBOSE says "Core:" at each choice: its own at load, then the
+    # one nnlab raises it to where it took less than the CPU runs
+    # (backends/cpu_blas_core.c); the last is the core that ran
+    cores = re.findall(r"Core: *(\S+)", read(os.path.join(raw, "openblas.txt")))
     nvcc = re.search(r"release ([0-9.]+)", read(os.path.join(raw, "nvcc.txt")))
     gpu_line = [l for l in read(os.path.join(raw, "devices.txt")).splitlines() if l.startswith("gpu")]
     torch = "-"
@@ -159,14 +162,20 @@ def machine(raw):
     tests = read(os.path.join(raw, "test_gpu.txt"))
     ok = len(re.findall(r"^ok ", tests, re.M))
     bad = len(re.findall(r"^not ok ", tests, re.M))
+    # test_gpu is a cmocka program: its summary lines, not TAP's
+    cm_ok = re.search(r"^\[  PASSED  \] (\d+) test", tests, re.M)
+    cm_bad = re.search(r"^\[  FAILED  \] (\d+) test", tests, re.M)
+    if cm_ok or cm_bad:
+        ok, bad = int(cm_ok.group(1)) if cm_ok else 0, int(cm_bad.group(1)) if cm_bad else 0
     stages = read(os.path.join(raw, "stages.txt")).strip().splitlines()
     return [f"- GPU (nvidia-smi: name, driver, memory): {smi}",
             f"- nnlab's GPU backend: {gpu_line[0] if gpu_line else '-'}",
             f"- CPU: {cpu[0] if cpu and cpu[0] else '-'}, {cpu[1] if len(cpu) > 1 else '?'} cores; "
-            f"OpenBLAS core: {core.group(1) if core else '-'}",
+            f"OpenBLAS core: {cores[-1] if cores else '-'}"
+            + (f" (OpenBLAS took {cores[0]}; nnlab raised it)" if len(cores) > 1 and cores[0] != cores[-1] else ""),
             f"- CUDA toolkit (nvcc): {nvcc.group(1) if nvcc else '-'}; PyTorch: {torch}",
             f"- tests/test_gpu (NNLAB_REQUIRE_GPU=1): " +
-            (f"{ok} ok, {bad} not ok" if ok or bad else tests.strip() or "-"),
+            (f"{ok} passed, {bad} failed" if ok or bad else tests.strip()[:300] or "-"),
             "- stages: " + ("; ".join(stages) if stages else "-")]
 
 
