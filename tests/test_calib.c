@@ -328,6 +328,40 @@ static void test_disagreeing_once_is_measured_again(void **state)
     }
 }
 
+/* ---- a degenerate product slower than the smallest real one ------------------------------ */
+
+/* cuBLAS ran the 1x1x1 product slower than the presets' smallest on an H100
+ * and an H200: here the CPU's 1x1x1 linear_forward waits 300 us more. The
+ * fixed cost taken is then the smallest call measured, and the check that
+ * a fixed cost stays within a whole call holds. */
+static const nn_backend_ops *real_cpu;
+
+static int slow_degenerate_linear_forward(nn_backend *b, int n, int in, int out, const float *x, const float *w,
+                                          const float *bias, float *y)
+{
+    if (n == 1 && in == 1 && out == 1)
+        for (double until = nn_now() + 300e-6; nn_now() < until;)
+            ;
+    return real_cpu->linear_forward(b, n, in, out, x, w, bias, y);
+}
+
+static void test_degenerate_product_slower(void **state)
+{
+    static nn_calibration c;
+    nn_cal_failure f[2 * NN_SPREADS];
+    char err[NN_ERR_LEN];
+    (void)state;
+    real_cpu = nn_backend_find("cpu");
+    nn_backend_ops ops = *real_cpu;
+    ops.linear_forward = slow_degenerate_linear_forward;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(nn_calibrate_ops(&ops, 1, &c, NULL, NULL, err, sizeof err), 0);
+    assert_true(c.smallest_product_us > 0 && c.smallest_product_us < 300);
+    assert_true(c.matrix_op_us > 0 && c.matrix_op_us <= c.smallest_product_us);
+    int n = nn_calibration_check(&c, f, 2 * NN_SPREADS);
+    assert_false(failed_with(f, n, "matrix_op_us", "smallest product's measured time"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_repetitions_disagree),
         cmocka_unit_test(test_disagreeing_twice_is_contradictory),
         cmocka_unit_test(test_disagreeing_once_is_measured_again),
+        cmocka_unit_test(test_degenerate_product_slower),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

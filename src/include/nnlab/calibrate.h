@@ -108,7 +108,8 @@ typedef struct nn_calibration {
     int has_graph;               /* the backend records and replays graphs: */
     double graph_launch_us;      /*   launching a recorded graph (its own bookkeeping node included) */
     double graph_node_us;        /*   each node a replay runs (a tiny kernel) */
-    double matrix_op_us;         /* fixed cost of one matrix product: a 1x1x1 linear_forward */
+    double matrix_op_us;         /* fixed cost of one matrix product: a 1x1x1 linear_forward, or
+                                    the smallest preset product where that took less */
     nn_rate_curve linear_fwd;    /* linear_forward at the presets' layer shapes, up to 1024^3 */
     nn_rate_curve linear_bwd;    /* linear_backward (dx, dw, dbias) at the same shapes */
     nn_rate_curve conv_fwd;      /* conv2d_forward of LeNet's first convolution, batch 1..256 */
