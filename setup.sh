@@ -127,7 +127,7 @@ check() {
     done
     if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi   # a build that broke
     echo "$skipped skipped (counted neither passed nor failed)"
-    # a known failure (a TODO case: the H200 model's eager series, tests/test_model_h200) is
+    # a known failure (a TODO case: the H100 model's batch-16 points, tests/test_model_h100) is
     # not a pass either
     [ "$known" -eq 0 ] || echo "$known known failures, marked TODO (counted neither passed nor failed)"
     echo "$passed passed, $failed failed"

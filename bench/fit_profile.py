@@ -6,7 +6,10 @@ recorded bench/gpu.sh run, by the model itself.
         [--nnlab build/nnlab] [--fixed k=v,...]
 
 RAWDIR is bench/gpu.sh's raw folder (sweep-P-graph.json: the measured graph
-and eager ways, data on the device). The predicted steps come from `nnlab
+and eager ways, data on the device; sweep-P-eager*.json: the write-ups' eager
+way, --no-graph --no-data-on-device --sync-every-step, once per --eager-runs,
+fitted as the way "synced": each batch's median over those runs, priced with
+the same switches). The predicted steps come from `nnlab
 sweep --devices gpu --gpu-profile` on a copy of the profile (no GPU needed:
 the model prices them), so the fit and the lab price alike. The objective is
 the one the h200 profile was fitted with (docs/decisions.md, "The GPU cost
@@ -21,14 +24,28 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import tempfile
 
 
-def measured(raw, preset):
-    d = json.load(open(os.path.join(raw, f"sweep-{preset}-graph.json")))
+def gpu_points(path):
+    d = json.load(open(path))
     return {(p["way"], p["batch"]): p["us_per_step"] for p in d["points"]
             if p.get("source") == "measured" and p["device"] == "gpu"}
+
+
+def synced(raw, preset):
+    """The write-ups' eager way: each batch's median over the runs recorded."""
+    runs = [gpu_points(os.path.join(raw, f)) for f in sorted(os.listdir(raw))
+            if re.fullmatch(rf"sweep-{re.escape(preset)}-eager\d*\.json", f)]
+    batches = sorted({b for r in runs for _, b in r})
+    return {("synced", b): statistics.median(r[("eager", b)] for r in runs if ("eager", b) in r)
+            for b in batches}
+
+
+def measured(raw, preset):
+    return {**gpu_points(os.path.join(raw, f"sweep-{preset}-graph.json")), **synced(raw, preset)}
 
 
 def write_profile(src, dst, values):
@@ -40,12 +57,16 @@ def write_profile(src, dst, values):
     open(dst, "w").write(text)
 
 
-def predict(nnlab, pdir, stem, preset, batches, env):
+SYNCED = ["--no-graph", "--no-data-on-device", "--sync-every-step"]
+
+
+def predict(nnlab, pdir, stem, preset, batches, env, switches=(), way_as=None):
     out = subprocess.run([nnlab, "sweep", "--preset", preset, "--devices", "gpu", "--gpu-profile", stem,
-                          "--batches", ",".join(map(str, batches)), "--steps", "1", "--warmup", "0", "--json"],
-                         capture_output=True, text=True, env=dict(env, NNLAB_PROFILES_DIR=pdir))
+                          "--batches", ",".join(map(str, batches)), "--steps", "1", "--warmup", "0", "--json",
+                          *switches], capture_output=True, text=True, env=dict(env, NNLAB_PROFILES_DIR=pdir))
     d = json.loads(out.stdout)
-    return {(p["way"], p["batch"]): p["us_per_step"] for p in d["points"] if p["device"] == "gpu"}
+    return {(way_as or p["way"], p["batch"]): p["us_per_step"] for p in d["points"]
+            if p["device"] == "gpu" and (way_as is None or p["way"] == "eager")}
 
 
 def main():
@@ -56,7 +77,7 @@ def main():
     ap.add_argument("--presets", required=True)
     ap.add_argument("--nnlab", default="build/nnlab")
     ap.add_argument("--fixed", default="")
-    ap.add_argument("--ways", default="graph,eager", help="the measured ways fitted")
+    ap.add_argument("--ways", default="graph,eager", help="the measured ways fitted: graph, eager, synced")
     ap.add_argument("--exclude", default="", help="points left out: preset:way:batch,...")
     a = ap.parse_args()
     keys, presets = a.keys.split(","), a.presets.split(",")
@@ -77,7 +98,10 @@ def main():
         write_profile(a.profile, os.path.join(pdir, stem + ".ini"), {**v, **fixed})
         errs = []
         for p in presets:
-            pr = predict(a.nnlab, pdir, stem, p, sorted({b for _, b in meas[p]}), env)
+            pr = predict(a.nnlab, pdir, stem, p, sorted({b for w, b in meas[p] if w != "synced"}), env)
+            if "synced" in ways:
+                pr.update(predict(a.nnlab, pdir, stem, p, sorted({b for w, b in meas[p] if w == "synced"}),
+                                  env, SYNCED, "synced"))
             for (way, b), us in sorted(meas[p].items()):
                 if (way, b) in pr:
                     errs.append((p, way, b, pr[(way, b)], us))

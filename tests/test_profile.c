@@ -83,10 +83,11 @@
  *     graph 331.4128 = 16.1 + copy 16.1891 + work; eager 357.8128 = 42.5 + copy + work;
  *     framework 5470.4942 = 1625 + copies 3536.3705 + read-back 10 + work
  * H100 and H200 are not priced here: they carry the [kernels] figures
- * fitted to the recorded H200 run (a call's fixed time by kind, per-row
- * reductions, the libraries' rates), which tests/test_model_h200.c checks
- * against that run's measured steps; below, the two agree where memory
- * does not matter and the matcher finds each by its GPU's name.
+ * fitted to each machine's recorded run (a call's fixed time by kind,
+ * per-row reductions, the libraries' rates), which tests/test_model_h200.c
+ * and test_model_h100.c check against those runs' measured steps; below,
+ * the two agree where memory does not matter and the matcher finds each by
+ * its GPU's name.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -164,8 +165,8 @@ static const char *const shipped[] = { "t4", "rtx3060", "rtx4090", "a100", "h100
 static const char *const shipped_names[] = { "T4", "RTX 3060", "RTX 4090", "A100", "H100", "H200" };
 #define N_SHIPPED 6
 /* The first N_BY_HAND are priced by hand at the top; h100 and h200 carry
- * the [kernels] figures of the recorded H200 run, checked against its
- * measured steps by tests/test_model_h200.c. */
+ * the [kernels] figures of their machines' recorded runs, checked against
+ * their measured steps by tests/test_model_h100.c and test_model_h200.c. */
 #define N_BY_HAND 4
 
 static void test_shipped_profiles_load(void **state)
@@ -250,11 +251,13 @@ static void test_lenet_predictions_by_hand(void **state)
 }
 
 /* The [kernels] figures: absent from the by-hand profiles (nothing priced:
- * the model as it was); h100 and h200 (one GH100 chip) share the host's
- * figures, their device figures each fitted to its own run (the H100's after
- * the timed convolution choice, docs/decisions.md), and their LeNet at
- * batch 4 (overhead-bound: memory does not matter) agrees; a convolution's
- * backward costs more than a launch. */
+ * the model as it was); h100 and h200 (one GH100 chip, 16-core Xeon hosts)
+ * share the eager calls' host costs (fitted to the H200's synced repeats;
+ * the H100's varied too much to fit), their device figures each fitted to
+ * its own run of today's code (docs/decisions.md), and their LeNet at batch
+ * 4 (overhead-bound: memory does not matter) agrees within 5%, as the two
+ * machines' measured steps did (graph: 97.1 and 100.8 us); a convolution's
+ * backward call costs the device more than its forward. */
 static void test_kernel_figures(void **state)
 {
     static nn_preset p;
@@ -270,9 +273,11 @@ static void test_kernel_figures(void **state)
     find("h200", &h200);
     nn_profile_calibration(&h200, &c);
     assert_true(c.calls.has);
-    assert_true(c.calls.device_us[NN_CALL_CONV_BWD] > c.calls.device_us[NN_CALL_CONV_FWD]);
-    assert_true(h100.cudnn_call_us == h200.cudnn_call_us && h100.cublas_call_us == h200.cublas_call_us &&
-                h100.launch_us == h200.launch_us);
+    /* LeNet's first convolution at batch 1 (6 x 28 x 28 outputs): its
+     * backward's fixed time and reductions above its forward's */
+    assert_true(c.calls.device_us[NN_CALL_CONV_BWD] + c.calls.reduce_us[NN_CALL_CONV_BWD] * sqrt(6.0 * 28 * 28) >
+                c.calls.device_us[NN_CALL_CONV_FWD] + c.calls.reduce_us[NN_CALL_CONV_FWD] * sqrt(6.0 * 28 * 28));
+    assert_true(h100.cudnn_call_us == h200.cudnn_call_us && h100.cublas_call_us == h200.cublas_call_us);
     load_preset("lenet-cifar10", &p);
     nn_profile_predict(&p, 4, &h100, e100);
     nn_profile_predict(&p, 4, &h200, e200);
@@ -285,9 +290,12 @@ static void test_kernel_figures(void **state)
 }
 
 /* A convolution's backward call beyond conv_backward_slow_flops pays the
- * FLOPs beyond at the slow rate: LeNet's calls pass it at batch 1024 (0.7
- * and 1.0 GFLOP), not at 256 (0.18 and 0.25), where the step is the same
- * without the slow rate. */
+ * FLOPs beyond at the slow rate: with the first H200 run's figures (450
+ * MFLOP, 425 GFLOP/s: cuDNN's deterministic filter gradient, before the
+ * timed choice), LeNet's calls pass it at batch 1024 (0.7 and 1.0 GFLOP),
+ * not at 256 (0.18 and 0.25), where the step is the same without the slow
+ * rate. The shipped h100 and h200, fitted to today's code, keep the
+ * threshold beyond every preset's calls. */
 static void test_slow_conv_backward(void **state)
 {
     static nn_preset p;
@@ -295,8 +303,9 @@ static void test_slow_conv_backward(void **state)
     nn_gpu_profile h200, fast;
     (void)state;
     find("h200", &h200);
-    assert_true(h200.conv_backward_slow_gflops > 0 && h200.conv_backward_slow_flops > 2.5e8 &&
-                h200.conv_backward_slow_flops < 7e8);
+    assert_true(h200.conv_backward_slow_flops > 1.0e9);
+    h200.conv_backward_slow_flops = 4.5e8;
+    h200.conv_backward_slow_gflops = 425;
     fast = h200;
     fast.conv_backward_slow_gflops = 0;
     load_preset("lenet-cifar10", &p);
