@@ -24,28 +24,18 @@ import math
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import tempfile
 
-
-def gpu_points(path):
-    d = json.load(open(path))
-    return {(p["way"], p["batch"]): p["us_per_step"] for p in d["points"]
-            if p.get("source") == "measured" and p["device"] == "gpu"}
-
-
-def synced(raw, preset):
-    """The write-ups' eager way: each batch's median over the runs recorded."""
-    runs = [gpu_points(os.path.join(raw, f)) for f in sorted(os.listdir(raw))
-            if re.fullmatch(rf"sweep-{re.escape(preset)}-eager\d*\.json", f)]
-    batches = sorted({b for r in runs for _, b in r})
-    return {("synced", b): statistics.median(r[("eager", b)] for r in runs if ("eager", b) in r)
-            for b in batches}
+from sweep_fixture import eager_repeats, gpu_points, median_by_batch
 
 
 def measured(raw, preset):
-    return {**gpu_points(os.path.join(raw, f"sweep-{preset}-graph.json")), **synced(raw, preset)}
+    """The graph file's ways, and the write-ups' eager way as "synced": each
+    batch's median over its runs (bench/sweep_fixture.py reads them alike)."""
+    synced = median_by_batch(eager_repeats(raw, preset))
+    return {**gpu_points(os.path.join(raw, f"sweep-{preset}-graph.json")),
+            **{("synced", b): us for b, us in synced.items()}}
 
 
 def write_profile(src, dst, values):

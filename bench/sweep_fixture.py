@@ -22,10 +22,24 @@ import statistics
 import sys
 
 
-def gpu_points(path, way):
+def gpu_points(path):
+    """A sweep file's measured GPU points: {(way, batch): us per step}."""
     d = json.load(open(path))
-    return {p["batch"]: p["us_per_step"] for p in d["points"]
-            if p["device"] == "gpu" and p.get("source") == "measured" and p["way"] == way}
+    return {(p["way"], p["batch"]): p["us_per_step"] for p in d["points"]
+            if p["device"] == "gpu" and p.get("source") == "measured"}
+
+
+def eager_repeats(raw, preset):
+    """The write-ups' eager way's runs of a preset (sweep-P-eager*.json), each {batch: us}."""
+    runs = [gpu_points(os.path.join(raw, f)) for f in sorted(os.listdir(raw))
+            if re.fullmatch(rf"sweep-{re.escape(preset)}-eager\d*\.json", f)]
+    return [r for r in ({b: us for (w, b), us in run.items() if w == "eager"} for run in runs) if r]
+
+
+def median_by_batch(runs):
+    """Each batch's median over the runs that measured it."""
+    batches = sorted({b for r in runs for b in r})
+    return {b: statistics.median(r[b] for r in runs if b in r) for b in batches}
 
 
 def line(tag, machine, points, runs=None):
@@ -43,17 +57,13 @@ def main():
     raw, machine = sys.argv[1], sys.argv[2]
     presets = sorted(m.group(1) for f in os.listdir(raw) if (m := re.fullmatch(r"sweep-(.+)-graph\.json", f)))
     for p in presets:
-        print(line(f"{p} default", machine + " (the graph way, data on the device)",
-                   gpu_points(os.path.join(raw, f"sweep-{p}-graph.json"), "graph")))
-        runs = [gpu_points(os.path.join(raw, f), "eager") for f in sorted(os.listdir(raw))
-                if re.fullmatch(rf"sweep-{re.escape(p)}-eager\d*\.json", f)]
-        runs = [r for r in runs if r]
-        if not runs:
-            continue
-        batches = sorted({b for r in runs for b in r})
-        median = {b: statistics.median(r[b] for r in runs if b in r) for b in batches}
-        print(line(f"{p} eager", machine + f" (the write-ups' eager way: the median of {len(runs)} runs)",
-                   median, runs))
+        graph = {b: us for (w, b), us in gpu_points(os.path.join(raw, f"sweep-{p}-graph.json")).items()
+                 if w == "graph"}
+        print(line(f"{p} default", machine + " (the graph way, data on the device)", graph))
+        runs = eager_repeats(raw, p)
+        if runs:
+            print(line(f"{p} eager", machine + f" (the write-ups' eager way: the median of {len(runs)} runs)",
+                       median_by_batch(runs), runs))
 
 
 if __name__ == "__main__":
