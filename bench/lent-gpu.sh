@@ -43,23 +43,23 @@ pack
 skipped() { case $skip in *",$1,"*) note "$1: skipped"; return 0 ;; esac; return 1; }
 
 if ! skipped parity; then
-note "parity-avx512"
-NNLAB=$NNLAB_BUILDDIR/nnlab timeout 90 sh tests/parity-avx512.sh >"$res/parity-avx512.txt" 2>&1
-echo "exit $?" >>"$res/parity-avx512.txt"
-# the two paths' steps, alternated: one thread (the kernels' own speed) and all
-for round in 1 2; do
-    for path in avx512 avx2; do
-        for t in 1 "$(nproc)"; do
-            for pb in lenet-cifar10:64 lenet-cifar10:256 lenet5-cifar10:256 conv1d-regression:256 mnist-mlp-1000:4; do
-                if [ "$path" = avx2 ]; then set -- env NNLAB_NO_AVX512=1; else set -- env -u NNLAB_NO_AVX512; fi
-                "$@" timeout 30 "$NNLAB" bench \
-                    --preset "${pb%%:*}" --device cpu --batch "${pb##*:}" --threads "$t" --steps 20 --warmup 3 \
-                    --json >"$res/paths-$path-t$t-${pb%%:*}-${pb##*:}-$round.json" 2>/dev/null
+    note "parity-avx512"
+    NNLAB=$NNLAB_BUILDDIR/nnlab timeout 90 sh tests/parity-avx512.sh >"$res/parity-avx512.txt" 2>&1
+    echo "exit $?" >>"$res/parity-avx512.txt"
+    # the two paths' steps, alternated: one thread (the kernels' own speed) and all
+    for round in 1 2; do
+        for path in avx512 avx2; do
+            for t in 1 "$(nproc)"; do
+                for pb in lenet-cifar10:64 lenet-cifar10:256 lenet5-cifar10:256 conv1d-regression:256 mnist-mlp-1000:4; do
+                    if [ "$path" = avx2 ]; then set -- env NNLAB_NO_AVX512=1; else set -- env -u NNLAB_NO_AVX512; fi
+                    "$@" timeout 30 "$NNLAB" bench \
+                        --preset "${pb%%:*}" --device cpu --batch "${pb##*:}" --threads "$t" --steps 20 --warmup 3 \
+                        --json >"$res/paths-$path-t$t-${pb%%:*}-${pb##*:}-$round.json" 2>/dev/null
+                done
             done
         done
     done
-done
-pack
+    pack
 fi
 
 note "calibrate gpu"
