@@ -42,9 +42,10 @@ extern char *openblas_get_corename(void);
 
 static char raised_from[32];        /* the core OpenBLAS chose, when nnlab chose another */
 
-const char *nn_blas_core_raised_from(void)
+void nn_cpu_info_read_now(nn_cpu_info *out)
 {
-    return raised_from;
+    nn_cpu_info_read(out);
+    snprintf(out->blas_core_from, sizeof out->blas_core_from, "%s", raised_from);
 }
 
 typedef void (*dynamic_fn)(void);

@@ -61,8 +61,7 @@ int nn_cpu_describe(char *buf, size_t len)
 {
     nn_cpu_info ci;
     char warn[NN_CPU_WARN_LEN];
-    nn_cpu_info_read(&ci);
-    snprintf(ci.blas_core_from, sizeof ci.blas_core_from, "%s", nn_blas_core_raised_from());
+    nn_cpu_info_read_now(&ci);
     nn_cpu_info_line(&ci, buf, len);
     size_t used = strlen(buf);
     snprintf(buf + used, len > used ? len - used : 0, "; our kernels: %s", nn_cpu_kernels_name());

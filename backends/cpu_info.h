@@ -55,18 +55,21 @@ typedef struct nn_cpu_info {
                                     thread inside our own pool) */
     char blas_coretype_env[32];  /* $OPENBLAS_CORETYPE when set: it overrides the choice */
     char blas_core_from[32];     /* "" or the core OpenBLAS chose itself, below this CPU's
-                                    level, before nnlab raised it: nn_blas_core_raised_from(),
-                                    which nn_cpu_info_read leaves to its caller (cpu_blas_core.c
-                                    calls this file: the calls go one way) */
+                                    level, before nnlab raised it: filled by
+                                    nn_cpu_info_read_now, left "" by nn_cpu_info_read
+                                    (cpu_blas_core.c calls this file: the calls go one way) */
 } nn_cpu_info;
 
-/* The core OpenBLAS chose as it loaded when cpu_blas_core.c's constructor
- * made it take a better one for this CPU ("Prescott"); "" when it kept its own. */
-const char *nn_blas_core_raised_from(void);
-
-/* Reads everything above (cpuid, /proc/cpuinfo, /sys, OpenBLAS). Cheap:
- * reads files and executes cpuid; no timing. */
+/* Reads everything above (cpuid, /proc/cpuinfo, /sys, OpenBLAS) but
+ * blas_core_from. Cheap: reads files and executes cpuid; no timing. */
 void nn_cpu_info_read(nn_cpu_info *out);
+
+/* nn_cpu_info_read with blas_core_from filled in: the one reading of this
+ * process's CPU and kernels that every report (`nnlab devices`, the
+ * describe op, the device facts) and their tests use, so that a line built
+ * from it is the line those reports print. In cpu_blas_core.c, which knows
+ * the raise. */
+void nn_cpu_info_read_now(nn_cpu_info *out);
 
 /* The features alone (cpuid and XCR0, as nn_cpu_info_read reads them):
  * what the kernels' dispatch asks (cpu_features.c). */

@@ -5,7 +5,8 @@
 # kernels, as Debian's 0.3.21 did on a Xeon it did not know; nnlab must then
 # raise them, say so (`nnlab devices`, `calibrate --json`), keep them with
 # NNLAB_OPENBLAS_KEEP_CORE=1 or a user's OPENBLAS_CORETYPE (and warn), and
-# its products must still match cpu-ref after the switch (tests/test_parity).
+# its products must still match cpu-ref after the switch (tests/test_parity),
+# and the unit tests that read the machine pass on each kind of CPU simulated.
 # Speaks TAP. Needs NNLAB (the program, beside tests/) and top_srcdir, which
 # `make check` exports.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
@@ -50,5 +51,20 @@ for keep in 0 1; do
     if env $start NNLAB_OPENBLAS_KEEP_CORE=$keep NNLAB_BLAS=openblas "$builddir/tests/test_parity" \
         >"$tmp/out" 2>&1; then ok "$what"; else not_ok "$what"; fi
 done
+# The unit tests that read the machine (cpuid, OpenBLAS's core, the kernels'
+# path, thread counts, which library runs each product), on each kind of
+# machine nnlab meets, simulated here: OpenBLAS raised as on an Intel Xeon its
+# release does not know; its own choice kept (and warned about); an AVX2 CPU
+# (our AVX2 kernels, OpenBLAS's Haswell ones) as on an AMD EPYC without
+# AVX-512. Each must pass on every kind, whatever this machine is.
+for kind in "raised:$start" "kept:$start NNLAB_OPENBLAS_KEEP_CORE=1" \
+    "avx2:NNLAB_NO_AVX512=1 OPENBLAS_CORETYPE=Haswell"; do
+    name=${kind%%:*} vars=${kind#*:}
+    for t in test_cpu_info test_threads test_blis test_products; do
+        if env $vars "$builddir/tests/$t" >"$tmp/out" 2>&1; then ok "$t on a CPU with OpenBLAS $name"
+        else not_ok "$t on a CPU with OpenBLAS $name"; fi
+    done
+done
+has "an AVX2 CPU: our AVX2 kernels said" "our kernels: avx2" NNLAB_NO_AVX512=1 OPENBLAS_CORETYPE=Haswell
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -186,8 +186,7 @@ static void facts_of(const nn_cpu_info *ci, nn_cpu_facts *out)
 void nn_cpu_facts_read(nn_cpu_facts *out)
 {
     nn_cpu_info ci;
-    nn_cpu_info_read(&ci);
-    snprintf(ci.blas_core_from, sizeof ci.blas_core_from, "%s", nn_blas_core_raised_from());
+    nn_cpu_info_read_now(&ci);
     facts_of(&ci, out);
 }
 
