@@ -185,9 +185,10 @@ static void load_gpu_module(void)
     }
     if (found)
         return;
-    if (emulated) {             /* built with every nnlab */
+    if (emulated) {             /* built with every nnlab, never installed: a test stand-in */
         say(gpu_why, sizeof gpu_why, "the emulated GPU module %s (NNLAB_GPU_EMULATION) is not "
-                 "in %s (NNLAB_MODULE_DIR names its folder)", file, used ? looked : "any folder");
+                 "in %s (it is built for the tests, never installed: NNLAB_MODULE_DIR may name "
+                 "a build's backends/cuda/.libs)", file, used ? looked : "any folder");
         return;
     }
 #ifdef NN_GPU_MODULE_BUILT

@@ -515,11 +515,18 @@ grep_ok "a long missing path: the reason survives" "$tmp/err" "no such preset fi
 check "--gpu-profile /etc/passwd refused" 2 "$NNLAB" explain --preset lenet-cifar10 --device gpu --gpu-profile /etc/passwd
 one_line_err "--gpu-profile /etc/passwd: one line"
 grep_ok "--gpu-profile /etc/passwd: names the file and line" "$tmp/err" "/etc/passwd: not a GPU profile: syntax error at line 1"
-# item 8: a copy of nnlab outside the build tree (as installed) never loads
-# the build tree's GPU module; the build's own program still does
+# A copy of nnlab outside the build tree (as installed) never looks in the
+# build tree for its GPU module; the build's own program still does. The
+# emulated module is never installed (and `make install` removes an earlier
+# version's copy), so whatever this machine has installed, the copy finds it
+# nowhere, and the folders it names are the install folder alone.
 cp "$NNLAB" "$tmp/nnlab-installed"
 check "an installed nnlab: devices" 0 env -u NNLAB_MODULE_DIR NNLAB_GPU_EMULATION=1 "$tmp/nnlab-installed" devices
 grep_ok "an installed nnlab: the build tree's module not loaded" "$tmp/out" "^gpu .*unavailable: the emulated GPU module .* is not in"
+build_modules=$(cd "$(dirname "$NNLAB")" && pwd)/backends/cuda/.libs
+if grep "^gpu " "$tmp/out" | grep -qF "$build_modules"; then
+    not_ok "an installed nnlab: the build tree's folder not looked in"
+else ok "an installed nnlab: the build tree's folder not looked in"; fi
 check "the build's nnlab: devices" 0 env -u NNLAB_MODULE_DIR NNLAB_GPU_EMULATION=1 "$NNLAB" devices
 grep_ok "the build's nnlab: loads the build tree's module" "$tmp/out" "^gpu .* available:"
 
