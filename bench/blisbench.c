@@ -2,7 +2,7 @@
  * preset at one batch (the shapes the calibration contests:
  * src/analysis/calibrate_products.c), one thread each as the CPU backend
  * runs them, the two libraries alternated and the median of each: the
- * figures behind docs/decisions.md's comparison. bench/blis.sh runs it for
+ * figures behind the comparison in docs/decisions/0107-blas-chosen-per-product-shape.md. bench/blis.sh runs it for
  * every preset at batches 4 and 256.
  *
  *   make bench/blisbench

@@ -12,8 +12,8 @@ fitted as the way "synced": each batch's median over those runs, priced with
 the same switches). The predicted steps come from `nnlab
 sweep --devices gpu --gpu-profile` on a copy of the profile (no GPU needed:
 the model prices them), so the fit and the lab price alike. The objective is
-the one the h200 profile was fitted with (docs/decisions.md, "The GPU cost
-model on a real GPU"): the mean squared log(predicted / measured) plus 300x
+the one the h200 profile was fitted with (docs/decisions/0096, "The GPU cost
+model prices each call by its kind"): the mean squared log(predicted / measured) plus 300x
 the mean squared excess of |predicted / measured - 1| over 0.22, over every
 measured point of the given presets, graph and eager. A coordinate descent
 over the keys, each scaled by factors from 4 down to 1.02; prints the

@@ -77,7 +77,7 @@ bench/gpu.sh --out "$res" --budget "$gpu_budget" --batches 1,4,16,64,256,1024 --
 pack
 
 # test_gpu a second time: a cuDNN algorithm that is wrong only when its timed
-# trial wins (the Winograd non-fused ones, docs/decisions.md) shows in one run
+# trial wins (the Winograd non-fused ones, docs/decisions/0112-no-winograd-nonfused-in-fp32.md) shows in one run
 # of two; the first is gpu.sh's
 if [ "$(left)" -gt 60 ]; then
     note "test_gpu again"

@@ -11,7 +11,7 @@ Per preset of RAWDIR (gpu.sh's raw folder), two lines:
                --sync-every-step), each batch's median over the runs
                recorded (sweep-P-eager.json, -eager2.json, ...): one synced
                run of these steps varies by up to 60% a point from the next
-               on a lent machine (docs/decisions.md), the median of three
+               on a lent machine (docs/decisions/0113-synced-eager-way-median-of-repeats.md), the median of three
                by much less.
 Each point is the sweep's mean step ("us_per_step_stat": "mean"); MACHINE
 says where and when, with nnlab's commit."""

@@ -7,7 +7,7 @@
  * check of tests/test_model_h200.c (tests/model_fixture.c).
  *
  * The graph way only: the eager way's two synced runs of that day differed
- * by up to 63% a point (docs/decisions.md, "A GPU machine lent,
+ * by up to 63% a point (docs/runs.md, "A GPU machine lent,
  * 2026-11-27"), too much to fit or to hold a model to. */
 #include <stddef.h>
 

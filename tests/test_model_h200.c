@@ -12,7 +12,7 @@
  *            copied from pageable memory (samples and labels), the loss read
  *            back every step; each point the median of the run's two or
  *            three repeats (one repeat varies by up to 60% a point from the
- *            next on these machines, docs/decisions.md).
+ *            next on these machines, docs/decisions/0113-synced-eager-way-median-of-repeats.md).
  * The launches and graph nodes per step are not in the file: the model's
  * own estimate (one per op, explain.c) is used, as for any prediction
  * without a measurement. The first H200 run (../shared/gpu-h200/, nnlab at

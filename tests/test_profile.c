@@ -254,7 +254,7 @@ static void test_lenet_predictions_by_hand(void **state)
  * the model as it was); h100 and h200 (one GH100 chip, 16-core Xeon hosts)
  * share the eager calls' host costs (fitted to the H200's synced repeats;
  * the H100's varied too much to fit), their device figures each fitted to
- * its own run of today's code (docs/decisions.md), and their LeNet at batch
+ * its own run of today's code (docs/decisions/0114-gpu-profiles-refitted-to-todays-code.md), and their LeNet at batch
  * 4 (overhead-bound: memory does not matter) agrees within 5%, as the two
  * machines' measured steps did (graph: 97.1 and 100.8 us); a convolution's
  * backward call costs the device more than its forward. */

@@ -178,7 +178,7 @@ static void add_candidate(const gpu_state *s, gpu_conv_dir *d, const algo_perf *
  * BWD_FILTER _WINOGRAD_NONFUSED) do not, whatever the math type: on an H100
  * and an H200 they were 1e-3 to 5e-3 of the largest value off a double
  * reference (LeNet's first convolution at batches 1 and 4, its second at
- * batch 1, with FMA math as with the default: docs/decisions.md, "A wrong
+ * batch 1, with FMA math as with the default: docs/runs.md, "A wrong
  * gradient on a real GPU"), where every other algorithm was within 1e-5. The
  * timed choice picked them at random, whenever their trial was the fastest,
  * and the parity suite failed one run in two there. With TF32 allowed the

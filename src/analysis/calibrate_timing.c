@@ -3,7 +3,7 @@
  * and the launch of the first call, repeated, on the device's own clock
  * where it has one (a GPU's CUDA events: backend ops clock_start and
  * clock_stop) and on the host's elsewhere. See calibrate_internal.h, and
- * docs/decisions.md for why events. */
+ * docs/decisions/0101-calibration-timed-on-device-clock.md for why events. */
 #define _POSIX_C_SOURCE 200809L
 #include "calibrate_internal.h"
 

@@ -3,7 +3,7 @@
  * the smallest call, repetitions that disagree, figures that contradict each
  * other) the calibration, the cache, the CLI and the lab apply, and the
  * line every front end shows wherever a calibration is used (its source,
- * age and quality). See calibrate.h and docs/decisions.md. */
+ * age and quality). See calibrate.h and docs/decisions/0102-calibration-checks-contradictory.md. */
 #include "nnlab/calibrate.h"
 
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* src/core/net.c - a network on one backend; see net.h. A chain keeps its
  * two ping-pong gradient buffers; a graph gives each layer's output its own
  * gradient buffer, written by the first reader met going backward and summed
- * into (accumulate) by the others (docs/decisions.md). */
+ * into (accumulate) by the others (docs/decisions/0038-graph-gradient-buffers.md). */
 #include "net.h"
 #include "layer_kind.h"
 

@@ -19,7 +19,7 @@
  *   not supported. The Winograd non-fused algorithms run, fastest of all
  *   in the find's trials and with their inputs rounded to TF32's 10-bit
  *   mantissa, as cuDNN 9.19's lost FP32 accuracy on an H100 and an H200
- *   whatever the math type (docs/decisions.md): the GPU module must not
+ *   whatever the math type (docs/decisions/0112-no-winograd-nonfused-in-fp32.md): the GPU module must not
  *   choose them in FP32. A query is refused during a strict stream capture. */
 #include "emu_dnn_ref.h"
 

@@ -42,7 +42,7 @@ typedef struct nn_layer_spec {
     int virtual_batch;           /* batchnorm: ghost batch rows (0: the whole batch) */
     float sparsity;              /* sparsemax: lambda of the entropy term */
     nn_shape in_shape, out_shape;/* filled by shape inference */
-    /* The graph (docs/decisions.md): where the inputs come from, as written:
+    /* The graph (docs/decisions/0037-networks-are-graphs.md): where the inputs come from, as written:
      * 0 = the previous layer (the data for layer1), N = [layerN] (1-based),
      * NN_FROM_DATA = the data. Only two-input kinds use input[1]. */
     int input[2];
