@@ -4,7 +4,7 @@
  * prototypes and every backend's table entries are made.
  *
  * The engine (src/) never touches numbers itself: it owns buffers obtained from
- * a backend and calls these operations on them. cpu-ref (backends/cpu_ref.c) is
+ * a backend and calls these operations on them. cpu-ref (backends/cpu_ref/cpu_ref.c) is
  * plain loops and the oracle every other backend is tested against; cpu
  * (backends/cpu_*.c, its table in cpu_blas.c) is the OpenBLAS fast path; the GPU
  * backend is a module.

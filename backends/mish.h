@@ -49,7 +49,7 @@ static inline NN_HOSTDEV float nn_mish_grad_ref(float x)
  *   mish'(x) = s + x sigmoid(x) (1 - s^2) = n/(n+2) + 4 x e (1+e) / (n+2)^2.
  * There is no cancellation for x -> -inf (n ~ 2e), and above x = 20 both are
  * exactly x and 1 in float (before e^2 could overflow). Host code: the
- * backends/cpu_activation.c loops vectorise around it. */
+ * backends/cpu/cpu_activation.c loops vectorise around it. */
 
 /* e^x for x in [-87, 20] (mish's callers clamp; the form holds to 88, where
  * 2^n reaches 2^127: cpu_tab.c's sigmoid uses it to 87), without a branch or a call, so

@@ -1,6 +1,6 @@
 /* bench/blisbench.c - OpenBLAS against BLIS on each product shape of one
  * preset at one batch (the shapes the calibration contests:
- * src/analysis/calibrate_products.c), one thread each as the CPU backend
+ * src/analysis/model/calibrate_products.c), one thread each as the CPU backend
  * runs them, the two libraries alternated and the median of each: the
  * figures behind the comparison in docs/decisions/0107-blas-chosen-per-product-shape.md. bench/blis.sh runs it for
  * every preset at batches 4 and 256.
@@ -17,7 +17,7 @@
 
 #include <cblas.h>
 
-#include "calibrate_products.h"
+#include "model/calibrate_products.h"
 #include "util.h"
 
 static double load_average(void)

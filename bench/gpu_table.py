@@ -149,7 +149,7 @@ def machine(raw):
     cpu = read(os.path.join(raw, "cpu.txt")).split("\n")
     # OPENBLAS_VERBOSE says "Core:" at each choice: its own at load, then the
     # one nnlab raises it to where it took less than the CPU runs
-    # (backends/cpu_blas_core.c); the last is the core that ran
+    # (backends/cpu/cpu_blas_core.c); the last is the core that ran
     cores = re.findall(r"Core: *(\S+)", read(os.path.join(raw, "openblas.txt")))
     nvcc = re.search(r"release ([0-9.]+)", read(os.path.join(raw, "nvcc.txt")))
     gpu_line = [l for l in read(os.path.join(raw, "devices.txt")).splitlines() if l.startswith("gpu")]

@@ -1,6 +1,6 @@
 /* bench/opbench.c - times LeNet's convolution and pooling ops, one by one,
  * through a backend's op table: the tool behind the tuning constants of
- * backends/cpu_conv*.c and backends/cpu_maxpool.c.
+ * backends/cpu_conv*.c and backends/cpu/cpu_maxpool.c.
  *
  *   make bench/opbench
  *   bench/opbench [BATCH [DEVICE [THREADS [FILTER]]]]

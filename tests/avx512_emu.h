@@ -1,4 +1,4 @@
-/* tests/avx512_emu.h - the AVX-512 kernels (backends/cpu_avx512_kernels.inc)
+/* tests/avx512_emu.h - the AVX-512 kernels (backends/cpu/cpu_avx512_kernels.inc)
  * as static functions of the file that includes this, on SIMDe's portable
  * _mm512_* intrinsics: tests/test_avx512_emu.c (the baseline x86-64 build)
  * and tests/test_avx512_emu_fma.c (built with -mavx2 -mfma, where SIMDe's
@@ -43,9 +43,9 @@ static void emu_mask_storeu_ps(void *p, simde__mmask16 k, simde__m512 a)
 /* The kernels as this file's own static functions (cpu_avx512.h's
  * prototypes are for the real ones, in the library). */
 #define NN_AVX512_EMU
-#include "cpu_avx512.h"
+#include "cpu/cpu_avx512.h"
 #define AVX512_FN static __attribute__((unused))   /* each includer uses some */
 #define AVX512_KERNEL static inline __attribute__((always_inline))   /* as the real build: constants propagate */
-#include "cpu_avx512_kernels.inc"
+#include "cpu/cpu_avx512_kernels.inc"
 
 #endif

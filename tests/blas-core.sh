@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/blas-core.sh - OpenBLAS's kernels raised to the CPU's level
-# (backends/cpu_blas_core.c). This machine's OpenBLAS may know its CPU, so
+# (backends/cpu/cpu_blas_core.c). This machine's OpenBLAS may know its CPU, so
 # NNLAB_TEST_OPENBLAS_START=Prescott first makes OpenBLAS take its SSE
 # kernels, as Debian's 0.3.21 did on a Xeon it did not know; nnlab must then
 # raise them, say so (`nnlab devices`, `calibrate --json`), keep them with

@@ -42,7 +42,8 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 def layer_of(rel):
     """The layer a file belongs to, by folder."""
     for prefix, name in (("src/include/nnlab/", "public"), ("src/common/", "common"),
-                         ("src/jobs/", "jobs"), ("src/core/", "core"), ("src/analysis/", "analysis"),
+                         ("src/jobs/", "jobs"), ("src/core/", "core"),
+                         ("src/analysis/model/", "model"), ("src/analysis/report/", "report"),
                          ("src/cli/", "cli"), ("ui/", "ui"), ("backends/", "backend")):
         if rel.startswith(prefix):
             return name
@@ -52,7 +53,7 @@ def layer_of(rel):
 def search_path(rel):
     layer = layer_of(rel)
     if layer == "ui":
-        return FRONT_END_PATH
+        return FRONT_END_PATH + ["ui"]         # "ui.h", "text/format.h" from any ui/ folder
     if layer == "cli":
         return CLI_PATH
     if layer in ("backend", "common"):
@@ -122,6 +123,17 @@ def find_cycle(graph):
     return None
 
 
+def curses_in(folder):
+    """The files of folder that include a curses header themselves."""
+    bad = []
+    for rel in source_files():
+        if rel.startswith(folder):
+            with open(os.path.join(TOP, rel), encoding="utf-8", errors="replace") as f:
+                if re.search(r'^\s*#\s*include\s+<n?curses(w/curses)?\.h>', f.read(), re.M):
+                    bad.append("%s includes curses" % rel)
+    return bad
+
+
 def violations(graph, who, allowed, except_files=()):
     """Edges from files of layers `who` to files whose layer is not in allowed."""
     bad = []
@@ -146,6 +158,10 @@ def main():
                   ["%s: %s" % (k, ", ".join(v)) for k, v in sorted(unresolved.items())]))
     cases.append(("ui/ includes only ui/, the public API and src/common",
                   violations(graph, {"ui"}, {"ui", "public", "common"})))
+    cases.append(("ui/text/ (the lab's curses-free parts) includes only ui/text/, the public API and src/common",
+                  [e for e in violations(graph, {"ui"}, {"public", "common"})
+                   if e.startswith("ui/text/") and not e.split(" includes ")[1].startswith("ui/text/")]
+                  + curses_in("ui/text/")))
     cases.append(("src/cli/ includes only src/cli/, the public API, src/common and ui/lab.h",
                   violations(graph, {"cli"}, {"cli", "public", "common"}, {"ui/lab.h"})))
     cases.append(("public headers include only public headers and src/common",
@@ -154,12 +170,14 @@ def main():
                   violations(graph, {"backend"}, {"backend", "common"})))
     cases.append(("src/common includes nothing above it",
                   violations(graph, {"common"}, {"common"})))
-    cases.append(("core and analysis include no front end (ui/, src/cli/) and no jobs header",
-                  violations(graph, {"core", "analysis"},
-                             {"core", "analysis", "public", "common", "backend"})))
-    cases.append(("src/jobs/ includes no front end (ui/, src/cli/)",
+    cases.append(("core and the model (src/analysis/model/) include no front end, report or jobs header",
+                  violations(graph, {"core", "model"},
+                             {"core", "model", "public", "common", "backend"})))
+    cases.append(("src/jobs/ includes no front end (ui/, src/cli/) and no report",
                   violations(graph, {"jobs"},
-                             {"jobs", "core", "analysis", "public", "common", "backend"})))
+                             {"jobs", "core", "model", "public", "common", "backend"})))
+    cases.append(("the reports (src/analysis/report/) include only the public API and src/common",
+                  violations(graph, {"report"}, {"report", "public", "common"})))
     cases.append(("no front end, public header or src/common file reaches a private header",
                   violations(graph, {"public", "common", "ui", "cli"},
                              {"public", "common", "ui", "cli"})))

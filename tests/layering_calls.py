@@ -6,8 +6,10 @@ symbol another file of the same program defines calls it (or reads its
 data). That gives a call graph file by file, with no parser of our own:
 the compiler's output, after the preprocessor and every #if. The rules:
 
-- calls go only down the layers: front ends (src/cli/, ui/) -> jobs
-  (src/jobs/) -> analysis (src/analysis/) -> core (src/core/) -> backends
+- calls go only down the layers: front ends (src/cli/, ui/) -> reports
+  (src/analysis/report/: readers of running and finished jobs) -> jobs
+  (src/jobs/) -> the model (src/analysis/model/: cost, explain,
+  calibration, profiles, the sweep's rules) -> core (src/core/) -> backends
   (backends/, the GPU module's objects too). Calls within a layer are free,
   but the two front ends meet only where `nnlab` opens the lab (ui/lab.c).
 - src/common/ is called by all and calls nothing of ours above it.
@@ -32,8 +34,9 @@ import os
 import subprocess
 
 # (folder, layer, rank): a call goes from a higher rank to a lower one.
-LAYERS = [("src/cli/", "front end", 4), ("ui/", "front end", 4), ("src/jobs/", "jobs", 3),
-          ("src/analysis/", "analysis", 2), ("src/core/", "core", 1), ("backends/", "backends", 0),
+LAYERS = [("src/cli/", "front end", 5), ("ui/", "front end", 5),
+          ("src/analysis/report/", "reports", 4), ("src/jobs/", "jobs", 3),
+          ("src/analysis/model/", "model", 2), ("src/core/", "core", 1), ("backends/", "backends", 0),
           ("src/common/", "common", -1)]
 FRONT_END_DOORS = {("src/cli/", "ui/lab.c")}    # `nnlab` with no command opens the lab
 
@@ -291,7 +294,7 @@ def cases(top):
     """The call rules as (name, [failures]) TAP cases."""
     files = sources(top)
     names = ["the build's objects are found and read (nm) for every source",
-             "calls go only down: front ends -> jobs -> analysis -> core -> backends",
+             "calls go only down: front ends -> reports -> jobs -> model -> core -> backends",
              "no call circle among source files"]
     build, looked = find_build_dir(top)
     try:

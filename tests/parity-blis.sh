@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/parity-blis.sh - the cpu vs cpu-ref parity suite with every matrix
-# product on BLIS (NNLAB_BLAS=blis; backends/cpu_blis.c), our own kernels
+# product on BLIS (NNLAB_BLAS=blis; backends/cpu/cpu_blis.c), our own kernels
 # switched off as in tests/parity-im2col.sh so that the products are BLIS's
 # on every shape the suite has. Skipped (77) where libblis.so.4 is not
 # installed: nnlab then runs every product on OpenBLAS, which

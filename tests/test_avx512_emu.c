@@ -1,4 +1,4 @@
-/* tests/test_avx512_emu.c - the AVX-512 kernels (backends/cpu_avx512_kernels.inc)
+/* tests/test_avx512_emu.c - the AVX-512 kernels (backends/cpu/cpu_avx512_kernels.inc)
  * compiled against SIMDe's portable _mm512_* intrinsics and run against
  * cpu-ref, so that a machine without AVX-512 (this one, CI) checks their
  * logic: lanes, masks, tails, blocking. It does not check the silicon: the
@@ -23,8 +23,8 @@
 #include <cmocka.h>
 
 #include "avx512_emu.h"
-#include "cpu_conv_direct.h"
-#include "cpu_ref.h"
+#include "cpu/cpu_conv_direct.h"
+#include "cpu_ref/cpu_ref.h"
 #include "parity_util.h"
 
 /* The parity suite's tolerances for the cpu backend (tests/parity_suite.c). */
@@ -380,7 +380,7 @@ static void test_direct_conv(void **state)
 /* ---- the AVX2 kernels' bits, with real FMAs --------------------------------------------- */
 
 #ifdef NN_EMU_FMA
-#include "cpu_internal.h"           /* the AVX2 kernels' entry points */
+#include "cpu/cpu_internal.h"           /* the AVX2 kernels' entry points */
 #include "test_avx512_emu_fma.h"
 
 static int cpu_has_fma(void)

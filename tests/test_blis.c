@@ -1,4 +1,4 @@
-/* tests/test_blis.c - OpenBLAS or BLIS per product (backends/cpu_blis.h):
+/* tests/test_blis.c - OpenBLAS or BLIS per product (backends/cpu/cpu_blis.h):
  * the rule on made-up rates (the margin, ties, a rate or the library
  * missing), the table of choices, the shapes a layer's products are known
  * by, and, where libblis.so.4 is installed (else those tests are skipped),
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
-#include "cpu_blis.h"
+#include "cpu/cpu_blis.h"
 
 static void test_choose(void **state)
 {

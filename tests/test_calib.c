@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
-#include "calibrate_internal.h"
+#include "model/calibrate_internal.h"
 #include "nnlab/calibrate.h"
 #include "util.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "cpu_info.h"
+#include "cpu/cpu_info.h"
 
 static const unsigned avx2 = NN_CPU_AVX | NN_CPU_AVX2 | NN_CPU_FMA;
 static const unsigned avx512 = NN_CPU_AVX | NN_CPU_AVX2 | NN_CPU_FMA | NN_CPU_AVX512F |

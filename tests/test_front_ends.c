@@ -2,7 +2,7 @@
  * same measurements. One sweep of CPU and GPU points, one of them failed,
  * goes into the analysis layer (nn_sweep_record, as both runners do); then
  * `nnlab sweep`'s printer (src/cli/cli_sweep.c) and the lab's words for the
- * sweep screen and its Explain panel (ui/sweep.c, ui/explain_text.c) must
+ * sweep screen and its Explain panel (ui/text/sweep.c, ui/text/explain_text.c) must
  * give the same crossover, the same regime and the same predicted step for
  * every point. The failed point sits where stopping at it (the CLI's old
  * rule) would move the crossover. A GPU that is not here is swept as
@@ -21,10 +21,10 @@
 #include <cmocka.h>
 
 #include "cli.h"
-#include "explain_text.h"
+#include "text/explain_text.h"
 #include "nnlab/observe.h"
 #include "nnlab/sweep.h"
-#include "sweep.h"
+#include "text/sweep.h"
 
 #define N_BATCHES 6
 static const int batches[N_BATCHES] = { 1, 2, 4, 8, 16, 32 };

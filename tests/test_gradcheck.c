@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cpu_ref.h"
+#include "cpu_ref/cpu_ref.h"
 #include "dropout_hash.h"
 #include "rng.h"
 

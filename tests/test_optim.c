@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cpu_ref.h"
+#include "cpu_ref/cpu_ref.h"
 #include "rng.h"
 
 static nn_backend B;   /* cpu-ref, opened once for the group */

@@ -1,5 +1,5 @@
 /* tests/test_products.c - OpenBLAS or BLIS per product shape, the
- * calibration's side (src/analysis/calibrate_products.c): the shapes a
+ * calibration's side (src/analysis/model/calibrate_products.c): the shapes a
  * preset's layers issue, the choices through the calibration cache and back
  * (format 5), a malformed line refusing the file, and a cached choice
  * reaching the backend's table as a job starts.
@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "calibrate_products.h"
-#include "cpu_blis.h"
+#include "model/calibrate_products.h"
+#include "cpu/cpu_blis.h"
 #include "nnlab/calibrate.h"
 #include "nnlab/preset.h"
 #include "util.h"

@@ -1,5 +1,5 @@
 /* tests/test_race.c - a race of the CPU and a GPU's measured ways
- * (nnlab/race.h) and the lab's run that plans it (ui/run.c): which jobs,
+ * (nnlab/race.h) and the lab's run that plans it (ui/text/run.c): which jobs,
  * with which switches, their labels, each pair's ratio, the framework way
  * predicted on top. No GPU is needed: the GPU is a device status made
  * here (the emulated GPU's end-to-end race: tests/cli_race.sh, tui_race.sh). */
@@ -17,7 +17,7 @@
 #include "cal_fixture.h"
 #include "nnlab/framework.h"
 #include "nnlab/race.h"
-#include "run.h"
+#include "text/run.h"
 
 static nn_device_status status(const char *name, int gpu, int threaded)
 {

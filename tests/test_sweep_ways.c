@@ -1,5 +1,5 @@
 /* tests/test_sweep_ways.c - the sweep's ways on both devices, its pairs and
- * its noise (nnlab/sweep.h; src/analysis/sweep_ways.c, sweep_pairs.c,
+ * its noise (nnlab/sweep.h; src/analysis/model/sweep_ways.c, sweep_pairs.c,
  * sweep_noise.c): every device says its way and source; without a GPU the
  * framework way is predicted on both devices and pairs with itself; a GPU
  * here is measured eager and graph side by side; a framework measured for

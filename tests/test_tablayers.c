@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cpu_ref.h"
+#include "cpu_ref/cpu_ref.h"
 #include "ghost_batch.h"
 #include "net.h"
 #include "nnlab/engine.h"

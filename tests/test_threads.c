@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
-#include "cpu_internal.h"
+#include "cpu/cpu_internal.h"
 #include "util.h"
 
 static void sleep_ms(long ms)

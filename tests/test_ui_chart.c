@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "chart.h"
+#include "text/chart.h"
 
 static ui_chart *chart;              /* 77 KB: one, on the heap */
 

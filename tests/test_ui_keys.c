@@ -16,9 +16,9 @@
 
 #include "nnlab/device.h"
 #include "nnlab/jacobian.h"
-#include "setup_fields.h"
+#include "screens/setup_fields.h"
 #include "ui.h"
-#include "setup_screen.h"
+#include "screens/setup_screen.h"
 
 static ui_lab *new_lab(enum ui_screen screen)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "layout.h"
+#include "text/layout.h"
 
 static void assert_rect(ui_rect r, int x, int y, int w, int h)
 {

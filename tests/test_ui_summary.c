@@ -1,4 +1,4 @@
-/* tests/test_ui_summary.c - the setup screen's network summary (ui/net_summary.c)
+/* tests/test_ui_summary.c - the setup screen's network summary (ui/text/net_summary.c)
  * shows the cost model's figures: for every shipped preset, each layer's
  * parameters and forward FLOPs per sample are those of nn_cost_model and of
  * the layer table's public queries, and so are the totals. Before the layer
@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "format.h"
-#include "net_summary.h"
+#include "text/format.h"
+#include "text/net_summary.h"
 #include "nnlab/cost.h"
 #include "nnlab/layer.h"
 #include "nnlab/preset.h"

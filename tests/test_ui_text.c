@@ -18,11 +18,11 @@
 
 #include <cmocka.h>
 
-#include "calib.h"
-#include "explain_text.h"
-#include "format.h"
-#include "scroll.h"
-#include "sysinfo.h"
+#include "text/calib.h"
+#include "text/explain_text.h"
+#include "text/format.h"
+#include "text/scroll.h"
+#include "text/sysinfo.h"
 
 static void assert_bar(int width, double frac, int utf8, const char *want)
 {

@@ -2,8 +2,8 @@
  * monochrome fallback, boxes, clipped and wrapped text, the title and status
  * rows. */
 #include "ui.h"
-#include "format.h"
-#include "scroll.h"
+#include "text/format.h"
+#include "text/scroll.h"
 #include "util.h"
 
 #include <stdarg.h>

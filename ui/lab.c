@@ -2,18 +2,18 @@
  * screen switching, key dispatch and the frame budget. Key handlers and
  * polls return an action (ui.h); act() alone moves between screens.
  *
- * The screens are a table (ui_screens, ui/screens.c: enter, leave, draw,
+ * The screens are a table (ui_screens, ui/screens/screens.c: enter, leave, draw,
  * key, poll per screen); the loop calls the current screen's entry and
  * never asks which screen it is. It wakes on getch with a timeout (100 ms
  * while a job runs), has the current screen copy what its jobs published
- * since the last wake (its poll: ui/run.c, src/analysis/sweep.c), and
+ * since the last wake (its poll: ui/text/run.c, src/analysis/model/sweep.c), and
  * redraws only the panels whose data changed: the job rows and the chart at
  * most five times a second, the machine panel once a second, everything at
  * once on a key or a change of state. Signal handlers only set flags; the
  * loop acts on them. */
 #include "lab.h"
 #include "ui.h"
-#include "format.h"
+#include "text/format.h"
 
 #include <langinfo.h>
 #include <pthread.h>

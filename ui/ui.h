@@ -1,25 +1,25 @@
 /* ui/ui.h - the lab's state and the functions each screen file provides.
  * Only the UI thread touches any of this, and only it calls curses: jobs
- * run on the engine's threads and are read through snapshots (ui/run.h,
- * ui/sweep.h). */
+ * run on the engine's threads and are read through snapshots (ui/text/run.h,
+ * ui/text/sweep.h). */
 #ifndef NNLAB_UI_H
 #define NNLAB_UI_H
 
 #include <curses.h>
 
-#include "calib.h"
-#include "chart.h"
+#include "text/calib.h"
+#include "text/chart.h"
 #include "nnlab/cost.h"
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
-#include "explain_text.h"
-#include "layout.h"
+#include "text/explain_text.h"
+#include "text/layout.h"
 #include "nnlab/preset.h"
-#include "overlay.h"
-#include "run.h"
-#include "scroll.h"
-#include "sweep.h"
-#include "sysinfo.h"
+#include "text/overlay.h"
+#include "text/run.h"
+#include "text/scroll.h"
+#include "text/sweep.h"
+#include "text/sysinfo.h"
 
 #define UI_MAX_PRESETS 256
 
@@ -63,9 +63,9 @@ enum ui_role {
  * training preset the reverse (ui_field_shown). */
 enum ui_field {
     UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
-    UI_F_DATA_DIR,                   /* real CIFAR-10 or MNIST files: ui/dialog.c asks for the folder */
+    UI_F_DATA_DIR,                   /* real CIFAR-10 or MNIST files: ui/panels/dialog.c asks for the folder */
     UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
-    UI_F_GPU_PROFILE,                /* a GPU not here: ui/race_predicted.c */
+    UI_F_GPU_PROFILE,                /* a GPU not here: ui/panels/race_predicted.c */
     UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
     UI_F_SWEEP_PYTORCH,              /* the framework way measured with PyTorch (nnlab/torch_step.h) */
     UI_N_FIELDS
@@ -89,7 +89,7 @@ typedef struct ui_settings {
                                         a Jacobian's [task] val), kept in batch */
     int jac_method;                  /* enum nn_jac_method: [task] method */
     char gpu_profile[NN_NAME_LEN];   /* the profile a GPU not here is predicted with
-                                        ("": nn_profile_default_name); ui/race_predicted.c */
+                                        ("": nn_profile_default_name); ui/panels/race_predicted.c */
     char data_dir[NN_DIR_LEN];       /* [data] dir: "" the preset kind's default (synthetic CIFAR-10,
                                         Debian's Fashion-MNIST); saved with the preset */
     int sweep_pytorch;               /* the sweep measures the framework way with PyTorch too
@@ -103,11 +103,11 @@ enum ui_dialog {
     UI_DLG_QUIT, UI_DLG_BACK,
     UI_DLG_CALIBRATE,                /* first use: measuring a device, with progress */
     UI_DLG_CALIB_FAILED,             /* what failed; the job ran without a prediction */
-    UI_DLG_LONG_JOB,                 /* a job predicted over 10 minutes: start it? (ui/long_job.c) */
-    UI_DLG_DATA_DIR                  /* the data folder, typed (ui/dialog.c) */
+    UI_DLG_LONG_JOB,                 /* a job predicted over 10 minutes: start it? (ui/panels/long_job.c) */
+    UI_DLG_DATA_DIR                  /* the data folder, typed (ui/panels/dialog.c) */
 };
 
-/* Calibrating on first use (ui/calib_dialog.c): the devices still to
+/* Calibrating on first use (ui/panels/calib_dialog.c): the devices still to
  * measure, the one being measured, and what failed. */
 typedef struct ui_calibrating {
     int active;                      /* the dialog is up and a calibration job measures */
@@ -135,7 +135,7 @@ typedef struct ui_chosen {
 } ui_chosen;
 
 /* The devices, surveyed on a thread of their own at start and on F5 (the
- * setup screen asks; ui/setup_screen.c). */
+ * setup screen asks; ui/screens/setup_screen.c). */
 typedef struct ui_devices {
     int known;                       /* 0 while checking: none can be started */
     int n;                           /* every device nnlab knows, available or not */
@@ -166,8 +166,8 @@ typedef struct ui_lab {
     void *state[UI_N_SCREENS];
     ui_chosen chosen;
     ui_devices devices;
-    ui_run run;                      /* the run screen's run (ui/dashboard.c) */
-    nn_sweep sweep;                  /* the sweep screen's sweep (ui/sweep_screen.c) */
+    ui_run run;                      /* the run screen's run (ui/screens/dashboard.c) */
+    nn_sweep sweep;                  /* the sweep screen's sweep (ui/screens/sweep_screen.c) */
 
     /* what the run and the sweep screens share */
     int log_scale;                   /* run: log loss axis; sweep: log samples/s axis */
@@ -184,14 +184,14 @@ typedef struct ui_lab {
     nn_cal_store cals;
     ui_calibrating calib;
 
-    /* panels longer than the terminal (ui/scroll.h) */
+    /* panels longer than the terminal (ui/text/scroll.h) */
     ui_scroll help_scroll;           /* the help overlay */
     ui_scroll explain_scroll;        /* the Explain panel (run and sweep) */
     ui_scroll main_scroll;           /* a Jacobian run's main panel */
-    /* a job predicted to take over NN_JOB_ASK_S (ui/long_job.c) */
+    /* a job predicted to take over NN_JOB_ASK_S (ui/panels/long_job.c) */
     int long_job_ok;                 /* the user said yes: the next UI_ACT_GO_RUN starts it */
     char long_job_text[NN_TEXT_LEN]; /* the prediction, as the question shows it */
-    /* the session's earlier runs, dimmed behind the current one (`o`; ui/overlay.c) */
+    /* the session's earlier runs, dimmed behind the current one (`o`; ui/text/overlay.c) */
     ui_overlay past;
 } ui_lab;
 
@@ -201,7 +201,7 @@ typedef struct ui_lab {
  * lab->state[its enum ui_screen], allocated (zeroed) with the lab. */
 typedef struct ui_screen_def {
     const char *name;
-    const char *help_title;          /* its heading in the help overlay (ui/help.c) */
+    const char *help_title;          /* its heading in the help overlay (ui/panels/help.c) */
     const char *const *help;         /* its keys there, one line each; NULL ends them */
     size_t state_size;
     void (*open)(ui_lab *lab);       /* the lab starts */
@@ -215,7 +215,7 @@ typedef struct ui_screen_def {
     int (*active)(const ui_lab *lab);             /* its job runs (or waits to) */
 } ui_screen_def;
 
-/* The screens, each defined in its own file; ui/screens.c lists them by
+/* The screens, each defined in its own file; ui/screens/screens.c lists them by
  * enum ui_screen. */
 extern const ui_screen_def ui_setup_screen, ui_run_screen, ui_sweep_screen;
 extern const ui_screen_def *const ui_screens[UI_N_SCREENS];
@@ -237,7 +237,7 @@ int ui_wrapped_rows(int w, int max_rows, const char *text);
 attr_t ui_text_attr(const ui_lab *lab, int style);
 /* Rows s->top.. of t inside in, as many as fit (s clamped to t first). */
 void ui_text_draw_rows(const ui_lab *lab, const ui_text *t, ui_rect in, ui_scroll *s);
-/* The scroll marker ("v 12 more (PgDn)", ui/scroll.h) ending at column
+/* The scroll marker ("v 12 more (PgDn)", ui/text/scroll.h) ending at column
  * right on row y; nothing when everything fits. */
 void ui_scroll_draw_marker(const ui_lab *lab, int y, int right, const ui_scroll *s, int total, int view,
                            const char *down_key, const char *up_key);
@@ -251,7 +251,7 @@ void ui_draw_title(ui_lab *lab, const char *left);
 void ui_draw_status(ui_lab *lab, const char *keys);
 void ui_set_message(ui_lab *lab, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* ---- ui/chart_view.c: a boxed chart with axes, labels and a legend -------------- */
+/* ---- ui/panels/chart_view.c: a boxed chart with axes, labels and a legend -------------- */
 typedef struct ui_series {
     const double *x, *y;
     int n;
@@ -268,7 +268,7 @@ void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char 
                         const double *vlines, int nv, const char *empty);
 
 /* ---- screens ------------------------------------------------------------------ */
-/* ui/setup_screen.c (ui_setup_screen) */
+/* ui/screens/setup_screen.c (ui_setup_screen) */
 /* Lists the presets again, selecting select_path (NULL: the one selected). */
 void ui_setup_reload(ui_lab *lab, const char *select_path);
 ui_action ui_setup_key(ui_lab *lab, int ch);
@@ -278,20 +278,20 @@ void ui_setup_free(ui_lab *lab);
  * returns how many, or -1 after saying on the status row why it cannot. */
 int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max);
 
-/* ui/dashboard.c (ui_run_screen) */
+/* ui/screens/dashboard.c (ui_run_screen) */
 ui_action ui_dashboard_key(ui_lab *lab, int ch);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
-/* ui/run_chart.c: the run screen's charts: the loss (by step, or by seconds
+/* ui/panels/run_chart.c: the run screen's charts: the loss (by step, or by seconds
  * when two jobs run side by side) with epoch markers and optional smoothing,
  * and the validation accuracy beside it */
 void ui_run_charts_draw(ui_lab *lab);
 
-/* ui/export_key.c: `x` on the run and the sweep screens writes the run or
+/* ui/panels/export_key.c: `x` on the run and the sweep screens writes the run or
  * the sweep as CSV and JSON (nnlab/export.h) and says where on the status row */
 void ui_export_run(ui_lab *lab);
 
-/* ---- ui/long_job.c: the question before a job predicted over 10 minutes ---- */
+/* ---- ui/panels/long_job.c: the question before a job predicted over 10 minutes ---- */
 /* 1 when the run the settings describe is predicted (nn_job_predict_s, the
  * calibrations the lab holds) to take over NN_JOB_ASK_S and the user has
  * not said yes yet: the question is up, nothing starts. 0: go on. */
@@ -300,16 +300,16 @@ ui_action ui_long_job_key(ui_lab *lab, int ch);
 void ui_long_job_draw(ui_lab *lab);
 void ui_export_sweep(ui_lab *lab);
 
-/* ui/sweep_screen.c (ui_sweep_screen) */
+/* ui/screens/sweep_screen.c (ui_sweep_screen) */
 ui_action ui_sweep_screen_key(ui_lab *lab, int ch);
 
-/* ui/job_keys.c: the keys the run and the sweep screens share (l log scale,
+/* ui/panels/job_keys.c: the keys the run and the sweep screens share (l log scale,
  * e explain, Esc/b/Enter back); running: the screen's job runs, which Esc
  * asks about and Enter leaves alone. Each screen handles its own keys first
  * (c cancel and x export among them). */
 ui_action ui_job_screen_key(ui_lab *lab, int ch, int running);
 
-/* ui/explain_panel.c: the Explain panel, on the dashboard and the sweep */
+/* ui/panels/explain_panel.c: the Explain panel, on the dashboard and the sweep */
 /* `e`: shows the panel in the chart's place, or the chart again (narrow
  * terminals; a wide one shows both). */
 void ui_explain_toggle(ui_lab *lab);
@@ -325,7 +325,7 @@ int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i);
 /* Up, Down, Left, Right move the explained sweep point; 1 when handled. */
 int ui_explain_sweep_key(ui_lab *lab, int ch);
 
-/* ui/calib_dialog.c: calibrating on first use */
+/* ui/panels/calib_dialog.c: calibrating on first use */
 /* Measures the devices that have no calibration, then asks for `after`
  * (UI_ACT_GO_RUN or UI_ACT_GO_SWEEP, returned at once when nothing needs
  * measuring, else by the poll that sees the last measurement end). */
@@ -338,12 +338,12 @@ ui_action ui_calibrate_key(ui_lab *lab, int ch);
 /* Waits for a measurement still running (quitting). */
 void ui_calibrate_free(ui_lab *lab);
 
-/* ui/help.c */
+/* ui/panels/help.c */
 void ui_help_draw(ui_lab *lab);
 /* A key while the help is open: scrolls it, or closes it. */
 ui_action ui_help_key(ui_lab *lab, int ch);
 
-/* ui/dialog.c: save, overwrite, quit and back questions */
+/* ui/panels/dialog.c: save, overwrite, quit and back questions */
 void ui_dialog_open_save(ui_lab *lab);
 void ui_dialog_draw(ui_lab *lab);
 ui_action ui_dialog_key(ui_lab *lab, int ch);

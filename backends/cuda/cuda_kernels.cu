@@ -1,7 +1,7 @@
 /* backends/cuda/cuda_kernels.cu - the GPU backend's own kernels: where no
  * cuBLAS or cuDNN call fits the op table's contract (backend.h) exactly.
  *
- * Each follows the reference loop of backends/cpu_ref.c, in float, with the
+ * Each follows the reference loop of backends/cpu_ref/cpu_ref.c, in float, with the
  * same edge rules (NaN through relu, pooling's gradient to the first maximum
  * or the last NaN, p = 1 dropout, SGD's first step). Sums are made in a
  * fixed order (no float atomics), so the same call twice, eager or replayed

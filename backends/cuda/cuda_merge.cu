@@ -1,6 +1,6 @@
 /* backends/cuda/cuda_merge.cu - the graph's operations on the GPU (backend.h):
  * add, mul, slice and accumulate, forward and backward side by side. Each
- * element is computed as backends/cpu_ref_graph.c computes it (one add, one
+ * element is computed as backends/cpu_ref/cpu_ref_graph.c computes it (one add, one
  * multiply: nothing for nvcc to contract into a fused multiply-add), so the
  * GPU gives the CPU's bits. Grid-stride loops over size_t indices; a
  * gradient that is not wanted (NULL) is skipped by a flag, in one launch. */

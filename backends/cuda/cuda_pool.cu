@@ -1,5 +1,5 @@
 /* backends/cuda/cuda_pool.cu - max pooling (no padding, floor mode), our
- * own kernels, following backends/cpu_ref_conv.c: a NaN wins a window's
+ * own kernels, following backends/cpu_ref/cpu_ref_conv.c: a NaN wins a window's
  * maximum, and its gradient goes to the *first* maximum among ties, or the
  * *last* NaN, as PyTorch and cpu-ref route it (cuDNN promises neither).
  * No atomics: the same call twice gives the same bits. */

@@ -1,6 +1,6 @@
 /* backends/cuda/cuda_tab.cu - the GPU backend's batch norm (ghost batches),
  * GLU and sparsemax kernels: TabNet's single-input layers (backend.h has the
- * contracts, backends/cpu_ref_tab.c the reference arithmetic).
+ * contracts, backends/cpu_ref/cpu_ref_tab.c the reference arithmetic).
  *
  * Every sum runs in a fixed order in one thread (no float atomics), so a call
  * gives the same bits eager or replayed. Batch norm: a thread per (chunk,
@@ -224,7 +224,7 @@ int gpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float
 
 /* ---- sparsemax ---------------------------------------------------------------------- */
 
-/* Michelot's iteration (backends/cpu_tab.c): tau from the elements above the
+/* Michelot's iteration (backends/cpu/cpu_tab.c): tau from the elements above the
  * previous tau until their count stops falling; z = x - top. */
 __device__ static float sparsemax_tau(const float *x, int d, float top)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate_products.h"
+#include "model/calibrate_products.h"
 #include "engine_internal.h"
 #include "job_kind.h"
 #include "xdg.h"

@@ -1,5 +1,5 @@
 /* src/jobs/job_calibrate.c - the calibration job kind: nn_calibrate
- * (src/analysis/calibrate.c) run on the job's thread, its progress published
+ * (src/analysis/model/calibrate.c) run on the job's thread, its progress published
  * in the snapshot like a training step's, the result cached and kept for
  * nn_job_calibration; see engine.h.
  *

@@ -6,7 +6,7 @@
  * (engine_internal.h).
  *
  *   job_train.c               training (and the bench): the step machinery in train/
- *   job_calibrate.c           a device's calibration (src/analysis/calibrate.c)
+ *   job_calibrate.c           a device's calibration (src/analysis/model/calibrate.c)
  *   jacobian/job_jacobian.c   the Jacobian of the preset's MLP (jacobian/)
  *
  * Adding a kind: its enum value in nnlab/engine.h, its file with one

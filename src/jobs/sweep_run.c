@@ -1,7 +1,7 @@
 /* src/jobs/sweep_run.c - the batch sweep's runner (nnlab/sweep.h): each of
  * its points a bench training job, one at a time, batch-major, started,
  * polled and collected here; what a point means (recorded, explained, the
- * crossover and doubling rules) is src/analysis/sweep.c's. */
+ * crossover and doubling rules) is src/analysis/model/sweep.c's. */
 #include "nnlab/sweep.h"
 
 #include <stdio.h>

@@ -71,7 +71,7 @@ typedef struct nn_call_costs {
     double conv_bwd_slow_gflops;         /* pays those beyond at this rate too (0: never) */
 } nn_call_costs;
 
-/* One product shape of a preset's layer at its batch (backends/cpu_blis.h's
+/* One product shape of a preset's layer at its batch (backends/cpu/cpu_blis.h's
  * nn_blas_shape: C (m, n) = op(A) op(B), op(A) (m, k)), the threads the
  * choice holds for, both libraries' rates on one thread, and the library
  * chosen. */

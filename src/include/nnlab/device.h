@@ -69,7 +69,7 @@ void nn_device_survey_free(nn_device_survey *sv);
 
 /* The processor the CPU devices run on, the vector extensions it and the
  * OS enable, OpenBLAS's build and the kernels it chose, and one core's FMA
- * peak (an estimate from the vendor's tables: backends/cpu_info.c says
+ * peak (an estimate from the vendor's tables: backends/cpu/cpu_info.c says
  * which). `nnlab devices`, `nnlab calibrate` and `nnlab bench --json`
  * print it, so that a slow machine says why. */
 typedef struct nn_cpu_facts {
@@ -95,7 +95,7 @@ typedef struct nn_cpu_facts {
     char kernels[8];             /* which of our own kernels run: "avx512", "avx2"
                                     (no AVX-512, or NNLAB_NO_AVX512=1) or "scalar" */
     /* The second BLAS library, BLIS, loaded at run time where it is
-     * installed (backends/cpu_blis.c): each product runs on the faster. */
+     * installed (backends/cpu/cpu_blis.c): each product runs on the faster. */
     char blis_version[32];       /* "0.9.0"; "" when not loaded */
     char blis_arch[32];          /* the kernels its run-time dispatch chose ("zen") */
     int blis_used;               /* loaded, and NNLAB_BLAS is not "openblas" */

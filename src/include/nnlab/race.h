@@ -2,7 +2,7 @@
  * are here (issue 20, docs/ways.md "The race"): which jobs a race runs, the
  * label of each (its device and its way: "cpu nnlab", "gpu eager", "gpu
  * graph"), the ratio of each pair of them, and the framework way predicted
- * on top. The lab's run screen (ui/run.c, ui/race_view.c) and `nnlab train
+ * on top. The lab's run screen (ui/text/run.c, ui/panels/race_view.c) and `nnlab train
  * --race` (src/cli/cli_race.c) both read it, so that they run the same jobs
  * and print the same words and ratios. */
 #ifndef NNLAB_RACE_H

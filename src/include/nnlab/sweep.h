@@ -57,7 +57,7 @@ typedef struct nn_sweep_point {
                                     was measured (measured.timed_steps is 0) */
     double profile_us;           /* a measured GPU point beside a profile (nn_sweep_set_profile):
                                     the profile's prediction for the same inputs; 0: none */
-    /* the noise (src/analysis/sweep_noise.c) */
+    /* the noise (src/analysis/model/sweep_noise.c) */
     int repeats;                 /* jobs that measured it (1 unless its repetitions disagreed) */
     double rep_us[NN_SWEEP_MAX_REPEATS];   /* each one's mean step */
     double spread_us;            /* half the range of rep_us, or with one job half the gap
@@ -88,7 +88,7 @@ typedef struct nn_sweep {
     char last_error[NN_ERR_LEN + 64];    /* "device batch N: " + the last failed job's error */
     int latest_dev, latest_batch;        /* the last point measured (DONE); -1 before any */
 
-    /* the ways (src/analysis/sweep_ways.c) */
+    /* the ways (src/analysis/model/sweep_ways.c) */
     int graph_switch[NN_SWEEP_MAX_DEVICES];   /* a measured device's own --graph: 1, 0; -1: base's */
     int external[NN_SWEEP_MAX_DEVICES];       /* no nnlab job: the caller records its points */
     char measured_with[NN_SWEEP_MAX_DEVICES][32];   /* external: "PyTorch 2.11" */
@@ -191,7 +191,7 @@ double nn_sweep_doubling(const nn_sweep *sw, int d, int i);
  * came from; -1 when the point has no model. */
 int nn_sweep_explain(const nn_sweep *sw, int d, int i, nn_explanation *out);
 
-/* ---- the ways on both devices (src/analysis/sweep_ways.c, docs/ways.md) --------------------
+/* ---- the ways on both devices (src/analysis/model/sweep_ways.c, docs/ways.md) --------------------
 
  * A way is how a step is run: `framework` (as PyTorch or Keras run it
  * eagerly: every op pays the framework's host cost, the loss is read back
@@ -282,7 +282,7 @@ void nn_sweep_crossover_words(const nn_sweep *sw, const nn_sweep_pair *p, char *
  * at batch 4: CPU 50 s, GPU 94 s (the GPU 1.88x slower)"; "" without. */
 void nn_sweep_writeup_text(const nn_sweep *sw, char *buf, size_t len);
 
-/* ---- noise (src/analysis/sweep_noise.c) -------------------------------------------------- */
+/* ---- noise (src/analysis/model/sweep_noise.c) -------------------------------------------------- */
 
 /* The spread of point (d, i) as a fraction of its step (0: none known). */
 double nn_sweep_relative_spread(const nn_sweep *sw, int d, int i);

@@ -1,0 +1,179 @@
+/* backends/cpu/cpu_linear_small.c - a linear layer's products at small batches
+ * (n up to SMALL_DW_MAX_N), by AVX2 kernels: the weight gradient
+ * dw (out, in) = dy^T (out, n) . x (n, in) and the forward
+ * y (n, out) = x (n, in) . w^T + bias.
+ *
+ * Why (issue 23, small batches): at batch 4 this product is an outer-product
+ * sum of rank 4 whose result (784 x 128 floats in mnist-mlp-128, 400 KB) is
+ * far larger than its inputs. OpenBLAS, given beta = 0, first clears the
+ * whole result with memset (sgemm_beta), then packs x and runs its kernel
+ * over a k of 4: under callgrind a batch-4 step of mnist-mlp-128 spent 24%
+ * of its instructions in that memset and 10% in the packing. This kernel
+ * writes each element of dw once, from registers. The forward has the
+ * mirror problem: OpenBLAS packs all of w (read and written again) for a
+ * product with 4 rows; the kernel below reads each row of w once.
+ *
+ * How: a row of dw is 8 columns a ymm register; the n rows of x it reads
+ * (n x in floats: 12.5 KB at batch 4) stay in L1 across the rows of dw. The
+ * arithmetic is sgemm's: float, fused multiply-adds, summed over the batch
+ * in order, so the parity tolerances hold; tests/parity-im2col.sh runs the
+ * parity suite with NNLAB_NO_SMALL_DW=1 as well (OpenBLAS's path). On a CPU
+ * with AVX-512 both products run cpu_avx512.c's 16-wide twins instead. */
+#include "cpu_internal.h"
+
+#include <stdlib.h>
+
+#include "cpu_avx512.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+int nn_cpu_small_dw_usable(int n)
+{
+    /* Atomic: threads may race to compute it, and all compute the same. */
+    static _Atomic int enabled = -1;
+    if (enabled < 0)
+        enabled = nn_cpu_own_kernels("NNLAB_NO_SMALL_DW");
+    return enabled && n >= 1 && n <= SMALL_DW_MAX_N;
+}
+
+#define KERNEL static inline __attribute__((always_inline, target("avx2,fma")))
+
+_Static_assert(NN_AVX512_SMALL_MAX_N == SMALL_DW_MAX_N, "the AVX-512 twins' batch limit");
+
+/* dw[o][i] for i in [0, in) and o in [lo, hi): sum over r < N of
+ * dy[r][o] * x[r][i]. N is a constant at every call (below), so the loop
+ * over the batch unrolls and its coefficients live in registers. */
+KERNEL void small_dw_block(const int N, int in, int out, int lo, int hi, const float *dy,
+                           const float *x, float *dw)
+{
+    for (int o = lo; o < hi; o++) {
+        float coef[SMALL_DW_MAX_N];
+        __m256 cv[SMALL_DW_MAX_N];
+#pragma GCC unroll 8
+        for (int r = 0; r < N; r++) {
+            coef[r] = dy[(size_t)r * (size_t)out + (size_t)o];
+            cv[r] = _mm256_set1_ps(coef[r]);
+        }
+        float *row = dw + (size_t)o * (size_t)in;
+        int i = 0;
+        for (; i + 8 <= in; i += 8) {
+            __m256 acc = _mm256_mul_ps(cv[0], _mm256_loadu_ps(x + i));
+#pragma GCC unroll 8
+            for (int r = 1; r < N; r++)
+                acc = _mm256_fmadd_ps(cv[r], _mm256_loadu_ps(x + (size_t)r * (size_t)in + i), acc);
+            _mm256_storeu_ps(row + i, acc);
+        }
+        for (; i < in; i++) {
+            float acc = coef[0] * x[i];
+            for (int r = 1; r < N; r++)
+                acc = __builtin_fmaf(coef[r], x[(size_t)r * (size_t)in + i], acc);
+            row[i] = acc;
+        }
+    }
+}
+
+#define SMALL_DW_CASE(N)                                                                          \
+    case N:                                                                                       \
+        small_dw_block(N, in, out, lo, hi, dy, x, dw);                                            \
+        break;
+
+__attribute__((target("avx2,fma"))) void nn_cpu_small_dw_rows(int n, int in, int out,
+                                                              const float *dy, const float *x,
+                                                              float *dw, int lo, int hi)
+{
+    if (nn_cpu_avx512_kernels()) {
+        nn_avx512_small_dw_rows(n, in, out, dy, x, dw, lo, hi);
+        return;
+    }
+    switch (n) {
+        SMALL_DW_CASE(1) SMALL_DW_CASE(2) SMALL_DW_CASE(3) SMALL_DW_CASE(4)
+        SMALL_DW_CASE(5) SMALL_DW_CASE(6) SMALL_DW_CASE(7) SMALL_DW_CASE(8)
+    default:
+        abort();     /* nn_cpu_small_dw_usable admits 1..SMALL_DW_MAX_N only */
+    }
+}
+
+/* The sum of a register's eight floats. */
+KERNEL float hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+/* y[r][o] = x[r] . w[o] (+ bias[o]) for r < N and o in [lo, hi): each row
+ * of w is read once, for all N rows of x at a time (which stay in L1). */
+KERNEL void small_fwd_block(const int N, int in, int out, int lo, int hi, const float *x,
+                            const float *w, const float *bias, float *y)
+{
+    for (int o = lo; o < hi; o++) {
+        const float *wo = w + (size_t)o * (size_t)in;
+        __m256 acc[SMALL_DW_MAX_N];
+#pragma GCC unroll 8
+        for (int r = 0; r < N; r++)
+            acc[r] = _mm256_setzero_ps();
+        int i = 0;
+        for (; i + 8 <= in; i += 8) {
+            __m256 wv = _mm256_loadu_ps(wo + i);
+#pragma GCC unroll 8
+            for (int r = 0; r < N; r++)
+                acc[r] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (size_t)r * (size_t)in + i), acc[r]);
+        }
+        for (int r = 0; r < N; r++) {
+            float sum = hsum8(acc[r]);
+            const float *xr = x + (size_t)r * (size_t)in;
+            for (int j = i; j < in; j++)
+                sum = __builtin_fmaf(wo[j], xr[j], sum);
+            y[(size_t)r * (size_t)out + (size_t)o] = bias ? sum + bias[o] : sum;
+        }
+    }
+}
+
+#define SMALL_FWD_CASE(N)                                                                         \
+    case N:                                                                                       \
+        small_fwd_block(N, in, out, lo, hi, x, w, bias, y);                                       \
+        break;
+
+__attribute__((target("avx2,fma"))) void nn_cpu_small_fwd_rows(int n, int in, int out,
+                                                               const float *x, const float *w,
+                                                               const float *bias, float *y,
+                                                               int lo, int hi)
+{
+    if (nn_cpu_avx512_kernels()) {
+        nn_avx512_small_fwd_rows(n, in, out, x, w, bias, y, lo, hi);
+        return;
+    }
+    switch (n) {
+        SMALL_FWD_CASE(1) SMALL_FWD_CASE(2) SMALL_FWD_CASE(3) SMALL_FWD_CASE(4)
+        SMALL_FWD_CASE(5) SMALL_FWD_CASE(6) SMALL_FWD_CASE(7) SMALL_FWD_CASE(8)
+    default:
+        abort();     /* nn_cpu_small_dw_usable admits 1..SMALL_DW_MAX_N only */
+    }
+}
+
+#else
+
+int nn_cpu_small_dw_usable(int n)
+{
+    (void)n;
+    return 0;
+}
+
+void nn_cpu_small_dw_rows(int n, int in, int out, const float *dy, const float *x, float *dw,
+                          int lo, int hi)
+{
+    (void)n, (void)in, (void)out, (void)dy, (void)x, (void)dw, (void)lo, (void)hi;
+    abort();        /* unreachable: nn_cpu_small_dw_usable says no */
+}
+
+void nn_cpu_small_fwd_rows(int n, int in, int out, const float *x, const float *w,
+                           const float *bias, float *y, int lo, int hi)
+{
+    (void)n, (void)in, (void)out, (void)x, (void)w, (void)bias, (void)y, (void)lo, (void)hi;
+    abort();        /* unreachable: nn_cpu_small_dw_usable says no */
+}
+
+#endif

@@ -1,0 +1,417 @@
+/* backends/cpu/cpu_tab.c - the fast CPU backend's batch norm (ghost batches),
+ * GLU and sparsemax (backend.h has the contracts, cpu_ref_tab.c the
+ * reference arithmetic). Batch norm runs in items of (FEAT_BLOCK features,
+ * one ghost batch), with the rows read along the features so that the inner
+ * loops are contiguous; each item leaves its chunk's sums in a scratch, and
+ * the running statistics and the gamma and beta gradients are then summed
+ * over the chunks in order on one thread (the reference's order); GLU and
+ * sparsemax in items of rows. Sums in float. Sparsemax finds tau without a
+ * sort by Michelot's iteration (tau from the elements above the last tau
+ * until none drops out), which ends on the sort's support exactly. */
+#include "cpu_internal.h"
+#include "ghost_batch.h"
+#include "mish.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define FEAT_BLOCK 64        /* features per batch norm item (stack accumulators) */
+#define ROW_BLOCK 64         /* rows per GLU and sparsemax item */
+
+/* ---- batch norm ------------------------------------------------------------- */
+
+typedef struct bn_task {
+    const nn_bn_geom *g;
+    int training;
+    const float *x, *gamma, *beta, *dy;
+    float *running, *y, *dx, *dgamma, *dbeta;
+    int chunk, chunks, fblocks;  /* rows per ghost batch, ghost batches, feature blocks */
+    float *sums;        /* (chunks, 2, c): forward mean and var; backward sdyx and sdy */
+} bn_task;
+
+/* Item -> its features [f0, f0 + w) and its ghost batch's rows [r0, r1). */
+static void bn_item(const bn_task *t, int item, int *f0, int *w, int *r0, int *r1)
+{
+    const int c = t->g->c, fb = item % t->fblocks, ch = item / t->fblocks;
+    *f0 = fb * FEAT_BLOCK;
+    *w = c - *f0 < FEAT_BLOCK ? c - *f0 : FEAT_BLOCK;
+    *r0 = ch * t->chunk;
+    *r1 = *r0 + t->chunk < t->g->n ? *r0 + t->chunk : t->g->n;
+}
+
+/* Mean and invstd of features [f0, f0+w) over rows [r0, r1). */
+static void bn_chunk_stats(const bn_task *t, int f0, int w, int r0, int r1, float *mean,
+                           float *var, float *invstd)
+{
+    const int c = t->g->c;
+    for (int j = 0; j < w; j++)
+        mean[j] = var[j] = 0.0f;
+    for (int i = r0; i < r1; i++) {
+        const float *row = t->x + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++)
+            mean[j] += row[j];
+    }
+    for (int j = 0; j < w; j++)
+        mean[j] /= (float)(r1 - r0);
+    for (int i = r0; i < r1; i++) {
+        const float *row = t->x + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++)
+            var[j] += (row[j] - mean[j]) * (row[j] - mean[j]);
+    }
+    for (int j = 0; j < w; j++) {
+        var[j] /= (float)(r1 - r0);
+        invstd[j] = 1.0f / sqrtf(var[j] + t->g->eps);
+    }
+}
+
+static void bn_normalise(const bn_task *t, int f0, int w, int r0, int r1, const float *mean,
+                         const float *invstd)
+{
+    const int c = t->g->c;
+    for (int i = r0; i < r1; i++) {
+        const float *xr = t->x + (size_t)i * c + f0;
+        float *yr = t->y + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++)
+            yr[j] = (xr[j] - mean[j]) * invstd[j] * t->gamma[f0 + j] + t->beta[f0 + j];
+    }
+}
+
+/* Forward of one (feature block, ghost batch): y, and in training the
+ * chunk's mean and variance into the scratch for the running update. */
+static void bn_forward_item(void *ctx, int item, int part)
+{
+    const bn_task *t = ctx;
+    const nn_bn_geom *g = t->g;
+    int f0, w, r0, r1;
+    float mean[FEAT_BLOCK], var[FEAT_BLOCK], invstd[FEAT_BLOCK];
+    (void)part;
+    bn_item(t, item, &f0, &w, &r0, &r1);
+    if (!t->training) {
+        const float *rm = t->running + f0, *rv = t->running + g->c + f0;
+        for (int j = 0; j < w; j++) {
+            mean[j] = rm[j];
+            invstd[j] = 1.0f / sqrtf(rv[j] + g->eps);
+        }
+        bn_normalise(t, f0, w, r0, r1, mean, invstd);
+        return;
+    }
+    bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
+    bn_normalise(t, f0, w, r0, r1, mean, invstd);
+    float *sum = t->sums + (size_t)(r0 / t->chunk) * 2 * (size_t)g->c + f0;
+    for (int j = 0; j < w; j++) {
+        sum[j] = mean[j];
+        sum[g->c + j] = var[j];
+    }
+}
+
+/* The running statistics updated chunk by chunk, in order. */
+static void bn_running_update(const bn_task *t)
+{
+    const nn_bn_geom *g = t->g;
+    float *rm = t->running, *rv = t->running + g->c;
+    for (int ch = 0; ch < t->chunks; ch++) {
+        const int r0 = ch * t->chunk, m = (r0 + t->chunk < g->n ? t->chunk : g->n - r0);
+        const float *mean = t->sums + (size_t)ch * 2 * (size_t)g->c, *var = mean + g->c;
+        for (int j = 0; j < g->c; j++) {
+            rm[j] = (1.0f - g->momentum) * rm[j] + g->momentum * mean[j];
+            rv[j] = (1.0f - g->momentum) * rv[j] + g->momentum * var[j] * (float)m / (float)(m - 1);
+        }
+    }
+}
+
+/* One chunk's gradient for features [f0, f0+w): dx, and its sums into dg, db
+ * (the chunk's own area of the scratch, summed over the chunks later). */
+static void bn_backward_chunk(const bn_task *t, int f0, int w, int r0, int r1, float *dg, float *db)
+{
+    const int c = t->g->c, m = r1 - r0;
+    float mean[FEAT_BLOCK], var[FEAT_BLOCK], invstd[FEAT_BLOCK], sdy[FEAT_BLOCK], sdyx[FEAT_BLOCK];
+    bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
+    for (int j = 0; j < w; j++)
+        sdy[j] = sdyx[j] = 0.0f;
+    for (int i = r0; i < r1; i++) {
+        const float *xr = t->x + (size_t)i * c + f0, *dyr = t->dy + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++) {
+            sdy[j] += dyr[j];
+            sdyx[j] += dyr[j] * (xr[j] - mean[j]) * invstd[j];
+        }
+    }
+    for (int j = 0; j < w; j++) {
+        dg[j] = sdyx[j];
+        db[j] = sdy[j];
+    }
+    for (int i = r0; t->dx && i < r1; i++) {
+        const float *xr = t->x + (size_t)i * c + f0, *dyr = t->dy + (size_t)i * c + f0;
+        float *dxr = t->dx + (size_t)i * c + f0;
+        for (int j = 0; j < w; j++) {
+            float xhat = (xr[j] - mean[j]) * invstd[j];
+            dxr[j] = t->gamma[f0 + j] * invstd[j] * (dyr[j] - sdy[j] / m - xhat * sdyx[j] / m);
+        }
+    }
+}
+
+static void bn_backward_item(void *ctx, int item, int part)
+{
+    const bn_task *t = ctx;
+    int f0, w, r0, r1;
+    (void)part;
+    bn_item(t, item, &f0, &w, &r0, &r1);
+    float *dg = t->sums + (size_t)(r0 / t->chunk) * 2 * (size_t)t->g->c + f0;
+    bn_backward_chunk(t, f0, w, r0, r1, dg, dg + t->g->c);
+}
+
+/* dgamma and dbeta: the chunks' sums added in chunk order. */
+static void bn_grad_sums(const bn_task *t)
+{
+    const int c = t->g->c;
+    for (int j = 0; j < c; j++) {
+        float dg = 0.0f, db = 0.0f;
+        for (int ch = 0; ch < t->chunks; ch++) {
+            dg += t->sums[(size_t)ch * 2 * (size_t)c + (size_t)j];
+            db += t->sums[(size_t)ch * 2 * (size_t)c + (size_t)c + (size_t)j];
+        }
+        if (t->dgamma)
+            t->dgamma[j] = dg;
+        if (t->dbeta)
+            t->dbeta[j] = db;
+    }
+}
+
+/* Items of (feature block, ghost batch): a batch of 4096 in ghost batches of
+ * 128 is 32 chunks, so a layer of 68 features keeps every thread busy (in
+ * items of feature blocks alone it was one block of 64 and one of 4, and a
+ * layer of 34 features one item for all the threads). after runs on this
+ * thread once the items are done: the sums over the chunks, in order. */
+static int bn_run(nn_backend *b, const char *op, bn_task *t, item_fn fn,
+                  void (*after)(const bn_task *))
+{
+    char why[256];
+    const nn_bn_geom *g = t->g;
+    if (nn_bn_geom_problem(op, g->n, g->c, g->virtual_batch, g->eps, t->training, why, sizeof why))
+        return nn_backend_fail(b, "%s", why);
+    /* out of training the running statistics normalise: any rows split will do */
+    t->chunk = t->training ? nn_ghost_chunk(g->n, g->virtual_batch) : (g->n < 128 ? g->n : 128);
+    t->chunks = (g->n + t->chunk - 1) / t->chunk;
+    t->fblocks = (g->c + FEAT_BLOCK - 1) / FEAT_BLOCK;
+    t->sums = NULL;
+    if (t->training) {
+        t->sums = malloc((size_t)t->chunks * 2 * (size_t)g->c * sizeof *t->sums);
+        if (!t->sums)
+            return nn_backend_fail(b, "%s: out of memory for %d chunks' sums of %d features", op,
+                                   t->chunks, g->c);
+    }
+    double work = 4.0 * g->n * (double)g->c;
+    nn_cpu_par_for(b, nn_cpu_threads_for(b, work, PAR_MIN_ELEMS), t->chunks * t->fblocks, fn, t);
+    if (t->training)
+        after(t);
+    free(t->sums);
+    return 0;
+}
+
+int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, const float *x,
+                             const float *gamma, const float *beta, float *running, float *y)
+{
+    bn_task t = { .g = g, .training = training, .x = x, .gamma = gamma, .beta = beta,
+                  .running = running, .y = y };
+    return bn_run(b, "batchnorm_forward", &t, bn_forward_item, bn_running_update);
+}
+
+int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
+                              const float *gamma, const float *dy, float *dx, float *dgamma,
+                              float *dbeta)
+{
+    bn_task t = { .g = g, .training = 1, .x = x, .gamma = gamma, .dy = dy, .dx = dx,
+                  .dgamma = dgamma, .dbeta = dbeta };
+    return bn_run(b, "batchnorm_backward", &t, bn_backward_item, bn_grad_sums);
+}
+
+/* ---- rows: GLU and sparsemax ----------------------------------------------------- */
+
+typedef struct row_task {
+    int n, width;                /* rows; GLU: half, sparsemax: d */
+    float sparsity;
+    const float *x, *y, *dy;
+    float *out;
+} row_task;
+
+static void row_range(const row_task *t, int item, int *lo, int *hi)
+{
+    *lo = item * ROW_BLOCK;
+    *hi = t->n - *lo < ROW_BLOCK ? t->n : *lo + ROW_BLOCK;
+}
+
+static void rows_run(nn_backend *b, row_task *t, double cost, item_fn fn)
+{
+    int items = (t->n + ROW_BLOCK - 1) / ROW_BLOCK;
+    double work = cost * t->n * (double)t->width;
+    nn_cpu_par_for(b, nn_cpu_threads_for(b, work, PAR_MIN_ELEMS), items, fn, t);
+}
+
+/* sigmoid(g) = 1 / (1 + e^-g) with mish.h's branch-free exponential, so that
+ * the GLU loops vectorise: glibc's expf, called once per element, was 18%
+ * of a tabnet-regression step's instructions at batch 128 (callgrind: 85 M
+ * of 482 M over 42 steps; the rest of expf's calls made the data set). e^t is exact in form up to t = 88 (2^127 scale), so -g is
+ * clamped to [-87, 87]: below, sigmoid is 1 to float precision; above, it
+ * is e^-87 ~ 1.6e-38 where the true value is smaller still, a difference
+ * under float's smallest normal. A NaN g gives a NaN (the clamp alone would
+ * turn it into -87). */
+static inline float glu_sigmoid(float g)
+{
+    float t = -g;
+    t = t > -87.0f ? (t < 87.0f ? t : 87.0f) : -87.0f;
+    const float s = 1.0f / (1.0f + nn_mish_exp_clamped(t));
+    return g != g ? g : s;   /* (not "g == g ? s : g": gcc 12 vectorises only this form) */
+}
+
+static void glu_forward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int h = t->width;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *restrict a = t->x + (size_t)i * 2 * h, *restrict g = a + h;
+        float *restrict y = t->out + (size_t)i * h;
+        for (int j = 0; j < h; j++)
+            y[j] = a[j] * glu_sigmoid(g[j]);
+    }
+}
+
+/* One row: a helper of its own, whose restrict parameters let gcc vectorise
+ * it (pointers declared restrict inside the row loop did not). */
+static void glu_backward_row(const float *restrict a, const float *restrict g, const float *restrict dy,
+                             float *restrict da, float *restrict dg, int h)
+{
+    for (int j = 0; j < h; j++) {
+        float s = glu_sigmoid(g[j]);
+        da[j] = dy[j] * s;
+        dg[j] = dy[j] * a[j] * s * (1.0f - s);
+    }
+}
+
+static void glu_backward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int h = t->width;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *a = t->x + (size_t)i * 2 * h;
+        float *da = t->out + (size_t)i * 2 * h;
+        glu_backward_row(a, a + h, t->dy + (size_t)i * h, da, da + h, h);
+    }
+}
+
+int nn_cpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y)
+{
+    if (n < 0 || half < 1)
+        return nn_backend_fail(b, "glu_forward: bad shape (n %d, half %d)", n, half);
+    row_task t = { .n = n, .width = half, .x = x, .out = y };
+    rows_run(b, &t, 10.0, glu_forward_item);
+    return 0;
+}
+
+int nn_cpu_glu_backward(nn_backend *b, int n, int half, const float *x, const float *dy,
+                        float *dx)
+{
+    if (n < 0 || half < 1)
+        return nn_backend_fail(b, "glu_backward: bad shape (n %d, half %d)", n, half);
+    row_task t = { .n = n, .width = half, .x = x, .dy = dy, .out = dx };
+    rows_run(b, &t, 10.0, glu_backward_item);
+    return 0;
+}
+
+/* Michelot: tau = (sum of the elements above the previous tau - 1) / their
+ * count, from tau = -inf, until the count stops falling (at most d rounds;
+ * each round keeps a subset that contains the support). z = x - max(x). */
+static float michelot_tau(const float *restrict z, int d, float top)
+{
+    float tau = -INFINITY;
+    int kept = d + 1;
+    for (;;) {
+        float sum = 0.0f;
+        int k = 0;
+        for (int j = 0; j < d; j++) {
+            float v = z[j] - top;
+            int in = v > tau;
+            sum += in ? v : 0.0f;
+            k += in;
+        }
+        if (k == kept || k == 0)
+            return tau;
+        kept = k;
+        tau = (sum - 1.0f) / (float)k;
+    }
+}
+
+static void sparsemax_forward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int d = t->width;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *restrict x = t->x + (size_t)i * d;
+        float *restrict y = t->out + (size_t)i * d;
+        float top = x[0];
+        for (int j = 1; j < d; j++)
+            top = x[j] > top ? x[j] : top;
+        float tau = michelot_tau(x, d, top);
+        for (int j = 0; j < d; j++) {
+            float v = x[j] - top - tau;
+            y[j] = v > 0.0f ? v : 0.0f;
+        }
+    }
+}
+
+/* -(log(y + 1e-15) + y / (y + 1e-15)): the entropy term's gradient */
+static float entropy_grad(float y)
+{
+    return -(logf(y + 1e-15f) + y / (y + 1e-15f));
+}
+
+static void sparsemax_backward_item(void *ctx, int item, int part)
+{
+    const row_task *t = ctx;
+    const int d = t->width;
+    const float aux = t->sparsity / (float)t->n;
+    int lo, hi;
+    (void)part;
+    row_range(t, item, &lo, &hi);
+    for (int i = lo; i < hi; i++) {
+        const float *restrict y = t->y + (size_t)i * d, *restrict dy = t->dy + (size_t)i * d;
+        float *restrict dx = t->out + (size_t)i * d;
+        float sum = 0.0f;
+        int support = 0;
+        for (int j = 0; j < d; j++) {
+            dx[j] = y[j] > 0.0f ? dy[j] + (aux > 0.0f ? aux * entropy_grad(y[j]) : 0.0f) : 0.0f;
+            sum += dx[j];
+            support += y[j] > 0.0f;
+        }
+        float mean = support ? sum / (float)support : 0.0f;
+        for (int j = 0; j < d; j++)
+            dx[j] = y[j] > 0.0f ? dx[j] - mean : 0.0f;
+    }
+}
+
+int nn_cpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float *y)
+{
+    if (n < 0 || d < 1)
+        return nn_backend_fail(b, "sparsemax_forward: bad shape (n %d, d %d)", n, d);
+    row_task t = { .n = n, .width = d, .x = x, .out = y };
+    rows_run(b, &t, 8.0, sparsemax_forward_item);
+    return 0;
+}
+
+int nn_cpu_sparsemax_backward(nn_backend *b, int n, int d, const float *y, const float *dy,
+                              float sparsity, float *dx)
+{
+    if (n < 1 || d < 1 || !(sparsity >= 0.0f))
+        return nn_backend_fail(b, "sparsemax_backward: bad arguments (n %d, d %d, sparsity %g)", n,
+                               d, (double)sparsity);
+    row_task t = { .n = n, .width = d, .sparsity = sparsity, .y = y, .dy = dy, .out = dx };
+    rows_run(b, &t, sparsity > 0.0f ? 10.0 : 2.0, sparsemax_backward_item);
+    return 0;
+}

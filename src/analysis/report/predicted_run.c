@@ -1,0 +1,69 @@
+/* src/analysis/report/predicted_run.c - a predicted GPU racing a real job; see
+ * nnlab/predicted.h. */
+#include "nnlab/predicted.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "nnlab/progress.h"
+#include "util.h"
+
+nn_gpu_way nn_predicted_way(const nn_job_config *cfg)
+{
+    return cfg->graph ? NN_WAY_GRAPH : NN_WAY_EAGER;
+}
+
+int nn_predicted_gpu_init(nn_predicted_gpu *g, const nn_job_config *cfg, const nn_gpu_profile *prof)
+{
+    nn_calibration cal;
+    nn_explain_options opt;
+    nn_explanation e;
+    nn_gpu_way way = nn_predicted_way(cfg);
+    int batch = cfg->batch > 0 ? cfg->batch : cfg->preset.batch;
+    nn_profile_calibration(prof, &cal);
+    nn_gpu_way_options(way, nn_profile_framework_gpu_us(prof), &opt);
+    /* the job's own switches, where they change what the way prices */
+    opt.data_on_device = cfg->data_on_device;
+    opt.pinned = !cfg->data_on_device && cfg->pinned;
+    opt.sync_every_step = cfg->sync_every_step;
+    nn_explain(&cfg->preset, batch, &cal, &opt, &e);
+    nn_strlcpy(g->profile, prof->name, sizeof g->profile);
+    snprintf(g->label, sizeof g->label, "predicted for %s", prof->name);
+    g->way = (int)way;
+    g->step_s = e.predicted_us * 1e-6;
+    return isfinite(g->step_s) && g->step_s > 0 ? 0 : -1;
+}
+
+void nn_predicted_progress_at(const nn_predicted_gpu *g, double elapsed_s, long total_steps,
+                              nn_predicted_progress *out)
+{
+    double t = elapsed_s > 0 ? elapsed_s : 0.0;   /* NaN and negatives: not started; inf: ended */
+    out->total_steps = total_steps > 0 ? total_steps : 0;
+    out->total_s = (double)out->total_steps * g->step_s;
+    out->ended = t >= out->total_s;
+    out->elapsed_s = out->ended ? out->total_s : t;
+    out->steps = out->ended ? out->total_steps : (long)floor(t / g->step_s);
+    out->fraction = out->total_steps > 0 ? (double)out->steps / (double)out->total_steps : 0.0;
+    out->remaining_s = out->total_s - out->elapsed_s;
+}
+
+void nn_predicted_status(const nn_predicted_gpu *g, const nn_predicted_progress *p, char *buf, size_t len)
+{
+    nn_job_times t;
+    char clock[48], per[24];
+    nn_job_times_at(p->elapsed_s, p->steps, p->total_steps, p->ended, &t);
+    t.has_per_step = 1;              /* the model's step, not elapsed / steps */
+    t.per_step_s = g->step_s;
+    t.has_remaining = 1;
+    t.remaining_s = p->remaining_s;
+    t.total_s = p->total_s;
+    nn_format_elapsed_remaining(&t, clock, sizeof clock);
+    nn_format_per_step(g->step_s, per, sizeof per);
+    /* the label first: a line cut short at 80 columns still says it */
+    if (p->ended)
+        snprintf(buf, len, "%s: done in %.3g s (%s), %s", g->label, p->total_s, per,
+                 nn_gpu_way_name((nn_gpu_way)g->way));
+    else
+        snprintf(buf, len, "%s: step %ld/%ld, %s, %s, %s", g->label, p->steps, p->total_steps, clock, per,
+                 nn_gpu_way_name((nn_gpu_way)g->way));
+}

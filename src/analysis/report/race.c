@@ -1,0 +1,161 @@
+/* src/analysis/report/race.c - one job raced, measured, on the devices that are
+ * here: its jobs, their labels, the pairs' ratios and the framework way
+ * predicted on top; see nnlab/race.h and docs/ways.md. */
+#include "nnlab/race.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nnlab/framework.h"
+#include "nnlab/progress.h"
+#include "util.h"
+
+int nn_race_way_fixed(const nn_job_config *cfg)
+{
+    nn_preset d;
+    nn_preset_defaults(&d);
+    return cfg->graph != d.graph || cfg->data_on_device != d.data_on_device || cfg->pinned != d.pinned ||
+           cfg->sync_every_step != d.sync_every_step;
+}
+
+static void add_job(nn_race_job *j, const nn_device_status *st, int graph)
+{
+    memset(j, 0, sizeof *j);
+    nn_strlcpy(j->device, st->name, sizeof j->device);
+    j->gpu = st->gpu;
+    j->graph = graph;
+}
+
+int nn_race_plan(const nn_device_status *const *devices, int n, int way_fixed, nn_race_job *jobs)
+{
+    int m = 0;
+    for (int k = 0; k < n && m < NN_RACE_MAX_JOBS; k++) {
+        if (!devices[k]->gpu || way_fixed) {
+            add_job(&jobs[m++], devices[k], -1);
+            continue;
+        }
+        /* both measured ways, eager first: the slower one while the machine is fresh */
+        add_job(&jobs[m++], devices[k], 0);
+        if (m < NN_RACE_MAX_JOBS)
+            add_job(&jobs[m++], devices[k], 1);
+    }
+    return m;
+}
+
+void nn_race_job_config(const nn_race_job *j, const nn_job_config *base, nn_job_config *out)
+{
+    *out = *base;
+    nn_strlcpy(out->device, j->device, sizeof out->device);
+    if (j->graph >= 0)
+        out->graph = j->graph;
+}
+
+nn_gpu_way nn_race_way(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s)
+{
+    if (!j->gpu)
+        return NN_WAY_EAGER;         /* a CPU runs nnlab's own step, no launches */
+    if (s && s->has_switches)        /* as the job applied them */
+        return s->graph ? NN_WAY_GRAPH : NN_WAY_EAGER;
+    int graph = j->graph >= 0 ? j->graph : base->graph;
+    return graph ? NN_WAY_GRAPH : NN_WAY_EAGER;
+}
+
+const char *nn_race_way_word(const nn_race_job *j, nn_gpu_way w)
+{
+    return j->gpu ? nn_gpu_way_key(w) : "nnlab";
+}
+
+const char *nn_snapshot_way_word(const nn_snapshot *s)
+{
+    if (!s->has_switches)
+        return "nnlab";
+    return nn_gpu_way_key(s->graph ? NN_WAY_GRAPH : NN_WAY_EAGER);
+}
+
+void nn_race_label(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s", j->device, nn_race_way_word(j, nn_race_way(j, base, s)));
+}
+
+double nn_race_pair_text(const char *label_a, const nn_snapshot *a, const char *label_b, const nn_snapshot *b,
+                         char *buf, size_t len)
+{
+    int faster;
+    double ratio = nn_race_ratio(a, b, &faster);
+    if (!(ratio > 0)) {
+        snprintf(buf, len, "no ratio: %s did not finish", a->state != NN_JOB_DONE ? label_a : label_b);
+        return 0.0;
+    }
+    nn_job_times ta, tb;
+    nn_job_times_of(a, &ta);
+    nn_job_times_of(b, &tb);
+    int d = nn_race_decimals(a, b);
+    /* the slower's time over the faster's: the ratio a reader can check */
+    snprintf(buf, len, "%s %.2fx faster than %s: %.*f s / %.*f s", faster ? label_b : label_a, ratio,
+             faster ? label_a : label_b, d, faster ? ta.total_s : tb.total_s, d, faster ? tb.total_s : ta.total_s);
+    return ratio;
+}
+
+/* The GPU's framework step: the model with the framework's host cost per op,
+ * every batch copied from pageable memory, the loss read back every step. */
+static double framework_gpu_us(const nn_preset *p, int batch, const nn_calibration *cal, const nn_gpu_profile *prof)
+{
+    nn_explain_options opt;
+    nn_explanation e;
+    nn_gpu_way_options(NN_WAY_FRAMEWORK, nn_profile_framework_gpu_us(prof), &opt);
+    nn_explain(p, batch, cal, &opt, &e);
+    return isfinite(e.predicted_us) && e.predicted_us > 0 ? e.predicted_us : 0.0;
+}
+
+void nn_race_framework_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
+                          const nn_calibration *gpu_cal, const nn_gpu_profile *prof, nn_race_framework *out)
+{
+    nn_calibration from_profile;
+    memset(out, 0, sizeof *out);
+    if (batch <= 0)
+        batch = p->batch;
+    if (gpu_cal) {
+        snprintf(out->gpu_from, sizeof out->gpu_from, "this GPU's calibration");
+    } else {                         /* no GPU here: the profile's figures */
+        nn_profile_calibration(prof, &from_profile);
+        gpu_cal = &from_profile;
+        snprintf(out->gpu_from, sizeof out->gpu_from, "the %s profile", prof->name);
+    }
+    out->gpu_us = framework_gpu_us(p, batch, gpu_cal, prof);
+    snprintf(out->cpu_from, sizeof out->cpu_from, "%s",
+             cpu_cal ? "this CPU's calibration" : "not priced: no calibration of this CPU");
+    if (cpu_cal) {
+        double us = nn_framework_cpu_step_us(p, batch, cpu_cal, prof, NULL);
+        out->cpu_us = isfinite(us) && us > 0 ? us : 0.0;
+    }
+}
+
+/* "1.68 ms/step", "840 us/step", or "-" for a step not priced. */
+static void step_text(double us, char *buf, size_t len)
+{
+    if (!(us > 0))
+        snprintf(buf, len, "-");
+    else if (us >= 1000.0)
+        snprintf(buf, len, "%.2f ms/step", us / 1000.0);
+    else
+        snprintf(buf, len, "%.0f us/step", us);
+}
+
+void nn_race_framework_text(const nn_race_framework *f, char *buf, size_t len)
+{
+    char gpu[32], cpu[32];
+    step_text(f->gpu_us, gpu, sizeof gpu);
+    step_text(f->cpu_us, cpu, sizeof cpu);
+    snprintf(buf, len, "framework (predicted, PyTorch-like eager): gpu %s, cpu %s (gpu from %s; cpu %s%s)", gpu,
+             cpu, f->gpu_from[0] ? f->gpu_from : "nothing: no GPU profile", f->cpu_us > 0 ? "from " : "",
+             f->cpu_from[0] ? f->cpu_from : "not priced");
+}
+
+void nn_race_framework_short(const nn_race_framework *f, char *buf, size_t len)
+{
+    char gpu[32], cpu[32];
+    step_text(f->gpu_us, gpu, sizeof gpu);
+    step_text(f->cpu_us, cpu, sizeof cpu);
+    snprintf(buf, len, "framework (predicted): gpu %s, cpu %s", gpu, cpu);
+}

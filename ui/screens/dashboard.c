@@ -1,0 +1,502 @@
+/* ui/screens/dashboard.c - the run screen: the charts (ui/panels/run_chart.c), the
+ * validation table, one progress row and one
+ * phase bar per job, the side-by-side summary, the machine's CPU and GPU,
+ * and the Explain panel (ui/panels/explain_panel.c) beside them or, on a narrow
+ * terminal, in the chart's place while `e` shows it. Data comes from
+ * ui/text/run.c copies; nothing here holds an engine lock. */
+#include "ui.h"
+#include "dashboard.h"
+#include "text/format.h"
+#include "setup_fields.h"
+#include "nnlab/progress.h"
+#include "nnlab/divergence.h"
+#include "panels/jacobian_panel.h"
+#include "panels/jacobian_run.h"
+#include "panels/race_predicted.h"
+#include "panels/race_view.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYS_PERIOD_S 1.0             /* /proc/stat and NVML: once a second */
+
+/* Starts a run of the settings; -1 (said on the status row) when it cannot. */
+static int run_enter(ui_lab *lab)
+{
+    nn_job_config cfg;
+    char err[NN_ERR_LEN];
+    const char *names[2];
+    const nn_device_status *dev[2] = { NULL, NULL };
+    int predicted = ui_predicted_run_start(lab);   /* a GPU not here: raced as predicted */
+    if (predicted != 0) {
+        if (predicted < 0)
+            return -1;
+        lab->log_scale = 0;
+        ui_explain_jobs_init(lab);
+        return 0;
+    }
+    int n = ui_settings_devices(&lab->chosen.set, names);
+    for (int k = 0; k < n; k++)
+        if (!(dev[k] = ui_device_status(lab, names[k]))) {
+            ui_set_message(lab, 1, "cannot start: %s: not a device here", names[k]);
+            return -1;
+        }
+    ui_setup_job_config(lab, &cfg);
+    ui_run_free(&lab->run);
+    if (ui_run_start(&lab->run, &cfg, dev[0], dev[1], lab->chosen.set.sequential, err, sizeof err) != 0) {
+        ui_run_free(&lab->run);
+        ui_set_message(lab, 1, "cannot start: %s", err);
+        return -1;
+    }
+    lab->log_scale = 0;
+    ui_explain_jobs_init(lab);
+    ui_race_framework_init(lab);     /* a race with a GPU: the framework way predicted on top */
+    return 0;
+}
+
+static int run_active(const ui_lab *lab)
+{
+    return ui_run_active(&lab->run);
+}
+
+static void run_stop(ui_lab *lab)
+{
+    ui_run_free(&lab->run);          /* cancels and waits for the trainers */
+}
+
+/* Leaving the run: it joins the session's earlier runs (`o` overlays them). */
+static void run_leave(ui_lab *lab)
+{
+    ui_run_cancel(&lab->run);
+    ui_overlay_keep(&lab->past, &lab->run, lab->run.cfg.lr > 0 ? lab->run.cfg.lr : lab->run.cfg.preset.lr);
+    run_stop(lab);
+}
+
+static void run_close(ui_lab *lab)
+{
+    run_stop(lab);
+    ui_overlay_free(&lab->past);
+}
+
+/* New data marks panels pending (drawn at the next frame slot); a change of
+ * state is drawn at once. */
+/* A job that just diverged is said on the status row as well. */
+static void tell_divergence(ui_lab *lab, const nn_job_state before[UI_RUN_MAX_JOBS])
+{
+    const ui_run *r = &lab->run;
+    for (int k = 0; k < r->n_jobs; k++)
+        if (r->j[k].snap.state == NN_JOB_DIVERGED && before[k] != NN_JOB_DIVERGED)
+            ui_set_message(lab, 1, "%s: %s", ui_race_label(r, k), r->j[k].snap.error);
+}
+
+static void run_poll(ui_lab *lab, double now)
+{
+    if (now - lab->sys_at >= SYS_PERIOD_S) {
+        ui_sysinfo_sample(&lab->sys);
+        lab->sys_at = now;
+        lab->dirty |= UI_D_SYS;
+    }
+    nn_job_state before[UI_RUN_MAX_JOBS];
+    for (int k = 0; k < UI_RUN_MAX_JOBS; k++)
+        before[k] = lab->run.j[k].snap.state;
+    unsigned bits = ui_run_poll(&lab->run);
+    if (bits & UI_RUN_STATE) {
+        tell_divergence(lab, before);
+        ui_run_tell_cancel_end(lab);     /* "cancelling..." ends */
+    }
+    if (bits & UI_RUN_POINTS)
+        lab->pending |= UI_D_CHART | UI_D_SIDE;
+    if (bits & UI_RUN_PROGRESS)
+        lab->pending |= UI_D_JOBS | UI_D_EXPLAIN;   /* the measured step moves */
+    if (bits & UI_RUN_STATE)
+        lab->dirty |= UI_D_TITLE | UI_D_JOBS | UI_D_SIDE | UI_D_CHART | UI_D_STATUS | UI_D_EXPLAIN;
+    /* the model runs again only when the job's batch, device, switches
+     * or launch count changed, not on every snapshot */
+    if ((bits & (UI_RUN_PROGRESS | UI_RUN_STATE)) && ui_explain_jobs_update(lab))
+        lab->dirty |= UI_D_EXPLAIN;
+}
+
+/* ---- side panel: validation and the side-by-side summary ---------------------------- */
+
+/* The table of a job's epochs: the last ones that fit, then the training loss. */
+static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, int rows)
+{
+    int first = j->n_eps > rows - 3 ? j->n_eps - (rows - 3) : 0;
+    ui_putf(y++, in.x, in.w, A_BOLD, "%s  %s", j->label[0] ? j->label : j->device,
+            j->snap.data_synthetic ? "(synthetic data)" : "");
+    ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%3s %9s %8s", "ep", "val loss", "accuracy");
+    for (int i = first; i < j->n_eps; i++) {
+        const nn_epoch_result *e = &j->eps[i];
+        char loss[24];               /* nan, inf and 1e+17 keep the column (nnlab/divergence.h) */
+        nn_format_loss(e->val_loss, 9, loss, sizeof loss);
+        if (e->has_accuracy)
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %7.2f%%", e->epoch, loss, 100.0 * e->val_accuracy);
+        else
+            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %8s", e->epoch, loss, "-");
+    }
+    if (j->snap.n_loss_points > 0) {
+        char loss[24];
+        nn_format_loss(j->snap.last_loss, 9, loss, sizeof loss);
+        ui_putf(y++, in.x, in.w, A_NORMAL, "train loss%s", loss);
+    }
+    if (j->snap.has_switches && j->snap.note[0])   /* why a switch asked for did not apply */
+        y += ui_put_wrapped(y, in.x, in.w, 3, ui_attr(lab, UI_DIM), j->snap.note);
+    return y;
+}
+
+/* Two rows when there is no room for the table: the last epoch and the training loss. */
+static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, int y)
+{
+    const nn_epoch_result *e = j->n_eps > 0 ? &j->eps[j->n_eps - 1] : NULL;
+    char loss[24];
+    nn_format_loss(e ? e->val_loss : 0.0, 7, loss, sizeof loss);
+    const char *label = j->label[0] ? j->label : j->device;
+    int lw = (int)strlen(label) + 1 > 8 ? (int)strlen(label) + 1 : 8;   /* "gpu eager" whole */
+    ui_put(y, in.x, lw, A_BOLD, label);
+    if (!e)
+        ui_put(y, in.x + lw, in.w - lw, ui_attr(lab, UI_DIM), "no epoch yet");
+    else if (e->has_accuracy)
+        ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
+    else
+        ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s", e->epoch, loss);
+    if (j->snap.n_loss_points > 0) {
+        nn_format_loss(j->snap.last_loss, 7, loss, sizeof loss);
+        ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %s", loss);
+    }
+    return y + 2;
+}
+
+static void draw_side(ui_lab *lab)
+{
+    ui_rect box = lab->layout.side, in = ui_rect_inner(box);
+    ui_run *r = &lab->run;
+    int rows = ui_race_summary_rows(lab), ended = r->n_jobs >= 2 && !ui_run_active(r);
+    /* once a race has ended its summary comes first: where the panel has no
+     * room for both (three jobs at 80x24), the validation rows give way (the
+     * chart and the job rows still show each job's end), and where it has no
+     * room for the whole summary, the compact one shows the pairs */
+    int compact = ended && in.h < rows && in.h >= ui_race_summary_rows_compact(lab);
+    int summary = ended && in.h >= rows;
+    int validation = !(summary || compact) || in.h >= rows + 4;
+    int avail = in.h - (summary ? rows : 0), y = in.y;
+    int per_job = avail / r->n_jobs;
+    ui_box(lab, box, validation ? "Validation" : "Summary");
+    for (int k = 0; validation && k < r->n_jobs; k++) {
+        if (per_job >= 4)
+            y = draw_validation(lab, &r->j[k], in, y, k + 1 < r->n_jobs ? per_job : in.y + avail - y);
+        else
+            y = draw_validation_short(lab, &r->j[k], in, y);
+    }
+    if (summary)
+        ui_race_summary_draw(lab, in, in.y + in.h - rows);   /* ui/panels/race_view.c */
+    else if (compact)
+        ui_race_summary_draw_compact(lab, in, in.y);
+}
+
+/* ---- job rows ----------------------------------------------------------------------- */
+
+static const char *state_tag(const ui_run *r, const ui_run_job *j)
+{
+    if (!j->started)
+        return r->cancelled ? "not run" : "waiting";
+    return nn_job_state_name(j->snap.state);
+}
+
+/* The parts of a step as the bar shows them: those of the measured step
+ * (nn_measure_step), which add up to the step they are set beside. */
+static int parts_legend(const nn_step_measure *m, int wide, char *buf, size_t len)
+{
+    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
+    int n = 0;
+    buf[0] = '\0';
+    for (int p = 0; p < NN_STEP_PARTS && (size_t)n < len; p++)
+        if (m->part_valid & (1u << p))
+            n += snprintf(buf + n, len - (size_t)n, wide ? " %s %.0f " : " %.1s %.0f", names[p], m->part_us[p]);
+    if ((size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, wide ? "= %.0f us/step, %s" : " = %.0f us %s", m->step_us,
+                      NN_STEP_STAT);
+    return (size_t)n < len ? n : (int)len - 1;
+}
+
+static void draw_phases(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
+{
+    static const char letter[NN_STEP_PARTS] = { 'c', 'f', 'b', 'o', 's', 'g' };
+    double us[NN_STEP_PARTS];
+    int cols[NN_STEP_PARTS], at = x + 9;
+    char legend[192];
+    nn_step_measure m;
+    nn_measure_step(&j->snap, &m);
+    ui_put(y, x, 9, ui_attr(lab, UI_DIM), "  phases");
+    if (m.timed_steps <= 0) {
+        ui_put(y, at, w - 9, ui_attr(lab, UI_DIM), "no step timed yet");
+        return;
+    }
+    for (int p = 0; p < NN_STEP_PARTS; p++)
+        us[p] = m.part_valid & (1u << p) ? m.part_us[p] : 0.0;
+    int n = parts_legend(&m, w >= 88, legend, sizeof legend);
+    int bw = w - 9 - n;
+    bw = bw > 50 ? 50 : bw < 10 ? 10 : bw;
+    ui_phase_split(us, NN_STEP_PARTS, bw, cols);
+    for (int p = 0; p < NN_STEP_PARTS; p++) {
+        attr_t a = ui_attr(lab, (enum ui_role)(UI_PHASE0 + p));
+        attron(a);
+        for (int c = 0; c < cols[p]; c++)
+            mvaddch(y, at++, (chtype)letter[p]);
+        attroff(a);
+    }
+    ui_put(y, at, x + w - at, A_NORMAL, legend);
+}
+
+static void draw_job(ui_lab *lab, int k, int y, int x, int w)
+{
+    const ui_run *r = &lab->run;
+    const ui_run_job *j = &r->j[k];
+    char status[160], bar[512];
+    const char *tag = state_tag(r, j);
+    int lc = ui_race_label_width(r) + 1;   /* the label's column: "gpu eager" whole */
+    ui_put(y, x, lc - 1, A_BOLD, ui_race_label(r, k));
+    if (!j->started) {
+        ui_run_not_started_text(r, k, status, sizeof status);
+        ui_put_wrapped(y, x + lc, w - lc, 2, ui_attr(lab, UI_DIM), status);
+        return;
+    }
+    if (j->snap.state == NN_JOB_FAILED) {
+        ui_putf(y, x + lc, w - lc, ui_attr(lab, UI_ERROR), "failed: %s", j->error[0] ? j->error : j->snap.error);
+        return;
+    }
+    if (j->snap.state == NN_JOB_DIVERGED) {   /* what it ran until then stays below */
+        ui_putf(y, x + lc, w - lc, ui_attr(lab, UI_ERROR), "DIVERGED: %s", j->snap.error);
+        draw_phases(lab, j, y + 1, x, w - 1);
+        return;
+    }
+    /* label, a 10-column bar, " 100% ", the state: the rest for the status, its parts whole */
+    ui_fmt_job_status_fit(&j->snap, w - lc - 10 - 6 - 12, status, sizeof status);
+    if (!nn_job_traits_of(j->snap.kind)->trains)   /* rows of J, not steps */
+        ui_jacobian_status(&j->snap, status, sizeof status);
+    double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;
+    int bw = w - lc - 6 - (int)strlen(status) - 12;
+    if (bw < 10)
+        bw = 10;
+    ui_bar_text(bar, sizeof bar, bw, frac, lab->utf8);
+    ui_put(y, x + lc, bw, ui_attr(lab, ui_race_role(k, 0)), bar);
+    ui_putf(y, x + lc + bw, w - lc - bw, A_NORMAL, " %3.0f%% %s", 100.0 * frac, status);
+    enum ui_role tr = j->snap.state == NN_JOB_PAUSED || j->snap.state == NN_JOB_CANCELLED ? UI_ERROR : UI_OK;
+    int tx = x + w - 11;
+    ui_putf(y, tx, 11, ui_attr(lab, tr), " %10s", tag);
+    if (!nn_job_traits_of(j->snap.kind)->trains)   /* no phases: its own figures */
+        ui_jacobian_job_line(lab, j, y + 1, x, w - 1);
+    else
+        draw_phases(lab, j, y + 1, x, w - 1);
+}
+
+static void draw_jobs(ui_lab *lab)
+{
+    ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
+    ui_box(lab, box, lab->run.n_jobs >= 2     ? "Jobs, side by side"
+                     : lab->run.has_predicted ? "Job, and a GPU predicted"
+                                              : "Job");
+    for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
+        mvhline(in.y + 2 * k, in.x, ' ', in.w);
+        mvhline(in.y + 2 * k + 1, in.x, ' ', in.w);
+        draw_job(lab, k, in.y + 2 * k, in.x, in.w);
+    }
+    if (ui_predicted_rows(lab) && 2 * lab->run.n_jobs + 1 < in.h)
+        ui_predicted_draw(lab, in.y + 2 * lab->run.n_jobs, in.x, in.w);
+}
+
+/* ---- the machine -------------------------------------------------------------------- */
+
+/* One character per core (a sparkline) when the cores do not fit as bars. */
+static void draw_cpu_compact(ui_lab *lab, const ui_sysinfo *si, int y, int x, int w)
+{
+    static const char *const levels[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
+                                            "\u2585", "\u2586", "\u2587", "\u2588" };
+    double sum = 0;
+    for (int i = 0; i < si->n_cpus; i++)
+        sum += si->cpu_pct[i];
+    x += ui_putf(y, x, w, A_NORMAL, "avg %3.0f%% ", sum / si->n_cpus);
+    for (int i = 0; i < si->n_cpus && x < COLS - 1; i++, x++) {
+        int l = (int)(si->cpu_pct[i] / 100.0 * 7.999);
+        char d[2] = { (char)('0' + (si->cpu_pct[i] >= 95 ? 9 : (int)(si->cpu_pct[i] / 10))), 0 };
+        ui_put(y, x, 1, ui_attr(lab, UI_SERIES0), lab->utf8 ? levels[l < 0 ? 0 : l] : d);
+    }
+}
+
+static void draw_cpu(ui_lab *lab, const ui_sysinfo *si, int y, int x, int w, int rows)
+{
+    const int cell = 19;             /* "12 [||||||||] 100% " */
+    int per_row = (w - 5) / cell;
+    ui_put(y, x, 4, A_BOLD, "CPU");
+    if (!si->has_cpu) {
+        ui_put(y, x + 5, w - 5, ui_attr(lab, UI_DIM), si->cpu_why[0] ? si->cpu_why : "measuring...");
+        return;
+    }
+    if (per_row < 1 || si->n_cpus > per_row * rows) {
+        draw_cpu_compact(lab, si, y, x + 5, w - 5);
+        return;
+    }
+    for (int i = 0; i < si->n_cpus; i++) {
+        char bar[64];
+        int r = i / per_row, c = i % per_row;
+        ui_bar_text(bar, sizeof bar, 8, si->cpu_pct[i] / 100.0, 0);
+        for (char *p = bar; *p; p++)
+            *p = *p == '#' ? '|' : ' ';   /* htop's look */
+        ui_putf(y + r, x + 5 + c * cell, cell, A_NORMAL, "%2d [", i);
+        ui_put(y + r, x + 9 + c * cell, 8, ui_attr(lab, UI_SERIES0), bar);
+        ui_putf(y + r, x + 17 + c * cell, cell - 12, A_NORMAL, "]%4.0f%%", si->cpu_pct[i]);
+    }
+}
+
+/* The GPU's row, and below it NVML's note; without NVML its reason takes
+ * both rows, wrapped at words (the note is about NVML's figures). */
+static void draw_gpu(ui_lab *lab, const ui_gpu_info *g, int y, int x, int w)
+{
+    char line[320], mem[64] = "mem n/a", clk[64] = "clocks n/a", util[32] = "util n/a";
+    ui_put(y, x, 4, A_BOLD, "GPU");
+    if (!g->valid) {
+        snprintf(line, sizeof line, "n/a: %s", g->why);
+        ui_put_wrapped(y, x + 5, w - 5, 2, ui_attr(lab, UI_DIM), line);
+        return;
+    }
+    const char *note = w - 5 >= (int)strlen(UI_NVML_NOTE) ? UI_NVML_NOTE : UI_NVML_NOTE_SHORT;
+    ui_put(y + 1, x + 5, w - 5, ui_attr(lab, UI_DIM), note);
+    if (g->has_util)
+        snprintf(util, sizeof util, "util %u%%", g->util_gpu);
+    if (g->has_mem)
+        snprintf(mem, sizeof mem, "mem %.1f/%.1f GiB", g->mem_used / 1073741824.0, g->mem_total / 1073741824.0);
+    if (g->has_clocks)
+        snprintf(clk, sizeof clk, "SM %u MHz, mem %u MHz", g->clock_sm, g->clock_mem);
+    snprintf(line, sizeof line, "%s  %s  %s  %s", g->name, util, mem, clk);
+    ui_put(y, x + 5, w - 5, A_NORMAL, line);
+}
+
+void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
+{
+    ui_rect in = ui_rect_inner(box);
+    ui_box(lab, box, "Machine");
+    if (in.h < 3)
+        return;
+    draw_cpu(lab, &lab->sys, in.y, in.x, in.w, in.h - 2);
+    draw_gpu(lab, &lab->sys.gpu, in.y + in.h - 2, in.x, in.w);
+}
+
+/* ---- the screen --------------------------------------------------------------------- */
+
+static void draw_title(ui_lab *lab)
+{
+    const ui_run *r = &lab->run;
+    const nn_job_config *c = &r->cfg;
+    char t[8192], data[NN_TEXT_LEN + 8] = "";   /* room for every name the format can take (ASan builds check it) */
+    const nn_snapshot *s = &r->j[0].snap;
+    if (s->data_desc[0])
+        snprintf(data, sizeof data, "  data: %s", s->data_desc);
+    if (ui_jacobian_run(lab))
+        ui_jacobian_title(lab, t, sizeof t);
+    else if (r->n_jobs >= 2)         /* ui/panels/race_view.c: each job by its device and way */
+        ui_race_title(lab, t, sizeof t, data);
+    else if (s->threads_now > 0)       /* a CPU: the threads taking part now (revised as it runs) */
+        snprintf(t, sizeof t, "nnlab - %s on %s (%d thread%s), batch %d, loss every %ld steps%s",
+                 c->preset.name, r->j[0].device, s->threads_now, s->threads_now == 1 ? "" : "s",
+                 c->batch, c->log_every, data);
+    else
+        snprintf(t, sizeof t, "nnlab - %s on %s, batch %d, loss every %ld steps%s", c->preset.name,
+                 r->j[0].device, c->batch, c->log_every, data);
+    ui_draw_title(lab, t);
+}
+
+static void run_draw(ui_lab *lab, unsigned dirty)
+{
+    int replaces;
+    ui_rect ex = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces);
+    if (dirty & UI_D_TITLE)
+        draw_title(lab);
+    int jac = ui_jacobian_run(lab);      /* a Jacobian job: its own panels (jacobian_panel.h) */
+    if ((dirty & (UI_D_CHART | (jac ? UI_D_JOBS : 0u))) && !replaces)
+        jac ? ui_jacobian_draw_main(lab, lab->layout.chart) : ui_run_charts_draw(lab);
+    if ((dirty & (UI_D_EXPLAIN | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
+        jac ? ui_jacobian_draw_explain(lab, ex, replaces) : ui_explain_draw_run(lab);
+    if (dirty & UI_D_SIDE)
+        jac ? ui_jacobian_draw_side(lab, lab->layout.side) : draw_side(lab);
+    if (dirty & UI_D_JOBS)
+        draw_jobs(lab);
+    if (dirty & UI_D_SYS)
+        ui_draw_sysinfo(lab, lab->layout.sys);
+    if (dirty & UI_D_STATUS)
+        ui_draw_status(lab, jac ? ui_jacobian_keys(ui_run_active(&lab->run))
+                           : ui_run_active(&lab->run)
+                                ? "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit"
+                                : "finished: Enter/Esc back  l log  s smooth  e explain  x export  ? help  q quit");
+}
+
+ui_action ui_dashboard_key(ui_lab *lab, int ch)
+{
+    ui_run *r = &lab->run;
+    if (ui_jacobian_run(lab) && ui_jacobian_key_unused(lab, ch))
+        return UI_ACT_HANDLED;
+    if (ch == 's') {
+        ui_dashboard_of(lab)->smooth = !ui_dashboard_of(lab)->smooth;
+        ui_set_message(lab, 0, ui_dashboard_of(lab)->smooth ? "training loss smoothed (EMA 0.6; s: raw)" : "training loss raw");
+        lab->dirty |= UI_D_CHART;
+        return UI_ACT_HANDLED;
+    }
+    if (ch == 'c') {
+        if (ui_run_active(r)) {
+            ui_run_cancel(r);        /* collected by the next polls */
+            ui_set_message(lab, 0, "cancelling...");
+        }
+        return UI_ACT_HANDLED;
+    }
+    if (ch == 'o') {
+        lab->past.shown = !lab->past.shown;
+        if (lab->past.n == 0)
+            ui_set_message(lab, 0, "no earlier run in this session yet (o: overlay them once there are)");
+        else
+            ui_set_message(lab, 0, lab->past.shown ? "%d earlier run%s dimmed on the loss chart (o hides)"
+                                                   : "earlier runs hidden (o shows)", lab->past.n,
+                           lab->past.n > 1 ? "s" : "");
+        lab->dirty |= UI_D_CHART | UI_D_STATUS;
+        return UI_ACT_HANDLED;
+    }
+    if (ch == 'x') {
+        ui_jacobian_run(lab) ? ui_jacobian_export(lab) : ui_export_run(lab);
+        lab->dirty |= UI_D_STATUS;
+        return UI_ACT_HANDLED;
+    }
+    if (ch != 'p')
+        return ui_job_screen_key(lab, ch, ui_run_active(r));
+    if (ui_run_active(r)) {
+        ui_run_toggle_pause(r);
+        ui_set_message(lab, 0, r->paused ? "paused (p resumes)" : "resumed");
+    }
+    return UI_ACT_HANDLED;
+}
+
+static const char *const run_help[] = {
+    "  p           pause / resume            c   cancel",
+    "  l           log / linear loss axis    Enter Esc  back to setup",
+    "  e           Explain panel for the chart (beside it from 130 columns)",
+    "  s           smoothed / raw training loss   x   export CSV + JSON + SVG",
+    "  o           overlay the session's earlier runs, dimmed (as TensorBoard)",
+    "              (x: to $XDG_DATA_HOME/nnlab/exports, path on the status row)",
+    "  a Jacobian run: no loss (no l, s); x writes its own CSV + JSON",
+    "  a job predicted over 10 minutes asks first: y start  n not now",
+    "  cpu + gpu: a row, a bar and a curve a job (cpu nnlab, gpu eager, gpu",
+    "  graph); at the end each pair's ratio, the framework way predicted",
+    NULL,
+};
+
+const ui_screen_def ui_run_screen = {
+    .name = "run",
+    .help_title = "Run dashboard",
+    .help = run_help,
+    .state_size = sizeof(ui_dashboard_state),
+    .close = run_close,
+    .enter = run_enter,
+    .leave = run_leave,
+    .draw = run_draw,
+    .key = ui_dashboard_key,
+    .poll = run_poll,
+    .active = run_active,
+};

@@ -1,0 +1,105 @@
+/* ui/screens/setup_devices.c - the setup screen's devices: the survey (nnlab/device.h)
+ * on a thread of its own, at start and on F5, its answer kept in the lab's
+ * order (the baseline first), and the list drawn under the preset's details,
+ * each device available with its backend's line, or why it is not. */
+#include "ui.h"
+#include "setup_screen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Starts checking the devices on a thread of its own: the GPU's probe
+ * initialises the CUDA runtime, which must not stall the screen. Until the
+ * survey ends every device shows "checking" and none can be started. */
+void ui_setup_survey(ui_lab *lab)
+{
+    ui_setup_state *st = ui_setup_of(lab);
+    if (st->survey)
+        return;                      /* one is under way: its answer is as fresh */
+    lab->devices.known = 0;
+    st->survey = nn_device_survey_start(lab->devices.why, sizeof lab->devices.why);
+    if (st->survey)
+        return;
+    lab->devices.n = 0;              /* none can be used: the device list says why */
+    lab->devices.known = 1;
+}
+
+/* The survey's list in the lab's order: the baseline (the first device on a
+ * pool of CPU threads, which the others are compared with) first, then the
+ * rest as the survey gives them. */
+static void keep_devices(ui_devices *devs, const nn_device_status *st, int n)
+{
+    int first = 0, k = 0;
+    while (first < n && !st[first].threaded)
+        first++;
+    if (first < n)
+        devs->st[k++] = st[first];
+    for (int i = 0; i < n; i++)
+        if (i != first)
+            devs->st[k++] = st[i];
+    devs->n = k;
+    devs->known = 1;
+}
+
+/* Takes the device survey's answer once it is in (every loop turn). */
+void ui_setup_survey_poll(ui_lab *lab, double now)
+{
+    ui_setup_state *ss = ui_setup_of(lab);
+    nn_device_status st[NN_MAX_DEVICES];
+    (void)now;
+    int n = ss->survey ? nn_device_survey_poll(ss->survey, st, NN_MAX_DEVICES) : -1;
+    if (n < 0)
+        return;
+    nn_device_survey_free(ss->survey);
+    ss->survey = NULL;
+    keep_devices(&lab->devices, st, n);
+    lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
+}
+
+
+static const char *why_line(const char *why, char *buf, size_t len)
+{
+    snprintf(buf, len, "unavailable: %s", why);
+    return buf;
+}
+
+#define WHY_ROWS 6                   /* at most, per unavailable device: whole at 80x24 (the details above scroll) */
+
+/* Rows the device list needs: a heading, one row per available device (or
+ * per device still being checked), the reason of each unavailable one
+ * wrapped; before the first survey answers, or when none could run, one
+ * row. */
+int ui_setup_devices_rows(const ui_lab *lab, int w)
+{
+    char line[NN_ERR_LEN + 16];
+    int rows = 1;
+    if (lab->devices.n == 0)
+        return rows + (lab->devices.known ? ui_wrapped_rows(w, WHY_ROWS, lab->devices.why) : 1);
+    for (int d = 0; d < lab->devices.n; d++)
+        rows += !lab->devices.known || lab->devices.st[d].available
+                    ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->devices.st[d].why, line, sizeof line));
+    return rows;
+}
+
+void ui_setup_draw_devices(ui_lab *lab, ui_rect in, int y)
+{
+    char line[NN_ERR_LEN + 16];
+    ui_put(y++, in.x, in.w, A_BOLD, "Devices");
+    if (lab->devices.n == 0) {       /* the first survey still runs, or none could */
+        if (lab->devices.known)
+            ui_put_wrapped(y, in.x, in.w, WHY_ROWS, ui_attr(lab, UI_ERROR), lab->devices.why);
+        else
+            ui_put(y, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
+        return;
+    }
+    for (int d = 0; d < lab->devices.n && y < in.y + in.h; d++) {
+        ui_putf(y, in.x, 10, A_NORMAL, " %-8s", lab->devices.st[d].name);
+        if (!lab->devices.known)
+            ui_put(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
+        else if (lab->devices.st[d].available)
+            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->devices.st[d].summary);
+        else
+            y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
+                                why_line(lab->devices.st[d].why, line, sizeof line));
+    }
+}

@@ -1,0 +1,42 @@
+/* ui/screens/setup_screen.h - the setup screen's own state (ui/screens/setup_screen.c and
+ * ui/screens/setup_fields.c change it): the preset list, the focus, the number
+ * being typed and the device survey under way. The preset chosen and its
+ * settings are the lab's (ui_chosen), which the other screens read. */
+#ifndef NNLAB_UI_SETUP_SCREEN_H
+#define NNLAB_UI_SETUP_SCREEN_H
+
+#include "ui.h"
+
+typedef struct ui_setup_state {
+    /* presets */
+    nn_preset_entry *entries;
+    int n_entries, selected, scroll;
+    nn_cost cost;                    /* the chosen preset's per-layer summary at batch 1 */
+
+    /* settings */
+    int focus_fields;                /* 0: the preset list, 1: the fields */
+    int field;
+    char edit[32];                   /* a number being typed; "" when none. A value
+                                        refused stays here until fixed or dropped
+                                        (Esc), so that Enter cannot start a run with
+                                        the old one by accident */
+
+    nn_device_survey *survey;        /* the device survey under way; NULL when none */
+    ui_scroll layers;                /* the details and the layer list, scrolled with [ and ] */
+} ui_setup_state;
+
+/* ui/screens/setup_devices.c: the device survey and the list drawn */
+/* Starts surveying the devices (unless one is under way); none can be started until it ends. */
+void ui_setup_survey(ui_lab *lab);
+/* Takes the survey's answer once it is in: the setup screen's poll. */
+void ui_setup_survey_poll(ui_lab *lab, double now);
+/* The rows the device list needs at width w, and the list drawn from row y. */
+int ui_setup_devices_rows(const ui_lab *lab, int w);
+void ui_setup_draw_devices(ui_lab *lab, ui_rect in, int y);
+
+static inline ui_setup_state *ui_setup_of(const ui_lab *lab)
+{
+    return lab->state[UI_SETUP];
+}
+
+#endif
