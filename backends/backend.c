@@ -131,8 +131,8 @@ static const char *gpu_module_file(int *emulated, char *why, size_t why_len)
 /* Whether this program is an uninstalled build: its executable lies inside
  * the build tree. Only then may it load the build tree's module: an
  * installed nnlab whose own module is missing must say so, not load
- * whatever a build folder left behind (issue 22: a stale or someone else's
- * build, a path compiled into the binary). The executable's place, rather
+ * whatever a build folder left behind (a stale or someone else's build, a
+ * path compiled into the binary). The executable's place, rather
  * than an environment variable, so that `make check`, `./nnlab` in the
  * build folder and a test program all work without one; the tests set
  * NNLAB_MODULE_DIR anyway. */

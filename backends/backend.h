@@ -202,10 +202,10 @@ extern const char *const nn_backend_names[];
  * `strace -f -e trace=mmap nnlab train --preset tabnet-regression --steps 2`:
  * one mmap(NULL, 134217728, PROT_READ|PROT_WRITE) by the job's thread and
  * one by each pool worker. When that mapping fails it falls back to
- * malloc(134221824) (the "134 MB mallocs" of issue 22) and retries both
- * forever: 19,799 rounds in 8 s under ulimit -v 700000, a thread no signal
- * ends. It is address space, mostly never touched: it counts against an
- * address-space limit (ulimit -v), not against the memory available. */
+ * malloc(134221824) (the "134 MB mallocs" a hung job showed) and retries
+ * both forever: 19,799 rounds in 8 s under ulimit -v 700000, a thread no
+ * signal ends. It is address space, mostly never touched: it counts against
+ * an address-space limit (ulimit -v), not against the memory available. */
 #define NN_OPENBLAS_BUFFER_BYTES 134217728.0
 
 /* Address space the library under a backend maps for itself for each host

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/blis.sh - OpenBLAS against BLIS on every product shape of the
-# shipped presets (issue 23, item 4): for each preset at batches 4 and 256,
+# shipped presets: for each preset at batches 4 and 256,
 # bench/blisbench times each of its linear and convolution layers' products
 # (forward, input gradient, weight gradient: the shapes the calibration
 # contests) on one thread with each library, the two alternated, the median

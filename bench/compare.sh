@@ -13,9 +13,9 @@
 # peers (alternated: a drift in the machine shows as two different nnlab
 # figures); the faster of its two runs is shown, with both. nnlab's JSON goes to
 # a file, never a pipe: a reader starting beside nnlab would take a core from
-# it. Each row carries the 1-minute load average at its end and the issue 23
-# target for that case, where there is one. Prints a Markdown table and saves it
-# with the machine and the date under bench/results/.
+# it. Each row carries the 1-minute load average at its end and the CPU target
+# against PyTorch for that case, where there is one. Prints a Markdown table and
+# saves it with the machine and the date under bench/results/.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 quick=0
@@ -52,7 +52,8 @@ nnlab_us() {  # preset batch: the JSON to a file first, then read
     json_field us_per_step <"$tmp/nnlab.json"
 }
 
-# issue 23's targets (PyTorch / nnlab at least this), empty where it sets none
+# the CPU targets against PyTorch (PyTorch / nnlab at least this), empty where
+# none is set
 target_for() {  # preset batch
     case "$1:$2" in
         mnist-mlp-128:4|mnist-mlp-1000:4) echo 10 ;;
@@ -113,7 +114,7 @@ mkdir -p "$here/results"
             echo "| $p | $b | cpu | $ours | $first / $second | ${1:-?} | ${2:-?}, ${3:-?} | $ratio | ${target:--} | $(cut -d' ' -f1 /proc/loadavg) |"
         done
     done
-    # issue 23: a gemm-bound step at least 85% of the two cores' sgemm rate
+    # the CPU target: a gemm-bound step at least 85% of the two cores' sgemm rate
     "$nnlab" calibrate --device cpu --json >"$tmp/cal.json" 2>/dev/null || true
     "$nnlab" explain --preset mnist-mlp-1000 --device cpu --batch 256 --steps 3 --warmup 1 --json \
         >"$tmp/explain.json" 2>/dev/null || true

@@ -1,8 +1,9 @@
 #!/bin/sh
-# bench/hardening.sh - issue 22's reproducers, timed: every one must end with
-# a one-line error (or a listing) in under 2 s and 200 MB (the preset loads
-# under 0.5 s). Not a unit test: timings depend on the machine, so this
-# prints them and says PASS or FAIL against those bounds.
+# bench/hardening.sh - the reproducers of hostile inputs and hung jobs,
+# timed: every one must end with a one-line error (or a listing) in under
+# 2 s and 200 MB (the preset loads under 0.5 s). Not a unit test: timings
+# depend on the machine, so this prints them and says PASS or FAIL against
+# those bounds.
 #
 #   bench/hardening.sh [NNLAB]
 #

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/jacobian.sh - nnlab's Jacobian methods against PyTorch's
-# torch.autograd.functional.jacobian (issue 13, seed 002) on the CPU, at val
+# torch.autograd.functional.jacobian (seed 002's write-up) on the CPU, at val
 # 100 and 1000: rows against vectorize=False (the same algorithm: one reverse
 # pass per output element over the whole batch), batched against
 # vectorize=True; per-sample and forward beside them (no PyTorch twin).
@@ -16,7 +16,7 @@
 # row: a busy machine makes the figures meaningless. Prints a Markdown
 # table and saves it with the machine and the date under bench/results/.
 #
-# The targets (issue 13): rows at val 100 at least 10x faster than
+# The targets: rows at val 100 at least 10x faster than
 # vectorize=False; forward at val 1000 under 10 ms.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,7 +44,7 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 < b + 0) print a; else print b }'; }
 
 # nnlab's JSON goes to a file, never a pipe: a reader starting beside nnlab
-# takes a core from its thread choice (issue 23)
+# takes a core from its thread choice
 nnlab_json=$(mktemp) || exit 1
 nnlab_s() {  # method val
     "$nnlab" jacobian --preset mlp-jacobian --device cpu --method "$1" --val "$2" --json -q \
@@ -115,7 +115,7 @@ for val in 100 1000; do
 done
 {
     echo
-    echo "Targets (issue 13): rows at val 100 at least 10x faster than vectorize=False; forward at val 1000 under 10 ms."
+    echo "Targets of the Jacobian lesson: rows at val 100 at least 10x faster than vectorize=False; forward at val 1000 under 10 ms."
 } | tee -a "$out"
 mkdir -p "$here/results"
 dest="$here/results/jacobian-cpu-$(date -u +%Y-%m-%d).md"

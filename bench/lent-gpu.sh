@@ -11,7 +11,7 @@
 # bundle also needs the test programs, the PyTorch helper and libblis):
 #   1. the machine: nvidia-smi, the CPU's flags, `nnlab devices`;
 #   2. tests/parity-avx512.sh: the parity and gradient suites on the AVX-512
-#      and AVX2 paths of our CPU kernels (issue 23: never run on AVX-512 silicon
+#      and AVX2 paths of our CPU kernels (never run on AVX-512 silicon
 #      before), and the two paths' step times alternated;
 #   3. `nnlab calibrate` of the GPU and the CPU (JSON; cached for what follows);
 #   4. bench/gpu.sh --budget: test_gpu, the sweeps (eager and graph side by side,

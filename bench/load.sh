@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/load.sh - the cpu device's step time on a quiet machine and with one
-# busy competitor (issue 11, item 9): for each shipped preset at batch 4 and
+# busy competitor: for each shipped preset at batch 4 and
 # 256, `nnlab bench`'s median µs/step with the default threads and with
 # --threads 1, each quiet and beside `sh -c 'while :; do :; done'` (pinned
 # nowhere), alternating quiet and loaded runs round by round so that drift

@@ -27,7 +27,7 @@ steps_for() {   # device batch
 }
 
 # nnlab's JSON goes to a file, never a pipe: a reader starting beside nnlab
-# takes a core from its thread choice (issue 23)
+# takes a core from its thread choice
 nnlab_json=$(mktemp) || exit 1
 trap 'rm -f "$nnlab_json"' EXIT
 us_per_step() {  # preset device batch

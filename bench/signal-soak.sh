@@ -7,7 +7,7 @@
 #
 #   bench/signal-soak.sh [-n ROUNDS] [-b BUILDDIR]
 #
-# Issue 22's reproducers (a job thread stuck in OpenBLAS's allocation under
+# The hang's reproducers (a job thread stuck in OpenBLAS's allocation under
 # ulimit -v ignored every signal) are among the cases. A SIGINT to the lab
 # while a job runs only asks (a second one quits): the soak sends it twice. Prints one line per
 # run and a summary; exits 1 when any run broke the rule. Needs tmux for the
@@ -131,7 +131,7 @@ verdict() {
 }
 
 echo "# $(date -u +%FT%TZ) $(git -C "$top" rev-parse --short HEAD 2>/dev/null) load $(cut -d' ' -f1-3 /proc/loadavg)"
-# Issue 22's reproducers first, each signal once
+# The hang's reproducers first, each signal once
 for sig in TERM INT HUP; do
     cli_case 700000 tabnet-regression "$sig" 1000
     cli_case 700000 mnist-mlp-1000 "$sig" 1000 " --batch 1024"

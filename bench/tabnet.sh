@@ -30,7 +30,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 load() { cut -d ' ' -f 1-3 /proc/loadavg; }
 
 # nnlab's JSON goes to a file, never a pipe: a reader starting beside nnlab
-# takes a core from its thread choice (issue 23)
+# takes a core from its thread choice
 nnlab_json=$(mktemp) || exit 1
 trap 'rm -f "$nnlab_json"' EXIT
 nnlab_us() {  # batch

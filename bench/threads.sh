@@ -1,8 +1,8 @@
 #!/bin/bash
 # bench/threads.sh - nnlab against PyTorch on the CPU at every thread count:
-# issue 23's many-core target ("at or above PyTorch at every batch and every
-# thread count"), for a machine with more cores than these 2 (the lent GPU
-# machine's 16-core host).
+# the many-core target against PyTorch ("at or above PyTorch at every batch
+# and every thread count"), for a machine with more cores than these 2 (the
+# lent GPU machine's 16-core host).
 #
 #   bench/threads.sh [--budget S] [--presets LIST] [--batches LIST]
 #                    [--threads LIST] [--steps N] [--out DIR]

@@ -69,7 +69,7 @@ quick "batch too large: refused at once"
 check "a preset's batch larger than the set fails" 2 "$NNLAB" bench --preset "$top_srcdir/tests/fixtures/big-batch.ini"
 grep_ok "a preset's batch: names the file and the key" "$tmp/err" "^nnlab: .*big-batch.ini: \[train\] batch = 100000: larger than the training set (60000 samples)"
 # one code for every refusal before a job starts (man/nnlab.1, EXIT STATUS): explain
-# and sweep refused a batch larger than the set with 1, or not at all (issue 22)
+# and sweep refused a batch larger than the set with 1, or not at all
 check "explain: a batch larger than the training set fails" 2 "$NNLAB" explain --preset lenet-cifar10 --batch 1000000
 grep_ok "explain batch too large: names the option" "$tmp/err" "^nnlab: --batch 1000000: larger than the training set (50000 samples)"
 one_line_err "explain batch too large: one-line error"
@@ -83,7 +83,7 @@ one_line_err "too wide: one-line error"
 quick "too wide: refused at once"
 # Under an address-space limit (ulimit -v), OpenBLAS's buffer (128 MiB a
 # thread) used to be left out of the estimate, and the job's thread then
-# retried it forever, deaf to every signal (issue 22): now a refusal, at once
+# retried it forever, deaf to every signal: now a refusal, at once
 # A sanitizer's build cannot start under such a limit (its shadow memory), nor
 # with a library preloaded before its runtime: those cases skip there, as
 # cli_jacobian.sh's do.
@@ -138,7 +138,7 @@ check "presets lists" 0 "$NNLAB" presets
 for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000 tabnet-regression; do
     grep_ok "presets lists $p" "$tmp/out" "^$p "
 done
-# more presets than the list holds: said, not dropped without a word (issue 22)
+# more presets than the list holds: said, not dropped without a word
 mkdir -p "$tmp/many/nnlab/presets"
 i=0; while [ $i -lt 300 ]; do : >"$tmp/many/nnlab/presets/p$i.ini"; i=$((i + 1)); done
 check "presets: 300 of yours" 0 env XDG_CONFIG_HOME="$tmp/many" "$NNLAB" presets
@@ -251,7 +251,7 @@ grep_ok "sweep json: each calibration's source and quality" "$tmp/out" '"calibra
 grep_ok "sweep json: every point says measured" "$tmp/out" '{"device": "cpu-ref", "batch": 2, "source": "measured"'
 grep_ok "sweep json: the crossover" "$tmp/out" '"crossovers": \[{"pair": "other", "from": "cpu", "from_way": "nnlab", "to": "cpu-ref", "way": "nnlab", "source": "measured", "batch": [0-9]*, "tie_batch": [0-9]*, "says": "[a-z0-9 ()]*"}\]'
 grep_ok "sweep json: every point's way, spread and runs" "$tmp/out" '{"device": "cpu-ref", "batch": 2, "source": "measured", "way": "nnlab", "predicted_from": "", "spread_us": [0-9.e+-]*, "repeats": [1-3], '
-# issue 19: determinism as a switch. --deterministic in --help and nnlab(1);
+# determinism as a switch. --deterministic in --help and nnlab(1);
 # on the emulated GPU (its cuDNN stand-in times candidates of different
 # costs, the non-deterministic ones fastest, and adds them in an order drawn
 # from NNLAB_EMU_SEED) two deterministic runs under different seeds agree
@@ -302,7 +302,7 @@ PY
         "$NNLAB" explain --preset lenet-cifar10 --device gpu --batch 8 --steps 2
     grep_ok "explain: each convolution's algorithm and time" "$tmp/out" \
         "^  *\(algorithm: \)*conv 6x5x5 on 3x32x32, backward-filter: BWD_FILTER_ALGO_0 (not deterministic), [0-9.]* us measured (\(timed now\|from the cache\))$"
-    # Explain compares a measured GPU with the profile of the same GPU (issue 20 item 3): none
+    # Explain compares a measured GPU with the profile of the same GPU: none
     # ships for the emulated one, so it says so and which it used; a user's profile named for it
     # ("emulated": the first word of its name) is then the one compared with
     grep_ok "explain: no profile matches the emulated GPU" "$tmp/out" \
@@ -312,7 +312,7 @@ PY
     check "emulated gpu: explain with a profile of this GPU" 0 env NNLAB_GPU_EMULATION=1 XDG_CACHE_HOME="$tmp/conv-fast" \
         XDG_CONFIG_HOME="$tmp/emu-config" "$NNLAB" explain --preset lenet-cifar10 --device gpu --batch 8 --steps 2 --json
     grep_ok "explain json: the profile of this GPU" "$tmp/out" '"name": "Emulated", "id": "emulated", "measured": false, "of_this_gpu": true'
-    # issue 20: with a GPU here, its eager and graph ways measured side by side, the
+    # with a GPU here, its eager and graph ways measured side by side, the
     # framework way predicted on top (from the GPU's own calibration), and on the CPU
     emu_sweep() {
         env NNLAB_GPU_EMULATION=1 XDG_CACHE_HOME="$tmp/conv-fast" "$NNLAB" sweep --preset mnist-mlp-128 \
@@ -344,7 +344,7 @@ one_line_err "explain --pinned: one-line error"
 check "sweep: bad batch list" 2 "$NNLAB" sweep --preset mnist-mlp-128 --batches 1,x
 one_line_err "sweep: bad batch list: one-line error"
 
-# issue 11: every number range-checked before it is cut to int, with the
+# every number range-checked before it is cut to int, with the
 # preset's own ranges; one line naming the option, the value as typed and
 # what is allowed
 check "--epochs 4294967297 refused" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --epochs 4294967297
@@ -460,7 +460,7 @@ if [ "$have_gpu" -eq 0 ]; then
     else not_ok "sweep: predicted gpu rows, three ways"; fi
     grep_ok "sweep: a predicted crossover" "$tmp/out" '^gpu,.*,predicted,graph,T4,,yes,0.000,0,profile T4$'
     grep_ok "sweep: stderr says the gpu rows are predicted" "$tmp/err" "gpu rows are predicted for T4"
-    # issue 20: the framework way on the CPU too, predicted from its calibration
+    # the framework way on the CPU too, predicted from its calibration
     if [ "$(grep -c '^cpu,.*,-,predicted,framework,,,[a-z]*,0.000,0,cpu calibration$' "$tmp/out")" -eq 6 ]
     then ok "sweep: the cpu's framework way, predicted, every batch"; else not_ok "sweep: the cpu's framework way, predicted, every batch"; fi
     check "sweep text: the ways and the pairs" 0 "$NNLAB" sweep --preset lenet-cifar10 --devices cpu,gpu --batches 1,4 --steps 1 --warmup 0
@@ -480,15 +480,15 @@ fi
 check "--save-profile is for the GPU" 2 "$NNLAB" calibrate --device cpu --save-profile mine
 one_line_err "--save-profile --device cpu: one-line error"
 
-# issue 22 (hardening, round two)
-# item 6: a failed write is an error, not exit 0
+# hardening against hostile input, round two:
+# a failed write is an error, not exit 0
 check "train --json > /dev/full fails" 1 sh -c '"$0" train --preset lenet-cifar10 --steps 2 --json >/dev/full' "$NNLAB"
 grep_ok "train > /dev/full: says why" "$tmp/err" "^nnlab: cannot write the output: No space left on device$"
 check "presets > /dev/full fails" 1 sh -c '"$0" presets >/dev/full' "$NNLAB"
 check "devices > /dev/full fails" 1 sh -c '"$0" devices >/dev/full' "$NNLAB"
 check "sweep --csv > /dev/full fails" 1 sh -c '"$0" sweep --preset mnist-mlp-128 --devices cpu --batches 1 --steps 1 --csv >/dev/full' "$NNLAB"
 grep_ok "sweep > /dev/full: says why" "$tmp/err" "cannot write the output"
-# item 5: control bytes from files are shown as \xNN, never sent to the terminal
+# control bytes from files are shown as \xNN, never sent to the terminal
 esc=$(printf '\033')
 mkdir -p "$tmp/xdg/nnlab/presets"
 printf '[data]\nset = \033]52;c;cHduZWQ=\007\n' >"$tmp/xdg/nnlab/presets/$(printf 'evil\033[2J').ini"
@@ -500,7 +500,7 @@ grep_ok "presets: the name's ESC shown as \\x1B" "$tmp/out" '^evil\\x1B\[2J'
 grep_ok "presets: a description's ESC and BEL shown" "$tmp/out" 'description = \\x1B]52;c;cHduZWQ=\\x07: control characters'
 check "train --preset with control bytes fails" 2 "$NNLAB" train --preset "$tmp/xdg/nnlab/presets/$(printf 'evil\033[2J').ini"
 if grep -q "$esc" "$tmp/err"; then not_ok "train: no ESC in the error"; else ok "train: no ESC in the error"; fi
-# item 10: empty lists and devices refused; a long path keeps the reason;
+# empty lists and devices refused; a long path keeps the reason;
 # a file that is no profile named in one line
 check "sweep --devices '' refused" 2 "$NNLAB" sweep --preset mnist-mlp-128 --devices '' --batches 1 --steps 1
 grep_ok "sweep --devices '': says empty" "$tmp/err" "^nnlab: --devices '': an empty entry"

@@ -32,7 +32,7 @@ if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["method
 else
     not_ok "JSON parses, with the figures"
 fi
-# issue 19 item 3: the start-up is out of the timed seconds and reported
+# the start-up is out of the timed seconds and reported
 # apart. The test hook NNLAB_TEST_WARMUP_DELAY_MS makes the first calls
 # 400 ms slower, as a GPU's start-up is: the delay must land in warmup_s and
 # not in seconds (a val-4 forward Jacobian takes a few ms). On the emulated
@@ -159,7 +159,7 @@ else
     if [ "$size" -eq $((128 + 16)) ]; then ok "x.npy: 128-byte header and 4 floats"; else not_ok "x.npy size $size"; fi
 fi
 
-# issue 21 item 6: --json is the lab's export writer: method, val, FLOPs, the
+# --json is the lab's export writer: method, val, FLOPs, the
 # waste, and with --sweep the predicted val sweep
 check "JSON with the val sweep" 0 "$NNLAB" jacobian -p mlp-jacobian --val 10 --json --sweep
 if python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
@@ -169,7 +169,7 @@ assert d["flops"] > d["zero_block_flops"] > 0 and "multiply zeros" in d["explain
 s = d["sweep"]; assert s["source"] == "predicted" and s["val"][0] == 10 and len(s["cpu_s"]["nnlab"]["rows"]) == len(s["val"])' "$tmp/out"
 then ok "JSON: method, val, FLOPs, waste and the sweep"; else not_ok "JSON: method, val, FLOPs, waste and the sweep"; fi
 
-# issue 21 item 6: a cancel is honoured between the passes of a group, not at
+# a cancel is honoured between the passes of a group, not at
 # its end. At val 20000 rows is 8,000,000 passes (hours); a group (400 passes)
 # took about 14 s at val 100000. SIGINT after 3 s must end the job cancelled
 # within the CLI's 2 s grace: "did not end within 2 s" or a finished job fail.

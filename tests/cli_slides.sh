@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cli_slides.sh - issue 21 items 2 and 7 in the CLI: the SVG of a run
+# tests/cli_slides.sh - the slides in the CLI: the SVG of a run
 # and of a sweep (parsed with python3's XML parser: its curves, axes,
 # labels, legend, title and crossover rings), a learning rate far too large
 # said in one line, and the predicted GPU racing the CPU (every GPU figure

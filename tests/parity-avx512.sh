@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/parity-avx512.sh - the CPU backend's two instruction paths (issue 23
-# item 3). On a CPU that runs the AVX-512 kernels, the parity suite
+# tests/parity-avx512.sh - the CPU backend's two instruction paths (AVX-512
+# and AVX2). On a CPU that runs the AVX-512 kernels, the parity suite
 # (tests/test_parity) and the gradient suites on cpu (tests/test_graph,
 # tests/test_jacobian: finite differences through the CPU backend) run twice:
 # on the AVX-512 path, and with NNLAB_NO_AVX512=1 on the AVX2 one. Elsewhere

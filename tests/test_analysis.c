@@ -356,7 +356,7 @@ static void cpu_calibration(nn_calibration *c)
     memcpy(c->elem_ns, ns, sizeof ns);
 }
 
-/* Issue 12: conv1d-regression at batch 1 took 19.7 us a step at ~7% of the
+/* conv1d-regression at batch 1 took 19.7 us a step at ~7% of the
  * peak and was named compute-bound, as its fixed costs alone (issuing ops,
  * the products' fixed cost) are less than its work. But most of that work
  * is what a larger batch amortises: small products running far below the
@@ -435,7 +435,7 @@ static void test_calibration_quality(void **state)
     assert_string_equal(why, "");
     nn_calibration_describe(&c, c.created + 180, line, sizeof line);
     assert_string_equal(line, "measured 3 min ago, good (repetitions within 4%)");
-    /* issue 12's busy machine: one thread faster than two ... */
+    /* a busy machine: one thread faster than two ... */
     c.gemm_gflops = 24;
     c.gemm_gflops_1thread = 33;
     assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_CONTRADICTORY);
@@ -447,7 +447,7 @@ static void test_calibration_quality(void **state)
     assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_CONTRADICTORY);
     assert_non_null(strstr(why, "streaming at 2.0 GB/s"));
     c.mem_gbps = 10;
-    /* ... and repetitions far apart (issue 20: measured again, then contradictory, no longer noisy) */
+    /* ... and repetitions far apart (measured again, then contradictory, no longer noisy) */
     c.spread[NN_SPREAD_OP] = 0.45;
     assert_int_equal(nn_calibration_quality(&c, why, sizeof why), NN_CAL_CONTRADICTORY);
     assert_non_null(strstr(why, "issue one op: repetitions varied 45%, more than 10%"));

@@ -1,8 +1,8 @@
-/* tests/test_atomic_file.c - nn_write_atomic after the faults of issue 11,
- * item 6: the temp files of writers killed with SIGKILL before their rename
- * are removed by the next save to that folder once they are stale (and only
- * ours, and only stale ones), and saving over a symbolic link writes through
- * to the file it names, keeping the link; a link to nothing is refused. */
+/* tests/test_atomic_file.c - nn_write_atomic's temp files and links: the
+ * temp files of writers killed with SIGKILL before their rename are removed
+ * by the next save to that folder once they are stale (and only ours, and
+ * only stale ones), and saving over a symbolic link writes through to the
+ * file it names, keeping the link; a link to nothing is refused. */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE 1      /* mkdtemp, symlink */
 #endif
@@ -205,9 +205,9 @@ static void test_dangling_link_refused(void **state)
     assert_string_equal(back, target);
 }
 
-/* Issue 22: a link planted by another user (as in a world-writable /tmp)
- * is refused, and the file it names is left as it was. Planting one needs
- * root (lchown); a user's run skips it. */
+/* A link planted by another user (as in a world-writable /tmp) is refused,
+ * and the file it names is left as it was. Planting one needs root
+ * (lchown); a user's run skips it. */
 static void test_foreign_link_refused(void **state)
 {
     char link[NN_PATH_LEN], target[NN_PATH_LEN], err[NN_ERR_LEN] = "";
@@ -225,8 +225,8 @@ static void test_foreign_link_refused(void **state)
     assert_string_equal(slurp(target), "precious\n");
 }
 
-/* Issue 22: a new file's mode is what the umask leaves (0600 under 077, as
- * any program's), an old file's is kept. */
+/* A new file's mode is what the umask leaves (0600 under 077, as any
+ * program's), an old file's is kept. */
 static void test_umask_applies(void **state)
 {
     char path[NN_PATH_LEN];

@@ -1,8 +1,8 @@
-/* tests/test_calib.c - a calibration that cannot contradict the hardware
- * (issue 20, item 4): the checks of calibration_quality.c on the H200's
- * recorded calibration (tests/fixtures/calibration-h200.json, read here
- * and through the cache's reader), on a sane calibration, one check at a
- * time, and the measurement's second try driven by a fake device clock. */
+/* tests/test_calib.c - a calibration that cannot contradict the hardware:
+ * the checks of calibration_quality.c on the H200's recorded calibration
+ * (tests/fixtures/calibration-h200.json, read here and through the cache's
+ * reader), on a sane calibration, one check at a time, and the
+ * measurement's second try driven by a fake device clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>

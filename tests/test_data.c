@@ -232,8 +232,8 @@ static void test_idx_gzip_reads_back_exactly(void **state)
     nn_data_free(&ds);
 }
 
-/* A load stops at the cancel flag watched on its thread (issue 22, item 10:
- * SIGINT used to wait for a slow gzip file to end); unwatched, it runs. */
+/* A load stops at the cancel flag watched on its thread (SIGINT used to
+ * wait for a slow gzip file to end); unwatched, it runs. */
 static void test_idx_load_stops_at_cancel(void **state)
 {
     (void)state;

@@ -267,7 +267,7 @@ static void test_idx_gzip_lying_trailer(void **state)
     expect_quick_error(dir, 0, needles);
 }
 
-/* Issue 22's gzip bomb, small: a file of a few kilobytes holding a megabyte
+/* The gzip bomb, small: a file of a few kilobytes holding a megabyte
  * of zeros, whose header claims 2^32 - 1 images and whose trailer tells the
  * true size. The claim is more than deflate can make of the file: refused
  * before any buffer is taken (it used to take the trailer's size at once,

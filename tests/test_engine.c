@@ -208,7 +208,7 @@ static void test_cancel_while_paused(void **state)
 }
 
 /* A job cancelled between reports still reports the loss of the steps it
- * ran since the last one (issue 11: `train_loss: null` at step 378 of a
+ * ran since the last one (it said `train_loss: null` at step 378 of a
  * 2000-step interval). */
 static void test_cancel_reports_partial_loss(void **state)
 {

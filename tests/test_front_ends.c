@@ -361,9 +361,9 @@ static void test_measured_gpu_beside_profile(void **state)
     free(csv);
 }
 
-/* Issue 21 item 5: after a cancel the lab said "frmwk* never" where the
- * CLI said "does not overtake at the batches swept". Both now print
- * nn_sweep_crossover_words: the same words, which say the cancel. */
+/* After a cancel the lab said "frmwk* never" where the CLI said "does not
+ * overtake at the batches swept". Both now print nn_sweep_crossover_words:
+ * the same words, which say the cancel. */
 static void test_cancel_same_words(void **state)
 {
     static nn_sweep sw;

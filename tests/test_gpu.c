@@ -706,7 +706,7 @@ static void test_on_host_cores(void **state)
     assert_int_equal(st.on_host_cores, emu && *emu ? 1 : 0);
 }
 
-/* The Jacobian job (issue 13): every method on the GPU against finite
+/* The Jacobian job: every method on the GPU against finite
  * differences and each other (rows replaying its recorded group of reverse
  * passes), and the same J as cpu-ref from the same seed. */
 static void test_jacobian_methods(void **state)

@@ -1,4 +1,4 @@
-/* tests/test_graph.c - networks as graphs (issue 14): the graph fixture
+/* tests/test_graph.c - networks as graphs: the graph fixture
  * tests/fixtures/graph-net.ini (a branch, a shared weight, a tensor read by
  * three layers and twice by one, slice, mul, a scaled add) through the whole
  * stack: its parameters counted once, its gradients against finite

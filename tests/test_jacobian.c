@@ -1,4 +1,4 @@
-/* tests/test_jacobian.c - the Jacobian job (issue 13) on cpu-ref and cpu:
+/* tests/test_jacobian.c - the Jacobian job on cpu-ref and cpu:
  * every method against finite differences and every other method; the
  * preset's [task] section; the FLOP accounting; the same inputs from the
  * same seed. The GPU's cases are in tests/test_gpu.c (the emulated GPU in

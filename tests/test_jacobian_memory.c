@@ -1,4 +1,4 @@
-/* tests/test_jacobian_memory.c - the Jacobian job's memory (issue 13): the
+/* tests/test_jacobian_memory.c - the Jacobian job's memory: the
  * estimate (nn_jac_memory_of) is what jac_prepare and the method allocate,
  * counted byte by byte on the host (linked with -Wl,--wrap=malloc, calloc,
  * free) and on the backend (cpu-ref behind a table that counts its alloc and

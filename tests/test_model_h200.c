@@ -1,7 +1,7 @@
 /* tests/test_model_h200.c - the cost model against an H200's run of today's
- * code (issue 20 item 5): with the shipped h200 profile, fitted to it, the
- * step the model predicts (nn_explain) for every preset and batch of the
- * recorded sweep (tests/fixtures/h200-sweeps.jsonl: bench/gpu.sh on a lent
+ * code: with the shipped h200 profile, fitted to it, the step the model
+ * predicts (nn_explain) for every preset and batch of the recorded sweep
+ * (tests/fixtures/h200-sweeps.jsonl: bench/gpu.sh on a lent
  * H200 on 2026-11-27, nnlab at 6fa4525, bench/results/gpu-nvidia-h200-
  * 2026-11-27/, turned into the fixture by bench/sweep_fixture.py) is within
  * TOLERANCE of the measured us_per_step, in both ways the sweep measured:

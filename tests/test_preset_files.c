@@ -1,9 +1,9 @@
-/* tests/test_preset_files.c - what a preset path can be besides a preset
- * (issue 11, items 5 and 7): a folder, a FIFO, a device, a dangling link, a
- * file far too large, one that starts with a UTF-8 byte-order mark, one that
- * gives a section or a key twice. Each gets its true reason in one line,
- * from nn_preset_load and from nn_preset_find (what `--preset PATH` calls),
- * and nothing blocks or reads forever. */
+/* tests/test_preset_files.c - what a preset path can be besides a preset:
+ * a folder, a FIFO, a device, a dangling link, a file far too large, one
+ * that starts with a UTF-8 byte-order mark, one that gives a section or a
+ * key twice. Each gets its true reason in one line, from nn_preset_load and
+ * from nn_preset_find (what `--preset PATH` calls), and nothing blocks or
+ * reads forever. */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE 1      /* mkdtemp, symlink */
 #endif
@@ -202,9 +202,9 @@ static void write_many(const char *path, const char *head, const char *fmt, int 
     assert_int_equal(fclose(f), 0);
 }
 
-/* Issue 22: more sections or keys than any preset has are refused before
- * iniparser reads them, naming the file, the limit and the line; a NUL byte
- * is named as such, not "line too long". */
+/* More sections or keys than any preset has are refused before iniparser
+ * reads them, naming the file, the limit and the line; a NUL byte is named
+ * as such, not "line too long". */
 static void test_limits_and_nul(void **state)
 {
     char path[NN_PATH_LEN];
@@ -224,10 +224,10 @@ static void test_limits_and_nul(void **state)
     expect_refused_by(path, ": NUL byte at line 5 (a preset is text)", 0);
 }
 
-/* Issue 22: control bytes from files are shown, never sent (ESC, BEL, DEL,
- * a UTF-8 C1 control, a stray byte), text and UTF-8 kept; a message too
- * long for its buffer loses its middle, not its reason; a preset's control
- * bytes reach no message raw. */
+/* Control bytes from files are shown, never sent (ESC, BEL, DEL, a UTF-8 C1
+ * control, a stray byte), text and UTF-8 kept; a message too long for its
+ * buffer loses its middle, not its reason; a preset's control bytes reach no
+ * message raw. */
 static void test_text_safe_and_long_messages(void **state)
 {
     char out[64], err[NN_ERR_LEN], path[NN_PATH_LEN], dir[300];

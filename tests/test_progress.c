@@ -370,7 +370,7 @@ static void test_export_files(void **state)
     assert_int_equal(test_tmp_remove(root), 0);
 }
 
-/* A file name from data is one name in its folder (issue 22, item 3). */
+/* A file name from data is one name in its folder. */
 static void test_file_stem(void **state)
 {
     char out[NN_STEM_MAX + 1], small[6];

@@ -1,4 +1,4 @@
-/* tests/test_slides.c - issue 21 items 2 and 7 below the front ends: the
+/* tests/test_slides.c - the slides below the front ends: the
  * divergence rule and its sentence, a loss that keeps its column, the
  * predicted GPU's progress (where it is at any time, the label on every
  * line) and the GeForce 940M profile's sourced figures. The SVG itself is

@@ -177,7 +177,7 @@ static void test_tie_is_not_a_crossover(void **state)
     assert_int_equal(nn_crossover_index(base, chal, 4), 1);     /* by 4%: a crossover without noise */
     assert_int_equal(nn_crossover_index_noisy(base, chal, spread, spread, 4, &tie), 2);
     assert_int_equal(tie, 1);
-    /* issue 21: 141.9k against 141.6k, each +-1%: a tie, not a crossover */
+    /* the busy machine's 141.9k against 141.6k, each +-1%: a tie, not a crossover */
     static const double b2[2] = { 141.6e3, 141.6e3 }, c2[2] = { 100e3, 141.9e3 }, s2[2] = { 1416, 1416 };
     static const double s2c[2] = { 1000, 1419 };
     assert_int_equal(nn_crossover_index(b2, c2, 2), 1);

@@ -1,4 +1,4 @@
-/* tests/test_tablayers.c - TabNet's single-input layers (issue 14): batch
+/* tests/test_tablayers.c - TabNet's single-input layers: batch
  * norm with ghost batches, GLU, sparsemax with its sparsity term, and
  * linear without bias / with xavier_normal.
  *

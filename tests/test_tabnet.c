@@ -1,4 +1,4 @@
-/* tests/test_tabnet.c - the shipped tabnet-regression preset (issue 14):
+/* tests/test_tabnet.c - the shipped tabnet-regression preset:
  * pytorch-tabnet 4.1's network for seed 001's settings. Its trained
  * parameters number what pytorch-tabnet trains (20,141: measured with
  * bench/tabnet_step.py, which counts the parameters that get a gradient in

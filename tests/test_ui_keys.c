@@ -409,7 +409,7 @@ static void settings_roundtrip_through_a_preset(void **state)
     ui_lab_free(lab);
 }
 
-/* The Deterministic field (issue 19): off by default, space toggles it, the
+/* The Deterministic field: off by default, space toggles it, the
  * job runs with it, and a save keeps it as [train] deterministic. */
 static void deterministic_field_toggles_and_saves(void **state)
 {

@@ -171,7 +171,7 @@ keys n
 expect "n keeps it running" "running│|running\|" 5
 keys c
 expect "c cancels the run" "cancelled│|cancelled\|" 15
-# issue 21 item 6: the status row (the last line) ends the cancel it began
+# the status row (the last line) ends the cancel it began
 i=0
 while [ $i -lt 30 ] && ! tail -n 1 "$tmp/screen" | grep -q "cancelled after"; do sleep 0.1; cap; i=$((i + 1)); done
 if tail -n 1 "$tmp/screen" | grep -q "cancelled after [0-9:]* (" && ! tail -n 1 "$tmp/screen" | grep -q "cancelling"
@@ -358,7 +358,7 @@ signal_lab() {
 signal_lab crash ABRT 134 "SIGABRT, a crash"
 signal_lab term TERM 143 "SIGTERM"
 
-# --- a hostile presets folder (issue 22): a 1 MB preset of 115,000 sections does not
+# --- a hostile presets folder: a 1 MB preset of 115,000 sections does not
 # hold the lab's keys; a description's escapes are shown, never sent; a preset named
 # to climb out of the export folder exports inside it -------------------------------------------
 h="$tmp/hostile"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/tui_data_dir.sh - the lab's Data folder (issue 21 item 7), through
+# tests/tui_data_dir.sh - the lab's Data folder, through
 # tmux at 80x24: typed in a box of its own (letters would be the screen's
 # keys), a folder that is not there refused naming it, an empty one taken and
 # then the job's loader naming the file it misses, and the folder saved with

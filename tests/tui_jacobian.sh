@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/tui_jacobian.sh - the lab with the Jacobian preset (issue 13), in a
+# tests/tui_jacobian.sh - the lab with the Jacobian preset, in a
 # tmux session on its own socket: the preset is listed with val and Method
 # fields (no training fields), its run shows rows of J done and the time,
 # the predicted val sweep with a verdict per method, each method's FLOPs,
@@ -48,7 +48,7 @@ grep -q "Explain" "$tmp/screen" || keys e
 expect "Explain names the waste" "95% of these FLOPs multiply zeros" 5
 expect "and the methods that remove it" "remove the waste" 5
 
-# issue 21 item 6: the Jacobian's own fields and keys on the run screen, and
+# the Jacobian's own fields and keys on the run screen, and
 # `x` writing its own CSV and JSON (the CLI's writer), read back by python3
 expect "the job row: method, val, FLOPs, the waste" "rows, val 20 .*FLOPs 2.71e\+09 +95.0% on zeros" 5
 if grep -q "phases" "$tmp/screen"; then not_ok "no training phases"; else ok "no training phases"; fi

@@ -1,12 +1,12 @@
 #!/bin/sh
-# tests/tui_projector.sh - the lab at a projector's 80x24 and at 200x50
-# (issue 21, item 1), in a tmux session on its own socket: every panel
-# that overflows says so on its edge and scrolls to its last line (the
-# help, a training run's Explain panel, a Jacobian run's panels, tabnet's
-# layer list), no conclusion is cut ("..." or mid-word), a figure keeps
-# its unit (ms/step), the status keys are whole; at 200x50 the layer list
-# and the help fit whole, and a smoothed race's legend names both jobs.
-# Speaks TAP; skips without tmux.
+# tests/tui_projector.sh - the lab at a projector's 80x24 and at 200x50,
+# in a tmux session on its own socket: every panel that overflows says so
+# on its edge and scrolls to its last line (the help, a training run's
+# Explain panel, a Jacobian run's panels, tabnet's layer list), no
+# conclusion is cut ("..." or mid-word), a figure keeps its unit (ms/step),
+# the status keys are whole; at 200x50 the layer list and the help fit
+# whole, and a smoothed race's legend names both jobs. Speaks TAP; skips
+# without tmux.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
 . "$top_srcdir/tests/tui-lib.sh"
 tui_begin proj-test 300

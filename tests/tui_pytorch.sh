@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/tui_pytorch.sh - the lab's "Sweep PyTorch" setting (issue 20 item 2),
+# tests/tui_pytorch.sh - the lab's "Sweep PyTorch" setting,
 # through tmux: switched on, it names the PyTorch that will measure; the
 # sweep then measures the framework way with it beside nnlab's own points,
 # its column unstarred (measured) and its source said. PyTorch is the

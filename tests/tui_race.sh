@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/tui_race.sh - the lab's race with a GPU here (issue 20 item 2),
+# tests/tui_race.sh - the lab's race with a GPU here,
 # through tmux (200 columns: the chart wide enough for every curve's name
 # in its legend), on the emulated GPU (NNLAB_GPU_EMULATION=1): cpu + gpu with
 # the switches at their defaults runs three jobs, cpu nnlab, gpu eager and

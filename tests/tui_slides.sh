@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/tui_slides.sh - issue 21 items 2 and 7 in the lab, through tmux: a
+# tests/tui_slides.sh - the slides in the lab, through tmux: a
 # GPU that is not here races the CPU as predicted (at 80x24 and 200x50
 # every GPU figure says "predicted for"), the GPU profile picker, the
 # session's earlier runs overlaid with `o`, `x` writing an SVG (parsed with

@@ -122,8 +122,8 @@ int ui_put(int y, int x, int w, attr_t attr, const char *text)
     /* Every text drawn passes here, much of it from files (preset names,
      * descriptions, paths, errors, device and profile names): nn_text_safe
      * shows a control byte, DEL, a C1 control or a byte that is not UTF-8 as
-     * \xNN, so none reaches the terminal raw (issue 22, item 5); a newline
-     * or a tab it keeps would move the cursor: a space. */
+     * \xNN, so none reaches the terminal raw; a newline or a tab it keeps
+     * would move the cursor: a space. */
     nn_text_safe(clean, sizeof clean, text);
     for (; clean[n]; n++)
         if (clean[n] == '\n' || clean[n] == '\t')

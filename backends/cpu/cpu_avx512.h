@@ -1,5 +1,5 @@
 /* backends/cpu/cpu_avx512.h - the AVX-512 variants of the fast CPU backend's own
- * kernels (issue 23 item 3), beside the AVX2 ones they replace when the CPU
+ * kernels, beside the AVX2 ones they replace when the CPU
  * and the OS run AVX-512 (nn_cpu_avx512_kernels, cpu_features.c) and
  * NNLAB_NO_AVX512 is not set.
  *

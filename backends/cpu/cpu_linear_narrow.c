@@ -2,7 +2,7 @@
  * input is narrow: dx (n, in) = dy (n, out) . w (out, in) for in a multiple
  * of 4 up to 24, by an AVX2 kernel.
  *
- * Why: the Jacobian's reverse passes (issue 13) are exactly this product,
+ * Why: the Jacobian's reverse passes are exactly this product,
  * 100 x 400 . 400 x 20, forty thousand times at val 100. OpenBLAS packs dy
  * on every call (a fifth of the time in perf) and its micro-tiles fit a
  * 20-wide result badly: it ran them at 28 GFLOP/s on one core where this

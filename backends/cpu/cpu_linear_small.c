@@ -3,7 +3,7 @@
  * dw (out, in) = dy^T (out, n) . x (n, in) and the forward
  * y (n, out) = x (n, in) . w^T + bias.
  *
- * Why (issue 23, small batches): at batch 4 this product is an outer-product
+ * Why (small batches): at batch 4 this product is an outer-product
  * sum of rank 4 whose result (784 x 128 floats in mnist-mlp-128, 400 KB) is
  * far larger than its inputs. OpenBLAS, given beta = 0, first clears the
  * whole result with memset (sgemm_beta), then packs x and runs its kernel

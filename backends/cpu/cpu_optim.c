@@ -6,7 +6,7 @@
  * item instead). On a CPU with AVX-512 both loops run cpu_avx512.c's
  * 16-wide twins (the same arithmetic; NNLAB_NO_AVX512=1 keeps these).
  *
- * Why its own loop (issue 23, small batches): under callgrind a batch-4 step
+ * Why its own loop (small batches): under callgrind a batch-4 step
  * of mnist-mlp-128 (Adam on 101,770 parameters) spent 28% of its
  * instructions in cpu-ref's loop, which GCC vectorises four floats wide at
  * best and which computed the bias corrections (two pow calls) per item. */

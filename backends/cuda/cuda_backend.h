@@ -130,8 +130,8 @@ typedef struct gpu_conv_plan {
 } gpu_conv_plan;
 
 /* Faults a test can ask for with NNLAB_GPU_INJECT (a comma-separated list of
- * these names), read when the backend opens: the fallbacks of issue 10,
- * exercised on purpose. */
+ * these names), read when the backend opens: the fallbacks for the GPU's
+ * first run, exercised on purpose. */
 enum gpu_inject {
     GPU_INJECT_CAPTURE_STRICT = 1 << 0,  /* "capture-strict": strict recordings fail */
     GPU_INJECT_CAPTURE = 1 << 1,         /* "capture": every recording fails */

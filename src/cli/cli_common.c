@@ -28,7 +28,7 @@ enum {
     OPT_WITH_PYTORCH
 };
 
-/* issue 21's slides: an SVG of the result, a predicted GPU beside the CPU */
+/* slides: an SVG of the result, a predicted GPU beside the CPU */
 enum { OPT_SVG = 512, OPT_RACE_PREDICTED, OPT_RACE };
 
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
@@ -164,7 +164,7 @@ static long online_cores(void)
 
 /* --threads N: up to the cores as asked; up to 4x the cores taken as the
  * cores, with a warning (more threads than cores only wait for each other:
- * issue 11 measured steps 100x slower); beyond that a mistake, refused. */
+ * steps measured 100x slower); beyond that a mistake, refused. */
 static int threads_option(const char *arg, long *threads)
 {
     long cores = online_cores(), v;
@@ -471,7 +471,7 @@ void cli_calibration_json(const nn_calibration *c)
 
 /* What was printed reached its file: a full disk or a closed pipe shows at
  * the last flush, and exiting 0 then would let `nnlab train --json > f`
- * pass with f empty (issue 22). Returns rc, or 1 after saying why. */
+ * pass with f empty. Returns rc, or 1 after saying why. */
 int cli_output_checked(int rc)
 {
     errno = 0;

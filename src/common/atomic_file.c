@@ -61,8 +61,8 @@ static void sync_dir(const char *dir)
 
 /* An existing file keeps its permissions. A new one gets what the umask
  * leaves of rw-rw-rw-, as any file a program creates: the temp file was
- * opened with 0666, which the kernel masked (issue 22: a fixed 0644 ignored
- * a umask of 077). */
+ * opened with 0666, which the kernel masked (a fixed 0644 ignored a umask
+ * of 077). */
 static void keep_mode(int fd, const char *path)
 {
     struct stat st;
@@ -168,9 +168,9 @@ static void remove_stale_temps(const char *dir)
  * link stays a link, as in editors); the temp file then goes in the target's
  * folder, for the rename must not cross file systems. A link to nothing is
  * refused: creating its target somewhere else would surprise more. So is a
- * link someone else made (issue 22): in a world-writable folder another user
- * could plant x.npy -> /etc/shadow for root's dump to replace. The rename
- * itself never follows a link: a link swapped in later is replaced, not its
+ * link someone else made: in a world-writable folder another user could
+ * plant x.npy -> /etc/shadow for root's dump to replace. The rename itself
+ * never follows a link: a link swapped in later is replaced, not its
  * target. */
 static int resolve_link(const char *path, char *out, size_t len, char *err, size_t err_len)
 {

@@ -186,8 +186,8 @@ typedef int (*idx_put_fn)(const idx_file *f, const unsigned char *src, size_t k,
  * (its size was checked); for gzip, what the header claims only when the
  * trailer agrees with it (a single-member file written whole, like MNIST's),
  * else a megabyte's worth, and never more than FIRST_MAX: the trailer is
- * anyone's to write (issue 22: one 4 GiB allocation from a 1 MB file), so
- * the buffer grows as data arrives. */
+ * anyone's to write (one 4 GiB allocation from a 1 MB file), so the buffer
+ * grows as data arrives. */
 static size_t first_capacity(const idx_file *f, size_t header, size_t claim)
 {
     if (gzdirect(f->gz))

@@ -133,10 +133,10 @@ int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, s
 
 /* Every name seen is kept once in a hash set (open addressing, compared
  * case-blind as iniparser does): a file of 100k names is scanned in
- * milliseconds, where comparing each name with all before it took minutes
- * (issue 22). A key's entry carries its section's number, so that "type" in
- * [layer1] and in [layer2] are different names. The table never fills: the
- * limits on sections and keys bound what goes in. */
+ * milliseconds, where comparing each name with all before it took minutes.
+ * A key's entry carries its section's number, so that "type" in [layer1]
+ * and in [layer2] are different names. The table never fills: the limits on
+ * sections and keys bound what goes in. */
 typedef struct name_seen {
     size_t name;                 /* offset in the scan's pool; 0: an empty slot */
     long section;                /* 0 for a section's own entry, else its number */

@@ -178,7 +178,8 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m)
 
 /* Under an address-space limit, the job's memory and the libraries' own
  * buffers must fit in the room it leaves: OpenBLAS cannot map its buffer
- * there and retries forever, a thread no signal reaches (issue 22). */
+ * there and retries forever, a thread no signal reaches (a job under
+ * ulimit -v hung). */
 static int check_address_space(const nn_memory_estimate *m, char *err, size_t err_len)
 {
     char need[16], room[16], mem[16], lib[16], blas[16];

@@ -1,8 +1,7 @@
-/* tests/fuzz/fuzz_preset_big.c - libFuzzer harness for large preset files
- * (issue 22, item 11). fuzz_preset's inputs stay under a few kilobytes, so
- * it never met a file of 115,000 sections, which took 107 s to load. Here a
- * small input is a recipe that expands to a file of up to just over
- * NN_PRESET_MAX_BYTES:
+/* tests/fuzz/fuzz_preset_big.c - libFuzzer harness for large preset files.
+ * fuzz_preset's inputs stay under a few kilobytes, so it never met a file of
+ * 115,000 sections, which took 107 s to load. Here a small input is a recipe
+ * that expands to a file of up to just over NN_PRESET_MAX_BYTES:
  *
  *   byte 0      bit 0: start with a valid preset's sections ([data] ...)
  *   bytes 1-2   repeats R (little-endian) times 16: up to about a million
@@ -11,7 +10,7 @@
  *               [s2], ... and "k\x01 = 1\n" distinct keys)
  *
  * Every load must finish within NNLAB_FUZZ_LOAD_S seconds of CPU time
- * (default 2: the bound is 0.5 s without sanitizers, issue 22) or the harness aborts, so a
+ * (default 2: the bound is 0.5 s without sanitizers) or the harness aborts, so a
  * quadratic path is a fault like a crash; and, as in fuzz_preset, fail with
  * one line naming the file. */
 #include <stdint.h>

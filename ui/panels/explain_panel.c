@@ -62,12 +62,11 @@ static const nn_gpu_profile *default_profile(void)
     return found ? &prof : NULL;
 }
 
-/* The profile a job on `device` is compared with (issue 20 item 3): the
- * profile of that GPU when one ships (nn_profile_for_device, the CLI's rule
- * too), else the default. *mark is NULL for the GPU's own profile or a CPU
- * job, else the words that say no profile matches this GPU. The match is
- * kept per description (UI thread only): the panel is drawn many times a
- * second. */
+/* The profile a job on `device` is compared with: the profile of that GPU
+ * when one ships (nn_profile_for_device, the CLI's rule too), else the
+ * default. *mark is NULL for the GPU's own profile or a CPU job, else the
+ * words that say no profile matches this GPU. The match is kept per
+ * description (UI thread only): the panel is drawn many times a second. */
 static const nn_gpu_profile *profile_for_job(const ui_lab *lab, const char *device, const char **mark)
 {
     static nn_gpu_profile prof;

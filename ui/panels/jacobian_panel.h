@@ -1,4 +1,4 @@
-/* ui/panels/jacobian_panel.h - the run screen of a Jacobian job (issue 13): in the
+/* ui/panels/jacobian_panel.h - the run screen of a Jacobian job: in the
  * chart's place the rows of J done, the time, the FLOPs and their share on
  * J's zero blocks, and the predicted val sweep with where the GPU overtakes
  * the CPU per method; beside it each method's FLOPs; the job row in rows of

@@ -1,9 +1,9 @@
 /* ui/panels/jacobian_run.h - what the run screen does differently for a Jacobian
- * job (issue 21 item 6): its own row under the progress bar (method, val,
- * lanes, FLOPs, the waste, the prediction) instead of training's phases,
- * its own keys on the status row (no log scale, no smoothing: there is no
- * loss), `x` writing the Jacobian's own CSV and JSON (the CLI's writer,
- * nn_jac_export_*), and the status row ending every cancel. */
+ * job: its own row under the progress bar (method, val, lanes, FLOPs, the
+ * waste, the prediction) instead of training's phases, its own keys on the
+ * status row (no log scale, no smoothing: there is no loss), `x` writing the
+ * Jacobian's own CSV and JSON (the CLI's writer, nn_jac_export_*), and the
+ * status row ending every cancel. */
 #ifndef NNLAB_UI_JACOBIAN_RUN_H
 #define NNLAB_UI_JACOBIAN_RUN_H
 

@@ -147,8 +147,8 @@ cudaError_t unsafe_during_capture(const char *what);
 /* A library routine (cuBLAS or cuDNN, per function and algorithm: `key`)
  * queued on st through a handle that has used the routines in `used`. With
  * NNLAB_EMU_LAZY_INIT=1 its first use inside a strict capture invalidates
- * it, as a library that initialises on first use would (issue 10: record
- * only after a warm-up step); true then. */
+ * it, as a library that initialises on first use would (the GPU's
+ * first-run risk: record only after a warm-up step); true then. */
 bool first_use_spoils_capture(nn_emu_stream *st, std::set<std::string> *used, const std::string &key);
 /* Marks st's capture invalid (each later capture call and EndCapture fail). */
 void invalidate_capture(nn_emu_stream *st, const char *why);

@@ -53,7 +53,7 @@ const nn_profile_field nn_profile_fields[] = {
       "a framework's fixed cost per step on the CPU, us", 1, NN_FRAMEWORK_CPU_STEP_US },
     { "framework", "cpu_work_ratio", PF(framework_cpu_work_ratio), 0.05, 20,
       "a framework's arithmetic on the CPU against nnlab's", 1, NN_FRAMEWORK_CPU_WORK_RATIO },
-    /* issue 20: fitted to the recorded H200 run; optional, 0 (not priced) when absent */
+    /* fitted to the recorded H200 run; optional, 0 (not priced) when absent */
     { "kernels", "conv_forward_us", PF(conv_forward_us), 0, 1e4,
       "a convolution's forward call: the device's fixed time beyond its work, us", 1, 0 },
     { "kernels", "conv_backward_us", PF(conv_backward_us), 0, 1e4,
@@ -223,8 +223,8 @@ static int capture_ini_error(const char *fmt, ...)
 
 /* iniparser's "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" as one
  * line naming the file: "FILE: not a GPU profile: syntax error at line
- * LINE: TEXT" (issue 22: `--gpu-profile /etc/passwd` printed iniparser's
- * own words and a blank line). */
+ * LINE: TEXT" (`--gpu-profile /etc/passwd` printed iniparser's own words
+ * and a blank line). */
 static int ini_failure(const char *path, char *err, size_t err_len)
 {
     const char *m = ini_message, *arrow = strstr(m, "\n-> ");

@@ -1,8 +1,8 @@
 /* src/analysis/model/sweep_noise.c - a sweep's noise: each point's spread, when
  * it is measured again, and the crossover rule that calls a lead only
- * beyond the spread (issue 21 item 5: a busy machine's batch 1 at 13.1k
- * samples/s and batch 2 at 4.1k were drawn as facts, and 141.9k against
- * 141.6k decided a crossover). See nnlab/sweep.h. */
+ * beyond the spread (a busy machine's batch 1 at 13.1k samples/s and batch
+ * 2 at 4.1k were drawn as facts, and 141.9k against 141.6k decided a
+ * crossover). See nnlab/sweep.h. */
 #include "nnlab/sweep.h"
 #include "sweep_internal.h"
 

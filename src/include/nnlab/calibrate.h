@@ -42,7 +42,7 @@ enum nn_spread_figure {
  * "linear layers", "convolutions", "per element" */
 const char *nn_spread_name(int figure);
 
-/* The kinds of call whose fixed time a GPU profile may give (issue 20: the
+/* The kinds of call whose fixed time a GPU profile may give (fitted to the
  * recorded H200 run): a convolution's forward and backward (cuDNN), a
  * linear layer's (cuBLAS), and any other op (nnlab's own kernels: the
  * elementwise layers, the loss, the optimiser, the gather). */

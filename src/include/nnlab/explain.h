@@ -102,7 +102,7 @@ typedef struct nn_explanation {
                                     calibration; 0 when priced as one already or not calibrated */
     double peak_gflops;          /* the rate of compute_us (nn_calibration_peak_gflops) */
 
-    /* The regime's rule (issue 12): what a larger batch would amortise. */
+    /* The overhead-bound regime's rule: what a larger batch would amortise. */
     double products_us;          /* the matrix products' work */
     double shortfall_us;         /* the matrix products' time beyond what they would take at the
                                     rate larger calls reach (the best rate calibrated at their
@@ -112,7 +112,7 @@ typedef struct nn_explanation {
                                     copies' fixed cost) + shortfall + optimiser */
     double scaling_us;           /* the rest: the work that grows with the batch */
 
-    /* Issue 20 (the recorded H200 run): a profile's costs by kind of call
+    /* Fitted to the recorded H200 run: a profile's costs by kind of call
      * (nn_calibration.calls); all 0 without them. */
     double calls_us;             /* the device's fixed time of every call, by its kind */
     int library_calls[2];        /* cuDNN convolution and cuBLAS product calls per step */

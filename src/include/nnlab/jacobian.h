@@ -1,4 +1,4 @@
-/* src/include/nnlab/jacobian.h - the Jacobian job (issue 13, seed 002): the
+/* src/include/nnlab/jacobian.h - the Jacobian job (seed 002's write-up): the
  * Jacobian of a small tanh MLP with respect to its input batch, as
  * torch.autograd.functional.jacobian(net, x) returns it, by four methods.
  *

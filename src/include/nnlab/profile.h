@@ -61,8 +61,8 @@ typedef struct nn_gpu_profile {
     double framework_cpu_op_us;
     double framework_cpu_step_us;
     double framework_cpu_work_ratio;
-    /* [kernels] what a call costs beyond its FLOPs and bytes at the peak (issue 20: fitted to
-       the recorded H200 run); optional, 0 when absent: not priced (a rate: the FP32 peak) */
+    /* [kernels] what a call costs beyond its FLOPs and bytes at the peak (fitted to the
+       recorded H200 run); optional, 0 when absent: not priced (a rate: the FP32 peak) */
     double conv_forward_us;      /* the device's fixed time of one call, by kind: its kernels' */
     double conv_backward_us;     /*   shortest durations and the gaps between them */
     double linear_forward_us;

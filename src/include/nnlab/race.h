@@ -1,5 +1,5 @@
 /* src/include/nnlab/race.h - one job raced, measured, on the devices that
- * are here (issue 20, docs/ways.md "The race"): which jobs a race runs, the
+ * are here (docs/ways.md "The race"): which jobs a race runs, the
  * label of each (its device and its way: "cpu nnlab", "gpu eager", "gpu
  * graph"), the ratio of each pair of them, and the framework way predicted
  * on top. The lab's run screen (ui/text/run.c, ui/panels/race_view.c) and `nnlab train

@@ -222,14 +222,14 @@ int nn_sweep_add_gpu_ways(nn_sweep *sw, const nn_calibration *cal, const nn_gpu_
  * calibration (after a device measured in the one way the switches pick). */
 int nn_sweep_add_framework_gpu(nn_sweep *sw, const nn_calibration *cal, const nn_gpu_profile *prof);
 
-/* The hook for a framework measured for real (the `torch` runner, issue 20
- * item 2): a device of way `way` on `device` ("cpu", "gpu") whose points no
- * nnlab job measures: the caller times the framework's step (PyTorch's, on
- * that device, for sw->base.preset at each sw->batch[i]) and records each
- * point with nn_sweep_record_external; the runner skips it, every front end
- * labels it "measured with <tool>" (tool: "PyTorch 2.11"), and its points
- * pair with the other device's framework way like measured ones. Returns
- * the device index, or -1 when there is no room. */
+/* The hook for a framework measured for real (the `torch` runner): a device
+ * of way `way` on `device` ("cpu", "gpu") whose points no nnlab job
+ * measures: the caller times the framework's step (PyTorch's, on that
+ * device, for sw->base.preset at each sw->batch[i]) and records each point
+ * with nn_sweep_record_external; the runner skips it, every front end labels
+ * it "measured with <tool>" (tool: "PyTorch 2.11"), and its points pair with
+ * the other device's framework way like measured ones. Returns the device
+ * index, or -1 when there is no room. */
 int nn_sweep_add_external(nn_sweep *sw, const char *device, nn_gpu_way way, const char *tool);
 /* Point (d, i) of an external device: its step (mean us) and spread (us,
  * 0 when unknown); step_us <= 0 records a failure with why. */
