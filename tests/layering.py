@@ -134,6 +134,24 @@ def curses_in(folder):
     return bad
 
 
+DEVICE_NAME_COMPARED = re.compile(r'\bstrcmp\s*\([^;]*"(?:gpu|cpu|cpu-ref)"')
+
+
+def device_names_compared():
+    """Lines outside backends/ that compare a device's name with strcmp:
+    front ends, jobs and analysis ask the device's kind (nnlab/device.h's
+    nn_device_kind_of, a sweep's nn_sweep_device_is_gpu) instead."""
+    bad = []
+    for rel in source_files():
+        if rel.startswith("backends/"):
+            continue
+        with open(os.path.join(TOP, rel), encoding="utf-8", errors="replace") as f:
+            for no, line in enumerate(f, 1):
+                if DEVICE_NAME_COMPARED.search(line):
+                    bad.append("%s:%d: %s" % (rel, no, line.strip()))
+    return bad
+
+
 def violations(graph, who, allowed, except_files=()):
     """Edges from files of layers `who` to files whose layer is not in allowed."""
     bad = []
@@ -181,6 +199,9 @@ def main():
     cases.append(("no front end, public header or src/common file reaches a private header",
                   violations(graph, {"public", "common", "ui", "cli"},
                              {"public", "common", "ui", "cli"})))
+
+    cases.append(("no device compared by name outside backends/ (its kind instead)",
+                  device_names_compared()))
 
     cases.extend(layering_calls.cases(TOP))
 

@@ -755,6 +755,34 @@ static void test_devices(void **state)
     assert_string_equal(err, "unknown device 'xpu' (expected cpu, cpu-ref or gpu)");
 }
 
+/* A device's kind from its name, without probing: the flags the status
+ * gives every device of the list, known or not here; none for an unknown
+ * name. */
+static void test_device_kinds(void **state)
+{
+    nn_device_status st[NN_MAX_DEVICES];
+    (void)state;
+    int n = nn_devices_list(st, NN_MAX_DEVICES);
+    int gpus = 0, refs = 0;
+    for (int i = 0; i < n; i++) {
+        nn_device_kind k = nn_device_kind_of(st[i].name);
+        assert_true(k.known);
+        assert_int_equal(k.gpu, st[i].gpu);
+        assert_int_equal(k.reference, st[i].reference);
+        if (st[i].available)
+            assert_int_equal(k.host_memory, st[i].host_memory);
+        assert_false(k.gpu && k.host_memory);
+        gpus += k.gpu;
+        refs += k.reference;
+    }
+    assert_int_equal(gpus, 1);
+    assert_int_equal(refs, 1);
+    nn_device_kind none = nn_device_kind_of("xpu");
+    assert_false(none.known || none.gpu || none.reference || none.threaded || none.host_memory);
+    none = nn_device_kind_of(NULL);
+    assert_false(none.known);
+}
+
 static void test_device_survey(void **state)
 {
     nn_device_status st[NN_MAX_DEVICES], direct[NN_MAX_DEVICES];
@@ -809,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_sweep_runs),
         cmocka_unit_test_setup_teardown(test_cal_store, cache_setup, cache_teardown),
         cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_device_kinds),
         cmocka_unit_test(test_device_survey),
         cmocka_unit_test(test_switches_rule),
     };

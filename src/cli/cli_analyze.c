@@ -56,7 +56,7 @@ static void print_checks_json(const nn_calibration *c)
  * its rate says nothing about OpenBLAS's kernels (0: no judgement). */
 static double blas_sgemm_1thread(const nn_calibration *c)
 {
-    return strcmp(c->device, "cpu-ref") == 0 ? 0.0 : c->gemm_gflops_1thread;
+    return nn_device_kind_of(c->device).reference ? 0.0 : c->gemm_gflops_1thread;
 }
 
 static void print_calibration_json(const nn_calibration *c, int last)
@@ -217,7 +217,7 @@ static int save_profile(const char *name, const nn_calibration *cal)
 static int check_save_profile(const cli_options *o)
 {
     char err[NN_ERR_LEN];
-    if (o->device && strcmp(o->device, "gpu") != 0) {
+    if (o->device && !nn_device_kind_of(o->device).gpu) {
         fprintf(stderr, "nnlab: --save-profile keeps a GPU's calibration: use --device gpu\n");
         return CLI_EXIT_USAGE;
     }

@@ -454,7 +454,7 @@ int nn_cli_explain(int argc, char **argv)
     if (nn_device_require(cfg.device, err, sizeof err) == 0)
         rc = cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0 ? CLI_EXIT_USAGE
            : explain_measured(&o, &v, &cfg);
-    else if (!strcmp(cfg.device, "gpu"))
+    else if (nn_device_kind_of(cfg.device).gpu)
         rc = explain_predicted(&o, &v, &cfg, err);
     else {
         fprintf(stderr, "nnlab: %s\n", err);

@@ -228,29 +228,30 @@ static int add_devices(nn_sweep *sw, const cli_options *o)
     if (n < 0)
         return CLI_EXIT_USAGE;
     for (int d = 0; d < n; d++)
-        with_gpu |= !strcmp(names[d], "gpu");
+        with_gpu |= nn_device_kind_of(names[d]).gpu;
     have_prof = cli_gpu_profile(o, 0, &prof) == 0;
     if (!have_prof && o->gpu_profile)
         return CLI_EXIT_USAGE;       /* said why */
     for (int d = 0; d < n; d++) {
         nn_calibration cal;
+        nn_device_kind kind = nn_device_kind_of(names[d]);
         if (nn_device_require(names[d], err, sizeof err) != 0) {
-            if (!strcmp(names[d], "gpu") && (rc = add_predicted_gpu(sw, o, err)) == 0)
+            if (kind.gpu && (rc = add_predicted_gpu(sw, o, err)) == 0)
                 continue;
-            if (strcmp(names[d], "gpu") != 0)
+            if (!kind.gpu)
                 fprintf(stderr, "nnlab: %s\n", err);
             return CLI_EXIT_USAGE;
         }
         if (cli_calibration(names[d], (int)o->threads, o->recalibrate, 1, &cal) != 0)
             return EXIT_FAILURE;
-        if (!strcmp(names[d], "gpu") && have_prof) {
+        if (kind.gpu && have_prof) {
             nn_sweep_set_profile(sw, &prof);
             if ((rc = add_gpu(sw, o, &cal, &prof)) != 0)
                 return rc;
             continue;
         }
         nn_sweep_add_device(sw, names[d], &cal, NULL);   /* without a profile: the switches' one way */
-        if (with_gpu && have_prof && !strcmp(names[d], "cpu") && nn_sweep_add_framework_cpu(sw, &cal, &prof) != 0)
+        if (with_gpu && have_prof && kind.threaded && nn_sweep_add_framework_cpu(sw, &cal, &prof) != 0)
             return CLI_EXIT_USAGE;
     }
     return 0;
@@ -314,8 +315,9 @@ static int add_pytorch(nn_sweep *sw, const cli_options *o)
         return CLI_EXIT_USAGE;
     }
     for (int d = 0; d < n; d++) {
-        int gpu = !strcmp(names[d], "gpu");
-        if (strcmp(names[d], "cpu") != 0 && !gpu)
+        nn_device_kind kind = nn_device_kind_of(names[d]);
+        int gpu = kind.gpu;
+        if (!kind.threaded && !gpu)
             continue;                /* cpu-ref has no framework counterpart */
         if (gpu && nn_device_require("gpu", err, sizeof err) != 0)
             continue;                /* no GPU here: its framework way stays predicted */

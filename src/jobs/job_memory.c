@@ -4,6 +4,7 @@
  * engine.h. The CLI, the lab and the engine all call these, so that they
  * give the same answer. */
 #include "nnlab/engine.h"
+#include "nnlab/device.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -102,7 +103,7 @@ static const nn_backend_ops *ops_for_estimate(const char *name)
     for (const nn_backend_ops *const *p = nn_builtin_backends; *p; p++)
         if (strcmp((*p)->name, name) == 0)
             return *p;
-    return strcmp(name, "gpu") == 0 ? &device_memory : NULL;
+    return nn_device_kind_of(name).gpu ? &device_memory : NULL;
 }
 
 /* The host threads that may run the backend's ops at once: the open

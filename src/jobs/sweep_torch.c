@@ -10,6 +10,7 @@
  * point and joins it (sweep_run.c). A cancel reaches the helper through the
  * request's `cancelled` callback, which the runner polls every 100 ms. */
 #include "nnlab/sweep.h"
+#include "nnlab/device.h"
 
 #include "nnlab/torch_step.h"
 
@@ -61,7 +62,7 @@ int nn_sweep_add_pytorch(nn_sweep *sw, const char *device, const char *preset_pa
     nn_torch_python py;
     if (nn_torch_find(&py, err, err_len) != NN_TORCH_OK)
         return -1;
-    if (strcmp(device, "gpu") == 0 && !py.cuda) {
+    if (nn_device_kind_of(device).gpu && !py.cuda) {
         snprintf(err, err_len, "PyTorch (%s) sees no CUDA device: its GPU step cannot be measured",
                  py.path);
         return -1;

@@ -6,6 +6,7 @@
  * A job-level thing: it starts a program and waits for it, as a job does. */
 #define _GNU_SOURCE                  /* realpath's PATH_MAX, strsignal */
 #include "nnlab/torch_step.h"
+#include "nnlab/device.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -282,7 +283,7 @@ static enum nn_torch_status nnlab_params(const char *path, int batch, size_t *pa
 
 static const char *torch_device(const char *device)
 {
-    return device && strcmp(device, "gpu") == 0 ? "cuda" : "cpu";
+    return device && nn_device_kind_of(device).gpu ? "cuda" : "cpu";
 }
 
 /* $NNLAB_TORCH_TIMEOUT_S (seconds), else the request's, else the default. */

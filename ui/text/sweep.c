@@ -33,7 +33,7 @@ void ui_sweep_column_name(const nn_sweep *sw, int d, char *buf, size_t len)
     const char *star = sw->predicted[d] ? "*" : "";
     if (!name_shared(sw, d) && !sw->predicted[d] && !sw->external[d])
         snprintf(buf, len, "%s", sw->device[d]);   /* one way on it: "cpu", "gpu" */
-    else if (sw->way[d] == NN_WAY_EAGER && strcmp(sw->device[d], "gpu") != 0)
+    else if (sw->way[d] == NN_WAY_EAGER && !nn_sweep_device_is_gpu(sw, d))
         snprintf(buf, len, "%s", sw->device[d]);   /* a CPU's own step beside its framework way */
     else
         snprintf(buf, len, "%s %s%s", sw->device[d], way_letters[sw->way[d]], star);
@@ -57,7 +57,7 @@ void ui_sweep_predicted_note(const nn_sweep *sw, char *buf, size_t len)
         if (sw->external[d] && ext < 0)
             ext = d;
         if (sw->predicted[d])
-            *(sw->cal[d].profile ? &profile : strcmp(sw->device[d], "gpu") ? &cpu : &gpu) = 1;
+            *(sw->cal[d].profile ? &profile : nn_sweep_device_is_gpu(sw, d) ? &gpu : &cpu) = 1;
     }
     buf[0] = '\0';
     if (profile) {

@@ -11,6 +11,7 @@
  * calibrate_sizes.c; the cache file is calibration_cache.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "nnlab/calibrate.h"
+#include "nnlab/device.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -381,7 +382,7 @@ static int threads_used(const nn_backend_ops *ops, int threads)
 {
     if (!ops->host_memory)
         return 0;
-    if (!strcmp(ops->name, "cpu-ref"))
+    if (nn_device_kind_of(ops->name).reference)
         return 1;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return threads > 0 ? threads : n > 0 ? (int)n : 1;

@@ -24,12 +24,35 @@ static int builtin(const nn_backend_ops *ops)
 
 static int known_name(const char *name);
 
+/* The built-in backend of that name, or NULL: a lookup in the static list
+ * that loads nothing (nn_backend_find may load the GPU module). */
+static const nn_backend_ops *builtin_named(const char *name)
+{
+    for (const nn_backend_ops *const *p = nn_builtin_backends; name && *p; p++)
+        if (!strcmp((*p)->name, name))
+            return *p;
+    return NULL;
+}
+
+nn_device_kind nn_device_kind_of(const char *name)
+{
+    nn_device_kind k = { 0 };
+    const nn_backend_ops *ops = builtin_named(name);
+    k.known = known_name(name);
+    k.gpu = k.known && !ops;                /* only the GPU module's device is not built in */
+    k.reference = ops == &nn_backend_cpu_ref;
+    k.threaded = ops && !k.reference;
+    k.host_memory = ops && ops->host_memory;
+    return k;
+}
+
 /* What the device is, from its table, or for a known one that is not here
  * (only the GPU module can be missing) from its being the module's. */
 static void set_kind(nn_device_status *out, const nn_backend_ops *ops)
 {
-    out->gpu = ops ? !builtin(ops) : known_name(out->name);
-    out->reference = ops == &nn_backend_cpu_ref;
+    nn_device_kind k = nn_device_kind_of(out->name);
+    out->gpu = ops ? !builtin(ops) : k.gpu;
+    out->reference = k.reference;
     out->threaded = ops && builtin(ops) && !out->reference;
 }
 

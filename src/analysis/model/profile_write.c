@@ -2,6 +2,7 @@
  * writer, through a temp file, fsync and rename, as presets), and a real
  * GPU's calibration turned into one; see profile.h. */
 #include "nnlab/profile.h"
+#include "nnlab/device.h"
 #include "profile_fields.h"
 
 #include <errno.h>
@@ -78,7 +79,7 @@ int nn_profile_save(const char *path, const nn_gpu_profile *p, const char *origi
 int nn_profile_from_calibration(const nn_calibration *cal, const char *name, const nn_gpu_profile *estimates,
                                 nn_gpu_profile *out, char *err, size_t err_len)
 {
-    if (strcmp(cal->device, "gpu") != 0 || cal->profile)
+    if (!nn_device_kind_of(cal->device).gpu || cal->profile)
         return nn_errorf(err, err_len, "a profile is made from a real GPU's calibration, not %s's",
                          cal->profile ? "a profile" : cal->device);
     if (!cal->has_graph || !cal->has_pinned)

@@ -2,6 +2,7 @@
  * predicted, the crossover and the doubling ratio; see sweep.h. The runner
  * that starts a point's job is src/jobs/sweep_run.c. */
 #include "nnlab/sweep.h"
+#include "nnlab/device.h"
 #include "sweep_internal.h"
 
 #include <math.h>
@@ -40,6 +41,17 @@ void nn_sweep_init(nn_sweep *sw, const nn_job_config *base, const int *batches, 
             sw->pt[d][i].rate = NAN;
 }
 
+int nn_sweep_device_is_gpu(const nn_sweep *sw, int d)
+{
+    return nn_device_kind_of(sw->device[d]).gpu;
+}
+
+int nn_sweep_device_is_cpu(const nn_sweep *sw, int d)
+{
+    nn_device_kind k = nn_device_kind_of(sw->device[d]);
+    return k.threaded && k.host_memory;
+}
+
 int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *cal, const char *why)
 {
     if (sw->n_devices == NN_SWEEP_MAX_DEVICES)
@@ -47,7 +59,7 @@ int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *
     int d = sw->n_devices++;
     snprintf(sw->device[d], sizeof sw->device[0], "%s", device);
     /* nnlab's own step: on a GPU the base's switches pick eager or graph */
-    sw->way[d] = strcmp(device, "gpu") == 0 && sw->base.graph ? NN_WAY_GRAPH : NN_WAY_EAGER;
+    sw->way[d] = nn_sweep_device_is_gpu(sw, d) && sw->base.graph ? NN_WAY_GRAPH : NN_WAY_EAGER;
     sw->graph_switch[d] = -1;
     sw->has_cal[d] = cal != NULL;
     if (cal)
@@ -136,7 +148,7 @@ static void explain_point(nn_sweep *sw, int d, int i, const nn_snapshot *s)
     pt->has_model = 1;
     pt->regime = e.regime;
     pt->predicted_us = e.predicted_us;
-    if (sw->has_profile && !strcmp(sw->device[d], "gpu") && !pt->in.opt.host_memory) {
+    if (sw->has_profile && nn_sweep_device_is_gpu(sw, d) && !pt->in.opt.host_memory) {
         nn_calibration prof;
         nn_profile_calibration(&sw->prof, &prof);
         nn_explain_inputs_run(&sw->base.preset, &prof, &pt->in, &e);

@@ -9,11 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int on_gpu(const nn_sweep *sw, int d)
-{
-    return strcmp(sw->device[d], "gpu") == 0;
-}
-
 /* A CPU device of the framework way, of the same kind of source as GPU
  * device g when there is one (measured by the framework, or predicted);
  * -1 when none. */
@@ -21,7 +16,7 @@ static int framework_cpu(const nn_sweep *sw, int g)
 {
     int any = -1;
     for (int d = 0; d < sw->n_devices; d++) {
-        if (on_gpu(sw, d) || sw->way[d] != NN_WAY_FRAMEWORK)
+        if (nn_sweep_device_is_gpu(sw, d) || sw->way[d] != NN_WAY_FRAMEWORK)
             continue;
         if (sw->external[d] == sw->external[g])
             return d;
@@ -37,9 +32,9 @@ static int nnlab_cpu(const nn_sweep *sw)
 {
     int any = -1;
     for (int d = 0; d < sw->n_devices; d++) {
-        if (on_gpu(sw, d) || sw->predicted[d] || sw->external[d] || sw->way[d] != NN_WAY_EAGER)
+        if (nn_sweep_device_is_gpu(sw, d) || sw->predicted[d] || sw->external[d] || sw->way[d] != NN_WAY_EAGER)
             continue;
-        if (!strcmp(sw->device[d], "cpu"))
+        if (nn_sweep_device_is_cpu(sw, d))
             return d;
         if (any < 0)
             any = d;
@@ -73,7 +68,7 @@ int nn_sweep_pairs(const nn_sweep *sw, nn_sweep_pair *out, int max)
     int n = 0;
     for (int k = 0; k < NN_GPU_WAYS; k++)
         for (int g = 0; g < sw->n_devices; g++) {
-            if (!on_gpu(sw, g) || sw->way[g] != (int)order[k])
+            if (!nn_sweep_device_is_gpu(sw, g) || sw->way[g] != (int)order[k])
                 continue;
             if (order[k] == NN_WAY_FRAMEWORK)
                 add_pair(sw, out, &n, max, NN_PAIR_FRAMEWORK, framework_cpu(sw, g), g);
@@ -84,7 +79,7 @@ int nn_sweep_pairs(const nn_sweep *sw, nn_sweep_pair *out, int max)
      * against cpu); a CPU's framework way has no other match */
     int paired = n;
     for (int d = 1; d < sw->n_devices; d++)
-        if (!in_pairs(out, paired, d) && (on_gpu(sw, d) || sw->way[d] != NN_WAY_FRAMEWORK))
+        if (!in_pairs(out, paired, d) && (nn_sweep_device_is_gpu(sw, d) || sw->way[d] != NN_WAY_FRAMEWORK))
             add_pair(sw, out, &n, max, NN_PAIR_OTHER, 0, d);
     return n;
 }

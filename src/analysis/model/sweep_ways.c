@@ -13,16 +13,11 @@
 
 #include "nnlab/framework.h"
 
-static int on_gpu(const nn_sweep *sw, int d)
-{
-    return strcmp(sw->device[d], "gpu") == 0;
-}
-
 const char *nn_sweep_way_word(const nn_sweep *sw, int d)
 {
     if (d < 0 || d >= sw->n_devices)
         return "?";
-    if (!on_gpu(sw, d) && sw->way[d] == NN_WAY_EAGER)
+    if (!nn_sweep_device_is_gpu(sw, d) && sw->way[d] == NN_WAY_EAGER)
         return "nnlab";              /* a CPU's own step: nnlab's code, no launches */
     return nn_gpu_way_key((nn_gpu_way)sw->way[d]);
 }
@@ -38,7 +33,7 @@ void nn_sweep_source_text(const nn_sweep *sw, int d, char *buf, size_t len)
     else if (sw->cal[d].profile)
         snprintf(buf, len, "predicted for %s", sw->prof.name);
     else
-        snprintf(buf, len, "predicted from this %s's calibration", on_gpu(sw, d) ? "GPU" : "CPU");
+        snprintf(buf, len, "predicted from this %s's calibration", nn_sweep_device_is_gpu(sw, d) ? "GPU" : "CPU");
 }
 
 void nn_sweep_device_label(const nn_sweep *sw, int d, char *buf, size_t len)
@@ -59,7 +54,7 @@ int nn_sweep_gpu_index(const nn_sweep *sw, int way)
 {
     int measured = -1, predicted = -1;
     for (int d = 0; d < sw->n_devices; d++) {
-        if (!on_gpu(sw, d) || sw->external[d])
+        if (!nn_sweep_device_is_gpu(sw, d) || sw->external[d])
             continue;
         int match = way < 0 || sw->way[d] == way;
         if (!sw->predicted[d] && match)

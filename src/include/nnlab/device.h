@@ -38,6 +38,20 @@ typedef struct nn_device_status {
                                     library missing, no driver, no device, an unknown name) */
 } nn_device_status;
 
+/* What a device is, by its name, from the backends' list and without probing
+ * it (no module is loaded, so it is cheap on any thread): the kind flags of
+ * nn_device_status, for code that holds only a device's name (a sweep's
+ * devices, a calibration's, a job's) and must never compare it with "gpu"
+ * or "cpu". All zeros for a name nnlab does not know. */
+typedef struct nn_device_kind {
+    int known;                   /* a device of this build's list ("cpu-ref", "cpu", "gpu") */
+    int gpu;                     /* the GPU module's device, here or not */
+    int reference;               /* the reference backend, the oracle */
+    int threaded;                /* a CPU backend on a pool of threads: the fast one */
+    int host_memory;             /* computes in host memory (a CPU backend) */
+} nn_device_kind;
+nn_device_kind nn_device_kind_of(const char *name);
+
 /* The status of one device, probed now: on a GPU this may initialise the
  * CUDA runtime, so the lab calls it only off its UI thread. Returns 0 when
  * it is available, -1 otherwise (out->why says why). */

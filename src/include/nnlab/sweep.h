@@ -124,6 +124,13 @@ void nn_sweep_init(nn_sweep *sw, const nn_job_config *base, const int *batches, 
  * each point's regime and predicted step. -1 when the sweep has
  * NN_SWEEP_MAX_DEVICES already. */
 int nn_sweep_add_device(nn_sweep *sw, const char *device, const nn_calibration *cal, const char *why);
+/* Whether the sweep's device d computes on a GPU (measured, emulated or
+ * predicted from a profile): from the device's kind (nnlab/device.h), never
+ * its name. */
+int nn_sweep_device_is_gpu(const nn_sweep *sw, int d);
+/* Whether it is the fast CPU backend (threaded, in host memory): the CPU
+ * whose framework way a sweep may predict beside its own step. */
+int nn_sweep_device_is_cpu(const nn_sweep *sw, int d);
 
 /* Adds a GPU that is not here as predicted for prof: one device "gpu" per
  * way of running its step (nnlab graph, nnlab eager, framework eager, in

@@ -9,6 +9,7 @@
  * computes the input gradient only (no parameter gradients: autograd.grad
  * with inputs = x prunes them), so its linear layers cost 2*n*in*out each. */
 #include "nnlab/jacobian.h"
+#include "nnlab/device.h"
 
 #include "util.h"
 
@@ -185,7 +186,7 @@ static double pass_s(const nn_jac_shape *s, const issuing *w, double n)
 static double readback_s(const issuing *w, double floats)
 {
     const nn_calibration *c = w->c;
-    if (w->framework || (!c->profile && strcmp(c->device, "gpu") != 0))
+    if (w->framework || (!c->profile && !nn_device_kind_of(c->device).gpu))
         return 0;
     return c->download_us * 1e-6 + (c->upload_gbps > 0 ? 4 * floats / (c->upload_gbps * 1e9) : 0);
 }
