@@ -19,6 +19,7 @@
 #include "screens/setup_fields.h"
 #include "ui.h"
 #include "screens/setup_screen.h"
+#include "panels/run_view.h"
 
 static ui_lab *new_lab(enum ui_screen screen)
 {
@@ -26,6 +27,34 @@ static ui_lab *new_lab(enum ui_screen screen)
     assert_non_null(lab);
     lab->screen = screen;
     return lab;
+}
+
+/* Every kind of job has a whole view on the run screen (run_view.h): a
+ * title, the chart's place, Explain, the side panel, the row under a job's
+ * bar, keys and export. The Jacobian's has its own keys, with no smoothing
+ * (it has no loss), and takes `s` itself; training's offers it. */
+static void every_kind_has_a_whole_view(void **state)
+{
+    (void)state;
+    ui_lab *lab = new_lab(UI_RUN);
+    const enum nn_job_kind kinds[] = { NN_JOB_TRAIN, NN_JOB_CALIBRATE, NN_JOB_JACOBIAN };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        lab->run.cfg.kind = kinds[i];
+        const ui_run_view *v = ui_run_view_of(lab);
+        assert_non_null(v);
+        assert_true(v->title && v->draw_main && v->draw_explain && v->draw_side && v->job_line && v->keys &&
+                    v->export_run);
+    }
+    lab->run.cfg.kind = NN_JOB_JACOBIAN;
+    const ui_run_view *jac = ui_run_view_of(lab);
+    assert_null(strstr(jac->keys(1), "smooth"));
+    assert_non_null(jac->key);
+    assert_int_equal(jac->key(lab, 's'), 1);
+    assert_int_equal(jac->key(lab, 'x'), 0);
+    lab->run.cfg.kind = NN_JOB_TRAIN;
+    assert_ptr_not_equal(ui_run_view_of(lab), jac);
+    assert_non_null(strstr(ui_run_view_of(lab)->keys(1), "s smooth"));
+    ui_lab_free(lab);
 }
 
 static void dialog_back_yes_goes_to_setup(void **state)
@@ -455,7 +484,7 @@ static void jacobian_preset_shows_val_and_method(void **state)
     ui_lab *lab = lab_with_preset("mlp-jacobian");
     assert_int_equal(lab->chosen.set.kind, NN_JOB_JACOBIAN);
     assert_int_equal(lab->chosen.set.batch, 100);
-    assert_int_equal(lab->chosen.set.jac_method, NN_JAC_ROWS);
+    assert_int_equal(lab->chosen.set.method, NN_JAC_ROWS);
     ui_field_text(lab, UI_F_BATCH, label, sizeof label, value, sizeof value);
     assert_string_equal(label, "val");
     ui_field_text(lab, UI_F_METHOD, label, sizeof label, value, sizeof value);
@@ -519,12 +548,12 @@ static void jacobian_method_cycles_runs_and_saves(void **state)
     ui_setup_of(lab)->field = UI_F_METHOD;
     for (int i = 0; i < 4; i++) {
         ui_setup_key(lab, i % 2 ? ' ' : KEY_RIGHT);
-        assert_int_equal(lab->chosen.set.jac_method, right[i]);
+        assert_int_equal(lab->chosen.set.method, right[i]);
     }
     ui_setup_key(lab, KEY_LEFT);
-    assert_int_equal(lab->chosen.set.jac_method, NN_JAC_FORWARD);
+    assert_int_equal(lab->chosen.set.method, NN_JAC_FORWARD);
     ui_setup_key(lab, KEY_LEFT);
-    assert_int_equal(lab->chosen.set.jac_method, NN_JAC_PER_SAMPLE);
+    assert_int_equal(lab->chosen.set.method, NN_JAC_PER_SAMPLE);
     /* w would time training steps such a job never takes: refused, said why */
     assert_int_equal(ui_setup_key(lab, 'w'), UI_ACT_HANDLED);
     assert_non_null(strstr(lab->message, "a Jacobian preset has no batch sweep"));
@@ -570,7 +599,7 @@ static void jacobian_too_large_is_refused_in_the_lab(void **state)
     assert_int_equal(fscanf(f, "%lu", &pages), 1);
     fclose(f);
     lab->chosen.set.batch = 100000;
-    lab->chosen.set.jac_method = NN_JAC_BATCHED;
+    lab->chosen.set.method = NN_JAC_BATCHED;
     survey_cpu(lab);
     assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
     small = old;
@@ -663,6 +692,7 @@ int main(void)
         cmocka_unit_test(settings_roundtrip_through_a_preset),
         cmocka_unit_test(deterministic_field_toggles_and_saves),
         cmocka_unit_test(save_dialog_names),
+        cmocka_unit_test(every_kind_has_a_whole_view),
         cmocka_unit_test(jacobian_preset_shows_val_and_method),
         cmocka_unit_test(jacobian_method_cycles_runs_and_saves),
         cmocka_unit_test(jacobian_too_large_is_refused_in_the_lab),

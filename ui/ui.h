@@ -87,7 +87,7 @@ typedef struct ui_settings {
     enum nn_job_kind kind;           /* the preset's job kind: a kind that does not
                                         train sizes by its own size (nn_job_traits:
                                         a Jacobian's [task] val), kept in batch */
-    int jac_method;                  /* enum nn_jac_method: [task] method */
+    int method;                      /* the kind's method (nn_job_traits): [task] method */
     char gpu_profile[NN_NAME_LEN];   /* the profile a GPU not here is predicted with
                                         ("": nn_profile_default_name); ui/panels/race_predicted.c */
     char data_dir[NN_DIR_LEN];       /* [data] dir: "" the preset kind's default (synthetic CIFAR-10,

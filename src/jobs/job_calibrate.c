@@ -7,6 +7,8 @@
  * and the CLI then share one thread model, one cancel and one rule for the
  * cache, and the lab draws a calibration's progress as it draws training's. */
 #include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "engine_internal.h"
 #include "job_kind.h"
@@ -89,8 +91,18 @@ static int resolve(nn_job_config *c, char *err, size_t err_len)
 /* A calibration measures with buffers of its own choosing, a few MB
  * (calibrate_sizes.c): no estimate, no size check, nothing kept but the
  * result, which is the job's own. */
+void nn_job_config_calibration(nn_job_config *cfg, const char *device, int threads)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = NN_JOB_CALIBRATE;
+    snprintf(cfg->device, sizeof cfg->device, "%s", device ? device : "");
+    cfg->threads = threads;
+}
+
 const nn_job_kind_def job_kind_calibrate = {
-    .traits = { NN_JOB_CALIBRATE, "calibrate", 0, 0, "batch", "[train] batch", 1048576L },
+    .traits = { .kind = NN_JOB_CALIBRATE, .name = "calibrate", .size_label = "batch",
+                .size_key = "[train] batch", .size_max = 1048576L, .progress_by_fraction = 1,
+                .view = NN_VIEW_CALIBRATION },
     .preset_task = -1,
     .resolve = resolve,
     .run = run,

@@ -296,7 +296,8 @@ static double train_predict_s(const nn_job_config *cfg, const nn_backend_ops *op
 }
 
 const nn_job_kind_def job_kind_train = {
-    .traits = { NN_JOB_TRAIN, "train", 1, 0, "batch", "[train] batch", TRAIN_BATCH_MAX },
+    .traits = { .kind = NN_JOB_TRAIN, .name = "train", .trains = 1, .size_label = "batch",
+                .size_key = "[train] batch", .size_max = TRAIN_BATCH_MAX, .view = NN_VIEW_STEPS },
     .preset_task = NN_TASK_TRAIN,
     .resolve = resolve,
     .estimate = train_estimate,

@@ -3,6 +3,7 @@
  * for the run screen and the export. */
 #include "jacobian_run.h"
 #include "jacobian_panel.h"
+#include "run_view.h"
 #include "text/format.h"
 
 #include <stdio.h>
@@ -127,3 +128,26 @@ void ui_run_tell_cancel_end(ui_lab *lab)
         nn_format_headline(&j->snap, head, sizeof head);
     ui_set_message(lab, 0, "%s", head);
 }
+
+static void jacobian_title(ui_lab *lab, char *buf, size_t len)
+{
+    ui_jacobian_title(lab, buf, len);
+}
+
+static int jacobian_key(ui_lab *lab, int ch)
+{
+    return ui_jacobian_key_unused(lab, ch);
+}
+
+const ui_run_view ui_jacobian_view = {
+    .title = jacobian_title,
+    .draw_main = ui_jacobian_draw_main,
+    .main_dirty = UI_D_JOBS,         /* its rows of J move with the job row */
+    .draw_explain = ui_jacobian_draw_explain,
+    .draw_side = ui_jacobian_draw_side,
+    .job_status = ui_jacobian_status,
+    .job_line = ui_jacobian_job_line,
+    .keys = ui_jacobian_keys,
+    .key = jacobian_key,
+    .export_run = ui_jacobian_export,
+};

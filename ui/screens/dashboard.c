@@ -10,8 +10,8 @@
 #include "setup_fields.h"
 #include "nnlab/progress.h"
 #include "nnlab/divergence.h"
-#include "panels/jacobian_panel.h"
 #include "panels/jacobian_run.h"
+#include "panels/run_view.h"
 #include "panels/race_predicted.h"
 #include "panels/race_view.h"
 
@@ -118,83 +118,6 @@ static void run_poll(ui_lab *lab, double now)
         lab->dirty |= UI_D_EXPLAIN;
 }
 
-/* ---- side panel: validation and the side-by-side summary ---------------------------- */
-
-/* The table of a job's epochs: the last ones that fit, then the training loss. */
-static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, int rows)
-{
-    int first = j->n_eps > rows - 3 ? j->n_eps - (rows - 3) : 0;
-    ui_putf(y++, in.x, in.w, A_BOLD, "%s  %s", j->label[0] ? j->label : j->device,
-            j->snap.data_synthetic ? "(synthetic data)" : "");
-    ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%3s %9s %8s", "ep", "val loss", "accuracy");
-    for (int i = first; i < j->n_eps; i++) {
-        const nn_epoch_result *e = &j->eps[i];
-        char loss[24];               /* nan, inf and 1e+17 keep the column (nnlab/divergence.h) */
-        nn_format_loss(e->val_loss, 9, loss, sizeof loss);
-        if (e->has_accuracy)
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %7.2f%%", e->epoch, loss, 100.0 * e->val_accuracy);
-        else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%3d %s %8s", e->epoch, loss, "-");
-    }
-    if (j->snap.n_loss_points > 0) {
-        char loss[24];
-        nn_format_loss(j->snap.last_loss, 9, loss, sizeof loss);
-        ui_putf(y++, in.x, in.w, A_NORMAL, "train loss%s", loss);
-    }
-    if (j->snap.has_switches && j->snap.note[0])   /* why a switch asked for did not apply */
-        y += ui_put_wrapped(y, in.x, in.w, 3, ui_attr(lab, UI_DIM), j->snap.note);
-    return y;
-}
-
-/* Two rows when there is no room for the table: the last epoch and the training loss. */
-static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, int y)
-{
-    const nn_epoch_result *e = j->n_eps > 0 ? &j->eps[j->n_eps - 1] : NULL;
-    char loss[24];
-    nn_format_loss(e ? e->val_loss : 0.0, 7, loss, sizeof loss);
-    const char *label = j->label[0] ? j->label : j->device;
-    int lw = (int)strlen(label) + 1 > 8 ? (int)strlen(label) + 1 : 8;   /* "gpu eager" whole */
-    ui_put(y, in.x, lw, A_BOLD, label);
-    if (!e)
-        ui_put(y, in.x + lw, in.w - lw, ui_attr(lab, UI_DIM), "no epoch yet");
-    else if (e->has_accuracy)
-        ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
-    else
-        ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s", e->epoch, loss);
-    if (j->snap.n_loss_points > 0) {
-        nn_format_loss(j->snap.last_loss, 7, loss, sizeof loss);
-        ui_putf(y + 1, in.x + 8, in.w - 8, A_NORMAL, "train %s", loss);
-    }
-    return y + 2;
-}
-
-static void draw_side(ui_lab *lab)
-{
-    ui_rect box = lab->layout.side, in = ui_rect_inner(box);
-    ui_run *r = &lab->run;
-    int rows = ui_race_summary_rows(lab), ended = r->n_jobs >= 2 && !ui_run_active(r);
-    /* once a race has ended its summary comes first: where the panel has no
-     * room for both (three jobs at 80x24), the validation rows give way (the
-     * chart and the job rows still show each job's end), and where it has no
-     * room for the whole summary, the compact one shows the pairs */
-    int compact = ended && in.h < rows && in.h >= ui_race_summary_rows_compact(lab);
-    int summary = ended && in.h >= rows;
-    int validation = !(summary || compact) || in.h >= rows + 4;
-    int avail = in.h - (summary ? rows : 0), y = in.y;
-    int per_job = avail / r->n_jobs;
-    ui_box(lab, box, validation ? "Validation" : "Summary");
-    for (int k = 0; validation && k < r->n_jobs; k++) {
-        if (per_job >= 4)
-            y = draw_validation(lab, &r->j[k], in, y, k + 1 < r->n_jobs ? per_job : in.y + avail - y);
-        else
-            y = draw_validation_short(lab, &r->j[k], in, y);
-    }
-    if (summary)
-        ui_race_summary_draw(lab, in, in.y + in.h - rows);   /* ui/panels/race_view.c */
-    else if (compact)
-        ui_race_summary_draw_compact(lab, in, in.y);
-}
-
 /* ---- job rows ----------------------------------------------------------------------- */
 
 static const char *state_tag(const ui_run *r, const ui_run_job *j)
@@ -202,51 +125,6 @@ static const char *state_tag(const ui_run *r, const ui_run_job *j)
     if (!j->started)
         return r->cancelled ? "not run" : "waiting";
     return nn_job_state_name(j->snap.state);
-}
-
-/* The parts of a step as the bar shows them: those of the measured step
- * (nn_measure_step), which add up to the step they are set beside. */
-static int parts_legend(const nn_step_measure *m, int wide, char *buf, size_t len)
-{
-    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
-    int n = 0;
-    buf[0] = '\0';
-    for (int p = 0; p < NN_STEP_PARTS && (size_t)n < len; p++)
-        if (m->part_valid & (1u << p))
-            n += snprintf(buf + n, len - (size_t)n, wide ? " %s %.0f " : " %.1s %.0f", names[p], m->part_us[p]);
-    if ((size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, wide ? "= %.0f us/step, %s" : " = %.0f us %s", m->step_us,
-                      NN_STEP_STAT);
-    return (size_t)n < len ? n : (int)len - 1;
-}
-
-static void draw_phases(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
-{
-    static const char letter[NN_STEP_PARTS] = { 'c', 'f', 'b', 'o', 's', 'g' };
-    double us[NN_STEP_PARTS];
-    int cols[NN_STEP_PARTS], at = x + 9;
-    char legend[192];
-    nn_step_measure m;
-    nn_measure_step(&j->snap, &m);
-    ui_put(y, x, 9, ui_attr(lab, UI_DIM), "  phases");
-    if (m.timed_steps <= 0) {
-        ui_put(y, at, w - 9, ui_attr(lab, UI_DIM), "no step timed yet");
-        return;
-    }
-    for (int p = 0; p < NN_STEP_PARTS; p++)
-        us[p] = m.part_valid & (1u << p) ? m.part_us[p] : 0.0;
-    int n = parts_legend(&m, w >= 88, legend, sizeof legend);
-    int bw = w - 9 - n;
-    bw = bw > 50 ? 50 : bw < 10 ? 10 : bw;
-    ui_phase_split(us, NN_STEP_PARTS, bw, cols);
-    for (int p = 0; p < NN_STEP_PARTS; p++) {
-        attr_t a = ui_attr(lab, (enum ui_role)(UI_PHASE0 + p));
-        attron(a);
-        for (int c = 0; c < cols[p]; c++)
-            mvaddch(y, at++, (chtype)letter[p]);
-        attroff(a);
-    }
-    ui_put(y, at, x + w - at, A_NORMAL, legend);
 }
 
 static void draw_job(ui_lab *lab, int k, int y, int x, int w)
@@ -268,13 +146,14 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     }
     if (j->snap.state == NN_JOB_DIVERGED) {   /* what it ran until then stays below */
         ui_putf(y, x + lc, w - lc, ui_attr(lab, UI_ERROR), "DIVERGED: %s", j->snap.error);
-        draw_phases(lab, j, y + 1, x, w - 1);
+        ui_run_view_of(lab)->job_line(lab, j, y + 1, x, w - 1);
         return;
     }
     /* label, a 10-column bar, " 100% ", the state: the rest for the status, its parts whole */
+    const ui_run_view *view = ui_run_view_of(lab);
     ui_fmt_job_status_fit(&j->snap, w - lc - 10 - 6 - 12, status, sizeof status);
-    if (!nn_job_traits_of(j->snap.kind)->trains)   /* rows of J, not steps */
-        ui_jacobian_status(&j->snap, status, sizeof status);
+    if (view->job_status)            /* the view's own counts (a Jacobian's rows of J) */
+        view->job_status(&j->snap, status, sizeof status);
     double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;
     int bw = w - lc - 6 - (int)strlen(status) - 12;
     if (bw < 10)
@@ -285,10 +164,7 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     enum ui_role tr = j->snap.state == NN_JOB_PAUSED || j->snap.state == NN_JOB_CANCELLED ? UI_ERROR : UI_OK;
     int tx = x + w - 11;
     ui_putf(y, tx, 11, ui_attr(lab, tr), " %10s", tag);
-    if (!nn_job_traits_of(j->snap.kind)->trains)   /* no phases: its own figures */
-        ui_jacobian_job_line(lab, j, y + 1, x, w - 1);
-    else
-        draw_phases(lab, j, y + 1, x, w - 1);
+    view->job_line(lab, j, y + 1, x, w - 1);
 }
 
 static void draw_jobs(ui_lab *lab)
@@ -386,23 +262,8 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box)
 
 static void draw_title(ui_lab *lab)
 {
-    const ui_run *r = &lab->run;
-    const nn_job_config *c = &r->cfg;
-    char t[8192], data[NN_TEXT_LEN + 8] = "";   /* room for every name the format can take (ASan builds check it) */
-    const nn_snapshot *s = &r->j[0].snap;
-    if (s->data_desc[0])
-        snprintf(data, sizeof data, "  data: %s", s->data_desc);
-    if (ui_jacobian_run(lab))
-        ui_jacobian_title(lab, t, sizeof t);
-    else if (r->n_jobs >= 2)         /* ui/panels/race_view.c: each job by its device and way */
-        ui_race_title(lab, t, sizeof t, data);
-    else if (s->threads_now > 0)       /* a CPU: the threads taking part now (revised as it runs) */
-        snprintf(t, sizeof t, "nnlab - %s on %s (%d thread%s), batch %d, loss every %ld steps%s",
-                 c->preset.name, r->j[0].device, s->threads_now, s->threads_now == 1 ? "" : "s",
-                 c->batch, c->log_every, data);
-    else
-        snprintf(t, sizeof t, "nnlab - %s on %s, batch %d, loss every %ld steps%s", c->preset.name,
-                 r->j[0].device, c->batch, c->log_every, data);
+    char t[8192];                    /* room for every name the format can take (ASan builds check it) */
+    ui_run_view_of(lab)->title(lab, t, sizeof t);
     ui_draw_title(lab, t);
 }
 
@@ -412,28 +273,26 @@ static void run_draw(ui_lab *lab, unsigned dirty)
     ui_rect ex = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces);
     if (dirty & UI_D_TITLE)
         draw_title(lab);
-    int jac = ui_jacobian_run(lab);      /* a Jacobian job: its own panels (jacobian_panel.h) */
-    if ((dirty & (UI_D_CHART | (jac ? UI_D_JOBS : 0u))) && !replaces)
-        jac ? ui_jacobian_draw_main(lab, lab->layout.chart) : ui_run_charts_draw(lab);
+    const ui_run_view *view = ui_run_view_of(lab);   /* the job's kind's panels (run_view.h) */
+    if ((dirty & (UI_D_CHART | view->main_dirty)) && !replaces)
+        view->draw_main(lab, lab->layout.chart);
     if ((dirty & (UI_D_EXPLAIN | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
-        jac ? ui_jacobian_draw_explain(lab, ex, replaces) : ui_explain_draw_run(lab);
+        view->draw_explain(lab, ex, replaces);
     if (dirty & UI_D_SIDE)
-        jac ? ui_jacobian_draw_side(lab, lab->layout.side) : draw_side(lab);
+        view->draw_side(lab, lab->layout.side);
     if (dirty & UI_D_JOBS)
         draw_jobs(lab);
     if (dirty & UI_D_SYS)
         ui_draw_sysinfo(lab, lab->layout.sys);
     if (dirty & UI_D_STATUS)
-        ui_draw_status(lab, jac ? ui_jacobian_keys(ui_run_active(&lab->run))
-                           : ui_run_active(&lab->run)
-                                ? "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit"
-                                : "finished: Enter/Esc back  l log  s smooth  e explain  x export  ? help  q quit");
+        ui_draw_status(lab, view->keys(ui_run_active(&lab->run)));
 }
 
 ui_action ui_dashboard_key(ui_lab *lab, int ch)
 {
     ui_run *r = &lab->run;
-    if (ui_jacobian_run(lab) && ui_jacobian_key_unused(lab, ch))
+    const ui_run_view *view = ui_run_view_of(lab);
+    if (view->key && view->key(lab, ch))
         return UI_ACT_HANDLED;
     if (ch == 's') {
         ui_dashboard_of(lab)->smooth = !ui_dashboard_of(lab)->smooth;
@@ -460,7 +319,7 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
         return UI_ACT_HANDLED;
     }
     if (ch == 'x') {
-        ui_jacobian_run(lab) ? ui_jacobian_export(lab) : ui_export_run(lab);
+        view->export_run(lab);
         lab->dirty |= UI_D_STATUS;
         return UI_ACT_HANDLED;
     }

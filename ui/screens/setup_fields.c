@@ -8,7 +8,6 @@
 #include "setup_fields.h"
 #include "panels/race_predicted.h"
 #include "nnlab/torch_step.h"
-#include "nnlab/jacobian.h"
 
 #include <float.h>
 #include <math.h>
@@ -161,7 +160,7 @@ void ui_settings_from_preset(ui_settings *s, const nn_preset *p)
     s->sweep_steps = p->sweep_steps;
     s->sweep_all = p->sweep_cpu_ref;
     s->kind = nn_job_kind_of_preset(p);
-    s->jac_method = p->task_method;
+    s->method = p->task_method;
     if (!ui_settings_trains(s))
         s->batch = p->task_val;      /* the batch field is the kind's size: val */
 }
@@ -175,7 +174,7 @@ void ui_settings_to_preset(const ui_settings *s, nn_preset *p)
     p->race = !s->sequential;
     if (!nn_job_traits_of(nn_job_kind_of_preset(p))->trains) {
         p->task_val = s->batch;
-        p->task_method = s->jac_method;
+        p->task_method = s->method;
     } else {
         p->batch = s->batch;
     }
@@ -202,9 +201,11 @@ void ui_settings_describe(const ui_settings *s, const char *from, char *buf, siz
         snprintf(devices, sizeof devices, "%s and %s %s", names[0], names[1], s->sequential ? "in turn" : "racing");
     else
         snprintf(devices, sizeof devices, "%s", names[0]);
-    if (!ui_settings_trains(s)) {
-        snprintf(buf, len, "Saved from %s in the lab: %s, Jacobian by %s at val %d", from, devices,
-                 nn_jac_method_name((enum nn_jac_method)s->jac_method), s->batch);
+    const nn_job_traits *t = nn_job_traits_of(s->kind);
+    if (!t->trains && t->task_line) {
+        char task[NN_TEXT_LEN];
+        t->task_line(s->method, s->batch, task, sizeof task);
+        snprintf(buf, len, "Saved from %s in the lab: %s, %s", from, devices, task);
         return;
     }
     snprintf(buf, len, "Saved from %s in the lab: %s, batch %d, %d epoch%s, lr %g", from, devices,
@@ -228,7 +229,7 @@ void ui_settings_defaults(ui_settings *s)
     s->sweep_to = 4096;
     s->sweep_steps = 20;
     s->sweep_all = 0;
-    s->jac_method = NN_JAC_ROWS;
+    s->method = nn_job_traits_of(s->kind)->default_method;
 }
 
 int ui_settings_trains(const ui_settings *s)
@@ -304,6 +305,19 @@ const char *ui_field_name(const ui_lab *lab, int f)
 
 /* The devices a sweep includes, by name ("cpu, gpu"); before the survey
  * is in, what the setting means. */
+/* The kind's method, by its traits: its name, and the next one round. */
+static const char *method_name(const ui_settings *s)
+{
+    const nn_job_traits *t = nn_job_traits_of(s->kind);
+    return t->method_name && t->n_methods > 0 ? t->method_name(s->method) : "-";
+}
+
+static int next_method(const ui_settings *s, int up)
+{
+    int n = nn_job_traits_of(s->kind)->n_methods;
+    return n > 0 ? (s->method + (up ? 1 : n - 1)) % n : 0;
+}
+
 static void swept_text(const ui_lab *lab, char *buf, size_t len)
 {
     const nn_device_status *devs[NN_MAX_DEVICES];
@@ -335,7 +349,7 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
         break;
     case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (cores split)"); break;
     case UI_F_BATCH: snprintf(value, vlen, "%d", s->batch); break;
-    case UI_F_METHOD: snprintf(value, vlen, "%s", nn_jac_method_name((enum nn_jac_method)s->jac_method)); break;
+    case UI_F_METHOD: snprintf(value, vlen, "%s", method_name(s)); break;
     case UI_F_EPOCHS: snprintf(value, vlen, "%d", s->epochs); break;
     case UI_F_STEPS:
         if (s->steps > 0)
@@ -412,7 +426,7 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     case UI_F_DEVICE: next_device_choice(lab, s, up); break;
     case UI_F_COMPARE: s->sequential = !s->sequential; break;
     case UI_F_BATCH: s->batch = (int)clampl(up ? 2L * s->batch : s->batch / 2, 1, ui_batch_max(lab)); break;
-    case UI_F_METHOD: s->jac_method = (s->jac_method + (up ? 1 : NN_JAC_METHOD_COUNT - 1)) % NN_JAC_METHOD_COUNT; break;
+    case UI_F_METHOD: s->method = next_method(s, up); break;
     case UI_F_EPOCHS: s->epochs = (int)clampl(s->epochs + dir, 1, 100000); break;
     case UI_F_STEPS:                 /* 0 (all epochs) <-> 100 <-> 200 ... */
         s->steps = up ? (s->steps ? clampl(2 * s->steps, 1, 1000000000L) : 100) : (s->steps > 100 ? s->steps / 2 : 0);
@@ -565,7 +579,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->deterministic = s->deterministic;
     if (!ui_settings_trains(s)) {
         cfg->jac_val = s->batch;     /* a Jacobian preset's batch field is its val */
-        cfg->jac_method = s->jac_method;
+        cfg->jac_method = s->method;
     }
 }
 

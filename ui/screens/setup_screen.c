@@ -8,7 +8,6 @@
 #include "text/format.h"
 #include "text/net_summary.h"
 #include "setup_fields.h"
-#include "nnlab/jacobian.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,9 +309,9 @@ static void details_text(const ui_lab *lab, const nn_preset_entry *e, int width,
     char note[NN_PATH_LEN + 128];
     data_note(&lab->chosen.preset, lab->chosen.set.data_dir, note, sizeof note);
     add_labelled(t, UI_TS_NORMAL, "data", width, note);   /* the Data folder's, as set */
-    if (!ui_settings_trains(&lab->chosen.set)) {  /* trains nothing: what it computes instead */
-        snprintf(line, sizeof line, "Jacobian by %s at val %d",
-                 nn_jac_method_name((enum nn_jac_method)lab->chosen.set.jac_method), lab->chosen.set.batch);
+    const nn_job_traits *kind = nn_job_traits_of(lab->chosen.set.kind);
+    if (!kind->trains && kind->task_line) {   /* trains nothing: what it computes instead */
+        kind->task_line(lab->chosen.set.method, lab->chosen.set.batch, line, sizeof line);
         add_labelled(t, UI_TS_NORMAL, "task", width, line);
     } else {
         snprintf(line, sizeof line, "%s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",

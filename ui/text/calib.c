@@ -7,10 +7,7 @@
 int ui_calib_start(ui_calib_run *c, const char *device, int threads, char *err, size_t err_len)
 {
     nn_job_config cfg;
-    memset(&cfg, 0, sizeof cfg);     /* a calibration reads only the kind, device and threads */
-    cfg.kind = NN_JOB_CALIBRATE;
-    snprintf(cfg.device, sizeof cfg.device, "%s", device);
-    cfg.threads = threads;
+    nn_job_config_calibration(&cfg, device, threads);
     memset(c, 0, sizeof *c);
     snprintf(c->device, sizeof c->device, "%s", device);
     char why[NN_ERR_LEN];

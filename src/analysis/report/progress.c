@@ -59,7 +59,7 @@ static void calibration_times(const nn_snapshot *s, nn_job_times *t)
 void nn_job_times_of(const nn_snapshot *s, nn_job_times *t)
 {
     int ended = nn_job_state_ended(s->state);
-    if (s->kind == NN_JOB_CALIBRATE) {
+    if (nn_job_traits_of(s->kind)->progress_by_fraction) {
         calibration_times(s, t);
         return;
     }

@@ -289,6 +289,9 @@ void nn_format_bytes(double bytes, char *buf, size_t len);
  * thread, as the GPU's probe initialises the CUDA runtime, which a front
  * end's thread must not), data files, memory. */
 nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len);
+/* The config of a job that calibrates device on threads (0: all cores) for
+ * the cost model (nnlab/calibrate.h); a calibration reads nothing else. */
+void nn_job_config_calibration(nn_job_config *cfg, const char *device, int threads);
 
 void nn_job_snapshot(nn_job *job, nn_snapshot *out);
 
@@ -335,18 +338,39 @@ nn_job_state nn_job_wait(nn_job *job);
 /* Waits (cancelling first if still running) and frees everything. */
 void nn_job_free(nn_job *job);
 
+/* How a front end shows a job while it runs and after: each front end keeps
+ * one view per value (the lab's: ui/panels/run_views.c), so that a new kind
+ * with a new look adds a value here and a view there, and nothing else in a
+ * front end asks which kind a job is. */
+enum nn_job_view {
+    NN_VIEW_STEPS,               /* loss curves, phases of a step, samples/s */
+    NN_VIEW_JACOBIAN,            /* rows of J, FLOPs, the waste, the val sweep */
+    NN_VIEW_CALIBRATION,         /* a fraction done and what is being measured */
+    NN_VIEW_COUNT
+};
+
 /* What a front end needs to know of a job kind, so that it never compares
  * kinds: its name, whether it trains (epochs, steps, learning rate, the loss
- * chart, the phases, a batch sweep), whether it offers a method, and the name,
- * preset key and largest value of its size (a batch, or a Jacobian's val). */
+ * chart, the phases, a batch sweep), the methods it offers, the name, preset
+ * key and largest value of its size (a batch, or a Jacobian's val), how its
+ * progress is counted and which view shows it. */
 typedef struct nn_job_traits {
     enum nn_job_kind kind;
     const char *name;            /* "train", "calibrate", "jacobian" */
     int trains;                  /* takes training steps */
-    int has_method;              /* offers a method choice (the Jacobian's) */
+    int has_method;              /* offers a method choice (n_methods of them) */
     const char *size_label;      /* "batch" or "val" */
     const char *size_key;        /* "[train] batch" or "[task] val" */
     long size_max;               /* the largest size allowed */
+    int n_methods;               /* has_method: the methods, numbered from 0 */
+    const char *(*method_name)(int method);   /* has_method: "rows", "batched", ... */
+    int default_method;          /* has_method: the one a new setting starts on */
+    /* A kind that trains nothing: what a job of it computes, in one line
+     * ("Jacobian by rows at val 100"); NULL for training. */
+    void (*task_line)(int method, long size, char *buf, size_t len);
+    int progress_by_fraction;    /* its progress is the snapshot's fraction_done, not
+                                    steps of total_steps (a calibration) */
+    enum nn_job_view view;       /* how a front end shows it */
 } nn_job_traits;
 
 const nn_job_traits *nn_job_traits_of(enum nn_job_kind kind);

@@ -378,8 +378,20 @@ static int resolve(nn_job_config *c, char *err, size_t err_len)
     return job_check_threads(c, err, err_len);
 }
 
+static const char *method_name(int method)
+{
+    return nn_jac_method_name((enum nn_jac_method)method);
+}
+
+static void task_line(int method, long size, char *buf, size_t len)
+{
+    snprintf(buf, len, "Jacobian by %s at val %ld", method_name(method), size);
+}
+
 const nn_job_kind_def job_kind_jacobian = {
-    .traits = { NN_JOB_JACOBIAN, "jacobian", 0, 1, "val", "[task] val", NN_JAC_MAX_VAL },
+    .traits = { .kind = NN_JOB_JACOBIAN, .name = "jacobian", .has_method = 1, .size_label = "val",
+                .size_key = "[task] val", .size_max = NN_JAC_MAX_VAL, .n_methods = NN_JAC_METHOD_COUNT,
+                .method_name = method_name, .default_method = NN_JAC_ROWS, .task_line = task_line, .view = NN_VIEW_JACOBIAN },
     .preset_task = NN_TASK_JACOBIAN,
     .resolve = resolve,
     .estimate = estimate,
