@@ -11,8 +11,8 @@
 #include "layer_kind.h"
 #include "preset_file.h"
 #include "preset_schema.h"
+#include "preset_task.h"
 #include "util.h"
-#include "nnlab/jacobian.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -212,24 +212,40 @@ static void default_name(const char *path, char *name, size_t len)
         name[n - 4] = '\0';
 }
 
-/* [task] kind (train or jacobian) and, for a jacobian task, its method. */
+/* [task] method, for a kind that has methods; refused for one that has none. */
+static int read_task_method(const reader *r, const nn_task_def *t, nn_preset *p)
+{
+    const char *methods[NN_TASK_MAX_METHODS];
+    int n = t->n_methods < NN_TASK_MAX_METHODS ? t->n_methods : NN_TASK_MAX_METHODS, v = 0;
+    if (n == 0) {
+        p->task_method = 0;
+        if (raw(r, "task", "method"))
+            return nn_errorf(r->c.err, r->c.err_len, "%s: [task] method: only for kind = %s", r->file,
+                             nn_task_with_methods());
+        return 0;
+    }
+    for (int m = 0; m < n; m++)
+        methods[m] = t->method_name(m);
+    int rc = read_choice(r, "task", "method", methods, n, 0, &v);
+    if (rc < 0)
+        return -1;
+    p->task_method = rc == 0 ? v : t->default_method;
+    return 0;
+}
+
+/* [task] kind, one of preset_task.c's table (train when absent), and its method. */
 static int read_task(const reader *r, nn_preset *p)
 {
-    static const char *const kinds[] = { "train", "jacobian" };
-    const char *methods[NN_JAC_METHOD_COUNT];
-    int v = 0, rc = read_choice(r, "task", "kind", kinds, 2, 0, &v);
+    const char *kinds[NN_TASK_MAX_KINDS];
+    int n = nn_task_count < NN_TASK_MAX_KINDS ? nn_task_count : NN_TASK_MAX_KINDS, v = 0;
+    for (int i = 0; i < n; i++)
+        kinds[i] = nn_task_defs[i]->name;
+    int rc = read_choice(r, "task", "kind", kinds, n, 0, &v);
     if (rc < 0)
         return -1;
-    p->task = rc == 0 ? (enum nn_task_kind)v : NN_TASK_TRAIN;
-    for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
-        methods[m] = nn_jac_method_name((enum nn_jac_method)m);
-    rc = read_choice(r, "task", "method", methods, NN_JAC_METHOD_COUNT, 0, &v);
-    if (rc < 0)
-        return -1;
-    if (rc == 0 && p->task != NN_TASK_JACOBIAN)
-        return nn_errorf(r->c.err, r->c.err_len, "%s: [task] method: only for kind = jacobian", r->file);
-    p->task_method = rc == 0 ? v : NN_JAC_ROWS;
-    return 0;
+    const nn_task_def *t = nn_task_defs[rc == 0 ? v : 0];
+    p->task = t->task;
+    return read_task_method(r, t, p);
 }
 
 static int read_texts(const reader *r, nn_preset *p)

@@ -6,6 +6,7 @@
 #include "layer_kind.h"
 #include "util.h"
 #include "nnlab/jacobian.h"
+#include "preset_task.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +18,11 @@
 static int is_random(const nn_preset *p) { return p->data == NN_DATA_RANDOM; }
 static int is_sgd(const nn_preset *p) { return p->opt == NN_OPT_SGD; }
 static int is_adam(const nn_preset *p) { return p->opt == NN_OPT_ADAM; }
-static int is_jacobian(const nn_preset *p) { return p->task == NN_TASK_JACOBIAN; }
+static int takes_val(const nn_preset *p)
+{
+    const nn_task_def *t = nn_task_def_of(p->task);
+    return t && t->takes_val;
+}
 
 #define PF(f) offsetof(nn_preset, f)
 const nn_scalar_key nn_scalar_keys[] = {
@@ -53,7 +58,7 @@ const nn_scalar_key nn_scalar_keys[] = {
     { "lab", "sweep_to", NN_V_INT, PF(sweep_to), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
     { "lab", "sweep_steps", NN_V_LONG, PF(sweep_steps), NN_CLOSED(1, 100000), NULL, NULL },
     { "lab", "sweep_cpu_ref", NN_V_BOOL, PF(sweep_cpu_ref), NN_CLOSED(0, 1), NULL, NULL },
-    { "task", "val", NN_V_INT, PF(task_val), NN_CLOSED(1, NN_JAC_MAX_VAL), is_jacobian, "kind = jacobian" },
+    { "task", "val", NN_V_INT, PF(task_val), NN_CLOSED(1, NN_JAC_MAX_VAL), takes_val, "kind = jacobian" },
 };
 const size_t nn_n_scalar_keys = NN_COUNT(nn_scalar_keys);
 
@@ -331,18 +336,20 @@ static int check_loss(const nn_checker *c, const nn_preset *p)
                         p->n_layers, s, p->targets);
 }
 
-/* A jacobian task: a known method, and layers the job can differentiate. */
+/* The [task]: a kind of preset_task.c's table, a method of its own, and its
+ * own check (a Jacobian's: layers the job can differentiate). */
 static int check_task(const nn_checker *c, nn_preset *p)
 {
-    nn_jac_shape s;
-    if (p->task != NN_TASK_TRAIN && p->task != NN_TASK_JACOBIAN)
-        return nn_errorf(c->err, c->err_len, "%s: [task] kind: expected train or jacobian", c->where);
-    if (p->task != NN_TASK_JACOBIAN)
-        return 0;
-    if (p->task_method < 0 || p->task_method >= NN_JAC_METHOD_COUNT)
+    const nn_task_def *t = nn_task_def_of(p->task);
+    char names[NN_TEXT_LEN];
+    if (!t) {
+        nn_task_names(names, sizeof names);
+        return nn_errorf(c->err, c->err_len, "%s: [task] kind: expected %s", c->where, names);
+    }
+    if (t->n_methods > 0 && (p->task_method < 0 || p->task_method >= t->n_methods))
         return nn_errorf(c->err, c->err_len, "%s: [task] method: expected %s", c->where,
-                         nn_jac_method_list());
-    return nn_jac_shape_from_preset(p, c->where, &s, c->err, c->err_len);
+                         (nn_task_method_list(t, names, sizeof names), names));
+    return t->check ? t->check(p, c->where, c->err, c->err_len) : 0;
 }
 
 int nn_preset_check(nn_preset *p, const char *where, char *err, size_t err_len)

@@ -5,8 +5,8 @@
 #include "atomic_file.h"
 #include "layer_kind.h"
 #include "preset_schema.h"
+#include "preset_task.h"
 #include "util.h"
-#include "nnlab/jacobian.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -92,6 +92,19 @@ static void put_measured(writer *w, const nn_preset *p)
 
 /* The description heads the file as a comment. Another comment line always
  * follows it: iniparser joins a line ending in '\' with the next one. */
+/* [task], for any kind but the default (train): its kind, its method where
+ * it has methods, and its own keys (preset_task.c's table). */
+static void put_task(writer *w, const nn_preset *p)
+{
+    const nn_task_def *t = nn_task_def_of(p->task);
+    if (!t || t == nn_task_defs[0])
+        return;
+    put(w, "\n[task]\nkind = %s\n", t->name);
+    if (t->n_methods > 0)
+        put(w, "method = %s\n", t->method_name(p->task_method));
+    put_scalars(w, p, "task");
+}
+
 static void put_preset(writer *w, const nn_preset *p)
 {
     put(w, "; %s\n; Saved by nnlab; the format is described in nnlab.ini(5).\n",
@@ -114,11 +127,7 @@ static void put_preset(writer *w, const nn_preset *p)
     put_scalars(w, p, "gpu");
     put(w, "\n[lab]\n");
     put_scalars(w, p, "lab");
-    if (p->task == NN_TASK_JACOBIAN) {
-        put(w, "\n[task]\nkind = jacobian\nmethod = %s\n",
-            nn_jac_method_name((enum nn_jac_method)p->task_method));
-        put_scalars(w, p, "task");
-    }
+    put_task(w, p);
     for (int i = 0; i < p->n_layers; i++)
         put_layer(w, i, &p->layers[i]);
 }
