@@ -215,6 +215,11 @@ static void test_limits_and_nul(void **state)
     in_tmp(path, "keys.ini");
     write_many(path, "[train]\n", "k%d = 1\n", 5000);
     expect_refused_by(path, ": line 4098: more than 4096 keys (no preset needs that many)", 0);
+    /* keys before any section are refused at the first, before iniparser
+     * reads the 100,000 (they took 4.4 s to be refused after it had) */
+    in_tmp(path, "no-section.ini");
+    write_many(path, "", "k%d=1\n", 100000);
+    expect_refused_by(path, ": line 1: k1: key outside any section", 0);
     in_tmp(path, "nul.ini");
     write_text(path, "[data]\nset = random\n[train]\nloss = mse\n");
     FILE *f = fopen(path, "a");

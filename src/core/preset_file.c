@@ -262,10 +262,13 @@ static int scan_line(dup_scan *s, char *text, long line)
         return 0;
     if (l[0] == '[' && l[n - 1] == ']')
         return scan_section(s, l, line);
-    if (s->n_sections == 0 || !(eq = strchr(l, '=')) || eq == l)
-        return 0;            /* a key outside sections or no key: the reader says so */
+    if (!(eq = strchr(l, '=')) || eq == l)
+        return 0;            /* no key: iniparser refuses the line, the reader says so */
     *eq = '\0';
     char *key = strip(l);
+    if (s->n_sections == 0)  /* refused here, at its line: past the caps iniparser would read them all */
+        return nn_errorf(s->err, s->err_len, "%s: line %ld: %s: key outside any section (a preset's "
+                         "keys follow a [section] line)", s->path, line, key);
     if (++s->n_keys > NN_PRESET_MAX_KEYS)
         return over_limit(s, "keys", NN_PRESET_MAX_KEYS, line);
     long first = remember(s, key, s->n_sections, line);
