@@ -391,6 +391,35 @@ static void test_bad_profiles(void **state)
     expect_error("measured = false", "measured = maybe", "[profile] measured = maybe: expected true or false");
     expect_error("graph_node_us = 0.6", "graph_node_us = -1", "[launch] graph_node_us = -1: must be in");
     expect_error("framework_gpu_op_us = 20", "framework_gpu_op_us = x", "[host] framework_gpu_op_us = x: not a number");
+    expect_error("mem_gbps = 320", "mem_gbps = 320\nmem_gbps = 330", "[gpu] mem_gbps given twice");
+}
+
+/* A profile passes the presets' caps before iniparser sees it (whose
+ * dictionary is quadratic: 115,000 sections took 8.33 s): more sections
+ * than any profile has are refused at the line that passes the limit, a
+ * file over 1 MiB by its size, each naming the file and saying what it is. */
+static void test_profile_caps(void **state)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN];
+    nn_gpu_profile g;
+    (void)state;
+    snprintf(path, sizeof path, "%s/many.ini", tmp_root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 1; i <= 115000; i++)
+        assert_true(fprintf(f, "[s%d]\n", i) > 0);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(nn_profile_load(path, &g, err, sizeof err), -1);
+    if (!strstr(err, path) || !strstr(err, ": line 257: more than 256 sections (no GPU profile needs that many)"))
+        fail_msg("%s", err);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 120000; i++)
+        assert_true(fputs("; a comment line of about forty bytes .\n", f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(nn_profile_load(path, &g, err, sizeof err), -1);
+    if (!strstr(err, path) || !strstr(err, "too large for a GPU profile"))
+        fail_msg("%s", err);
 }
 
 /* A profile saved before framework_gpu_op_us existed still loads, with the
@@ -588,6 +617,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_profiles_load),
+        cmocka_unit_test(test_profile_caps),
         cmocka_unit_test(test_profile_calibration),
         cmocka_unit_test(test_lenet_predictions_by_hand),
         cmocka_unit_test(test_bad_profiles), cmocka_unit_test(test_profile_without_new_figure),

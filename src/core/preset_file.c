@@ -54,15 +54,16 @@ int nn_preset_file_check(const char *path, char *err, size_t err_len)
 
 /* ---------------------------------------------------------------- reading */
 
-static int too_large(const char *path, long long bytes, char *err, size_t err_len)
+static int too_large(const char *path, const char *what, long long bytes, char *err, size_t err_len)
 {
-    return nn_errorf(err, err_len, "%s: too large for a preset (%s%lld bytes; at most %ld)",
-                     path, bytes > NN_PRESET_MAX_BYTES ? "" : "over ", bytes, NN_PRESET_MAX_BYTES);
+    return nn_errorf(err, err_len, "%s: too large for a %s (%s%lld bytes; at most %ld)",
+                     path, what, bytes > NN_PRESET_MAX_BYTES ? "" : "over ", bytes, NN_PRESET_MAX_BYTES);
 }
 
 /* Up to NN_PRESET_MAX_BYTES + 1 bytes of fd: one more than allowed says the
  * file grew past the limit since fstat. */
-static int read_all(int fd, const char *path, char *buf, size_t *len, char *err, size_t err_len)
+static int read_all(int fd, const char *path, const char *what, char *buf, size_t *len, char *err,
+                    size_t err_len)
 {
     size_t got = 0, cap = (size_t)NN_PRESET_MAX_BYTES + 1;
     for (;;) {
@@ -76,7 +77,7 @@ static int read_all(int fd, const char *path, char *buf, size_t *len, char *err,
             break;
         got += (size_t)r;
         if (got == cap)
-            return too_large(path, (long long)got, err, err_len);
+            return too_large(path, what, (long long)got, err, err_len);
     }
     buf[got] = '\0';
     *len = got;
@@ -85,7 +86,8 @@ static int read_all(int fd, const char *path, char *buf, size_t *len, char *err,
 
 /* A NUL byte would end every string that holds the line: iniparser would
  * call it "too long", and the scans would stop there. */
-static int nul_byte(const char *path, const char *buf, size_t len, char *err, size_t err_len)
+static int nul_byte(const char *path, const char *what, const char *buf, size_t len, char *err,
+                    size_t err_len)
 {
     const char *nul = memchr(buf, '\0', len);
     if (!nul)
@@ -93,12 +95,13 @@ static int nul_byte(const char *path, const char *buf, size_t len, char *err, si
     long line = 1;
     for (const char *p = buf; p < nul; p++)
         line += *p == '\n';
-    return nn_errorf(err, err_len, "%s: NUL byte at line %ld (a preset is text)", path, line);
+    return nn_errorf(err, err_len, "%s: NUL byte at line %ld (a %s is text)", path, line, what);
 }
 
 /* O_NONBLOCK: a FIFO with no writer opens at once (then fstat refuses it)
  * instead of waiting; a regular file reads the same either way. */
-int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, size_t err_len)
+int nn_ini_file_read(const char *path, const char *what, char **text, size_t *len, char *err,
+                     size_t err_len)
 {
     struct stat st;
     *text = NULL;
@@ -107,15 +110,15 @@ int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, s
         return missing(path, errno, err, err_len);
     int rc = fstat(fd, &st) != 0 ? nn_errorf(err, err_len, "%s: %s", path, strerror(errno))
            : !S_ISREG(st.st_mode) ? not_regular(path, st.st_mode, err, err_len)
-           : st.st_size > NN_PRESET_MAX_BYTES ? too_large(path, (long long)st.st_size, err, err_len)
+           : st.st_size > NN_PRESET_MAX_BYTES ? too_large(path, what, (long long)st.st_size, err, err_len)
            : 0;
     char *buf = rc == 0 ? malloc((size_t)NN_PRESET_MAX_BYTES + 2) : NULL;
     if (rc == 0 && !buf)
         rc = nn_errorf(err, err_len, "%s: out of memory", path);
     if (rc == 0)
-        rc = read_all(fd, path, buf, len, err, err_len);
+        rc = read_all(fd, path, what, buf, len, err, err_len);
     if (rc == 0)
-        rc = nul_byte(path, buf, *len, err, err_len);
+        rc = nul_byte(path, what, buf, *len, err, err_len);
     close(fd);
     if (rc != 0) {
         free(buf);
@@ -150,6 +153,7 @@ _Static_assert(SET_SLOTS >= 2 * (NN_PRESET_MAX_SECTIONS + NN_PRESET_MAX_KEYS),
 
 typedef struct dup_scan {
     const char *path;
+    const char *what;            /* "preset", "GPU profile": the kind of file, for messages */
     name_seen *set;              /* SET_SLOTS entries */
     char *pool;                  /* the names, NUL-terminated, from offset 1 */
     size_t pool_used, pool_cap;
@@ -214,8 +218,8 @@ static long remember(dup_scan *s, const char *name, long section, long line)
 static int over_limit(const dup_scan *s, const char *what, long limit, long line)
 {
     return nn_errorf(s->err, s->err_len,
-                     "%s: line %ld: more than %ld %s (no preset needs that many)",
-                     s->path, line, limit, what);
+                     "%s: line %ld: more than %ld %s (no %s needs that many)",
+                     s->path, line, limit, what, s->what);
 }
 
 /* The first repeat is kept in err and the scan goes on, so that a limit
@@ -267,8 +271,8 @@ static int scan_line(dup_scan *s, char *text, long line)
     *eq = '\0';
     char *key = strip(l);
     if (s->n_sections == 0)  /* refused here, at its line: past the caps iniparser would read them all */
-        return nn_errorf(s->err, s->err_len, "%s: line %ld: %s: key outside any section (a preset's "
-                         "keys follow a [section] line)", s->path, line, key);
+        return nn_errorf(s->err, s->err_len, "%s: line %ld: %s: key outside any section (a %s's "
+                         "keys follow a [section] line)", s->path, line, key, s->what);
     if (++s->n_keys > NN_PRESET_MAX_KEYS)
         return over_limit(s, "keys", NN_PRESET_MAX_KEYS, line);
     long first = remember(s, key, s->n_sections, line);
@@ -307,9 +311,9 @@ static int scan_lines(dup_scan *s, const char *text)
     return used > 0 ? scan_line(s, logical, start) : 0;
 }
 
-int nn_preset_text_scan(const char *path, const char *text, char *err, size_t err_len)
+int nn_ini_text_scan(const char *path, const char *what, const char *text, char *err, size_t err_len)
 {
-    dup_scan s = { .path = path, .err = err, .err_len = err_len, .pool_used = 1 };
+    dup_scan s = { .path = path, .what = what, .err = err, .err_len = err_len, .pool_used = 1 };
     s.set = calloc(SET_SLOTS, sizeof *s.set);
     if (!s.set)
         return nn_errorf(err, err_len, "%s: out of memory", path);
@@ -317,6 +321,16 @@ int nn_preset_text_scan(const char *path, const char *text, char *err, size_t er
     free(s.set);
     free(s.pool);
     return rc != 0 ? -1 : s.duplicate;
+}
+
+int nn_preset_file_read(const char *path, char **text, size_t *len, char *err, size_t err_len)
+{
+    return nn_ini_file_read(path, "preset", text, len, err, err_len);
+}
+
+int nn_preset_text_scan(const char *path, const char *text, char *err, size_t err_len)
+{
+    return nn_ini_text_scan(path, "preset", text, err, err_len);
 }
 
 /* ---------------------------------------------------------------- handing the text to iniparser */

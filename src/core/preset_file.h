@@ -3,7 +3,8 @@
  * into memory (bounded, never blocking on a FIFO or reading a device), a
  * UTF-8 byte-order mark dropped, sections and keys given twice found (which
  * iniparser would silently merge), and the text handed to iniparser. Private
- * to src/core. */
+ * to src/core, and to the GPU profiles' reader (src/analysis/model/profile.c),
+ * which reads its files through the same caps. */
 #ifndef NNLAB_PRESET_FILE_H
 #define NNLAB_PRESET_FILE_H
 
@@ -46,5 +47,13 @@ int nn_preset_text_scan(const char *path, const char *text, char *err, size_t er
  * that it parses exactly the bytes checked. NULL with errno set when the
  * text cannot be handed over; iniparser's own errors go to its callback. */
 dictionary *nn_preset_text_parse(const char *text, size_t len);
+
+/* The same reader and caps for every INI file nnlab reads (presets, GPU
+ * profiles): what names the kind of file in the messages ("too large for a
+ * GPU profile", "no GPU profile needs that many"). The nn_preset_ ones
+ * above are these with "preset". */
+int nn_ini_file_read(const char *path, const char *what, char **text, size_t *len, char *err,
+                     size_t err_len);
+int nn_ini_text_scan(const char *path, const char *what, const char *text, char *err, size_t err_len);
 
 #endif
