@@ -189,23 +189,30 @@ static int allowed_cores(cpu_set_t *set)
     return n;
 }
 
-/* The opening probe: other programs' busy cores over PROBE_MS, shared by
- * the backends opened within PROBE_REUSE_S (a sweep's, the lanes'). */
-static double opening_probe(const cpu_set_t *set)
+/* The last opening probe: when it ran (nn_now) and what it found.
+ * Process-wide, not a backend's: the backends opened within PROBE_REUSE_S
+ * of each other (a sweep's jobs, the lanes') share one probe rather than
+ * each sleeping PROBE_MS; the lock makes the others wait for it. */
+static struct {
+    pthread_mutex_t lock;
+    double at, others;
+} last_probe = { PTHREAD_MUTEX_INITIALIZER, -1e9, 0 };
+
+/* The opening probe: other programs' busy cores over PROBE_MS, shared as
+ * last_probe says; m0 and m1 are the opening backend's own marks, free
+ * until its first window starts. */
+static double opening_probe(const cpu_set_t *set, load_mark *m0, load_mark *m1)
 {
-    static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
-    static double probed_at = -1e9, probed;
-    static load_mark m0, m1;              /* under probe_lock */
-    pthread_mutex_lock(&probe_lock);
-    if (nn_now() - probed_at > PROBE_REUSE_S) {
+    pthread_mutex_lock(&last_probe.lock);
+    if (nn_now() - last_probe.at > PROBE_REUSE_S) {
         struct timespec ts = { 0, PROBE_MS * 1000000L };
-        mark_load(set, &m0);
+        mark_load(set, m0);
         nanosleep(&ts, NULL);
-        probed = others_since(set, &m0, &m1);
-        probed_at = nn_now();
+        last_probe.others = others_since(set, m0, m1);
+        last_probe.at = nn_now();
     }
-    double v = probed;
-    pthread_mutex_unlock(&probe_lock);
+    double v = last_probe.others;
+    pthread_mutex_unlock(&last_probe.lock);
     return v;
 }
 
@@ -224,7 +231,7 @@ nn_thread_choice *nn_cpu_choice_open(int asked, int max_threads)
         c->threads = 1;
         snprintf(c->why, sizeof c->why, "one core to run on");
     } else {
-        double first = opening_probe(&c->set);
+        double first = opening_probe(&c->set, &c->start, &c->scratch);
         if (first >= 0)
             c->others[c->n_others++] = first;
         c->threads = nn_cpu_thread_rule(c->allowed, c->others, c->n_others, c->why, sizeof c->why);

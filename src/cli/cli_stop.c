@@ -14,6 +14,11 @@
 
 static volatile sig_atomic_t caught;
 
+/* When the stop cancelled the job (now_ms; -1: not yet). Process-wide, as
+ * the signal it answers: a stop cancels once, and its grace counts from
+ * that cancel however often the polling loop asks. */
+static double stop_cancelled_at = -1;
+
 static void on_stop(int sig)
 {
     caught = sig;
@@ -46,14 +51,13 @@ static double now_ms(void)
 
 int cli_job_abandoned(nn_job *job)
 {
-    static double cancelled_at = -1;
     if (!caught)
         return 0;
-    if (cancelled_at < 0) {
+    if (stop_cancelled_at < 0) {
         nn_job_cancel(job);
-        cancelled_at = now_ms();
+        stop_cancelled_at = now_ms();
     }
-    return now_ms() - cancelled_at >= CLI_GRACE_MS;
+    return now_ms() - stop_cancelled_at >= CLI_GRACE_MS;
 }
 
 _Noreturn void cli_exit_abandoned(void)

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,11 @@ static void keep_mode(int fd, const char *path)
         (void)fchmod(fd, st.st_mode & 07777);
 }
 
+/* Temporary names made so far, mixed into the next one. Process-wide: two
+ * threads that create a temp file in the same folder in the same
+ * nanosecond still try different names. */
+static _Atomic unsigned long temp_names;
+
 /* mkstemp, but created with 0666 so that the umask applies (mkstemp's 0600
  * would need a fchmod that cannot know the umask without changing it, and
  * umask() is process-wide while other threads create files). tmp ends in
@@ -77,13 +83,12 @@ static void keep_mode(int fd, const char *path)
 static int create_temp(char *tmp)
 {
     static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    static unsigned long counter;
     char *x = tmp + strlen(tmp) - 6;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     unsigned long long v = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 32);
     for (int attempt = 0; attempt < 1000; attempt++) {
-        unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+        unsigned long n = atomic_fetch_add_explicit(&temp_names, 1, memory_order_relaxed) + 1;
         v = v * 6364136223846793005ULL + 1442695040888963407ULL + n;
         for (int i = 0; i < 6; i++)
             x[i] = digits[(v >> (10 + 6 * i)) % (sizeof digits - 1)];
