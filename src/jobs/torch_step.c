@@ -164,24 +164,15 @@ static enum nn_torch_status helper_error(const char *what, const torch_child *c,
 
 /* ---- the probe, cached ---------------------------------------------------------------- */
 
-/* One candidate asked: python runs the helper's --probe. Messages name it
- * as the user gave it ("NNLAB_PYTHON=..." when from_env). */
-static enum nn_torch_status probe_one(const char *python, int from_env, const char *helper,
-                                      nn_torch_python *py, char *err, size_t err_len)
+/* What the probe's answer says: the version, or the helper's error. */
+static enum nn_torch_status probe_answer(const char *what, const char *python, const torch_child *c,
+                                         nn_torch_python *py, char *err, size_t err_len)
 {
-    char *argv[] = { (char *)python, (char *)helper, "--probe", NULL };
-    char what[NN_TORCH_PATH_LEN + 16];
-    static torch_child c;            /* 66 KB; the probe runs under probe_lock */
     nn_json_flat j;
     const char *version;
-    enum nn_torch_status s;
-    nn_strlcpy(what, from_env ? "NNLAB_PYTHON=" : "", sizeof what);
-    nn_strlcpy(what + strlen(what), python, sizeof what - strlen(what));
-    if (torch_child_run(argv, NN_TORCH_PROBE_TIMEOUT_S, NULL, NULL, &c) != 0 || c.spawn_errno)
-        return failed(NN_TORCH_NO_PYTHON, err, err_len, "%s: cannot run: %s", what, strerror(c.spawn_errno));
-    s = read_answer(what, &c, &j, err, err_len);
-    if (s == NN_TORCH_OK && c.exit_code != 0)
-        s = helper_error(what, &c, &j, err, err_len);
+    enum nn_torch_status s = read_answer(what, c, &j, err, err_len);
+    if (s == NN_TORCH_OK && c->exit_code != 0)
+        s = helper_error(what, c, &j, err, err_len);
     else if (s == NN_TORCH_OK && !(version = nn_json_flat_string(&j, "torch")))
         s = failed(NN_TORCH_FAILED, err, err_len, "%s: the helper's probe gave no torch version", what);
     if (s == NN_TORCH_OK) {
@@ -192,6 +183,27 @@ static enum nn_torch_status probe_one(const char *python, int from_env, const ch
         py->cuda = nn_json_flat_get(&j, "cuda") && nn_json_flat_get(&j, "cuda")->type == NN_JSON_TRUE;
     }
     nn_json_flat_free(&j);
+    return s;
+}
+
+/* One candidate asked: python runs the helper's --probe. Messages name it
+ * as the user gave it ("NNLAB_PYTHON=..." when from_env). */
+static enum nn_torch_status probe_one(const char *python, int from_env, const char *helper,
+                                      nn_torch_python *py, char *err, size_t err_len)
+{
+    char *argv[] = { (char *)python, (char *)helper, "--probe", NULL };
+    char what[NN_TORCH_PATH_LEN + 16];
+    torch_child *c = malloc(sizeof *c);  /* 66 KB: the output it keeps */
+    enum nn_torch_status s;
+    nn_strlcpy(what, from_env ? "NNLAB_PYTHON=" : "", sizeof what);
+    nn_strlcpy(what + strlen(what), python, sizeof what - strlen(what));
+    if (!c)
+        s = failed(NN_TORCH_FAILED, err, err_len, "%s: out of memory", what);
+    else if (torch_child_run(argv, NN_TORCH_PROBE_TIMEOUT_S, NULL, NULL, c) != 0 || c->spawn_errno)
+        s = failed(NN_TORCH_NO_PYTHON, err, err_len, "%s: cannot run: %s", what, strerror(c->spawn_errno));
+    else
+        s = probe_answer(what, python, c, py, err, err_len);
+    free(c);
     return s;
 }
 
