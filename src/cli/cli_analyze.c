@@ -228,25 +228,23 @@ static int check_save_profile(const cli_options *o)
     return 0;
 }
 
-int nn_cli_calibrate(int argc, char **argv)
+/* Calibrates the devices into cal (NN_MAX_DEVICES of them) and prints
+ * them; 0 or the exit status. */
+static int calibrate_and_print(cli_options *o, nn_calibration *cal)
 {
-    cli_options o;
-    static nn_calibration cal[NN_MAX_DEVICES];
     char names[NN_MAX_DEVICES][16];
-    int rc = cli_parse(CLI_CALIBRATE, argc, argv, &o);
-    if (rc != 0)
-        return rc > 0 ? 0 : CLI_EXIT_USAGE;
-    if (o.save_profile && ((rc = check_save_profile(&o)) != 0))
+    int rc;
+    if (o->save_profile && ((rc = check_save_profile(o)) != 0))
         return rc;
-    if (o.save_profile)
-        o.device = "gpu";
-    int n = calibrate_devices(&o, names);
+    if (o->save_profile)
+        o->device = "gpu";
+    int n = calibrate_devices(o, names);
     for (int i = 0; i < n; i++)
-        if (cli_calibration(names[i], (int)o.threads, 1, o.json, &cal[i]) != 0)
+        if (cli_calibration(names[i], (int)o->threads, 1, o->json, &cal[i]) != 0)
             return EXIT_FAILURE;
-    if (o.save_profile && save_profile(o.save_profile, &cal[0]) != 0)
+    if (o->save_profile && save_profile(o->save_profile, &cal[0]) != 0)
         return EXIT_FAILURE;
-    if (o.json) {
+    if (o->json) {
         printf("[\n");
         for (int i = 0; i < n; i++)
             print_calibration_json(&cal[i], i == n - 1);
@@ -256,4 +254,20 @@ int nn_cli_calibrate(int argc, char **argv)
             print_calibration_text(&cal[i]);
     }
     return 0;
+}
+
+int nn_cli_calibrate(int argc, char **argv)
+{
+    cli_options o;
+    nn_calibration *cal;         /* several KB each: on the heap */
+    int rc = cli_parse(CLI_CALIBRATE, argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    if (!(cal = calloc(NN_MAX_DEVICES, sizeof *cal))) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    rc = calibrate_and_print(&o, cal);
+    free(cal);
+    return rc;
 }

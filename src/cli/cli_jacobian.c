@@ -347,6 +347,7 @@ int nn_cli_jacobian(int argc, char **argv)
     nn_preset p;
     nn_job_config cfg;
     nn_jac_result r, other;
+    nn_jac_sweep sw;
     int rc = cli_parse(CLI_JACOBIAN, argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? 0 : CLI_EXIT_USAGE;
@@ -371,7 +372,6 @@ int nn_cli_jacobian(int argc, char **argv)
         return rc > 0 ? rc : 1;
     }
     double diff = nn_jac_max_diff(&r, &other);
-    static nn_jac_sweep sw;
     if (o.json && o.jac_sweep && sweep_of(&o, &r.shape, &sw) != 0)
         rc = 1;
     else if (o.json)

@@ -115,8 +115,8 @@ static void print_pairs(const race_result *res, int n)
  * --gpu-profile's or the default), a CPU with none is not. */
 static void framework_of(const cli_options *o, const nn_job_config *cfg, const char *cpu, nn_race_framework *f)
 {
-    static nn_gpu_profile prof;
-    static nn_device_status st;
+    nn_gpu_profile prof;
+    nn_device_status st;
     nn_calibration cpu_cal, gpu_cal;
     memset(f, 0, sizeof *f);
     /* the profile of the GPU here when one ships (as Explain compares), unless

@@ -56,14 +56,23 @@ int nn_cli_presets(int argc, char **argv)
     return 0;
 }
 
+/* The GPU profiles `nnlab devices` lists at most (each entry holds the
+ * profile, its path and its error: about 5 KB). */
+#define CLI_MAX_PROFILES 64
+
 /* The GPU profiles: what a GPU not here is predicted with (the default
- * marked), the user's first; a broken file with its error. */
-static void print_profiles(void)
+ * marked), the user's first; a broken file with its error. 0, or -1 after
+ * a one-line error. */
+static int print_profiles(void)
 {
-    static nn_profile_entry list[64];
+    nn_profile_entry *list = calloc(CLI_MAX_PROFILES, sizeof *list);
     const char *def = nn_profile_default_name();
     char stem[NN_NAME_LEN];
-    int n = nn_profile_list(list, 64);
+    if (!list) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return -1;
+    }
+    int n = nn_profile_list(list, CLI_MAX_PROFILES);
     nn_profile_stem(def, stem, sizeof stem);
     printf("\nGPU profiles (every figure from one is predicted, never measured; --gpu-profile NAME):\n");
     for (int i = 0; i < n; i++) {
@@ -79,6 +88,8 @@ static void print_profiles(void)
     }
     if (n == 0)
         printf("  none found (looked in your folder and %s)\n", nn_safe(nn_profile_system_dir()));
+    free(list);
+    return 0;
 }
 
 /* Every device nnlab knows, available or not, with the device or the reason:
@@ -104,8 +115,7 @@ int nn_cli_devices(int argc, char **argv)
             printf("%-8s available: %s\n", st[i].name, nn_safe(st[i].summary));
     }
     cli_blis_text();             /* the cpu device's second BLAS library */
-    print_profiles();
-    return 0;
+    return print_profiles() == 0 ? 0 : EXIT_FAILURE;
 }
 
 static const struct {
