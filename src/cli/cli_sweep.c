@@ -184,7 +184,7 @@ void cli_sweep_print(FILE *f, const nn_sweep *sw, enum cli_sweep_format format)
 /* The GPU is not here: predicted for the profile, three ways. */
 static int add_predicted_gpu(nn_sweep *sw, const cli_options *o, const char *why)
 {
-    static nn_gpu_profile prof;
+    nn_gpu_profile prof;
     if (cli_gpu_profile(o, 1, &prof) != 0)
         return CLI_EXIT_USAGE;
     if (nn_sweep_add_predicted(sw, &prof) != 0) {
@@ -222,7 +222,7 @@ static int add_gpu(nn_sweep *sw, const cli_options *o, const nn_calibration *cal
  * its calibration) follows the CPU, to pair with the GPU's framework way. */
 static int add_devices(nn_sweep *sw, const cli_options *o)
 {
-    static nn_gpu_profile prof;
+    nn_gpu_profile prof;
     char names[NN_SWEEP_MAX_DEVICES][16], err[NN_ERR_LEN];
     int n = split_devices(o->devices ? o->devices : "cpu", names), rc, with_gpu = 0, have_prof;
     if (n < 0)
@@ -361,30 +361,56 @@ static int cli_sweep_svg(const nn_sweep *sw, const char *path)
     return EXIT_FAILURE;
 }
 
+/* The sweep's devices added, its points run and printed; 0 or the exit
+ * status. */
+static int sweep_and_print(const cli_options *o, nn_sweep *sw)
+{
+    int rc;
+    if (o->with_pytorch && (rc = pytorch_here()) != 0)
+        return rc;                   /* before calibrating anything: a refusal is one line */
+    if ((rc = add_devices(sw, o)) != 0)
+        return rc;
+    if (o->with_pytorch && (rc = add_pytorch(sw, o)) != 0)
+        return rc;
+    cli_run_sweep(sw, 0);
+    cli_sweep_print(stdout, sw, o->csv ? CLI_SWEEP_CSV : o->json ? CLI_SWEEP_JSON : CLI_SWEEP_TEXT);
+    return 0;
+}
+
+/* What the command works on: hundreds of KB together (the sweep's points
+ * and calibrations), so on the heap, owned by nn_cli_sweep. */
+typedef struct sweep_command {
+    nn_preset p;
+    nn_job_config cfg;
+    nn_sweep sw;
+} sweep_command;
+
+static int sweep_command_run(const cli_options *o, sweep_command *c)
+{
+    int batches[NN_SWEEP_MAX_BATCHES], rc;
+    if (cli_load_preset(o->preset, &c->p) != 0 || cli_job_config(o, &c->p, &c->cfg) != 0)
+        return CLI_EXIT_USAGE;
+    int nb = parse_batches(o->batches ? o->batches : DEFAULT_BATCHES, batches, NN_SWEEP_MAX_BATCHES);
+    if (nb < 1 || check_points(o, &c->cfg, batches, nb) != 0)
+        return CLI_EXIT_USAGE;
+    nn_sweep_init(&c->sw, &c->cfg, batches, nb, c->cfg.steps, c->cfg.warmup);
+    rc = sweep_and_print(o, &c->sw);
+    nn_sweep_free(&c->sw);           /* its job, if one still runs; the figures stay */
+    return rc == 0 && o->svg ? cli_sweep_svg(&c->sw, o->svg) : rc;
+}
+
 int nn_cli_sweep(int argc, char **argv)
 {
     cli_options o;
-    static nn_preset p;
-    static nn_job_config cfg;
-    static nn_sweep sw;
-    int batches[NN_SWEEP_MAX_BATCHES];
+    sweep_command *c;
     int rc = cli_parse(CLI_SWEEP, argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? 0 : CLI_EXIT_USAGE;
-    if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
-        return CLI_EXIT_USAGE;
-    int nb = parse_batches(o.batches ? o.batches : DEFAULT_BATCHES, batches, NN_SWEEP_MAX_BATCHES);
-    if (nb < 1 || check_points(&o, &cfg, batches, nb) != 0)
-        return CLI_EXIT_USAGE;
-    nn_sweep_init(&sw, &cfg, batches, nb, cfg.steps, cfg.warmup);
-    if (o.with_pytorch && (rc = pytorch_here()) != 0)
-        return rc;                   /* before calibrating anything: a refusal is one line */
-    if ((rc = add_devices(&sw, &o)) != 0)
-        return rc;
-    if (o.with_pytorch && (rc = add_pytorch(&sw, &o)) != 0)
-        return rc;
-    cli_run_sweep(&sw, 0);
-    cli_sweep_print(stdout, &sw, o.csv ? CLI_SWEEP_CSV : o.json ? CLI_SWEEP_JSON : CLI_SWEEP_TEXT);
-    nn_sweep_free(&sw);
-    return o.svg ? cli_sweep_svg(&sw, o.svg) : 0;
+    if (!(c = calloc(1, sizeof *c))) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    rc = sweep_command_run(&o, c);
+    free(c);
+    return rc;
 }
