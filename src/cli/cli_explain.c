@@ -350,24 +350,37 @@ static int time_point(nn_sweep *sw, const nn_job_config *cfg, const nn_calibrati
     return sw->pt[0][0].state == NN_POINT_DONE && sw->pt[0][0].has_model ? 0 : -1;
 }
 
+/* Everything one explanation is made of, which its view points into: the
+ * preset, the job, the one point's sweep, the explanation with its figures
+ * and the profile. Hundreds of KB together, so on the heap, owned by
+ * nn_cli_explain (calloc: v starts empty). */
+typedef struct explain_command {
+    nn_preset p;
+    nn_job_config cfg;
+    explain_view v;
+    nn_sweep sw;                 /* measured: the point timed */
+    nn_explanation e;
+    nn_calibration cal;          /* measured, or the profile's */
+    nn_gpu_profile prof;
+} explain_command;
+
 /* The GPU is not here: its step priced by the profile, for the job's
  * switches and the three ways. */
-static int explain_predicted(const cli_options *o, explain_view *v, const nn_job_config *cfg, const char *why)
+static int explain_predicted(const cli_options *o, explain_command *c, const char *why)
 {
-    static nn_explanation e;
-    static nn_calibration cal;
-    static nn_gpu_profile prof;
+    const nn_job_config *cfg = &c->cfg;
+    explain_view *v = &c->v;
     nn_explain_options opt = { .data_on_device = cfg->data_on_device, .pinned = cfg->pinned,
                                .sync_every_step = cfg->sync_every_step, .graph = cfg->graph };
     int batch = cfg->batch ? cfg->batch : cfg->preset.batch;
-    if (cli_gpu_profile(o, 1, &prof) != 0)
+    if (cli_gpu_profile(o, 1, &c->prof) != 0)
         return CLI_EXIT_USAGE;
-    nn_profile_calibration(&prof, &cal);
-    nn_explain(v->p, batch, &cal, &opt, &e);
-    nn_profile_predict(v->p, batch, &prof, v->ways);
-    v->e = &e;
-    v->cal = &cal;
-    v->prof = &prof;
+    nn_profile_calibration(&c->prof, &c->cal);
+    nn_explain(v->p, batch, &c->cal, &opt, &c->e);
+    nn_profile_predict(v->p, batch, &c->prof, v->ways);
+    v->e = &c->e;
+    v->cal = &c->cal;
+    v->prof = &c->prof;
     v->no_gpu = why;
     return 0;
 }
@@ -389,7 +402,7 @@ static int gpu_name_length(const char *description)
 static const nn_gpu_profile *profile_for_measured(const cli_options *o, const char *device, nn_gpu_profile *prof,
                                                   explain_view *v)
 {
-    static nn_device_status st;
+    nn_device_status st;
     if (o->gpu_profile || nn_device_status_of(device, &st) != 0 || !st.gpu)
         return cli_gpu_profile(o, 0, prof) == 0 ? prof : NULL;
     const char *desc = nn_safe(st.description);
@@ -409,63 +422,76 @@ static const nn_gpu_profile *profile_for_measured(const cli_options *o, const ch
 
 /* The device is here: one point timed, its explanation, and on a GPU the
  * profile's prediction for the same inputs. */
-static int explain_measured(const cli_options *o, explain_view *v, const nn_job_config *cfg)
+static int explain_measured(const cli_options *o, explain_command *c)
 {
-    static nn_sweep sw;
-    static nn_explanation e;
-    static nn_calibration cal;
-    static nn_gpu_profile prof;
-    v->prof = profile_for_measured(o, cfg->device, &prof, v);
+    const nn_job_config *cfg = &c->cfg;
+    explain_view *v = &c->v;
+    nn_sweep *sw = &c->sw;
+    v->prof = profile_for_measured(o, cfg->device, &c->prof, v);
     if (!v->prof && o->gpu_profile)
         return CLI_EXIT_USAGE;
-    if (cli_calibration(cfg->device, (int)o->threads, o->recalibrate, o->json, &cal) != 0 ||
-        time_point(&sw, cfg, &cal, v->prof) != 0 || nn_sweep_explain(&sw, 0, 0, &e) != 0) {
-        nn_sweep_free(&sw);
+    if (cli_calibration(cfg->device, (int)o->threads, o->recalibrate, o->json, &c->cal) != 0 ||
+        time_point(sw, cfg, &c->cal, v->prof) != 0 || nn_sweep_explain(sw, 0, 0, &c->e) != 0) {
+        nn_sweep_free(sw);
         return EXIT_FAILURE;         /* the failed point has said why */
     }
-    v->e = &e;
-    v->cal = &cal;
-    v->s = &sw.snap;
-    v->m = &sw.pt[0][0].measured;
-    v->profile_us = sw.pt[0][0].profile_us;
-    v->conv = sw.conv;               /* static, as sw */
-    v->n_conv = sw.n_conv;
-    nn_sweep_free(&sw);
+    v->e = &c->e;
+    v->cal = &c->cal;
+    v->s = &sw->snap;
+    v->m = &sw->pt[0][0].measured;
+    v->profile_us = sw->pt[0][0].profile_us;
+    v->conv = sw->conv;              /* in c, as sw: freeing the sweep keeps its figures */
+    v->n_conv = sw->n_conv;
+    nn_sweep_free(sw);
     return 0;
 }
 
-int nn_cli_explain(int argc, char **argv)
+/* The job measured or predicted, then printed; 0 or the exit status. */
+static int explain_command_run(const cli_options *o, explain_command *c)
 {
-    cli_options o;
-    static nn_preset p;
-    static nn_job_config cfg;
-    static explain_view v;
+    nn_preset *p = &c->p;
+    nn_job_config *cfg = &c->cfg;
+    explain_view *v = &c->v;
     char err[NN_ERR_LEN];
-    int rc = cli_parse(CLI_EXPLAIN, argc, argv, &o);
-    if (rc != 0)
-        return rc > 0 ? 0 : CLI_EXIT_USAGE;
-    if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
+    int rc;
+    if (cli_load_preset(o->preset, p) != 0 || cli_job_config(o, p, cfg) != 0)
         return CLI_EXIT_USAGE;
-    if (!cfg.device[0])
-        nn_strlcpy(cfg.device, p.device, sizeof cfg.device);
-    memset(&v, 0, sizeof v);
-    v.p = &p;
-    v.device = cfg.device;
-    if (nn_device_require(cfg.device, err, sizeof err) == 0)
-        rc = cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0 ? CLI_EXIT_USAGE
-           : explain_measured(&o, &v, &cfg);
-    else if (nn_device_kind_of(cfg.device).gpu)
-        rc = explain_predicted(&o, &v, &cfg, err);
+    if (!cfg->device[0])
+        nn_strlcpy(cfg->device, p->device, sizeof cfg->device);
+    v->p = p;
+    v->device = cfg->device;
+    if (nn_device_require(cfg->device, err, sizeof err) == 0)
+        rc = cli_check_sizes(o->batch > 0 ? "--batch" : NULL, o->preset, cfg) != 0 ? CLI_EXIT_USAGE
+           : explain_measured(o, c);
+    else if (nn_device_kind_of(cfg->device).gpu)
+        rc = explain_predicted(o, c, err);
     else {
         fprintf(stderr, "nnlab: %s\n", err);
         return CLI_EXIT_USAGE;
     }
     if (rc != 0)
         return rc;
-    v.has_writeup = nn_writeup_for_job(&p, v.e->cost.batch, cfg.epochs > 0 ? cfg.epochs : p.epochs, v.prof, &v.w) == 0;
-    if (o.json)
-        print_explain_json(&v);
+    v->has_writeup = nn_writeup_for_job(p, v->e->cost.batch, cfg->epochs > 0 ? cfg->epochs : p->epochs, v->prof,
+                                        &v->w) == 0;
+    if (o->json)
+        print_explain_json(v);
     else
-        print_explain_text(&v);
+        print_explain_text(v);
     return 0;
+}
+
+int nn_cli_explain(int argc, char **argv)
+{
+    cli_options o;
+    explain_command *c;
+    int rc = cli_parse(CLI_EXPLAIN, argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    if (!(c = calloc(1, sizeof *c))) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    rc = explain_command_run(&o, c);
+    free(c);
+    return rc;
 }
