@@ -225,6 +225,40 @@ static void test_foreign_link_refused(void **state)
     assert_string_equal(slurp(target), "precious\n");
 }
 
+/* ... and so is one further down a chain: mine -> another user's link ->
+ * the victim. Every link of the chain is checked, not the first alone. */
+static void test_foreign_link_in_chain_refused(void **state)
+{
+    char mine[NN_PATH_LEN], theirs[NN_PATH_LEN], target[NN_PATH_LEN], err[NN_ERR_LEN] = "";
+    (void)state;
+    in_tmp(target, sizeof target, "victim2.txt");
+    in_tmp(theirs, sizeof theirs, "theirs.svg");
+    in_tmp(mine, sizeof mine, "chain.svg");
+    save(target, "precious\n");
+    assert_int_equal(symlink(target, theirs), 0);
+    assert_int_equal(symlink("theirs.svg", mine), 0);       /* relative, as a user writes it */
+    uid_t other = geteuid() == 65534 ? 65533 : 65534;
+    if (lchown(theirs, other, (gid_t)-1) != 0)
+        skip();
+    assert_int_equal(nn_write_atomic(mine, fill_text, "dump\n", err, sizeof err), -1);
+    assert_non_null(strstr(err, mine));
+    assert_non_null(strstr(err, "not saved: a link owned by another user"));
+    assert_non_null(strstr(err, theirs));
+    assert_string_equal(slurp(target), "precious\n");
+}
+
+/* A link that names itself is a loop, said as one, not a missing file. */
+static void test_link_loop_said(void **state)
+{
+    char link[NN_PATH_LEN], err[NN_ERR_LEN] = "";
+    (void)state;
+    in_tmp(link, sizeof link, "loop.svg");
+    assert_int_equal(symlink("loop.svg", link), 0);
+    assert_int_equal(nn_write_atomic(link, fill_text, "x\n", err, sizeof err), -1);
+    assert_non_null(strstr(err, link));
+    assert_non_null(strstr(err, "a chain of more than 40 links (a loop?)"));
+}
+
 /* A new file's mode is what the umask leaves (0600 under 077, as any
  * program's), an old file's is kept. */
 static void test_umask_applies(void **state)
@@ -269,6 +303,8 @@ int main(void)
         cmocka_unit_test(test_symlink_written_through),
         cmocka_unit_test(test_dangling_link_refused),
         cmocka_unit_test(test_foreign_link_refused),
+        cmocka_unit_test(test_foreign_link_in_chain_refused),
+        cmocka_unit_test(test_link_loop_said),
         cmocka_unit_test(test_umask_applies),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

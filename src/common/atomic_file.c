@@ -177,6 +177,47 @@ static void remove_stale_temps(const char *dir)
  * plant x.npy -> /etc/shadow for root's dump to replace. The rename itself
  * never follows a link: a link swapped in later is replaced, not its
  * target. */
+#define LINK_HOPS_MAX 40          /* as the kernel's own limit on a chain (ELOOP) */
+
+/* The link a link names, as a path: absolute, or relative to the folder of
+ * the link. -1 when it cannot be read or does not fit. */
+static int next_link(const char *link, char *next, size_t len)
+{
+    char target[PATH_LEN];
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n < 0)
+        return -1;
+    target[n] = '\0';
+    const char *slash = strrchr(link, '/');
+    int w = target[0] == '/' || !slash ? snprintf(next, len, "%s", target)
+                                       : snprintf(next, len, "%.*s/%s", (int)(slash - link), link, target);
+    return w < 0 || (size_t)w >= len ? -1 : 0;
+}
+
+/* Every link of the chain must be this user's, not the first alone: with
+ * mine.svg -> another user's link -> victim.txt, that user picks what is
+ * overwritten by retargeting the middle link. */
+static int check_link_chain(const char *path, char *err, size_t err_len)
+{
+    char cur[PATH_LEN], next[PATH_LEN];
+    struct stat lst;
+    if (nn_strlcpy(cur, path, sizeof cur) >= sizeof cur)
+        return nn_errorf(err, err_len, "%.64s...: path too long", path);
+    for (int hop = 0; hop < LINK_HOPS_MAX; hop++) {
+        if (lstat(cur, &lst) != 0 || !S_ISLNK(lst.st_mode))
+            return 0;                /* the end of the chain (or nothing: said below) */
+        if (lst.st_uid != geteuid())
+            return nn_errorf(err, err_len, "%s: not saved: a link owned by another user (uid %lu%s%s), "
+                             "which could point anywhere", path, (unsigned long)lst.st_uid,
+                             hop ? ", " : "", hop ? cur : "");
+        if (next_link(cur, next, sizeof next) != 0)
+            return 0;                /* realpath says why */
+        memcpy(cur, next, sizeof cur);
+    }
+    return nn_errorf(err, err_len, "%s: not saved: a chain of more than %d links (a loop?)", path,
+                     LINK_HOPS_MAX);
+}
+
 static int resolve_link(const char *path, char *out, size_t len, char *err, size_t err_len)
 {
     struct stat lst;
@@ -186,9 +227,8 @@ static int resolve_link(const char *path, char *out, size_t len, char *err, size
             return nn_errorf(err, err_len, "%.64s...: path too long", path);
         return 0;
     }
-    if (lst.st_uid != geteuid())
-        return nn_errorf(err, err_len, "%s: not saved: a link owned by another user (uid %lu), "
-                         "which could point anywhere", path, (unsigned long)lst.st_uid);
+    if (check_link_chain(path, err, err_len) != 0)
+        return -1;
     char *real = realpath(path, NULL);
     if (!real) {
         ssize_t n = readlink(path, target, sizeof target - 1);
