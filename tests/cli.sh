@@ -355,6 +355,8 @@ check "--batch 2147483648 refused" 2 "$NNLAB" bench --preset mnist-mlp-128 --bat
 grep_ok "--batch 2147483648: as typed, with the range" "$tmp/err" "^nnlab: --batch 2147483648: must be in 1\.\.1048576$"
 check "--lr 1e308 refused as in presets" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --lr 1e308
 grep_ok "--lr 1e308: too large for a float" "$tmp/err" "^nnlab: --lr 1e308: too large for a float (allowed: > 0)$"
+check "--lr 0x10 refused: a decimal key" 2 "$NNLAB" train --preset mnist-mlp-128 --steps 1 --lr 0x10
+grep_ok "--lr 0x10: not a number" "$tmp/err" "^nnlab: --lr 0x10: not a number (allowed: > 0)$"
 check "--steps beyond int refused" 2 "$NNLAB" bench --preset mnist-mlp-128 --steps 4294967297
 grep_ok "--steps: value and range" "$tmp/err" "^nnlab: --steps 4294967297: must be in 1\.\.2147483647$"
 check "--log-every not a number" 2 "$NNLAB" train --preset mnist-mlp-128 --log-every 1e3

@@ -179,6 +179,9 @@ int nn_parse_double(const char *s, double *out)
         s++;
     if (*s == '\0')
         return -1;
+    const char *digits = *s == '+' || *s == '-' ? s + 1 : s;
+    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+        return -1;                   /* strtod reads hexadecimal; every key of ours is decimal */
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || !only_blanks(end) || !isfinite(v))
