@@ -242,6 +242,10 @@ static void test_text_safe_and_long_messages(void **state)
     assert_string_equal(nn_text_safe(out, sizeof out, "caf\xc3\xa9 \xc2\x9b" "1m \xff"),
                         "caf\xc3\xa9 \\xC2\\x9B1m \\xFF");
     assert_string_equal(nn_text_safe(out, 6, "ab\x1b"), "ab");       /* no half escape */
+    /* U+202E (right-to-left override) and U+2067 (right-to-left isolate)
+     * escaped, byte by byte; U+2022 (a bullet) beside them kept */
+    assert_string_equal(nn_text_safe(out, sizeof out, "a\xe2\x80\xae" "b\xe2\x81\xa7" "c\xe2\x80\xa2"),
+                        "a\\xE2\\x80\\xAEb\\xE2\\x81\\xA7c" "\xe2\x80\xa2");
     assert_string_equal(nn_safe("x\x1b[2Jy"), "x\\x1B[2Jy");
 
     char very_long[900];

@@ -14,7 +14,8 @@
 
 /* Bytes of UTF-8 sequence at p that a terminal shows as text (1..4), or 0
  * for a byte to escape: a control, DEL, a C1 control (U+0080..U+009F, as
- * C2 80..C2 9F) or a byte that starts no valid sequence. */
+ * C2 80..C2 9F), a bidirectional control, or a byte that starts no valid
+ * sequence. */
 static size_t printable_run(const unsigned char *p)
 {
     if (*p == '\n' || *p == '\t' || (*p >= 0x20 && *p < 0x7f))
@@ -25,6 +26,12 @@ static size_t printable_run(const unsigned char *p)
         if ((p[i] & 0xc0) != 0x80)
             return 0;
     if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+        return 0;
+    /* the bidirectional embeddings, overrides and isolates (U+202A..U+202E,
+     * U+2066..U+2069): shown raw, one in a file name turns the rest of the
+     * line around ("exe.txt" drawn for "txt.exe") */
+    if (n == 3 && p[0] == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
+                                   (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
         return 0;
     return n;
 }
