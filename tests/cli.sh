@@ -211,6 +211,9 @@ grep_ok "bench json: the CPU and OpenBLAS's kernels it ran on" "$tmp/out" '"cpu"
 grep_ok "bench json: which of our kernels ran" "$tmp/out" '"cpu": {"model": .*"kernels": "\(avx512\|avx2\|scalar\)"'
 
 # analysis: calibrate (cached under XDG_CACHE_HOME), explain, sweep
+check "calibrate: a cache that cannot be written fails the command" 1 env XDG_CACHE_HOME=/proc/nnlab-none \
+    "$NNLAB" calibrate --device cpu-ref
+grep_ok "calibrate: ... after the figures, saying so" "$tmp/err" "^nnlab: calibrate: cpu-ref's figures above are not cached"
 export XDG_CACHE_HOME="$tmp/cache"
 check "calibrate --json" 0 "$NNLAB" calibrate --device cpu --json
 grep_ok "calibrate measures sgemm" "$tmp/out" '"gemm_gflops": [0-9]'

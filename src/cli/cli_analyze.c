@@ -228,6 +228,27 @@ static int check_save_profile(const cli_options *o)
     return 0;
 }
 
+/* Caching the figures is what `nnlab calibrate` is for: each is read back,
+ * and one that is not in the cache (a folder that cannot be written, a full
+ * disk) fails the command after its figures are printed. */
+static int cached_all(char names[][16], const nn_calibration *cal, int n)
+{
+    nn_calibration *back = malloc(sizeof *back);
+    int rc = 0;
+    if (!back) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    for (int i = 0; i < n; i++)
+        if (nn_calibration_load(names[i], back) != 0 || back->created != cal[i].created) {
+            fprintf(stderr, "nnlab: calibrate: %s's figures above are not cached (the warning says why)\n",
+                    names[i]);
+            rc = EXIT_FAILURE;
+        }
+    free(back);
+    return rc;
+}
+
 /* Calibrates the devices into cal (NN_MAX_DEVICES of them) and prints
  * them; 0 or the exit status. */
 static int calibrate_and_print(cli_options *o, nn_calibration *cal)
@@ -253,7 +274,7 @@ static int calibrate_and_print(cli_options *o, nn_calibration *cal)
         for (int i = 0; i < n; i++)
             print_calibration_text(&cal[i]);
     }
-    return 0;
+    return cached_all(names, cal, n);
 }
 
 int nn_cli_calibrate(int argc, char **argv)
