@@ -489,6 +489,8 @@ one_line_err "--save-profile --device cpu: one-line error"
 # a failed write is an error, not exit 0
 check "train --json > /dev/full fails" 1 sh -c '"$0" train --preset lenet-cifar10 --steps 2 --json >/dev/full' "$NNLAB"
 grep_ok "train > /dev/full: says why" "$tmp/err" "^nnlab: cannot write the output: No space left on device$"
+check "bench 2> /dev/full fails: its result is on stderr" 1 sh -c '"$0" bench --preset mnist-mlp-128 --steps 2 2>/dev/full' "$NNLAB"
+check "bench 2> /dev/null still succeeds" 0 sh -c '"$0" bench --preset mnist-mlp-128 --steps 2 2>/dev/null' "$NNLAB"
 check "presets > /dev/full fails" 1 sh -c '"$0" presets >/dev/full' "$NNLAB"
 check "devices > /dev/full fails" 1 sh -c '"$0" devices >/dev/full' "$NNLAB"
 check "sweep --csv > /dev/full fails" 1 sh -c '"$0" sweep --preset mnist-mlp-128 --devices cpu --batches 1 --steps 1 --csv >/dev/full' "$NNLAB"

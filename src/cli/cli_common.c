@@ -481,10 +481,14 @@ int cli_output_checked(int rc)
         failed = 1;
         e = errno;
     }
-    if (!failed)
-        return rc;
-    fprintf(stderr, "nnlab: cannot write the output: %s\n", e ? strerror(e) : "write error");
-    return rc != 0 ? rc : EXIT_FAILURE;
+    if (failed)
+        fprintf(stderr, "nnlab: cannot write the output: %s\n", e ? strerror(e) : "write error");
+    /* stderr too, as gnulib's close_stdout does: train and bench without
+     * --json print their result there, so 2>/dev/full must not exit 0
+     * (nothing is left to say why: the stream that would say it failed) */
+    if (fflush(stderr) != 0 || ferror(stderr))
+        failed = 1;
+    return !failed || rc != 0 ? rc : EXIT_FAILURE;
 }
 
 /* A batch larger than the training set, or a job larger than the memory

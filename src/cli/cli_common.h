@@ -117,8 +117,9 @@ int cli_check_sizes(const char *batch_option, const char *preset, const nn_job_c
  * prediction on stderr (unless quiet); the job then runs. */
 void cli_say_prediction(const nn_job_config *cfg, int quiet);
 
-/* What was printed reached stdout (flushed, no error, closed): rc, or after
- * a one-line error 1 when rc was 0. */
+/* What was printed reached stdout (flushed, no error, closed) and stderr
+ * (no error): rc, or 1 when rc was 0 (after a one-line error where stdout
+ * failed). */
 int cli_output_checked(int rc);
 
 void cli_usage(FILE *f);
