@@ -183,12 +183,35 @@ static void expect_quick_error(const char *dir, int cifar, const char *const *ne
 
 /* ---- IDX: headers that claim too much ------------------------------------ */
 
-/* The issue's reproducer: a 16-byte file claiming 10,000,000 images (and
- * one claiming 2^32 - 1) is short, not too big for memory. */
+/* A header claiming more images than an MNIST-format set holds (10,000,000,
+ * 2^32 - 1) is refused from the header, before any reading: the memory
+ * estimate and the epochs were made for at most that many. */
+static void test_idx_claim_beyond_set(void **state)
+{
+    (void)state;
+    static const uint32_t claims[] = { 60001u, 10000000u, 0xffffffffu };
+    for (int gz = 0; gz < 2; gz++) {
+        for (int c = 0; c < 3; c++) {
+            char dir[NN_PATH_LEN], name[64], path[NN_PATH_LEN], want[160];
+            snprintf(name, sizeof name, "set-%d-%s", c, gz ? "gz" : "plain");
+            make_dir(dir, sizeof dir, name);
+            write_idx(dir, "train", 1, claims[c], 0, gz);
+            write_idx(dir, "train", 0, claims[c], 0, gz);
+            write_good_t10k(dir);
+            idx_name(path, sizeof path, dir, "train", 1, gz);
+            snprintf(want, sizeof want, ": the header claims %u images (count at offset 4)", claims[c]);
+            const char *needles[] = { path, want, "holds at most 60000", NULL };
+            expect_quick_error(dir, 0, needles);
+        }
+    }
+}
+
+/* A 16-byte file claiming a whole training set (and one image fewer) is
+ * short, not too big for memory. */
 static void test_idx_claim_beyond_file(void **state)
 {
     (void)state;
-    static const uint32_t claims[] = { 10000000u, 0xffffffffu };
+    static const uint32_t claims[] = { 60000u, 59999u };
     for (int gz = 0; gz < 2; gz++) {
         for (int c = 0; c < 2; c++) {
             char dir[NN_PATH_LEN], name[64], path[NN_PATH_LEN], want[160];
@@ -268,7 +291,7 @@ static void test_idx_gzip_lying_trailer(void **state)
 }
 
 /* The gzip bomb, small: a file of a few kilobytes holding a megabyte
- * of zeros, whose header claims 2^32 - 1 images and whose trailer tells the
+ * of zeros, whose header claims a whole training set (60,000 images) and whose trailer tells the
  * true size. The claim is more than deflate can make of the file: refused
  * before any buffer is taken (it used to take the trailer's size at once,
  * then read the whole stream; bench/hardening.sh times the 1 MB one). */
@@ -280,16 +303,16 @@ static void test_idx_gzip_bomb(void **state)
     unsigned char *b = calloc(1, n);
     assert_non_null(b);
     put_be32(b, 0x803);
-    put_be32(b + 4, 0xffffffffu);
+    put_be32(b + 4, 60000u);
     put_be32(b + 8, SIDE);
     put_be32(b + 12, SIDE);
     make_dir(dir, sizeof dir, "gz-bomb");
     idx_name(path, sizeof path, dir, "train", 1, 1);
     write_gz_parts(path, b, &n, 1);
     free(b);
-    write_idx(dir, "train", 0, 0xffffffffu, 0, 1);
+    write_idx(dir, "train", 0, 60000u, 0, 1);
     write_good_t10k(dir);
-    const char *needles[] = { path, ": truncated at offset 16: expected 3367254359280 bytes of "
+    const char *needles[] = { path, ": truncated at offset 16: expected 47040000 bytes of "
                               "pixels", "more than a gzip file of ", NULL };
     expect_quick_error(dir, 0, needles);
 }
@@ -468,6 +491,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idx_claim_beyond_file),
+        cmocka_unit_test(test_idx_claim_beyond_set),
         cmocka_unit_test(test_idx_sparse_count_mismatch),
         cmocka_unit_test(test_idx_plain_size_checked_first),
         cmocka_unit_test(test_idx_gzip_lying_trailer),
