@@ -78,7 +78,7 @@ grep_ok "sweep batch too large: names the option" "$tmp/err" "^nnlab: --batches 
 one_line_err "sweep batch too large: one-line error"
 check "a layer too wide for memory fails" 2 timed "$NNLAB" train --preset "$top_srcdir/tests/fixtures/wide-layers.ini"
 grep_ok "too wide: names the layer's key and the bytes" "$tmp/err" \
-    "^nnlab: \[layer3\] out = 200000 (linear 200000->200000): needs ~4[0-9.]* GB of memory (.*), [0-9.]* [KMGT]B available$"
+    "^nnlab: \[layer3\] out = 200000 (linear 200000->200000): needs ~6[0-9.]* GB of memory (.*), [0-9.]* [KMGT]B available$"
 one_line_err "too wide: one-line error"
 quick "too wide: refused at once"
 # Under an address-space limit (ulimit -v), OpenBLAS's buffer (128 MiB a

@@ -169,6 +169,7 @@ void nn_net_bytes_of(const nn_preset *p, int max_batch, nn_backend *b, nn_net_by
     out->params = ((double)net.n_params * param_arenas(p) + (double)net.param_scratch_floats +
                    (double)net.n_state) * sizeof(float);
     out->batch = batch_floats(&net, widest) * sizeof(float);
+    out->init_host = ((double)net.n_params + (double)net.n_state) * sizeof(float);
     size_t ws = 0;
     if (b && workspace_bytes(&net, &ws, NULL, 0) != 0)
         ws = 0;                      /* a layer the backend refuses: nn_net_create says which */

@@ -115,6 +115,9 @@ typedef struct nn_net_bytes {
     double batch;                /* input, labels or targets, each layer's output,
                                     the activation gradients */
     double workspace;            /* the convolutions' (b's); 0 when b is NULL */
+    double init_host;            /* the host copy the initial parameters and state are
+                                    drawn into before their upload (net.c): held with the
+                                    arenas while the network is made, whatever the device */
     int big_layer;               /* the layer with the most parameters (0-based), -1: none */
     double big_layer_bytes;      /*   its part of params */
 } nn_net_bytes;

@@ -46,7 +46,7 @@ void train_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_back
     nn_net_bytes nb;
     m->train_rows = nn_preset_data_rows(p, &val);
     nn_net_bytes_of(p, batch, b, &nb);
-    m->params = nb.params;
+    m->params = nb.params + (ops && !ops->host_memory ? 0.0 : nb.init_host);
     m->batch = nb.batch + staging_bytes(cfg, batch);
     m->workspace = nb.workspace;
     m->data = data_bytes(p, m->train_rows, val);
@@ -54,8 +54,8 @@ void train_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_back
     m->big_layer_bytes = nb.big_layer_bytes;
     /* an unknown device counts as host memory: the larger figure */
     m->device = ops && !ops->host_memory;
-    if (m->device)
-        m->host = m->data + staging_bytes(cfg, batch);
+    if (m->device)                   /* the initial parameters are drawn on the host */
+        m->host = m->data + staging_bytes(cfg, batch) + nb.init_host;
     else
         m->host = m->params + m->batch + m->workspace + m->data;
 }
