@@ -249,10 +249,11 @@ static int cached_all(char names[][16], const nn_calibration *cal, int n)
     return rc;
 }
 
-/* Calibrates the devices into cal (NN_MAX_DEVICES of them) and prints
- * them; 0 or the exit status. */
-static int calibrate_and_print(cli_options *o, nn_calibration *cal)
+/* Calibrates the devices into state (NN_MAX_DEVICES calibrations, several
+ * KB each: on the heap) and prints them; 0 or the exit status. */
+static int calibrate_and_print(cli_options *o, void *state)
 {
+    nn_calibration *cal = state;
     char names[NN_MAX_DEVICES][16];
     int rc;
     if (o->save_profile && ((rc = check_save_profile(o)) != 0))
@@ -279,16 +280,6 @@ static int calibrate_and_print(cli_options *o, nn_calibration *cal)
 
 int nn_cli_calibrate(int argc, char **argv)
 {
-    cli_options o;
-    nn_calibration *cal;         /* several KB each: on the heap */
-    int rc = cli_parse(CLI_CALIBRATE, argc, argv, &o);
-    if (rc != 0)
-        return rc > 0 ? 0 : CLI_EXIT_USAGE;
-    if (!(cal = calloc(NN_MAX_DEVICES, sizeof *cal))) {
-        fprintf(stderr, "nnlab: out of memory\n");
-        return EXIT_FAILURE;
-    }
-    rc = calibrate_and_print(&o, cal);
-    free(cal);
-    return rc;
+    return cli_run_on_heap(CLI_CALIBRATE, argc, argv, NN_MAX_DEVICES * sizeof(nn_calibration),
+                           calibrate_and_print);
 }

@@ -599,3 +599,19 @@ void cli_usage(FILE *f)
         "\n"
         "See nnlab(1) and nnlab.ini(5).\n");
 }
+
+int cli_run_on_heap(enum cli_command command, int argc, char **argv, size_t size, cli_heap_command run)
+{
+    cli_options o;
+    int rc = cli_parse(command, argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    void *state = calloc(1, size);
+    if (!state) {
+        fprintf(stderr, "nnlab: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    rc = run(&o, state);
+    free(state);
+    return rc;
+}

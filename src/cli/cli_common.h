@@ -54,6 +54,13 @@ typedef struct cli_options {
  * --help was asked for (printed), or -1 after a one-line error. */
 int cli_parse(enum cli_command command, int argc, char **argv, cli_options *o);
 
+/* A command whose working state is too large for the stack (sweeps,
+ * explanations, calibrations: hundreds of KB): parses argv as cli_parse,
+ * then runs run(o, state) on size zeroed bytes taken from the heap and
+ * freed after. Returns the command's exit status ("out of memory" said). */
+typedef int (*cli_heap_command)(cli_options *o, void *state);
+int cli_run_on_heap(enum cli_command command, int argc, char **argv, size_t size, cli_heap_command run);
+
 /* The job the options describe for preset p (bench for every command but
  * train), checked against the GPU switches' rule: 0, or -1 after a
  * one-line error. */

@@ -447,8 +447,9 @@ static int explain_measured(const cli_options *o, explain_command *c)
 }
 
 /* The job measured or predicted, then printed; 0 or the exit status. */
-static int explain_command_run(const cli_options *o, explain_command *c)
+static int explain_command_run(cli_options *o, void *state)
 {
+    explain_command *c = state;
     nn_preset *p = &c->p;
     nn_job_config *cfg = &c->cfg;
     explain_view *v = &c->v;
@@ -482,16 +483,5 @@ static int explain_command_run(const cli_options *o, explain_command *c)
 
 int nn_cli_explain(int argc, char **argv)
 {
-    cli_options o;
-    explain_command *c;
-    int rc = cli_parse(CLI_EXPLAIN, argc, argv, &o);
-    if (rc != 0)
-        return rc > 0 ? 0 : CLI_EXIT_USAGE;
-    if (!(c = calloc(1, sizeof *c))) {
-        fprintf(stderr, "nnlab: out of memory\n");
-        return EXIT_FAILURE;
-    }
-    rc = explain_command_run(&o, c);
-    free(c);
-    return rc;
+    return cli_run_on_heap(CLI_EXPLAIN, argc, argv, sizeof(explain_command), explain_command_run);
 }

@@ -385,8 +385,9 @@ typedef struct sweep_command {
     nn_sweep sw;
 } sweep_command;
 
-static int sweep_command_run(const cli_options *o, sweep_command *c)
+static int sweep_command_run(cli_options *o, void *state)
 {
+    sweep_command *c = state;
     int batches[NN_SWEEP_MAX_BATCHES], rc;
     if (cli_load_preset(o->preset, &c->p) != 0 || cli_job_config(o, &c->p, &c->cfg) != 0)
         return CLI_EXIT_USAGE;
@@ -401,16 +402,5 @@ static int sweep_command_run(const cli_options *o, sweep_command *c)
 
 int nn_cli_sweep(int argc, char **argv)
 {
-    cli_options o;
-    sweep_command *c;
-    int rc = cli_parse(CLI_SWEEP, argc, argv, &o);
-    if (rc != 0)
-        return rc > 0 ? 0 : CLI_EXIT_USAGE;
-    if (!(c = calloc(1, sizeof *c))) {
-        fprintf(stderr, "nnlab: out of memory\n");
-        return EXIT_FAILURE;
-    }
-    rc = sweep_command_run(&o, c);
-    free(c);
-    return rc;
+    return cli_run_on_heap(CLI_SWEEP, argc, argv, sizeof(sweep_command), sweep_command_run);
 }
