@@ -193,5 +193,17 @@ else ok "the cancel is honoured within the grace"; fi
 # the prediction before a job predicted to take over 10 minutes: the CLI says
 # so and goes on (a script is not asked; SIGINT cancels within a second)
 grep_ok "a long job's prediction is printed first" "$tmp/err" "^nnlab: predicted to take [0-9].* on cpu .*: over 10 minutes; running it"
+# a second dump into the same folder leaves nothing of the first: at val
+# 5000 the whole J (400 MB) is not written, so the first dump's is removed
+mkdir -p "$tmp/dump2"
+check "dump at val 4" 0 "$NNLAB" jacobian --preset mlp-jacobian --val 4 --device cpu -q --dump "$tmp/dump2"
+: >"$tmp/dump2/linear4.weight.npy"               # as a deeper network's dump would leave
+check "dump again at val 5000 (forward)" 0 "$NNLAB" jacobian --preset mlp-jacobian --val 5000 --method forward \
+    --device cpu -q --dump "$tmp/dump2"
+if [ -e "$tmp/dump2/jacobian.npy" ]; then not_ok "the first dump's whole J removed, not left beside a new x"
+else ok "the first dump's whole J removed, not left beside a new x"; fi
+if [ -e "$tmp/dump2/linear4.weight.npy" ]; then not_ok "a deeper network's layer file removed"
+else ok "a deeper network's layer file removed"; fi
+grep_ok "the new x is val 5000's" "$tmp/dump2/x.npy" "'shape': (5000, 1)"
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_common.h"
@@ -77,13 +78,27 @@ static int write_npy(const char *dir, const char *name, const float *data, const
 
 #define FULL_J_MAX_BYTES (64.0 * 1024 * 1024)
 
+/* Removes a file an earlier dump into dir left that this one does not
+ * write, so that no file in the folder belongs to another network or x. */
+static int remove_stale(const char *dir, const char *name)
+{
+    char path[NN_PATH_LEN];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return 0;                    /* it could not have been written there either */
+    if (unlink(path) == 0 || errno == ENOENT)
+        return 0;
+    fprintf(stderr, "nnlab: --dump: %s is from an earlier dump and cannot be removed: %s\n", nn_safe(path),
+            strerror(errno));
+    return -1;
+}
+
 /* The whole J, zeros included, as torch.autograd.functional.jacobian gives it. */
 static int dump_full(const char *dir, const nn_jac_result *r)
 {
     long shape[4] = { r->val, r->out, r->val, r->in };
     size_t n = (size_t)r->val * (size_t)r->out * (size_t)r->val * (size_t)r->in;
     if ((double)n * sizeof(float) > FULL_J_MAX_BYTES)
-        return 0;
+        return remove_stale(dir, "jacobian.npy");   /* too large to write: none, not an old one */
     float *j = calloc(n, sizeof *j);
     if (!j) {
         fprintf(stderr, "nnlab: --dump: out of memory for the whole Jacobian\n");
@@ -121,6 +136,14 @@ static int dump(const char *dir, const nn_jac_result *r)
         if (write_npy(dir, name, p, b, 1) != 0)
             return -1;
         p += b[0];
+    }
+    for (int l = r->shape.n_linear; l < NN_JAC_MAX_LINEAR; l++) {   /* a deeper network's layers */
+        snprintf(name, sizeof name, "linear%d.weight.npy", l + 1);
+        if (remove_stale(dir, name) != 0)
+            return -1;
+        snprintf(name, sizeof name, "linear%d.bias.npy", l + 1);
+        if (remove_stale(dir, name) != 0)
+            return -1;
     }
     if (write_npy(dir, "x.npy", r->x, vx, 2) != 0 || write_npy(dir, "jacobian_blocks.npy", r->blocks, blk, 3) != 0)
         return -1;
