@@ -265,9 +265,8 @@ static void give_rows(panel_item *it, int width, int max_rows)
 }
 
 static void format_model(const nn_explainer *x, const ui_explain_context *c, const char *head,
-                         const nn_step_measure *m, int width, int max_rows, ui_text *out)
+                         const nn_step_measure *m, int width, int max_rows, panel_item *it, ui_text *out)
 {
-    static panel_item it[N_ROWS];    /* 9 KB, UI thread only */
     fill_items(x, c, head, m, it);
     give_rows(it, width, max_rows);
     for (int k = 0; k < N_ROWS; k++)
@@ -279,9 +278,8 @@ static void format_model(const nn_explainer *x, const ui_explain_context *c, con
  * and advice, then the details in the order give_rows keeps them. For a
  * panel that scrolls: nothing is cut, and its first page says the most. */
 static void format_all(const nn_explainer *x, const ui_explain_context *c, const char *head,
-                       const nn_step_measure *m, int width, ui_text *out)
+                       const nn_step_measure *m, int width, panel_item *it, ui_text *out)
 {
-    static panel_item it[N_ROWS];
     static const int order[] = { R_HEAD, R_PREDICTED, R_MEASURED, R_WHY, R_ADVICE, R_SPLIT, R_PHASES, R_WAYS,
                                  R_WRITEUP, R_PROFILE, R_CAL, R_OPS, R_WORK, R_CONV };
     fill_items(x, c, head, m, it);
@@ -292,9 +290,8 @@ static void format_all(const nn_explainer *x, const ui_explain_context *c, const
 
 /* Too short for why: a row each for the head, the figures and the advice, cut. */
 static void format_short(const nn_explainer *x, const ui_explain_context *c, const char *head,
-                         const nn_step_measure *m, int max_rows, int width, ui_text *out)
+                         const nn_step_measure *m, int max_rows, int width, panel_item *it, ui_text *out)
 {
-    static panel_item it[N_ROWS];
     static const int rows[4] = { R_HEAD, R_PREDICTED, R_MEASURED, R_ADVICE };
     fill_items(x, c, head, m, it);
     for (int k = 0; k < 4 && out->n < max_rows; k++)
@@ -311,6 +308,7 @@ int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, c
                          const nn_step_measure *m, int width, int max_rows, ui_text *out)
 {
     char head[96];
+    panel_item it[N_ROWS];           /* 9 KB, once per call: the formatters fill it */
     const ui_explain_context *c = ctx ? ctx : &no_context;
     out->n = 0;
     if (max_rows > UI_TEXT_ROWS)
@@ -327,10 +325,10 @@ int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, c
         return out->n;
     }
     if (max_rows >= UI_TEXT_ROWS)
-        format_all(x, c, head, m, width, out);
+        format_all(x, c, head, m, width, it, out);
     else if (max_rows < 5)
-        format_short(x, c, head, m, max_rows, width, out);
+        format_short(x, c, head, m, max_rows, width, it, out);
     else
-        format_model(x, c, head, m, width, max_rows, out);
+        format_model(x, c, head, m, width, max_rows, it, out);
     return out->n;
 }

@@ -76,15 +76,20 @@ void ui_cpu_percent(const ui_cpu_times *prev, const ui_cpu_times *cur, int n, do
     }
 }
 
-static int read_proc_stat(ui_cpu_times *cores, int max, char *why, size_t why_len)
+/* Reads /proc/stat into buf (UI_PROC_STAT_BYTES, the sampler's: the cpu
+ * lines come first, the rest may be cut) and parses its cores. */
+static int read_proc_stat(char *buf, ui_cpu_times *cores, int max, char *why, size_t why_len)
 {
-    static char buf[65536];          /* the cpu lines come first; the rest may be cut */
+    if (!buf) {
+        snprintf(why, why_len, "/proc/stat: out of memory");
+        return -1;
+    }
     FILE *f = fopen("/proc/stat", "r");
     if (!f) {
         snprintf(why, why_len, "/proc/stat: %s", strerror(errno));
         return -1;
     }
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    size_t n = fread(buf, 1, UI_PROC_STAT_BYTES - 1, f);
     int failed = ferror(f);
     fclose(f);
     buf[n] = '\0';
@@ -122,12 +127,12 @@ struct ui_nvml {
 /* POSIX: a data pointer from dlsym converts to a function pointer this way. */
 #define LOOKUP(nv, field, sym) (*(void **)(&(nv)->field) = dlsym((nv)->lib, sym))
 
-static const char *nvml_error(const struct ui_nvml *nv, nvml_return rc)
+/* NVML's words for rc, else its number in buf. */
+static const char *nvml_error(const struct ui_nvml *nv, nvml_return rc, char *buf, size_t len)
 {
-    static char buf[32];
     if (nv->error_string)
         return nv->error_string(rc);
-    snprintf(buf, sizeof buf, "error %d", rc);
+    snprintf(buf, len, "error %d", rc);
     return buf;
 }
 
@@ -149,21 +154,22 @@ static int nvml_load(struct ui_nvml *nv, char *why, size_t why_len)
         snprintf(why, why_len, "libnvidia-ml.so.1 lacks a required symbol (driver too old?)");
         return -1;
     }
+    char num[32];
     nvml_return rc = nv->init();
     if (rc != NVML_OK) {
-        snprintf(why, why_len, "nvmlInit: %s", nvml_error(nv, rc));
+        snprintf(why, why_len, "nvmlInit: %s", nvml_error(nv, rc, num, sizeof num));
         return -1;
     }
     nv->initialised = 1;
     unsigned int n = 0;
     rc = nv->count(&n);
     if (rc != NVML_OK || n == 0) {
-        snprintf(why, why_len, "NVML: %s", rc != NVML_OK ? nvml_error(nv, rc) : "no GPU found");
+        snprintf(why, why_len, "NVML: %s", rc != NVML_OK ? nvml_error(nv, rc, num, sizeof num) : "no GPU found");
         return -1;
     }
     rc = nv->handle(0, &nv->dev);
     if (rc != NVML_OK) {
-        snprintf(why, why_len, "NVML GPU 0: %s", nvml_error(nv, rc));
+        snprintf(why, why_len, "NVML GPU 0: %s", nvml_error(nv, rc, num, sizeof num));
         return -1;
     }
     return 0;
@@ -217,7 +223,8 @@ void ui_sysinfo_open(ui_sysinfo *s)
         if (nv->name(nv->dev, s->gpu.name, sizeof s->gpu.name) != NVML_OK)
             snprintf(s->gpu.name, sizeof s->gpu.name, "GPU 0");
     }
-    int n = read_proc_stat(s->prev, UI_MAX_CPUS, s->cpu_why, sizeof s->cpu_why);
+    s->stat_buf = malloc(UI_PROC_STAT_BYTES);   /* NULL: read_proc_stat says so */
+    int n = read_proc_stat(s->stat_buf, s->prev, UI_MAX_CPUS, s->cpu_why, sizeof s->cpu_why);
     s->have_prev = n > 0;
     s->n_cpus = n > 0 ? n : 0;
 }
@@ -225,7 +232,7 @@ void ui_sysinfo_open(ui_sysinfo *s)
 void ui_sysinfo_sample(ui_sysinfo *s)
 {
     ui_cpu_times cur[UI_MAX_CPUS];
-    int n = read_proc_stat(cur, UI_MAX_CPUS, s->cpu_why, sizeof s->cpu_why);
+    int n = read_proc_stat(s->stat_buf, cur, UI_MAX_CPUS, s->cpu_why, sizeof s->cpu_why);
     if (n > 0 && s->have_prev && n == s->n_cpus) {
         ui_cpu_percent(s->prev, cur, n, s->cpu_pct);
         s->has_cpu = 1;
@@ -247,4 +254,6 @@ void ui_sysinfo_close(ui_sysinfo *s)
         nvml_unload(s->nvml);
     s->nvml = NULL;
     s->gpu.valid = 0;
+    free(s->stat_buf);
+    s->stat_buf = NULL;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #define UI_MAX_CPUS 256
+#define UI_PROC_STAT_BYTES 65536     /* what is read of /proc/stat: the cpu lines come first */
 
 typedef struct ui_cpu_times {
     unsigned long long busy, total;  /* jiffies since boot */
@@ -47,9 +48,12 @@ typedef struct ui_sysinfo {
     int have_prev;
     ui_gpu_info gpu;
     struct ui_nvml *nvml;        /* NULL when NVML could not be loaded */
+    char *stat_buf;              /* UI_PROC_STAT_BYTES for /proc/stat, from open to close
+                                    (too big for the stack); NULL when out of memory */
 } ui_sysinfo;
 
-/* Loads NVML (or keeps why not) and takes the first /proc/stat sample. */
+/* Loads NVML (or keeps why not), takes the buffer /proc/stat is read into
+ * and the first sample. ui_sysinfo_close frees both. */
 void ui_sysinfo_open(ui_sysinfo *s);
 /* Takes a sample: CPU use since the previous one, the GPU's current state. */
 void ui_sysinfo_sample(ui_sysinfo *s);
