@@ -186,6 +186,7 @@ typedef struct ui_lab {
 
     /* panels longer than the terminal (ui/text/scroll.h) */
     ui_scroll help_scroll;           /* the help overlay */
+    ui_text help_text;               /*   its rows, made as it is drawn (ui/panels/help.c) */
     ui_scroll explain_scroll;        /* the Explain panel (run and sweep) */
     ui_scroll main_scroll;           /* a Jacobian run's main panel */
     /* a job predicted to take over NN_JOB_ASK_S (ui/panels/long_job.c) */
@@ -282,10 +283,6 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max);
 ui_action ui_dashboard_key(ui_lab *lab, int ch);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
-/* ui/panels/run_chart.c: the run screen's charts: the loss (by step, or by seconds
- * when two jobs run side by side) with epoch markers and optional smoothing,
- * and the validation accuracy beside it */
-void ui_run_charts_draw(ui_lab *lab);
 
 /* ui/panels/export_key.c: `x` on the run and the sweep screens writes the run or
  * the sweep as CSV and JSON (nnlab/export.h) and says where on the status row */
@@ -313,17 +310,7 @@ ui_action ui_job_screen_key(ui_lab *lab, int ch, int running);
 /* `e`: shows the panel in the chart's place, or the chart again (narrow
  * terminals; a wide one shows both). */
 void ui_explain_toggle(ui_lab *lab);
-/* Sets each job's explanation up from the lab's calibrations. */
-void ui_explain_jobs_init(ui_lab *lab);
-/* Re-runs a job's model when its inputs changed; returns 1 when one did. */
-int ui_explain_jobs_update(ui_lab *lab);
-void ui_explain_draw_run(ui_lab *lab);
-/* The sweep's selected point (the latest measured unless a key moved it). */
-void ui_explain_draw_sweep(ui_lab *lab);
-/* The sweep point explained (device, batch index); -1 when none yet. */
-int ui_explain_sweep_selected(const ui_lab *lab, int *d, int *i);
-/* Up, Down, Left, Right move the explained sweep point; 1 when handled. */
-int ui_explain_sweep_key(ui_lab *lab, int ch);
+/* The rest, which the screens hand their state: ui/panels/explain_panel.h. */
 
 /* ui/panels/calib_dialog.c: calibrating on first use */
 /* Measures the devices that have no calibration, then asks for `after`

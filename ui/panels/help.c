@@ -22,15 +22,15 @@ static void add_section(ui_text *t, const char *title, const char *const *lines)
         ui_text_addf(t, UI_TS_NORMAL, "%s", lines[i]);
 }
 
-/* The whole help, every section (UI thread only). */
-static const ui_text *help_text(void)
+/* The whole help, every section, made in the lab's help_text. */
+static const ui_text *help_text(ui_lab *lab)
 {
-    static ui_text t;
-    t.n = 0;
-    add_section(&t, "Everywhere", everywhere);
+    ui_text *t = &lab->help_text;
+    t->n = 0;
+    add_section(t, "Everywhere", everywhere);
     for (int s = 0; s < UI_N_SCREENS; s++)
-        add_section(&t, ui_screens[s]->help_title, ui_screens[s]->help);
-    return &t;
+        add_section(t, ui_screens[s]->help_title, ui_screens[s]->help);
+    return t;
 }
 
 static ui_rect help_box(const ui_lab *lab, int rows)
@@ -41,7 +41,7 @@ static ui_rect help_box(const ui_lab *lab, int rows)
 
 void ui_help_draw(ui_lab *lab)
 {
-    const ui_text *t = help_text();
+    const ui_text *t = help_text(lab);
     ui_rect box = help_box(lab, t->n);
     ui_box(lab, box, "Keys (PgDn scrolls, any other key closes)");
     ui_text_draw_scrolled(lab, t, box, &lab->help_scroll, "PgDn", "PgUp");
@@ -50,7 +50,7 @@ void ui_help_draw(ui_lab *lab)
 ui_action ui_help_key(ui_lab *lab, int ch)
 {
     enum ui_scroll_move m = ui_scroll_key(ch);
-    const ui_text *t = help_text();
+    const ui_text *t = help_text(lab);
     lab->dirty |= UI_D_OVERLAY;
     if (m != UI_SCROLL_NONE) {
         lab->help_scroll.total = t->n;

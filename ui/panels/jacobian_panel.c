@@ -60,7 +60,7 @@ void ui_jacobian_title(const ui_lab *lab, char *buf, size_t len)
 /* The predicted sweep for the run's network: this machine's cached CPU
  * calibration against the GPU's (a profile's when none is cached), the
  * framework's per-operation cost from the default profile. Kept for the
- * last network (UI thread only). 0, or -1 with why. */
+ * last network (in the run screen's state). 0, or -1 with why. */
 /* The names the survey gives the CPU the sweep is predicted for (the
  * baseline) and the GPU ("" when it lists none: the profile stands in). */
 static void sweep_devices(const ui_lab *lab, const char **cpu, const char **gpu)
@@ -70,17 +70,15 @@ static void sweep_devices(const ui_lab *lab, const char **cpu, const char **gpu)
     *gpu = g ? g->name : "";
 }
 
-int ui_jacobian_sweep(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_sweep **out, const char **why)
+int ui_jacobian_sweep(const ui_lab *lab, ui_jacobian_kept *jk, const nn_jac_shape *s, const nn_jac_sweep **out,
+                      const char **why)
 {
     const char *cpu_name, *gpu_name;
-    static nn_jac_sweep sw;
-    static nn_jac_shape last;
-    static int have;
     nn_calibration cpu, gpu;
     nn_gpu_profile prof;
     char err[NN_ERR_LEN];
-    if (have && memcmp(&last, s, sizeof last) == 0) {
-        *out = &sw;
+    if (jk->have && memcmp(&jk->shape, s, sizeof jk->shape) == 0) {
+        *out = &jk->sweep;
         return 0;
     }
     sweep_devices(lab, &cpu_name, &gpu_name);
@@ -101,10 +99,10 @@ int ui_jacobian_sweep(const ui_lab *lab, const nn_jac_shape *s, const nn_jac_swe
         fw.cpu_op_us = prof.framework_op_us;
         fw.gpu_op_us = nn_profile_framework_gpu_us(&prof);
     }
-    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &fw, &sw);
-    last = *s;
-    have = 1;
-    *out = &sw;
+    nn_jac_sweep_predict(s, NULL, 0, &cpu, &gpu, &fw, &jk->sweep);
+    jk->shape = *s;
+    jk->have = 1;
+    *out = &jk->sweep;
     return 0;
 }
 
@@ -140,14 +138,15 @@ static void sweep_verdict(ui_text *t, int width, const nn_jac_sweep *sw, enum nn
 /* nnlab's passes for every method, then the run's method as a framework
  * runs it eagerly (the seed's own experiment for rows), then the verdicts
  * ("fw": the framework's). */
-static void sweep_text(const ui_lab *lab, const nn_jac_shape *s, enum nn_jac_method run_m, int width, ui_text *t)
+static void sweep_text(const ui_lab *lab, ui_jacobian_kept *jk, const nn_jac_shape *s, enum nn_jac_method run_m,
+                       int width, ui_text *t)
 {
     const nn_jac_sweep *sw;
     const char *why = "";
     char label[32], row[512];
     const char *name[2];
     sweep_devices(lab, &name[0], &name[1]);
-    if (ui_jacobian_sweep(lab, s, &sw, &why) != 0) {
+    if (ui_jacobian_sweep(lab, jk, s, &sw, &why) != 0) {
         snprintf(row, sizeof row, "val sweep: %s", why);
         ui_text_wrap(t, UI_TS_DIM, width, UI_TEXT_ROWS, row);
         return;
@@ -202,9 +201,9 @@ static void jobs_text(const ui_lab *lab, const nn_jac_shape *s, long val, enum n
 
 /* The whole panel's text, scrolled when longer than the panel (PgUp PgDn
  * while the Explain panel is not shown, ui/panels/job_keys.c). */
-void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
+void ui_jacobian_draw_main(ui_lab *lab, ui_jacobian_kept *jk, ui_rect box)
 {
-    static ui_text t;                /* UI thread only */
+    ui_text *t = &jk->text;
     ui_rect in = ui_rect_inner(box);
     nn_jac_shape s;
     long val;
@@ -214,11 +213,11 @@ void ui_jacobian_draw_main(ui_lab *lab, ui_rect box)
         return;
     snprintf(title, sizeof title, "Jacobian (val %ld, %s)", val, nn_jac_method_name(m));
     ui_box(lab, box, title);
-    t.n = 0;
-    jobs_text(lab, &s, val, m, in.w, &t);
-    ui_text_addf(&t, UI_TS_NORMAL, "%s", "");
-    sweep_text(lab, &s, m, in.w, &t);
-    ui_text_draw_scrolled(lab, &t, box, &lab->main_scroll, "PgDn", "PgUp");
+    t->n = 0;
+    jobs_text(lab, &s, val, m, in.w, t);
+    ui_text_addf(t, UI_TS_NORMAL, "%s", "");
+    sweep_text(lab, jk, &s, m, in.w, t);
+    ui_text_draw_scrolled(lab, t, box, &lab->main_scroll, "PgDn", "PgUp");
 }
 
 void ui_jacobian_draw_side(ui_lab *lab, ui_rect box)
@@ -240,9 +239,9 @@ void ui_jacobian_draw_side(ui_lab *lab, ui_rect box)
     }
 }
 
-void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
+void ui_jacobian_draw_explain(ui_lab *lab, ui_jacobian_kept *jk, ui_rect box, int replaces)
 {
-    static ui_text t;
+    ui_text *t = &jk->text;          /* drawn before the next panel fills it again */
     ui_rect in = ui_rect_inner(box);
     nn_jac_shape s;
     long val;
@@ -251,15 +250,15 @@ void ui_jacobian_draw_explain(ui_lab *lab, ui_rect box, int replaces)
     if (in.w <= 0 || in.h <= 0 || run_shape(lab, &s, &val, &m) != 0)
         return;
     ui_box(lab, box, replaces ? "Explain (e: back)" : "Explain: the waste");
-    t.n = 0;
+    t->n = 0;
     nn_jac_explain(&s, val, m, why, sizeof why);
-    ui_text_wrap(&t, UI_TS_NORMAL, in.w, UI_TEXT_ROWS, why);
+    ui_text_wrap(t, UI_TS_NORMAL, in.w, UI_TEXT_ROWS, why);
     const nn_jac_sweep *sw;
     const char *skip = "";
-    if (ui_jacobian_sweep(lab, &s, &sw, &skip) == 0) {
+    if (ui_jacobian_sweep(lab, jk, &s, &sw, &skip) == 0) {
         nn_jac_sweep_verdict(sw, m, val, why, sizeof why);
-        ui_text_addf(&t, UI_TS_NORMAL, "%s", "");
-        ui_text_wrap(&t, UI_TS_DIM, in.w, UI_TEXT_ROWS, why);
+        ui_text_addf(t, UI_TS_NORMAL, "%s", "");
+        ui_text_wrap(t, UI_TS_DIM, in.w, UI_TEXT_ROWS, why);
     }
-    ui_text_draw_scrolled(lab, &t, box, &lab->explain_scroll, "PgDn", "PgUp");
+    ui_text_draw_scrolled(lab, t, box, &lab->explain_scroll, "PgDn", "PgUp");
 }

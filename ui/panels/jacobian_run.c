@@ -73,7 +73,7 @@ int ui_jacobian_key_unused(ui_lab *lab, int ch)
 }
 
 /* The first job's figures: its result once done (a copy, freed by the caller). */
-static void export_of(ui_lab *lab, nn_jac_export *x, nn_jac_result *res, int *has_res)
+static void export_of(ui_lab *lab, ui_jacobian_kept *jk, nn_jac_export *x, nn_jac_result *res, int *has_res)
 {
     const ui_run_job *j = &lab->run.j[0];
     const nn_jac_sweep *sw = NULL;
@@ -87,11 +87,11 @@ static void export_of(ui_lab *lab, nn_jac_export *x, nn_jac_result *res, int *ha
     x->elapsed_s = j->snap.elapsed_s;
     *has_res = j->job && j->snap.state == NN_JOB_DONE && nn_job_jacobian(j->job, res) == 0;
     x->result = *has_res ? res : NULL;
-    if (ui_jacobian_sweep(lab, &x->shape, &sw, &why) == 0)
+    if (ui_jacobian_sweep(lab, jk, &x->shape, &sw, &why) == 0)
         x->sweep = sw;
 }
 
-void ui_jacobian_export(ui_lab *lab)
+void ui_jacobian_export(ui_lab *lab, ui_dashboard_state *ds)
 {
     char dir[NN_PATH_LEN], csv[NN_PATH_LEN + 96], json[NN_PATH_LEN + 96], err[NN_ERR_LEN];
     nn_jac_export x;
@@ -101,7 +101,7 @@ void ui_jacobian_export(ui_lab *lab)
         ui_set_message(lab, 1, "export: no folder (neither XDG_DATA_HOME nor HOME is set)");
         return;
     }
-    export_of(lab, &x, &res, &has_res);
+    export_of(lab, &ds->jacobian, &x, &res, &has_res);
     int rc = nn_jac_export_files(dir, &x, (long long)time(NULL), csv, json, sizeof csv, err, sizeof err);
     if (has_res)
         nn_jac_result_free(&res);
@@ -139,12 +139,28 @@ static int jacobian_key(ui_lab *lab, int ch)
     return ui_jacobian_key_unused(lab, ch);
 }
 
+static void jacobian_draw_main(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
+{
+    ui_jacobian_draw_main(lab, &ds->jacobian, box);
+}
+
+static void jacobian_draw_explain(ui_lab *lab, ui_dashboard_state *ds, ui_rect box, int replaces)
+{
+    ui_jacobian_draw_explain(lab, &ds->jacobian, box, replaces);
+}
+
+static void jacobian_draw_side(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
+{
+    (void)ds;
+    ui_jacobian_draw_side(lab, box);
+}
+
 const ui_run_view ui_jacobian_view = {
     .title = jacobian_title,
-    .draw_main = ui_jacobian_draw_main,
+    .draw_main = jacobian_draw_main,
     .main_dirty = UI_D_JOBS,         /* its rows of J move with the job row */
-    .draw_explain = ui_jacobian_draw_explain,
-    .draw_side = ui_jacobian_draw_side,
+    .draw_explain = jacobian_draw_explain,
+    .draw_side = jacobian_draw_side,
     .job_status = ui_jacobian_status,
     .job_line = ui_jacobian_job_line,
     .keys = ui_jacobian_keys,

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PROFILES_MAX 32
 
 /* The survey's word on device name, read here rather than through
  * setup_fields.c, which calls this file (no circle of calls). */
@@ -58,12 +57,11 @@ void ui_profile_field_text(const ui_lab *lab, char *value, size_t len)
         snprintf(value, len, "%s%s (predicts a GPU not here)", p.name, p.user ? ", yours" : "");
 }
 
-void ui_profile_field_adjust(ui_lab *lab, int dir)
+void ui_profile_field_adjust(ui_lab *lab, nn_profile_entry list[UI_PROFILES_MAX], int dir)
 {
-    static nn_profile_entry list[PROFILES_MAX];
     nn_gpu_profile cur;
     char err[NN_ERR_LEN];
-    int n = nn_profile_list(list, PROFILES_MAX), at = -1, usable = 0;
+    int n = nn_profile_list(list, UI_PROFILES_MAX), at = -1, usable = 0;
     if (ui_predicted_profile(lab, &cur, err, sizeof err) != 0)
         cur.id[0] = '\0';
     for (int i = 0; i < n; i++) {

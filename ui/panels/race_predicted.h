@@ -7,6 +7,7 @@
 #define NNLAB_UI_RACE_PREDICTED_H
 
 #include "ui.h"
+#include "nnlab/profile.h"
 
 /* 1 when device name is a GPU the survey says is not here, so that a run
  * asking for it races a predicted one instead of being refused. */
@@ -31,6 +32,7 @@ void ui_predicted_draw(ui_lab *lab, int y, int x, int w);
 /* The settings' GPU profile field: its value, and left/right through the
  * profiles found (nn_profile_list). */
 void ui_profile_field_text(const ui_lab *lab, char *value, size_t len);
-void ui_profile_field_adjust(ui_lab *lab, int dir);
+#define UI_PROFILES_MAX 32           /* the profiles the field steps through at most */
+void ui_profile_field_adjust(ui_lab *lab, nn_profile_entry list[UI_PROFILES_MAX], int dir);
 
 #endif

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "screens/dashboard.h"
 #include "text/format.h"
 #include "race_predicted.h"
 #include "screens/setup_fields.h"
@@ -99,16 +98,14 @@ static int gpu_own_profile(const ui_lab *lab, const ui_run *r, nn_gpu_profile *p
     return 0;
 }
 
-void ui_race_framework_init(ui_lab *lab)
+int ui_race_framework_init(ui_lab *lab, nn_race_framework *fw)
 {
-    ui_dashboard_state *ds = ui_dashboard_of(lab);
     const ui_run *r = &lab->run;
     const nn_calibration *cpu = NULL, *gpu = NULL;
     const char *why;
     nn_gpu_profile prof;
     char err[NN_ERR_LEN];
     int with_gpu = 0;
-    ds->has_framework = 0;
     for (int k = 0; k < r->n_jobs; k++) {
         const nn_calibration *c = nn_cal_store_get(&lab->cals, r->j[k].device, &why);
         if (r->j[k].way.gpu)
@@ -117,13 +114,13 @@ void ui_race_framework_init(ui_lab *lab)
             cpu = c;
     }
     if (!with_gpu || r->n_jobs < 2)
-        return;
+        return 0;
     /* the profile of the GPU racing when one ships (as Explain and `train
      * --race` price it), else the settings' */
     if (!gpu_own_profile(lab, r, &prof) && ui_predicted_profile(lab, &prof, err, sizeof err) != 0)
-        return;
-    nn_race_framework_of(&r->cfg.preset, r->cfg.batch, cpu, gpu, &prof, &ds->framework);
-    ds->has_framework = 1;
+        return 0;
+    nn_race_framework_of(&r->cfg.preset, r->cfg.batch, cpu, gpu, &prof, fw);
+    return 1;
 }
 
 /* The rows the ratios take: two a pair (its times may wrap). */
@@ -132,9 +129,9 @@ static int pair_rows(const ui_run *r)
     return r->n_jobs * (r->n_jobs - 1);
 }
 
-int ui_race_summary_rows(const ui_lab *lab)
+int ui_race_summary_rows(const ui_lab *lab, const nn_race_framework *fw)
 {
-    return 1 + lab->run.n_jobs + pair_rows(&lab->run) + 3 * ui_dashboard_of(lab)->has_framework;
+    return 1 + lab->run.n_jobs + pair_rows(&lab->run) + 3 * (fw != NULL);
 }
 
 /* A row per job: its label, whole time, time per step and rate. */
@@ -233,16 +230,15 @@ static const char *short_name(const ui_run *r, int k)
     return nn_race_way_word(j, nn_race_way(j, &r->cfg, &r->j[k].snap));
 }
 
-int ui_race_summary_rows_compact(const ui_lab *lab)
+int ui_race_summary_rows_compact(const ui_lab *lab, const nn_race_framework *fw)
 {
     const ui_run *r = &lab->run;
-    return 1 + r->n_jobs * (r->n_jobs - 1) / 2 + 2 * ui_dashboard_of(lab)->has_framework;
+    return 1 + r->n_jobs * (r->n_jobs - 1) / 2 + 2 * (fw != NULL);
 }
 
-void ui_race_summary_draw_compact(ui_lab *lab, ui_rect in, int y)
+void ui_race_summary_draw_compact(ui_lab *lab, const nn_race_framework *fw, ui_rect in, int y)
 {
     const ui_run *r = &lab->run;
-    const ui_dashboard_state *ds = ui_dashboard_of(lab);
     ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
     for (int a = 0; a < r->n_jobs; a++)
         for (int b = a + 1; b < r->n_jobs; b++) {
@@ -255,17 +251,16 @@ void ui_race_summary_draw_compact(ui_lab *lab, ui_rect in, int y)
                 ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR), "%s, %s: no ratio", short_name(r, a),
                         short_name(r, b));
         }
-    if (ds->has_framework) {
+    if (fw) {
         char line[NN_TEXT_LEN * 2];
-        nn_race_framework_short(&ds->framework, line, sizeof line);
+        nn_race_framework_short(fw, line, sizeof line);
         ui_put_wrapped(y, in.x, in.w, in.y + in.h - y, ui_attr(lab, UI_DIM), line);
     }
 }
 
-void ui_race_summary_draw(ui_lab *lab, ui_rect in, int y)
+void ui_race_summary_draw(ui_lab *lab, const nn_race_framework *fw, ui_rect in, int y)
 {
     const ui_run *r = &lab->run;
-    const ui_dashboard_state *ds = ui_dashboard_of(lab);
     int wide = in.w >= 34, d = 2;
     for (int a = 0; a < r->n_jobs; a++)     /* the decimals that tell every pair apart */
         for (int b = a + 1; b < r->n_jobs; b++) {
@@ -278,9 +273,9 @@ void ui_race_summary_draw(ui_lab *lab, ui_rect in, int y)
         ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
     y = draw_times(lab, in, y, wide, d);
     y = draw_pairs(lab, in, y, wide, d);
-    if (ds->has_framework) {
+    if (fw) {
         char line[NN_TEXT_LEN * 2];
-        nn_race_framework_short(&ds->framework, line, sizeof line);
+        nn_race_framework_short(fw, line, sizeof line);
         ui_put_wrapped(y, in.x, in.w, 3, ui_attr(lab, UI_DIM), line);
     }
 }

@@ -6,6 +6,7 @@
  * separate as the jobs did. Every figure comes from the engine's points and
  * the library's rules (nnlab/progress.h); the data is ui/text/run.c's copy. */
 #include "ui.h"
+#include "run_view.h"
 #include "race_view.h"
 #include "nnlab/divergence.h"
 #include "screens/dashboard.h"
@@ -158,9 +159,9 @@ static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curve
 /* The session's earlier runs, dimmed and labelled by their settings, when
  * `o` shows them (by step: a race's curves are by seconds). Their y values
  * widen the axis; the x axis stays the current run's. */
-static int past_series(ui_lab *lab, ui_axis *ay, ui_series *s, int max)
+static int past_series(ui_lab *lab, ui_dashboard_state *ds, ui_axis *ay, ui_series *s, int max)
 {
-    static double xs[UI_OVERLAY_MAX][UI_OVERLAY_POINTS], ys[UI_OVERLAY_MAX][UI_OVERLAY_POINTS];
+    double (*xs)[UI_OVERLAY_POINTS] = ds->past_x, (*ys)[UI_OVERLAY_POINTS] = ds->past_y;
     int n = 0;
     for (int i = 0; lab->past.shown && i < lab->past.n && n < max; i++, n++) {
         const ui_past_run *p = &lab->past.run[i];
@@ -179,7 +180,7 @@ static void loss_title(const ui_lab *lab, char *buf, size_t len)
     snprintf(buf, len, "loss%s", lab->log_scale ? " (log)" : "");
 }
 
-void ui_run_charts_draw(ui_lab *lab)
+void ui_run_charts_draw(ui_lab *lab, ui_dashboard_state *ds)
 {
     ui_run *r = &lab->run;
     int by_time = r->n_jobs >= 2, ns = 0, nv = 0;
@@ -197,7 +198,7 @@ void ui_run_charts_draw(ui_lab *lab)
     x_axis(r, by_time, &ax);
     for (int k = 0; k < r->n_jobs; k++) {
         const ui_run_job *j = &r->j[k];
-        if (make_curves(j, by_time, ui_dashboard_of(lab)->smooth, &c[k], &ay, &ay_acc) != 0) {
+        if (make_curves(j, by_time, ds->smooth, &c[k], &ay, &ay_acc) != 0) {
             free_curves(&c[k]);          /* out of memory: this job's curves are left out */
             c[k] = (curves){ 0 };
             continue;
@@ -213,12 +214,12 @@ void ui_run_charts_draw(ui_lab *lab)
         if (c[k].vx)
             s[ns++] = (ui_series){ c[k].vx, c[k].vy, r->j[k].n_eps, 1, ui_race_role(k, 1), names[2 * k + 1] };
     if (!by_time)
-        ns += past_series(lab, &ay, s + ns, 2 * UI_RUN_MAX_JOBS + UI_OVERLAY_MAX - ns);
+        ns += past_series(lab, ds, &ay, s + ns, 2 * UI_RUN_MAX_JOBS + UI_OVERLAY_MAX - ns);
     ui_axis_finish(&ay, 0);
     loss_title(lab, title, sizeof title);
     /* the smoothing on the bottom edge: the top one keeps its room for the legend's names */
     snprintf(x_title, sizeof x_title, "%s%s", by_time ? "seconds of training" : "step",
-             ui_dashboard_of(lab)->smooth ? ", smoothed (EMA 0.6)" : "");
+             ds->smooth ? ", smoothed (EMA 0.6)" : "");
     ui_chart_view(lab, loss, title, x_title, &ax, &ay, s, ns, marks, nv);
     if (acc.w > 0)
         draw_accuracy(lab, acc, r, c, &ax, &ay_acc, by_time);

@@ -62,16 +62,17 @@ static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, i
 }
 
 /* The side panel: each job's validation table, and a race's summary once it ends. */
-static void steps_draw_side(ui_lab *lab, ui_rect box)
+static void steps_draw_side(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
 {
     ui_rect in = ui_rect_inner(box);
     ui_run *r = &lab->run;
-    int rows = ui_race_summary_rows(lab), ended = r->n_jobs >= 2 && !ui_run_active(r);
+    const nn_race_framework *fw = ds->has_framework ? &ds->framework : NULL;
+    int rows = ui_race_summary_rows(lab, fw), ended = r->n_jobs >= 2 && !ui_run_active(r);
     /* once a race has ended its summary comes first: where the panel has no
      * room for both (three jobs at 80x24), the validation rows give way (the
      * chart and the job rows still show each job's end), and where it has no
      * room for the whole summary, the compact one shows the pairs */
-    int compact = ended && in.h < rows && in.h >= ui_race_summary_rows_compact(lab);
+    int compact = ended && in.h < rows && in.h >= ui_race_summary_rows_compact(lab, fw);
     int summary = ended && in.h >= rows;
     int validation = !(summary || compact) || in.h >= rows + 4;
     int avail = in.h - (summary ? rows : 0), y = in.y;
@@ -84,9 +85,9 @@ static void steps_draw_side(ui_lab *lab, ui_rect box)
             y = draw_validation_short(lab, &r->j[k], in, y);
     }
     if (summary)
-        ui_race_summary_draw(lab, in, in.y + in.h - rows);   /* ui/panels/race_view.c */
+        ui_race_summary_draw(lab, fw, in, in.y + in.h - rows);   /* ui/panels/race_view.c */
     else if (compact)
-        ui_race_summary_draw_compact(lab, in, in.y);
+        ui_race_summary_draw_compact(lab, fw, in, in.y);
 }
 
 /* The parts of a step as the bar shows them: those of the measured step
@@ -155,17 +156,23 @@ static void steps_title(ui_lab *lab, char *t, size_t len)
                  r->j[0].device, c->batch, c->log_every, data);
 }
 
-static void steps_draw_main(ui_lab *lab, ui_rect box)
+static void steps_draw_main(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
 {
     (void)box;                       /* the charts lay themselves out in lab->layout */
-    ui_run_charts_draw(lab);
+    ui_run_charts_draw(lab, ds);
 }
 
-static void steps_draw_explain(ui_lab *lab, ui_rect box, int replaces)
+static void steps_draw_explain(ui_lab *lab, ui_dashboard_state *ds, ui_rect box, int replaces)
 {
     (void)box;
     (void)replaces;                  /* explain_panel.c finds its own place */
-    ui_explain_draw_run(lab);
+    ui_explain_draw_run(lab, ds);
+}
+
+static void steps_export(ui_lab *lab, ui_dashboard_state *ds)
+{
+    (void)ds;
+    ui_export_run(lab);
 }
 
 static const char *steps_keys(int running)
@@ -181,5 +188,5 @@ const ui_run_view ui_steps_view = {
     .draw_side = steps_draw_side,
     .job_line = steps_job_line,
     .keys = steps_keys,
-    .export_run = ui_export_run,
+    .export_run = steps_export,
 };

@@ -29,12 +29,13 @@ static int run_enter(ui_lab *lab)
     char err[NN_ERR_LEN];
     const char *names[2];
     const nn_device_status *dev[2] = { NULL, NULL };
+    ui_dashboard_state *ds = ui_dashboard_of(lab);
     int predicted = ui_predicted_run_start(lab);   /* a GPU not here: raced as predicted */
     if (predicted != 0) {
         if (predicted < 0)
             return -1;
         lab->log_scale = 0;
-        ui_explain_jobs_init(lab);
+        ui_explain_jobs_init(lab, ds);
         return 0;
     }
     int n = ui_settings_devices(&lab->chosen.set, names);
@@ -51,8 +52,9 @@ static int run_enter(ui_lab *lab)
         return -1;
     }
     lab->log_scale = 0;
-    ui_explain_jobs_init(lab);
-    ui_race_framework_init(lab);     /* a race with a GPU: the framework way predicted on top */
+    ui_explain_jobs_init(lab, ds);
+    ds->has_framework = ui_race_framework_init(lab, &ds->framework);   /* a race with a GPU: the
+                                                                          framework way predicted on top */
     return 0;
 }
 
@@ -114,7 +116,7 @@ static void run_poll(ui_lab *lab, double now)
         lab->dirty |= UI_D_TITLE | UI_D_JOBS | UI_D_SIDE | UI_D_CHART | UI_D_STATUS | UI_D_EXPLAIN;
     /* the model runs again only when the job's batch, device, switches
      * or launch count changed, not on every snapshot */
-    if ((bits & (UI_RUN_PROGRESS | UI_RUN_STATE)) && ui_explain_jobs_update(lab))
+    if ((bits & (UI_RUN_PROGRESS | UI_RUN_STATE)) && ui_explain_jobs_update(lab, ui_dashboard_of(lab)))
         lab->dirty |= UI_D_EXPLAIN;
 }
 
@@ -270,16 +272,17 @@ static void draw_title(ui_lab *lab)
 static void run_draw(ui_lab *lab, unsigned dirty)
 {
     int replaces;
+    ui_dashboard_state *ds = ui_dashboard_of(lab);
     ui_rect ex = ui_explain_rect(&lab->layout, lab->explain_shown, &replaces);
     if (dirty & UI_D_TITLE)
         draw_title(lab);
     const ui_run_view *view = ui_run_view_of(lab);   /* the job's kind's panels (run_view.h) */
     if ((dirty & (UI_D_CHART | view->main_dirty)) && !replaces)
-        view->draw_main(lab, lab->layout.chart);
+        view->draw_main(lab, ds, lab->layout.chart);
     if ((dirty & (UI_D_EXPLAIN | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
-        view->draw_explain(lab, ex, replaces);
+        view->draw_explain(lab, ds, ex, replaces);
     if (dirty & UI_D_SIDE)
-        view->draw_side(lab, lab->layout.side);
+        view->draw_side(lab, ds, lab->layout.side);
     if (dirty & UI_D_JOBS)
         draw_jobs(lab);
     if (dirty & UI_D_SYS)
@@ -319,7 +322,7 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
         return UI_ACT_HANDLED;
     }
     if (ch == 'x') {
-        view->export_run(lab);
+        view->export_run(lab, ui_dashboard_of(lab));
         lab->dirty |= UI_D_STATUS;
         return UI_ACT_HANDLED;
     }

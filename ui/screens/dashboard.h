@@ -1,15 +1,29 @@
 /* ui/screens/dashboard.h - the run screen's own state (ui/screens/dashboard.c and its
- * panels: ui/panels/run_chart.c, ui/panels/explain_panel.c): one explanation per job,
- * recomputed only when its inputs change, and the smoothing. The run itself
- * is the lab's (lab->run). */
+ * panels: ui/panels/run_chart.c, ui/panels/explain_panel.c, ui/panels/race_view.c,
+ * ui/panels/jacobian_panel.c): one explanation per job, recomputed only when
+ * its inputs change, what the Explain panel priced, the smoothing, and the
+ * panels' buffers, too big for the stack (the state is on the heap, made
+ * and freed with the lab). The run itself is the lab's (lab->run).
+ * Only dashboard.c reads it through ui_dashboard_of: it hands its panels
+ * what they need (tests/layering_calls.py counts a use elsewhere as a call
+ * of dashboard.c, which would close a circle). */
 #ifndef NNLAB_UI_DASHBOARD_H
 #define NNLAB_UI_DASHBOARD_H
 
 #include "ui.h"
 #include "nnlab/race.h"
+#include "panels/explain_panel.h"
+#include "panels/jacobian_panel.h"
 
 typedef struct ui_dashboard_state {
     nn_explainer explain[UI_RUN_MAX_JOBS];
+    ui_explain_job explain_job[UI_RUN_MAX_JOBS];   /* the Explain panel's priced parts, per job */
+    int default_read, has_default;   /* the default GPU profile, read at the first run */
+    nn_gpu_profile default_prof;
+    ui_text explain_text, explain_all;   /* the panel's rows: a job's, and every job's */
+    ui_jacobian_kept jacobian;       /* a Jacobian run's predicted sweep and rows */
+    double past_x[UI_OVERLAY_MAX][UI_OVERLAY_POINTS];   /* the earlier runs' curves (`o`) */
+    double past_y[UI_OVERLAY_MAX][UI_OVERLAY_POINTS];
     int smooth;                      /* `s`: the training loss drawn smoothed (ui_ema) */
     int has_framework;               /* a race with a GPU: the framework way predicted on top */
     nn_race_framework framework;     /*   (ui/panels/race_view.c, ui_race_framework_init) */

@@ -11,9 +11,8 @@
 /* Starts checking the devices on a thread of its own: the GPU's probe
  * initialises the CUDA runtime, which must not stall the screen. Until the
  * survey ends every device shows "checking" and none can be started. */
-void ui_setup_survey(ui_lab *lab)
+void ui_setup_survey(ui_lab *lab, ui_setup_state *st)
 {
-    ui_setup_state *st = ui_setup_of(lab);
     if (st->survey)
         return;                      /* one is under way: its answer is as fresh */
     lab->devices.known = 0;
@@ -42,11 +41,9 @@ static void keep_devices(ui_devices *devs, const nn_device_status *st, int n)
 }
 
 /* Takes the device survey's answer once it is in (every loop turn). */
-void ui_setup_survey_poll(ui_lab *lab, double now)
+void ui_setup_survey_poll(ui_lab *lab, ui_setup_state *ss)
 {
-    ui_setup_state *ss = ui_setup_of(lab);
     nn_device_status st[NN_MAX_DEVICES];
-    (void)now;
     int n = ss->survey ? nn_device_survey_poll(ss->survey, st, NN_MAX_DEVICES) : -1;
     if (n < 0)
         return;

@@ -418,7 +418,7 @@ static void open_data_dir(ui_lab *lab)
 }
 
 /* Left (dir -1), right (+1) or space (+1) on field f. */
-void ui_field_adjust(ui_lab *lab, int f, int dir)
+void ui_field_adjust(ui_lab *lab, ui_setup_state *ss, int f, int dir)
 {
     ui_settings *s = &lab->chosen.set;
     int up = dir > 0;
@@ -446,17 +446,16 @@ void ui_field_adjust(ui_lab *lab, int f, int dir)
     case UI_F_SWEEP_STEPS: s->sweep_steps = clampl(s->sweep_steps + 5 * dir, 1, 100000); break;
     case UI_F_SWEEP_DEVICES: s->sweep_all = !s->sweep_all; break;
     case UI_F_SWEEP_PYTORCH: toggle_pytorch(lab, s); break;
-    case UI_F_GPU_PROFILE: ui_profile_field_adjust(lab, dir); break;
+    case UI_F_GPU_PROFILE: ui_profile_field_adjust(lab, ss->profiles, dir); break;
     }
 }
 
-/* Accepts a typed character into ui_setup_of(lab)->edit; 1 when taken. Whatever
+/* Accepts a typed character into ss->edit; 1 when taken. Whatever
  * can be part of a number is taken on every number field ("1.5", "1e3"),
  * so that the value is judged whole when it is confirmed, not cut to its
  * digits as it is typed. */
-int ui_field_type(ui_lab *lab, int ch)
+int ui_field_type(ui_setup_state *ss, int ch)
 {
-    ui_setup_state *ss = ui_setup_of(lab);
     size_t n = strlen(ss->edit);
     int ok = (ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '-' || ch == '+';
     if (!ok || !ui_field_is_number(ss->field) || n + 1 >= sizeof ss->edit)
@@ -532,9 +531,8 @@ static void set_value(ui_settings *s, int f, long v, double d)
     }
 }
 
-int ui_field_commit(ui_lab *lab)
+int ui_field_commit(ui_lab *lab, ui_setup_state *ss)
 {
-    ui_setup_state *ss = ui_setup_of(lab);
     char why[NN_ERR_LEN];
     const char *bad;
     long v = 0;
@@ -583,12 +581,11 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     }
 }
 
-const char *ui_setup_size_key(const ui_lab *lab)
+const char *ui_setup_size_key(const ui_lab *lab, char *buf, size_t len)
 {
-    static char key[48];             /* UI thread only */
     const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
     if (t->trains)
         return ui_field_label(UI_F_BATCH);
-    snprintf(key, sizeof key, "%s =", t->size_key);
-    return key;
+    snprintf(buf, len, "%s =", t->size_key);
+    return buf;
 }

@@ -3,6 +3,7 @@
 #define NNLAB_UI_SETUP_FIELDS_H
 
 #include "ui.h"
+#include "setup_screen.h"
 
 #define UI_MAX_BATCH 1048576
 
@@ -30,8 +31,9 @@ int ui_field_shown(const ui_lab *lab, int f);
 /* The shown field after (dir 1) or before (-1) f, wrapping round. */
 int ui_field_next(const ui_lab *lab, int f, int dir);
 /* How the size check names the batch (nn_job_check_sizes' batch_key): the
- * field, or a Jacobian preset's [task] val. */
-const char *ui_setup_size_key(const ui_lab *lab);
+ * field, or a Jacobian preset's [task] val, written in buf (UI_SIZE_KEY_LEN). */
+#define UI_SIZE_KEY_LEN 48
+const char *ui_setup_size_key(const ui_lab *lab, char *buf, size_t len);
 /* The status of the device the survey calls name; NULL before the survey
  * is in, or when it lists none of that name. */
 const nn_device_status *ui_device_status(const ui_lab *lab, const char *name);
@@ -55,12 +57,14 @@ int ui_sweep_devices(const ui_lab *lab, const char **names, int max);
 int ui_field_is_number(int f);
 int ui_field_gpu_only(int f);
 void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *value, size_t vlen);
-void ui_field_adjust(ui_lab *lab, int f, int dir);
-int ui_field_type(ui_lab *lab, int ch);
+/* The setup screen's state: the number typed, the profile list the GPU
+ * profile field steps through. */
+void ui_field_adjust(ui_lab *lab, ui_setup_state *ss, int f, int dir);
+int ui_field_type(ui_setup_state *ss, int ch);
 /* Parses the number being typed into the focused field, strictly (whole
  * numbers for counts, the sweep's ends powers of two). 1: set; 0: nothing
  * was typed; -1: refused with a message giving the range, the old value
  * kept and the text left to fix (Esc drops it). */
-int ui_field_commit(ui_lab *lab);
+int ui_field_commit(ui_lab *lab, ui_setup_state *ss);
 
 #endif

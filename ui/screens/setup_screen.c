@@ -136,8 +136,14 @@ void ui_setup_reload(ui_lab *lab, const char *select_path)
 static void setup_open(ui_lab *lab)
 {
     ui_settings_defaults(&lab->chosen.set);
-    ui_setup_survey(lab);
+    ui_setup_survey(lab, ui_setup_of(lab));
     ui_setup_reload(lab, NULL);
+}
+
+static void setup_poll(ui_lab *lab, double now)
+{
+    (void)now;
+    ui_setup_survey_poll(lab, ui_setup_of(lab));
 }
 
 /* ---- drawing ------------------------------------------------------------------------ */
@@ -240,34 +246,39 @@ static void format_row(char *buf, size_t len, int wide, int lw, const char *num,
  * so that the labels stay whole. */
 static void layers_text(const ui_lab *lab, int width, ui_text *t)
 {
-    static ui_net_summary sum;       /* UI thread only */
+    ui_setup_state *ss = ui_setup_of(lab);
+    const ui_net_summary *sum = &ss->summary;
     char row[UI_TEXT_COLS];
     int wide = width >= 58, lw = width - (wide ? 37 : 18);
-    ui_net_summary_of(&ui_setup_of(lab)->cost, &sum);
+    ui_net_summary_of(&ss->cost, &ss->summary);
     if (lw > 24)
         lw = 24;
     if (wide)
         ui_text_addf(t, UI_TS_BOLD, "%3s  %-*s %-10s%8s %12s", "#", lw, "layer", "output", "params", "FLOPs/sample");
     else
         ui_text_addf(t, UI_TS_BOLD, "%-*s %7s %9s", lw, "layer", "params", "FLOPs/smp");
-    for (int i = 0; i < sum.n_layers; i++) {
+    for (int i = 0; i < sum->n_layers; i++) {
         char num[12];
         snprintf(num, sizeof num, "%d", i + 1);
-        format_row(row, sizeof row, wide, lw, num, &sum.layers[i]);
+        format_row(row, sizeof row, wide, lw, num, &sum->layers[i]);
         ui_text_addf(t, UI_TS_NORMAL, "%s", row);
     }
-    format_row(row, sizeof row, wide, lw, "", &sum.total);
+    format_row(row, sizeof row, wide, lw, "", &sum->total);
     ui_text_addf(t, UI_TS_BOLD, "%s", row);
 }
 
 /* text after a 7-column label ("data   "), wrapped at words, its rows indented. */
 static void add_labelled(ui_text *t, int style, const char *label, int width, const char *text)
 {
-    static ui_text rows;
-    rows.n = 0;
-    ui_text_wrap(&rows, style, width - 7, UI_TEXT_ROWS, text);
-    for (int i = 0; i < rows.n; i++)
-        ui_text_addf(t, style, "%-7s%s", i ? "" : label, rows.line[i]);
+    int first = t->n;
+    ui_text_wrap(t, style, width - 7, UI_TEXT_ROWS, text);   /* wrapped in place, then indented */
+    for (int i = first; i < t->n; i++) {
+        char row[UI_TEXT_COLS + 8];
+        snprintf(row, sizeof row, "%-7s%s", i > first ? "" : label, t->line[i]);
+        size_t n = strlen(row) < UI_TEXT_COLS ? strlen(row) : UI_TEXT_COLS - 1;   /* cut as ui_text_addf cuts */
+        memcpy(t->line[i], row, n);
+        t->line[i][n] = '\0';
+    }
 }
 
 /* What a run of the settings needs in memory (the engine's estimate) beside
@@ -276,12 +287,12 @@ static void memory_text(const ui_lab *lab, int width, ui_text *t)
 {
     nn_job_config cfg;
     nn_memory_estimate m;
-    char need[16], avail[16], err[NN_ERR_LEN], line[NN_ERR_LEN + 64];
+    char need[16], avail[16], err[NN_ERR_LEN], line[NN_ERR_LEN + 64], key[UI_SIZE_KEY_LEN];
     ui_setup_job_config(lab, &cfg);
     nn_job_memory_estimate(&cfg, &m);
     nn_format_bytes(m.host, need, sizeof need);
     nn_format_bytes(m.available, avail, sizeof avail);
-    int fits = nn_job_check_sizes(&cfg, &m, ui_setup_size_key(lab), err, sizeof err) == 0;
+    int fits = nn_job_check_sizes(&cfg, &m, ui_setup_size_key(lab, key, sizeof key), err, sizeof err) == 0;
     if (fits)
         snprintf(line, sizeof line, "needs ~%s of %s available%s", need, avail,
                  m.device ? " (host; the rest on the device)" : "");
@@ -326,21 +337,21 @@ static void details_text(const ui_lab *lab, const nn_preset_entry *e, int width,
 /* The details scroll ([ and ]) above the device list, which stays. */
 static void draw_details(ui_lab *lab)
 {
-    static ui_text t;                /* UI thread only */
     ui_setup_state *ss = ui_setup_of(lab);
+    ui_text *t = &ss->details;
     ui_rect box = lab->layout.details, in = ui_rect_inner(box);
     const nn_preset_entry *e = ss->n_entries ? &ss->entries[ss->selected] : NULL;
     int bottom = in.y + in.h - ui_setup_devices_rows(lab, in.w);
     ui_box(lab, box, e ? e->name : "no preset");
     if (in.h <= 0)
         return;
-    details_text(lab, e, in.w, &t);
+    details_text(lab, e, in.w, t);
     int view = bottom - in.y;
-    if (t.n > view)
+    if (t->n > view)
         view--;                      /* a row for the marker */
-    ui_text_draw_rows(lab, &t, (ui_rect){ in.x, in.y, in.w, view > 0 ? view : 0 }, &ss->layers);
-    if (t.n > view && view > 0)
-        ui_scroll_draw_marker(lab, in.y + view, in.x + in.w, &ss->layers, t.n, view, "]", "[");
+    ui_text_draw_rows(lab, t, (ui_rect){ in.x, in.y, in.w, view > 0 ? view : 0 }, &ss->layers);
+    if (t->n > view && view > 0)
+        ui_scroll_draw_marker(lab, in.y + view, in.x + in.w, &ss->layers, t->n, view, "]", "[");
     ui_setup_draw_devices(lab, in, bottom);
 }
 
@@ -377,8 +388,9 @@ static int devices_known(ui_lab *lab)
 static int sizes_fit(const ui_lab *lab, const nn_job_config *cfg, char *err, size_t err_len)
 {
     nn_memory_estimate m;
+    char key[UI_SIZE_KEY_LEN];
     nn_job_memory_estimate(cfg, &m);
-    return nn_job_check_sizes(cfg, &m, ui_setup_size_key(lab), err, err_len) == 0;
+    return nn_job_check_sizes(cfg, &m, ui_setup_size_key(lab, key, sizeof key), err, err_len) == 0;
 }
 
 /* Refuses a device choice that cannot run here, saying why, and switches
@@ -436,7 +448,7 @@ static ui_action start(ui_lab *lab, int sweep)
 {
     ui_setup_state *ss = ui_setup_of(lab);
     if (ss->edit[0]) {
-        if (ui_field_commit(lab) > 0)
+        if (ui_field_commit(lab, ss) > 0)
             ui_set_message(lab, 0, "%s set: Enter or r runs, w sweeps", ui_field_name(lab, ss->field));
         return UI_ACT_HANDLED;
     }
@@ -470,23 +482,23 @@ static int fields_key(ui_lab *lab, int ch)
     ui_setup_state *ss = ui_setup_of(lab);
     switch (ch) {
     case KEY_UP:                     /* a value refused keeps the focus on its field */
-        if (ui_field_commit(lab) >= 0)
+        if (ui_field_commit(lab, ss) >= 0)
             ss->field = ui_field_next(lab, ss->field, -1);
         return 1;
     case KEY_DOWN:
-        if (ui_field_commit(lab) >= 0)
+        if (ui_field_commit(lab, ss) >= 0)
             ss->field = ui_field_next(lab, ss->field, 1);
         return 1;
     case KEY_LEFT: case KEY_RIGHT: case ' ':
         ss->edit[0] = '\0';
-        ui_field_adjust(lab, ss->field, ch == KEY_LEFT ? -1 : 1);
+        ui_field_adjust(lab, ss, ss->field, ch == KEY_LEFT ? -1 : 1);
         return 1;
     case KEY_BACKSPACE: case 127: case 8:
         if (ss->edit[0])
             ss->edit[strlen(ss->edit) - 1] = '\0';
         return 1;
     }
-    if (ui_field_type(lab, ch))
+    if (ui_field_type(ss, ch))
         return 1;
     if ((ch >= '0' && ch <= '9') || ch == '.') {
         /* a number typed on a field that takes none: said, never swallowed,
@@ -507,7 +519,7 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
     if (ch == 27 && ss->edit[0]) {           /* Esc drops a number being typed */
         ss->edit[0] = '\0';
     } else if (ch == '\t' || ch == KEY_BTAB) {
-        if (ui_field_commit(lab) >= 0) {
+        if (ui_field_commit(lab, ss) >= 0) {
             ss->focus_fields = !ss->focus_fields;
             lab->dirty |= UI_D_LIST;
         }
@@ -517,16 +529,16 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         return act;
     } else if (ch == 's') {
         lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
-        return ui_field_commit(lab) >= 0 ? UI_ACT_ASK_SAVE : UI_ACT_HANDLED;
+        return ui_field_commit(lab, ss) >= 0 ? UI_ACT_ASK_SAVE : UI_ACT_HANDLED;
     } else if (ch == KEY_F(5)) {
-        ui_setup_survey(lab);
+        ui_setup_survey(lab, ss);
         ui_setup_reload(lab, NULL);
         ui_set_message(lab, 0, "presets and devices scanned again");
     } else if (ch == '[' || ch == ']') {   /* the details and layers, a page at a time */
         ui_scroll_move(&ss->layers, ch == '[' ? UI_SCROLL_PAGE_UP : UI_SCROLL_PAGE_DOWN, ss->layers.total,
                        ss->layers.view);
     } else if ((ch == '+' || ch == '-') && !ss->edit[0]) {
-        ui_field_adjust(lab, UI_F_BATCH, ch == '+' ? 1 : -1);
+        ui_field_adjust(lab, ss, UI_F_BATCH, ch == '+' ? 1 : -1);
     } else if (ss->focus_fields) {
         handled = fields_key(lab, ch);
     } else {
@@ -571,5 +583,5 @@ const ui_screen_def ui_setup_screen = {
     .enter = setup_enter,
     .draw = setup_draw,
     .key = ui_setup_key,
-    .poll = ui_setup_survey_poll,
+    .poll = setup_poll,
 };

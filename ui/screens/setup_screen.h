@@ -6,6 +6,8 @@
 #define NNLAB_UI_SETUP_SCREEN_H
 
 #include "ui.h"
+#include "panels/race_predicted.h"
+#include "text/net_summary.h"
 
 typedef struct ui_setup_state {
     /* presets */
@@ -23,17 +25,25 @@ typedef struct ui_setup_state {
 
     nn_device_survey *survey;        /* the device survey under way; NULL when none */
     ui_scroll layers;                /* the details and the layer list, scrolled with [ and ] */
+    ui_text details;                 /*   their rows, made again as they are drawn */
+    ui_net_summary summary;          /*   the layer list's figures, from cost */
+    nn_profile_entry profiles[UI_PROFILES_MAX];   /* the GPU profile field's list, read again
+                                                     at each step (setup_fields.c) */
 } ui_setup_state;
 
-/* ui/screens/setup_devices.c: the device survey and the list drawn */
+/* ui/screens/setup_devices.c: the device survey and the list drawn; the
+ * setup screen hands it its state (the survey under way) */
 /* Starts surveying the devices (unless one is under way); none can be started until it ends. */
-void ui_setup_survey(ui_lab *lab);
+void ui_setup_survey(ui_lab *lab, ui_setup_state *ss);
 /* Takes the survey's answer once it is in: the setup screen's poll. */
-void ui_setup_survey_poll(ui_lab *lab, double now);
+void ui_setup_survey_poll(ui_lab *lab, ui_setup_state *ss);
 /* The rows the device list needs at width w, and the list drawn from row y. */
 int ui_setup_devices_rows(const ui_lab *lab, int w);
 void ui_setup_draw_devices(ui_lab *lab, ui_rect in, int y);
 
+/* The setup screen's own state: for setup_screen.c (and the tests) only;
+ * the files it calls are handed it (tests/layering_calls.py counts a use
+ * elsewhere as a call of setup_screen.c). */
 static inline ui_setup_state *ui_setup_of(const ui_lab *lab)
 {
     return lab->state[UI_SETUP];

@@ -49,33 +49,29 @@ static void add_skipped(ui_lab *lab, const char *dev, const char *why)
  * when there is no profile (then it is skipped, with the reason). */
 static int add_predicted_gpu(ui_lab *lab, nn_sweep *sw)
 {
-    static nn_gpu_profile prof;      /* UI thread only */
-    char err[NN_ERR_LEN];
-    if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) != 0) {
-        add_skipped(lab, "gpu profile", err);
+    ui_sweep_state *ss = ui_sweep_of(lab);
+    if (!ss->has_profile) {
+        add_skipped(lab, "gpu profile", ss->profile_err);
         return -1;
     }
-    return nn_sweep_add_predicted(sw, &prof);
+    return nn_sweep_add_predicted(sw, &ss->profile);
 }
 
 /* A GPU that is here is compared with the default profile, point by point. */
-static void set_gpu_profile(nn_sweep *sw)
+static void set_gpu_profile(const ui_sweep_state *ss, nn_sweep *sw)
 {
-    static nn_gpu_profile prof;
-    char err[NN_ERR_LEN];
     if (sw->has_profile || nn_sweep_gpu_index(sw, -1) < 0)
         return;
-    if (nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0)
-        nn_sweep_set_profile(sw, &prof);
+    if (ss->has_profile)
+        nn_sweep_set_profile(sw, &ss->profile);
 }
 
 /* The default profile (a GPU's framework figures, the CPU's framework
- * figures, a GPU not here); NULL when it cannot be read. */
-static const nn_gpu_profile *default_profile(void)
+ * figures, a GPU not here), read as the sweep starts; NULL when it could not be. */
+static const nn_gpu_profile *default_profile(const ui_lab *lab)
 {
-    static nn_gpu_profile prof;      /* UI thread only */
-    char err[NN_ERR_LEN];
-    return nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0 ? &prof : NULL;
+    const ui_sweep_state *ss = ui_sweep_of(lab);
+    return ss->has_profile ? &ss->profile : NULL;
 }
 
 /* One device of the settings: a CPU with, when a GPU is swept too, its
@@ -84,7 +80,7 @@ static const nn_gpu_profile *default_profile(void)
 static void add_device(ui_lab *lab, nn_sweep *sw, const nn_device_status *dev, int with_gpu)
 {
     const char *why = "";
-    const nn_gpu_profile *prof = default_profile();
+    const nn_gpu_profile *prof = default_profile(lab);
     if (!dev->available) {
         if (!dev->gpu || add_predicted_gpu(lab, sw) != 0)   /* a GPU not here is predicted */
             add_skipped(lab, dev->name, dev->why);
@@ -125,6 +121,8 @@ static int sweep_enter(ui_lab *lab)
     int nb = nn_sweep_powers_of_two(lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
     nn_sweep_init(sw, &cfg, batches, nb, lab->chosen.set.sweep_steps, 3);
     ss->skipped[0] = '\0';
+    ss->has_profile = nn_profile_find(nn_profile_default_name(), &ss->profile, ss->profile_err,
+                                      sizeof ss->profile_err) == 0;
     const nn_device_status *devs[NN_MAX_DEVICES];
     int n = ui_sweep_order(lab, devs, NN_MAX_DEVICES);
     for (int i = 0; i < n; i++)
@@ -133,7 +131,7 @@ static int sweep_enter(ui_lab *lab)
         add_device(lab, sw, devs[i], with_gpu);
     if (lab->chosen.set.sweep_pytorch)
         add_pytorch(lab, sw, devs, n);
-    set_gpu_profile(sw);
+    set_gpu_profile(ss, sw);
     if (sw->n_devices == 0 || sw->n_batches == 0) {
         ui_set_message(lab, 1, "nothing to sweep: %s",
                        sw->n_devices ? "no batch size in the range" : ss->skipped);
@@ -157,7 +155,7 @@ static void draw_chart(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep;
     static const int roles[4] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3 };
-    static double rate[NN_SWEEP_MAX_DEVICES][NN_SWEEP_MAX_BATCHES];
+    double (*rate)[NN_SWEEP_MAX_BATCHES] = ui_sweep_of(lab)->rate;
     double bx[NN_SWEEP_MAX_BATCHES], vline[NN_SWEEP_MAX_DEVICES];
     char names[NN_SWEEP_MAX_DEVICES][24];
     ui_series s[NN_SWEEP_MAX_DEVICES];
@@ -297,7 +295,7 @@ static void draw_table(ui_lab *lab)
     int c = sweep_baseline(lab, sw), g = nn_sweep_gpu_index(sw, NN_WAY_GRAPH), y = in.y, x, sel_d, sel_i;
     table_fit t;
     fit_table(sw, in.w, c >= 0 && g >= 0, &t);
-    if (ui_explain_sweep_selected(lab, &sel_d, &sel_i) != 0)
+    if (ui_explain_sweep_selected(lab, ui_sweep_of(lab), &sel_d, &sel_i) != 0)
         sel_d = sel_i = -1;
     ui_box(lab, box, "samples/s and regime per batch size");
     x = in.x + ui_putf(y, in.x, 6, A_BOLD, "%6s", "batch");
@@ -369,7 +367,7 @@ static void sweep_draw(ui_lab *lab, unsigned dirty)
     if ((dirty & UI_D_CHART) && !replaces)
         draw_chart(lab);
     if ((dirty & (UI_D_EXPLAIN | UI_D_SIDE | (replaces ? UI_D_CHART : 0u))) && ex.w > 0)
-        ui_explain_draw_sweep(lab);  /* a new point or a new selection shows in the table too */
+        ui_explain_draw_sweep(lab, ui_sweep_of(lab));  /* a new point or a new selection shows in the table too */
     if (dirty & UI_D_SIDE)
         draw_table(lab);
     if (dirty & UI_D_JOBS)
@@ -404,7 +402,7 @@ static void sweep_poll(ui_lab *lab, double now)
 
 ui_action ui_sweep_screen_key(ui_lab *lab, int ch)
 {
-    if (ui_explain_sweep_key(lab, ch))   /* the arrows pick the point explained */
+    if (ui_explain_sweep_key(lab, ui_sweep_of(lab), ch))   /* the arrows pick the point explained */
         return UI_ACT_HANDLED;
     if (ch == 'c') {
         if (sweep_active(lab)) {
