@@ -29,8 +29,18 @@ A libtool object (.lo) names its real object; a plain object is
 flags (the emulated module's are named so too). Only the targets listed
 in UNITS count: the tests' own copies of ui/ and src/cli/ sources are not
 the program. An object whose source is gone (a file moved) is passed over.
+
+nm cannot see a call that the compiler inlined: the lab's screen state
+accessors (ui_dashboard_of, ui_sweep_of, ui_setup_of: static inline
+functions in ui/screens/*.h that return lab->state[...]) leave no symbol.
+They are read from the sources instead (accessor_edges): a file that uses
+one, or names the screen's slot lab->state[UI_...] itself, uses the screen
+file whose ui_screen_def sizes that state, and that counts as a call, so a
+panel that reads its screen's state this way while the screen calls the
+panel makes a circle. A panel is handed its screen's state as an argument.
 """
 import os
+import re
 import subprocess
 
 # (folder, layer, rank): a call goes from a higher rank to a lower one.
@@ -198,6 +208,52 @@ def call_graph(units):
     return uses, calls
 
 
+# The lab's screen state accessors (see the docstring): where they are defined
+# and how a screen's ui_screen_def names the size of its state.
+ACCESSOR_HEADERS = "ui/screens/"
+ACCESSOR_RE = re.compile(r"static\s+inline\s+(\w+)\s*\*\s*(\w+)\s*\([^)]*\)\s*\{\s*"
+                         r"return\s+\w+\s*->\s*state\s*\[\s*(\w+)\s*\]\s*;\s*\}")
+STATE_SIZE_RE = re.compile(r"\.state_size\s*=\s*sizeof\s*\(\s*(\w+)\s*\)")
+COMMENT_RE = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def code_of(top, rel):
+    """A source file's text without its comments."""
+    with open(os.path.join(top, rel), encoding="utf-8", errors="replace") as f:
+        return COMMENT_RE.sub(" ", f.read())
+
+
+def accessors(top):
+    """[(accessor, slot, owner)]: each screen state accessor of the lab, the
+    slot of lab->state it returns, and the screen file that owns that state
+    (its ui_screen_def's state_size is sizeof the type returned)."""
+    found, owner = [], {}
+    for root, _, names in os.walk(os.path.join(top, "ui")):
+        for n in sorted(names):
+            rel = os.path.relpath(os.path.join(root, n), top)
+            if n.endswith(".c"):
+                for t in STATE_SIZE_RE.findall(code_of(top, rel)):
+                    owner[t] = rel
+            elif n.endswith(".h") and rel.startswith(ACCESSOR_HEADERS):
+                found.extend(ACCESSOR_RE.findall(code_of(top, rel)))
+    for t, name, _ in found:
+        if t not in owner:           # else its uses would go unseen, and the check with them
+            raise RuntimeError("%s returns %s, which no screen's state_size names" % (name, t))
+    return [(name, slot, owner[t]) for t, name, slot in found]
+
+
+def accessor_edges(top, files):
+    """{(user, owner): {"accessor (inline)"}}: the calls nm cannot see, of a
+    ui/ source through a screen state accessor or its lab->state slot."""
+    edges = {}
+    for name, slot, owner in accessors(top):
+        use = re.compile(r"\b%s\s*\(|\bstate\s*\[\s*%s\s*\]" % (re.escape(name), re.escape(slot)))
+        for f in files:
+            if f.startswith("ui/") and f.endswith(".c") and f != owner and use.search(code_of(top, f)):
+                edges.setdefault((f, owner), set()).add("%s (inline)" % name)
+    return edges
+
+
 def describe(edge, symbols):
     names = sorted(symbols)
     more = " ..." if len(names) > 3 else ""
@@ -308,6 +364,9 @@ def cases(top):
             raise RuntimeError("in %s, no object for %d sources (not built yet?): %s"
                                % (build, len(missing), " ".join(missing[:8])))
         uses, calls = call_graph(units)
+        for e, syms in accessor_edges(top, files).items():
+            uses.setdefault(e, set()).update(syms)
+            calls.setdefault(e, set()).update(syms)
     except (RuntimeError, OSError) as e:
         return [(names[0], [str(e)])] + [(n, ["no call graph (case above)"]) for n in names[1:]]
     return [(names[0], []), (names[1], upward_calls(uses)), (names[2], circles(files, calls))]
