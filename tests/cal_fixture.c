@@ -39,6 +39,24 @@ static void read_elem_ns(const char *v, double ns[NN_OP_CLASSES][2])
 #define NUMBERS(X) X(gemm_gflops) X(gemm_gflops_1thread) X(mem_gbps) X(op_us) X(sync_us) X(upload_us) \
     X(upload_gbps) X(host_copy_gbps) X(download_us) X(matrix_op_us)
 
+/* "gemm:0.02 mem:0.03 ...": the repetitions' spreads, by nn_spread_name's keys. */
+static void read_spreads(const char *v, double spread[NN_SPREADS])
+{
+    static const char *const keys[NN_SPREADS] = { "gemm", "gemm_1thread", "mem", "op", "sync", "host_copy",
+                                                  "linear", "conv", "elem" };
+    char buf[1024], *save = NULL;
+    nn_strlcpy(buf, v, sizeof buf);
+    for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        char name[32];
+        double x;
+        if (sscanf(t, "%31[^:]:%lf", name, &x) != 2)
+            continue;
+        for (int k = 0; k < NN_SPREADS; k++)
+            if (!strcmp(name, keys[k]))
+                spread[k] = x;
+    }
+}
+
 /* One "key = value" line into c; the count of figures read so far. */
 static int take(nn_calibration *c, const char *key, const char *v)
 {
@@ -53,6 +71,8 @@ static int take(nn_calibration *c, const char *key, const char *v)
         c->threads = atoi(v);
     else if (!strcmp(key, "elem_ns"))
         read_elem_ns(v, c->elem_ns);
+    else if (!strcmp(key, "spread"))
+        read_spreads(v, c->spread);
     else if (!strcmp(key, "linear_fwd"))
         return read_curve(v, &c->linear_fwd) == 0;
     else if (!strcmp(key, "linear_bwd"))

@@ -94,7 +94,8 @@ check "--race-predicted on the CPU" 0 "$NNLAB" train -p mnist-mlp-128 --epochs 1
     --gpu-profile geforce-940m
 grep_ok "each epoch: where the predicted GPU would be" "$tmp/err" "^  gpu predicted for GeForce 940M: \(step\|done\)"
 grep_ok "the end: its time, labelled" "$tmp/err" "^gpu: predicted for GeForce 940M: done in "
-grep_ok "the ratio: measured beside predicted" "$tmp/err" "faster: cpu [0-9.]* s measured, gpu [0-9.e-]* s predicted for GeForce 940M"
+grep_ok "the verdicts: the framework pair first" "$tmp/err" "^as a framework runs it: .*gpu framework [0-9]* us predicted for GeForce 940M"
+grep_ok "the verdicts: nnlab's measured beside predicted" "$tmp/err" "^nnlab's own code: .*(cpu nnlab [0-9]* us measured, gpu graph [0-9]* us predicted for GeForce 940M)"
 if grep "gpu" "$tmp/err" | grep -v "predicted for" | grep -q "[0-9]"; then
     grep gpu "$tmp/err" >"$tmp/out"; not_ok "every GPU figure says predicted"
 else

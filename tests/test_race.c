@@ -17,6 +17,7 @@
 #include "cal_fixture.h"
 #include "nnlab/framework.h"
 #include "nnlab/race.h"
+#include "nnlab/race_ways.h"
 #include "text/run.h"
 
 static nn_device_status status(const char *name, int gpu, int threaded)
@@ -172,6 +173,93 @@ static void framework_predicted_on_top(void **state)
     assert_true(f.gpu_us > f.cpu_us);
 }
 
+/* The one rule of a verdict: a lead only beyond both spreads, never on a
+ * contradictory calibration, never with a side missing. */
+static void verdict_only_beyond_the_spreads(void **state)
+{
+    (void)state;
+    nn_verdict v;
+    assert_int_equal(nn_verdict_of(1000, 0.02, 2620, 0, 0, &v), NN_VERDICT_GPU_SLOWER);
+    assert_true(fabs(v.ratio - 2.62) < 1e-9);
+    assert_int_equal(nn_verdict_of(1000, 0.02, 400, 0, 0, &v), NN_VERDICT_GPU_FASTER);
+    assert_true(fabs(v.ratio - 2.5) < 1e-9);
+    /* 1560 against 1541: 1.2% apart, within a 10% spread */
+    assert_int_equal(nn_verdict_of(1560, 0.10, 1541, 0, 0, &v), NN_VERDICT_TOO_CLOSE);
+    assert_true(v.ratio == 0);
+    /* the spreads add: 5% + 5% holds a 9% gap, not an 11% one */
+    assert_int_equal(nn_verdict_of(1000, 0.05, 1090, 0.05, 0, &v), NN_VERDICT_TOO_CLOSE);
+    assert_int_equal(nn_verdict_of(1000, 0.05, 1110, 0.05, 0, &v), NN_VERDICT_GPU_SLOWER);
+    assert_int_equal(nn_verdict_of(1000, 0, 5000, 0, 1, &v), NN_VERDICT_CONTRADICTORY);
+    assert_int_equal(nn_verdict_of(NAN, 0, 5000, 0, 0, &v), NN_VERDICT_MISSING);
+    assert_int_equal(nn_verdict_of(1000, 0, 0, 0, 0, &v), NN_VERDICT_MISSING);
+}
+
+static void ways_of(const char *preset, int batch, const nn_calibration *cpu, nn_race_ways *w)
+{
+    static nn_preset p;
+    static nn_gpu_profile prof;
+    char err[NN_ERR_LEN], path[NN_PATH_LEN];
+    load_preset(preset, &p);
+    snprintf(path, sizeof path, "%s/t4.ini", PROFILES_SRCDIR);
+    if (nn_profile_load(path, &prof, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    nn_race_ways_predict(w, &p, batch, cpu, NULL, &prof, NN_WAY_GRAPH);
+}
+
+/* The four lanes predicted, each saying where it comes from; the framework
+ * pair first in the summary, the write-up's direction at its batch. */
+static void ways_answer_the_writeup_first(void **state)
+{
+    (void)state;
+    static nn_calibration cpu;
+    static nn_race_ways w;
+    char fw[3 * NN_TEXT_LEN], own[3 * NN_TEXT_LEN];
+    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &cpu), 0);
+    ways_of("lenet-cifar10", 4, &cpu, &w);
+    for (int k = 0; k < NN_LANES; k++) {
+        assert_true(w.lane[k].present);
+        assert_false(w.lane[k].measured);
+    }
+    assert_string_equal(w.lane[NN_LANE_FW_CPU].source, "predicted from this CPU's calibration");
+    assert_string_equal(w.lane[NN_LANE_FW_GPU].source, "predicted for T4");
+    assert_string_equal(w.lane[NN_LANE_NNLAB_GPU].label, "gpu graph");
+    assert_true(w.lane[NN_LANE_FW_CPU].spread > 0);      /* the calibration's repetitions */
+    assert_true(w.lane[NN_LANE_FW_GPU].spread == 0);     /* a profile's figures, as given */
+    nn_race_ways_summary(&w, fw, sizeof fw, own, sizeof own);
+    assert_non_null(strstr(fw, "as a framework runs it: the GPU is "));
+    assert_non_null(strstr(fw, "x slower than the CPU at batch 4 (cpu framework "));
+    assert_non_null(strstr(own, "nnlab's own code: the GPU is "));
+    /* measured replaces predicted, and says so */
+    nn_race_lane_measure(&w.lane[NN_LANE_NNLAB_CPU], 140, 0, "measured");
+    assert_true(w.lane[NN_LANE_NNLAB_CPU].measured);
+    nn_race_ways_summary(&w, fw, sizeof fw, own, sizeof own);
+    assert_non_null(strstr(own, "(cpu nnlab 140 us measured, gpu graph "));
+    /* no calibration: the CPU's lanes say why, and no verdict is called */
+    ways_of("lenet-cifar10", 4, NULL, &w);
+    assert_false(w.lane[NN_LANE_FW_CPU].present);
+    nn_race_ways_summary(&w, fw, sizeof fw, own, sizeof own);
+    assert_string_equal(fw, "as a framework runs it: no verdict: cpu framework not priced: this CPU has not "
+                        "been calibrated");
+}
+
+/* A contradictory calibration: the verdict says so and calls nothing. */
+static void ways_refuse_a_contradictory_calibration(void **state)
+{
+    (void)state;
+    static nn_calibration cpu;
+    static nn_race_ways w;
+    char fw[3 * NN_TEXT_LEN], own[3 * NN_TEXT_LEN];
+    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &cpu), 0);
+    cpu.spread[NN_SPREAD_GEMM] = 0.45;   /* repetitions 45% apart */
+    ways_of("lenet-cifar10", 4, &cpu, &w);
+    assert_true(w.lane[NN_LANE_FW_CPU].contradictory);
+    nn_race_ways_summary(&w, fw, sizeof fw, own, sizeof own);
+    assert_non_null(strstr(fw, "as a framework runs it: cannot call at batch 4: the CPU's figure rests on a "
+                           "calibration marked contradictory"));
+    assert_null(strstr(fw, "slower"));
+    assert_null(strstr(fw, "faster"));
+}
+
 /* The lab's run of cpu and a GPU: three jobs in turn, labelled, the later
  * ones waiting for the one before; a switch away from the default: two. */
 static void lab_run_plans_three_jobs(void **state)
@@ -217,6 +305,9 @@ int main(void)
         cmocka_unit_test(pair_ratio_names_both),
         cmocka_unit_test(framework_predicted_on_top),
         cmocka_unit_test(lab_run_plans_three_jobs),
+        cmocka_unit_test(verdict_only_beyond_the_spreads),
+        cmocka_unit_test(ways_answer_the_writeup_first),
+        cmocka_unit_test(ways_refuse_a_contradictory_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,29 +109,44 @@ static void print_pairs(const race_result *res, int n)
             }
 }
 
-/* The framework way on top, predicted from the cached calibrations (none
- * is measured here: a race times jobs, not the machine); a GPU with no
- * calibration cached is priced from its own profile where one ships (else
- * --gpu-profile's or the default), a CPU with none is not. */
-static void framework_of(const cli_options *o, const nn_job_config *cfg, const char *cpu, nn_race_framework *f)
+/* The GPU profile the predicted lanes use where this GPU has no calibration:
+ * --gpu-profile's, else the one shipped for the GPU here, else the default.
+ * 0, or -1 when none is found. */
+static int race_profile(const cli_options *o, nn_gpu_profile *prof)
+{
+    nn_device_status st;
+    if (!o->gpu_profile && nn_device_status_of("gpu", &st) == 0 && st.gpu &&
+        nn_profile_for_device(st.description, prof) == 0)
+        return 0;
+    return cli_gpu_profile(o, 0, prof);
+}
+
+/* The fastest GPU job that finished, or -1. */
+static int best_gpu_job(const race_result *res, int n)
+{
+    int best = -1;
+    for (int k = 0; k < n; k++)
+        if (res[k].job.gpu && res[k].snap.state == NN_JOB_DONE && res[k].snap.us_per_step > 0 &&
+            (best < 0 || res[k].snap.us_per_step < res[best].snap.us_per_step))
+            best = k;
+    return best;
+}
+
+/* The race's four lanes: the framework way predicted from the calibrations
+ * of the CPU and the GPU (cached, else measured now), nnlab's lanes measured
+ * by the jobs. */
+static void race_ways(const cli_options *o, const race_result *res, int n, const char *cpu, nn_race_ways *w)
 {
     nn_gpu_profile prof;
-    nn_device_status st;
-    nn_calibration cpu_cal, gpu_cal;
-    memset(f, 0, sizeof *f);
-    /* the profile of the GPU here when one ships (as Explain compares), unless
-     * --gpu-profile names one; else the default */
-    int own = !o->gpu_profile && nn_device_status_of("gpu", &st) == 0 && st.gpu &&
-              nn_profile_for_device(st.description, &prof) == 0;
-    if (!own && cli_gpu_profile(o, 0, &prof) != 0) {
-        snprintf(f->gpu_from, sizeof f->gpu_from, "nothing: no GPU profile found");
-        snprintf(f->cpu_from, sizeof f->cpu_from, "not priced: no GPU profile's [framework] figures");
-        return;
-    }
-    int have_cpu = nn_calibration_load(cpu, &cpu_cal) == 0;
-    int have_gpu = nn_calibration_load("gpu", &gpu_cal) == 0;
-    nn_race_framework_of(&cfg->preset, cfg->batch, have_cpu ? &cpu_cal : NULL, have_gpu ? &gpu_cal : NULL, &prof,
-                         f);
+    int g = best_gpu_job(res, n);
+    nn_gpu_way way = g >= 0 ? nn_race_way(&res[g].job, &res[g].cfg, &res[g].snap) : NN_WAY_GRAPH;
+    int have_prof = race_profile(o, &prof) == 0;
+    cli_ways_predict(o, &res[0].cfg, cpu, 1, have_prof ? &prof : NULL, way, w);
+    for (int k = 0; k < n; k++)
+        if (!res[k].job.gpu && res[k].snap.state == NN_JOB_DONE)
+            nn_race_lane_measure(&w->lane[NN_LANE_NNLAB_CPU], res[k].snap.us_per_step, 0, "measured");
+    if (g >= 0)
+        nn_race_lane_measure(&w->lane[NN_LANE_NNLAB_GPU], res[g].snap.us_per_step, 0, "measured");
 }
 
 /* A number, or null where it is not valid. */
@@ -143,18 +158,7 @@ static void json_value(double v, int valid)
         printf("null");
 }
 
-static void json_framework(const char *device, double us, const char *from, int last)
-{
-    printf("  {\"device\": \"%s\", \"way\": \"framework\", \"source\": ", device);
-    char source[NN_TEXT_LEN + 32];
-    snprintf(source, sizeof source, us > 0 ? "predicted from %s" : "%s", from);
-    cli_json_string(stdout, source);
-    printf(", \"us_per_step\": ");
-    json_value(us, us > 0);
-    printf("}%s\n", last ? "" : ",");
-}
-
-static void json_result(const race_result *r)
+static void json_result(const race_result *r, int last)
 {
     const nn_snapshot *s = &r->snap;
     nn_job_times t;
@@ -171,20 +175,25 @@ static void json_result(const race_result *r)
     json_value(s->graph_us, s->has_graph_us);
     if (s->has_switches)
         printf(", \"switches\": {\"data_on_device\": %s, \"pinned\": %s, \"sync_every_step\": %s, "
-               "\"graph\": %s}},\n", s->data_on_device ? "true" : "false", s->pinned ? "true" : "false",
+               "\"graph\": %s}}", s->data_on_device ? "true" : "false", s->pinned ? "true" : "false",
                s->sync_every_step ? "true" : "false", s->graph ? "true" : "false");
     else
-        printf(", \"switches\": null},\n");
+        printf(", \"switches\": null}");
+    printf("%s\n", last ? "" : ",");
 }
 
-static void print_json(const race_result *res, int n, const nn_race_framework *f, const char *cpu)
+/* {"preset", "jobs": every job measured, "ways": the four lanes,
+ * "verdicts": the framework pair's and nnlab's} */
+static void print_json(const char *preset, const race_result *res, int n, const nn_race_ways *w)
 {
-    printf("[\n");
+    printf("{\n  \"preset\": ");
+    cli_json_string(stdout, preset);
+    printf(",\n  \"jobs\": [\n");
     for (int k = 0; k < n; k++)
-        json_result(&res[k]);
-    json_framework("gpu", f->gpu_us, f->gpu_from, 0);
-    json_framework(cpu, f->cpu_us, f->cpu_from, 1);
-    printf("]\n");
+        json_result(&res[k], k == n - 1);
+    printf("  ],\n");
+    nn_race_ways_json(stdout, w, res[0].snap.total_steps, 2, 1);
+    printf("}\n");
 }
 
 /* Runs the planned jobs in turn; returns how many ended, stops at a
@@ -228,8 +237,7 @@ int cli_race(const cli_options *o, const nn_preset *p, const nn_job_config *base
 {
     nn_device_status st[2];
     race_result res[NN_RACE_MAX_JOBS];
-    nn_race_framework f;
-    char line[NN_TEXT_LEN * 2];
+    nn_race_ways w;
     int n;
     if (race_devices(base, p, st) != 0 || plan(o, base, st, res, &n) != 0)
         return CLI_EXIT_USAGE;
@@ -239,11 +247,10 @@ int cli_race(const cli_options *o, const nn_preset *p, const nn_job_config *base
     for (int k = 0; k < ran; k++)
         print_result(&res[k]);
     print_pairs(res, ran);
-    framework_of(o, &res[0].cfg, st[0].name, &f);
-    nn_race_framework_text(&f, line, sizeof line);
-    fprintf(stderr, "  %s\n", line);
+    race_ways(o, res, ran, st[0].name, &w);
+    cli_ways_print(&w, p->name, res[0].snap.total_steps);
     if (o->json)
-        print_json(res, n, &f, st[0].name);
+        print_json(p->name, res, n, &w);
     for (int k = 0; k < ran; k++)
         if (res[k].snap.state == NN_JOB_CANCELLED)
             return cli_stop_signal() ? CLI_EXIT_SIGNAL + cli_stop_signal() : CLI_EXIT_CANCELLED;

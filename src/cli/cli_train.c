@@ -174,7 +174,7 @@ static void print_json_conv(nn_job *job)
 }
 
 static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench,
-                       const cli_torch *torch)
+                       const cli_torch *torch, const nn_race_ways *ways)
 {
     nn_job_times t;
     nn_job_times_of(s, &t);
@@ -227,6 +227,8 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     printf("  \"deterministic\": %s,\n", json_bool(cfg->deterministic));
     print_json_conv(job);
     cli_torch_json(torch);       /* bench --with-pytorch only */
+    if (ways)                    /* --race-predicted: every lane and both verdicts */
+        nn_race_ways_json(stdout, ways, s->total_steps, 2, 0);
     json_phases("phases", s->phase_us, s->phase_valid, 1);   /* last: null where not measured */
     printf("}\n");
 }
@@ -309,7 +311,8 @@ static void print_divergence(nn_job *job, const nn_snapshot *s)
 
 /* --race-predicted: the job runs on a device that is here and a GPU not here
  * runs beside it as --gpu-profile predicts (nnlab/predicted.h). */
-static int predicted_race(const cli_options *o, const nn_job_config *cfg, nn_predicted_gpu *race)
+static int predicted_race(const cli_options *o, const nn_job_config *cfg, nn_predicted_gpu *race,
+                          nn_gpu_profile *prof_out)
 {
     nn_gpu_profile prof;
     const char *dev = cfg->device[0] ? cfg->device : cfg->preset.device;
@@ -325,31 +328,25 @@ static int predicted_race(const cli_options *o, const nn_job_config *cfg, nn_pre
         fprintf(stderr, "nnlab: --race-predicted: the model gives no step for %s\n", prof.name);
         return -1;
     }
+    *prof_out = prof;
     return 0;
 }
 
-/* "gpu: done in 0.41 s (220us/step), nnlab graph (predicted for T4): the
- * predicted GPU 2.44x faster than cpu's 1.00 s (measured)". */
-static void print_race_end(const nn_predicted_gpu *race, const nn_snapshot *s)
+/* "gpu: predicted for T4: done in 0.41 s (220us/step), nnlab graph", then
+ * the race of ways: the job's measured step beside the three predicted
+ * lanes, and the two verdicts (the framework pair's first). */
+static void print_race_end(const nn_predicted_gpu *race, const nn_snapshot *s, const char *preset,
+                           nn_race_ways *ways)
 {
     nn_predicted_progress pp;
-    nn_job_times t;
     char line[NN_TEXT_LEN];
-    nn_job_times_of(s, &t);
     nn_predicted_progress_at(race, INFINITY, s->total_steps, &pp);
     nn_predicted_status(race, &pp, line, sizeof line);
     fprintf(stderr, "gpu: %s\n", line);
-    if (s->state != NN_JOB_DONE || pp.total_s <= 0 || t.total_s <= 0)
+    if (s->state != NN_JOB_DONE)
         return;
-    /* the ratio of the very times printed (three digits each) */
-    char cpu_s[32], gpu_s[32];
-    snprintf(cpu_s, sizeof cpu_s, "%.3g", t.total_s);
-    snprintf(gpu_s, sizeof gpu_s, "%.3g", pp.total_s);
-    double c = strtod(cpu_s, NULL), g = strtod(gpu_s, NULL);
-    int gpu_first = g < c;
-    fprintf(stderr, "  the %s would be %.2fx faster: %s %s s measured, gpu %s s %s\n",
-            gpu_first ? "predicted gpu" : s->device, gpu_first ? c / g : g / c, s->device, cpu_s, gpu_s,
-            race->label);
+    nn_race_lane_measure(&ways->lane[NN_LANE_NNLAB_CPU], s->us_per_step, 0, "measured");
+    cli_ways_print(ways, preset, s->total_steps);
 }
 
 /* --svg FILE: the job's loss and accuracy curves (nnlab/export_svg.h). */
@@ -419,7 +416,7 @@ static void leave_stuck_job(nn_job *job, const nn_job_config *cfg, const nn_snap
                             const cli_torch *torch)
 {
     if (json)
-        print_json(job, cfg, s, bench, torch);
+        print_json(job, cfg, s, bench, torch, NULL);
     fprintf(stderr, "nnlab: %s: the job did not end within %d s of its cancel (%s, %ld steps); exiting "
             "without it\n", strsignal(cli_stop_signal()), CLI_GRACE_MS / 1000, nn_job_state_name(s->state),
             s->step);
@@ -458,12 +455,17 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return CLI_EXIT_USAGE;
     }
     nn_predicted_gpu race;
+    nn_gpu_profile prof;
+    nn_race_ways ways;
     int race_ok = o.race_predicted && !bench;
-    if (race_ok && predicted_race(&o, &cfg, &race) != 0)
+    if (race_ok && predicted_race(&o, &cfg, &race, &prof) != 0)
         return CLI_EXIT_USAGE;
     if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
     cli_say_prediction(&cfg, o.quiet);
+    if (race_ok)                 /* the lanes before the job: a calibration measured now is not raced */
+        cli_ways_predict(&o, &cfg, cfg.device[0] ? cfg.device : p.device, 0, &prof,
+                         (nn_gpu_way)race.way, &ways);
     /* PyTorch first: a refusal (no torch, a preset it cannot build) comes
      * before nnlab's job, and the two never share the cores */
     if (o.with_pytorch && (rc = cli_torch_measure(&o, &cfg, &torch)) != 0)
@@ -485,7 +487,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
         print_summary(&s, bench);
         print_divergence(job, &s);
         if (race_ok)
-            print_race_end(&race, &s);
+            print_race_end(&race, &s, p.name, &ways);
     }
     if (s.state == NN_JOB_DONE)
         cli_torch_text(&torch, bench_uses_median(&s) ? s.us_per_step_median : s.us_per_step,
@@ -496,7 +498,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return EXIT_FAILURE;
     }
     if (o.json)
-        print_json(job, &cfg, &s, bench, &torch);
+        print_json(job, &cfg, &s, bench, &torch, race_ok && s.state == NN_JOB_DONE ? &ways : NULL);
     nn_job_free(job);
     if (s.state == NN_JOB_DIVERGED) {
         fprintf(stderr, "nnlab: %s\n", s.error);

@@ -1,0 +1,100 @@
+#!/bin/sh
+# tests/cli_ways.sh - the race of ways on the CLI (`nnlab train
+# --race-predicted`, src/cli/cli_ways.c, nnlab/race_ways.h), without a GPU:
+# with the recorded 2-core CPU calibration installed as this machine's cache
+# (tests/cal_install, so that a busy machine cannot flip a verdict), each
+# preset at its write-up's batch answers the write-up's question first, as a
+# framework runs it (lenet-cifar10, lenet5-cifar10 and mnist-mlp-128: the GPU
+# slower; mnist-mlp-1000, conv1d-regression and tabnet-regression: faster),
+# then nnlab's own pair; for the T4 and the GeForce 940M profiles. The JSON
+# holds the four lanes and both verdicts. Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/cli-lib.sh"
+no_grep_ok() { if grep -q -e "$3" "$2"; then echo "# '$3' in $2"; not_ok "$1"; else ok "$1"; fi; }
+
+export XDG_CACHE_HOME="$tmp/cache"
+if ! "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt 2>"$tmp/err"; then
+    not_ok "the recorded calibration installed"
+    echo "1..$n"; exit 1
+fi
+ok "the recorded calibration installed"
+
+# preset and the write-up's direction for the framework pair
+for profile in t4 geforce-940m; do
+    for pair in lenet-cifar10:slower lenet5-cifar10:slower mnist-mlp-128:slower mnist-mlp-1000:faster \
+        conv1d-regression:faster tabnet-regression:faster; do
+        preset=${pair%%:*} dir=${pair#*:}
+        check "$preset, $profile: the race ends" 0 "$NNLAB" train -p "$preset" --race-predicted --steps 3 \
+            --no-validation -q --gpu-profile "$profile" --json
+        batch=$(sed -n 's/^batch = //p' "$top_srcdir/presets/$preset.ini")
+        grep_ok "$preset, $profile: as a framework runs it, the GPU is $dir at batch $batch" "$tmp/err" \
+            "^as a framework runs it: the GPU is [0-9.]*x $dir than the CPU at batch $batch (cpu framework [0-9]* us predicted from this CPU's calibration, gpu framework [0-9]* us predicted for "
+        grep_ok "$preset, $profile: then nnlab's own pair, measured beside predicted" "$tmp/err" \
+            "^nnlab's own code: .*(cpu nnlab [0-9]* us measured, gpu graph [0-9]* us predicted for "
+        grep_ok "$preset, $profile: the framework verdict before nnlab's" "$tmp/err" "^as a framework"
+        if [ "$(grep -n '^as a framework' "$tmp/err" | cut -d: -f1)" -lt "$(grep -n "^nnlab's own" "$tmp/err" | cut -d: -f1)" ]; then
+            ok "$preset, $profile: the write-ups' question first"
+        else
+            not_ok "$preset, $profile: the write-ups' question first"
+        fi
+        grep_ok "$preset, $profile: JSON: the framework verdict" "$tmp/out" "\"framework\": {\"cpu\": \"cpu framework\", \"gpu\": \"gpu framework\", \"verdict\": \"gpu $dir\""
+    done
+done
+
+# the JSON: four lanes, each with its source; no GPU figure without "predicted"
+check "JSON of a predicted race" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted --steps 3 --no-validation -q --json
+for lane in "cpu framework" "gpu framework" "cpu nnlab" "gpu graph"; do
+    grep_ok "JSON: the $lane lane" "$tmp/out" "{\"label\": \"$lane\""
+done
+grep_ok "JSON: cpu nnlab measured" "$tmp/out" '"label": "cpu nnlab", "device": "cpu", "way": "nnlab", "source": "measured", "measured": true'
+no_grep_ok "JSON: no GPU lane says measured" "$tmp/out" '"device": "gpu", "way": "[a-z]*", "source": "measured"'
+grep_ok "JSON: the nnlab verdict" "$tmp/out" '"nnlab": {"cpu": "cpu nnlab", "gpu": "gpu graph", "verdict": "gpu faster"'
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" && ok "JSON: parses" || not_ok "JSON: parses"
+
+echo "1..$n"; exit 1
+fi
+ok "the recorded calibration installed"
+
+# preset and the write-up's direction for the framework pair
+for profile in t4 geforce-940m; do
+    for pair in lenet-cifar10:slower lenet5-cifar10:slower mnist-mlp-128:slower mnist-mlp-1000:faster \
+        conv1d-regression:faster tabnet-regression:faster; do
+        preset=${pair%%:*} dir=${pair#*:}
+        check "$preset, $profile: the race ends" 0 "$NNLAB" train -p "$preset" --race-predicted --steps 3 \
+            --no-validation -q --gpu-profile "$profile" --json
+        batch=$(sed -n 's/^batch = //p' "$top_srcdir/presets/$preset.ini")
+        grep_ok "$preset, $profile: as a framework runs it, the GPU is $dir at batch $batch" "$tmp/err" \
+            "^as a framework runs it: the GPU is [0-9.]*x $dir than the CPU at batch $batch (cpu framework [0-9]* us predicted from this CPU's calibration, gpu framework [0-9]* us predicted for "
+        grep_ok "$preset, $profile: then nnlab's own pair, measured beside predicted" "$tmp/err" \
+            "^nnlab's own code: .*(cpu nnlab [0-9]* us measured, gpu graph [0-9]* us predicted for "
+        grep_ok "$preset, $profile: the framework verdict before nnlab's" "$tmp/err" "^as a framework"
+        if [ "$(grep -n '^as a framework' "$tmp/err" | cut -d: -f1)" -lt "$(grep -n "^nnlab's own" "$tmp/err" | cut -d: -f1)" ]; then
+            ok "$preset, $profile: the write-ups' question first"
+        else
+            not_ok "$preset, $profile: the write-ups' question first"
+        fi
+        grep_ok "$preset, $profile: JSON: the framework verdict" "$tmp/out" "\"framework\": {\"cpu\": \"cpu framework\", \"gpu\": \"gpu framework\", \"verdict\": \"gpu $dir\""
+    done
+done
+
+# the JSON: four lanes, each with its source; no GPU figure without "predicted"
+check "JSON of a predicted race" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted --steps 3 --no-validation -q --json
+for lane in "cpu framework" "gpu framework" "cpu nnlab" "gpu graph"; do
+    grep_ok "JSON: the $lane lane" "$tmp/out" "{\"label\": \"$lane\""
+done
+grep_ok "JSON: cpu nnlab measured" "$tmp/out" '"label": "cpu nnlab", "device": "cpu", "way": "nnlab", "source": "measured", "measured": true'
+no_grep_ok "JSON: no GPU lane says measured" "$tmp/out" '"device": "gpu", "way": "[a-z]*", "source": "measured"'
+grep_ok "JSON: the nnlab verdict" "$tmp/out" '"nnlab": {"cpu": "cpu nnlab", "gpu": "gpu graph", "verdict": "gpu faster"'
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" && ok "JSON: parses" || not_ok "JSON: parses"
+
+# too close to call: a contradictory calibration never names a direction
+sed -i 's/^spread = gemm:[0-9.]*/spread = gemm:0.45/' "$XDG_CACHE_HOME/nnlab/calibration-cpu.txt"
+check "a contradictory calibration: the race still ends" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted \
+    --steps 3 --no-validation -q
+grep_ok "a contradictory calibration: no direction called" "$tmp/err" \
+    "^as a framework runs it: cannot call at batch 4: the CPU's figure rests on a calibration marked contradictory"
+echo "1..$n"
+[ "$failed" -eq 0 ]
