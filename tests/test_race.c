@@ -145,34 +145,6 @@ static void pair_ratio_names_both(void **state)
     assert_string_equal(line, "no ratio: gpu eager did not finish");
 }
 
-/* The framework way predicted: the GPU's from the profile when it has no
- * calibration, the CPU's from its calibration and the fitted form. */
-static void framework_predicted_on_top(void **state)
-{
-    (void)state;
-    static nn_preset p;
-    static nn_gpu_profile prof;
-    static nn_calibration cpu;
-    nn_race_framework f;
-    char err[NN_ERR_LEN], path[NN_PATH_LEN], line[NN_TEXT_LEN * 2];
-    load_preset("lenet-cifar10", &p);
-    snprintf(path, sizeof path, "%s/t4.ini", PROFILES_SRCDIR);
-    if (nn_profile_load(path, &prof, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    nn_race_framework_of(&p, 4, NULL, NULL, &prof, &f);
-    assert_true(f.gpu_us > 0);
-    assert_true(f.cpu_us == 0);
-    assert_string_equal(f.gpu_from, "the T4 profile");
-    nn_race_framework_text(&f, line, sizeof line);
-    assert_non_null(strstr(line, "framework (predicted, PyTorch-like eager): gpu "));
-    assert_non_null(strstr(line, "cpu - ("));
-    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &cpu), 0);
-    nn_race_framework_of(&p, 4, &cpu, NULL, &prof, &f);
-    assert_true(fabs(f.cpu_us - nn_framework_cpu_step_us(&p, 4, &cpu, &prof, NULL)) < 1e-9);
-    /* the write-up's direction at its batch (docs/ways.md): the GPU slower */
-    assert_true(f.gpu_us > f.cpu_us);
-}
-
 /* The one rule of a verdict: a lead only beyond both spreads, never on a
  * contradictory calibration, never with a side missing. */
 static void verdict_only_beyond_the_spreads(void **state)
@@ -303,7 +275,6 @@ int main(void)
         cmocka_unit_test(way_fixed_by_any_switch),
         cmocka_unit_test(job_config_and_labels),
         cmocka_unit_test(pair_ratio_names_both),
-        cmocka_unit_test(framework_predicted_on_top),
         cmocka_unit_test(lab_run_plans_three_jobs),
         cmocka_unit_test(verdict_only_beyond_the_spreads),
         cmocka_unit_test(ways_answer_the_writeup_first),

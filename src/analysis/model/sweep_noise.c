@@ -5,6 +5,7 @@
  * crossover). See nnlab/sweep.h. */
 #include "nnlab/sweep.h"
 #include "sweep_internal.h"
+#include "nnlab/verdict.h"
 
 #include <math.h>
 #include <string.h>
@@ -51,7 +52,11 @@ int nn_sweep_add_repetition(nn_sweep_point *pt, const nn_step_measure *m, double
 double nn_sweep_relative_spread(const nn_sweep *sw, int d, int i)
 {
     const nn_sweep_point *p = &sw->pt[d][i];
-    if (p->state != NN_POINT_DONE || p->predicted || !(p->measured.step_us > 0))
+    if (p->state != NN_POINT_DONE)
+        return 0;
+    if (p->predicted)                /* as sure as the calibration it is priced from (nnlab/verdict.h) */
+        return sw->has_cal[d] ? nn_calibration_spread(&sw->cal[d]) : 0;
+    if (!(p->measured.step_us > 0))
         return 0;
     return p->spread_us / p->measured.step_us;
 }

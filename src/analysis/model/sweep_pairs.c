@@ -4,6 +4,7 @@
  * the one sentence the CLI and the lab print for each, and the write-up's
  * own figure beside the framework pair. See nnlab/sweep.h. */
 #include "nnlab/sweep.h"
+#include "nnlab/verdict.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -51,7 +52,13 @@ static void add_pair(const nn_sweep *sw, nn_sweep_pair *out, int *n, int max, in
     p->base = base;
     p->challenger = challenger;
     p->predicted = sw->predicted[base] || sw->predicted[challenger];
-    p->crossover = nn_sweep_crossover_noisy(sw, base, challenger, &p->tie);
+    /* a predicted side priced from a contradictory calibration decides nothing */
+    p->contradictory = (sw->predicted[base] && sw->has_cal[base] && nn_calibration_contradictory(&sw->cal[base])) ||
+                       (sw->predicted[challenger] && sw->has_cal[challenger] &&
+                        nn_calibration_contradictory(&sw->cal[challenger]));
+    p->crossover = p->contradictory ? -1 : nn_sweep_crossover_noisy(sw, base, challenger, &p->tie);
+    if (p->contradictory)
+        p->tie = -1;
 }
 
 static int in_pairs(const nn_sweep_pair *p, int n, int d)
@@ -94,6 +101,11 @@ void nn_sweep_crossover_words(const nn_sweep *sw, const nn_sweep_pair *p, char *
 {
     const char *when = sw->cancelled ? " measured before the cancel" : " swept";
     char tie[64] = "";
+    if (p->contradictory) {
+        snprintf(buf, len, "cannot be called: a predicted side rests on a calibration marked contradictory "
+                 "(calibrate again)");
+        return;
+    }
     if (p->tie >= 0)
         snprintf(tie, sizeof tie, " (a tie within the noise at batch %d)", sw->batch[p->tie]);
     if (p->crossover == 0)
@@ -104,8 +116,11 @@ void nn_sweep_crossover_words(const nn_sweep *sw, const nn_sweep_pair *p, char *
         snprintf(buf, len, "does not overtake at the batches%s%s", when, tie);
 }
 
-/* The framework pair's points at batch b: their steps; -1 unless both are there. */
-static int framework_steps_at(const nn_sweep *sw, int b, double *cpu_us, double *gpu_us)
+/* The framework pair's points at batch b: their steps and relative spreads,
+ * and whether the pair rests on a contradictory calibration; -1 unless both
+ * are there. */
+static int framework_steps_at(const nn_sweep *sw, int b, double *cpu_us, double *gpu_us, double *cpu_spread,
+                              double *gpu_spread, int *contradictory)
 {
     nn_sweep_pair pairs[2 * NN_SWEEP_MAX_DEVICES];
     int n = nn_sweep_pairs(sw, pairs, 2 * NN_SWEEP_MAX_DEVICES);
@@ -118,6 +133,9 @@ static int framework_steps_at(const nn_sweep *sw, int b, double *cpu_us, double 
                 continue;
             *cpu_us = sw->batch[i] * 1e6 / c->rate;
             *gpu_us = sw->batch[i] * 1e6 / g->rate;
+            *cpu_spread = nn_sweep_relative_spread(sw, pairs[k].base, i);
+            *gpu_spread = nn_sweep_relative_spread(sw, pairs[k].challenger, i);
+            *contradictory = pairs[k].contradictory;
             return 0;
         }
     }
@@ -127,7 +145,8 @@ static int framework_steps_at(const nn_sweep *sw, int b, double *cpu_us, double 
 void nn_sweep_writeup_text(const nn_sweep *sw, char *buf, size_t len)
 {
     const nn_preset *p = &sw->base.preset;
-    double cpu_us, gpu_us;
+    double cpu_us, gpu_us, cpu_spread, gpu_spread;
+    int contradictory;
     buf[0] = '\0';
     if (!(p->measured_cpu_s > 0) || !(p->measured_gpu_s > 0))
         return;
@@ -135,8 +154,12 @@ void nn_sweep_writeup_text(const nn_sweep *sw, char *buf, size_t len)
     int n = snprintf(buf, len, "the write-up at batch %d: CPU %.4g s, GPU %.4g s (the GPU %.2fx %s)", p->batch,
                      p->measured_cpu_s, p->measured_gpu_s, ratio >= 1 ? ratio : 1 / ratio,
                      ratio >= 1 ? "slower" : "faster");
-    if (n < 0 || (size_t)n >= len || framework_steps_at(sw, p->batch, &cpu_us, &gpu_us) != 0)
+    if (n < 0 || (size_t)n >= len || framework_steps_at(sw, p->batch, &cpu_us, &gpu_us, &cpu_spread, &gpu_spread, &contradictory) != 0)
         return;
-    snprintf(buf + n, len - (size_t)n, "; the framework way here: CPU %.0f us, GPU %.0f us a step (the GPU %s)",
-             cpu_us, gpu_us, gpu_us > cpu_us ? "slower" : "faster");
+    nn_verdict v;
+    static const char *const said[] = { "the GPU faster", "the GPU slower", "too close to call: within their "
+                                        "spreads", "not called: a contradictory calibration", "-" };
+    nn_verdict_of(cpu_us, cpu_spread, gpu_us, gpu_spread, contradictory, &v);
+    snprintf(buf + n, len - (size_t)n, "; the framework way here: CPU %.0f us, GPU %.0f us a step (%s)", cpu_us,
+             gpu_us, said[v.kind]);
 }

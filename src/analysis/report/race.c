@@ -1,13 +1,12 @@
 /* src/analysis/report/race.c - one job raced, measured, on the devices that are
- * here: its jobs, their labels, the pairs' ratios and the framework way
- * predicted on top; see nnlab/race.h and docs/ways.md. */
+ * here: its jobs, their labels and the pairs' ratios; see nnlab/race.h and
+ * docs/ways.md (the framework way beside them: race_ways.c). */
 #include "nnlab/race.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "nnlab/framework.h"
 #include "nnlab/progress.h"
 #include "util.h"
 
@@ -95,67 +94,4 @@ double nn_race_pair_text(const char *label_a, const nn_snapshot *a, const char *
     snprintf(buf, len, "%s %.2fx faster than %s: %.*f s / %.*f s", faster ? label_b : label_a, ratio,
              faster ? label_a : label_b, d, faster ? ta.total_s : tb.total_s, d, faster ? tb.total_s : ta.total_s);
     return ratio;
-}
-
-/* The GPU's framework step: the model with the framework's host cost per op,
- * every batch copied from pageable memory, the loss read back every step. */
-static double framework_gpu_us(const nn_preset *p, int batch, const nn_calibration *cal, const nn_gpu_profile *prof)
-{
-    nn_explain_options opt;
-    nn_explanation e;
-    nn_gpu_way_options(NN_WAY_FRAMEWORK, nn_profile_framework_gpu_us(prof), &opt);
-    nn_explain(p, batch, cal, &opt, &e);
-    return isfinite(e.predicted_us) && e.predicted_us > 0 ? e.predicted_us : 0.0;
-}
-
-void nn_race_framework_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
-                          const nn_calibration *gpu_cal, const nn_gpu_profile *prof, nn_race_framework *out)
-{
-    nn_calibration from_profile;
-    memset(out, 0, sizeof *out);
-    if (batch <= 0)
-        batch = p->batch;
-    if (gpu_cal) {
-        snprintf(out->gpu_from, sizeof out->gpu_from, "this GPU's calibration");
-    } else {                         /* no GPU here: the profile's figures */
-        nn_profile_calibration(prof, &from_profile);
-        gpu_cal = &from_profile;
-        snprintf(out->gpu_from, sizeof out->gpu_from, "the %s profile", prof->name);
-    }
-    out->gpu_us = framework_gpu_us(p, batch, gpu_cal, prof);
-    snprintf(out->cpu_from, sizeof out->cpu_from, "%s",
-             cpu_cal ? "this CPU's calibration" : "not priced: no calibration of this CPU");
-    if (cpu_cal) {
-        double us = nn_framework_cpu_step_us(p, batch, cpu_cal, prof, NULL);
-        out->cpu_us = isfinite(us) && us > 0 ? us : 0.0;
-    }
-}
-
-/* "1.68 ms/step", "840 us/step", or "-" for a step not priced. */
-static void step_text(double us, char *buf, size_t len)
-{
-    if (!(us > 0))
-        snprintf(buf, len, "-");
-    else if (us >= 1000.0)
-        snprintf(buf, len, "%.2f ms/step", us / 1000.0);
-    else
-        snprintf(buf, len, "%.0f us/step", us);
-}
-
-void nn_race_framework_text(const nn_race_framework *f, char *buf, size_t len)
-{
-    char gpu[32], cpu[32];
-    step_text(f->gpu_us, gpu, sizeof gpu);
-    step_text(f->cpu_us, cpu, sizeof cpu);
-    snprintf(buf, len, "framework (predicted, PyTorch-like eager): gpu %s, cpu %s (gpu from %s; cpu %s%s)", gpu,
-             cpu, f->gpu_from[0] ? f->gpu_from : "nothing: no GPU profile", f->cpu_us > 0 ? "from " : "",
-             f->cpu_from[0] ? f->cpu_from : "not priced");
-}
-
-void nn_race_framework_short(const nn_race_framework *f, char *buf, size_t len)
-{
-    char gpu[32], cpu[32];
-    step_text(f->gpu_us, gpu, sizeof gpu);
-    step_text(f->cpu_us, cpu, sizeof cpu);
-    snprintf(buf, len, "framework (predicted): gpu %s, cpu %s", gpu, cpu);
 }

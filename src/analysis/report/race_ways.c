@@ -11,23 +11,6 @@
 #include "nnlab/framework.h"
 #include "util.h"
 
-double nn_calibration_spread(const nn_calibration *c)
-{
-    double s = 0;
-    if (!c || c->profile)
-        return 0;
-    for (int k = 0; k < NN_SPREADS; k++)
-        if (isfinite(c->spread[k]) && c->spread[k] > s)
-            s = c->spread[k];
-    return s;
-}
-
-static int contradictory(const nn_calibration *c)
-{
-    char why[8];
-    return c && nn_calibration_quality(c, why, sizeof why) == NN_CAL_CONTRADICTORY;
-}
-
 static void lane_init(nn_race_lane *l, int gpu, nn_gpu_way way, const char *label)
 {
     memset(l, 0, sizeof *l);
@@ -46,7 +29,7 @@ static void lane_predicted(nn_race_lane *l, double us, const nn_calibration *cal
     l->present = 1;
     l->step_us = us;
     l->spread = nn_calibration_spread(cal);
-    l->contradictory = contradictory(cal);
+    l->contradictory = nn_calibration_contradictory(cal);
     nn_strlcpy(l->source, source, sizeof l->source);
 }
 
@@ -142,24 +125,6 @@ void nn_race_lane_measure(nn_race_lane *l, double step_us, double spread, const 
 
 /* ---- the verdict ------------------------------------------------------------------------- */
 
-int nn_verdict_of(double cpu_us, double cpu_spread, double gpu_us, double gpu_spread, int contradictory,
-                  nn_verdict *out)
-{
-    memset(out, 0, sizeof *out);
-    out->cpu_us = cpu_us;
-    out->gpu_us = gpu_us;
-    if (!(isfinite(cpu_us) && cpu_us > 0 && isfinite(gpu_us) && gpu_us > 0))
-        return out->kind = NN_VERDICT_MISSING;
-    if (contradictory)
-        return out->kind = NN_VERDICT_CONTRADICTORY;
-    /* the sweep's rule (nn_crossover_index_noisy): ahead only beyond both spreads */
-    double noise = cpu_us * fmax(cpu_spread, 0) + gpu_us * fmax(gpu_spread, 0);
-    if (fabs(cpu_us - gpu_us) <= noise)
-        return out->kind = NN_VERDICT_TOO_CLOSE;
-    out->ratio = gpu_us > cpu_us ? gpu_us / cpu_us : cpu_us / gpu_us;
-    return out->kind = gpu_us > cpu_us ? NN_VERDICT_GPU_SLOWER : NN_VERDICT_GPU_FASTER;
-}
-
 void nn_race_step_text(double us, char *buf, size_t len)
 {
     if (!(us > 0))
@@ -214,6 +179,28 @@ int nn_race_verdict_text(const nn_race_ways *w, int cpu_lane, int gpu_lane, cons
     return kind;
 }
 
+int nn_race_verdict_short(const nn_race_ways *w, int cpu_lane, int gpu_lane, char *buf, size_t len)
+{
+    const nn_race_lane *c = &w->lane[cpu_lane], *g = &w->lane[gpu_lane];
+    nn_verdict v;
+    int kind = nn_verdict_of(c->present ? c->step_us : NAN, c->spread, g->present ? g->step_us : NAN, g->spread,
+                             c->contradictory || g->contradictory, &v);
+    switch (kind) {
+    case NN_VERDICT_MISSING:
+        snprintf(buf, len, "no verdict: %s not priced", c->present ? g->label : c->label);
+        break;
+    case NN_VERDICT_CONTRADICTORY:
+        snprintf(buf, len, "cannot call: recalibrate");
+        break;
+    case NN_VERDICT_TOO_CLOSE:
+        snprintf(buf, len, "too close to call");
+        break;
+    default:
+        snprintf(buf, len, "GPU %.2fx %s", v.ratio, kind == NN_VERDICT_GPU_SLOWER ? "slower" : "faster");
+    }
+    return kind;
+}
+
 void nn_race_ways_summary(const nn_race_ways *w, char *framework, size_t flen, char *nnlab, size_t nlen)
 {
     nn_race_verdict_text(w, NN_LANE_FW_CPU, NN_LANE_FW_GPU, "as a framework runs it", framework, flen);
@@ -221,12 +208,6 @@ void nn_race_ways_summary(const nn_race_ways *w, char *framework, size_t flen, c
 }
 
 /* ---- exports ------------------------------------------------------------------------------ */
-
-const char *nn_verdict_kind_name(int kind)
-{
-    static const char *const names[] = { "gpu faster", "gpu slower", "too close", "contradictory", "missing" };
-    return kind >= 0 && kind <= NN_VERDICT_MISSING ? names[kind] : "?";
-}
 
 static void json_lane(FILE *f, const nn_race_lane *l, long steps, const char *pad, int last)
 {

@@ -1,10 +1,11 @@
 /* src/include/nnlab/race.h - one job raced, measured, on the devices that
- * are here (docs/ways.md "The race"): which jobs a race runs, the
- * label of each (its device and its way: "cpu nnlab", "gpu eager", "gpu
- * graph"), the ratio of each pair of them, and the framework way predicted
- * on top. The lab's run screen (ui/text/run.c, ui/panels/race_view.c) and `nnlab train
- * --race` (src/cli/cli_race.c) both read it, so that they run the same jobs
- * and print the same words and ratios. */
+ * are here (docs/ways.md "The measured jobs of a race"): which jobs a race
+ * runs, the label of each (its device and its way: "cpu nnlab", "gpu
+ * eager", "gpu graph") and the ratio of each pair of them (the framework
+ * way beside them, and the verdicts: nnlab/race_ways.h). The lab's run
+ * screen (ui/text/run.c, ui/panels/race_view.c) and `nnlab train --race`
+ * (src/cli/cli_race.c) both read it, so that they run the same jobs and
+ * print the same words and ratios. */
 #ifndef NNLAB_RACE_H
 #define NNLAB_RACE_H
 
@@ -63,26 +64,5 @@ void nn_race_label(const nn_race_job *j, const nn_job_config *base, const nn_sna
  * ratio, or 0 with "no ratio: <label> did not finish". */
 double nn_race_pair_text(const char *label_a, const nn_snapshot *a, const char *label_b, const nn_snapshot *b,
                          char *buf, size_t len);
-
-/* The framework way, predicted on top of the measured ways: the GPU's
- * from its calibration (gpu_cal: this GPU's own; NULL: prof's figures) and
- * prof's framework host cost per op, the CPU's from cpu_cal (NULL: none)
- * and prof's [framework] figures (nnlab/framework.h). A step of 0 was not
- * priced. */
-typedef struct nn_race_framework {
-    double gpu_us, cpu_us;
-    char gpu_from[NN_TEXT_LEN];  /* "this GPU's calibration" or "the H100 profile" */
-    char cpu_from[NN_TEXT_LEN];  /* "this CPU's calibration", or why the CPU was not priced */
-} nn_race_framework;
-
-void nn_race_framework_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
-                          const nn_calibration *gpu_cal, const nn_gpu_profile *prof, nn_race_framework *out);
-/* "framework (predicted, PyTorch-like eager): gpu 1.68 ms/step, cpu 1.17
- * ms/step (gpu from this GPU's calibration)"; a side not priced says "-"
- * and why. */
-void nn_race_framework_text(const nn_race_framework *f, char *buf, size_t len);
-/* The same in a narrow panel: "framework (predicted): gpu 1.68 ms/step,
- * cpu 1.17 ms/step". */
-void nn_race_framework_short(const nn_race_framework *f, char *buf, size_t len);
 
 #endif

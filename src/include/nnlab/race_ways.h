@@ -8,7 +8,7 @@
  * nnlab's GPU way. Each lane is measured (an nnlab job, PyTorch) or predicted
  * (this machine's calibration, a GPU profile), says which, and carries its
  * figure's relative spread. The verdict of a pair is one rule for every
- * front end (nn_verdict): a lead is called only beyond the two figures'
+ * front end (nn_verdict_of, nnlab/verdict.h): a lead is called only beyond the two figures'
  * spreads, and never on a calibration marked contradictory. The lab's run
  * screen and `nnlab train --race[-predicted]` both read this file. */
 #ifndef NNLAB_RACE_WAYS_H
@@ -21,6 +21,7 @@
 #include "nnlab/explain.h"
 #include "nnlab/preset.h"
 #include "nnlab/profile.h"
+#include "nnlab/verdict.h"
 
 enum nn_lane_id {
     NN_LANE_FW_CPU,              /* the framework way on the CPU */
@@ -63,31 +64,7 @@ void nn_race_ways_predict(nn_race_ways *w, const nn_preset *p, int batch, const 
  * "measured with PyTorch 2.11"). */
 void nn_race_lane_measure(nn_race_lane *l, double step_us, double spread, const char *source);
 
-/* The relative spread of a calibration's figures: the widest of its
- * repetitions' spreads (a profile's figures: 0, taken as given). */
-double nn_calibration_spread(const nn_calibration *c);
-
 /* ---- the verdict ------------------------------------------------------------------------- */
-
-enum nn_verdict_kind {
-    NN_VERDICT_GPU_FASTER,
-    NN_VERDICT_GPU_SLOWER,
-    NN_VERDICT_TOO_CLOSE,        /* within the two figures' spreads */
-    NN_VERDICT_CONTRADICTORY,    /* a figure rests on a contradictory calibration */
-    NN_VERDICT_MISSING           /* a side is not priced */
-};
-
-typedef struct nn_verdict {
-    int kind;                    /* enum nn_verdict_kind */
-    double ratio;                /* the slower over the faster (>= 1); 0 when not called */
-    double cpu_us, gpu_us;
-} nn_verdict;
-
-/* The one rule: the GPU's step against the CPU's, each with its relative
- * spread; a lead is called only when the gap is wider than the two spreads
- * together (as the sweep's crossovers: nn_crossover_index_noisy). */
-int nn_verdict_of(double cpu_us, double cpu_spread, double gpu_us, double gpu_spread, int contradictory,
-                  nn_verdict *out);
 
 /* The pair's verdict in one sentence, `who` first ("as a framework runs
  * it", "nnlab"): "as a framework runs it: the GPU is 2.62x slower than the
@@ -98,6 +75,11 @@ int nn_verdict_of(double cpu_us, double cpu_spread, double gpu_us, double gpu_sp
  * busy): calibrate again". Returns the verdict's kind. */
 int nn_race_verdict_text(const nn_race_ways *w, int cpu_lane, int gpu_lane, const char *who, char *buf,
                          size_t len);
+
+/* The same verdict in a few words, for a narrow panel: "GPU 1.44x slower",
+ * "GPU 6.53x faster", "too close to call", "cannot call: recalibrate" (a
+ * contradictory calibration), "no verdict: cpu framework not priced". */
+int nn_race_verdict_short(const nn_race_ways *w, int cpu_lane, int gpu_lane, char *buf, size_t len);
 
 /* The two verdicts in the order a class reads them: the framework pair
  * (the write-ups' question), then nnlab's. */
@@ -115,7 +97,4 @@ void nn_race_step_text(double us, char *buf, size_t len);
  * indent spaces, with a trailing comma unless last. 0, or -1 when a write
  * failed. */
 int nn_race_ways_json(FILE *f, const nn_race_ways *w, long total_steps, int indent, int last);
-/* "verdict" names: "gpu faster", "gpu slower", "too close", "contradictory", "missing". */
-const char *nn_verdict_kind_name(int kind);
-
 #endif

@@ -269,6 +269,8 @@ typedef struct nn_sweep_pair {
     int kind;                    /* enum nn_pair_kind */
     int base, challenger;        /* devices: the CPU, the GPU (or the other) */
     int predicted;               /* either side's points are the model's */
+    int contradictory;           /* a predicted side priced from a contradictory calibration:
+                                    no crossover is named (nnlab/verdict.h) */
     int crossover;               /* nn_sweep_crossover_noisy; -1: no crossover */
     int tie;                     /* the first batch index where the two are within their
                                     combined spread (a tie, not a crossover); -1: none */
@@ -291,7 +293,10 @@ void nn_sweep_writeup_text(const nn_sweep *sw, char *buf, size_t len);
 
 /* ---- noise (src/analysis/model/sweep_noise.c) -------------------------------------------------- */
 
-/* The spread of point (d, i) as a fraction of its step (0: none known). */
+/* The spread of point (d, i) as a fraction of its step (0: none known); a
+ * predicted point's is its calibration's (nn_calibration_spread: a profile's
+ * 0), so that the crossovers call a lead between predicted figures only
+ * beyond what the calibration is sure of. */
 double nn_sweep_relative_spread(const nn_sweep *sw, int d, int i);
 /* Point (d, i) was measured and its repetitions disagree (a relative
  * spread above NN_SWEEP_NOISE) with fewer than NN_SWEEP_MAX_REPEATS runs:
