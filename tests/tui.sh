@@ -71,6 +71,12 @@ expect "its network summary: layers, parameters, FLOPs" "linear 784->128.*100.5k
 expect "the data it would use" "data +(Fashion-MNIST \(real|synthetic 1x28x28)"
 expect "an unavailable device is shown with its reason" "gpu +(unavailable: .|available)"
 if grep -q -E "gpu +unavailable: ." "$tmp/screen"; then have_gpu=0; else have_gpu=1; fi
+# the first run of the session calibrates the CPU first, with a progress bar
+first_use_calibrates() {
+    expect "no calibration yet: Enter calibrates the CPU first" "Calibrating cpu \(first use\)" 10
+    expect "with a progress bar and what it measures" "now: [a-z]" 10
+    expect "and its time, elapsed<remaining" "% [0-9][0-9]:[0-9][0-9]<([0-9:]+|\?)" 10
+}
 expect "the GPU switches are marked GPU only" "CUDA graph +\[.\] GPU only"
 keys Tab
 expect "Tab moves to the settings; the device is the CPU" ">Device +cpu \(OpenBLAS\)"
@@ -79,7 +85,9 @@ if grep -q -E "gpu +unavailable: ." "$tmp/screen"; then
     expect "CPU and GPU side by side is marked unavailable, a predicted race offered" \
         ">Device +cpu \+ gpu \(predicted\)"
     keys Enter
-    expect "without a GPU the lab races a GPU predicted for T4" "gpu\* .*predicted for T4: " 10
+    first_use_calibrates             # the predicted race calibrates the CPU it races
+    expect "without a GPU the lab races a GPU predicted for T4" "gpu graph\* .*predicted for T4" 60
+    expect "and the framework way on both devices, predicted" "gpu fw\* .*predicted for T4" 3
     keys Escape
     wait_for "Cancel it and go back" 3 && keys y
     expect "back to setup after the predicted race" "Presets \([0-9]+\)" 10
@@ -104,9 +112,7 @@ keys Escape
 # --- first use: calibrating, then the run --------------------------------------
 regime="(overhead|memory|compute)-bound"
 keys Enter
-expect "no calibration yet: Enter calibrates the CPU first" "Calibrating cpu \(first use\)" 10
-expect "with a progress bar and what it measures" "now: [a-z]" 10
-expect "and its time, elapsed<remaining" "% [0-9][0-9]:[0-9][0-9]<([0-9:]+|\?)" 10
+[ "$have_gpu" -eq 1 ] && first_use_calibrates   # without a GPU: at the predicted race above
 expect "Enter starts the run: the dashboard" "Job ─|Job -" 60
 cal_file="$XDG_CACHE_HOME/nnlab/calibration-cpu.txt"
 if [ -s "$cal_file" ]; then ok "the calibration is cached"; else not_ok "the calibration is cached"; fi

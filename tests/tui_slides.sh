@@ -23,11 +23,11 @@ open_lab() {
     keys Tab
     wait_for ">Device" 3
 }
-# gpu_labelled NAME: every line of the screen that shows the GPU's figures says predicted
+# gpu_labelled NAME: every row of a predicted GPU lane says predicted for the profile
 gpu_labelled() {
-    if grep -E "gpu\*" "$tmp/screen" | grep -v -q "predicted for"; then
-        echo "# a GPU line without its label:"; not_ok "$1"
-    elif grep -q -E "gpu\* .*predicted for T4: (step|done)" "$tmp/screen"; then ok "$1"
+    if grep -E "gpu (graph|eager|fw)\* +[^ ]" "$tmp/screen" | grep -v -q "predicted for"; then
+        echo "# a GPU lane without its label:"; not_ok "$1"
+    elif grep -q -E "gpu graph\* .*(step|done) .*predicted for T4" "$tmp/screen"; then ok "$1"
     else echo "# no predicted GPU row"; not_ok "$1"; fi
 }
 
@@ -44,11 +44,13 @@ for size in "80 24" "200 50"; do
     keys Right Right
     expect "$1x$2: gpu alone is offered as a predicted race" ">Device +gpu \(predicted\)" 5
     keys Enter
-    expect "$1x$2: Enter starts the CPU against a predicted GPU" "gpu\* .*predicted for T4" 10
-    wait_for "gpu\* .*predicted for T4: done" 10
+    expect "$1x$2: Enter starts the CPU against a predicted GPU" "gpu graph\* .*predicted for T4" 40
+    wait_for "gpu graph\* .*done in .*predicted for T4" 10
     gpu_labelled "$1x$2: every GPU figure says predicted for T4"
-    expect "$1x$2: the row under it says nothing was measured" "no GPU here: the model's step for T4, nothing measured" 3
-    expect "$1x$2: the real CPU job trains beside it" "cpu .*(running|done)" 5
+    expect "$1x$2: the framework way races on both devices" "cpu fw\* .*(step|done).*" 3
+    expect "$1x$2: ... on the GPU too" "gpu fw\* .*(step|done).*" 3
+    expect "$1x$2: the row under them says nothing was measured" "\* predicted, not measured \(gpu: T4; cpu fw: this CPU's calibration\)" 3
+    expect "$1x$2: the real CPU job trains beside it" "cpu nnlab .*(running|done)" 5
 done
 
 # --- the profile picker: the GeForce 940M of seed 003 --------------------------------------------
@@ -67,7 +69,7 @@ i=0
 while ! grep -q -E ">GPU profile +GeForce 940M" "$tmp/screen" && [ $i -lt 10 ]; do keys Left; i=$((i + 1)); wait_for ">GPU profile +GeForce 940M" 1; done
 field "Device"
 keys Right Right Enter
-expect "the race is predicted for the profile picked" "gpu\* .*predicted for GeForce 940M" 10
+expect "the race is predicted for the profile picked" "gpu graph\* .*predicted for GeForce 940M" 40
 keys Escape
 wait_for "Cancel it and go back" 3 && keys y
 wait_for "Presets \([0-9]+\)" 10

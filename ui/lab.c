@@ -14,6 +14,7 @@
 #include "lab.h"
 #include "ui.h"
 #include "text/format.h"
+#include "panels/race_predicted.h"
 
 #include <langinfo.h>
 #include <pthread.h>
@@ -125,7 +126,7 @@ int ui_jobs_active(const ui_lab *lab)
 static void relayout(ui_lab *lab)
 {
     getmaxyx(stdscr, lab->rows, lab->cols);
-    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs + lab->run.has_predicted, &lab->layout);
+    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs + (ui_predicted_rows(lab) + 1) / 2, &lab->layout);
     erase();
     lab->dirty = UI_D_ALL;
 }

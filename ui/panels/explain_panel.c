@@ -126,10 +126,8 @@ static void conv_for(const ui_run_job *j, ui_explain_job *kj, ui_explain_context
 void ui_explain_jobs_init(ui_lab *lab, ui_dashboard_state *ds)
 {
     char err[NN_ERR_LEN];
-    if (!ds->default_read) {         /* the default GPU profile, read once */
-        ds->default_read = 1;
-        ds->has_default = nn_profile_find(nn_profile_default_name(), &ds->default_prof, err, sizeof err) == 0;
-    }
+    /* the settings' GPU profile (as the race and the sweep), read at each run */
+    ds->has_default = ui_predicted_profile(lab, &ds->default_prof, err, sizeof err) == 0;
     for (int k = 0; k < UI_RUN_MAX_JOBS; k++) {
         const char *why = "";
         const nn_calibration *cal = NULL;

@@ -2,6 +2,7 @@
 #include "jacobian_panel.h"
 #include "text/format.h"
 #include "screens/setup_fields.h"
+#include "race_predicted.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -86,7 +87,7 @@ int ui_jacobian_sweep(const ui_lab *lab, ui_jacobian_kept *jk, const nn_jac_shap
         *why = "the CPU is not calibrated yet (`nnlab calibrate`, or run a training preset once)";
         return -1;
     }
-    int have_profile = nn_profile_find(nn_profile_default_name(), &prof, err, sizeof err) == 0;
+    int have_profile = ui_predicted_profile(lab, &prof, err, sizeof err) == 0;   /* the settings' */
     if (!gpu_name[0] || nn_calibration_load(gpu_name, &gpu) != 0) {
         if (!have_profile) {
             *why = "no GPU calibration and no GPU profile found";

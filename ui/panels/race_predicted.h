@@ -8,6 +8,7 @@
 
 #include "ui.h"
 #include "nnlab/profile.h"
+#include "nnlab/race_ways.h"
 
 /* 1 when device name is a GPU the survey says is not here, so that a run
  * asking for it races a predicted one instead of being refused. */
@@ -24,7 +25,15 @@ int ui_predicted_profile(const ui_lab *lab, nn_gpu_profile *out, char *err, size
  * alone): 1 when it did (the run is lab->run), 0 when no device needs it,
  * -1 when it could not start (said on the status row). */
 int ui_predicted_run_start(ui_lab *lab);
-/* Rows the predicted GPU needs under the jobs (0 or 2). */
+/* The framework way's predicted lanes of a predicted race, from w (the
+ * lanes on the CPU and on the GPU that are predicted): they race beside
+ * the real job and the predicted GPU. */
+void ui_predicted_lanes_from(ui_run *r, const nn_race_ways *w);
+/* 1 while a predicted lane has not reached its end (the screen redraws
+ * its bars). */
+int ui_predicted_moving(const ui_lab *lab);
+/* Rows the predicted lanes need under the jobs: 0, or the GPU's, one a
+ * framework lane, and the note. */
 int ui_predicted_rows(const ui_lab *lab);
 /* Its row at y: a bar at the model's pace while the real job trains. */
 void ui_predicted_draw(ui_lab *lab, int y, int x, int w);

@@ -98,29 +98,59 @@ static int gpu_own_profile(const ui_lab *lab, const ui_run *r, nn_gpu_profile *p
     return 0;
 }
 
-int ui_race_framework_init(ui_lab *lab, nn_race_framework *fw)
+int ui_race_ways_init(ui_lab *lab, nn_race_ways *w)
 {
     const ui_run *r = &lab->run;
     const nn_calibration *cpu = NULL, *gpu = NULL;
     const char *why;
     nn_gpu_profile prof;
     char err[NN_ERR_LEN];
-    int with_gpu = 0;
+    int with_gpu = r->has_predicted;
     for (int k = 0; k < r->n_jobs; k++) {
         const nn_calibration *c = nn_cal_store_get(&lab->cals, r->j[k].device, &why);
         if (r->j[k].way.gpu)
             with_gpu = 1, gpu = c;
-        else if (!r->j[k].way.gpu && !cpu)
+        else if (!cpu)
             cpu = c;
     }
-    if (!with_gpu || r->n_jobs < 2)
+    if (!with_gpu || (!r->has_predicted && r->n_jobs < 2))
         return 0;
     /* the profile of the GPU racing when one ships (as Explain and `train
      * --race` price it), else the settings' */
     if (!gpu_own_profile(lab, r, &prof) && ui_predicted_profile(lab, &prof, err, sizeof err) != 0)
         return 0;
-    nn_race_framework_of(&r->cfg.preset, r->cfg.batch, cpu, gpu, &prof, fw);
+    nn_race_ways_predict(w, &r->cfg.preset, r->cfg.batch, cpu, gpu, &prof,
+                         r->has_predicted ? (nn_gpu_way)r->predicted.way : NN_WAY_GRAPH);
     return 1;
+}
+
+/* The fastest GPU job that finished, or -1. */
+static int best_gpu_job(const ui_run *r)
+{
+    int best = -1;
+    for (int k = 0; k < r->n_jobs; k++) {
+        const nn_snapshot *s = &r->j[k].snap;
+        if (r->j[k].way.gpu && s->state == NN_JOB_DONE && s->us_per_step > 0 &&
+            (best < 0 || s->us_per_step < r->j[best].snap.us_per_step))
+            best = k;
+    }
+    return best;
+}
+
+void ui_race_ways_now(const ui_run *r, const nn_race_ways *w, nn_race_ways *out)
+{
+    *out = *w;
+    for (int k = 0; k < r->n_jobs; k++)
+        if (!r->j[k].way.gpu && r->j[k].snap.state == NN_JOB_DONE) {
+            nn_race_lane_measure(&out->lane[NN_LANE_NNLAB_CPU], r->j[k].snap.us_per_step, 0, "measured");
+            break;
+        }
+    int g = best_gpu_job(r);
+    if (g >= 0) {
+        nn_race_lane *l = &out->lane[NN_LANE_NNLAB_GPU];
+        nn_race_lane_measure(l, r->j[g].snap.us_per_step, 0, "measured");
+        snprintf(l->label, sizeof l->label, "%s", ui_race_label(r, g));
+    }
 }
 
 /* The rows the ratios take: two a pair (its times may wrap). */
@@ -129,9 +159,64 @@ static int pair_rows(const ui_run *r)
     return r->n_jobs * (r->n_jobs - 1);
 }
 
-int ui_race_summary_rows(const ui_lab *lab, const nn_race_framework *fw)
+/* The ways' block: each pair's verdict and its two steps, the framework
+ * pair first (the write-ups' question), a note on what "*" means. */
+#define WAYS_ROWS 8
+#define WAYS_ROWS_COMPACT 6
+
+static int show_times(const ui_run *r)
 {
-    return 1 + lab->run.n_jobs + pair_rows(&lab->run) + 3 * (fw != NULL);
+    return r->n_jobs >= 2;           /* a predicted race's one job: its row says its time */
+}
+
+int ui_race_summary_rows(const ui_lab *lab, const nn_race_ways *w)
+{
+    const ui_run *r = &lab->run;
+    int times = show_times(r) ? 1 + r->n_jobs + pair_rows(r) : 0;
+    return times + (w ? WAYS_ROWS : 0);
+}
+
+/* " cpu fw* 1.17 ms/step": the lane's name as the job rows give it ("*":
+ * predicted), its step. */
+static void lane_row(ui_lab *lab, const nn_race_lane *l, ui_rect in, int y)
+{
+    char step[32];
+    nn_race_step_text(l->present ? l->step_us : 0, step, sizeof step);
+    ui_putf(y, in.x, in.w, ui_attr(lab, l->measured ? UI_OK : UI_DIM), " %s%s%s %s",
+            l->way == NN_WAY_FRAMEWORK ? (l->gpu ? "gpu" : "cpu") : l->label,
+            l->way == NN_WAY_FRAMEWORK ? " fw" : "", l->measured ? "" : "*", l->present ? step : "not priced");
+}
+
+/* "As a framework runs it:" / " GPU 1.44x slower" */
+static int verdict_rows(ui_lab *lab, const nn_race_ways *w, int cpu, int gpu, const char *who, ui_rect in, int y)
+{
+    char v[96];
+    int kind = nn_race_verdict_short(w, cpu, gpu, v, sizeof v);
+    int called = kind == NN_VERDICT_GPU_FASTER || kind == NN_VERDICT_GPU_SLOWER;
+    ui_putf(y++, in.x, in.w, A_BOLD, "%s:", who);
+    /* the batch is the title's: " GPU 70.88x faster" fits a 24-column panel */
+    ui_putf(y++, in.x, in.w, called ? (A_BOLD | ui_attr(lab, UI_OK)) : ui_attr(lab, UI_ERROR), " %s", v);
+    return y;
+}
+
+static void ways_draw(ui_lab *lab, const nn_race_ways *w, ui_rect in, int y)
+{
+    y = verdict_rows(lab, w, NN_LANE_FW_CPU, NN_LANE_FW_GPU, "As a framework runs it", in, y);
+    lane_row(lab, &w->lane[NN_LANE_FW_CPU], in, y++);
+    lane_row(lab, &w->lane[NN_LANE_FW_GPU], in, y++);
+    y = verdict_rows(lab, w, NN_LANE_NNLAB_CPU, NN_LANE_NNLAB_GPU, "nnlab's own code", in, y);
+    lane_row(lab, &w->lane[NN_LANE_NNLAB_CPU], in, y++);
+    lane_row(lab, &w->lane[NN_LANE_NNLAB_GPU], in, y);   /* "*": predicted (the jobs' note) */
+}
+
+/* Six rows: the framework pair whole, nnlab's verdict alone (its figures
+ * are on the job rows). */
+static void ways_draw_compact(ui_lab *lab, const nn_race_ways *w, ui_rect in, int y)
+{
+    y = verdict_rows(lab, w, NN_LANE_FW_CPU, NN_LANE_FW_GPU, "As a framework runs it", in, y);
+    lane_row(lab, &w->lane[NN_LANE_FW_CPU], in, y++);
+    lane_row(lab, &w->lane[NN_LANE_FW_GPU], in, y++);
+    verdict_rows(lab, w, NN_LANE_NNLAB_CPU, NN_LANE_NNLAB_GPU, "nnlab's own code", in, y);
 }
 
 /* A row per job: its label, whole time, time per step and rate. */
@@ -230,15 +315,21 @@ static const char *short_name(const ui_run *r, int k)
     return nn_race_way_word(j, nn_race_way(j, &r->cfg, &r->j[k].snap));
 }
 
-int ui_race_summary_rows_compact(const ui_lab *lab, const nn_race_framework *fw)
+int ui_race_summary_rows_compact(const ui_lab *lab, const nn_race_ways *w)
 {
     const ui_run *r = &lab->run;
-    return 1 + r->n_jobs * (r->n_jobs - 1) / 2 + 2 * (fw != NULL);
+    return w ? WAYS_ROWS_COMPACT : 1 + r->n_jobs * (r->n_jobs - 1) / 2;
 }
 
-void ui_race_summary_draw_compact(ui_lab *lab, const nn_race_framework *fw, ui_rect in, int y)
+void ui_race_summary_draw_compact(ui_lab *lab, const nn_race_ways *w, ui_rect in, int y)
 {
     const ui_run *r = &lab->run;
+    nn_race_ways now;
+    if (w) {                         /* the verdicts matter most: the ways alone */
+        ui_race_ways_now(r, w, &now);
+        ways_draw_compact(lab, &now, in, y);
+        return;
+    }
     ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
     for (int a = 0; a < r->n_jobs; a++)
         for (int b = a + 1; b < r->n_jobs; b++) {
@@ -251,31 +342,29 @@ void ui_race_summary_draw_compact(ui_lab *lab, const nn_race_framework *fw, ui_r
                 ui_putf(y++, in.x, in.w, ui_attr(lab, UI_ERROR), "%s, %s: no ratio", short_name(r, a),
                         short_name(r, b));
         }
-    if (fw) {
-        char line[NN_TEXT_LEN * 2];
-        nn_race_framework_short(fw, line, sizeof line);
-        ui_put_wrapped(y, in.x, in.w, in.y + in.h - y, ui_attr(lab, UI_DIM), line);
-    }
 }
 
-void ui_race_summary_draw(ui_lab *lab, const nn_race_framework *fw, ui_rect in, int y)
+void ui_race_summary_draw(ui_lab *lab, const nn_race_ways *w, ui_rect in, int y)
 {
     const ui_run *r = &lab->run;
+    nn_race_ways now;
     int wide = in.w >= 34, d = 2;
+    if (w) {                         /* the write-ups' question first */
+        ui_race_ways_now(r, w, &now);
+        ways_draw(lab, &now, in, y);
+        y += WAYS_ROWS;
+    }
+    if (!show_times(r))
+        return;
     for (int a = 0; a < r->n_jobs; a++)     /* the decimals that tell every pair apart */
         for (int b = a + 1; b < r->n_jobs; b++) {
             int db = nn_race_decimals(&r->j[a].snap, &r->j[b].snap);
             d = db > d ? db : d;
         }
     if (wide)
-        ui_putf(y++, in.x, in.w, A_BOLD, "Summary, %s", r->sequential ? "one after the other" : "raced");
+        ui_putf(y++, in.x, in.w, A_BOLD, "Measured, %s", r->sequential ? "one after the other" : "raced");
     else
-        ui_putf(y++, in.x, in.w, A_BOLD, "Summary (%s)", r->sequential ? "in turn" : "raced");
+        ui_putf(y++, in.x, in.w, A_BOLD, "Measured (%s)", r->sequential ? "in turn" : "raced");
     y = draw_times(lab, in, y, wide, d);
-    y = draw_pairs(lab, in, y, wide, d);
-    if (fw) {
-        char line[NN_TEXT_LEN * 2];
-        nn_race_framework_short(fw, line, sizeof line);
-        ui_put_wrapped(y, in.x, in.w, 3, ui_attr(lab, UI_DIM), line);
-    }
+    draw_pairs(lab, in, y, wide, d);
 }

@@ -66,8 +66,8 @@ static void steps_draw_side(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
 {
     ui_rect in = ui_rect_inner(box);
     ui_run *r = &lab->run;
-    const nn_race_framework *fw = ds->has_framework ? &ds->framework : NULL;
-    int rows = ui_race_summary_rows(lab, fw), ended = r->n_jobs >= 2 && !ui_run_active(r);
+    const nn_race_ways *fw = ds->has_ways ? &ds->ways : NULL;
+    int rows = ui_race_summary_rows(lab, fw), ended = (r->n_jobs >= 2 || fw) && !ui_run_active(r);
     /* once a race has ended its summary comes first: where the panel has no
      * room for both (three jobs at 80x24), the validation rows give way (the
      * chart and the job rows still show each job's end), and where it has no

@@ -36,6 +36,9 @@ static int run_enter(ui_lab *lab)
             return -1;
         lab->log_scale = 0;
         ui_explain_jobs_init(lab, ds);
+        ds->has_ways = ui_race_ways_init(lab, &ds->ways);   /* the framework way races beside it */
+        if (ds->has_ways)
+            ui_predicted_lanes_from(&lab->run, &ds->ways);
         return 0;
     }
     int n = ui_settings_devices(&lab->chosen.set, names);
@@ -53,8 +56,7 @@ static int run_enter(ui_lab *lab)
     }
     lab->log_scale = 0;
     ui_explain_jobs_init(lab, ds);
-    ds->has_framework = ui_race_framework_init(lab, &ds->framework);   /* a race with a GPU: the
-                                                                          framework way predicted on top */
+    ds->has_ways = ui_race_ways_init(lab, &ds->ways);   /* a race with a GPU: the framework pair beside */
     return 0;
 }
 
@@ -118,6 +120,8 @@ static void run_poll(ui_lab *lab, double now)
      * or launch count changed, not on every snapshot */
     if ((bits & (UI_RUN_PROGRESS | UI_RUN_STATE)) && ui_explain_jobs_update(lab, ui_dashboard_of(lab)))
         lab->dirty |= UI_D_EXPLAIN;
+    if (ui_predicted_moving(lab))    /* predicted lanes go on at the model's pace */
+        lab->pending |= UI_D_JOBS;
 }
 
 /* ---- job rows ----------------------------------------------------------------------- */
@@ -173,7 +177,7 @@ static void draw_jobs(ui_lab *lab)
 {
     ui_rect box = lab->layout.jobs, in = ui_rect_inner(box);
     ui_box(lab, box, lab->run.n_jobs >= 2     ? "Jobs, side by side"
-                     : lab->run.has_predicted ? "Job, and a GPU predicted"
+                     : lab->run.has_predicted ? "Job, and the ways predicted"
                                               : "Job");
     for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
         mvhline(in.y + 2 * k, in.x, ' ', in.w);

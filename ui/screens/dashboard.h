@@ -12,21 +12,22 @@
 
 #include "ui.h"
 #include "nnlab/race.h"
+#include "nnlab/race_ways.h"
 #include "panels/explain_panel.h"
 #include "panels/jacobian_panel.h"
 
 typedef struct ui_dashboard_state {
     nn_explainer explain[UI_RUN_MAX_JOBS];
     ui_explain_job explain_job[UI_RUN_MAX_JOBS];   /* the Explain panel's priced parts, per job */
-    int default_read, has_default;   /* the default GPU profile, read at the first run */
+    int has_default;                 /* the settings' GPU profile, read at each run */
     nn_gpu_profile default_prof;
     ui_text explain_text, explain_all;   /* the panel's rows: a job's, and every job's */
     ui_jacobian_kept jacobian;       /* a Jacobian run's predicted sweep and rows */
     double past_x[UI_OVERLAY_MAX][UI_OVERLAY_POINTS];   /* the earlier runs' curves (`o`) */
     double past_y[UI_OVERLAY_MAX][UI_OVERLAY_POINTS];
     int smooth;                      /* `s`: the training loss drawn smoothed (ui_ema) */
-    int has_framework;               /* a race with a GPU: the framework way predicted on top */
-    nn_race_framework framework;     /*   (ui/panels/race_view.c, ui_race_framework_init) */
+    int has_ways;                    /* a race against a GPU: its four lanes, predicted */
+    nn_race_ways ways;               /*   (ui/panels/race_view.c, ui_race_ways_init) */
 } ui_dashboard_state;
 
 static inline ui_dashboard_state *ui_dashboard_of(const ui_lab *lab)

@@ -431,12 +431,14 @@ int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max)
     if (!devices_ready(lab))
         return -1;
     int nd = ui_settings_devices(&lab->chosen.set, chosen);
-    for (int i = 0; i < nd; i++)
-        if (ui_predicted_stands_in(lab, chosen[i]))
-            return 0;                /* a race against a predicted GPU: its prediction is
-                                        the lesson, and it starts at once, uncalibrated */
+    /* a race against a predicted GPU calibrates the device that runs for
+     * real (the baseline when the GPU was asked for alone): the framework
+     * way racing beside it is predicted from that calibration */
     for (int i = 0; i < nd && n < max; i++)
-        names[n++] = chosen[i];
+        if (!ui_predicted_stands_in(lab, chosen[i]))
+            names[n++] = chosen[i];
+    if (n == 0 && nd > 0 && ui_device_baseline(lab) && max > 0)
+        names[n++] = ui_device_baseline(lab)->name;
     return n;
 }
 

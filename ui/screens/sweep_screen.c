@@ -4,14 +4,15 @@
  * the point picked (ui/panels/explain_panel.c), and the sweep's progress. The
  * runner and its rules are the analysis layer's (nnlab/sweep.h), the words
  * ui/text/sweep.c's; partial results stay when it is cancelled. Without a GPU
- * here, the GPU is swept as predicted for the default GPU profile
- * (nn_profile_default_name): three curves and columns, the three ways of
+ * here, the GPU is swept as predicted for the settings' GPU profile
+ * (ui_predicted_profile): three curves and columns, the three ways of
  * running its step, marked predicted. */
 #include "ui.h"
 #include "sweep_screen.h"
 #include "text/format.h"
 #include "nnlab/progress.h"
 #include "setup_fields.h"
+#include "panels/race_predicted.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,7 +46,7 @@ static void add_skipped(ui_lab *lab, const char *dev, const char *why)
 }
 
 
-/* The GPU is not here: predicted for the default profile, three ways; -1
+/* The GPU is not here: predicted for the settings' profile, three ways; -1
  * when there is no profile (then it is skipped, with the reason). */
 static int add_predicted_gpu(ui_lab *lab, nn_sweep *sw)
 {
@@ -57,7 +58,7 @@ static int add_predicted_gpu(ui_lab *lab, nn_sweep *sw)
     return nn_sweep_add_predicted(sw, &ss->profile);
 }
 
-/* A GPU that is here is compared with the default profile, point by point. */
+/* A GPU that is here is compared with the settings' profile, point by point. */
 static void set_gpu_profile(const ui_sweep_state *ss, nn_sweep *sw)
 {
     if (sw->has_profile || nn_sweep_gpu_index(sw, -1) < 0)
@@ -121,8 +122,8 @@ static int sweep_enter(ui_lab *lab)
     int nb = nn_sweep_powers_of_two(lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
     nn_sweep_init(sw, &cfg, batches, nb, lab->chosen.set.sweep_steps, 3);
     ss->skipped[0] = '\0';
-    ss->has_profile = nn_profile_find(nn_profile_default_name(), &ss->profile, ss->profile_err,
-                                      sizeof ss->profile_err) == 0;
+    /* the settings' GPU profile, as the race and Explain use */
+    ss->has_profile = ui_predicted_profile(lab, &ss->profile, ss->profile_err, sizeof ss->profile_err) == 0;
     const nn_device_status *devs[NN_MAX_DEVICES];
     int n = ui_sweep_order(lab, devs, NN_MAX_DEVICES);
     for (int i = 0; i < n; i++)

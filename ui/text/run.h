@@ -51,6 +51,8 @@ typedef struct ui_run {
     ui_run_job j[UI_RUN_MAX_JOBS];
     int has_predicted;               /* a GPU not here races j[0] as predicted */
     nn_predicted_gpu predicted;      /*   (ui/panels/race_predicted.c) */
+    int n_fw_lanes;                  /* the framework way raced beside it, predicted: */
+    nn_predicted_gpu fw_lane[2];     /*   on the CPU and on the GPU (nnlab/race_ways.h) */
 } ui_run;
 
 /* The CPU threads of each of n jobs racing on `cores` cores, so that each

@@ -1,0 +1,63 @@
+#!/bin/sh
+# tests/tui_ways.sh - the lab's race of ways at 80x24 without a GPU, through
+# tmux: with the recorded 2-core CPU calibration installed as this machine's
+# (tests/cal_install: a busy machine cannot flip a verdict), each preset at
+# its write-up's batch races nnlab's CPU step against the GPU and the
+# framework way predicted, and its summary answers the write-up's question
+# first, as a framework runs it: lenet-cifar10, lenet5-cifar10 and
+# mnist-mlp-128 the GPU slower, mnist-mlp-1000, conv1d-regression and
+# tabnet-regression faster; then nnlab's own pair (the T4, and the GeForce
+# 940M on the MLP its write-up ran on). Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
+. "$top_srcdir/tests/tui-lib.sh"
+tui_begin ways 420
+"$top_builddir/tests/cal_install" calibration-cpu-dev2.txt || { echo "1..0 # SKIP the fixture does not install"; exit 0; }
+
+# race PRESET PROFILE: a fresh lab at 80x24, PRESET at its own batch, 40
+# steps, the GPU predicted (PROFILE 940: the GeForce 940M; else T4), Enter;
+# 1 when the lab does not get there
+opened=0
+race() {
+    T kill-server >/dev/null 2>&1
+    opened=$((opened + 1))
+    sock=$sock_base-$opened
+    T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 "'$NNLAB'; exec sleep 300" || return 1
+    wait_for "Presets \([0-9]+\)" 10 || return 1
+    i=0
+    while ! grep -q "> $1 " "$tmp/screen" && [ $i -lt 10 ]; do keys Up; i=$((i + 1)); wait_for "> $1 " 1; done
+    i=0
+    while ! grep -q "> $1 " "$tmp/screen" && [ $i -lt 10 ]; do keys Down; i=$((i + 1)); wait_for "> $1 " 1; done
+    wait_for "gpu +(unavailable|available)" 10
+    keys Tab
+    wait_for ">Device" 3 || return 1
+    i=0
+    while ! wait_for ">Device +gpu \(predicted\)" 1 && [ $i -lt 6 ]; do keys Right; i=$((i + 1)); done
+    field "Steps" && keys 4 0 Enter
+    wait_for ">Steps +40" 3 || return 1
+    if [ "$2" = 940 ]; then
+        field "GPU profile"
+        j=0
+        while ! wait_for ">GPU profile +GeForce 940M" 1 && [ $j -lt 10 ]; do keys Right; j=$((j + 1)); done
+        grep -q -E ">GPU profile +GeForce 940M" "$tmp/screen" || return 1
+    fi
+    keys Enter
+}
+
+# the CLI's test (tests/cli_ways.sh) runs all six presets with both profiles;
+# here one of each kind, the GeForce 940M on the MLP its write-up ran on
+for run in lenet-cifar10:slower:4:0 mnist-mlp-1000:faster:32:0 conv1d-regression:faster:1024:0 \
+    mnist-mlp-128:slower:32:940; do
+    IFS=: read -r preset dir batch prof <<EOT
+$run
+EOT
+    name="$preset ($([ "$prof" = 940 ] && echo "GeForce 940M" || echo T4))"
+    race "$preset" "$prof" || { not_ok "$name: the race starts"; continue; }
+    ok "$name: the race starts"
+    expect "$name: nnlab's CPU step races the predicted lanes" "cpu fw\* .*(step|done)" 10
+    expect "$name: at its end, as a framework runs it: the GPU $dir" "│ GPU [0-9.]+x $dir +│" 60
+    expect "$name: the framework verdict comes first" "│As a framework runs it: " 2
+    expect "$name: nnlab's own pair after it" "│nnlab's own code: " 2
+    expect "$name: at the write-up's batch" "batch $batch" 2
+done
+echo "1..$n"
+[ "$failed" -eq 0 ]
