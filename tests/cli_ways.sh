@@ -54,6 +54,27 @@ no_grep_ok "JSON: no GPU lane says measured" "$tmp/out" '"device": "gpu", "way":
 grep_ok "JSON: the nnlab verdict" "$tmp/out" '"nnlab": {"cpu": "cpu nnlab", "gpu": "gpu graph", "verdict": "gpu faster"'
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" && ok "JSON: parses" || not_ok "JSON: parses"
 
+# --svg: the loss curve, and the four lanes with both verdicts in the validation's place
+check "--race-predicted --svg" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted --steps 3 --no-validation -q \
+    --svg "$tmp/race.svg"
+if python3 - "$tmp/race.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+texts = {t.get("class"): [] for t in root.iter("{http://www.w3.org/2000/svg}text")}
+for t in root.iter("{http://www.w3.org/2000/svg}text"):
+    texts[t.get("class")].append(t.text or "")
+lanes = texts.get("lane", [])
+assert len(lanes) == 4, lanes
+assert any(l.startswith("cpu framework*") for l in lanes) and any(l.startswith("gpu graph*") for l in lanes)
+assert any(l.startswith("cpu nnlab ") for l in lanes), lanes          # measured: no star
+assert texts["verdict"][0].startswith("framework way: GPU "), texts["verdict"]
+assert texts["verdict"][1].startswith("nnlab's own code: "), texts["verdict"]
+assert "predicted for T4" in texts["lane-source"] and "measured" in texts["lane-source"]
+assert len([r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "lane-bar"]) == 4
+PY
+then ok "the SVG: the four lanes labelled, both verdicts"; else not_ok "the SVG: the four lanes labelled, both verdicts"; fi
+
 echo "1..$n"; exit 1
 fi
 ok "the recorded calibration installed"
@@ -89,6 +110,27 @@ grep_ok "JSON: cpu nnlab measured" "$tmp/out" '"label": "cpu nnlab", "device": "
 no_grep_ok "JSON: no GPU lane says measured" "$tmp/out" '"device": "gpu", "way": "[a-z]*", "source": "measured"'
 grep_ok "JSON: the nnlab verdict" "$tmp/out" '"nnlab": {"cpu": "cpu nnlab", "gpu": "gpu graph", "verdict": "gpu faster"'
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" && ok "JSON: parses" || not_ok "JSON: parses"
+
+# --svg: the loss curve, and the four lanes with both verdicts in the validation's place
+check "--race-predicted --svg" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted --steps 3 --no-validation -q \
+    --svg "$tmp/race.svg"
+if python3 - "$tmp/race.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+texts = {t.get("class"): [] for t in root.iter("{http://www.w3.org/2000/svg}text")}
+for t in root.iter("{http://www.w3.org/2000/svg}text"):
+    texts[t.get("class")].append(t.text or "")
+lanes = texts.get("lane", [])
+assert len(lanes) == 4, lanes
+assert any(l.startswith("cpu framework*") for l in lanes) and any(l.startswith("gpu graph*") for l in lanes)
+assert any(l.startswith("cpu nnlab ") for l in lanes), lanes          # measured: no star
+assert texts["verdict"][0].startswith("framework way: GPU "), texts["verdict"]
+assert texts["verdict"][1].startswith("nnlab's own code: "), texts["verdict"]
+assert "predicted for T4" in texts["lane-source"] and "measured" in texts["lane-source"]
+assert len([r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "lane-bar"]) == 4
+PY
+then ok "the SVG: the four lanes labelled, both verdicts"; else not_ok "the SVG: the four lanes labelled, both verdicts"; fi
 
 # too close to call: a contradictory calibration never names a direction
 sed -i 's/^spread = gemm:[0-9.]*/spread = gemm:0.45/' "$XDG_CACHE_HOME/nnlab/calibration-cpu.txt"

@@ -265,7 +265,7 @@ static nn_export_run two_jobs(nn_snapshot *a, nn_snapshot *b)
 {
     *a = snap(NN_JOB_DONE, "cpu", 10.0, 35, 35);
     *b = snap(NN_JOB_DONE, "cpu-ref", 25.0, 35, 35);
-    nn_export_run run = { "mnist-mlp-128", 2, 0, { { a, pts, 4, eps, 1, 1 }, { b, pts, 2, NULL, 0, 1 } } };
+    nn_export_run run = { "mnist-mlp-128", 2, 0, { { a, pts, 4, eps, 1, 1 }, { b, pts, 2, NULL, 0, 1 } }, NULL, 0 };
     return run;
 }
 
@@ -298,14 +298,17 @@ static void test_run_csv(void **state)
     fclose(m);
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), rows++) {
         int n = csv_fields(line, f, 16);
-        assert_int_equal(n, 10);     /* every row has every column */
+        assert_int_equal(n, 12);     /* every row has every column */
         if (rows == 0) {
             assert_string_equal(f[0], "device");
             assert_string_equal(f[8], "val_accuracy");
             assert_string_equal(f[9], "way");
+            assert_string_equal(f[10], "source");
+            assert_string_equal(f[11], "us_per_step");
             continue;
         }
         assert_string_equal(f[9], "nnlab");         /* no job here applied GPU switches */
+        assert_string_equal(f[10], "measured");     /* a job's rows: measured, whatever races beside */
         if (!strcmp(f[1], "epoch") && !strcmp(f[0], "cpu") && !strcmp(f[2], "1")) {
             epochs++;
             assert_true(fabs(strtod(f[6], NULL) - 2.0) < 1e-9);    /* the epoch's mean */

@@ -147,8 +147,8 @@ if grep -q "smoothed" "$tmp/screen"; then not_ok "no word of smoothing once raw"
 keys x
 expect "x exports the run, saying where" "exported .*/data/nnlab/exports/mnist-mlp-128-run-[0-9-]+\.\{csv,json,svg\}" 5
 run_csv=$(ls "$XDG_DATA_HOME"/nnlab/exports/mnist-mlp-128-run-*.csv 2>/dev/null | head -n 1)
-if [ -n "$run_csv" ] && head -n 1 "$run_csv" | grep -q '^device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy,way$' &&
-   grep -q '^cpu,loss,1,.*,nnlab$' "$run_csv"; then ok "the run's CSV has its loss points, each with its way"; else not_ok "the run's CSV has its loss points, each with its way"; fi
+if [ -n "$run_csv" ] && head -n 1 "$run_csv" | grep -q '^device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy,way,source,us_per_step$' &&
+   grep -q '^cpu,loss,1,.*,nnlab,measured,$' "$run_csv"; then ok "the run's CSV has its loss points, each with its way"; else not_ok "the run's CSV has its loss points, each with its way"; fi
 json_ok "the run's JSON parses" "${run_csv%.csv}.json"
 if grep -q '"device": "cpu", "way": "nnlab"' "${run_csv%.csv}.json" && grep -q '"ratios": \[\]' "${run_csv%.csv}.json"; then
     ok "the run's JSON says the job's way (and a single job has no pairs)"

@@ -70,9 +70,14 @@ wait_for "│As a framework runs it" 5
 keys x
 expect "x exports the race" "exported .*/nnlab/exports/mnist-mlp-128-run-" 10
 csv=$(ls "$XDG_DATA_HOME"/nnlab/exports/mnist-mlp-128-run-*.csv 2>/dev/null | head -n 1)
-for way in "cpu,.*,nnlab" "gpu,.*,eager" "gpu,.*,graph"; do
+for way in "cpu,.*,nnlab,measured," "gpu,.*,eager,measured," "gpu,.*,graph,measured,"; do
     if [ -n "$csv" ] && grep -q "^$way\$" "$csv"; then ok "the CSV's rows: $way"; else not_ok "the CSV's rows: $way"; fi
 done
+if [ -n "$csv" ] && [ "$(grep -c '^[cg]pu,lane,' "$csv")" -eq 4 ]; then ok "the CSV's four lanes of the race of ways"
+else not_ok "the CSV's four lanes of the race of ways"; fi
+if [ -n "$csv" ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ways"]) == 4 and d["verdicts"]["framework"]["verdict"]' "${csv%.csv}.json"; then
+    ok "the JSON's lanes and verdicts"
+else not_ok "the JSON's lanes and verdicts"; fi
 if [ -n "$csv" ] && [ "$(grep -c '"faster": "[a-z]* [a-z]*", "than": "[a-z]* [a-z]*", "times": [0-9]' "${csv%.csv}.json")" -eq 3 ]; then
     ok "the JSON's ratios: the three pairs, each job named by device and way"
 else not_ok "the JSON's ratios: the three pairs, each job named by device and way"; fi

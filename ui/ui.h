@@ -15,6 +15,7 @@
 #include "text/explain_text.h"
 #include "text/layout.h"
 #include "nnlab/preset.h"
+#include "nnlab/race_ways.h"
 #include "text/overlay.h"
 #include "text/run.h"
 #include "text/scroll.h"
@@ -286,7 +287,7 @@ void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
 /* ui/panels/export_key.c: `x` on the run and the sweep screens writes the run or
  * the sweep as CSV and JSON (nnlab/export.h) and says where on the status row */
-void ui_export_run(ui_lab *lab);
+void ui_export_run(ui_lab *lab, const nn_race_ways *ways);
 
 /* ---- ui/panels/long_job.c: the question before a job predicted over 10 minutes ---- */
 /* 1 when the run the settings describe is predicted (nn_job_predict_s, the

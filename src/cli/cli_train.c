@@ -349,8 +349,10 @@ static void print_race_end(const nn_predicted_gpu *race, const nn_snapshot *s, c
     cli_ways_print(ways, preset, s->total_steps);
 }
 
-/* --svg FILE: the job's loss and accuracy curves (nnlab/export_svg.h). */
-static int write_svg(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, const char *path)
+/* --svg FILE: the job's loss and accuracy curves, a race of ways' lanes in
+ * the accuracy's place (nnlab/export_svg.h). */
+static int write_svg(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, const nn_race_ways *ways,
+                     const char *path)
 {
     nn_loss_point *pts = malloc((size_t)(s->n_loss_points + 1) * sizeof *pts);
     nn_epoch_result *eps = malloc((size_t)(s->n_epoch_results + 1) * sizeof *eps);
@@ -359,7 +361,8 @@ static int write_svg(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s
     if (pts && eps) {
         long n_pts = nn_job_loss_points(job, 0, pts, s->n_loss_points);
         int n_eps = nn_job_epoch_results(job, 0, eps, s->n_epoch_results);
-        nn_export_run run = { cfg->preset.name, 1, 0, { { s, pts, n_pts, eps, n_eps, s->threads } } };
+        nn_export_run run = { cfg->preset.name, 1, 0, { { s, pts, n_pts, eps, n_eps, s->threads } }, ways,
+                              s->total_steps };
         rc = nn_export_svg_file(path, &run, cfg->lr > 0 ? cfg->lr : cfg->preset.lr, NULL, 0, NULL, err,
                                 sizeof err);
         if (rc != 0)
@@ -493,7 +496,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
         cli_torch_text(&torch, bench_uses_median(&s) ? s.us_per_step_median : s.us_per_step,
                        bench_uses_median(&s) ? "median" : "mean", s.timed_steps,
                        s.threads_now > 0 ? s.threads_now : s.threads);
-    if (o.svg && write_svg(job, &cfg, &s, o.svg) != 0) {
+    if (o.svg && write_svg(job, &cfg, &s, race_ok && s.state == NN_JOB_DONE ? &ways : NULL, o.svg) != 0) {
         nn_job_free(job);
         return EXIT_FAILURE;
     }

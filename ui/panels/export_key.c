@@ -10,12 +10,19 @@
 
 #include "nnlab/export.h"
 #include "nnlab/export_svg.h"
+#include "race_view.h"
 
-/* The run screen's run as the writers take it: each job's last copy. */
-static void run_export(const ui_lab *lab, nn_export_run *out)
+/* The run screen's run as the writers take it: each job's last copy, and
+ * a race of ways' lanes (now: nnlab's measured where its jobs ended). */
+static void run_export(const ui_lab *lab, const nn_race_ways *ways, nn_race_ways *now, nn_export_run *out)
 {
     const ui_run *r = &lab->run;
-    *out = (nn_export_run){ r->cfg.preset.name, r->n_jobs, r->sequential, { { 0 } } };
+    *out = (nn_export_run){ r->cfg.preset.name, r->n_jobs, r->sequential, { { 0 } }, NULL, 0 };
+    if (ways) {
+        ui_race_ways_now(r, ways, now);
+        out->ways = now;
+        out->ways_steps = r->j[0].snap.total_steps;
+    }
     for (int k = 0; k < r->n_jobs && k < NN_EXPORT_MAX_JOBS; k++) {
         const ui_run_job *j = &r->j[k];
         if (!j->started)
@@ -62,10 +69,11 @@ static void export_files(ui_lab *lab, const nn_export_run *run, const nn_sweep *
     ui_set_message(lab, 0, "exported %s.{csv,json,svg}%s", csv, running ? " (so far)" : "");
 }
 
-void ui_export_run(ui_lab *lab)
+void ui_export_run(ui_lab *lab, const nn_race_ways *ways)
 {
     nn_export_run run;
-    run_export(lab, &run);
+    nn_race_ways now;
+    run_export(lab, ways, &now, &run);
     export_files(lab, &run, NULL, ui_run_active(&lab->run));
 }
 

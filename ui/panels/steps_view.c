@@ -171,8 +171,7 @@ static void steps_draw_explain(ui_lab *lab, ui_dashboard_state *ds, ui_rect box,
 
 static void steps_export(ui_lab *lab, ui_dashboard_state *ds)
 {
-    (void)ds;
-    ui_export_run(lab);
+    ui_export_run(lab, ds->has_ways ? &ds->ways : NULL);
 }
 
 static const char *steps_keys(int running)

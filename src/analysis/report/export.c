@@ -64,8 +64,8 @@ static void csv_job(FILE *f, const nn_export_job *j)
     nn_epoch_row *rows = history_rows(j->pts, j->n_pts, j->eps, j->n_eps, &n);
     for (long i = 0; i < j->n_pts; i++) {
         const nn_loss_point *p = &j->pts[i];
-        fprintf(f, "%s,loss,%d,%ld,%.6g,,%.6g,,,%s\n", j->snap->device, p->epoch, p->step, p->time_s, p->loss,
-                way);
+        fprintf(f, "%s,loss,%d,%ld,%.6g,,%.6g,,,%s,measured,\n", j->snap->device, p->epoch, p->step, p->time_s,
+                p->loss, way);
     }
     for (int i = 0; i < n; i++) {
         const nn_epoch_row *r = &rows[i];
@@ -73,17 +73,46 @@ static void csv_job(FILE *f, const nn_export_job *j)
         csv_number(f, r->has_train_loss, r->train_loss);
         csv_number(f, r->has_val, r->val_loss);
         csv_number(f, r->has_accuracy, r->val_accuracy);
-        fprintf(f, ",%s\n", way);
+        fprintf(f, ",%s,measured,\n", way);
     }
     free(rows);
 }
 
+/* A text field, quoted (RFC 4180) when it holds a comma, a quote or a line break. */
+static void csv_field(FILE *f, const char *v)
+{
+    if (!strpbrk(v, ",\"\r\n")) {
+        fputs(v, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *v; v++) {
+        if (*v == '"')
+            fputc('"', f);
+        fputc(*v, f);
+    }
+    fputc('"', f);
+}
+
+/* A lane of a race of ways: "gpu,lane,,25000,0.539,,,,,graph,predicted for T4,21.6" */
+static void csv_lane(FILE *f, const nn_race_lane *l, long steps)
+{
+    if (!l->present)
+        return;
+    fprintf(f, "%s,lane,,%ld,%.6g,,,,,%s,", l->gpu ? "gpu" : "cpu", steps, (double)steps * l->step_us * 1e-6,
+            l->gpu || l->way == NN_WAY_FRAMEWORK ? nn_gpu_way_key((nn_gpu_way)l->way) : "nnlab");
+    csv_field(f, l->source);
+    fprintf(f, ",%.6g\n", l->step_us);
+}
+
 int nn_export_run_csv(FILE *f, const nn_export_run *run)
 {
-    fprintf(f, "device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy,way\n");
+    fprintf(f, "device,kind,epoch,step,time_s,seconds,train_loss,val_loss,val_accuracy,way,source,us_per_step\n");
     for (int k = 0; k < run->n_jobs; k++)
         if (run->job[k].snap)
             csv_job(f, &run->job[k]);
+    for (int k = 0; run->ways && k < NN_LANES; k++)
+        csv_lane(f, &run->ways->lane[k], run->ways_steps);
     return ferror(f) ? -1 : 0;
 }
 
@@ -183,7 +212,13 @@ int nn_export_run_json(FILE *f, const nn_export_run *run)
         fprintf(f, "null");
     fprintf(f, ",\n  \"ratios\": ");
     json_ratios(f, run);
-    fprintf(f, "\n}\n");
+    if (run->ways) {                 /* the race of ways: every lane, both verdicts */
+        fprintf(f, ",\n");
+        nn_race_ways_json(f, run->ways, run->ways_steps, 2, 1);
+        fprintf(f, "}\n");
+    } else {
+        fprintf(f, "\n}\n");
+    }
     return ferror(f) ? -1 : 0;
 }
 

@@ -285,6 +285,8 @@ static void run_title(const nn_export_run *run, double lr, char *buf, size_t len
             at += snprintf(buf + at, len - (size_t)at, "%s%s", first ? "" : " vs ", label);
             first = 0;
         }
+    if (run->ways && at > 0 && (size_t)at < len)
+        at += snprintf(buf + at, len - (size_t)at, ", a race of ways");
     const nn_snapshot *s = run->job[0].snap ? run->job[0].snap : run->job[1].snap;
     if (s && at > 0 && (size_t)at < len)
         at += snprintf(buf + at, len - (size_t)at, ", batch %d", s->batch);
@@ -320,6 +322,67 @@ static void run_ranges(const run_series *s, int n, svg_plot *loss, svg_plot *acc
     range_finish(&acc->ymin, &acc->ymax, 0);
 }
 
+/* ---- a race of ways: each lane's time for the job's steps ---------------------------------------- */
+
+#define RACE_PX 22
+#define RACE_SOURCE_PX 18
+
+/* The two verdicts, the framework pair's first, at the panel's top. */
+static void race_verdicts(FILE *f, const svg_plot *p, const nn_race_ways *w)
+{
+    char v[96], line[160];
+    nn_race_verdict_short(w, NN_LANE_FW_CPU, NN_LANE_FW_GPU, v, sizeof v);
+    snprintf(line, sizeof line, "framework way: %s", v);
+    svg_text(f, p->x0, p->y0 + 24, RACE_PX, "start", " font-weight=\"bold\" class=\"verdict\"", line);
+    nn_race_verdict_short(w, NN_LANE_NNLAB_CPU, NN_LANE_NNLAB_GPU, v, sizeof v);
+    snprintf(line, sizeof line, "nnlab's own code: %s", v);
+    svg_text(f, p->x0, p->y0 + 52, RACE_PX, "start", " class=\"verdict\"", line);
+}
+
+/* Lane k's row: its name, step and time, its source, and a bar as long as
+ * its time on the panel's log axis (dashed: predicted). */
+static void race_lane(FILE *f, const svg_plot *p, const nn_race_lane *l, long steps, int k, double top)
+{
+    char line[96], step[32];
+    double y = top + k * 90.0, t = (double)steps * l->step_us * 1e-6;
+    nn_race_step_text(l->step_us, step, sizeof step);
+    snprintf(line, sizeof line, "%s%s  %s, %.3g s", l->label, l->measured ? "" : "*", step, t);
+    svg_text(f, p->x0, y + 24, RACE_PX, "start", " class=\"lane\"", line);
+    svg_text(f, p->x0, y + 48, RACE_SOURCE_PX, "start", " class=\"lane-source\"", l->source);
+    fprintf(f, "<rect class=\"lane-bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"18\" fill=\"%s\"%s/>\n",
+            p->x0, y + 58, fmax(px_x(p, t) - p->x0, 2.0), colours[k % N_COLOURS],
+            l->measured ? "" : " fill-opacity=\"0.45\" stroke=\"#000000\" stroke-dasharray=\"6 4\"");
+}
+
+/* The right panel of a race of ways: the verdicts, then every lane priced
+ * or measured, its time for the job's steps on a log axis of seconds. */
+static void race_draw(FILE *f, const nn_race_ways *w, long steps)
+{
+    svg_plot p = { 790, 90, 450, 420, INFINITY, -INFINITY, 0, 1, 1, 0, 0 };
+    double t[SVG_MAX_TICKS];
+    char lab[32], xlabel[64];
+    for (int k = 0; k < NN_LANES; k++)
+        if (w->lane[k].present && steps > 0)
+            range_add((double)steps * w->lane[k].step_us * 1e-6, &p.xmin, &p.xmax);
+    if (!(p.xmax > 0))
+        return;
+    p.xmin = pow(10, floor(log10(p.xmin / 2)));   /* whole decades: every bar starts inside */
+    p.xmax = pow(10, ceil(log10(p.xmax * 1.2)));
+    race_verdicts(f, &p, w);
+    for (int k = 0, row = 0; k < NN_LANES; k++)
+        if (w->lane[k].present)
+            race_lane(f, &p, &w->lane[k], steps, row++, p.y0 + 60);
+    int n = log_ticks(p.xmin, p.xmax, 10, t, SVG_MAX_TICKS);
+    for (int i = 0; i < n; i++) {
+        tick_label(t[i], lab, sizeof lab);
+        svg_text(f, px_x(&p, t[i]), p.y0 + p.h + 34, TICK_PX, "middle", " class=\"tick-label\"", lab);
+    }
+    fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" "
+               "stroke-width=\"2\"/>\n", p.x0, p.y0 + p.h, p.x0 + p.w, p.y0 + p.h);
+    snprintf(xlabel, sizeof xlabel, "seconds for %ld steps (log)", steps);
+    svg_text(f, p.x0 + p.w / 2, p.y0 + p.h + 72, LABEL_PX, "middle", " class=\"axis-label\"", xlabel);
+}
+
 static void run_draw(FILE *f, const nn_export_run *run, const nn_svg_past *past, int n_past, run_series *s,
                      int accuracy)
 {
@@ -330,7 +393,10 @@ static void run_draw(FILE *f, const nn_export_run *run, const nn_svg_past *past,
     if (accuracy)
         acc.ymin = 0, acc.ymax = acc.ymax > 100 ? acc.ymax : 100;
     svg_axes(f, &loss, "training step", "training loss (mean per sample)");
-    svg_axes(f, &acc, "epoch", accuracy ? "validation accuracy (%)" : "validation loss (mean per sample)");
+    if (run->ways)                   /* a race of ways: its lanes in the validation's place */
+        race_draw(f, run->ways, run->ways_steps);
+    else
+        svg_axes(f, &acc, "epoch", accuracy ? "validation accuracy (%)" : "validation loss (mean per sample)");
     for (int k = 0; k < n_past; k++)
         st[n++] = (svg_style){ PAST_COLOUR, 1, 1, past[k].label };
     char labels[NN_EXPORT_MAX_JOBS][48];
@@ -340,7 +406,8 @@ static void run_draw(FILE *f, const nn_export_run *run, const nn_svg_past *past,
     }
     for (int k = 0; k < n; k++) {
         svg_curve(f, &loss, s[k].lx, s[k].ly, s[k].nl, &st[k]);
-        svg_curve(f, &acc, s[k].ax, s[k].ay, s[k].na, &st[k]);
+        if (!run->ways)
+            svg_curve(f, &acc, s[k].ax, s[k].ay, s[k].na, &st[k]);
     }
     for (int k = n_past; k < n; k++)         /* the current run first, then the past */
         svg_legend(f, legend++, 3, 630, &st[k]);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "nnlab/engine.h"
+#include "nnlab/race_ways.h"
 #include "nnlab/sweep.h"
 
 /* One job of a run: its last snapshot and what it published. */
@@ -25,12 +26,16 @@ typedef struct nn_export_job {
 /* The jobs a run exports at most: a CPU and a GPU's two ways (nnlab/race.h). */
 #define NN_EXPORT_MAX_JOBS 3
 
-/* A run: one job, or several side by side (raced, or one after the other). */
+/* A run: one job, or several side by side (raced, or one after the other),
+ * and a race of ways' lanes beside them (nnlab/race_ways.h). */
 typedef struct nn_export_run {
     const char *preset;
     int n_jobs;                  /* 1 to NN_EXPORT_MAX_JOBS */
     int sequential;              /* several jobs: 1 one after the other, 0 raced */
     nn_export_job job[NN_EXPORT_MAX_JOBS];
+    const nn_race_ways *ways;    /* a race against a GPU: its four lanes (measured ones
+                                    filled in), NULL when none */
+    long ways_steps;             /*   the steps each lane is timed for */
 } nn_export_run;
 
 /* ---- JSON pieces -------------------------------------------------------------------------- */
@@ -50,11 +55,15 @@ void nn_json_history(FILE *f, const nn_loss_point *pts, long n_pts, const nn_epo
 
 /* CSV, one row per loss point (kind "loss") and per epoch (kind "epoch":
  * the history row): device,kind,epoch,step,time_s,seconds,train_loss,
- * val_loss,val_accuracy (empty where absent). 0, or -1 when a write failed. */
+ * val_loss,val_accuracy,way,source,us_per_step (empty where absent); a race
+ * of ways adds a row a lane (kind "lane": step the steps, time_s their
+ * time at the lane's step, its way, source and step). 0, or -1 when a
+ * write failed. */
 int nn_export_run_csv(FILE *f, const nn_export_run *run);
 /* JSON: the preset, whether the jobs raced, each job's figures (state,
- * headline, times, samples/s, threads), history and loss points, and a
- * race's ratio from the same times (nn_race_ratio). 0, or -1. */
+ * headline, times, samples/s, threads), history and loss points, a race's
+ * ratio from the same times (nn_race_ratio), and a race of ways' "ways" and
+ * "verdicts" (nn_race_ways_json). 0, or -1. */
 int nn_export_run_json(FILE *f, const nn_export_run *run);
 
 /* ---- a sweep ------------------------------------------------------------------------------- */
