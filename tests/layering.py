@@ -53,7 +53,7 @@ def layer_of(rel):
 def search_path(rel):
     layer = layer_of(rel)
     if layer == "ui":
-        return FRONT_END_PATH + ["ui"]         # "ui.h", "text/format.h" from any ui/ folder
+        return FRONT_END_PATH + ["ui"]         # "draw.h", "text/format.h" from any ui/ folder
     if layer == "cli":
         return CLI_PATH
     if layer in ("backend", "common"):
@@ -152,6 +152,46 @@ def device_names_compared():
     return bad
 
 
+def without_comments(text):
+    """C text with its comments and string literals blanked."""
+    text = re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)
+    text = re.sub(r'//[^\n]*', ' ', text)
+    return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+
+
+FUNCTION_DEFINED = re.compile(r'^(?!static\b)[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;{}]*\)\s*\{', re.M)
+
+
+def bundling_ui_headers(graph):
+    """The ui/ headers that more than half of ui/'s .c files include and that
+    name the functions of more than one .c file: a header every file takes in
+    must be one file's own (ui/draw.h: ui/draw.c's; ui/lab_state.h: the
+    lab's state and ui/lab.c's), not every screen's and panel's entry points
+    in one place, which hides who uses whom (each screen and panel
+    declares its own in its own header)."""
+    ui_c = [f for f in graph if f.startswith("ui/") and f.endswith(".c")]
+    defined_in = {}
+    for rel in ui_c:
+        with open(os.path.join(TOP, rel), encoding="utf-8", errors="replace") as f:
+            for name in FUNCTION_DEFINED.findall(without_comments(f.read())):
+                defined_in[name] = rel
+    includers = {}
+    for rel in ui_c:
+        for target in set(graph[rel]):
+            includers.setdefault(target, set()).add(rel)
+    bad = []
+    for header, who in sorted(includers.items()):
+        if not header.startswith("ui/") or 2 * len(who) <= len(ui_c):
+            continue
+        with open(os.path.join(TOP, header), encoding="utf-8", errors="replace") as f:
+            named = set(re.findall(r'\b(\w+)\s*\(', without_comments(f.read())))
+        owners = sorted({defined_in[n] for n in named if n in defined_in})
+        if len(owners) > 1:
+            bad.append("%s: included by %d of %d ui/ .c files, names functions of %s"
+                       % (header, len(who), len(ui_c), ", ".join(owners)))
+    return bad
+
+
 def violations(graph, who, allowed, except_files=()):
     """Edges from files of layers `who` to files whose layer is not in allowed."""
     bad = []
@@ -180,6 +220,8 @@ def main():
                   [e for e in violations(graph, {"ui"}, {"public", "common"})
                    if e.startswith("ui/text/") and not e.split(" includes ")[1].startswith("ui/text/")]
                   + curses_in("ui/text/")))
+    cases.append(("no ui/ header that most of ui/ includes names more than one file's functions",
+                  bundling_ui_headers(graph)))
     cases.append(("src/cli/ includes only src/cli/, the public API, src/common and ui/lab.h",
                   violations(graph, {"cli"}, {"cli", "public", "common"}, {"ui/lab.h"})))
     cases.append(("public headers include only public headers and src/common",

@@ -17,7 +17,12 @@
 #include "nnlab/device.h"
 #include "nnlab/jacobian.h"
 #include "screens/setup_fields.h"
-#include "ui.h"
+#include <curses.h>
+#include "lab_state.h"
+#include "panels/help.h"
+#include "panels/dialog.h"
+#include "screens/dashboard.h"
+#include "screens/sweep_screen.h"
 #include "screens/setup_screen.h"
 #include "panels/run_view.h"
 

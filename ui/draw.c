@@ -1,7 +1,8 @@
 /* ui/draw.c - drawing helpers every screen shares: colour roles with a
  * monochrome fallback, boxes, clipped and wrapped text, the title and status
  * rows. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "text/format.h"
 #include "text/scroll.h"
 #include "util.h"

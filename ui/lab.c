@@ -1,6 +1,6 @@
 /* ui/lab.c - the lab's main loop: curses set-up and tear-down, signals,
  * screen switching, key dispatch and the frame budget. Key handlers and
- * polls return an action (ui.h); act() alone moves between screens.
+ * polls return an action (lab_state.h); act() alone moves between screens.
  *
  * The screens are a table (ui_screens, ui/screens/screens.c: enter, leave, draw,
  * key, poll per screen); the loop calls the current screen's entry and
@@ -12,7 +12,13 @@
  * once on a key or a change of state. Signal handlers only set flags; the
  * loop acts on them. */
 #include "lab.h"
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
+#include "panels/long_job.h"
+#include "panels/calib_dialog.h"
+#include "panels/help.h"
+#include "panels/dialog.h"
+#include "screens/setup_screen.h"
 #include "text/format.h"
 #include "panels/race_predicted.h"
 

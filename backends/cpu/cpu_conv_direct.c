@@ -173,12 +173,8 @@ void nn_direct_conv_widen(const nn_conv_geom *g, const dconv_dims *d, const floa
 int nn_direct_conv_usable(const nn_conv_geom *g)
 {
     /* NNLAB_NO_DIRECT_CONV=1 keeps im2col + sgemm: the parity tests run both
-     * paths, and it lets anyone compare them. Atomic: threads may race to
-     * compute it, and all compute the same value. */
-    static _Atomic int enabled = -1;
-    if (enabled < 0)
-        enabled = nn_cpu_own_kernels("NNLAB_NO_DIRECT_CONV");
-    if (!enabled)
+     * paths, and it lets anyone compare them. */
+    if (!nn_cpu_switch_on(NN_CPU_SW_DIRECT_CONV))
         return 0;
     if (g->stride_h != 1 || g->stride_w != 1 || (g->k_h == 1 && g->k_w == 1) ||
         g->c_out > DIRECT_MAX_C_OUT)
@@ -287,9 +283,7 @@ void nn_direct_conv_forward(const nn_conv_geom *g, const dconv_dims *d, const fl
 
 int nn_direct_conv_dx_scatter(const nn_conv_geom *g, const dconv_dims *d)
 {
-    static _Atomic int enabled = -1;
-    if (enabled < 0)
-        enabled = nn_cpu_own_kernels("NNLAB_NO_DX_SCATTER") && !nn_cpu_avx512_kernels();
+    int enabled = nn_cpu_switch_on(NN_CPU_SW_DX_SCATTER);
     /* the scatter form computes lw_pad positions a row and adds each row's
      * sums back (about 2 FMAs' worth per position against c_out); the
      * gather form computes every position of the padded plane */

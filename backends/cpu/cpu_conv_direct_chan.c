@@ -159,9 +159,7 @@ void nn_direct_chan_weight_grad(const nn_conv_geom *g, const dconv_dims *d, cons
 
 int nn_direct_conv_chan(const nn_conv_geom *g, const dconv_dims *d)
 {
-    static _Atomic int enabled = -1;
-    if (enabled < 0)
-        enabled = nn_cpu_own_kernels("NNLAB_NO_CONV_CHAN") && !nn_cpu_avx512_kernels();
+    int enabled = nn_cpu_switch_on(NN_CPU_SW_CONV_CHAN);
     /* whole blocks of 16 channels, and a wide layout that wastes over a
      * tenth of the position form's work */
     return enabled && g->c_out % CB == 0 &&

@@ -116,11 +116,26 @@ double nn_cpu_others_busy(int cores, const double busy[], const double total[], 
  * still end, run by the threads that take part. */
 void nn_cpu_hold_workers(nn_backend *b, int hold);
 
-/* cpu_features.c: whether our own AVX2 kernels may run: the CPU has AVX2 and
- * FMA and the environment variable `off` (which keeps the portable path, so
- * that the parity tests run both and anyone can compare them) is unset or
- * "0". Callers keep the answer. */
-int nn_cpu_own_kernels(const char *off);
+/* The CPU backend's switches: which of our own kernels may run. Each is on
+ * when the CPU has AVX2 and FMA and its environment variable (which keeps
+ * the portable path, so that the parity tests run both and anyone can
+ * compare them) is unset or "0"; a few need more (cpu_features.c's table).
+ * Read once, all together, the first time any is asked, in one place
+ * (cpu_features.c): the kernels look them up, they keep no copy. */
+enum nn_cpu_switch {
+    NN_CPU_SW_AVX512,                /* NNLAB_NO_AVX512: the AVX-512 twins (and AVX512F, saved by the OS) */
+    NN_CPU_SW_DIRECT_CONV,           /* NNLAB_NO_DIRECT_CONV: the direct convolution, not im2col */
+    NN_CPU_SW_DX_SCATTER,            /* NNLAB_NO_DX_SCATTER: its input gradient's scatter form (not with AVX-512) */
+    NN_CPU_SW_CONV_CHAN,             /* NNLAB_NO_CONV_CHAN: its channel form (not with AVX-512) */
+    NN_CPU_SW_NARROW_DX,             /* NNLAB_NO_NARROW_DX: linear_backward's dx for narrow inputs */
+    NN_CPU_SW_SMALL_DW,              /* NNLAB_NO_SMALL_DW: the weight gradient of small batches */
+    NN_CPU_SW_POOL_SIMD,             /* NNLAB_NO_POOL_SIMD: the max-pool gradient on masks */
+    NN_CPU_SW_OWN_ADAM,              /* NNLAB_NO_OWN_ADAM: our Adam */
+    NN_CPU_SW_COUNT
+};
+
+/* cpu_features.c: whether switch s is on (above). */
+int nn_cpu_switch_on(enum nn_cpu_switch s);
 
 /* cpu_features.c: whether the AVX-512 variants of those kernels
  * (cpu_avx512.h) run in their place: the own kernels may run, the CPU has

@@ -34,12 +34,8 @@
 
 int nn_cpu_narrow_dx_usable(int in)
 {
-    /* NNLAB_NO_NARROW_DX=1 keeps sgemm: the parity tests run both paths.
-     * Atomic: threads may race to compute it, and all compute the same. */
-    static _Atomic int enabled = -1;
-    if (enabled < 0)
-        enabled = nn_cpu_own_kernels("NNLAB_NO_NARROW_DX");
-    return enabled && in >= 4 && in <= NARROW_MAX_IN && in % 4 == 0;
+    /* NNLAB_NO_NARROW_DX=1 keeps sgemm: the parity tests run both paths. */
+    return nn_cpu_switch_on(NN_CPU_SW_NARROW_DX) && in >= 4 && in <= NARROW_MAX_IN && in % 4 == 0;
 }
 
 /* R rows (1..4) of dx with V 8-wide vectors and T (0 or 1) 4-wide tail a

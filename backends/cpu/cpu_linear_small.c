@@ -31,11 +31,7 @@
 
 int nn_cpu_small_dw_usable(int n)
 {
-    /* Atomic: threads may race to compute it, and all compute the same. */
-    static _Atomic int enabled = -1;
-    if (enabled < 0)
-        enabled = nn_cpu_own_kernels("NNLAB_NO_SMALL_DW");
-    return enabled && n >= 1 && n <= SMALL_DW_MAX_N;
+    return nn_cpu_switch_on(NN_CPU_SW_SMALL_DW) && n >= 1 && n <= SMALL_DW_MAX_N;
 }
 
 #define KERNEL static inline __attribute__((always_inline, target("avx2,fma")))

@@ -96,14 +96,10 @@ static size_t last_nan(const float *win, size_t row, size_t k_h, size_t k_w)
 #include <immintrin.h>
 
 /* Whether backward_row_2x2_avx2 may run: AVX2 here and NNLAB_NO_POOL_SIMD
- * unset (the parity tests switch it off to check the scalar loop too).
- * Atomic: threads may race to compute it, and all compute the same. */
+ * unset (the parity tests switch it off to check the scalar loop too). */
 static int pool_simd(void)
 {
-    static _Atomic int enabled = -1;
-    if (enabled < 0)
-        enabled = nn_cpu_own_kernels("NNLAB_NO_POOL_SIMD");
-    return enabled;
+    return nn_cpu_switch_on(NN_CPU_SW_POOL_SIMD);
 }
 
 /* Windows [0, WO rounded down to 4) of one output row, 8 (then 4) at a time: the

@@ -145,11 +145,7 @@ __attribute__((target("avx2"))) static void adam_avx2(size_t lo, size_t hi, floa
 
 static int own_adam_usable(void)
 {
-    /* Atomic: threads may race to compute it, and all compute the same. */
-    static _Atomic int enabled = -1;
-    if (enabled < 0)
-        enabled = nn_cpu_own_kernels("NNLAB_NO_OWN_ADAM");
-    return enabled;
+    return nn_cpu_switch_on(NN_CPU_SW_OWN_ADAM);
 }
 
 static void adam_item(void *ctx, int item, int part)

@@ -322,8 +322,11 @@ static int check_key(const reader *r, const nn_preset *p, const char *section, c
     const nn_scalar_key *k = nn_find_scalar_key(section, key);
     if (!k)
         return unknown_static_key(r, section, key);
-    if (!nn_scalar_applies(k, p))
-        return nn_errorf(r->c.err, r->c.err_len, "%s: [%s] %s: only for %s", r->file, section, key, k->only);
+    if (!nn_scalar_applies(k, p)) {
+        char only[128];
+        return nn_errorf(r->c.err, r->c.err_len, "%s: [%s] %s: only for %s", r->file, section, key,
+                         nn_scalar_only(k, only, sizeof only));
+    }
     return 0;
 }
 

@@ -26,39 +26,39 @@ static int takes_val(const nn_preset *p)
 
 #define PF(f) offsetof(nn_preset, f)
 const nn_scalar_key nn_scalar_keys[] = {
-    { "data", "rows", NN_V_LONG, PF(rows), NN_CLOSED(1, NN_MAX_ROWS), is_random, "set = random" },
-    { "data", "val_rows", NN_V_LONG, PF(val_rows), NN_CLOSED(0, NN_MAX_ROWS), is_random, "set = random" },
-    { "data", "features", NN_V_INT, PF(features), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
-    { "data", "targets", NN_V_INT, PF(targets), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random" },
-    { "preset", "measured_cpu_s", NN_V_FLOAT, PF(measured_cpu_s), NN_AT_LEAST(0), NULL, NULL },
-    { "preset", "measured_cpu_max_s", NN_V_FLOAT, PF(measured_cpu_max_s), NN_AT_LEAST(0), NULL, NULL },
-    { "preset", "measured_gpu_s", NN_V_FLOAT, PF(measured_gpu_s), NN_AT_LEAST(0), NULL, NULL },
-    { "preset", "measured_gpu_max_s", NN_V_FLOAT, PF(measured_gpu_max_s), NN_AT_LEAST(0), NULL, NULL },
-    { "preset", "measured_batch", NN_V_INT, PF(measured_batch), NN_CLOSED(0, NN_MAX_DIM), NULL, NULL },
-    { "preset", "measured_epochs", NN_V_INT, PF(measured_epochs), NN_CLOSED(0, 100000), NULL, NULL },
-    { "train", "batch", NN_V_INT, PF(batch), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
-    { "train", "epochs", NN_V_INT, PF(epochs), NN_CLOSED(1, 100000), NULL, NULL },
-    { "train", "log_every", NN_V_LONG, PF(log_every), NN_AT_LEAST(1), NULL, NULL },
-    { "train", "deterministic", NN_V_BOOL, PF(deterministic), NN_CLOSED(0, 1), NULL, NULL },
-    { "optimizer", "lr", NN_V_FLOAT, PF(lr), NN_ABOVE(0), NULL, NULL },
-    { "optimizer", "momentum", NN_V_FLOAT, PF(momentum), NN_CLOSED(0, 1), is_sgd, "type = sgd" },
-    { "optimizer", "dampening", NN_V_FLOAT, PF(dampening), NN_CLOSED(0, 1), is_sgd, "type = sgd" },
-    { "optimizer", "nesterov", NN_V_BOOL, PF(nesterov), NN_CLOSED(0, 1), is_sgd, "type = sgd" },
-    { "optimizer", "beta1", NN_V_FLOAT, PF(beta1), NN_UNIT_HALF_OPEN, is_adam, "type = adam" },
-    { "optimizer", "beta2", NN_V_FLOAT, PF(beta2), NN_UNIT_HALF_OPEN, is_adam, "type = adam" },
-    { "optimizer", "eps", NN_V_FLOAT, PF(eps), NN_ABOVE(0), is_adam, "type = adam" },
-    { "optimizer", "weight_decay", NN_V_FLOAT, PF(weight_decay), NN_AT_LEAST(0), NULL, NULL },
-    { "gpu", "data_on_device", NN_V_BOOL, PF(data_on_device), NN_CLOSED(0, 1), NULL, NULL },
-    { "gpu", "pinned", NN_V_BOOL, PF(pinned), NN_CLOSED(0, 1), NULL, NULL },
-    { "gpu", "sync_every_step", NN_V_BOOL, PF(sync_every_step), NN_CLOSED(0, 1), NULL, NULL },
-    { "gpu", "graph", NN_V_BOOL, PF(graph), NN_CLOSED(0, 1), NULL, NULL },
-    { "gpu", "tf32", NN_V_BOOL, PF(tf32), NN_CLOSED(0, 1), NULL, NULL },
-    { "lab", "race", NN_V_BOOL, PF(race), NN_CLOSED(0, 1), NULL, NULL },
-    { "lab", "sweep_from", NN_V_INT, PF(sweep_from), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
-    { "lab", "sweep_to", NN_V_INT, PF(sweep_to), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL },
-    { "lab", "sweep_steps", NN_V_LONG, PF(sweep_steps), NN_CLOSED(1, 100000), NULL, NULL },
-    { "lab", "sweep_cpu_ref", NN_V_BOOL, PF(sweep_cpu_ref), NN_CLOSED(0, 1), NULL, NULL },
-    { "task", "val", NN_V_INT, PF(task_val), NN_CLOSED(1, NN_JAC_MAX_VAL), takes_val, "kind = jacobian" },
+    { "data", "rows", NN_V_LONG, PF(rows), NN_CLOSED(1, NN_MAX_ROWS), is_random, "set = random", NULL },
+    { "data", "val_rows", NN_V_LONG, PF(val_rows), NN_CLOSED(0, NN_MAX_ROWS), is_random, "set = random", NULL },
+    { "data", "features", NN_V_INT, PF(features), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random", NULL },
+    { "data", "targets", NN_V_INT, PF(targets), NN_CLOSED(1, NN_MAX_DIM), is_random, "set = random", NULL },
+    { "preset", "measured_cpu_s", NN_V_FLOAT, PF(measured_cpu_s), NN_AT_LEAST(0), NULL, NULL, NULL },
+    { "preset", "measured_cpu_max_s", NN_V_FLOAT, PF(measured_cpu_max_s), NN_AT_LEAST(0), NULL, NULL, NULL },
+    { "preset", "measured_gpu_s", NN_V_FLOAT, PF(measured_gpu_s), NN_AT_LEAST(0), NULL, NULL, NULL },
+    { "preset", "measured_gpu_max_s", NN_V_FLOAT, PF(measured_gpu_max_s), NN_AT_LEAST(0), NULL, NULL, NULL },
+    { "preset", "measured_batch", NN_V_INT, PF(measured_batch), NN_CLOSED(0, NN_MAX_DIM), NULL, NULL, NULL },
+    { "preset", "measured_epochs", NN_V_INT, PF(measured_epochs), NN_CLOSED(0, 100000), NULL, NULL, NULL },
+    { "train", "batch", NN_V_INT, PF(batch), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL, NULL },
+    { "train", "epochs", NN_V_INT, PF(epochs), NN_CLOSED(1, 100000), NULL, NULL, NULL },
+    { "train", "log_every", NN_V_LONG, PF(log_every), NN_AT_LEAST(1), NULL, NULL, NULL },
+    { "train", "deterministic", NN_V_BOOL, PF(deterministic), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "optimizer", "lr", NN_V_FLOAT, PF(lr), NN_ABOVE(0), NULL, NULL, NULL },
+    { "optimizer", "momentum", NN_V_FLOAT, PF(momentum), NN_CLOSED(0, 1), is_sgd, "type = sgd", NULL },
+    { "optimizer", "dampening", NN_V_FLOAT, PF(dampening), NN_CLOSED(0, 1), is_sgd, "type = sgd", NULL },
+    { "optimizer", "nesterov", NN_V_BOOL, PF(nesterov), NN_CLOSED(0, 1), is_sgd, "type = sgd", NULL },
+    { "optimizer", "beta1", NN_V_FLOAT, PF(beta1), NN_UNIT_HALF_OPEN, is_adam, "type = adam", NULL },
+    { "optimizer", "beta2", NN_V_FLOAT, PF(beta2), NN_UNIT_HALF_OPEN, is_adam, "type = adam", NULL },
+    { "optimizer", "eps", NN_V_FLOAT, PF(eps), NN_ABOVE(0), is_adam, "type = adam", NULL },
+    { "optimizer", "weight_decay", NN_V_FLOAT, PF(weight_decay), NN_AT_LEAST(0), NULL, NULL, NULL },
+    { "gpu", "data_on_device", NN_V_BOOL, PF(data_on_device), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "gpu", "pinned", NN_V_BOOL, PF(pinned), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "gpu", "sync_every_step", NN_V_BOOL, PF(sync_every_step), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "gpu", "graph", NN_V_BOOL, PF(graph), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "gpu", "tf32", NN_V_BOOL, PF(tf32), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "lab", "race", NN_V_BOOL, PF(race), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "lab", "sweep_from", NN_V_INT, PF(sweep_from), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL, NULL },
+    { "lab", "sweep_to", NN_V_INT, PF(sweep_to), NN_CLOSED(1, NN_MAX_DIM), NULL, NULL, NULL },
+    { "lab", "sweep_steps", NN_V_LONG, PF(sweep_steps), NN_CLOSED(1, 100000), NULL, NULL, NULL },
+    { "lab", "sweep_cpu_ref", NN_V_BOOL, PF(sweep_cpu_ref), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "task", "val", NN_V_INT, PF(task_val), NN_CLOSED(1, NN_JAC_MAX_VAL), takes_val, NULL, nn_task_val_kinds },
 };
 const size_t nn_n_scalar_keys = NN_COUNT(nn_scalar_keys);
 
@@ -76,6 +76,15 @@ static const char *const static_sections[] = { "preset", "data", "train", "optim
 int nn_scalar_applies(const nn_scalar_key *k, const nn_preset *p)
 {
     return !k->applies || k->applies(p);
+}
+
+const char *nn_scalar_only(const nn_scalar_key *k, char *buf, size_t len)
+{
+    if (k->only_of) {
+        k->only_of(buf, len);
+        return buf;
+    }
+    return k->only ? k->only : "";
 }
 
 const nn_scalar_key *nn_find_scalar_key(const char *section, const char *key)

@@ -21,6 +21,9 @@ typedef struct nn_scalar_key {
     nn_range r;
     int (*applies)(const nn_preset *);   /* NULL: always */
     const char *only;                    /* "set = random": the condition, for messages */
+    /* The condition written from a table instead ("kind = jacobian": the
+     * [task] kinds that take the key, preset_task.c); NULL: only. */
+    void (*only_of)(char *buf, size_t len);
 } nn_scalar_key;
 
 extern const nn_scalar_key nn_scalar_keys[];
@@ -28,6 +31,9 @@ extern const size_t nn_n_scalar_keys;
 
 /* 1 when key k is meant for p's data set and optimiser. */
 int nn_scalar_applies(const nn_scalar_key *k, const nn_preset *p);
+/* The condition under which k applies, for messages ("set = random"): k's
+ * own text, or written in buf (NN_ERR_LEN is room enough). */
+const char *nn_scalar_only(const nn_scalar_key *k, char *buf, size_t len);
 const nn_scalar_key *nn_find_scalar_key(const char *section, const char *key);
 
 /* Text keys (name, description, set, dir, loss, device, compare, type): read and

@@ -63,6 +63,18 @@ void nn_task_method_list(const nn_task_def *t, char *buf, size_t len)
     nn_join_names(names, n, buf, len);
 }
 
+void nn_task_val_kinds(char *buf, size_t len)
+{
+    const char *names[NN_TASK_MAX_KINDS];
+    int n = 0;
+    for (int i = 0; i < nn_task_count && n < NN_TASK_MAX_KINDS; i++)
+        if (nn_task_defs[i]->takes_val)
+            names[n++] = nn_task_defs[i]->name;
+    char list[NN_TASK_MAX_KINDS * 24];
+    nn_join_names(names, n, list, sizeof list);
+    snprintf(buf, len, "kind = %s", list);
+}
+
 const char *nn_task_with_methods(void)
 {
     for (int i = 0; i < nn_task_count; i++)

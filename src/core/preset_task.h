@@ -36,6 +36,9 @@ const nn_task_def *nn_task_def_of(enum nn_task_kind task);
 void nn_task_names(char *buf, size_t len);
 /* "rows, batched, per-sample or forward": a kind's methods, for messages. */
 void nn_task_method_list(const nn_task_def *t, char *buf, size_t len);
+/* "kind = jacobian": the kinds that read [task] val (takes_val), the
+ * condition messages give for that key. */
+void nn_task_val_kinds(char *buf, size_t len);
 /* The name of the first kind with methods ("jacobian"), for the message of
  * a method given to a kind that has none. */
 const char *nn_task_with_methods(void);

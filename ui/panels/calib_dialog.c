@@ -5,7 +5,9 @@
  * starts what was asked for. The training job starts only
  * once the measurement has ended: both would use the same cores. A failure
  * is shown in a box over the job, which runs anyway without a prediction. */
-#include "ui.h"
+#include "panels/calib_dialog.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "text/format.h"
 
 #include <stdio.h>

@@ -1,7 +1,9 @@
 /* ui/panels/chart_view.c - a boxed chart: the raster of ui/text/chart.c with its y tick
  * labels and axis line, the x tick labels below, the x axis title on the
  * bottom edge and a legend on the top edge. */
-#include "ui.h"
+#include "panels/chart_view.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "text/format.h"
 
 #include <stdio.h>

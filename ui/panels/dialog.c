@@ -4,7 +4,12 @@
  * go back while a job runs; the
  * calibration boxes are ui/panels/calib_dialog.c's. Every error
  * goes to the status row, never to the terminal. */
-#include "ui.h"
+#include "panels/dialog.h"
+#include "draw.h"
+#include "lab_state.h"
+#include "panels/long_job.h"
+#include "panels/calib_dialog.h"
+#include "screens/setup_screen.h"
 #include "text/format.h"
 #include "screens/setup_fields.h"
 

@@ -9,7 +9,8 @@
  * beside the charts when the terminal has room (ui/text/layout.c) and otherwise
  * replaces the chart while `e` has it shown. The text is ui/text/explain_text.c's;
  * this file only gathers and draws it. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "explain_panel.h"
 #include "screens/sweep_screen.h"
 #include "screens/dashboard.h"

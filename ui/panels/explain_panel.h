@@ -7,7 +7,7 @@
 #ifndef NNLAB_UI_EXPLAIN_PANEL_H
 #define NNLAB_UI_EXPLAIN_PANEL_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "nnlab/profile.h"
 
 /* The convolution algorithms the panel lists at most (LeNet has 6). */
@@ -38,6 +38,10 @@ typedef struct ui_explain_job {
     int n_conv;
     nn_conv_algorithm_info conv[UI_CONV_MAX];
 } ui_explain_job;
+
+/* `e`: shows the panel in the chart's place, or the chart again (narrow
+ * terminals; a wide one shows both). */
+void ui_explain_toggle(ui_lab *lab);
 
 struct ui_dashboard_state;
 struct ui_sweep_state;

@@ -3,7 +3,9 @@
  * JSON and an SVG of the chart by the library's writers (nnlab/export.h), the same the CLI's
  * --csv and --json use, to the export folder ($XDG_DATA_HOME/nnlab/exports),
  * and the two paths said on the status row. */
-#include "ui.h"
+#include "panels/export_key.h"
+#include "draw.h"
+#include "lab_state.h"
 
 #include <string.h>
 #include <time.h>

@@ -2,7 +2,9 @@
  * every screen's own (its ui_screen_def's help, in the table's order). It
  * scrolls when it is taller than the terminal (Up Down PgUp PgDn Home End
  * Space); any other key closes it. */
-#include "ui.h"
+#include "panels/help.h"
+#include "draw.h"
+#include "lab_state.h"
 
 static const char *const everywhere[] = {
     "  F1 ?        this help: Up Down PgUp PgDn Home End Space scroll it,",

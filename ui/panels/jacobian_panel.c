@@ -1,5 +1,6 @@
 /* ui/panels/jacobian_panel.c - see jacobian_panel.h. */
 #include "jacobian_panel.h"
+#include "draw.h"
 #include "text/format.h"
 #include "screens/setup_fields.h"
 #include "race_predicted.h"

@@ -7,7 +7,7 @@
 #ifndef NNLAB_UI_JACOBIAN_PANEL_H
 #define NNLAB_UI_JACOBIAN_PANEL_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "nnlab/jacobian.h"
 
 /* 1 when the dashboard's run trains nothing (nn_job_traits): a Jacobian job,

@@ -2,6 +2,7 @@
  * nnlab/jacobian.h and nnlab/engine.h (one home each); this file picks them
  * for the run screen and the export. */
 #include "jacobian_run.h"
+#include "draw.h"
 #include "jacobian_panel.h"
 #include "run_view.h"
 #include "text/format.h"

@@ -7,7 +7,7 @@
 #ifndef NNLAB_UI_JACOBIAN_RUN_H
 #define NNLAB_UI_JACOBIAN_RUN_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "screens/dashboard.h"
 
 /* The row under a Jacobian job's progress bar. */

@@ -3,7 +3,10 @@
  * a panel longer than the screen, and back to setup. Each screen handles its own keys first (p pauses a run, s
  * smooths its loss, the arrows pick a sweep point, c cancels and x exports
  * its own job) and hands the rest here, saying whether its job runs. */
-#include "ui.h"
+#include "panels/job_keys.h"
+#include "draw.h"
+#include "lab_state.h"
+#include "panels/explain_panel.h"
 
 /* The text panel PgUp PgDn Home End scroll: the Explain panel while it is
  * shown, else the screen's main panel (a Jacobian run's). */

@@ -3,7 +3,9 @@
  * to the setup. The prediction is the job kind's (nn_job_predict_s, the one
  * the CLI prints) from the calibrations the lab holds; a device without one
  * is not predicted, and its job starts as before. */
-#include "ui.h"
+#include "panels/long_job.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "screens/setup_fields.h"
 
 #include <stdio.h>

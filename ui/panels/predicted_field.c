@@ -2,7 +2,7 @@
  * device choice stands for a GPU that is not here (then raced as predicted,
  * ui/panels/race_predicted.c); see race_predicted.h. Below setup_fields.c, which
  * calls it: nothing here calls back. */
-#include "ui.h"
+#include "lab_state.h"
 #include "race_predicted.h"
 
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* ui/panels/race_predicted.c - a predicted GPU racing the real CPU job (the
  * settings' field and the device rule: predicted_field.c); see race_predicted.h. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "race_predicted.h"
 #include "screens/setup_fields.h"
 #include "text/format.h"

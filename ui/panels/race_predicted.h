@@ -6,7 +6,7 @@
 #ifndef NNLAB_UI_RACE_PREDICTED_H
 #define NNLAB_UI_RACE_PREDICTED_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "nnlab/profile.h"
 #include "nnlab/race_ways.h"
 

@@ -9,7 +9,8 @@
 
 #include <stddef.h>
 
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "nnlab/race.h"
 #include "nnlab/race_ways.h"
 

@@ -5,7 +5,9 @@
  * by seconds of training (the points' time_s), so that a race's curves
  * separate as the jobs did. Every figure comes from the engine's points and
  * the library's rules (nnlab/progress.h); the data is ui/text/run.c's copy. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
+#include "panels/chart_view.h"
 #include "run_view.h"
 #include "race_view.h"
 #include "nnlab/divergence.h"

@@ -6,7 +6,7 @@
 #ifndef NNLAB_UI_RUN_VIEW_H
 #define NNLAB_UI_RUN_VIEW_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "screens/dashboard.h"
 
 typedef struct ui_run_view {

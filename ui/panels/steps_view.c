@@ -4,6 +4,8 @@
  * beside them, the phases of a step under each job's bar, the training
  * title, keys and export. See run_view.h. */
 #include "run_view.h"
+#include "draw.h"
+#include "panels/export_key.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,9 @@
  * and the Explain panel (ui/panels/explain_panel.c) beside them or, on a narrow
  * terminal, in the chart's place while `e` shows it. Data comes from
  * ui/text/run.c copies; nothing here holds an engine lock. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
+#include "panels/job_keys.h"
 #include "dashboard.h"
 #include "text/format.h"
 #include "setup_fields.h"

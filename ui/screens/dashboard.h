@@ -10,7 +10,7 @@
 #ifndef NNLAB_UI_DASHBOARD_H
 #define NNLAB_UI_DASHBOARD_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "nnlab/race.h"
 #include "nnlab/race_ways.h"
 #include "panels/explain_panel.h"
@@ -29,6 +29,11 @@ typedef struct ui_dashboard_state {
     int has_ways;                    /* a race against a GPU: its four lanes, predicted */
     nn_race_ways ways;               /*   (ui/panels/race_view.c, ui_race_ways_init) */
 } ui_dashboard_state;
+
+/* The run screen (ui/screens/screens.c lists it). */
+extern const ui_screen_def ui_run_screen;
+ui_action ui_dashboard_key(ui_lab *lab, int ch);
+void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
 static inline ui_dashboard_state *ui_dashboard_of(const ui_lab *lab)
 {

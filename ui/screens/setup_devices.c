@@ -2,7 +2,8 @@
  * on a thread of its own, at start and on F5, its answer kept in the lab's
  * order (the baseline first), and the list drawn under the preset's details,
  * each device available with its backend's line, or why it is not. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "setup_screen.h"
 
 #include <stdio.h>

@@ -3,7 +3,8 @@
  * for a Jacobian preset val (in the batch's place) and the method instead
  * of the training fields. Their text, how arrows, space and typed numbers
  * change them, and the job configuration they make. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "setup_screen.h"
 #include "setup_fields.h"
 #include "panels/race_predicted.h"

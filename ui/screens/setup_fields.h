@@ -2,10 +2,23 @@
 #ifndef NNLAB_UI_SETUP_FIELDS_H
 #define NNLAB_UI_SETUP_FIELDS_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "setup_screen.h"
 
 #define UI_MAX_BATCH 1048576
+
+/* The setup screen's fields, in the order drawn. A Jacobian preset shows
+ * Method and not the training fields (epochs, steps, learning rate); a
+ * training preset the reverse (ui_field_shown). */
+enum ui_field {
+    UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
+    UI_F_DATA_DIR,                   /* real CIFAR-10 or MNIST files: ui/panels/dialog.c asks for the folder */
+    UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
+    UI_F_GPU_PROFILE,                /* a GPU not here: ui/panels/race_predicted.c */
+    UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
+    UI_F_SWEEP_PYTORCH,              /* the framework way measured with PyTorch (nnlab/torch_step.h) */
+    UI_N_FIELDS
+};
 
 void ui_settings_defaults(ui_settings *s);
 /* The settings a preset gives (its batch, epochs, lr, [train] device and

@@ -2,7 +2,8 @@
  * shipped ones, broken ones with their error), the selected preset's
  * description, data and network summary, the devices and why one is
  * unavailable (ui/screens/setup_devices.c), and the fields (ui/screens/setup_fields.c). */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
 #include "setup_screen.h"
 #include "panels/race_predicted.h"
 #include "text/format.h"

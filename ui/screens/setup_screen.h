@@ -5,9 +5,11 @@
 #ifndef NNLAB_UI_SETUP_SCREEN_H
 #define NNLAB_UI_SETUP_SCREEN_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "panels/race_predicted.h"
 #include "text/net_summary.h"
+
+#define UI_MAX_PRESETS 256            /* the presets the list holds at most */
 
 typedef struct ui_setup_state {
     /* presets */
@@ -30,6 +32,17 @@ typedef struct ui_setup_state {
     nn_profile_entry profiles[UI_PROFILES_MAX];   /* the GPU profile field's list, read again
                                                      at each step (setup_fields.c) */
 } ui_setup_state;
+
+/* The setup screen (ui/screens/screens.c lists it). */
+extern const ui_screen_def ui_setup_screen;
+/* Lists the presets again, selecting select_path (NULL: the one selected). */
+void ui_setup_reload(ui_lab *lab, const char *select_path);
+ui_action ui_setup_key(ui_lab *lab, int ch);
+/* Waits for a survey still running and frees the preset list (quitting). */
+void ui_setup_free(ui_lab *lab);
+/* The devices a run (sweep 0) or a sweep (1) of the settings would use;
+ * returns how many, or -1 after saying on the status row why it cannot. */
+int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max);
 
 /* ui/screens/setup_devices.c: the device survey and the list drawn; the
  * setup screen hands it its state (the survey under way) */

@@ -7,7 +7,11 @@
  * here, the GPU is swept as predicted for the settings' GPU profile
  * (ui_predicted_profile): three curves and columns, the three ways of
  * running its step, marked predicted. */
-#include "ui.h"
+#include "draw.h"
+#include "lab_state.h"
+#include "panels/chart_view.h"
+#include "panels/export_key.h"
+#include "panels/job_keys.h"
 #include "sweep_screen.h"
 #include "text/format.h"
 #include "nnlab/progress.h"

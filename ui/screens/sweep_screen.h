@@ -6,7 +6,7 @@
 #ifndef NNLAB_UI_SWEEP_SCREEN_H
 #define NNLAB_UI_SWEEP_SCREEN_H
 
-#include "ui.h"
+#include "lab_state.h"
 #include "panels/explain_panel.h"
 
 typedef struct ui_sweep_state {
@@ -23,6 +23,10 @@ typedef struct ui_sweep_state {
     ui_text explain_text;            /* the Explain panel's rows (ui/panels/explain_panel.c) */
     ui_explain_priced priced;        /*   and what it priced for the point explained */
 } ui_sweep_state;
+
+/* The sweep screen (ui/screens/screens.c lists it). */
+extern const ui_screen_def ui_sweep_screen;
+ui_action ui_sweep_screen_key(ui_lab *lab, int ch);
 
 static inline ui_sweep_state *ui_sweep_of(const ui_lab *lab)
 {

@@ -8,6 +8,7 @@
 #endif
 #include "nnlab/profile.h"
 #include "profile_fields.h"
+#include "profile_find.h"
 #include "nnlab/framework.h"
 
 #include <ctype.h>
@@ -25,10 +26,6 @@
 #include "util.h"
 #include "preset_file.h"
 #include "xdg.h"
-
-#ifndef NN_SYSTEM_PROFILES_DIR
-#define NN_SYSTEM_PROFILES_DIR "/usr/local/share/nnlab/profiles"
-#endif
 
 #define PF(f) offsetof(nn_gpu_profile, f)
 const nn_profile_field nn_profile_fields[] = {
@@ -197,7 +194,7 @@ static int read_texts(const dictionary *d, const char *path, nn_gpu_profile *p, 
 }
 
 /* "t4" from ".../t4.ini" */
-static void stem_of(const char *path, char *out, size_t len)
+void nn_profile_id_of_path(const char *path, char *out, size_t len)
 {
     const char *base = strrchr(path, '/');
     nn_strlcpy(out, base ? base + 1 : path, len);
@@ -289,213 +286,12 @@ int nn_profile_load(const char *path, nn_gpu_profile *out, char *err, size_t err
     dictionary *d = NULL;
     if (load_capped(path, &d, err, err_len) != 0)
         return -1;
-    stem_of(path, out->id, sizeof out->id);
+    nn_profile_id_of_path(path, out->id, sizeof out->id);
     nn_strlcpy(out->name, out->id, sizeof out->name);
     int rc = check_entries(d, path, err, err_len) || read_fields(d, path, out, err, err_len) ||
              read_texts(d, path, out, err, err_len);
     iniparser_freedict(d);
     return rc ? -1 : 0;
-}
-
-/* ---- where profiles live ------------------------------------------------------------------ */
-
-int nn_profile_user_dir(char *dir, size_t len)
-{
-    return nn_xdg_dir(NN_XDG_CONFIG, "profiles", dir, len);
-}
-
-const char *nn_profile_system_dir(void)
-{
-    const char *env = getenv("NNLAB_PROFILES_DIR");
-    return env && env[0] ? env : NN_SYSTEM_PROFILES_DIR;
-}
-
-const char *nn_profile_default_name(void)
-{
-    const char *env = getenv("NNLAB_GPU_PROFILE");
-    return env && env[0] ? env : NN_DEFAULT_GPU_PROFILE;
-}
-
-void nn_profile_stem(const char *name, char *stem, size_t len)
-{
-    size_t n = 0;
-    for (; name[n] && n + 1 < len; n++) {
-        unsigned char c = (unsigned char)name[n];
-        stem[n] = isalnum(c) || c == '.' || c == '_' || c == '-' ? (char)tolower(c) : '-';
-    }
-    if (len)
-        stem[n] = '\0';
-}
-
-int nn_profile_user_path(const char *name, char *path, size_t len)
-{
-    char dir[NN_PATH_LEN], stem[NN_NAME_LEN];
-    if (nn_profile_user_dir(dir, sizeof dir) != 0)
-        return -1;
-    nn_profile_stem(name, stem, sizeof stem);
-    int n = snprintf(path, len, "%s/%s.ini", dir, stem);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-static int is_path(const char *s)
-{
-    size_t n = strlen(s);
-    return strchr(s, '/') || (n >= 4 && !strcmp(s + n - 4, ".ini"));
-}
-
-int nn_profile_find(const char *name_or_path, nn_gpu_profile *out, char *err, size_t err_len)
-{
-    char user[NN_PATH_LEN], path[NN_PATH_LEN + NN_NAME_LEN + 8], lower[NN_NAME_LEN];
-    const char *dirs[2];
-    int n = 0;
-    if (!name_or_path || !name_or_path[0])
-        return nn_errorf(err, err_len, "no GPU profile named");
-    if (is_path(name_or_path))
-        return nn_profile_load(name_or_path, out, err, err_len);
-    if (strlen(name_or_path) >= sizeof lower)
-        return nn_errorf(err, err_len, "GPU profile '%.32s...': name too long", name_or_path);
-    nn_profile_stem(name_or_path, lower, sizeof lower);
-    if (nn_profile_user_dir(user, sizeof user) == 0)
-        dirs[n++] = user;
-    dirs[n++] = nn_profile_system_dir();
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s.ini", dirs[i], lower);
-        if (stat(path, &st) == 0) {
-            if (nn_profile_load(path, out, err, err_len) != 0)
-                return -1;
-            out->user = dirs[i] == user;
-            return 0;
-        }
-    }
-    return nn_errorf(err, err_len, "no GPU profile '%s' (looked for %s.ini in %s%s%s; `nnlab devices` lists them)",
-                     name_or_path, lower, n > 1 ? user : "", n > 1 ? " and " : "", nn_profile_system_dir());
-}
-
-/* ---- the list ------------------------------------------------------------------------------ */
-
-static int by_id(const void *a, const void *b)
-{
-    return strcmp(((const nn_profile_entry *)a)->p.id, ((const nn_profile_entry *)b)->p.id);
-}
-
-/* The .ini files of dir into out[n..max); returns the new count. */
-static int list_dir(const char *dir, int user, nn_profile_entry *out, int n, int max)
-{
-    DIR *d = opendir(dir);
-    int first = n;
-    if (!d)
-        return n;
-    for (struct dirent *de; n < max && (de = readdir(d)) != NULL;) {
-        size_t len = strlen(de->d_name);
-        if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".ini"))
-            continue;
-        nn_profile_entry *e = &out[n++];
-        memset(e, 0, sizeof *e);
-        snprintf(e->path, sizeof e->path, "%s/%s", dir, de->d_name);
-        if (nn_profile_load(e->path, &e->p, e->error, sizeof e->error) != 0)
-            stem_of(e->path, e->p.id, sizeof e->p.id);
-        e->p.user = user;
-    }
-    closedir(d);
-    qsort(out + first, (size_t)(n - first), sizeof *out, by_id);
-    return n;
-}
-
-int nn_profile_list(nn_profile_entry *out, int max)
-{
-    char user[NN_PATH_LEN];
-    int n = 0, users = 0;
-    if (nn_profile_user_dir(user, sizeof user) == 0)
-        n = users = list_dir(user, 1, out, 0, max);
-    n = list_dir(nn_profile_system_dir(), 0, out, n, max);
-    for (int i = users; i < n; i++)
-        for (int u = 0; u < users; u++)
-            if (!strcmp(out[i].p.id, out[u].p.id))
-                out[i].shadowed = 1;
-    return n;
-}
-
-/* ---- the profile of a GPU that is here ---------------------------------------------------- */
-
-/* Words of a GPU's name that say no more than "an NVIDIA GPU". */
-static int vendor_word(const char *w)
-{
-    static const char *const words[] = { "nvidia", "geforce", "tesla", "quadro" };
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (!strcmp(w, words[i]))
-            return 1;
-    return 0;
-}
-
-#define MODEL_WORDS 3
-
-/* The first three words of a device's name after the vendor's, lower case,
- * split at spaces, '-', '(' and ',': "NVIDIA H100 80GB HBM3" -> "h100",
- * "80gb", "hbm3"; "NVIDIA GeForce RTX 4090 (GPU 0 of 1)" -> "rtx", "4090". */
-static int model_words(const char *device, char words[MODEL_WORDS][NN_NAME_LEN])
-{
-    int n = 0;
-    for (const char *s = device; *s && n < MODEL_WORDS;) {
-        size_t len = strcspn(s, " -(,\t");
-        if (len > 0 && len < NN_NAME_LEN) {
-            char w[NN_NAME_LEN];
-            for (size_t i = 0; i < len; i++)
-                w[i] = (char)tolower((unsigned char)s[i]);
-            w[len] = '\0';
-            if (!vendor_word(w))
-                memcpy(words[n++], w, len + 1);
-        }
-        if (*s == '(')
-            break;                   /* "(GPU 0 of 1)": the backend's words, not the name */
-        s += len + (s[len] != '\0');
-    }
-    return n;
-}
-
-/* A word after a model's that makes it another card: "RTX 3060 Ti". */
-static int variant_word(char words[MODEL_WORDS][NN_NAME_LEN], int n, int i)
-{
-    return i < n && (!strcmp(words[i], "ti") || !strcmp(words[i], "super"));
-}
-
-/* 1 when the profile is for the GPU of these model words: its file stem or
- * its name's is the first word ("h200") or the first two together
- * ("rtx" "4090" -> "rtx4090"), and no variant's word follows. */
-static int profile_matches(const nn_gpu_profile *p, char words[MODEL_WORDS][NN_NAME_LEN], int n)
-{
-    char name_stem[NN_NAME_LEN], joined[MODEL_WORDS * NN_NAME_LEN + 1];
-    size_t k = 0;
-    nn_profile_stem(p->name, name_stem, sizeof name_stem);
-    for (size_t i = 0; name_stem[i] && k + 1 < sizeof name_stem; i++)
-        if (name_stem[i] != '-')
-            name_stem[k++] = name_stem[i];      /* "RTX 4090" -> "rtx4090" */
-    name_stem[k] = '\0';
-    snprintf(joined, sizeof joined, "%s%s", words[0], n > 1 ? words[1] : "");
-    for (int i = 0; i < 2; i++) {
-        const char *want = i ? joined : words[0];
-        if ((!strcmp(p->id, want) || !strcmp(name_stem, want)) && !variant_word(words, n, i + 1))
-            return 1;
-    }
-    return 0;
-}
-
-int nn_profile_for_device(const char *device, nn_gpu_profile *out)
-{
-    enum { MAX_PROFILES = 64 };
-    char words[MODEL_WORDS][NN_NAME_LEN];
-    int n = device ? model_words(device, words) : 0, found = -1;
-    nn_profile_entry *list = n > 0 ? calloc(MAX_PROFILES, sizeof *list) : NULL;
-    if (!list)
-        return -1;                   /* no model words, or no memory: no match claimed */
-    int count = nn_profile_list(list, MAX_PROFILES);
-    for (int i = 0; i < count && found < 0; i++)
-        if (!list[i].error[0] && !list[i].shadowed && profile_matches(&list[i].p, words, n)) {
-            *out = list[i].p;
-            found = 0;
-        }
-    free(list);
-    return found;
 }
 
 /* ---- what a profile stands for ------------------------------------------------------------ */

@@ -1,28 +1,29 @@
-/* ui/ui.h - the lab's state and the functions each screen file provides.
- * Only the UI thread touches any of this, and only it calls curses: jobs
- * run on the engine's threads and are read through snapshots (ui/text/run.h,
- * ui/text/sweep.h). */
-#ifndef NNLAB_UI_H
-#define NNLAB_UI_H
+/* ui/lab_state.h - what the lab's screens and panels share: the lab
+ * (ui_lab: the terminal, the screen shown, the dialogs, the preset chosen
+ * and its settings, the devices, the jobs), what a key handler returns to
+ * the main loop, the panels a frame redraws, and a screen as the main loop
+ * sees it. Each screen's own state is in its own header (ui/screens/);
+ * each screen's and panel's functions are in theirs; drawing is
+ * ui/draw.h. Only the UI thread touches any of this: jobs run on the
+ * engine's threads and are read through snapshots (ui/text/run.h,
+ * ui/text/sweep.h). No curses here. */
+#ifndef NNLAB_UI_LAB_STATE_H
+#define NNLAB_UI_LAB_STATE_H
 
-#include <curses.h>
+#include <stddef.h>
 
-#include "text/calib.h"
-#include "text/chart.h"
-#include "nnlab/cost.h"
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
+#include "nnlab/preset.h"
+#include "text/calib.h"
+#include "text/chart.h"
 #include "text/explain_text.h"
 #include "text/layout.h"
-#include "nnlab/preset.h"
-#include "nnlab/race_ways.h"
 #include "text/overlay.h"
 #include "text/run.h"
 #include "text/scroll.h"
 #include "text/sweep.h"
 #include "text/sysinfo.h"
-
-#define UI_MAX_PRESETS 256
 
 /* What a key handler or a poll asks of the lab's main loop (htop's
  * HANDLED | REDRAW | BREAK_LOOP): a screen marks what to redraw in
@@ -49,27 +50,6 @@ enum {
     UI_D_CHART = 1 << 5, UI_D_SIDE = 1 << 6, UI_D_JOBS = 1 << 7, UI_D_SYS = 1 << 8,
     UI_D_OVERLAY = 1 << 9, UI_D_EXPLAIN = 1 << 10,
     UI_D_ALL = (1 << 11) - 1
-};
-
-/* Colour roles; each has a monochrome attribute too (ui/draw.c). */
-enum ui_role {
-    UI_NORMAL, UI_TITLE, UI_DIM, UI_ERROR, UI_OK, UI_KEY, UI_SELECTED, UI_FRAME,
-    UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3,
-    UI_PHASE0, UI_PHASE1, UI_PHASE2, UI_PHASE3, UI_PHASE4, UI_PHASE5,
-    UI_ROLE_COUNT
-};
-
-/* The setup screen's fields, in the order drawn. A Jacobian preset shows
- * Method and not the training fields (epochs, steps, learning rate); a
- * training preset the reverse (ui_field_shown). */
-enum ui_field {
-    UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
-    UI_F_DATA_DIR,                   /* real CIFAR-10 or MNIST files: ui/panels/dialog.c asks for the folder */
-    UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
-    UI_F_GPU_PROFILE,                /* a GPU not here: ui/panels/race_predicted.c */
-    UI_F_SWEEP_FROM, UI_F_SWEEP_TO, UI_F_SWEEP_STEPS, UI_F_SWEEP_DEVICES,
-    UI_F_SWEEP_PYTORCH,              /* the framework way measured with PyTorch (nnlab/torch_step.h) */
-    UI_N_FIELDS
 };
 
 typedef struct ui_settings {
@@ -217,126 +197,11 @@ typedef struct ui_screen_def {
     int (*active)(const ui_lab *lab);             /* its job runs (or waits to) */
 } ui_screen_def;
 
-/* The screens, each defined in its own file; ui/screens/screens.c lists them by
- * enum ui_screen. */
-extern const ui_screen_def ui_setup_screen, ui_run_screen, ui_sweep_screen;
+/* The screens, each defined in its own file (its header in ui/screens/ names it);
+ * ui/screens/screens.c lists them by enum ui_screen. */
 extern const ui_screen_def *const ui_screens[UI_N_SCREENS];
 
-/* ---- ui/draw.c: shared drawing --------------------------------------------- */
-void ui_colors_init(ui_lab *lab);
-attr_t ui_attr(const ui_lab *lab, enum ui_role role);
-void ui_clear_rect(ui_rect r);
-/* A box with a title on its top edge; the inside is cleared. */
-void ui_box(const ui_lab *lab, ui_rect r, const char *title);
-/* Prints at most w columns of text (UTF-8, one column per character). */
-int ui_put(int y, int x, int w, attr_t attr, const char *text);
-int ui_putf(int y, int x, int w, attr_t attr, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* Text wrapped over at most max_rows rows of width w; returns the rows used. */
-int ui_put_wrapped(int y, int x, int w, int max_rows, attr_t attr, const char *text);
-/* The rows ui_put_wrapped would use. */
-int ui_wrapped_rows(int w, int max_rows, const char *text);
-/* The attribute of a ui_text style (UI_TS_*). */
-attr_t ui_text_attr(const ui_lab *lab, int style);
-/* Rows s->top.. of t inside in, as many as fit (s clamped to t first). */
-void ui_text_draw_rows(const ui_lab *lab, const ui_text *t, ui_rect in, ui_scroll *s);
-/* The scroll marker ("v 12 more (PgDn)", ui/text/scroll.h) ending at column
- * right on row y; nothing when everything fits. */
-void ui_scroll_draw_marker(const ui_lab *lab, int y, int right, const ui_scroll *s, int total, int view,
-                           const char *down_key, const char *up_key);
-/* A boxed panel of scrolled text: its rows inside box and the marker on
- * the box's bottom edge. Returns the rows hidden below. */
-int ui_text_draw_scrolled(const ui_lab *lab, const ui_text *t, ui_rect box, ui_scroll *s, const char *down_key,
-                          const char *up_key);
-/* The scroll move a key asks for (Up Down PgUp PgDn Home End), or UI_SCROLL_NONE. */
-enum ui_scroll_move ui_scroll_key(int ch);
-void ui_draw_title(ui_lab *lab, const char *left);
-void ui_draw_status(ui_lab *lab, const char *keys);
-void ui_set_message(ui_lab *lab, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* ---- ui/panels/chart_view.c: a boxed chart with axes, labels and a legend -------------- */
-typedef struct ui_series {
-    const double *x, *y;
-    int n;
-    int connect;
-    int role;                        /* UI_SERIES0.. */
-    const char *name;
-} ui_series;
-void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
-                   const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
-                   const double *vlines, int nv);
-/* The same, saying `empty` in the plot while no series has a point. */
-void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
-                        const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,
-                        const double *vlines, int nv, const char *empty);
-
-/* ---- screens ------------------------------------------------------------------ */
-/* ui/screens/setup_screen.c (ui_setup_screen) */
-/* Lists the presets again, selecting select_path (NULL: the one selected). */
-void ui_setup_reload(ui_lab *lab, const char *select_path);
-ui_action ui_setup_key(ui_lab *lab, int ch);
-/* Waits for a survey still running and frees the preset list (quitting). */
-void ui_setup_free(ui_lab *lab);
-/* The devices a run (sweep 0) or a sweep (1) of the settings would use;
- * returns how many, or -1 after saying on the status row why it cannot. */
-int ui_setup_start_devices(ui_lab *lab, int sweep, const char **names, int max);
-
-/* ui/screens/dashboard.c (ui_run_screen) */
-ui_action ui_dashboard_key(ui_lab *lab, int ch);
-void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
-
-
-/* ui/panels/export_key.c: `x` on the run and the sweep screens writes the run or
- * the sweep as CSV and JSON (nnlab/export.h) and says where on the status row */
-void ui_export_run(ui_lab *lab, const nn_race_ways *ways);
-
-/* ---- ui/panels/long_job.c: the question before a job predicted over 10 minutes ---- */
-/* 1 when the run the settings describe is predicted (nn_job_predict_s, the
- * calibrations the lab holds) to take over NN_JOB_ASK_S and the user has
- * not said yes yet: the question is up, nothing starts. 0: go on. */
-int ui_long_job_ask(ui_lab *lab);
-ui_action ui_long_job_key(ui_lab *lab, int ch);
-void ui_long_job_draw(ui_lab *lab);
-void ui_export_sweep(ui_lab *lab);
-
-/* ui/screens/sweep_screen.c (ui_sweep_screen) */
-ui_action ui_sweep_screen_key(ui_lab *lab, int ch);
-
-/* ui/panels/job_keys.c: the keys the run and the sweep screens share (l log scale,
- * e explain, Esc/b/Enter back); running: the screen's job runs, which Esc
- * asks about and Enter leaves alone. Each screen handles its own keys first
- * (c cancel and x export among them). */
-ui_action ui_job_screen_key(ui_lab *lab, int ch, int running);
-
-/* ui/panels/explain_panel.c: the Explain panel, on the dashboard and the sweep */
-/* `e`: shows the panel in the chart's place, or the chart again (narrow
- * terminals; a wide one shows both). */
-void ui_explain_toggle(ui_lab *lab);
-/* The rest, which the screens hand their state: ui/panels/explain_panel.h. */
-
-/* ui/panels/calib_dialog.c: calibrating on first use */
-/* Measures the devices that have no calibration, then asks for `after`
- * (UI_ACT_GO_RUN or UI_ACT_GO_SWEEP, returned at once when nothing needs
- * measuring, else by the poll that sees the last measurement end). */
-ui_action ui_calibrate_then(ui_lab *lab, int after, const char *const *devices, int n);
-/* Follows the measurement; starts the next one, or returns what waited. */
-ui_action ui_calibrate_poll(ui_lab *lab);
-int ui_calibrating_now(const ui_lab *lab);
-void ui_calibrate_draw(ui_lab *lab);
-ui_action ui_calibrate_key(ui_lab *lab, int ch);
-/* Waits for a measurement still running (quitting). */
-void ui_calibrate_free(ui_lab *lab);
-
-/* ui/panels/help.c */
-void ui_help_draw(ui_lab *lab);
-/* A key while the help is open: scrolls it, or closes it. */
-ui_action ui_help_key(ui_lab *lab, int ch);
-
-/* ui/panels/dialog.c: save, overwrite, quit and back questions */
-void ui_dialog_open_save(ui_lab *lab);
-void ui_dialog_draw(ui_lab *lab);
-ui_action ui_dialog_key(ui_lab *lab, int ch);
-
-/* ui/lab.c */
+/* ---- ui/lab.c ---- */
 /* 1 when a screen's job runs (its ui_screen_def.active). */
 int ui_jobs_active(const ui_lab *lab);
 /* A lab with every screen's state allocated and zeroed, no terminal touched
