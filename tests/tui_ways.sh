@@ -7,7 +7,9 @@
 # first, as a framework runs it: lenet-cifar10, lenet5-cifar10 and
 # mnist-mlp-128 the GPU slower, mnist-mlp-1000, conv1d-regression and
 # tabnet-regression faster; then nnlab's own pair (the T4, and the GeForce
-# 940M on the MLP its write-up ran on). Speaks TAP.
+# 940M on the MLP its write-up ran on), each verdict the CLI's for the same
+# job; and the lab's sweep names the framework crossover the CLI's does.
+# Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
 . "$top_srcdir/tests/tui-lib.sh"
 tui_begin ways 420
@@ -58,6 +60,41 @@ EOT
     expect "$name: the framework verdict comes first" "│As a framework runs it: " 2
     expect "$name: nnlab's own pair after it" "│nnlab's own code: " 2
     expect "$name: at the write-up's batch" "batch $batch" 2
+    # the same verdict as the CLI's for the same preset, batch, profile and calibration
+    lab_ratio=$(grep -o -E "│ GPU [0-9.]+x $dir" "$tmp/screen" | head -n 1 | grep -o -E "[0-9.]+x")
+    profile_arg=t4
+    [ "$prof" = 940 ] && profile_arg=geforce-940m
+    "$NNLAB" train -p "$preset" --race-predicted --steps 3 --no-validation -q --gpu-profile "$profile_arg" \
+        >/dev/null 2>"$tmp/cli"
+    cli_ratio=$(grep -o -E "^as a framework runs it: the GPU is [0-9.]+x $dir" "$tmp/cli" | grep -o -E "[0-9.]+x")
+    if [ -n "$lab_ratio" ] && [ "$lab_ratio" = "$cli_ratio" ]; then ok "$name: the CLI says the same ($cli_ratio)"
+    else echo "# lab '$lab_ratio', CLI '$cli_ratio'"; not_ok "$name: the CLI says the same"; fi
 done
+
+# --- the sweep: the lab's framework crossover in the CLI's words ---------------------------------
+T kill-server >/dev/null 2>&1
+opened=$((opened + 1))
+sock=$sock_base-$opened
+T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 50 "'$NNLAB'; exec sleep 300"   # its words on one row
+wait_for "Presets \([0-9]+\)" 10
+i=0
+while ! grep -q "> mnist-mlp-128 " "$tmp/screen" && [ $i -lt 10 ]; do keys Down; i=$((i + 1)); wait_for "> mnist-mlp-128 " 1; done
+keys Tab
+field "Sweep from" && keys 1 6 Enter
+field "Sweep to" && keys 2 5 6 Enter
+field "Sweep steps" && keys 3 Enter
+expect "the sweep range is set" "Sweep to +256" 5
+keys w
+expect "the lab's sweep ends" "done: [0-9]+ of [0-9]+ points" 120
+lab_words=$(grep -o -E "framework: gpu fw\* (overtakes from batch [0-9]+ on|is faster at every batch|does not overtake)" "$tmp/screen" | head -n 1)
+"$NNLAB" sweep -p mnist-mlp-128 --devices cpu,gpu --batches 16,32,64,128,256 --steps 3 --warmup 1 >"$tmp/sweep" 2>&1
+cli_words=$(grep -o -E "^framework: gpu framework .*: (overtakes from batch [0-9]+ on|is faster at every batch|does not overtake)" "$tmp/sweep" |
+    grep -o -E "(overtakes from batch [0-9]+ on|is faster at every batch|does not overtake)")
+if [ -n "$cli_words" ] && [ "${lab_words#framework: gpu fw\* }" = "$cli_words" ]; then
+    ok "the lab's sweep and the CLI's name the same framework crossover ($cli_words)"
+else
+    echo "# lab '$lab_words', CLI '$cli_words'"; not_ok "the lab's sweep and the CLI's name the same framework crossover"
+fi
+T kill-server >/dev/null 2>&1
 echo "1..$n"
 [ "$failed" -eq 0 ]
