@@ -16,6 +16,9 @@ trap 'rm -rf "$tmp"' EXIT
 no_grep_ok() { if grep -q -e "$3" "$2"; then echo "# '$3' in $2"; not_ok "$1"; else ok "$1"; fi; }
 
 export XDG_CACHE_HOME="$tmp/cache"
+# the framework way predicted, as the verdicts below expect, even where a python3 imports torch
+# (a race measures it with PyTorch there: the stand-in helper's case at the end)
+export NNLAB_PYTHON=/nonexistent
 if ! "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt 2>"$tmp/err"; then
     not_ok "the recorded calibration installed"
     echo "1..$n"; exit 1
@@ -75,68 +78,22 @@ assert len([r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("c
 PY
 then ok "the SVG: the four lanes labelled, both verdicts"; else not_ok "the SVG: the four lanes labelled, both verdicts"; fi
 
-echo "1..$n"; exit 1
+# where a python3 imports torch a race measures the framework way on the CPU: through the
+# stand-in helper, which needs no torch (tests/fixtures/torch-helper-stub.py: 123.5 us a step)
+if python=$(command -v python3); then
+    check "PyTorch measures the CPU's framework lane" 0 env NNLAB_PYTHON="$python" \
+        NNLAB_TORCH_HELPER="$top_srcdir/tests/fixtures/torch-helper-stub.py" NNLAB_TORCH_STUB_PARAMS=101770 \
+        "$NNLAB" train -p mnist-mlp-128 --race-predicted --steps 3 --no-validation
+    grep_ok "the lane says it was measured, and with what" "$tmp/err" \
+        "^  cpu framework  *124 us/step .*measured with PyTorch 9.9$"
+    grep_ok "the verdict rests on it" "$tmp/err" "^as a framework runs it: .*(cpu framework 124 us measured with PyTorch 9.9, gpu framework [0-9]* us predicted for T4)"
+    check "a helper that fails: the race still ends" 0 env NNLAB_PYTHON="$python" \
+        NNLAB_TORCH_HELPER="$top_srcdir/tests/fixtures/torch-helper-stub.py" NNLAB_TORCH_STUB_PARAMS=101770 \
+        NNLAB_TORCH_STUB=crash "$NNLAB" train -p mnist-mlp-128 --race-predicted --steps 3 --no-validation
+    grep_ok "... its lane stays predicted, and says why" "$tmp/err" "cpu framework way not measured: .*(it stays predicted)"
+    grep_ok "... predicted from the calibration" "$tmp/err" "^  cpu framework .*predicted from this CPU's calibration$"
+else
+    n=$((n + 1)); echo "ok $n # SKIP no python3: the stand-in helper's cases"
 fi
-ok "the recorded calibration installed"
-
-# preset and the write-up's direction for the framework pair
-for profile in t4 geforce-940m; do
-    for pair in lenet-cifar10:slower lenet5-cifar10:slower mnist-mlp-128:slower mnist-mlp-1000:faster \
-        conv1d-regression:faster tabnet-regression:faster; do
-        preset=${pair%%:*} dir=${pair#*:}
-        check "$preset, $profile: the race ends" 0 "$NNLAB" train -p "$preset" --race-predicted --steps 3 \
-            --no-validation -q --gpu-profile "$profile" --json
-        batch=$(sed -n 's/^batch = //p' "$top_srcdir/presets/$preset.ini")
-        grep_ok "$preset, $profile: as a framework runs it, the GPU is $dir at batch $batch" "$tmp/err" \
-            "^as a framework runs it: the GPU is [0-9.]*x $dir than the CPU at batch $batch (cpu framework [0-9]* us predicted from this CPU's calibration, gpu framework [0-9]* us predicted for "
-        grep_ok "$preset, $profile: then nnlab's own pair, measured beside predicted" "$tmp/err" \
-            "^nnlab's own code: .*(cpu nnlab [0-9]* us measured, gpu graph [0-9]* us predicted for "
-        grep_ok "$preset, $profile: the framework verdict before nnlab's" "$tmp/err" "^as a framework"
-        if [ "$(grep -n '^as a framework' "$tmp/err" | cut -d: -f1)" -lt "$(grep -n "^nnlab's own" "$tmp/err" | cut -d: -f1)" ]; then
-            ok "$preset, $profile: the write-ups' question first"
-        else
-            not_ok "$preset, $profile: the write-ups' question first"
-        fi
-        grep_ok "$preset, $profile: JSON: the framework verdict" "$tmp/out" "\"framework\": {\"cpu\": \"cpu framework\", \"gpu\": \"gpu framework\", \"verdict\": \"gpu $dir\""
-    done
-done
-
-# the JSON: four lanes, each with its source; no GPU figure without "predicted"
-check "JSON of a predicted race" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted --steps 3 --no-validation -q --json
-for lane in "cpu framework" "gpu framework" "cpu nnlab" "gpu graph"; do
-    grep_ok "JSON: the $lane lane" "$tmp/out" "{\"label\": \"$lane\""
-done
-grep_ok "JSON: cpu nnlab measured" "$tmp/out" '"label": "cpu nnlab", "device": "cpu", "way": "nnlab", "source": "measured", "measured": true'
-no_grep_ok "JSON: no GPU lane says measured" "$tmp/out" '"device": "gpu", "way": "[a-z]*", "source": "measured"'
-grep_ok "JSON: the nnlab verdict" "$tmp/out" '"nnlab": {"cpu": "cpu nnlab", "gpu": "gpu graph", "verdict": "gpu faster"'
-python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" && ok "JSON: parses" || not_ok "JSON: parses"
-
-# --svg: the loss curve, and the four lanes with both verdicts in the validation's place
-check "--race-predicted --svg" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted --steps 3 --no-validation -q \
-    --svg "$tmp/race.svg"
-if python3 - "$tmp/race.svg" <<'PY'
-import sys, xml.etree.ElementTree as ET
-ns = {"s": "http://www.w3.org/2000/svg"}
-root = ET.parse(sys.argv[1]).getroot()
-texts = {t.get("class"): [] for t in root.iter("{http://www.w3.org/2000/svg}text")}
-for t in root.iter("{http://www.w3.org/2000/svg}text"):
-    texts[t.get("class")].append(t.text or "")
-lanes = texts.get("lane", [])
-assert len(lanes) == 4, lanes
-assert any(l.startswith("cpu framework*") for l in lanes) and any(l.startswith("gpu graph*") for l in lanes)
-assert any(l.startswith("cpu nnlab ") for l in lanes), lanes          # measured: no star
-assert texts["verdict"][0].startswith("framework way: GPU "), texts["verdict"]
-assert texts["verdict"][1].startswith("nnlab's own code: "), texts["verdict"]
-assert "predicted for T4" in texts["lane-source"] and "measured" in texts["lane-source"]
-assert len([r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "lane-bar"]) == 4
-PY
-then ok "the SVG: the four lanes labelled, both verdicts"; else not_ok "the SVG: the four lanes labelled, both verdicts"; fi
-
-# too close to call: a contradictory calibration never names a direction
-sed -i 's/^spread = gemm:[0-9.]*/spread = gemm:0.45/' "$XDG_CACHE_HOME/nnlab/calibration-cpu.txt"
-check "a contradictory calibration: the race still ends" 0 "$NNLAB" train -p lenet-cifar10 --race-predicted \
-    --steps 3 --no-validation -q
-grep_ok "a contradictory calibration: no direction called" "$tmp/err" \
-    "^as a framework runs it: cannot call at batch 4: the CPU's figure rests on a calibration marked contradictory"
 echo "1..$n"
 [ "$failed" -eq 0 ]

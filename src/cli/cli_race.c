@@ -142,6 +142,7 @@ static void race_ways(const cli_options *o, const race_result *res, int n, const
     nn_gpu_way way = g >= 0 ? nn_race_way(&res[g].job, &res[g].cfg, &res[g].snap) : NN_WAY_GRAPH;
     int have_prof = race_profile(o, &prof) == 0;
     cli_ways_predict(o, &res[0].cfg, cpu, 1, have_prof ? &prof : NULL, way, w);
+    cli_ways_measure_torch(o, &res[0].cfg, cpu, 1, w);
     for (int k = 0; k < n; k++)
         if (!res[k].job.gpu && res[k].snap.state == NN_JOB_DONE)
             nn_race_lane_measure(&w->lane[NN_LANE_NNLAB_CPU], res[k].snap.us_per_step, 0, "measured");

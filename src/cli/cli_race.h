@@ -19,6 +19,12 @@ int cli_race(const cli_options *o, const nn_preset *p, const nn_job_config *base
  * calibrated (said; its lanes then say why they are not priced). */
 int cli_ways_predict(const cli_options *o, const nn_job_config *cfg, const char *cpu, int gpu_here,
                      const nn_gpu_profile *prof, nn_gpu_way gpu_way, nn_race_ways *w);
+/* The framework way measured with PyTorch where a python3 imports torch
+ * (nnlab/torch_step.h): on the CPU device cpu, and on the GPU when one is
+ * here and PyTorch sees CUDA; each lane measured says so, one that cannot be
+ * measured stays predicted (a line says why). Returns the lanes measured. */
+int cli_ways_measure_torch(const cli_options *o, const nn_job_config *cfg, const char *cpu, int gpu_here,
+                           nn_race_ways *w);
 /* The lanes, a row each (the step, the time of steps of it, the source),
  * then the two verdicts, the framework pair's first; on stderr. */
 void cli_ways_print(const nn_race_ways *w, const char *preset, long steps);

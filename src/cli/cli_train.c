@@ -466,9 +466,11 @@ static int run_job(int argc, char **argv, enum cli_command command)
     if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
     cli_say_prediction(&cfg, o.quiet);
-    if (race_ok)                 /* the lanes before the job: a calibration measured now is not raced */
-        cli_ways_predict(&o, &cfg, cfg.device[0] ? cfg.device : p.device, 0, &prof,
-                         (nn_gpu_way)race.way, &ways);
+    if (race_ok) {               /* the lanes before the job: nothing measured now is raced */
+        const char *cpu = cfg.device[0] ? cfg.device : p.device;
+        cli_ways_predict(&o, &cfg, cpu, 0, &prof, (nn_gpu_way)race.way, &ways);
+        cli_ways_measure_torch(&o, &cfg, cpu, 0, &ways);
+    }
     /* PyTorch first: a refusal (no torch, a preset it cannot build) comes
      * before nnlab's job, and the two never share the cores */
     if (o.with_pytorch && (rc = cli_torch_measure(&o, &cfg, &torch)) != 0)

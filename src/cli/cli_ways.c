@@ -4,13 +4,70 @@
  * two verdicts last, the write-ups' question first. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_common.h"
 #include "cli_race.h"
+#include "cli_stop.h"
+#include "nnlab/preset.h"
 #include "nnlab/race_ways.h"
+#include "nnlab/torch_step.h"
 #include "util.h"
+
+#define WAYS_TORCH_STEPS 20          /* PyTorch's timed steps a lane (its median) */
+#define WAYS_TORCH_WARMUP 3
+
+static int stop_asked(void *ctx)
+{
+    (void)ctx;
+    return cli_stop_signal() != 0;
+}
+
+/* PyTorch's step of cfg's job on device (nnlab's name), into lane l: 0 when
+ * measured (the lane then says "measured with PyTorch X.Y"), else -1 with
+ * the reason said (the lane stays predicted). */
+static int torch_lane(const cli_options *o, const nn_job_config *cfg, const char *device, nn_race_lane *l)
+{
+    char path[NN_PATH_LEN], err[NN_ERR_LEN], source[96];
+    nn_torch_result r;
+    if (nn_preset_find(o->preset, path, sizeof path, err, sizeof err) != 0)
+        return -1;
+    nn_torch_request req = {
+        .preset_path = path, .device = device, .batch = cfg->batch > 0 ? cfg->batch : cfg->preset.batch,
+        .steps = WAYS_TORCH_STEPS, .warmup = WAYS_TORCH_WARMUP, .threads = cfg->threads,
+        .cancelled = stop_asked,
+    };
+    if (nn_torch_step(&req, &r, err, sizeof err) != NN_TORCH_OK) {
+        fprintf(stderr, "nnlab: %s framework way not measured: %s (it stays predicted)\n", device, nn_safe(err));
+        return -1;
+    }
+    nn_torch_source(&r.python, source, sizeof source);
+    /* its spread: half the gap between its mean and median step, as the sweep's one run */
+    double spread = r.us_per_step > 0 ? 0.5 * fabs(r.us_per_step_mean - r.us_per_step) / r.us_per_step : 0;
+    nn_race_lane_measure(l, r.us_per_step, spread, source);
+    return 0;
+}
+
+int cli_ways_measure_torch(const cli_options *o, const nn_job_config *cfg, const char *cpu, int gpu_here,
+                           nn_race_ways *w)
+{
+    nn_torch_python py;
+    char err[NN_ERR_LEN];
+    if (nn_torch_find(&py, err, sizeof err) != NN_TORCH_OK) {
+        if (!o->quiet)
+            fprintf(stderr, "the framework way stays predicted: %s\n", nn_safe(err));
+        return 0;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "the framework way measured with %s (%s): %d steps a device\n", nn_safe(py.label),
+                nn_safe(py.path), WAYS_TORCH_STEPS);
+    int n = torch_lane(o, cfg, cpu, &w->lane[NN_LANE_FW_CPU]) == 0;
+    if (gpu_here && py.cuda)
+        n += torch_lane(o, cfg, "gpu", &w->lane[NN_LANE_FW_GPU]) == 0;
+    return n;
+}
 
 int cli_ways_predict(const cli_options *o, const nn_job_config *cfg, const char *cpu, int gpu_here,
                      const nn_gpu_profile *prof, nn_gpu_way gpu_way, nn_race_ways *w)
