@@ -92,7 +92,7 @@ static int read_series(const char *line, series *s)
 static void way_options(const char *way, nn_explain_options *opt)
 {
     if (!strcmp(way, "graph")) {
-        nn_gpu_way_options(NN_WAY_GRAPH, 0, opt);
+        nn_gpu_way_options(NN_WAY_GRAPH, NULL, opt);
         return;
     }
     memset(opt, 0, sizeof *opt);

@@ -267,6 +267,10 @@ static void check_figures(const nn_preset *p, int batch, const nn_calibration *c
     snprintf(where, sizeof where, "%s batch %d %s", p->name, batch, how);
     nn_explain(p, batch, cal, o, &e);
     double split = e.issue_us + e.copy_us + e.sync_us + e.fixed_us + e.work_us;
+    if (o->framework) {          /* the host issues while the device works: nnlab/framework.h */
+        double device = e.fixed_us + e.calls_us + e.work_us, host = e.issue_us + o->framework_device_ratio * device;
+        split = e.copy_us + e.sync_us + (host > device ? host : device);
+    }
     if (fabs(split - e.predicted_us) > 1e-9 * e.predicted_us)
         fail_msg("%s: the split adds up to %.6f, not %.6f", where, split, e.predicted_us);
     if (e.predicted_us < e.compute_us || e.work_us < e.compute_us)
@@ -303,8 +307,11 @@ static void test_explain_figures_every_preset(void **state)
         { .data_on_device = 1, .graph = 1 },
         { .pinned = 1, .sync_every_step = 1 },
         { .sync_every_step = 1, .framework = 1, .framework_op_us = 10 },
+        { .sync_every_step = 1, .framework = 1, .framework_op_us = 10, .framework_step_us = 100,
+          .framework_conv_us = 50, .framework_device_ratio = 0.25 },
     };
-    static const char *const how[] = { "in host memory", "eager", "graph", "pinned+sync", "framework" };
+    static const char *const how[] = { "in host memory", "eager", "graph", "pinned+sync", "framework",
+                                       "framework fitted" };
     nn_calibration cal;
     int presets = 0;
     (void)state;
@@ -400,22 +407,27 @@ static void test_framework_way(void **state)
     (void)state;
     load_preset("mnist-mlp-128", &p);
     tricky_calibration(&cal);
-    nn_gpu_way_options(NN_WAY_FRAMEWORK, 10, &o);
+    const nn_framework_gpu figures = { .step_us = 100, .op_us = 10, .conv_us = 50, .device_ratio = 0.5 };
+    nn_gpu_way_options(NN_WAY_FRAMEWORK, &figures, &o);
     assert_true(o.framework && o.sync_every_step && !o.data_on_device && !o.graph && o.framework_op_us == 10);
+    assert_true(o.framework_step_us == 100 && o.framework_conv_us == 50 && o.framework_device_ratio == 0.5);
     nn_explain(&p, 32, &cal, &o, &fw);
     /* flatten; linear 784->128 (2 + dW db), relu (2), dropout (2), linear (2 + dx dW db): 13, loss 4;
      * 4 tensors x (Adam's 6 + zeroing) = 28 */
     assert_int_equal(nn_framework_ops(&p, &fw.cost), 45);
     assert_int_equal(fw.ops, 45);
-    assert_true(fabs(fw.issue_us - 45 * (cal.op_us + 10)) < 1e-9);
-    assert_true(fw.sync_us > 0 && !fw.priced_graph && fw.graph_saving_us == 0);
-    assert_non_null(strstr(fw.why, "launches x (2.00 + 10.00 us of framework)"));
-    nn_gpu_way_options(NN_WAY_EAGER, 10, &o);
+    /* the GPU form (nnlab/framework.h): the host's issue, no convolution here, half nnlab's device time */
+    assert_true(fabs(fw.issue_us - (100 + 45 * (cal.op_us + 10))) < 1e-9);
+    assert_true(fw.sync_us > 0 && fw.copy_us > 0 && !fw.priced_graph && fw.graph_saving_us == 0);
+    double device = fw.fixed_us + fw.calls_us + fw.work_us;
+    assert_true(fabs(fw.predicted_us - (fw.issue_us + fw.copy_us + fw.sync_us + 0.5 * device)) < 1e-6);
+    assert_non_null(strstr(fw.why, "the framework's host: 100.0 us a step + 45 ops x (2.00 launch + 10.00 us)"));
+    nn_gpu_way_options(NN_WAY_EAGER, &figures, &o);
     assert_true(!o.framework && o.framework_op_us == 0 && o.data_on_device && !o.graph && !o.sync_every_step);
     nn_explain(&p, 32, &cal, &o, &eager);
     assert_true(eager.predicted_us < fw.predicted_us);
     assert_true(eager.work_us == fw.work_us);         /* the same work, other overheads */
-    nn_gpu_way_options(NN_WAY_GRAPH, 10, &o);
+    nn_gpu_way_options(NN_WAY_GRAPH, NULL, &o);
     assert_true(o.graph && o.data_on_device);
     assert_string_equal(nn_gpu_way_key(NN_WAY_GRAPH), "graph");
     assert_string_equal(nn_gpu_way_name(NN_WAY_FRAMEWORK), "framework eager");

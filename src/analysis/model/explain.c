@@ -18,14 +18,19 @@ const char *nn_gpu_way_key(nn_gpu_way w)
     return (unsigned)w < NN_GPU_WAYS ? keys[w] : "?";
 }
 
-void nn_gpu_way_options(nn_gpu_way w, double framework_op_us, nn_explain_options *opt)
+void nn_gpu_way_options(nn_gpu_way w, const nn_framework_gpu *fw, nn_explain_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->data_on_device = w != NN_WAY_FRAMEWORK;
     opt->sync_every_step = w == NN_WAY_FRAMEWORK;
     opt->graph = w == NN_WAY_GRAPH;
     opt->framework = w == NN_WAY_FRAMEWORK;
-    opt->framework_op_us = opt->framework ? framework_op_us : 0;
+    if (opt->framework && fw) {
+        opt->framework_op_us = fw->op_us;
+        opt->framework_step_us = fw->step_us;
+        opt->framework_conv_us = fw->conv_us;
+        opt->framework_device_ratio = fw->device_ratio;
+    }
 }
 
 const char *nn_regime_name(nn_regime r)
@@ -204,6 +209,21 @@ static void price_calls(nn_explanation *e, const nn_calibration *cal, const nn_e
                     e->library_calls[1] * cal->calls.library_host_us[1];
 }
 
+/* A framework's step before its copy and read-back: its host's issue plus
+ * the share of the device's time not hidden behind it, never less than the
+ * device's time itself. */
+static int framework_host_bound(const nn_explanation *e, const nn_explain_options *opt)
+{
+    double device = e->fixed_us + e->calls_us + e->work_us;
+    return e->issue_us + opt->framework_device_ratio * device >= device;
+}
+
+static double framework_core_us(const nn_explanation *e, const nn_explain_options *opt)
+{
+    double device = e->fixed_us + e->calls_us + e->work_us;
+    return framework_host_bound(e, opt) ? e->issue_us + opt->framework_device_ratio * device : device;
+}
+
 /* The step: its parts added up; eager on a GPU whose profile gives the
  * calls' device times, the host issues while the device runs, so the step
  * waits for the longer of the two before its copies and its read-back. */
@@ -215,6 +235,8 @@ static double predict_step(nn_explanation *e, const nn_calibration *cal, const n
         e->issue_us += e->library_us;
         return (e->issue_us > device ? e->issue_us : device) + e->copy_us + e->sync_us;
     }
+    if (opt->framework)          /* the host issues while the device works (nnlab/framework.h) */
+        return framework_core_us(e, opt) + e->copy_us + e->sync_us;
     return e->issue_us + e->copy_us + e->sync_us + device;
 }
 
@@ -228,6 +250,24 @@ static int compute_ops(const nn_cost *c)
     for (int i = 0; i < c->n_layers; i++)
         ops += (c->layers[i].fwd.bytes > 0) + (c->layers[i].bwd.bytes > 0);
     return ops;
+}
+
+/* The chunks a batch norm over ghost batches cuts the batch into (PyTorch's
+ * torch.chunk, as pytorch-tabnet's GBN): each normalised on its own, a
+ * forward and a backward each. */
+static int ghost_chunks(const nn_layer_spec *s, int batch)
+{
+    if (s->kind != NN_LAYER_BATCHNORM || s->virtual_batch <= 0 || batch <= s->virtual_batch)
+        return 1;
+    return (batch + s->virtual_batch - 1) / s->virtual_batch;
+}
+
+int nn_framework_conv_layers(const nn_cost *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_layers; i++)
+        n += c->layers[i].op_class == NN_OP_CONV && c->layers[i].fwd.bytes > 0;
+    return n;
 }
 
 int nn_framework_ops(const nn_preset *p, const nn_cost *c)
@@ -248,6 +288,7 @@ int nn_framework_ops(const nn_preset *p, const nn_cost *c)
         } else {
             ops += 1 + (l->bwd.bytes > 0);
         }
+        ops += 2 * (ghost_chunks(s, c->batch) - 1);
     }
     int per_tensor = p->opt == NN_OPT_ADAM ? 6 : p->momentum > 0 ? 3 : 1;
     return ops + tensors * (per_tensor + 1);     /* + zeroing each gradient */
@@ -257,7 +298,7 @@ int nn_framework_ops(const nn_preset *p, const nn_cost *c)
  * from a resident data set is a kernel; uploads are copies (copy_us). */
 static int copy_ops(const nn_explain_options *opt)
 {
-    return !opt->host_memory && opt->data_on_device ? 1 : 0;
+    return !opt->host_memory && opt->data_on_device && !opt->framework ? 1 : 0;
 }
 
 static void price_issue(nn_explanation *e, const nn_preset *p, const nn_calibration *cal,
@@ -268,6 +309,8 @@ static void price_issue(nn_explanation *e, const nn_preset *p, const nn_calibrat
     if (!e->priced_graph) {
         e->ops = opt->launches_per_step > 0 ? opt->launches_per_step : step_ops + outside;
         e->issue_us = e->ops * (cal->op_us + (opt->framework ? opt->framework_op_us : 0));
+        if (opt->framework)      /* nnlab/framework.h's GPU form: its host */
+            e->issue_us += opt->framework_step_us + nn_framework_conv_layers(&e->cost) * opt->framework_conv_us;
         if (!opt->host_memory && !opt->framework && cal->has_graph) {
             /* the same step recorded: one launch and a node per op instead of a launch per op */
             int recordable = e->ops - outside > 0 ? e->ops - outside : 0;
@@ -289,6 +332,8 @@ static void price_issue(nn_explanation *e, const nn_preset *p, const nn_calibrat
 static void price_copy(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
 {
     double bytes = e->cost.input_bytes;
+    if (opt->framework && opt->data_on_device)
+        return;                  /* a framework indexes a batch already there: a view */
     if (opt->host_memory || opt->data_on_device) {
         double bw = opt->host_memory ? cal->host_copy_gbps : cal->mem_gbps;
         e->copy_us = bw > 0 ? 2.0 * bytes / (bw * 1e3) : 0;
@@ -343,8 +388,9 @@ static void describe_issue(const nn_explanation *e, const nn_calibration *cal, c
                 cal->graph_launch_us, e->graph_nodes, cal->graph_node_us,
                 e->ops > 1 ? " plus the launches outside it" : "", e->issue_us);
     else if (opt->framework)
-        appendf(buf, len, n, "%d launches x (%.2f + %.2f us of framework) = %.1f us", e->ops, cal->op_us,
-                opt->framework_op_us, e->issue_us);
+        appendf(buf, len, n, "the framework's host: %.1f us a step + %d ops x (%.2f launch + %.2f us) + %d "
+                "convolutions x %.1f us = %.1f us", opt->framework_step_us, e->ops, cal->op_us,
+                opt->framework_op_us, nn_framework_conv_layers(&e->cost), opt->framework_conv_us, e->issue_us);
     else
         appendf(buf, len, n, "%d %s x %.2f us = %.1f us", e->ops, opt->host_memory ? "ops" : "launches",
                 cal->op_us, e->issue_us);
@@ -405,8 +451,14 @@ static double fixed_part_us(const nn_explanation *e)
 static void name_regime(nn_explanation *e, const nn_calibration *cal, const nn_explain_options *opt)
 {
     char parts[384];
-    e->overhead_us = fixed_part_us(e) + e->sync_us + copy_fixed_us(e, cal, opt) + e->shortfall_us +
-                     e->optimizer_us;
+    double share = 1, fixed = fixed_part_us(e);
+    if (opt->framework && framework_host_bound(e, opt)) {
+        share = opt->framework_device_ratio;   /* the device's time counts in part */
+        fixed = e->issue_us + share * (e->fixed_us + e->calls_us);
+    } else if (opt->framework) {
+        fixed = e->fixed_us + e->calls_us;     /* the issue hidden behind the device */
+    }
+    e->overhead_us = fixed + e->sync_us + copy_fixed_us(e, cal, opt) + share * (e->shortfall_us + e->optimizer_us);
     e->scaling_us = e->predicted_us > e->overhead_us ? e->predicted_us - e->overhead_us : 0;
     if (e->overhead_us >= e->scaling_us) {
         e->regime = NN_REGIME_OVERHEAD;
@@ -435,9 +487,9 @@ static void advise_overhead(nn_explanation *e, const nn_calibration *cal, const 
                  e->overhead_us, e->cost.batch);
     } else if (opt->framework) {
         snprintf(e->advice, sizeof e->advice,
-                 "the framework's host overhead is %.0f us of the step (%d launches x %.2f us): data on the "
-                 "device, no read-back and one recorded graph remove most of it; so would a larger batch",
-                 e->ops * opt->framework_op_us, e->ops, opt->framework_op_us);
+                 "the framework's host overhead is %.0f us of the step (%d ops, each launched and %.2f us "
+                 "more): data on the device, no read-back and one recorded graph remove most of it; so "
+                 "would a larger batch", e->issue_us, e->ops, opt->framework_op_us);
     } else if (e->graph_saving_us > 0) {
         snprintf(e->advice, sizeof e->advice,
                  "a CUDA graph would save ~%.0f us (one launch of %.1f us and %.2f us a node instead of "

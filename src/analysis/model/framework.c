@@ -1,117 +1,154 @@
-/* src/analysis/model/framework.c - a framework's CPU step: the form, its fit and
- * its prediction from a CPU calibration; see nnlab/framework.h. */
+/* src/analysis/model/framework.c - a framework's step on the CPU and on a
+ * GPU: the forms, their fits and the CPU's prediction from a CPU
+ * calibration; see nnlab/framework.h (the GPU form is priced by nn_explain
+ * with the framework way's options). */
 #include "nnlab/framework.h"
 
 #include <math.h>
 #include <string.h>
+
+#define MAX_COLS 4
 
 double nn_framework_cpu_form(int ops, double nnlab_us, double op_us, double step_us, double work_ratio)
 {
     return step_us + ops * op_us + work_ratio * nnlab_us;
 }
 
-/* Solves the 3x3 system a x = b by Gaussian elimination with partial
+/* Solves the k x k system a x = b by Gaussian elimination with partial
  * pivoting; -1 when it is singular. */
-static int solve3(double a[3][3], double b[3], double x[3])
+static int solve(int k, double a[MAX_COLS][MAX_COLS], double b[MAX_COLS], double x[MAX_COLS])
 {
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < k; c++) {
         int piv = c;
-        for (int r = c + 1; r < 3; r++)
+        for (int r = c + 1; r < k; r++)
             if (fabs(a[r][c]) > fabs(a[piv][c]))
                 piv = r;
         if (fabs(a[piv][c]) < 1e-300)
             return -1;
-        for (int k = 0; k < 3; k++) {
-            double t = a[c][k];
-            a[c][k] = a[piv][k];
-            a[piv][k] = t;
+        for (int j = 0; j < k; j++) {
+            double t = a[c][j];
+            a[c][j] = a[piv][j];
+            a[piv][j] = t;
         }
         double t = b[c];
         b[c] = b[piv];
         b[piv] = t;
-        for (int r = c + 1; r < 3; r++) {
+        for (int r = c + 1; r < k; r++) {
             double f = a[r][c] / a[c][c];
-            for (int k = c; k < 3; k++)
-                a[r][k] -= f * a[c][k];
+            for (int j = c; j < k; j++)
+                a[r][j] -= f * a[c][j];
             b[r] -= f * b[c];
         }
     }
-    for (int r = 2; r >= 0; r--) {
+    for (int r = k - 1; r >= 0; r--) {
         double s = b[r];
-        for (int k = r + 1; k < 3; k++)
-            s -= a[r][k] * x[k];
+        for (int j = r + 1; j < k; j++)
+            s -= a[r][j] * x[j];
         x[r] = s / a[r][r];
     }
     return 0;
 }
 
-static void fit_errors(const nn_framework_sample *s, int n, nn_framework_fit *f)
-{
-    double sq = 0;
-    f->max_rel = 0;
-    for (int i = 0; i < n; i++) {
-        double pred = nn_framework_cpu_form(s[i].ops, s[i].nnlab_us, f->op_us, f->step_us, f->work_ratio);
-        double rel = (pred - s[i].framework_us) / s[i].framework_us;
-        sq += rel * rel;
-        if (fabs(rel) > f->max_rel)
-            f->max_rel = fabs(rel);
-    }
-    f->rms_rel = sqrt(sq / n);
-}
+/* One least-squares problem on relative errors: sample i's columns
+ * (cols[i * k + c]) and what the form takes as given (given[i]), both
+ * divided by its measured step; the target is 1. */
+typedef struct rel_problem {
+    int n, k;
+    const double *cols, *given, *measured;
+} rel_problem;
 
-/* Least squares on the free columns of x only (the others held at 0). */
-static int fit_free(const nn_framework_sample *s, int n, const int free_col[3], double x[3])
+/* Least squares on the free columns only (the others held at 0). */
+static int fit_free(const rel_problem *pr, const int *free_col, double *x)
 {
-    double a[3][3] = { { 0 } }, b[3] = { 0 }, y[3] = { 0 };
-    int idx[3], k = 0;
-    for (int c = 0; c < 3; c++)
+    double a[MAX_COLS][MAX_COLS] = { { 0 } }, b[MAX_COLS] = { 0 }, y[MAX_COLS] = { 0 };
+    int idx[MAX_COLS], k = 0;
+    for (int c = 0; c < pr->k; c++)
         if (free_col[c])
             idx[k++] = c;
-    for (int i = 0; i < n; i++) {
-        double m = s[i].framework_us, row[3] = { 1.0 / m, s[i].ops / m, s[i].nnlab_us / m };
+    for (int i = 0; i < pr->n; i++) {
+        double m = pr->measured[i];
+        const double *row = pr->cols + (size_t)i * pr->k;
         for (int r = 0; r < k; r++) {
             for (int c = 0; c < k; c++)
-                a[r][c] += row[idx[r]] * row[idx[c]];
-            b[r] += row[idx[r]];   /* the target: measured / measured = 1 */
+                a[r][c] += row[idx[r]] / m * row[idx[c]] / m;
+            b[r] += row[idx[r]] / m * (1 - pr->given[i] / m);
         }
     }
-    for (int r = k; r < 3; r++)      /* the held columns: x = 0 */
-        a[r][r] = 1;
-    if (solve3(a, b, y) != 0)
+    if (k > 0 && solve(k, a, b, y) != 0)
         return -1;
-    memset(x, 0, 3 * sizeof *x);
+    memset(x, 0, (size_t)pr->k * sizeof *x);
     for (int r = 0; r < k; r++)
         x[idx[r]] = y[r];
     return 0;
 }
 
-int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out)
+/* min sum ((given + cols . x) / measured - 1)^2 (the GPU form's host-bound
+ * branch: every step of the recorded run is, see nn_framework_gpu_form), none of x negative: a
+ * figure whose estimate is negative is held at 0 and the others fitted
+ * again (a cost cannot be negative; the data then say it is too small to
+ * tell from 0). */
+static int fit_nonnegative(const rel_problem *pr, double *x)
 {
-    /* min sum ((step + ops op + ratio nnlab) / measured - 1)^2 over x = (step_us, op_us,
-     * work_ratio), none negative: a figure whose estimate is negative is held at 0 and
-     * the others fitted again (a cost cannot be negative; the data then say it is
-     * too small to tell from 0) */
-    int free_col[3] = { 1, 1, 1 };
-    double x[3];
-    memset(out, 0, sizeof *out);
-    if (n < 3)
+    int free_col[MAX_COLS];
+    if (pr->n < pr->k || pr->k > MAX_COLS)
         return -1;
-    for (int round = 0; round < 3; round++) {
+    for (int c = 0; c < pr->k; c++)
+        free_col[c] = 1;
+    for (int round = 0; round < pr->k; round++) {
         int worst = -1;
-        if (fit_free(s, n, free_col, x) != 0)
+        if (fit_free(pr, free_col, x) != 0)
             return -1;
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < pr->k; c++)
             if (free_col[c] && x[c] < 0 && (worst < 0 || x[c] < x[worst]))
                 worst = c;
         if (worst < 0)
-            break;
+            return 0;
         free_col[worst] = 0;
     }
+    return fit_free(pr, free_col, x);
+}
+
+/* The root mean square and the largest |relative error| of the fitted x. */
+static void rel_errors(const rel_problem *pr, const double *x, double *rms, double *max)
+{
+    double sq = 0;
+    *max = 0;
+    for (int i = 0; i < pr->n; i++) {
+        double pred = pr->given[i];
+        for (int c = 0; c < pr->k; c++)
+            pred += pr->cols[(size_t)i * pr->k + c] * x[c];
+        double rel = (pred - pr->measured[i]) / pr->measured[i];
+        sq += rel * rel;
+        if (fabs(rel) > *max)
+            *max = fabs(rel);
+    }
+    *rms = pr->n > 0 ? sqrt(sq / pr->n) : 0;
+}
+
+#define MAX_FIT_SAMPLES 512
+
+int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out)
+{
+    static double cols[MAX_FIT_SAMPLES * 3], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];
+    double x[3];
+    memset(out, 0, sizeof *out);
+    if (n < 3 || n > MAX_FIT_SAMPLES)
+        return -1;
+    for (int i = 0; i < n; i++) {    /* x = (step_us, op_us, work_ratio) */
+        cols[i * 3] = 1;
+        cols[i * 3 + 1] = s[i].ops;
+        cols[i * 3 + 2] = s[i].nnlab_us;
+        given[i] = 0;
+        measured[i] = s[i].framework_us;
+    }
+    rel_problem pr = { n, 3, cols, given, measured };
+    if (fit_nonnegative(&pr, x) != 0)
+        return -1;
     out->step_us = x[0];
     out->op_us = x[1];
     out->work_ratio = x[2];
     out->n = n;
-    fit_errors(s, n, out);
+    rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
     return 0;
 }
 
@@ -129,4 +166,55 @@ double nn_framework_cpu_step_us(const nn_preset *p, int batch, const nn_calibrat
         return 0;
     return nn_framework_cpu_form(nn_framework_ops(p, &e.cost), e.predicted_us, prof->framework_cpu_op_us,
                                  prof->framework_cpu_step_us, prof->framework_cpu_work_ratio);
+}
+
+/* ---- the GPU ------------------------------------------------------------------------ */
+
+int nn_framework_gpu_sample_of(const nn_preset *p, int batch, const nn_calibration *gpu_cal,
+                               nn_framework_gpu_sample *out)
+{
+    nn_explain_options opt;
+    nn_explanation e;
+    nn_framework_gpu none = { 0, 0, 0, 0 };
+    nn_gpu_way_options(NN_WAY_FRAMEWORK, &none, &opt);
+    opt.data_on_device = 1;      /* what the recorded run measured: the batch already there */
+    nn_explain(p, batch, gpu_cal, &opt, &e);
+    memset(out, 0, sizeof *out);
+    out->ops = e.ops;
+    out->conv_layers = nn_framework_conv_layers(&e.cost);
+    out->launch_us = gpu_cal->op_us;
+    out->given_us = e.sync_us;
+    out->device_us = e.fixed_us + e.calls_us + e.work_us;
+    return isfinite(out->device_us) && out->ops > 0 ? 0 : -1;
+}
+
+double nn_framework_gpu_form(const nn_framework_gpu_sample *s, const nn_framework_gpu *fw)
+{
+    double host = fw->step_us + s->ops * (s->launch_us + fw->op_us) + s->conv_layers * fw->conv_us;
+    double core = host + fw->device_ratio * s->device_us;
+    return s->given_us + (core > s->device_us ? core : s->device_us);
+}
+
+int nn_framework_fit_gpu(const nn_framework_gpu_sample *s, int n, nn_framework_gpu_fit *out)
+{
+    static double cols[MAX_FIT_SAMPLES * 4], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];
+    double x[4];
+    memset(out, 0, sizeof *out);
+    if (n < 4 || n > MAX_FIT_SAMPLES)
+        return -1;
+    for (int i = 0; i < n; i++) {    /* x = (step_us, op_us, conv_us, device_ratio) */
+        cols[i * 4] = 1;
+        cols[i * 4 + 1] = s[i].ops;
+        cols[i * 4 + 2] = s[i].conv_layers;
+        cols[i * 4 + 3] = s[i].device_us;
+        given[i] = s[i].given_us + s[i].ops * s[i].launch_us;
+        measured[i] = s[i].framework_us;
+    }
+    rel_problem pr = { n, 4, cols, given, measured };
+    if (fit_nonnegative(&pr, x) != 0)
+        return -1;
+    out->fw = (nn_framework_gpu){ x[0], x[1], x[2], x[3] };
+    out->n = n;
+    rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
+    return 0;
 }

@@ -51,6 +51,14 @@ const nn_profile_field nn_profile_fields[] = {
       "a framework's fixed cost per step on the CPU, us", 1, NN_FRAMEWORK_CPU_STEP_US },
     { "framework", "cpu_work_ratio", PF(framework_cpu_work_ratio), 0.05, 20,
       "a framework's arithmetic on the CPU against nnlab's", 1, NN_FRAMEWORK_CPU_WORK_RATIO },
+    { "framework", "gpu_step_us", PF(framework_gpu.step_us), 0, 1e6,
+      "a framework's fixed host cost per step on a GPU, us", 1, NN_FRAMEWORK_GPU_STEP_US },
+    { "framework", "gpu_op_us", PF(framework_gpu.op_us), 0, 1e4,
+      "a framework's host cost per op on a GPU beyond the launch, us", 1, NN_FRAMEWORK_GPU_FW_OP_US },
+    { "framework", "gpu_conv_us", PF(framework_gpu.conv_us), 0, 1e5,
+      "a framework's further host cost per convolution layer on a GPU, us", 1, NN_FRAMEWORK_GPU_CONV_US },
+    { "framework", "gpu_device_ratio", PF(framework_gpu.device_ratio), 0, 20,
+      "the share of nnlab's device time a framework's GPU step adds", 1, NN_FRAMEWORK_GPU_DEVICE_RATIO },
     /* fitted to the recorded H200 run; optional, 0 (not priced) when absent */
     { "kernels", "conv_forward_us", PF(conv_forward_us), 0, 1e4,
       "a convolution's forward call: the device's fixed time beyond its work, us", 1, 0 },
@@ -393,7 +401,7 @@ void nn_profile_predict(const nn_preset *p, int batch, const nn_gpu_profile *pro
     nn_profile_calibration(prof, &cal);
     for (int w = 0; w < NN_GPU_WAYS; w++) {
         nn_explain_options opt;
-        nn_gpu_way_options((nn_gpu_way)w, nn_profile_framework_gpu_us(prof), &opt);
+        nn_gpu_way_options((nn_gpu_way)w, &prof->framework_gpu, &opt);
         nn_explain(p, batch, &cal, &opt, &out[w]);
     }
 }

@@ -84,7 +84,7 @@ void nn_sweep_predict_point(nn_sweep *sw, int d, int i)
     pt->has_inputs = 1;
     nn_strlcpy(pt->in.device, sw->device[d], sizeof pt->in.device);
     pt->in.batch = sw->batch[i];
-    nn_gpu_way_options((nn_gpu_way)sw->way[d], nn_profile_framework_gpu_us(&sw->prof), &pt->in.opt);
+    nn_gpu_way_options((nn_gpu_way)sw->way[d], &sw->prof.framework_gpu, &pt->in.opt);
     if (sw->way[d] != NN_WAY_FRAMEWORK) {
         /* nnlab's own ways with the transfer switches given (--no-data-on-device,
          * --pinned, --sync-every-step), as a measured job runs them; the

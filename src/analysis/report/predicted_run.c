@@ -21,7 +21,7 @@ int nn_predicted_gpu_init(nn_predicted_gpu *g, const nn_job_config *cfg, const n
     nn_gpu_way way = nn_predicted_way(cfg);
     int batch = cfg->batch > 0 ? cfg->batch : cfg->preset.batch;
     nn_profile_calibration(prof, &cal);
-    nn_gpu_way_options(way, nn_profile_framework_gpu_us(prof), &opt);
+    nn_gpu_way_options(way, &prof->framework_gpu, &opt);
     /* the job's own switches, where they change what the way prices */
     opt.data_on_device = cfg->data_on_device;
     opt.pinned = !cfg->data_on_device && cfg->pinned;

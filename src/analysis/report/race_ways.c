@@ -40,7 +40,7 @@ static double gpu_step_us(const nn_preset *p, int batch, const nn_calibration *c
 {
     nn_explain_options opt;
     nn_explanation e;
-    nn_gpu_way_options(w, nn_profile_framework_gpu_us(prof), &opt);
+    nn_gpu_way_options(w, &prof->framework_gpu, &opt);
     nn_explain(p, batch, cal, &opt, &e);
     return e.predicted_us;
 }

@@ -40,26 +40,38 @@ typedef struct nn_explain_options {
                                     memory (priced so when the calibration has pinned figures) */
     int graph_nodes_per_step;    /* with graph: nodes replayed, measured; 0 = one per op */
     int framework;               /* GPU: a deep-learning framework in eager mode issues the step
-                                    (nn_framework_ops operations, each paying framework_op_us
-                                    on the host beyond its launch) */
-    double framework_op_us;
+                                    (nnlab/framework.h's GPU form, the figures below) */
+    double framework_op_us;      /* its host cost per operation beyond the launch */
+    double framework_step_us;    /* its fixed host cost per step */
+    double framework_conv_us;    /* its further host cost per convolution layer (cuDNN) */
+    double framework_device_ratio; /* the share of nnlab's device time its step adds */
 } nn_explain_options;
 
 /* The three ways a GPU step can be run, which a GPU profile predicts side
- * by side (profile.h): as a framework runs it eagerly (its per-op host
- * overhead, every batch copied from pageable memory, the loss read back
- * every step: what the original write-ups measured), nnlab eager (data on
- * the device, no read-back) and nnlab with the step replayed as one CUDA
+ * by side (profile.h): as a framework runs it eagerly (the write-ups' loop:
+ * each step a batch copied from pageable host memory as `.to(device)` does,
+ * forward, backward, the optimiser's step, the loss read back with
+ * `loss.item()`; priced by nnlab/framework.h's GPU form), nnlab eager (data
+ * on the device, no read-back) and nnlab with the step replayed as one CUDA
  * graph and the data on the device (nnlab's default). */
 typedef enum nn_gpu_way { NN_WAY_FRAMEWORK, NN_WAY_EAGER, NN_WAY_GRAPH, NN_GPU_WAYS } nn_gpu_way;
+
+/* A framework's figures on a GPU (a profile's [framework] gpu_* keys;
+ * nnlab/framework.h, docs/ways.md). */
+typedef struct nn_framework_gpu {
+    double step_us;              /* fixed host cost per step (Python, the optimiser's bookkeeping) */
+    double op_us;                /* host cost per operation beyond the launch */
+    double conv_us;              /* further host cost per convolution layer (cuDNN's calls) */
+    double device_ratio;         /* the share of nnlab's device time its step adds to the host's */
+} nn_framework_gpu;
 
 /* "framework eager", "nnlab eager", "nnlab graph" */
 const char *nn_gpu_way_name(nn_gpu_way w);
 /* "framework", "eager", "graph": the word CSV and JSON use */
 const char *nn_gpu_way_key(nn_gpu_way w);
-/* The options of way w on a GPU; framework_op_us is the framework's per-op
- * host overhead (used by NN_WAY_FRAMEWORK only). */
-void nn_gpu_way_options(nn_gpu_way w, double framework_op_us, nn_explain_options *opt);
+/* The options of way w on a GPU; fw is the framework's figures (used by
+ * NN_WAY_FRAMEWORK only; may be NULL for the others). */
+void nn_gpu_way_options(nn_gpu_way w, const nn_framework_gpu *fw, nn_explain_options *opt);
 
 /* Operations a framework issues for one step of p in eager mode (as
  * PyTorch's autograd runs it): per working layer its forward and, for a
@@ -67,8 +79,14 @@ void nn_gpu_way_options(nn_gpu_way w, double framework_op_us, nn_explain_options
  * the first working layer's) and, with parameters, weight and bias
  * gradients; the loss forward and backward, two each; per parameter tensor
  * the optimiser's update (SGD 1, SGD with momentum 3, Adam 6) and the
- * zeroing of its gradient. */
+ * zeroing of its gradient; a batch norm over ghost batches (virtual_batch)
+ * a forward and a backward more for each chunk beyond the first at c's
+ * batch. */
 int nn_framework_ops(const nn_preset *p, const nn_cost *c);
+
+/* Convolution layers of the step (each a cuDNN forward and backward in the
+ * framework: the GPU form's conv_us). */
+int nn_framework_conv_layers(const nn_cost *c);
 
 typedef struct nn_explanation {
     nn_cost cost;

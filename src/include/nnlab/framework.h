@@ -18,6 +18,22 @@
  * (nn_framework_fit_cpu; the data: tests/fixtures/framework-cpu-fit.csv;
  * the figures and their sources: the GPU profiles' [framework] section,
  * profiles/t4.ini, read into nn_gpu_profile's framework_cpu_* fields). */
+/*
+ * On a GPU (the write-ups' loop: each step a batch copied from pageable host
+ * memory as `.to(device)` does, forward, backward, the optimiser's step, the
+ * loss read back with `loss.item()`), PyTorch's host issues every operation
+ * while the device runs them; its step is priced by nn_explain with the
+ * framework way's options (nn_gpu_way_options, NN_WAY_FRAMEWORK):
+ *
+ *     step = gpu_step_us + ops x (launch + gpu_op_us) + conv_layers x gpu_conv_us
+ *            + the loss read back + gpu_device_ratio x nnlab's device time
+ *            + the batch's copy from pageable memory (the profile's copy_us, copy_gbps)
+ *
+ * The figures are fitted (nn_framework_fit_gpu) to PyTorch 2.11's measured
+ * steps on the recorded H200 with the batch already on the device
+ * (tests/fixtures/framework-gpu-h200.csv, the h200 profile), so the fit
+ * leaves the copy out and the framework way adds it.
+ */
 #ifndef NNLAB_FRAMEWORK_H
 #define NNLAB_FRAMEWORK_H
 
@@ -31,6 +47,12 @@
 #define NN_FRAMEWORK_CPU_OP_US 12.53
 #define NN_FRAMEWORK_CPU_STEP_US 0.0
 #define NN_FRAMEWORK_CPU_WORK_RATIO 1.563
+
+/* The GPU form's fitted figures (what a profile without them reads). */
+#define NN_FRAMEWORK_GPU_STEP_US 168.42
+#define NN_FRAMEWORK_GPU_FW_OP_US 16.854
+#define NN_FRAMEWORK_GPU_CONV_US 182.34
+#define NN_FRAMEWORK_GPU_DEVICE_RATIO 0.2306
 
 /* One measured pair: the framework's step and nnlab's, the same preset and
  * batch on the same host, and the framework's operations for that preset. */
@@ -60,5 +82,34 @@ double nn_framework_cpu_form(int ops, double nnlab_us, double op_us, double step
  * without a usable calibration). */
 double nn_framework_cpu_step_us(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
                                 const nn_gpu_profile *prof, nn_explanation *nnlab_out);
+
+/* One GPU step's terms, from nnlab's model on a GPU's calibration (a
+ * profile's): the operations, the convolution layers, the launch of one op,
+ * what the form takes as given (the loss read back) and nnlab's device time
+ * (its kernels' fixed times and work); framework_us, the measured step, for
+ * a fit. */
+typedef struct nn_framework_gpu_sample {
+    int ops, conv_layers;
+    double launch_us, given_us, device_us;
+    double framework_us;
+} nn_framework_gpu_sample;
+
+typedef struct nn_framework_gpu_fit {
+    nn_framework_gpu fw;
+    int n;
+    double rms_rel, max_rel;
+} nn_framework_gpu_fit;
+
+/* The terms of p's step at batch with the batch on the device (what the
+ * recorded run measured); -1 when they cannot be priced. */
+int nn_framework_gpu_sample_of(const nn_preset *p, int batch, const nn_calibration *gpu_cal,
+                               nn_framework_gpu_sample *out);
+
+/* The GPU form with the batch on the device (no copy). */
+double nn_framework_gpu_form(const nn_framework_gpu_sample *s, const nn_framework_gpu *fw);
+
+/* The GPU form's least-squares fit on relative errors, no figure negative;
+ * -1 with fewer than four samples or a singular system. */
+int nn_framework_fit_gpu(const nn_framework_gpu_sample *s, int n, nn_framework_gpu_fit *out);
 
 #endif

@@ -61,6 +61,11 @@ typedef struct nn_gpu_profile {
     double framework_cpu_op_us;
     double framework_cpu_step_us;
     double framework_cpu_work_ratio;
+    /* [framework] its step on this profile's GPU (nnlab/framework.h): host cost per step,
+     * per op beyond the launch, per convolution layer, and the share of nnlab's device
+     * time it adds; fitted to PyTorch on the recorded H200; optional in a file, read as
+     * NN_FRAMEWORK_GPU_* (the fit) when absent */
+    nn_framework_gpu framework_gpu;
     /* [kernels] what a call costs beyond its FLOPs and bytes at the peak (fitted to the
        recorded H200 run); optional, 0 when absent: not priced (a rate: the FP32 peak) */
     double conv_forward_us;      /* the device's fixed time of one call, by kind: its kernels' */
