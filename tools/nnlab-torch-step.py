@@ -4,10 +4,19 @@
 Reads the preset's INI file (man nnlab.ini(5)), builds the same network in
 PyTorch (every layer kind nnlab has, the graph's `input`, `inputs` and
 `weights` keys included), the same loss and optimiser with the preset's
-values, and times the step the write-ups time, on data already on the device:
+values, and times the step the write-ups time, nnlab's `framework` way
+(docs/ways.md): each step a batch from host memory copied to the device as
+`.to(device)` does (pageable memory), forward, backward, the optimiser's
+step and the loss read back:
 
-    optimizer.zero_grad(); out = net(x); loss = criterion(out, y) [+ aux];
-    loss.backward(); optimizer.step(); loss.item()
+    x = xs[i].to(device); y = ys[i].to(device); optimizer.zero_grad();
+    out = net(x); loss = criterion(out, y) [+ aux]; loss.backward();
+    optimizer.step(); loss.item()
+
+--data-on-device times another way, `framework-data-on-device`: the batches
+kept on the device, no copy in the step (what this helper timed before the
+copy was added: the recorded H200 run's torch-*.json). The JSON's "way"
+says which.
 
 It prints one JSON object on one line and exits with:
     0  the result: torch's version, the device, threads, batch, steps, the
@@ -19,7 +28,7 @@ It prints one JSON object on one line and exits with:
     3  {"error": ...}: torch cannot be imported.
 
     nnlab-torch-step PRESET.ini --batch B [--steps 20] [--warmup 3]
-                     [--device cpu|cuda] [--threads T] [--seed S]
+                     [--device cpu|cuda] [--threads T] [--seed S] [--data-on-device]
     nnlab-torch-step --probe      (torch's version and whether CUDA is there)
 
 Only the standard library and torch. nnlab's C runner (src/jobs/torch_step.c)
@@ -284,8 +293,14 @@ def make_optimizer(torch, preset, params):
     return (torch.optim.Adam if kind == "adam" else torch.optim.SGD)(params, **args)
 
 
+WAY = "framework"
+WAY_ON_DEVICE = "framework-data-on-device"
+
+
 def make_data(torch, preset, batch, device):
-    """A few batches kept on the device and cycled: no loader in the timing."""
+    """A few batches cycled: no loader in the timing. In host memory
+    (pageable, as a DataLoader gives them) unless device is the device
+    itself (--data-on-device)."""
     per_batch = batch * (math.prod(preset.input_shape) + max(preset.targets, 1)) * 4
     pool = max(1, min(8, (256 << 20) // max(per_batch, 1)))
     xs = torch.randn(pool, batch, *preset.input_shape, device=device)
@@ -301,11 +316,13 @@ def time_steps(torch, preset, net, args):
     net = net.to(device).train()
     optimizer = make_optimizer(torch, preset, net.parameters())
     criterion = torch.nn.CrossEntropyLoss() if preset.loss == "cross_entropy" else torch.nn.MSELoss()
-    xs, ys = make_data(torch, preset, args.batch, device)
+    xs, ys = make_data(torch, preset, args.batch, device if args.data_on_device else torch.device("cpu"))
     times = []
     for step in range(args.warmup + args.steps):
         x, y = xs[step % len(xs)], ys[step % len(ys)]
         t0 = time.perf_counter()
+        if not args.data_on_device:
+            x, y = x.to(device), y.to(device)   # the batch up from pageable memory, every step
         optimizer.zero_grad()
         out, aux = net(x)
         loss = criterion(out, y)
@@ -342,6 +359,8 @@ def run(torch, preset, args):
     median = statistics.median(times)
     return {"helper": "nnlab-torch-step", "torch": torch.__version__, "preset": args.preset,
             "device": args.device, "device_name": device_name(torch, args.device),
+            "way": WAY_ON_DEVICE if args.data_on_device else WAY,
+            "data": "on the device" if args.data_on_device else "copied from pageable host memory every step",
             "threads": torch.get_num_threads(), "batch": args.batch, "steps": args.steps,
             "warmup": args.warmup, "params": params,
             "us_per_step": round(median, 3), "us_per_step_median": round(median, 3),
@@ -364,6 +383,8 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=0, help="0: PyTorch's default")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data-on-device", action="store_true",
+                    help="the way framework-data-on-device: batches kept on the device, no copy in the step")
     args = ap.parse_args(argv)
     if not args.probe:
         if not args.preset or args.batch is None:

@@ -9,8 +9,9 @@
  * $NNLAB_TORCH_HELPER when set, else the source tree's for a program run
  * from its build tree, else the installed one.
  *
- * The step is the write-ups' (zero_grad, forward, loss, backward, step,
- * loss.item(), the data already on the device), its median over the timed
+ * The step is the write-ups', the framework way (docs/ways.md: the batch
+ * copied from pageable host memory with .to(device), zero_grad, forward,
+ * loss, backward, step, loss.item()), its median over the timed
  * steps the figure. A result is checked: the network PyTorch built must
  * have as many parameters as nnlab's (nn_cost_model), or it is refused as
  * not the same network. Its points say "measured with PyTorch X.Y"
