@@ -133,6 +133,10 @@ static void test_profiles_read_framework(void **state)
         assert_true(fabs(prof.framework_cpu_op_us - NN_FRAMEWORK_CPU_OP_US) < 1e-9);
         assert_true(fabs(prof.framework_cpu_step_us - NN_FRAMEWORK_CPU_STEP_US) < 1e-9);
         assert_true(fabs(prof.framework_cpu_work_ratio - NN_FRAMEWORK_CPU_WORK_RATIO) < 1e-9);
+        assert_true(fabs(prof.framework_gpu.step_us - NN_FRAMEWORK_GPU_STEP_US) < 1e-9);
+        assert_true(fabs(prof.framework_gpu.op_us - NN_FRAMEWORK_GPU_FW_OP_US) < 1e-9);
+        assert_true(fabs(prof.framework_gpu.conv_us - NN_FRAMEWORK_GPU_CONV_US) < 1e-9);
+        assert_true(fabs(prof.framework_gpu.device_ratio - NN_FRAMEWORK_GPU_DEVICE_RATIO) < 1e-9);
     }
 }
 
@@ -141,7 +145,7 @@ static void test_profiles_read_framework(void **state)
  * from the recorded calibration). Slower: lenet-cifar10, lenet5-cifar10;
  * faster: mnist-mlp-1000, conv1d-regression, tabnet-regression. The
  * write-up has mnist-mlp-128 at batch 32 slower too, but the model cannot
- * tell: its GPU side (1108 us for T4, 1224 for the 940M) is below its CPU
+ * tell: its GPU side (1088 us for T4, 1198 for the 940M) is below its CPU
  * side (1437 us), which is 40% above PyTorch's measured CPU step on that
  * machine (867 us at batch 16, 1217 at 64: framework-cpu-fit.csv) because
  * nnlab's own step predicted from the calibration (558 us) is above its
@@ -281,7 +285,7 @@ static void test_gpu_model_is_the_form(void **state)
         assert_true(on_device.copy_us == 0);
         nn_profile_predict(&p, batch, &prof, way);
         double copy = 2 * prof.copy_us + way[NN_WAY_FRAMEWORK].cost.input_bytes / (prof.copy_gbps * 1e3);
-        assert_true(way[NN_WAY_FRAMEWORK].copy_us > copy);   /* and the gather into the staging buffer */
+        assert_true(fabs(way[NN_WAY_FRAMEWORK].copy_us - copy) < 1e-6);   /* samples and labels */
         assert_true(fabs(way[NN_WAY_FRAMEWORK].predicted_us - on_device.predicted_us -
                          way[NN_WAY_FRAMEWORK].copy_us) < 1e-6);
     }

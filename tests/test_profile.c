@@ -41,47 +41,49 @@
  *    2 x input bytes at the bandwidth);
  *  - nnlab eager: 17 launches (16 ops + the gather) x 2.5 = 42.5 us, and
  *    the same gather;
- *  - framework eager: 50 launches x (2.5 + 10 + 20 us of framework: its
- *    host cost on either device, and its further cost on a GPU) = 1,625 us
- *    (nn_framework_ops: per working layer its kernel, and a bias kernel for
- *    the 3 with parameters = 10; backward: relu, pool x 2 = 4, conv1 dW db
- *    = 2, conv2 and linear dx dW db = 6; the loss 4; 6 parameter tensors x
- *    (3 SGD-with-momentum kernels + zeroing) = 24); copies of every batch:
- *    2 x 10 us fixed (samples, labels) + input / the pageable rate + the
- *    host gathering it, 2 x input / 10 GB/s; the loss read back, 10 us.
+ *  - framework eager (nnlab/framework.h's GPU form, the fit's figures):
+ *    its host 168.42 + 50 ops x (2.5 launch + 16.854) + 2 convolution
+ *    layers x 182.34 = 1,500.8 us (nn_framework_ops: per working layer its
+ *    kernel, and a bias kernel for the 3 with parameters = 10; backward:
+ *    relu, pool x 2 = 4, conv1 dW db = 2, conv2 and linear dx dW db = 6;
+ *    the loss 4; 6 parameter tensors x (3 SGD-with-momentum kernels +
+ *    zeroing) = 24), + 0.2306 x the device's work (host-bound: the host's
+ *    issue is longer than the work); copies of every batch as .to(device)
+ *    makes them: 2 x 10 us fixed (samples, labels) + input / the pageable
+ *    rate; the loss read back, 10 us.
  * The input is 4 x 3,072 floats + 4 labels = 49,168 B at batch 4,
- * 12,587,008 B at 1024. Launch 2.5, graph 4 + 0.6 a node, framework 10 +
- * 20, copies 10 us fixed, host memcpy 10 GB/s and read-back 10 us are the
- * same in the four profiles priced here.
+ * 12,587,008 B at 1024. Launch 2.5, graph 4 + 0.6 a node, the framework's
+ * figures, copies 10 us fixed, host memcpy 10 GB/s and read-back 10 us are
+ * the same in the four profiles priced here.
  *
  * T4 (8,141 GFLOP/s, 320 GB/s: ridge 25.4 FLOP/byte; pageable copies 6.3 GB/s):
  *   batch 4: FLOP-bound: conv2 fwd, conv2 bwd; work = 5,772,800 F / 8,141,000 + 1,416,200 B / 320,000 = 5.1347 us
  *     graph 21.5420 = 16.1 + copy 0.3073 + work; eager 47.9420 = 42.5 + copy + work;
- *     framework 1677.7728 = 1625 + copies 37.6380 + read-back 10 + work
+ *     framework 1539.7885 = 1500.8 + copies 27.8044 + read-back 10 + 0.2306 x work
  *   batch 1024: FLOP-bound: conv2 fwd, conv2 bwd; work = 1,477,836,800 F / 8,141,000 + 314,258,360 B / 320,000 = 1163.5875 us
  *     graph 1258.3563 = 16.1 + copy 78.6688 + work; eager 1284.7563 = 42.5 + copy + work;
- *     framework 7333.9269 = 1625 + copies 4535.3394 + read-back 10 + work
+ *     framework 3797.0611 = 1500.8 + copies 2017.9378 + read-back 10 + 0.2306 x work
  * RTX 3060 (12,740 GFLOP/s, 360 GB/s: ridge 35.4 FLOP/byte; pageable copies 12.6 GB/s):
  *   batch 4: FLOP-bound: conv2 fwd; work = 1,926,400 F / 12,740,000 + 1,549,896 B / 360,000 = 4.4565 us
  *     graph 20.8296 = 16.1 + copy 0.2732 + work; eager 47.2296 = 42.5 + copy + work;
- *     framework 1673.1923 = 1625 + copies 33.7358 + read-back 10 + work
+ *     framework 1535.7299 = 1500.8 + copies 23.9022 + read-back 10 + 0.2306 x work
  *   batch 1024: FLOP-bound: conv2 fwd; work = 493,158,400 F / 12,740,000 + 343,572,216 B / 360,000 = 993.0767 us
  *     graph 1079.1045 = 16.1 + copy 69.9278 + work; eager 1105.5045 = 42.5 + copy + work;
- *     framework 6164.4472 = 1625 + copies 3536.3705 + read-back 10 + work
+ *     framework 2758.7724 = 1500.8 + copies 1018.9689 + read-back 10 + 0.2306 x work
  * RTX 4090 (82,580 GFLOP/s, 1,008 GB/s: ridge 81.9 FLOP/byte; pageable copies 12.6 GB/s):
  *   batch 4: FLOP-bound: none; work = 0 F / 82,580,000 + 1,603,976 B / 1,008,000 = 1.5912 us
  *     graph 17.7888 = 16.1 + copy 0.0976 + work; eager 44.1888 = 42.5 + copy + work;
- *     framework 1670.3271 = 1625 + copies 33.7358 + read-back 10 + work
+ *     framework 1535.0692 = 1500.8 + copies 23.9022 + read-back 10 + 0.2306 x work
  *   batch 1024: FLOP-bound: none; work = 0 F / 82,580,000 + 354,952,376 B / 1,008,000 = 352.1353 us
  *     graph 393.2095 = 16.1 + copy 24.9742 + work; eager 419.6095 = 42.5 + copy + work;
- *     framework 5523.5058 = 1625 + copies 3536.3705 + read-back 10 + work
+ *     framework 2610.9713 = 1500.8 + copies 1018.9689 + read-back 10 + 0.2306 x work
  * A100 (19,500 GFLOP/s, 1,555 GB/s: ridge 12.5 FLOP/byte; pageable copies 12.6 GB/s):
  *   batch 4: FLOP-bound: conv1 fwd, conv1 bwd, conv2 fwd, conv2 bwd; work = 11,455,232 F / 19,500,000 + 1,088,456 B / 1,555,000 = 1.2874 us
  *     graph 17.4507 = 16.1 + copy 0.0632 + work; eager 43.8507 = 42.5 + copy + work;
- *     framework 1670.0232 = 1625 + copies 33.7358 + read-back 10 + work
+ *     framework 1534.9991 = 1500.8 + copies 23.9022 + read-back 10 + 0.2306 x work
  *   batch 1024: FLOP-bound: conv1 fwd, conv1 bwd, conv2 fwd, conv2 bwd; work = 2,932,539,392 F / 19,500,000 + 231,286,136 B / 1,555,000 = 299.1237 us
  *     graph 331.4128 = 16.1 + copy 16.1891 + work; eager 357.8128 = 42.5 + copy + work;
- *     framework 5470.4942 = 1625 + copies 3536.3705 + read-back 10 + work
+ *     framework 2598.7468 = 1500.8 + copies 1018.9689 + read-back 10 + 0.2306 x work
  * H100 and H200 are not priced here: they carry the [kernels] figures
  * fitted to each machine's recorded run (a call's fixed time by kind,
  * per-row reductions, the libraries' rates), which tests/test_model_h200.c
@@ -217,10 +219,10 @@ static void test_profile_calibration(void **state)
 /* The numbers of the comment at the top. */
 static const double lenet_us[N_BY_HAND][2][NN_GPU_WAYS] = {
     /*             batch 4: framework, eager, graph     batch 1024: framework, eager, graph */
-    /* t4 */      { { 1677.7728, 47.9420, 21.5420 }, { 7333.9269, 1284.7563, 1258.3563 } },
-    /* rtx3060 */ { { 1673.1923, 47.2296, 20.8296 }, { 6164.4472, 1105.5045, 1079.1045 } },
-    /* rtx4090 */ { { 1670.3271, 44.1888, 17.7888 }, { 5523.5058, 419.6095, 393.2095 } },
-    /* a100 */    { { 1670.0232, 43.8507, 17.4507 }, { 5470.4942, 357.8128, 331.4128 } },
+    /* t4 */      { { 1539.7885, 47.9420, 21.5420 }, { 3797.0611, 1284.7563, 1258.3563 } },
+    /* rtx3060 */ { { 1535.7299, 47.2296, 20.8296 }, { 2758.7724, 1105.5045, 1079.1045 } },
+    /* rtx4090 */ { { 1535.0692, 44.1888, 17.7888 }, { 2610.9713, 419.6095, 393.2095 } },
+    /* a100 */    { { 1534.9991, 43.8507, 17.4507 }, { 2598.7468, 357.8128, 331.4128 } },
 };
 
 static void test_lenet_predictions_by_hand(void **state)

@@ -342,8 +342,9 @@ static void price_copy(nn_explanation *e, const nn_calibration *cal, const nn_ex
     e->priced_pinned = opt->pinned && cal->has_pinned;
     double fixed = e->priced_pinned ? cal->pinned_upload_us : cal->upload_us;
     double bw = e->priced_pinned ? cal->pinned_upload_gbps : cal->upload_gbps;
-    e->copy_us = 2.0 * fixed + (bw > 0 ? bytes / (bw * 1e3) : 0) +
-                 (cal->host_copy_gbps > 0 ? 2.0 * bytes / (cal->host_copy_gbps * 1e3) : 0);
+    e->copy_us = 2.0 * fixed + (bw > 0 ? bytes / (bw * 1e3) : 0);
+    if (!opt->framework && cal->host_copy_gbps > 0)   /* a framework's .to(device) of a batch as it is */
+        e->copy_us += 2.0 * bytes / (cal->host_copy_gbps * 1e3);
 }
 
 /* Reading the loss back is a download and the wait for it; a calibration

@@ -37,6 +37,8 @@ static const char *source_of(const nn_gpu_profile *p, const nn_profile_field *fd
         return "an estimate (nnlab runs no framework): the default profile's";
     if (!strncmp(key, "cpu_", 4))
         return "fitted to PyTorch's CPU steps (nnlab(1), WAYS): the default profile's";
+    if (!strncmp(key, "gpu_", 4))
+        return "fitted to PyTorch's GPU steps on the recorded H200 (nnlab(1), WAYS): the default profile's";
     return "measured by nnlab calibrate";
 }
 
@@ -109,5 +111,6 @@ int nn_profile_from_calibration(const nn_calibration *cal, const char *name, con
     out->framework_cpu_op_us = estimates->framework_cpu_op_us;   /* the framework on the CPU: fitted */
     out->framework_cpu_step_us = estimates->framework_cpu_step_us;
     out->framework_cpu_work_ratio = estimates->framework_cpu_work_ratio;
+    out->framework_gpu = estimates->framework_gpu;               /* and on a GPU: fitted */
     return 0;
 }

@@ -48,7 +48,8 @@ typedef struct nn_gpu_profile {
     /* [host] the machine around the GPU */
     double framework_op_us;      /* a framework's host cost per operation in eager mode
                                     (Python, dispatch, autograd), beyond the launch: paid
-                                    on either device */
+                                    on either device by the jacobian's framework passes
+                                    (the training step's are [framework]'s) */
     double framework_gpu_op_us;  /* its further host cost per operation on a GPU tensor
                                     (CUDA dispatch, the caching allocator, autograd's
                                     device thread); optional in a file, read as
