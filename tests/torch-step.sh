@@ -45,6 +45,9 @@ if [ -n "$python" ]; then
         "j['error']['section'] == 'layer1' and j['error']['key'] == 'flavour' and '[layer1] flavour' in j['error']['message']"
     check "helper: no --batch exits 2" 2 "$python" "$helper" "$top_srcdir/presets/mnist-mlp-128.ini"
     json_ok "helper: usage error said" "$tmp/out" "j['error']['kind'] == 'usage' and '--batch' in j['error']['message']"
+    # --data-on-device (the way framework-data-on-device) is an argument it takes: the preset's error, not a usage one
+    check "helper: --data-on-device taken" 2 "$python" "$helper" "$fixtures/torch-unknown-key.ini" --batch 2 --data-on-device
+    json_ok "helper: --data-on-device, then the preset read" "$tmp/out" "j['error']['key'] == 'flavour'"
 fi
 
 # The sweep's framework way measured with PyTorch (nnlab sweep --with-pytorch):
