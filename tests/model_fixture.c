@@ -12,15 +12,9 @@
 
 #define TOLERANCE MODEL_TOLERANCE
 #define KNOWN_LIMIT (2 * TOLERANCE)
-#define MAX_POINTS 16
+#define MAX_POINTS MODEL_MAX_POINTS
 
-typedef struct series {
-    char preset[64];
-    char way[8];                 /* "graph" or "eager" */
-    int n;
-    int batch[MAX_POINTS];
-    double us[MAX_POINTS];
-} series;
+typedef model_series series;
 
 static const model_known *known_out;
 
@@ -126,29 +120,37 @@ static double check_series(const series *s, const nn_calibration *cal, int *wors
     return worst_error(s, rel, worst_batch);
 }
 
+int model_fixture_read(const char *fixture, model_series *out, int max)
+{
+    static char line[1 << 16];
+    char path[4096];
+    int n = 0;
+    snprintf(path, sizeof path, "%s/%s", FIXTURES_DIR, fixture);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    while (n < max && fgets(line, sizeof line, f))
+        if (read_series(line, &out[n]) == 0)
+            n++;
+    fclose(f);
+    return n;
+}
+
 int model_fixture_run(const char *fixture, const char *profile, int want_series, int want_pairs,
                       const char *pairs_what, const model_known *known)
 {
     static series all[32];
-    static char line[1 << 16];
     char err[512], path[4096];
-    int n = 0, failed = 0;
+    int failed = 0;
     nn_gpu_profile prof;
     nn_calibration cal;
     known_out = known;
-    snprintf(path, sizeof path, "%s/%s", FIXTURES_DIR, fixture);
-    FILE *f = fopen(path, "r");
+    int n = model_fixture_read(fixture, all, 32);
     snprintf(path, sizeof path, "%s/%s.ini", PROFILES_SRCDIR, profile);
-    if (!f || nn_profile_load(path, &prof, err, sizeof err) != 0) {
-        printf("1..1\nnot ok 1 - the fixture and the %s profile load # %s\n", profile, f ? err : "no fixture");
-        if (f)
-            fclose(f);
+    if (n < 0 || nn_profile_load(path, &prof, err, sizeof err) != 0) {
+        printf("1..1\nnot ok 1 - the fixture and the %s profile load # %s\n", profile, n >= 0 ? err : "no fixture");
         return 1;
     }
-    while (n < 32 && fgets(line, sizeof line, f))
-        if (read_series(line, &all[n]) == 0)
-            n++;
-    fclose(f);
     nn_profile_calibration(&prof, &cal);
     printf("1..%d\n", n + 2);
     printf("%s 1 - %d series read from the recorded sweep (%d)\n", n == want_series ? "ok" : "not ok",

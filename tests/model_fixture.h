@@ -7,6 +7,21 @@
 
 #define MODEL_TOLERANCE 0.25
 
+#define MODEL_MAX_POINTS 16
+
+/* One line of a recorded sweep: a preset's measured steps in one way. */
+typedef struct model_series {
+    char preset[64];
+    char way[8];                 /* "graph" or "eager" */
+    int n;
+    int batch[MODEL_MAX_POINTS];
+    double us[MODEL_MAX_POINTS];
+} model_series;
+
+/* The series of FIXTURES_DIR/fixture into out (at most max); their count,
+ * -1 when the file cannot be read. */
+int model_fixture_read(const char *fixture, model_series *out, int max);
+
 /* A preset and way the model's form does not reach yet, and why. */
 typedef struct model_known {
     const char *preset, *way, *why;

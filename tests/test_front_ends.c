@@ -285,8 +285,10 @@ static void test_predicted_gpu(void **state)
         if (cross[d] == 0)
             assert_string_equal(words, "is faster at every batch swept");
         else {
+            /* and, where the batch before is within the noise, "(a tie within the noise at ...)" */
             snprintf(want, sizeof want, "overtakes from batch %d on", batches[cross[d]]);
-            assert_string_equal(words, want);
+            if (strncmp(words, want, strlen(want)) != 0)
+                fail_msg("'%s': wanted '%s'", words, want);
         }
         /* without the CPU's framework way, the GPU's pairs with the first device as before */
         const char *kind = d < 3 ? "nnlab" : "other";

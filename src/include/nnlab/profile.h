@@ -68,7 +68,8 @@ typedef struct nn_gpu_profile {
      * NN_FRAMEWORK_GPU_* (the fit) when absent */
     nn_framework_gpu framework_gpu;
     /* [kernels] what a call costs beyond its FLOPs and bytes at the peak (fitted to the
-       recorded H200 run); optional, 0 when absent: not priced (a rate: the FP32 peak) */
+       recorded GH100 runs; the other shipped profiles' derived from them by
+       bench/derive_profile.py); optional, 0 when absent: not priced (a rate: the FP32 peak) */
     double conv_forward_us;      /* the device's fixed time of one call, by kind: its kernels' */
     double conv_backward_us;     /*   shortest durations and the gaps between them */
     double linear_forward_us;
