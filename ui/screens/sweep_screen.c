@@ -217,8 +217,8 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
     const nn_sweep *sw = &lab->sweep;
     char note[NN_TEXT_LEN];
     int left = in.y + in.h - y;
-    if (left > 11)
-        left = 11;
+    if (left > 16)
+        left = 16;                   /* every pair's crossover with its ties, then the write-up's line */
     if (left >= 4)
         left--;                      /* a blank row before the notes */
     y = in.y + in.h - left;
