@@ -18,6 +18,18 @@
 #      deaf to signals, until kill -9
 #   6. SIGINT half a second into a slow gzip load (300,000 images): the
 #      load stops at the cancel
+# Round three (the issue of ~5,000 hostile inputs at main 29a588d):
+#   7. under ulimit -v 120000 (OpenBLAS_NUM_THREADS unset, as a user's):
+#      --version, a short train and presets hung (OpenBLAS's pool spinning
+#      on a buffer that never fit; exit() waited for it)
+#   8. 100,000 keys before any section (`train --preset`), and two such
+#      files in the presets folder (`presets`): 4.4 s and 13 s
+#   9. a 1 MB GPU profile of 115,000 sections (`explain --gpu-profile FILE`)
+#      and in the profiles folder (`devices`): 8.3 s and 7.8 s
+#  10. a real gzip bomb: a 1 MB train-images .gz whose header truthfully
+#      claims 1.3 M blank images: trained to exit 0 after 20 s at 4.2 GB
+#  11. junk after a gzip stream, `virtual_batch = +3`, `lr = 0x10`: each
+#      accepted at load
 # Peak memory is /usr/bin/time's maximum resident set size.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -80,6 +92,44 @@ cp "$tmp/slow/train-images-idx3-ubyte.gz" "$tmp/slow/t10k-images-idx3-ubyte.gz"
 cp "$tmp/slow/train-labels-idx1-ubyte.gz" "$tmp/slow/t10k-labels-idx1-ubyte.gz"
 interrupt_after='"$@" & pid=$!; sleep 0.5; kill -INT "$pid"; wait "$pid"'
 timed "SIGINT 0.5 s into a slow gzip load" 2 2000 sh -c "$interrupt_after" sh "$nnlab" train --preset mnist-mlp-128 --steps 1 --data "$tmp/slow"
+
+# --- round three ---
+timed "ulimit -v 120000: --version" 2 200 env -u OPENBLAS_NUM_THREADS sh -c "$under_ulimit" 120000 "$nnlab" --version
+timed "ulimit -v 120000: train (synthetic)" 2 200 env -u OPENBLAS_NUM_THREADS sh -c "$under_ulimit" 120000 "$nnlab" train --preset mnist-mlp-128 --data synthetic --steps 3
+timed "ulimit -v 120000: presets" 2 200 env -u OPENBLAS_NUM_THREADS sh -c "$under_ulimit" 120000 "$nnlab" presets
+
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "k%d=1\n", i; print "[train]" }' >"$tmp/outside.ini"
+mkdir -p "$tmp/home2/nnlab/presets"
+cp "$tmp/outside.ini" "$tmp/home2/nnlab/presets/a.ini"
+cp "$tmp/outside.ini" "$tmp/home2/nnlab/presets/b.ini"
+timed "100k keys before any section (train)" 0.5 200 "$nnlab" train --preset "$tmp/outside.ini" --steps 1
+timed "two such in the folder (presets)" 0.5 200 env XDG_CONFIG_HOME="$tmp/home2" "$nnlab" presets
+
+awk 'BEGIN { for (i = 1; i <= 115000; i++) printf "[s%d]\n", i }' >"$tmp/profile.ini"
+mkdir -p "$tmp/home3/nnlab/profiles"
+cp "$tmp/profile.ini" "$tmp/home3/nnlab/profiles/big.ini"
+timed "115k-section GPU profile (explain)" 0.5 200 "$nnlab" explain --preset mnist-mlp-128 --gpu-profile "$tmp/profile.ini"
+timed "it in the profiles folder (devices)" 0.5 200 env XDG_CONFIG_HOME="$tmp/home3" "$nnlab" devices
+
+mkdir "$tmp/bomb2"
+# 1,300,000 blank images, the header telling the truth: 1 GB of zeros in ~1 MB
+{ printf '\000\000\010\003\000\023\326\040\000\000\000\034\000\000\000\034'
+  head -c 1019200000 /dev/zero; } | gzip -9 >"$tmp/bomb2/train-images-idx3-ubyte.gz"
+{ printf '\000\000\010\001\000\023\326\040'; head -c 1300000 /dev/zero; } | gzip -9 >"$tmp/bomb2/train-labels-idx1-ubyte.gz"
+cp "$tmp/bomb2/train-images-idx3-ubyte.gz" "$tmp/bomb2/t10k-images-idx3-ubyte.gz"
+cp "$tmp/bomb2/train-labels-idx1-ubyte.gz" "$tmp/bomb2/t10k-labels-idx1-ubyte.gz"
+timed "a truthful 1 MB gzip bomb (train --data)" 2 300 "$nnlab" train --preset mnist-mlp-128 --steps 1 --data "$tmp/bomb2"
+
+mkdir "$tmp/junk"
+{ printf '\000\000\010\003\000\000\000\002\000\000\000\034\000\000\000\034'; head -c 1568 /dev/zero; } | gzip >"$tmp/junk/train-images-idx3-ubyte.gz"
+printf 'junk after the stream' >>"$tmp/junk/train-images-idx3-ubyte.gz"
+{ printf '\000\000\010\001\000\000\000\002'; head -c 2 /dev/zero; } | gzip >"$tmp/junk/train-labels-idx1-ubyte.gz"
+cp "$tmp/junk/train-images-idx3-ubyte.gz" "$tmp/junk/t10k-images-idx3-ubyte.gz"
+cp "$tmp/junk/train-labels-idx1-ubyte.gz" "$tmp/junk/t10k-labels-idx1-ubyte.gz"
+timed "junk after a gzip stream (train --data)" 2 200 "$nnlab" train --preset mnist-mlp-128 --steps 1 --batch 1 --data "$tmp/junk"
+here_fixtures=$here/../tests/fixtures
+timed "virtual_batch = +3 (train)" 0.5 200 "$nnlab" train --preset "$here_fixtures/bad-plus-int.ini" --steps 1
+timed "lr = 0x10 (train)" 0.5 200 "$nnlab" train --preset "$here_fixtures/bad-float-hex.ini" --steps 1
 
 [ "$failed" -eq 0 ] && echo "all within bounds" || echo "$failed over their bounds"
 [ "$failed" -eq 0 ]

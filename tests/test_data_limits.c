@@ -345,6 +345,35 @@ static void test_idx_gzip_grows_past_hint(void **state)
     free(b);
 }
 
+/* Bytes after the gzip member's trailer that start no member: refused,
+ * naming the file and the byte of it where they start (zlib's gzread took
+ * them for trailing garbage and ignored them). Bytes that start with gzip's
+ * magic but are no member: corrupt data. */
+static void test_idx_gzip_junk_after(void **state)
+{
+    (void)state;
+    const char *tails[] = { "junk after the data", "\x1f\x8b not a member" };
+    for (int t = 0; t < 2; t++) {
+        char dir[NN_PATH_LEN], path[NN_PATH_LEN], name[32], at[64];
+        struct stat st;
+        snprintf(name, sizeof name, "gz-junk-%d", t);
+        make_dir(dir, sizeof dir, name);
+        write_idx(dir, "train", 1, 3u, 3 * PIXELS, 1);
+        write_idx(dir, "train", 0, 3u, 3, 0);
+        write_good_t10k(dir);
+        idx_name(path, sizeof path, dir, "train", 1, 1);
+        assert_int_equal(stat(path, &st), 0);
+        FILE *f = fopen(path, "ab");
+        assert_non_null(f);
+        assert_int_equal(fwrite(tails[t], 1, strlen(tails[t]), f), strlen(tails[t]));
+        assert_int_equal(fclose(f), 0);
+        snprintf(at, sizeof at, ": junk after the gzip stream at byte %lld of the file", (long long)st.st_size);
+        const char *junk[] = { path, at, NULL };
+        const char *corrupt[] = { path, ": corrupt gzip data after offset ", NULL };
+        expect_quick_error(dir, 0, t == 0 ? junk : corrupt);
+    }
+}
+
 /* ---- files that are not files ------------------------------------------- */
 
 static void test_idx_not_regular_files(void **state)
@@ -496,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_idx_gzip_lying_trailer),
         cmocka_unit_test(test_idx_gzip_bomb),
         cmocka_unit_test(test_idx_gzip_grows_past_hint),
+        cmocka_unit_test(test_idx_gzip_junk_after),
         cmocka_unit_test(test_idx_not_regular_files),
         cmocka_unit_test(test_cifar_not_regular_files),
         cmocka_unit_test(test_cifar_sparse_mismatch),

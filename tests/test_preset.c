@@ -978,6 +978,8 @@ static bad_case bad_cases[] = {
     { "bad-batch-range.ini", { "[train] batch = 0", "must be in 1..1048576" } },
     { "bad-float-overflow.ini", { "[optimizer] lr = 1e40", "too large for a float" } },
     { "bad-float-hex.ini", { "[optimizer] lr = 0x10: not a number" } },
+    { "bad-plus-int.ini", { "[layer2] virtual_batch = +3: not a whole number" } },
+    { "bad-plus-float.ini", { "[optimizer] lr = +0.01: not a number" } },
     { "bad-dropout-p.ini", { "[layer2] p = 1", "[0, 1)" } },
     { "bad-missing-key.ini", { "[layer1] out: missing", "a layer of type linear needs out" } },
     { "bad-missing-type.ini", { "[layer2] type: missing", "linear, conv2d" } },
@@ -1131,8 +1133,8 @@ int main(void)
         BAD(28), BAD(29), BAD(30), BAD(31), BAD(32), BAD(33), BAD(34), BAD(35),
         BAD(36), BAD(37), BAD(38), BAD(39), BAD(40), BAD(41), BAD(42), BAD(43), BAD(44),
         BAD(45), BAD(46), BAD(47), BAD(48), BAD(49), BAD(50), BAD(51), BAD(52), BAD(53), BAD(54),
-        BAD(55), BAD(56),
+        BAD(55), BAD(56), BAD(57), BAD(58),
     };
-    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 57, "add a BAD(i) per bad case");
+    _Static_assert(sizeof bad_cases / sizeof bad_cases[0] == 59, "add a BAD(i) per bad case");
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

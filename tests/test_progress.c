@@ -3,7 +3,10 @@
  * finished job's headline, a race's ratio, the per-epoch history; and the
  * export writers (nnlab/export.h): a run's CSV and JSON read back, the files
  * and their folder. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -423,6 +428,61 @@ static void test_export_stays_home(void **state)
     assert_int_equal(test_tmp_remove(root), 0);
 }
 
+/* The path of the file in dir whose name holds `part`, into out; 0 when
+ * there is one. */
+static int find_entry(const char *dir, const char *part, char *out, size_t len)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = -1;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, part)) {
+            snprintf(out, len, "%s/%s", dir, e->d_name);
+            found = 0;
+        }
+    closedir(d);
+    return found;
+}
+
+/* kill -9 between the two renames (NNLAB_TEST_KILL_BETWEEN_RENAMES, in a
+ * child): the JSON may be there, never the CSV alone; the next export into
+ * the folder, once the CSV's temp is stale, removes that JSON and the temp. */
+static void test_export_killed_between_renames(void **state)
+{
+    char root[512], dir[600], csv[900], json[900], csv2[900], json2[900], tmpf[1200], err[256];
+    nn_snapshot a, b;
+    nn_export_run run = two_jobs(&a, &b);
+    (void)state;
+    assert_int_equal(test_tmp_create(root, sizeof root, "export-kill"), 0);
+    snprintf(dir, sizeof dir, "%s/exports", root);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("NNLAB_TEST_KILL_BETWEEN_RENAMES", "1", 1);
+        nn_export_files(dir, &run, NULL, 1800000000LL, csv, json, sizeof csv, err, sizeof err);
+        _exit(0);                    /* not reached: killed between the renames */
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* what the child left: the JSON and the CSV's temp, no CSV */
+    assert_int_equal(find_entry(dir, ".json", json, sizeof json), 0);
+    assert_int_equal(find_entry(dir, ".csv.nnlab-tmp.", tmpf, sizeof tmpf), 0);
+    snprintf(csv, sizeof csv, "%.*s.csv", (int)(strlen(json) - 5), json);
+    assert_int_not_equal(access(csv, F_OK), 0);
+    /* the temp an hour old: its writer is gone */
+    struct timespec old[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
+    assert_int_equal(utimensat(AT_FDCWD, tmpf, old, 0), 0);
+    assert_int_equal(nn_export_files(dir, &run, NULL, 1800000100LL, csv2, json2, sizeof csv2, err, sizeof err), 0);
+    assert_int_not_equal(access(json, F_OK), 0);
+    assert_int_not_equal(access(tmpf, F_OK), 0);
+    assert_int_equal(access(csv2, F_OK), 0);
+    assert_int_equal(access(json2, F_OK), 0);
+    assert_int_equal(test_tmp_remove(root), 0);
+}
+
 static void test_export_dir(void **state)
 {
     char dir[512];
@@ -458,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_export_dir),
         cmocka_unit_test(test_file_stem),
         cmocka_unit_test(test_export_stays_home),
+        cmocka_unit_test(test_export_killed_between_renames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,6 @@
-/* backends/cpu/cpu_blas_core.c - OpenBLAS's kernels raised to the CPU's level.
+/* backends/cpu/cpu_blas_core.c - OpenBLAS's kernels raised to the CPU's level,
+ * and its thread pool kept from starting under an address-space limit (the
+ * last section).
  *
  * OpenBLAS's DYNAMIC_ARCH builds choose their kernels once, as the library
  * loads, from a table of the CPU models each release knows. A newer CPU than
@@ -33,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -131,4 +135,112 @@ __attribute__((constructor)) static void blas_core_raise(void)
             return;
         }
     blas_take_core(chosen, quit, init);    /* none took: OpenBLAS's own choice back */
+}
+
+/* ------------------------------------------------------------------------ */
+/* OpenBLAS started on one thread under an address-space limit.
+ *
+ * A threaded OpenBLAS starts its pool as the library loads: one worker per
+ * core beyond the first, each first mapping its 128 MiB buffer and retrying
+ * for ever when the mapping fails. Under `ulimit -v` of about 55-180 MB it
+ * never fits, so the worker spins (most of a core) and exit() waits for it
+ * in OpenBLAS's shutdown: even `nnlab --version` printed its line and then
+ * hung. Lower (45-50 MB) the worker's stack does not fit, and OpenBLAS
+ * raises SIGINT itself as it loads. nnlab never uses that pool
+ * (cpu_threads.c sets OpenBLAS to one thread and runs its own), so it is
+ * only a cost.
+ *
+ * A spinning worker cannot be stopped, and OpenBLAS reads its thread count
+ * (OPENBLAS_NUM_THREADS) as it loads, before any constructor of ours. Only
+ * the executable's .preinit_array runs earlier, before every library's
+ * start, with libc not yet started (environ is not set; the environment is
+ * the envp handed in). So there, when the address space is limited, the
+ * program runs itself again (execve) with OPENBLAS_NUM_THREADS=1: no pool,
+ * no buffer mapped before a product needs one (a user's other value is
+ * overridden too: nnlab sets OpenBLAS to one thread anyway).
+ * NNLAB_OPENBLAS_ONE marks the second run, so there is never a third, and
+ * holds the user's value, which a constructor of the second run puts back
+ * (OpenBLAS has read it by then), so what nnlab starts sees the
+ * environment it was given. Without a limit, or without /proc, nothing
+ * changes.
+ */
+
+#define ONE_THREAD "OPENBLAS_NUM_THREADS=1"
+#define MARK "NNLAB_OPENBLAS_ONE"           /* "-": the user's was unset; "=N": it was N */
+
+static int address_space_limited(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
+/* envp's entry NAME=..., or -1 (getenv cannot be asked before libc starts). */
+static long env_find(char *const *envp, const char *name)
+{
+    size_t len = strlen(name);
+    for (long i = 0; envp[i]; i++)
+        if (strncmp(envp[i], name, len) == 0 && envp[i][len] == '=')
+            return i;
+    return -1;
+}
+
+/* The environment of the second run, NULL-ended in a new array: envp with
+ * OPENBLAS_NUM_THREADS=1 in place of the user's value, and the mark saying
+ * what that was. The mark's string is on the heap, as the array is: both
+ * live until execve. */
+static char **one_thread_env(char *const *envp, long user)
+{
+    size_t n = 0;
+    while (envp[n])
+        n++;
+    const char *was = user >= 0 ? envp[user] + strlen("OPENBLAS_NUM_THREADS") : "-";
+    size_t mark_len = strlen(MARK "=") + strlen(was) + 1;
+    char **env = malloc((n + 3) * sizeof *env);
+    char *mark = malloc(mark_len);
+    if (!env || !mark) {
+        free(env);
+        free(mark);
+        return NULL;
+    }
+    memcpy(mark, MARK "=", strlen(MARK "="));          /* no stdio before libc starts */
+    memcpy(mark + strlen(MARK "="), was, strlen(was) + 1);
+    memcpy(env, envp, n * sizeof *env);
+    if (user < 0)
+        env[n++] = ONE_THREAD;
+    else
+        env[user] = ONE_THREAD;
+    env[n] = mark;
+    env[n + 1] = NULL;
+    return env;
+}
+
+static void blas_start_one_thread(int argc, char **argv, char **envp)
+{
+    (void)argc;
+    if (!argv || !argv[0] || !envp || env_find(envp, MARK) >= 0 || !address_space_limited())
+        return;
+    long user = env_find(envp, "OPENBLAS_NUM_THREADS");
+    if (user >= 0 && strcmp(envp[user], ONE_THREAD) == 0)
+        return;                         /* one thread already: no pool */
+    char **env = one_thread_env(envp, user);
+    if (!env)
+        return;
+    execve("/proc/self/exe", argv, env);
+    /* no /proc to run again from: go on as we are (the two strings stay) */
+}
+
+__attribute__((section(".preinit_array"), used)) static void (*const blas_start_hook)(int, char **, char **) =
+    blas_start_one_thread;
+
+/* The second run: the environment as the user gave it. */
+__attribute__((constructor)) static void blas_start_restore(void)
+{
+    const char *mark = getenv(MARK);
+    if (!mark)
+        return;
+    if (mark[0] == '=')
+        setenv("OPENBLAS_NUM_THREADS", mark + 1, 1);
+    else
+        unsetenv("OPENBLAS_NUM_THREADS");
+    unsetenv(MARK);
 }

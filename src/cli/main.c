@@ -6,6 +6,7 @@
 
 #include <locale.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "cli_common.h"
 #include "lab.h"
 #include "nnlab/device.h"
+#include "nnlab/engine.h"
 #include "nnlab/preset.h"
 #include "nnlab/profile.h"
 #include "util.h"
@@ -145,11 +147,41 @@ static int run_command(int argc, char **argv)
     return CLI_EXIT_USAGE;
 }
 
+/* What a command or the lab needs beyond what the program maps as it
+ * starts, before any job (which checks its own needs): a preset list, a
+ * preset's file, the lab's windows. Under ulimit -v of 45 MB nnlab starts,
+ * then a preset's reader ran out of memory ("out of memory", not saying
+ * what was needed). */
+#define CLI_START_ROOM (8.0 * 1024 * 1024)
+
+/* Under an address-space limit that leaves less than CLI_START_ROOM: one
+ * line saying what is needed, and 1; else 0. */
+static int check_start_room(void)
+{
+    struct rlimit rl;
+    double room = nn_address_room();
+    if (room < 0 || room >= CLI_START_ROOM || getrlimit(RLIMIT_AS, &rl) != 0)
+        return 0;
+    char limit[16], left[16], used[16], need[16], at_least[16];
+    nn_format_bytes((double)rl.rlim_cur, limit, sizeof limit);
+    nn_format_bytes(room, left, sizeof left);
+    nn_format_bytes((double)rl.rlim_cur - room, used, sizeof used);
+    nn_format_bytes(CLI_START_ROOM, need, sizeof need);
+    nn_format_bytes((double)rl.rlim_cur - room + CLI_START_ROOM, at_least, sizeof at_least);
+    fprintf(stderr, "nnlab: address space: ulimit -v of %s leaves %s beyond the %s nnlab maps as it starts; "
+            "it needs ~%s: raise ulimit -v to %s or more\n", limit, left, used, need, at_least);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     /* Only the character type follows the environment: numbers always parse
      * and print in the C locale. */
     setlocale(LC_CTYPE, "");
+    int asks_version = argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+                                     !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+    if (!asks_version && check_start_room() != 0)
+        return CLI_EXIT_USAGE;         /* a refusal before any job, as a job too large is */
     if (argc < 2)
         return nn_lab_main();   /* no command: the ncurses lab (ui/), which owns the terminal */
     return cli_output_checked(run_command(argc, argv));

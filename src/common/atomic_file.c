@@ -125,7 +125,7 @@ static int write_fd(int fd, const char *path, int (*fill)(FILE *, const void *),
 
 /* A temp file is ".NAME" + TMP_INFIX + six characters of mkstemp's. The
  * infix keeps the clean-up away from anyone else's hidden files. */
-#define TMP_INFIX ".nnlab-tmp."
+#define TMP_INFIX NN_TEMP_INFIX
 #define TMP_SUFFIX_LEN 6
 
 /* ".x.ini.nnlab-tmp.AbC123" */
@@ -257,31 +257,61 @@ static int split_path(const char *path, char *dir, size_t len, const char **base
     return 0;
 }
 
+int nn_atomic_prepare(nn_atomic_file *a, const char *given, int (*fill)(FILE *f, const void *ctx),
+                      const void *ctx, char *err, size_t err_len)
+{
+    const char *base;
+    a->tmp[0] = '\0';
+    if (resolve_link(given, a->path, sizeof a->path, err, err_len) != 0)
+        return -1;
+    if (split_path(a->path, a->dir, sizeof a->dir, &base) != 0)
+        return nn_errorf(err, err_len, "%s: not a file name", given);
+    if ((size_t)snprintf(a->tmp, sizeof a->tmp, "%s/.%s" TMP_INFIX "XXXXXX", a->dir, base) >= sizeof a->tmp) {
+        a->tmp[0] = '\0';
+        return nn_errorf(err, err_len, "%.64s...: path too long", given);
+    }
+    if (nn_make_dirs(a->dir) != 0) {
+        a->tmp[0] = '\0';
+        return nn_errorf(err, err_len, "%s: cannot create the folder %s: %s", given, a->dir, strerror(errno));
+    }
+    remove_stale_temps(a->dir);
+    int fd = create_temp(a->tmp);   /* hidden, and not *.ini: nn_preset_list never shows it */
+    if (fd < 0) {
+        a->tmp[0] = '\0';
+        return nn_errorf(err, err_len, "%s: cannot create a file in %s: %s", given, a->dir, strerror(errno));
+    }
+    keep_mode(fd, a->path);
+    if (write_fd(fd, given, fill, ctx, err, err_len) != 0) {
+        nn_atomic_abandon(a);
+        return -1;
+    }
+    return 0;
+}
+
+int nn_atomic_commit(nn_atomic_file *a, char *err, size_t err_len)
+{
+    if (rename(a->tmp, a->path) != 0) {
+        int e = errno;
+        nn_atomic_abandon(a);
+        return nn_errorf(err, err_len, "%s: cannot replace: %s", a->path, strerror(e));
+    }
+    a->tmp[0] = '\0';
+    sync_dir(a->dir);
+    return 0;
+}
+
+void nn_atomic_abandon(nn_atomic_file *a)
+{
+    if (a->tmp[0])
+        unlink(a->tmp);
+    a->tmp[0] = '\0';
+}
+
 int nn_write_atomic(const char *given, int (*fill)(FILE *f, const void *ctx), const void *ctx,
                     char *err, size_t err_len)
 {
-    char path[PATH_LEN], dir[PATH_LEN], tmp[PATH_LEN];
-    const char *base;
-    int fd, rc;
-    if (resolve_link(given, path, sizeof path, err, err_len) != 0)
+    nn_atomic_file a;
+    if (nn_atomic_prepare(&a, given, fill, ctx, err, err_len) != 0)
         return -1;
-    if (split_path(path, dir, sizeof dir, &base) != 0)
-        return nn_errorf(err, err_len, "%s: not a file name", given);
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s/.%s" TMP_INFIX "XXXXXX", dir, base) >= sizeof tmp)
-        return nn_errorf(err, err_len, "%.64s...: path too long", given);
-    if (nn_make_dirs(dir) != 0)
-        return nn_errorf(err, err_len, "%s: cannot create the folder %s: %s", given, dir, strerror(errno));
-    remove_stale_temps(dir);
-    fd = create_temp(tmp);     /* hidden, and not *.ini: nn_preset_list never shows it */
-    if (fd < 0)
-        return nn_errorf(err, err_len, "%s: cannot create a file in %s: %s", given, dir, strerror(errno));
-    keep_mode(fd, path);
-    rc = write_fd(fd, given, fill, ctx, err, err_len);
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = nn_errorf(err, err_len, "%s: cannot replace: %s", given, strerror(errno));
-    if (rc != 0)
-        unlink(tmp);
-    else
-        sync_dir(dir);
-    return rc;
+    return nn_atomic_commit(&a, err, err_len);
 }

@@ -22,6 +22,24 @@
 int nn_write_atomic(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx,
                     char *err, size_t err_len);
 
+/* nn_write_atomic in two steps, for files that must appear together: the
+ * content written whole to its temp file (prepare), then renamed over the
+ * path (commit), or the temp removed (abandon, also after a failed commit).
+ * Messages as nn_write_atomic's. */
+#define NN_ATOMIC_PATH_LEN 4096
+typedef struct nn_atomic_file {
+    char path[NN_ATOMIC_PATH_LEN];    /* the file replaced (a link's target) */
+    char dir[NN_ATOMIC_PATH_LEN];
+    char tmp[NN_ATOMIC_PATH_LEN];     /* "" once committed or abandoned */
+} nn_atomic_file;
+int nn_atomic_prepare(nn_atomic_file *a, const char *path, int (*fill)(FILE *f, const void *ctx),
+                      const void *ctx, char *err, size_t err_len);
+int nn_atomic_commit(nn_atomic_file *a, char *err, size_t err_len);
+void nn_atomic_abandon(nn_atomic_file *a);
+
+/* The temp files' names: ".NAME" NN_TEMP_INFIX "XXXXXX" beside NAME. */
+#define NN_TEMP_INFIX ".nnlab-tmp."
+
 /* mkdir -p; 0 or -1 with errno. */
 int nn_make_dirs(const char *dir);
 

@@ -167,8 +167,8 @@ int nn_parse_long(const char *s, long *out)
         return -1;
     while (isspace((unsigned char)*s))
         s++;
-    if (*s == '\0')
-        return -1;
+    if (*s == '\0' || *s == '+')
+        return -1;                   /* strtol takes "+3"; nothing of ours writes one */
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || !only_blanks(end))
@@ -184,9 +184,9 @@ int nn_parse_double(const char *s, double *out)
         return -1;
     while (isspace((unsigned char)*s))
         s++;
-    if (*s == '\0')
-        return -1;
-    const char *digits = *s == '+' || *s == '-' ? s + 1 : s;
+    if (*s == '\0' || *s == '+')
+        return -1;                   /* as nn_parse_long: a sign only when negative */
+    const char *digits = *s == '-' ? s + 1 : s;
     if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
         return -1;                   /* strtod reads hexadecimal; every key of ours is decimal */
     errno = 0;

@@ -51,7 +51,9 @@ void nn_free_aligned(void *p);
 double nn_now(void);
 
 /* Strict number parsing: the whole string (surrounding blanks allowed) must be
- * a number. Return 0 on success, -1 otherwise. */
+ * a decimal number, signed only when negative ("+3" and "0x10" are refused,
+ * alike in a preset and on the command line). Return 0 on success, -1
+ * otherwise. */
 int nn_parse_long(const char *s, long *out);
 int nn_parse_double(const char *s, double *out);
 

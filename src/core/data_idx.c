@@ -1,5 +1,5 @@
 /* src/core/data_idx.c - MNIST-format IDX files (MNIST, Fashion-MNIST), gzip
- * or plain: gzread passes plain files through. The reader streams its files
+ * or plain: gzip_read.c passes plain files through. The reader streams its files
  * in small chunks and keeps a byte offset, so that a truncated or corrupt
  * file is reported where it goes wrong.
  */
@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "gzip_read.h"
 #include "util.h"
 
 #define IDX_IMAGES_MAGIC 0x00000803u  /* unsigned bytes, 3 dimensions */
@@ -20,7 +20,7 @@
 #define IDX_IMAGES_HEADER 16          /* magic, count, rows, cols */
 #define IDX_LABELS_HEADER 8           /* magic, count */
 #define IDX_PIXELS (IDX_SIDE * IDX_SIDE)
-#define READ_CHUNK 32768              /* bytes per gzread: bounds the stack use */
+#define READ_CHUNK 32768              /* bytes per read: bounds the stack use */
 
 static uint32_t be32(const unsigned char *p)
 {
@@ -30,7 +30,7 @@ static uint32_t be32(const unsigned char *p)
 /* One IDX file being read. offset counts decompressed bytes, so messages point
  * into the layout the header describes whether or not the file is gzipped. */
 typedef struct idx_file {
-    gzFile gz;
+    gzr gz;
     const char *path;
     long long offset;
     long long file_bytes;        /* on disk: the uncompressed size when plain */
@@ -54,92 +54,76 @@ static int idx_open(idx_file *f, const char *path, char *err, size_t err_len)
     struct stat st;
     f->path = path;
     f->offset = 0;
-    f->gz = NULL;
     int fd = data_open_regular(path, &st, err, err_len);
     if (fd < 0)
         return -1;
     f->file_bytes = (long long)st.st_size;
     f->size_hint = gzip_size_hint(fd, f->file_bytes);
-    f->gz = gzdopen(fd, "rb");
-    if (!f->gz) {
-        close(fd);
-        return nn_errorf(err, err_len, "%s: out of memory in zlib", path);
-    }
-    gzbuffer(f->gz, 1 << 17);   /* fewer read() calls than the 8 KiB default */
-    return 0;
+    if (gzr_open(&f->gz, fd) == 0)
+        return 0;
+    int mem = f->gz.status == GZR_MEM, errnum = errno;
+    gzr_close(&f->gz);
+    return mem ? nn_errorf(err, err_len, "%s: out of memory in zlib", path)
+               : nn_errorf(err, err_len, "%s: read error at offset 0: %s", path, strerror(errnum));
 }
 
 static void idx_close(idx_file *f)
 {
-    if (f->gz)
-        gzclose(f->gz);
-    f->gz = NULL;
+    if (f->gz.in)                /* opened (an idx_file starts zeroed) */
+        gzr_close(&f->gz);
 }
 
-/* zlib prefixes its messages with the path; we already print it. gzdopen
- * names the file "<fd:N>". */
-static const char *gz_reason(const idx_file *f, int *errnum)
-{
-    const char *msg = gzerror(f->gz, errnum);
-    const char *colon = msg[0] == '<' ? strstr(msg, ">: ") : NULL;
-    size_t n = strlen(f->path);
-    if (colon)
-        return colon + 3;
-    if (strncmp(msg, f->path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
-        msg += n + 2;
-    return msg;
-}
-
-/* Why a read came up short. gzerror says Z_OK for a clean end of data: the
- * file is truncated, and the offset is exact ("truncated at offset N:
- * expected <what>"). Anything else is a damaged gzip stream or an I/O error.
- * zlib inflates ahead into its own buffer and drops the whole call's output
- * on an error, so then the offset is only a lower bound ("after offset N"): a
- * bad CRC in the trailer of a small file shows up while reading its header. */
+/* Why a read came up short. The data's clean end: the file is truncated,
+ * and the offset is exact ("truncated at offset N: expected <what>").
+ * Anything else is a damaged gzip stream, junk after it or an I/O error;
+ * inflate reads ahead, so then the offset is only a lower bound ("after
+ * offset N"): a bad CRC in the trailer of a small file shows up while
+ * reading its header. */
 static int idx_fail(const idx_file *f, const char *what, char *err, size_t err_len)
 {
-    int errnum = Z_OK;
-    const char *reason = gz_reason(f, &errnum);
-    switch (errnum) {
-    case Z_OK:
+    switch (f->gz.status) {
+    case GZR_OK:
+    case GZR_END:
         return nn_errorf(err, err_len, "%s: truncated at offset %lld: expected %s",
                          f->path, f->offset, what);
-    case Z_BUF_ERROR:
+    case GZR_CUT:
         return nn_errorf(err, err_len, "%s: gzip stream ends unexpectedly after offset %lld "
                          "(incomplete download?)", f->path, f->offset);
-    case Z_ERRNO:
+    case GZR_IO:
         return nn_errorf(err, err_len, "%s: read error after offset %lld: %s",
                          f->path, f->offset, strerror(errno));
-    case Z_MEM_ERROR:
+    case GZR_MEM:
         return nn_errorf(err, err_len, "%s: out of memory in zlib at offset %lld",
                          f->path, f->offset);
+    case GZR_JUNK:
+        return nn_errorf(err, err_len, "%s: junk after the gzip stream at byte %lld of the file "
+                         "(%lld bytes that start no gzip member)", f->path, f->gz.junk_at,
+                         f->file_bytes - f->gz.junk_at);
     default:
         return nn_errorf(err, err_len, "%s: corrupt gzip data after offset %lld: %s",
-                         f->path, f->offset, reason);
+                         f->path, f->offset, gzr_why(&f->gz));
     }
 }
 
-/* Reads exactly n bytes (n <= READ_CHUNK, so the int return cannot overflow). */
+/* Reads exactly n bytes. */
 static int idx_read(idx_file *f, void *buf, size_t n, const char *what,
                     char *err, size_t err_len)
 {
-    int got = gzread(f->gz, buf, (unsigned)n);
-    if (got > 0)
-        f->offset += got;
-    return got == (int)n ? 0 : idx_fail(f, what, err, err_len);
+    size_t got = gzr_read(&f->gz, buf, n);
+    f->offset += (long long)got;
+    return got == n ? 0 : idx_fail(f, what, err, err_len);
 }
 
 /* The header's count must cover the whole file. Reading one byte past the
- * data also makes zlib check the gzip trailer (CRC-32 and length). */
+ * data also makes inflate check the gzip trailer (CRC-32 and length) and
+ * whatever follows it. */
 static int idx_expect_end(idx_file *f, const char *what, char *err, size_t err_len)
 {
     unsigned char extra;
-    int errnum = Z_OK;
-    if (gzread(f->gz, &extra, 1) == 1)
+    if (gzr_read(&f->gz, &extra, 1) == 1)
         return nn_errorf(err, err_len, "%s: unexpected data at offset %lld after %s",
                          f->path, f->offset, what);
-    gzerror(f->gz, &errnum);
-    return errnum == Z_OK ? 0 : idx_fail(f, what, err, err_len);
+    return f->gz.status == GZR_END ? 0 : idx_fail(f, what, err, err_len);
 }
 
 /* A plain file's size is the size its header implies, or the header lies:
@@ -148,7 +132,7 @@ static int idx_expect_end(idx_file *f, const char *what, char *err, size_t err_l
 static int idx_check_size(const idx_file *f, long long implied, const char *what,
                           const char *last, char *err, size_t err_len)
 {
-    if (!gzdirect(f->gz))
+    if (!f->gz.direct)
         return 0;
     if (f->file_bytes < implied)
         return nn_errorf(err, err_len, "%s: truncated at offset %lld: expected %s",
@@ -190,7 +174,7 @@ typedef int (*idx_put_fn)(const idx_file *f, const unsigned char *src, size_t k,
  * grows as data arrives. */
 static size_t first_capacity(const idx_file *f, size_t header, size_t claim)
 {
-    if (gzdirect(f->gz))
+    if (f->gz.direct)
         return claim;
     size_t cap = f->size_hint == (long long)((header + claim) & 0xffffffffu) ? claim : GROW_FIRST;
     cap = cap < FIRST_MAX ? cap : FIRST_MAX;
@@ -222,7 +206,7 @@ static int idx_check_claim(const idx_file *f, size_t header, size_t claim, const
                            char *err, size_t err_len)
 {
     long long can_hold = f->file_bytes * GZIP_MAX_RATIO, avail = memory_available();
-    if (!gzdirect(f->gz) && (long long)(header + claim) > can_hold)
+    if (!f->gz.direct && (long long)(header + claim) > can_hold)
         return nn_errorf(err, err_len, "%s: truncated at offset %lld: expected %s, more than "
                          "a gzip file of %lld bytes can hold (%lld at most)",
                          f->path, f->offset, what, f->file_bytes, can_hold);

@@ -91,8 +91,11 @@ int engine_open_backend(nn_job *job, int threads, char *err, size_t err_len)
     /* the CPU's products on OpenBLAS or BLIS as its calibration chose them,
      * and the job's own shapes at its batch that the calibration (each
      * preset's at its own batch) did not contest, contested now; a shape
-     * not chosen (out of memory, table full) runs on OpenBLAS */
-    if (job->ops == &nn_backend_cpu) {
+     * not chosen (out of memory, table full) runs on OpenBLAS. Not under an
+     * address-space limit: the contest's products would map OpenBLAS's
+     * buffers (and BLIS) before the job's size check counts them, and a
+     * buffer that does not fit is retried for ever */
+    if (job->ops == &nn_backend_cpu && !job_memory_address_limited()) {
         (void)nn_products_use_cached(job->ops->name);
         int batch = job->cfg.batch > 0 ? job->cfg.batch : job->cfg.preset.batch;
         (void)nn_products_contest_job(&job->cfg.preset, batch, job->backend.threads_now);
@@ -248,10 +251,7 @@ static int check_sizes(nn_job *job, char *err, size_t err_len)
     if (!job_kind_of(job->cfg.kind)->check_sizes)
         return 0;
     job_memory_estimate(&job->cfg, job->ops, NULL, &m);
-    if (nn_job_check_sizes(&job->cfg, &m, NULL, err, err_len) != 0)
-        return -1;
-    job_memory_threads_started(m.library_threads);
-    return 0;
+    return nn_job_check_sizes(&job->cfg, &m, NULL, err, err_len) != 0 ? -1 : 0;
 }
 
 nn_job *nn_job_start(const nn_job_config *cfg, char *err, size_t err_len)
@@ -356,8 +356,10 @@ static void release_thread_state(nn_job *job)
     const nn_job_kind_def *kind = job_kind_of(job->cfg.kind);
     if (kind && kind->release)
         kind->release(job);
-    if (job->backend_open)
+    if (job->backend_open) {
+        job_memory_threads_started(job->backend.host_threads);
         nn_backend_close(&job->backend);
+    }
     job->backend_open = 0;
 }
 

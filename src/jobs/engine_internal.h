@@ -161,10 +161,15 @@ int job_check_threads(const nn_job_config *c, char *err, size_t err_len);
 void job_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
                          nn_memory_estimate *m);
 
-/* A job of `threads` host threads passed its size check and starts: their
- * stacks, malloc arenas and OpenBLAS buffers, once mapped, stay in the
- * process and serve the next jobs' threads, so the estimates that follow
- * count only threads beyond the most started so far. */
+/* A job's backend of `threads` host threads closes: their malloc arenas and
+ * OpenBLAS buffers, mapped as it ran, stay in the process and serve the
+ * next jobs' threads, so the estimates that follow count only threads
+ * beyond the most run so far. Said at the close, not at the start: the
+ * check once the backend is open must still count the buffers its first
+ * products will map. */
 void job_memory_threads_started(int threads);
+
+/* Whether an address-space limit (ulimit -v, RLIMIT_AS) holds. */
+int job_memory_address_limited(void);
 
 #endif

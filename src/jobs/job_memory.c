@@ -76,6 +76,16 @@ static double rlimit_room(void)
     return (double)rl.rlim_cur > used ? (double)rl.rlim_cur - used : 0;
 }
 
+int job_memory_address_limited(void)
+{
+    return rlimit_room() >= 0;
+}
+
+double nn_address_room(void)
+{
+    return rlimit_room();
+}
+
 /* Host memory a job may take now: MemAvailable (what can be had without
  * swapping), or the free pages where the kernel does not say, lowered to a
  * cgroup's or ulimit's room; 0 when nothing tells. */
@@ -134,7 +144,7 @@ static double thread_address_bytes(void)
     return stack + 64.0 * 1024 * 1024;
 }
 
-/* The most host threads a job of this process has started with (their
+/* The most host threads a job of this process has run with (their
  * mappings stay: glibc keeps its arenas, OpenBLAS its buffers). */
 static atomic_int threads_started;
 

@@ -242,6 +242,10 @@ typedef struct nn_memory_estimate {
  * nn_jac_sizes_of (nnlab/jacobian.h); train_rows 0 and big_layer -1. */
 void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m);
 
+/* The address space an address-space limit (ulimit -v, RLIMIT_AS) leaves
+ * beyond what the process maps now, in bytes; -1 without a limit. */
+double nn_address_room(void);
+
 /* Refuses, with a one-line message, a batch larger than the training set and
  * a job whose host memory exceeds what is available (naming what drives it:
  * the batch, a layer's key or [data] rows, with the bytes needed and
