@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nnlab/preset.h"
@@ -269,6 +270,63 @@ static void test_text_safe_and_long_messages(void **state)
         fail_msg("control bytes in \"%s\"", err);
 }
 
+/* Two labs save the same new preset at once: both looked while it was not
+ * there; one saves, the other is refused saying so, and the file is the
+ * first one's whole. Then in two processes at the same moment: exactly one
+ * saves (the folder's lock holds from the look to the rename). */
+static void test_save_changed_meanwhile(void **state)
+{
+    (void)state;
+    char dir[NN_PATH_LEN], path[NN_PATH_LEN + 16], err[NN_ERR_LEN];
+    nn_preset *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    nn_file_seen seen_a, seen_b;
+    assert_non_null(a);
+    assert_non_null(b);
+    in_tmp(dir, "save-race");          /* made by the save (mkdir -p) */
+    snprintf(path, sizeof path, "%s/mine.ini", dir);
+    assert_int_equal(nn_preset_load(FIXTURES_DIR "/graph-net.ini", a, err, sizeof err), 0);
+    *b = *a;
+    snprintf(a->name, sizeof a->name, "first");
+    snprintf(b->name, sizeof b->name, "second");
+    assert_int_equal(nn_file_seen_now(path, &seen_a), 0);
+    assert_int_equal(seen_a.exists, 0);
+    seen_b = seen_a;
+    assert_int_equal(nn_preset_save_unchanged(path, a, &seen_a, err, sizeof err), 0);
+    assert_int_equal(nn_preset_save_unchanged(path, b, &seen_b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "mine.ini: saved by another lab meanwhile (it appeared since this one looked)"));
+    assert_int_equal(nn_preset_load(path, b, err, sizeof err), 0);
+    assert_string_equal(b->name, "first");
+    /* looked again: the file as it is now, so replacing it is the user's choice */
+    assert_int_equal(nn_file_seen_now(path, &seen_b), 0);
+    snprintf(b->name, sizeof b->name, "second");
+    assert_int_equal(nn_preset_save_unchanged(path, b, &seen_b, err, sizeof err), 0);
+    /* an overwrite after another save: refused too */
+    assert_int_equal(nn_preset_save_unchanged(path, a, &seen_b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "(it changed since this one looked)"));
+
+    /* two processes at once, both having looked before either saved */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(nn_file_seen_now(path, &seen_a), 0);
+    fflush(NULL);
+    pid_t pids[2];
+    for (int i = 0; i < 2; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0)
+            _exit(nn_preset_save_unchanged(path, i ? b : a, &seen_a, err, sizeof err) == 0 ? 0 : 1);
+    }
+    int saved = 0;
+    for (int i = 0; i < 2; i++) {
+        int status;
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status));
+        saved += WEXITSTATUS(status) == 0;
+    }
+    assert_int_equal(saved, 1);
+    free(a);
+    free(b);
+}
+
 /* ---- the group ---------------------------------------------------------- */
 
 static int group_setup(void **state)
@@ -293,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_duplicates_only_real_ones),
         cmocka_unit_test(test_limits_and_nul),
         cmocka_unit_test(test_text_safe_and_long_messages),
+        cmocka_unit_test(test_save_changed_meanwhile),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

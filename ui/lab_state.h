@@ -137,6 +137,7 @@ typedef struct ui_lab {
     char input[64];                  /* the save dialog's text */
     char dir_input[NN_DIR_LEN];      /* the data folder dialog's text */
     char save_path[NN_PATH_LEN];     /* the overwrite question's file */
+    nn_file_seen save_seen;          /* that file as it was when the name was given */
     char message[NN_ERR_LEN];        /* the status row's message, until the next key */
     int message_error;
     int quit;

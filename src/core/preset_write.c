@@ -9,9 +9,13 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct writer {
     FILE *f;
@@ -150,4 +154,72 @@ int nn_preset_save(const char *path, const nn_preset *p, char *err, size_t err_l
     if (nn_preset_check(&copy, path, err, err_len) != 0)
         return -1;
     return nn_write_atomic(path, fill_preset, &copy, err, err_len);
+}
+
+int nn_file_seen_now(const char *path, nn_file_seen *out)
+{
+    struct stat st;
+    memset(out, 0, sizeof *out);
+    if (stat(path, &st) != 0) {
+        out->exists = errno != ENOENT;
+        return errno == ENOENT ? 0 : -1;
+    }
+    out->exists = 1;
+    out->dev = (unsigned long long)st.st_dev;
+    out->ino = (unsigned long long)st.st_ino;
+    out->size = (long long)st.st_size;
+    out->mtime_s = (long long)st.st_mtim.tv_sec;
+    out->mtime_ns = (long long)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+static int same_file(const nn_file_seen *a, const nn_file_seen *b)
+{
+    if (!a->exists || !b->exists)
+        return a->exists == b->exists;
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_s == b->mtime_s &&
+           a->mtime_ns == b->mtime_ns;
+}
+
+/* The folder of path, opened and locked (flock, exclusive): every lab's save
+ * into it takes the same lock. The fd, or -1 with a message. */
+static int lock_folder(const char *path, char *err, size_t err_len)
+{
+    char dir[NN_PATH_LEN];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= sizeof dir)
+        return nn_errorf(err, err_len, "%s: path too long", path);
+    if (nn_make_dirs(dir) != 0)
+        return nn_errorf(err, err_len, "%s: cannot create the folder %s: %s", path, dir, strerror(errno));
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return nn_errorf(err, err_len, "%s: cannot lock the folder %s: %s", path, dir, strerror(e));
+    }
+    return fd;
+}
+
+int nn_preset_save_unchanged(const char *path, const nn_preset *p, const nn_file_seen *seen, char *err,
+                             size_t err_len)
+{
+    nn_preset copy = *p;
+    nn_file_seen now;
+    if (nn_preset_check(&copy, path, err, err_len) != 0)
+        return -1;
+    int lock = lock_folder(path, err, err_len);
+    if (lock < 0)
+        return -1;
+    int rc;
+    (void)nn_file_seen_now(path, &now);
+    if (!same_file(&now, seen))
+        rc = nn_errorf(err, err_len, "%s: saved by another lab meanwhile (it %s since this one looked): "
+                       "save again to replace it", path, !seen->exists ? "appeared" : now.exists ? "changed" : "went");
+    else
+        rc = nn_write_atomic(path, fill_preset, &copy, err, err_len);
+    close(lock);                     /* the lock goes with it */
+    return rc;
 }

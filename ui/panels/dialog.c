@@ -112,7 +112,8 @@ static void save(ui_lab *lab, const char *name, const char *path)
     ui_settings_to_preset(&lab->chosen.set, &p);
     ui_settings_describe(&lab->chosen.set, lab->chosen.preset.name, p.description, sizeof p.description);
     close_dialog(lab);
-    if (nn_preset_save(path, &p, err, sizeof err) != 0) {
+    /* refused, not lost, when another lab saved there since the name was given */
+    if (nn_preset_save_unchanged(path, &p, &lab->save_seen, err, sizeof err) != 0) {
         ui_set_message(lab, 1, "not saved: %s", err);
         return;
     }
@@ -130,7 +131,8 @@ static void save_key(ui_lab *lab, int ch)
         if (save_target(lab, name, sizeof name, path, sizeof path) != 0)
             return;
         snprintf(lab->save_path, sizeof lab->save_path, "%s", path);
-        if (access(path, F_OK) == 0) {
+        (void)nn_file_seen_now(path, &lab->save_seen);
+        if (lab->save_seen.exists) {
             lab->dialog = UI_DLG_OVERWRITE;
             return;
         }

@@ -122,6 +122,28 @@ int nn_preset_set_value(nn_preset *p, const char *section, const char *key, cons
  * creating the folder if needed. A failed save leaves the old file intact. */
 int nn_preset_save(const char *path, const nn_preset *p, char *err, size_t err_len);
 
+/* What a lab saw of a file when it chose to save there: whether it was
+ * there, and which file it was (device, inode, size, modification time).
+ * An atomic save makes a new inode, so another lab's save shows. */
+typedef struct nn_file_seen {
+    int exists;
+    unsigned long long dev, ino;
+    long long size, mtime_s, mtime_ns;
+} nn_file_seen;
+
+/* Fills *out with path as it is now (exists 0 when there is none); 0, or
+ * -1 when it cannot be looked at (then *out says it exists, as nothing
+ * else will match it). */
+int nn_file_seen_now(const char *path, nn_file_seen *out);
+
+/* nn_preset_save, only when path is still as `seen` says: with its folder
+ * locked (flock) from the look to the rename, so of two labs saving the
+ * same file at once one saves and the other is refused, never both saying
+ * saved: "PATH: saved by another lab meanwhile (it appeared since this one
+ * looked): save again to replace it". */
+int nn_preset_save_unchanged(const char *path, const nn_preset *p, const nn_file_seen *seen, char *err,
+                             size_t err_len);
+
 /* The input shape and class count (0 for regression) of the preset's data. */
 nn_shape nn_preset_input_shape(const nn_preset *p);
 int nn_preset_classes(const nn_preset *p);
