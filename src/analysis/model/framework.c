@@ -129,7 +129,7 @@ static void rel_errors(const rel_problem *pr, const double *x, double *rms, doub
 
 int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out)
 {
-    static double cols[MAX_FIT_SAMPLES * 3], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];
+    double cols[MAX_FIT_SAMPLES * 3], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 20 kB */
     double x[3];
     memset(out, 0, sizeof *out);
     if (n < 3 || n > MAX_FIT_SAMPLES)
@@ -197,7 +197,7 @@ double nn_framework_gpu_form(const nn_framework_gpu_sample *s, const nn_framewor
 
 int nn_framework_fit_gpu(const nn_framework_gpu_sample *s, int n, nn_framework_gpu_fit *out)
 {
-    static double cols[MAX_FIT_SAMPLES * 4], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];
+    double cols[MAX_FIT_SAMPLES * 4], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 24 kB */
     double x[4];
     memset(out, 0, sizeof *out);
     if (n < 4 || n > MAX_FIT_SAMPLES)
