@@ -69,6 +69,17 @@ int cli_ways_measure_torch(const cli_options *o, const nn_job_config *cfg, const
     return n;
 }
 
+/* The calibration of device a race predicts from: the cached one whatever
+ * its quality (a contradictory one makes the verdict say so, and a race on
+ * a busy machine would only measure another), else measured now and cached;
+ * --recalibrate measures it again. 0, or -1 (said). */
+static int race_calibration(const cli_options *o, const char *device, int threads, nn_calibration *cal)
+{
+    if (!o->recalibrate && nn_calibration_load(device, cal) == 0)
+        return 0;
+    return cli_calibration(device, threads, 1, o->quiet, cal);
+}
+
 int cli_ways_predict(const cli_options *o, const nn_job_config *cfg, const char *cpu, int gpu_here,
                      const nn_gpu_profile *prof, nn_gpu_way gpu_way, nn_race_ways *w)
 {
@@ -79,8 +90,8 @@ int cli_ways_predict(const cli_options *o, const nn_job_config *cfg, const char 
     if (!o->quiet)
         fprintf(stderr, "the framework way is predicted from the calibration of %s%s (cached, else measured "
                 "now)\n", nn_safe(cpu), gpu_here ? " and of gpu" : "");
-    int have_cpu = cli_calibration(cpu, o->threads, o->recalibrate, o->quiet, &cpu_cal) == 0;
-    int have_gpu = gpu_here && cli_calibration("gpu", 0, o->recalibrate, o->quiet, &gpu_cal) == 0;
+    int have_cpu = race_calibration(o, cpu, o->threads, &cpu_cal) == 0;
+    int have_gpu = gpu_here && race_calibration(o, "gpu", 0, &gpu_cal) == 0;
     nn_race_ways_predict(w, &cfg->preset, cfg->batch > 0 ? cfg->batch : cfg->preset.batch,
                          have_cpu ? &cpu_cal : NULL, have_gpu ? &gpu_cal : NULL, prof, gpu_way);
     return have_cpu ? 0 : -1;
