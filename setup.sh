@@ -25,7 +25,7 @@ deps() {
     apt-get install -y -qq --no-install-recommends \
         build-essential autoconf automake libtool pkg-config \
         libopenblas-dev libblis4-pthread libncurses-dev libiniparser-dev zlib1g-dev libcmocka-dev libsimde-dev \
-        dataset-fashion-mnist tmux python3 python3-numpy time clang libclang-rt-dev >/dev/null
+        dataset-fashion-mnist tmux python3 python3-numpy time clang libclang-rt-dev librsvg2-bin >/dev/null
 }
 
 # configure_into DIR [configure arguments...]

@@ -36,6 +36,7 @@ static const struct {
     [UI_PHASE3] = { COLOR_BLACK, COLOR_MAGENTA, A_REVERSE },
     [UI_PHASE4] = { COLOR_BLACK, COLOR_RED, A_REVERSE },
     [UI_PHASE5] = { COLOR_BLACK, COLOR_CYAN, A_REVERSE },
+    /* UI_PALETTE0..: fg from nnlab/palette.h (ui_colors_init), no colour: normal */
 };
 
 void ui_colors_init(ui_lab *lab)
@@ -47,6 +48,8 @@ void ui_colors_init(ui_lab *lab)
     int defaults = use_default_colors() == OK;
     for (int r = 1; r < UI_ROLE_COUNT && r < COLOR_PAIRS; r++) {
         short fg = roles[r].fg, bg = roles[r].bg;
+        if (r >= UI_PALETTE0)        /* a series: the palette's nearest curses colour */
+            fg = (short)nn_palette(r - UI_PALETTE0)->curses;
         if (!defaults) {             /* no "default" colour: white on black */
             fg = fg < 0 ? COLOR_WHITE : fg;
             bg = bg < 0 ? COLOR_BLACK : bg;
@@ -64,7 +67,8 @@ attr_t ui_attr(const ui_lab *lab, enum ui_role role)
         return A_NORMAL;
     if (!lab->color)
         return roles[role].mono;
-    attr_t extra = role == UI_TITLE || role == UI_KEY ? A_BOLD : A_NORMAL;
+    /* bold: the palette's blue stays legible on a dark terminal */
+    attr_t extra = role == UI_TITLE || role == UI_KEY || role >= UI_PALETTE0 ? A_BOLD : A_NORMAL;
     return role == UI_NORMAL ? A_NORMAL : (COLOR_PAIR(role) | extra);
 }
 

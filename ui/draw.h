@@ -8,6 +8,8 @@
 
 #include <curses.h>
 
+#include "nnlab/palette.h"
+
 #include "text/explain_text.h"
 #include "text/layout.h"
 #include "text/scroll.h"
@@ -20,7 +22,8 @@ enum ui_role {
     UI_NORMAL, UI_TITLE, UI_DIM, UI_ERROR, UI_OK, UI_KEY, UI_SELECTED, UI_FRAME,
     UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3,
     UI_PHASE0, UI_PHASE1, UI_PHASE2, UI_PHASE3, UI_PHASE4, UI_PHASE5,
-    UI_ROLE_COUNT
+    UI_PALETTE0,                     /* + enum nn_series: nnlab/palette.h's colour of a series */
+    UI_ROLE_COUNT = UI_PALETTE0 + NN_SERIES_COUNT
 };
 
 void ui_colors_init(ui_lab *lab);

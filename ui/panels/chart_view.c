@@ -33,7 +33,8 @@ static int legend_cols(const ui_lab *lab, const ui_series *s, int ns, int mark_w
 
 /* The title, then the legend: the series' names are whole; where both do
  * not fit on the top edge the lines' marks shrink to one column, then the
- * title gives way, cut between its words. */
+ * title gives way, cut between its words; the entries that still do not
+ * fit are left out and counted (" +2"). */
 static void draw_legend(ui_lab *lab, ui_rect box, const char *title, const ui_series *s, int ns)
 {
     int x = box.x + 2, end = box.x + box.w - 2, mark_w = 2;
@@ -45,9 +46,16 @@ static void draw_legend(ui_lab *lab, ui_rect box, const char *title, const ui_se
     x += ui_putf(box.y, x, end - x, A_BOLD, " %s ", fitted);
     for (int i = 0; i < ns && x < end; i++) {
         char mark[8];
-        int cols = 1;
+        int cols = 1, whole = 1 + (lab->utf8 && s[i].connect ? mark_w : 1) + 2 + (int)strlen(s[i].name);
+        int all_fit = x + legend_cols(lab, s + i, ns - i, mark_w) <= end;
+        if (!all_fit && x + whole + 4 > end) {   /* whole or not there, and counted: " +2" */
+            ui_putf(box.y, x, end - x, ui_attr(lab, UI_DIM), " +%d", ns - i);
+            break;
+        }
         if (!lab->utf8)
             snprintf(mark, sizeof mark, "%c", lab->chart.mark[i]);
+        else if (s[i].connect && s[i].dashed)   /* predicted: dashed, as on the slide */
+            snprintf(mark, sizeof mark, "%s", mark_w == 2 ? "\u254d\u254d" : "\u254d"), cols = mark_w;
         else if (s[i].connect)
             snprintf(mark, sizeof mark, "%s", mark_w == 2 ? "\u2501\u2501" : "\u2501"), cols = mark_w;
         else
@@ -120,6 +128,9 @@ void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char 
     int lw = label_width(yt, nyt);
     int px = in.x + lw + 1, pw = in.w - lw - 1;
     ui_chart_init(&lab->chart, pw, ph, lab->utf8);
+    for (int i = 0; i < ns && i < UI_CHART_SERIES - 1; i++)
+        if (s[i].glyph)
+            lab->chart.mark[i] = s[i].glyph;
     lab->chart.mark[ns < UI_CHART_SERIES ? ns : UI_CHART_SERIES - 1] = '|';
     draw_legend(lab, box, title, s, ns);
     int points = 0;

@@ -11,8 +11,10 @@ typedef struct ui_series {
     const double *x, *y;
     int n;
     int connect;
-    int role;                        /* UI_SERIES0.. */
+    int role;                        /* UI_SERIES0.., or UI_PALETTE0 + a series */
     const char *name;
+    char glyph;                      /* its ASCII mark; 0: the chart's default */
+    int dashed;                      /* predicted: a dashed mark in the legend */
 } ui_series;
 void ui_chart_view(ui_lab *lab, ui_rect box, const char *title, const char *x_title,
                    const ui_axis *ax, const ui_axis *ay, const ui_series *s, int ns,

@@ -152,7 +152,7 @@ static void draw_accuracy(ui_lab *lab, ui_rect box, const ui_run *r, const curve
         if (!c[k].ay)
             continue;
         snprintf(names[k], sizeof names[k], "%s", ui_race_label(r, k));
-        s[ns++] = (ui_series){ c[k].vx, c[k].ay, r->j[k].n_eps, 1, ui_race_role(k, 1), names[k] };
+        s[ns++] = (ui_series){ c[k].vx, c[k].ay, r->j[k].n_eps, 1, ui_race_role(k, 1), names[k], 0, 0 };
     }
     ui_chart_view_text(lab, box, "val accuracy %", by_time ? "seconds" : "step", ax, ay, s, ns, NULL, 0,
                        "after the first epoch");
@@ -172,7 +172,7 @@ static int past_series(ui_lab *lab, ui_dashboard_state *ds, ui_axis *ay, ui_seri
             ys[i][k] = p->pts[k].loss;
             ui_axis_include(ay, ys[i][k]);
         }
-        s[n] = (ui_series){ xs[i], ys[i], (int)p->n_pts, 1, UI_DIM, p->label };
+        s[n] = (ui_series){ xs[i], ys[i], (int)p->n_pts, 1, UI_DIM, p->label, 0, 0 };
     }
     return n;
 }
@@ -207,14 +207,14 @@ void ui_run_charts_draw(ui_lab *lab, ui_dashboard_state *ds)
         }
         snprintf(names[2 * k], sizeof names[0], "%s", ui_race_label(r, k));
         snprintf(names[2 * k + 1], sizeof names[0], "%s val", ui_race_label(r, k));
-        s[ns++] = (ui_series){ c[k].tx, c[k].ty, (int)j->n_pts, 1, ui_race_role(k, 0), names[2 * k] };
+        s[ns++] = (ui_series){ c[k].tx, c[k].ty, (int)j->n_pts, 1, ui_race_role(k, 0), names[2 * k], 0, 0 };
         nv += epoch_marks(j, by_time, marks + nv, MAX_MARKS - nv);
     }
     /* the validation points after every training curve: a legend cut short
      * by a narrow chart still names each job's curve */
     for (int k = 0; k < r->n_jobs; k++)
         if (c[k].vx)
-            s[ns++] = (ui_series){ c[k].vx, c[k].vy, r->j[k].n_eps, 1, ui_race_role(k, 1), names[2 * k + 1] };
+            s[ns++] = (ui_series){ c[k].vx, c[k].vy, r->j[k].n_eps, 1, ui_race_role(k, 1), names[2 * k + 1], 0, 0 };
     if (!by_time)
         ns += past_series(lab, ds, &ay, s + ns, 2 * UI_RUN_MAX_JOBS + UI_OVERLAY_MAX - ns);
     ui_axis_finish(&ay, 0);

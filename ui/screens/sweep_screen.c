@@ -156,10 +156,38 @@ static int n_predicted(const nn_sweep *sw)
     return n;
 }
 
+/* The chart says what each * covers: "batch (log2); gpu * predicted for
+ * T4, cpu fw* from this CPU's calibration", shorter where the edge is
+ * (the notes under the table say it in full): the CPU's part cut, then
+ * left out, never claimed for the profile. */
+static void star_note(const nn_sweep *sw, int width, char *buf, size_t len)
+{
+    int gpu_profile = 0, gpu_cal = 0, cpu = 0;
+    for (int d = 0; d < sw->n_devices; d++)
+        if (sw->predicted[d])
+            *(!nn_sweep_device_is_gpu(sw, d) ? &cpu : sw->cal[d].profile ? &gpu_profile : &gpu_cal) = 1;
+    for (int tier = 0; tier < 3; tier++) {
+        const char *calib = tier == 0 ? "'s calibration" : "";
+        int at = snprintf(buf, len, "batch (log2)%s", n_predicted(sw) > 0 ? ";" : "");
+        if (gpu_profile && at > 0 && (size_t)at < len)
+            at += snprintf(buf + at, len - (size_t)at, " gpu * predicted for %s,", sw->prof.name);
+        if (gpu_cal && tier < 2 && at > 0 && (size_t)at < len)
+            at += snprintf(buf + at, len - (size_t)at, " gpu fw* from this GPU%s,", calib);
+        if (cpu && tier < 2 && at > 0 && (size_t)at < len)
+            at += snprintf(buf + at, len - (size_t)at, " cpu fw* from this CPU%s,", calib);
+        if (n_predicted(sw) > 0 && (tier == 2 ? !gpu_profile : !gpu_profile && !gpu_cal && !cpu) && at > 0 &&
+            (size_t)at < len)
+            at += snprintf(buf + at, len - (size_t)at, " * predicted,");
+        if (at > 0 && (size_t)at <= len && buf[at - 1] == ',')
+            buf[at - 1] = '\0';     /* the last part's comma */
+        if ((int)strlen(buf) <= width)
+            return;
+    }
+}
+
 static void draw_chart(ui_lab *lab)
 {
     const nn_sweep *sw = &lab->sweep;
-    static const int roles[4] = { UI_SERIES0, UI_SERIES1, UI_SERIES2, UI_SERIES3 };
     double (*rate)[NN_SWEEP_MAX_BATCHES] = ui_sweep_of(lab)->rate;
     double bx[NN_SWEEP_MAX_BATCHES], vline[NN_SWEEP_MAX_DEVICES];
     char names[NN_SWEEP_MAX_DEVICES][24];
@@ -177,7 +205,9 @@ static void draw_chart(ui_lab *lab)
     }
     for (int d = 0; d < sw->n_devices; d++) {
         ui_sweep_column_name(sw, d, names[d], sizeof names[d]);
-        s[d] = (ui_series){ bx, rate[d], sw->n_batches, 1, roles[d % 4], names[d] };
+        int series = nn_sweep_series(sw, d);     /* the slide's colour and dash too */
+        s[d] = (ui_series){ bx, rate[d], sw->n_batches, 1, UI_PALETTE0 + series, names[d], nn_palette(series)->glyph,
+                            sw->predicted[d] };
     }
     ui_axis_finish(&ax, 0);
     ui_axis_finish(&ay, 1);
@@ -187,13 +217,8 @@ static void draw_chart(ui_lab *lab)
     for (int k = 0; k < np && nv < NN_SWEEP_MAX_DEVICES; k++)
         if (sweeps_gpu(lab, sw, pairs[k].challenger) && pairs[k].crossover >= 0)
             vline[nv++] = sw->batch[pairs[k].crossover];
-    /* the chart says what * means too: every predicted point is marked */
-    char x_title[NN_NAME_LEN + 40] = "batch (log2)";
-    int g = nn_sweep_gpu_index(sw, -1);
-    if (sw->has_profile && g >= 0 && sw->predicted[g])
-        snprintf(x_title, sizeof x_title, "batch (log2); * predicted for %s", sw->prof.name);
-    else if (n_predicted(sw) > 0)
-        snprintf(x_title, sizeof x_title, "batch (log2); * predicted");
+    char x_title[NN_NAME_LEN + 96];
+    star_note(sw, lab->layout.chart.w - 8, x_title, sizeof x_title);   /* an edge's corner stays */
     ui_chart_view(lab, lab->layout.chart, lab->log_scale ? "samples/s (log)" : "samples/s", x_title,
                   &ax, &ay, s, sw->n_devices, vline, nv);
 }
@@ -314,7 +339,12 @@ static void draw_table(ui_lab *lab)
         ui_putf(y, x, 10, A_BOLD, "%10s", sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
     y++;
     int cross = ui_sweep_gpu_crossover(sw, c), rows = in.h - 5;   /* the header and four note rows stay */
-    for (int i = 0; i < sw->n_batches && i < rows; i++, y++) {
+    int first = 0, shown = sw->n_batches;
+    if (shown > rows) {              /* a window on the picked point; its last row says what is hidden */
+        shown = rows > 1 ? rows - 1 : 0;
+        first = sel_i >= shown ? sel_i - shown + 1 : 0;
+    }
+    for (int i = first; i < first + shown; i++, y++) {
         attr_t a = i == cross ? ui_attr(lab, UI_OK) | A_BOLD : A_NORMAL;
         x = in.x + ui_putf(y, in.x, 6, a, "%6d", sw->batch[i]);
         for (int k = 0; k < t.shown; k++) {
@@ -327,6 +357,9 @@ static void draw_table(ui_lab *lab)
         if (t.ratio && isfinite(sw->pt[c][i].rate) && isfinite(sw->pt[g][i].rate))
             ui_putf(y, x, 9, a, "%8.2fx", sw->pt[g][i].rate / sw->pt[c][i].rate);
     }
+    if (shown < sw->n_batches && rows > 0)
+        ui_putf(y++, in.x, in.w, ui_attr(lab, UI_KEY), "%s %d above, %s %d below (arrows)", lab->utf8 ? "\u25b2" : "^",
+                first, lab->utf8 ? "\u25bc" : "v", sw->n_batches - first - shown);
     draw_notes(lab, in, y, t.cell);
 }
 

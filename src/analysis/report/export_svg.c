@@ -1,9 +1,12 @@
 /* src/analysis/report/export_svg.c - a run's curves or a sweep as an SVG for a
  * slide; see nnlab/export_svg.h. Everything is drawn from the numbers the
  * other writers export (the loss points, the epoch results, the sweep's
- * rates and its crossover rule), in a fixed 1280x720 frame. */
+ * rates and its matching pairs), in a fixed 1280x720 frame laid out by
+ * svg_draw.c. */
 #include "nnlab/export_svg.h"
+#include "nnlab/palette.h"
 #include "nnlab/race.h"
+#include "svg_draw.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,219 +16,8 @@
 #include "atomic_file.h"
 #include "util.h"
 
-#define TITLE_PX 34
-#define LABEL_PX 28
-#define TICK_PX 22
-#define LINE_PX 4
-#define SVG_MAX_TICKS 12
-
-/* Colour-blind-safe (Okabe and Ito), dark enough on a projector's white. */
-static const char *const colours[] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9" };
-#define N_COLOURS (int)(sizeof colours / sizeof colours[0])
 #define PAST_COLOUR "#808080"
-
-/* A plot's frame in pixels and the ranges its axes show. */
-typedef struct svg_plot {
-    double x0, y0, w, h;
-    double xmin, xmax, ymin, ymax;
-    int xlog, ylog;              /* base-2 batches, base-10 rates */
-    int xwhole;                  /* x counts whole things (epochs): whole ticks */
-} svg_plot;
-
-/* ---- text and numbers ---------------------------------------------------------------------- */
-
-/* s escaped for XML text or an attribute; control bytes left out. */
-static void svg_escaped(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '&')
-            fputs("&amp;", f);
-        else if (c == '<')
-            fputs("&lt;", f);
-        else if (c == '>')
-            fputs("&gt;", f);
-        else if (c == '"')
-            fputs("&quot;", f);
-        else if (c >= 0x20 && c != 0x7f)
-            fputc(c, f);
-    }
-}
-
-static void svg_text(FILE *f, double x, double y, int px, const char *anchor, const char *extra, const char *s)
-{
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"%s\"%s>", x, y, px, anchor, extra);
-    svg_escaped(f, s);
-    fputs("</text>\n", f);
-}
-
-static double axis_value(double v, int is_log)
-{
-    return is_log ? log(v) : v;
-}
-
-static double px_x(const svg_plot *p, double x)
-{
-    double lo = axis_value(p->xmin, p->xlog), hi = axis_value(p->xmax, p->xlog);
-    return p->x0 + (axis_value(x, p->xlog) - lo) / (hi > lo ? hi - lo : 1) * p->w;
-}
-
-static double px_y(const svg_plot *p, double y)
-{
-    double lo = axis_value(p->ymin, p->ylog), hi = axis_value(p->ymax, p->ylog);
-    return p->y0 + p->h - (axis_value(y, p->ylog) - lo) / (hi > lo ? hi - lo : 1) * p->h;
-}
-
-/* Linear ticks at 1, 2 or 5 times a power of ten, at most about six of
- * them; whole numbers only on an axis of counts (epochs). */
-static int linear_ticks(double lo, double hi, int whole, double *t, int max)
-{
-    double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw > 0 ? raw : 1)));
-    double step = raw / mag <= 1 ? mag : raw / mag <= 2 ? 2 * mag : raw / mag <= 5 ? 5 * mag : 10 * mag;
-    if (whole && step < 1)
-        step = 1;
-    int n = 0;
-    for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < max; v += step)
-        t[n++] = fabs(v) < step * 1e-9 ? 0 : v;
-    return n;
-}
-
-/* Log ticks at each power of base in range (and 2 and 5 times a power of
- * ten when the range is under two decades). */
-static int log_ticks(double lo, double hi, int base, double *t, int max)
-{
-    int n = 0;
-    for (double v = pow(base, floor(log(lo) / log(base))); v <= hi * 1.0001 && n < max; v *= base) {
-        if (v >= lo * 0.9999)
-            t[n++] = v;
-        if (base == 10 && hi / lo < 100)
-            for (int m = 2; m <= 5 && n < max; m += 3)
-                if (v * m >= lo && v * m <= hi)
-                    t[n++] = v * m;
-    }
-    return n;
-}
-
-static void tick_label(double v, char *buf, size_t len)
-{
-    if (fabs(v) >= 1e6)
-        snprintf(buf, len, "%gM", v / 1e6);
-    else if (fabs(v) >= 1e4)
-        snprintf(buf, len, "%gk", v / 1000);
-    else
-        snprintf(buf, len, "%g", v);
-}
-
-/* ---- frames, axes, curves -------------------------------------------------------------------- */
-
-static void svg_open(FILE *f, const char *title)
-{
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\" fill=\"#000000\">\n<title>",
-            NN_SVG_WIDTH, NN_SVG_HEIGHT, NN_SVG_WIDTH, NN_SVG_HEIGHT);
-    svg_escaped(f, title);
-    fprintf(f, "</title>\n<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", NN_SVG_WIDTH, NN_SVG_HEIGHT);
-    svg_text(f, NN_SVG_WIDTH / 2.0, 48, TITLE_PX, "middle", " font-weight=\"bold\" class=\"title\"", title);
-}
-
-/* The frame, the ticks with their labels and both axes' labels. */
-static void svg_axes(FILE *f, const svg_plot *p, const char *xlabel, const char *ylabel)
-{
-    double t[SVG_MAX_TICKS];
-    char lab[32];
-    int n = p->xlog ? log_ticks(p->xmin, p->xmax, 2, t, SVG_MAX_TICKS)
-                    : linear_ticks(p->xmin, p->xmax, p->xwhole, t, SVG_MAX_TICKS);
-    fprintf(f, "<g class=\"axes\" stroke=\"#000000\" stroke-width=\"2\" fill=\"none\">\n"
-               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n</g>\n", p->x0, p->y0, p->w, p->h);
-    for (int i = 0; i < n; i++) {
-        double x = px_x(p, t[i]);
-        tick_label(t[i], lab, sizeof lab);
-        fprintf(f, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" "
-                   "stroke-width=\"2\"/>\n", x, p->y0 + p->h, x, p->y0 + p->h + 8);
-        svg_text(f, x, p->y0 + p->h + 34, TICK_PX, "middle", " class=\"tick-label\"", lab);
-    }
-    n = p->ylog ? log_ticks(p->ymin, p->ymax, 10, t, SVG_MAX_TICKS)
-                : linear_ticks(p->ymin, p->ymax, 0, t, SVG_MAX_TICKS);
-    for (int i = 0; i < n; i++) {
-        double y = px_y(p, t[i]);
-        tick_label(t[i], lab, sizeof lab);
-        fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d0d0d0\" "
-                   "stroke-width=\"1\"/>\n", p->x0, y, p->x0 + p->w, y);
-        svg_text(f, p->x0 - 10, y + 8, TICK_PX, "end", " class=\"tick-label\"", lab);
-    }
-    svg_text(f, p->x0 + p->w / 2, p->y0 + p->h + 72, LABEL_PX, "middle", " class=\"axis-label\"", xlabel);
-    char rot[96];
-    snprintf(rot, sizeof rot, " class=\"axis-label\" transform=\"rotate(-90 %.1f %.1f)\"", p->x0 - 78,
-             p->y0 + p->h / 2);
-    svg_text(f, p->x0 - 78, p->y0 + p->h / 2, LABEL_PX, "middle", rot, ylabel);
-}
-
-typedef struct svg_style {
-    const char *colour;
-    int dashed, dimmed;
-    const char *label;
-} svg_style;
-
-/* One polyline per finite stretch of (xs, ys). */
-static void svg_curve(FILE *f, const svg_plot *p, const double *xs, const double *ys, int n, const svg_style *s)
-{
-    int open = 0;
-    for (int i = 0; i < n; i++) {
-        int ok = isfinite(xs[i]) && isfinite(ys[i]) && (!p->xlog || xs[i] > 0) && (!p->ylog || ys[i] > 0);
-        if (ok && !open) {
-            fprintf(f, "<polyline class=\"%s\" data-label=\"", s->dimmed ? "curve past" : "curve");
-            svg_escaped(f, s->label);
-            fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" stroke-linejoin=\"round\"%s%s "
-                       "points=\"", s->colour, s->dimmed ? LINE_PX - 1 : LINE_PX,
-                    s->dashed ? " stroke-dasharray=\"14 8\"" : "", s->dimmed ? " stroke-opacity=\"0.45\"" : "");
-            open = 1;
-        } else if (!ok && open) {
-            fputs("\"/>\n", f);
-            open = 0;
-        }
-        if (ok)
-            fprintf(f, "%.1f,%.1f ", px_x(p, xs[i]), px_y(p, ys[i]));
-    }
-    if (open)
-        fputs("\"/>\n", f);
-}
-
-/* Legend entry k of a row-major grid under the plots. */
-static void svg_legend(FILE *f, int k, int columns, double top, const svg_style *s)
-{
-    double colw = (NN_SVG_WIDTH - 160.0) / columns, x = 120 + (k % columns) * colw, y = top + (k / columns) * 34;
-    fprintf(f, "<line class=\"legend-swatch\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-               "stroke-width=\"%d\"%s%s/>\n", x, y - 8, x + 44, y - 8, s->colour, LINE_PX,
-            s->dashed ? " stroke-dasharray=\"14 8\"" : "", s->dimmed ? " stroke-opacity=\"0.45\"" : "");
-    svg_text(f, x + 54, y, TICK_PX, "start", " class=\"legend\"", s->label);
-}
-
-static void range_add(double v, double *lo, double *hi)
-{
-    if (!isfinite(v))
-        return;
-    if (v < *lo)
-        *lo = v;
-    if (v > *hi)
-        *hi = v;
-}
-
-/* A range with room: a lone value widened, a linear one from 0 when near. */
-static void range_finish(double *lo, double *hi, int is_log)
-{
-    if (*lo > *hi)
-        *lo = 0, *hi = 1;
-    if (is_log) {
-        *lo /= 1.25;
-        *hi *= 1.25;
-        return;
-    }
-    if (*hi - *lo < 1e-12)
-        *hi = *lo + (*lo ? fabs(*lo) * 0.1 : 1);
-    if (*lo > 0 && *lo < (*hi - *lo) * 0.5)
-        *lo = 0;
-}
+#define PAST_DASH "14 8"
 
 /* ---- a run -------------------------------------------------------------------------------------- */
 
@@ -308,24 +100,25 @@ static void run_ranges(const run_series *s, int n, svg_plot *loss, svg_plot *acc
 {
     loss->xmin = acc->xmin = loss->ymin = acc->ymin = INFINITY;
     loss->xmax = acc->xmax = loss->ymax = acc->ymax = -INFINITY;
-    range_add(0, &loss->xmin, &loss->xmax);
+    svg_range_add(0, &loss->xmin, &loss->xmax);
     for (int k = 0; k < n; k++) {
         for (int i = 0; i < s[k].nl; i++)
-            range_add(s[k].lx[i], &loss->xmin, &loss->xmax), range_add(s[k].ly[i], &loss->ymin, &loss->ymax);
+            svg_range_add(s[k].lx[i], &loss->xmin, &loss->xmax), svg_range_add(s[k].ly[i], &loss->ymin, &loss->ymax);
         for (int i = 0; i < s[k].na; i++)
-            range_add(s[k].ax[i], &acc->xmin, &acc->xmax), range_add(s[k].ay[i], &acc->ymin, &acc->ymax);
+            svg_range_add(s[k].ax[i], &acc->xmin, &acc->xmax), svg_range_add(s[k].ay[i], &acc->ymin, &acc->ymax);
     }
-    range_finish(&loss->xmin, &loss->xmax, 0);
-    range_finish(&loss->ymin, &loss->ymax, 0);
-    range_add(0, &acc->xmin, &acc->xmax);
-    range_finish(&acc->xmin, &acc->xmax, 0);
-    range_finish(&acc->ymin, &acc->ymax, 0);
+    svg_range_finish(&loss->xmin, &loss->xmax, 0);
+    svg_range_finish(&loss->ymin, &loss->ymax, 0);
+    svg_range_add(0, &acc->xmin, &acc->xmax);
+    svg_range_finish(&acc->xmin, &acc->xmax, 0);
+    svg_range_finish(&acc->ymin, &acc->ymax, 0);
 }
 
 /* ---- a race of ways: each lane's time for the job's steps ---------------------------------------- */
 
 #define RACE_PX 22
 #define RACE_SOURCE_PX 18
+#define RACE_RIGHT (NN_SVG_WIDTH - SVG_MARGIN)
 
 /* The two verdicts, the framework pair's first, at the panel's top. */
 static void race_verdicts(FILE *f, const svg_plot *p, const nn_race_ways *w)
@@ -333,24 +126,27 @@ static void race_verdicts(FILE *f, const svg_plot *p, const nn_race_ways *w)
     char v[96], line[160];
     nn_race_verdict_short(w, NN_LANE_FW_CPU, NN_LANE_FW_GPU, v, sizeof v);
     snprintf(line, sizeof line, "framework way: %s", v);
-    svg_text(f, p->x0, p->y0 + 24, RACE_PX, "start", " font-weight=\"bold\" class=\"verdict\"", line);
+    svg_text_fit(f, p->x0, p->y0 + 24, RACE_PX, SVG_MIN_PX, "start", p->x0, RACE_RIGHT,
+                 " font-weight=\"bold\" class=\"verdict\"", line);
     nn_race_verdict_short(w, NN_LANE_NNLAB_CPU, NN_LANE_NNLAB_GPU, v, sizeof v);
     snprintf(line, sizeof line, "nnlab's own code: %s", v);
-    svg_text(f, p->x0, p->y0 + 52, RACE_PX, "start", " class=\"verdict\"", line);
+    svg_text_fit(f, p->x0, p->y0 + 52, RACE_PX, SVG_MIN_PX, "start", p->x0, RACE_RIGHT, " class=\"verdict\"", line);
 }
 
 /* Lane k's row: its name, step and time, its source, and a bar as long as
- * its time on the panel's log axis (dashed: predicted). */
+ * its time on the panel's log axis in the series' colour (dashed: predicted). */
 static void race_lane(FILE *f, const svg_plot *p, const nn_race_lane *l, long steps, int k, double top)
 {
     char line[96], step[32];
     double y = top + k * 90.0, t = (double)steps * l->step_us * 1e-6;
+    int series = nn_series_of(l->gpu, 0, l->way, l->measured && l->way == NN_WAY_FRAMEWORK);
     nn_race_step_text(l->step_us, step, sizeof step);
     snprintf(line, sizeof line, "%s%s  %s, %.3g s", l->label, l->measured ? "" : "*", step, t);
-    svg_text(f, p->x0, y + 24, RACE_PX, "start", " class=\"lane\"", line);
-    svg_text(f, p->x0, y + 48, RACE_SOURCE_PX, "start", " class=\"lane-source\"", l->source);
+    svg_text_fit(f, p->x0, y + 24, RACE_PX, SVG_MIN_PX, "start", p->x0, RACE_RIGHT, " class=\"lane\"", line);
+    svg_text_fit(f, p->x0, y + 48, RACE_SOURCE_PX, RACE_SOURCE_PX, "start", p->x0, RACE_RIGHT,
+                 " class=\"lane-source\"", l->source);
     fprintf(f, "<rect class=\"lane-bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"18\" fill=\"%s\"%s/>\n",
-            p->x0, y + 58, fmax(px_x(p, t) - p->x0, 2.0), colours[k % N_COLOURS],
+            p->x0, y + 58, fmax(svg_px_x(p, t) - p->x0, 2.0), nn_palette(series)->hex,
             l->measured ? "" : " fill-opacity=\"0.45\" stroke=\"#000000\" stroke-dasharray=\"6 4\"");
 }
 
@@ -360,10 +156,10 @@ static void race_draw(FILE *f, const nn_race_ways *w, long steps)
 {
     svg_plot p = { 790, 90, 450, 420, INFINITY, -INFINITY, 0, 1, 1, 0, 0 };
     double t[SVG_MAX_TICKS];
-    char lab[32], xlabel[64];
+    char xlabel[64];
     for (int k = 0; k < NN_LANES; k++)
         if (w->lane[k].present && steps > 0)
-            range_add((double)steps * w->lane[k].step_us * 1e-6, &p.xmin, &p.xmax);
+            svg_range_add((double)steps * w->lane[k].step_us * 1e-6, &p.xmin, &p.xmax);
     if (!(p.xmax > 0))
         return;
     p.xmin = pow(10, floor(log10(p.xmin / 2)));   /* whole decades: every bar starts inside */
@@ -372,23 +168,46 @@ static void race_draw(FILE *f, const nn_race_ways *w, long steps)
     for (int k = 0, row = 0; k < NN_LANES; k++)
         if (w->lane[k].present)
             race_lane(f, &p, &w->lane[k], steps, row++, p.y0 + 60);
-    int n = log_ticks(p.xmin, p.xmax, 10, t, SVG_MAX_TICKS);
-    for (int i = 0; i < n; i++) {
-        tick_label(t[i], lab, sizeof lab);
-        svg_text(f, px_x(&p, t[i]), p.y0 + p.h + 34, TICK_PX, "middle", " class=\"tick-label\"", lab);
-    }
+    svg_x_tick_labels(f, &p, t, svg_log_ticks(p.xmin, p.xmax, 10, t, SVG_MAX_TICKS));
     fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" "
                "stroke-width=\"2\"/>\n", p.x0, p.y0 + p.h, p.x0 + p.w, p.y0 + p.h);
     snprintf(xlabel, sizeof xlabel, "seconds for %ld steps (log)", steps);
-    svg_text(f, p.x0 + p.w / 2, p.y0 + p.h + 72, LABEL_PX, "middle", " class=\"axis-label\"", xlabel);
+    svg_text_fit(f, p.x0 + p.w / 2, p.y0 + p.h + 72, SVG_LABEL_PX, SVG_MIN_PX, "middle", p.x0 - 40, RACE_RIGHT,
+                 " class=\"axis-label\"", xlabel);
+}
+
+/* The legend at the foot of the canvas, as many rows as it needs (at most
+ * max_rows: the entries that do not fit are left out, the past ones first). */
+static void foot_legend(FILE *f, const svg_style *st, int n, int max_rows)
+{
+    double left = 120, right = NN_SVG_WIDTH - 40;
+    int rows;
+    while ((rows = svg_legend(f, st, n, left, right, 0, 0)) > max_rows && n > 1)
+        n--;
+    svg_legend(f, st, n, left, right, NN_SVG_HEIGHT - 10 - rows * SVG_LEGEND_ROW, 1);
+}
+
+/* A snapshot's series: its device and way. */
+static int snap_series(const nn_snapshot *s)
+{
+    return nn_device_series(s->device, s->has_switches && s->graph ? NN_WAY_GRAPH : NN_WAY_EAGER, 0);
+}
+
+/* Job k's colour: its series', or beside a job of the same series another. */
+static const char *job_colour(const nn_export_run *run, int k)
+{
+    int series = run->job[k].snap ? snap_series(run->job[k].snap) : 0, shared = 0;
+    for (int j = 0; j < k; j++)
+        shared |= run->job[j].snap && snap_series(run->job[j].snap) == series;
+    return nn_palette(shared ? (series + 1 + k) % NN_SERIES_COUNT : series)->hex;
 }
 
 static void run_draw(FILE *f, const nn_export_run *run, const nn_svg_past *past, int n_past, run_series *s,
                      int accuracy)
 {
     svg_plot loss = { 150, 90, 450, 420, 0, 0, 0, 0, 0, 0, 0 }, acc = { 790, 90, 450, 420, 0, 0, 0, 0, 0, 0, 1 };
-    svg_style st[NN_SVG_MAX_PAST + 2];
-    int n = 0, legend = 0;
+    svg_style st[NN_SVG_MAX_PAST + 2], legend[NN_SVG_MAX_PAST + 2];
+    int n = 0, nl = 0;
     run_ranges(s, n_past + run->n_jobs, &loss, &acc);
     if (accuracy)
         acc.ymin = 0, acc.ymax = acc.ymax > 100 ? acc.ymax : 100;
@@ -398,11 +217,11 @@ static void run_draw(FILE *f, const nn_export_run *run, const nn_svg_past *past,
     else
         svg_axes(f, &acc, "epoch", accuracy ? "validation accuracy (%)" : "validation loss (mean per sample)");
     for (int k = 0; k < n_past; k++)
-        st[n++] = (svg_style){ PAST_COLOUR, 1, 1, past[k].label };
+        st[n++] = (svg_style){ PAST_COLOUR, PAST_DASH, 1, past[k].label };
     char labels[NN_EXPORT_MAX_JOBS][48];
     for (int k = 0; k < run->n_jobs; k++) {
         job_label(run, k, labels[k], sizeof labels[k]);
-        st[n++] = (svg_style){ colours[k % N_COLOURS], 0, 0, labels[k] };
+        st[n++] = (svg_style){ job_colour(run, k), NULL, 0, labels[k] };
     }
     for (int k = 0; k < n; k++) {
         svg_curve(f, &loss, s[k].lx, s[k].ly, s[k].nl, &st[k]);
@@ -410,9 +229,10 @@ static void run_draw(FILE *f, const nn_export_run *run, const nn_svg_past *past,
             svg_curve(f, &acc, s[k].ax, s[k].ay, s[k].na, &st[k]);
     }
     for (int k = n_past; k < n; k++)         /* the current run first, then the past */
-        svg_legend(f, legend++, 3, 630, &st[k]);
-    for (int k = 0; k < n_past && legend < 6; k++)
-        svg_legend(f, legend++, 3, 630, &st[k]);
+        legend[nl++] = st[k];
+    for (int k = 0; k < n_past; k++)
+        legend[nl++] = st[k];
+    foot_legend(f, legend, nl, 3);
 }
 
 int nn_export_run_svg(FILE *f, const nn_export_run *run, double lr, const nn_svg_past *past, int n_past)
@@ -442,6 +262,65 @@ int nn_export_run_svg(FILE *f, const nn_export_run *run, double lr, const nn_svg
 
 /* ---- a sweep ----------------------------------------------------------------------------------- */
 
+#define NOTE_PX 20
+#define NOTE_ROW 26.0
+#define MAX_NOTES 4
+#define MAX_NOTE_LINES 6
+
+/* Each source of a sweep's devices that is not nnlab measuring them here
+ * ("predicted for T4", "predicted from this CPU's calibration", "measured
+ * with PyTorch 2.11"): its stars on the legend and the devices it covers. */
+typedef struct sweep_notes {
+    int n;
+    char source[MAX_NOTES][NN_TEXT_LEN];
+    int of[NN_SWEEP_MAX_DEVICES];  /* device d's note; -1: measured by nnlab */
+    char name[NN_SWEEP_MAX_DEVICES][NN_TEXT_LEN];     /* "gpu graph" */
+    char label[NN_SWEEP_MAX_DEVICES][NN_TEXT_LEN];    /* "gpu graph**" */
+    char full[NN_SWEEP_MAX_DEVICES][NN_TEXT_LEN];     /* "gpu graph (predicted for T4)" */
+} sweep_notes;
+
+static void sweep_notes_of(const nn_sweep *sw, sweep_notes *nt)
+{
+    nt->n = 0;
+    for (int d = 0; d < sw->n_devices; d++) {
+        char src[NN_TEXT_LEN];
+        int j = 0;
+        nn_sweep_source_text(sw, d, src, sizeof src);
+        nn_sweep_device_label(sw, d, nt->full[d], sizeof nt->full[d]);
+        snprintf(nt->name[d], sizeof nt->name[d], "%s", nt->full[d]);
+        char *paren = strstr(nt->name[d], " (");
+        if (paren)
+            *paren = '\0';       /* the source goes to the note */
+        while (j < nt->n && strcmp(nt->source[j], src) != 0)
+            j++;
+        if (strcmp(src, "measured") == 0 || (j == nt->n && nt->n == MAX_NOTES))
+            j = -1;
+        else if (j == nt->n)
+            snprintf(nt->source[nt->n++], sizeof nt->source[0], "%s", src);
+        nt->of[d] = j;
+        snprintf(nt->label[d], sizeof nt->label[d], "%s%.*s", j < 0 && paren ? nt->full[d] : nt->name[d], j + 1,
+                 "****");
+    }
+}
+
+/* The notes' lines: "** predicted for T4: gpu graph, gpu eager, gpu
+ * framework", each wrapped to the legend's width. */
+static int sweep_note_lines(const nn_sweep *sw, const sweep_notes *nt, char (*lines)[160])
+{
+    int n = 0;
+    for (int j = 0; j < nt->n && n < MAX_NOTE_LINES; j++) {
+        char text[640];
+        int at = snprintf(text, sizeof text, "%.*s %s:", j + 1, "****", nt->source[j]);
+        for (int d = 0, first = 1; d < sw->n_devices && at > 0 && (size_t)at < sizeof text; d++)
+            if (nt->of[d] == j) {
+                at += snprintf(text + at, sizeof text - (size_t)at, "%s %s", first ? "" : ",", nt->name[d]);
+                first = 0;
+            }
+        n += svg_wrap(text, NN_SVG_WIDTH - 160.0, NOTE_PX, lines + n, MAX_NOTE_LINES - n);
+    }
+    return n;
+}
+
 static void sweep_rates(const nn_sweep *sw, int d, double *xs, double *ys)
 {
     for (int i = 0; i < sw->n_batches; i++) {
@@ -451,48 +330,166 @@ static void sweep_rates(const nn_sweep *sw, int d, double *xs, double *ys)
     }
 }
 
-/* A ring on the challenger's point where it overtakes the first device. */
-static void sweep_crossover(FILE *f, const svg_plot *p, const nn_sweep *sw, int d, const char *colour, int row)
+static void sweep_ranges(const nn_sweep *sw, svg_plot *p)
 {
-    int i = nn_sweep_crossover(sw, 0, d);
-    char text[96];
-    if (i < 0 || !isfinite(sw->pt[d][i].rate))
-        return;
-    double x = px_x(p, sw->batch[i]), y = px_y(p, sw->pt[d][i].rate);
-    fprintf(f, "<circle class=\"crossover\" data-batch=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"13\" fill=\"none\" "
-               "stroke=\"%s\" stroke-width=\"%d\"/>\n", sw->batch[i], x, y, colour, LINE_PX);
-    snprintf(text, sizeof text, "%s%s%s overtakes %s at batch %d", sw->device[d], sw->predicted[d] ? " " : "",
-             sw->predicted[d] ? nn_gpu_way_key((nn_gpu_way)sw->way[d]) : "", sw->device[0], sw->batch[i]);
-    svg_text(f, x + 18, y - 18 - 26 * row, TICK_PX, "start", " class=\"crossover-label\" font-weight=\"bold\"", text);
-}
-
-static void sweep_draw(FILE *f, const nn_sweep *sw)
-{
-    svg_plot p = { 170, 90, 1040, 390, 0, 0, 0, 0, 1, 1, 0 };
     double xs[NN_SWEEP_MAX_BATCHES], ys[NN_SWEEP_MAX_BATCHES];
-    char labels[NN_SWEEP_MAX_DEVICES][NN_TEXT_LEN];
-    p.xmin = p.ymin = INFINITY;
-    p.xmax = p.ymax = -INFINITY;
+    p->xmin = p->ymin = INFINITY;
+    p->xmax = p->ymax = -INFINITY;
     for (int d = 0; d < sw->n_devices; d++) {
         sweep_rates(sw, d, xs, ys);
         for (int i = 0; i < sw->n_batches; i++)
             if (isfinite(ys[i]) && ys[i] > 0)
-                range_add(xs[i], &p.xmin, &p.xmax), range_add(ys[i], &p.ymin, &p.ymax);
+                svg_range_add(xs[i], &p->xmin, &p->xmax), svg_range_add(ys[i], &p->ymin, &p->ymax);
     }
-    if (p.xmin > p.xmax)
-        p.xmin = 1, p.xmax = 2, p.ymin = 1, p.ymax = 10;
-    range_finish(&p.xmin, &p.xmax, 1);
-    range_finish(&p.ymin, &p.ymax, 1);
+    if (p->xmin > p->xmax)
+        p->xmin = 1, p->xmax = 2, p->ymin = 1, p->ymax = 10;
+    svg_range_finish(&p->xmin, &p->xmax, 1);
+    svg_range_finish(&p->ymin, &p->ymax, 1);
+}
+
+/* ---- the crossovers: a ring on each, one label per batch and base ---------------------------------- */
+
+typedef struct cross_group {
+    int i, base, n, who[NN_SWEEP_MAX_DEVICES];
+} cross_group;
+
+/* The matching pairs' crossovers (nn_sweep_pairs, as the screen and the
+ * JSON), a pair on a contradictory calibration naming none: a ring on each
+ * challenger's point, the challengers that overtake one base at one batch
+ * grouped under one label. Returns the groups. */
+static int cross_groups(FILE *f, const svg_plot *p, const nn_sweep *sw, cross_group *g, int max)
+{
+    nn_sweep_pair pairs[2 * NN_SWEEP_MAX_DEVICES];
+    int np = nn_sweep_pairs(sw, pairs, 2 * NN_SWEEP_MAX_DEVICES), ng = 0;
+    for (int k = 0; k < np; k++) {
+        int i = pairs[k].crossover, c = pairs[k].challenger, j = 0;
+        if (pairs[k].contradictory || i < 0 || !isfinite(sw->pt[c][i].rate) || !(sw->pt[c][i].rate > 0))
+            continue;
+        fprintf(f, "<circle class=\"crossover\" data-batch=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"13\" fill=\"none\" "
+                   "stroke=\"%s\" stroke-width=\"%d\"/>\n", sw->batch[i], svg_px_x(p, sw->batch[i]),
+                svg_px_y(p, sw->pt[c][i].rate), nn_palette(nn_sweep_series(sw, c))->hex, SVG_LINE_PX);
+        while (j < ng && !(g[j].i == i && g[j].base == pairs[k].base))
+            j++;
+        if (j == ng && ng == max)
+            continue;
+        if (j == ng)
+            g[ng++] = (cross_group){ i, pairs[k].base, 0, { 0 } };
+        g[j].who[g[j].n++] = c;
+    }
+    return ng;
+}
+
+/* "gpu eager and gpu graph overtake cpu nnlab at batch 16" */
+static void cross_text(const nn_sweep *sw, const sweep_notes *nt, const cross_group *g, char *buf, size_t len)
+{
+    int at = 0;
+    for (int k = 0; k < g->n && at >= 0 && (size_t)at < len; k++)
+        at += snprintf(buf + at, len - (size_t)at, "%s%s", k == 0 ? "" : k == g->n - 1 ? " and " : ", ",
+                       nt->name[g->who[k]]);
+    if (at < 0 || (size_t)at >= len)
+        return;
+    if (g->i == 0)
+        snprintf(buf + at, len - (size_t)at, " %s faster than %s at every batch swept", g->n > 1 ? "are" : "is",
+                 nt->name[g->base]);
+    else
+        snprintf(buf + at, len - (size_t)at, " %s %s at batch %d", g->n > 1 ? "overtake" : "overtakes",
+                 nt->name[g->base], sw->batch[g->i]);
+}
+
+/* Whether a label's box lies inside the plot and clear of those placed. */
+static int box_free(const svg_plot *p, const svg_box *b, const svg_box *placed, int n)
+{
+    if (b->l < p->x0 + 6 || b->r > p->x0 + p->w - 6 || b->t < p->y0 + 6 || b->b > p->y0 + p->h - 6)
+        return 0;
+    for (int k = 0; k < n; k++) {
+        svg_box grown = { placed[k].l - 4, placed[k].t - 4, placed[k].r + 4, placed[k].b + 4 };
+        if (svg_boxes_overlap(b, &grown))
+            return 0;
+    }
+    return 1;
+}
+
+/* A label beside its ring, above or below it, further out while it would
+ * touch a label placed before; joined to the ring by a leader line once it
+ * is away from it. */
+static void cross_label(FILE *f, const svg_plot *p, double x, double y, const char *text, svg_box *placed, int *n)
+{
+    static const double dy[] = { -18, 38, -46, 66, -74, 94, -102, 122, -130, 150, -158, 178 };
+    char out[256];
+    int px = svg_fit(text, p->w - 24, SVG_TICK_PX, SVG_MIN_PX, 1, out, sizeof out);
+    double w = svg_text_width(out, px, 1), lx = x + 18, ly = y - 18;
+    const char *anchor = x + 18 + w <= p->x0 + p->w - 6 ? "start" : "end";
+    svg_box b = { 0, 0, 0, 0 };
+    int k = 0, found = 0;
+    for (; k < (int)(sizeof dy / sizeof dy[0]) && !found; k++)
+        for (int side = 0; side < 2 && !found; side++) {
+            lx = side == 0 ? (anchor[0] == 's' ? x + 18 : x - 18) : p->x0 + p->w / 2;
+            ly = y + dy[k];
+            b = svg_text_box(lx, ly, px, w, side == 0 ? anchor : "middle");
+            found = box_free(p, &b, placed, *n);
+            if (found && side == 1)
+                anchor = "middle";
+        }
+    if (!found) {                /* no room beside it: the plot's top, stacked */
+        anchor = "start";
+        lx = p->x0 + 12;
+        ly = p->y0 + 30 + 28.0 * *n;
+        b = svg_text_box(lx, ly, px, w, anchor);
+    }
+    if (!found || fabs(ly - y) > 40 || strcmp(anchor, "middle") == 0) {
+        double tx = fmin(fmax(x, b.l), b.r), ty = ly < y ? b.b : b.t;
+        fprintf(f, "<line class=\"leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
+                   "stroke-width=\"1.5\"/>\n", x, y + (ty < y ? -13 : 13), tx, ty);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"%s\" class=\"crossover-label\" "
+               "font-weight=\"bold\">", lx, ly, px, anchor);
+    svg_escaped(f, out);
+    fputs("</text>\n", f);
+    if (*n < 2 * NN_SWEEP_MAX_DEVICES)
+        placed[(*n)++] = b;
+}
+
+static void sweep_crossovers(FILE *f, const svg_plot *p, const nn_sweep *sw, const sweep_notes *nt)
+{
+    cross_group g[2 * NN_SWEEP_MAX_DEVICES];
+    svg_box placed[2 * NN_SWEEP_MAX_DEVICES];
+    int ng = cross_groups(f, p, sw, g, 2 * NN_SWEEP_MAX_DEVICES), n = 0;
+    char text[512];
+    for (int k = 0; k < ng; k++) {
+        int c = g[k].who[0];
+        cross_text(sw, nt, &g[k], text, sizeof text);
+        cross_label(f, p, svg_px_x(p, sw->batch[g[k].i]), svg_px_y(p, sw->pt[c][g[k].i].rate), text, placed, &n);
+    }
+}
+
+/* The plot above a legend as tall as it needs: the devices (their notes'
+ * stars) and the notes saying what each star covers. */
+static void sweep_draw(FILE *f, const nn_sweep *sw)
+{
+    sweep_notes nt;
+    svg_style st[NN_SWEEP_MAX_DEVICES];
+    char lines[MAX_NOTE_LINES][160];
+    double xs[NN_SWEEP_MAX_BATCHES], ys[NN_SWEEP_MAX_BATCHES], left = 120, right = NN_SVG_WIDTH - 40;
+    sweep_notes_of(sw, &nt);
+    for (int d = 0; d < sw->n_devices; d++)
+        st[d] = (svg_style){ nn_palette(nn_sweep_series(sw, d))->hex, nn_series_dash(sw->predicted[d]), 0,
+                             nt.label[d] };
+    int nl = sweep_note_lines(sw, &nt, lines), rows = svg_legend(f, st, sw->n_devices, left, right, 0, 0);
+    double top = NN_SVG_HEIGHT - 10 - rows * SVG_LEGEND_ROW - nl * NOTE_ROW;
+    svg_plot p = { 170, 90, 1040, fmax(top - 88 - 90, 200), 0, 0, 0, 0, 1, 1, 0 };
+    sweep_ranges(sw, &p);
     svg_axes(f, &p, "batch size (samples per step, log2)", "samples/s (log)");
-    for (int d = 0, crossings = 0; d < sw->n_devices; d++) {
-        svg_style st = { colours[d % N_COLOURS], sw->predicted[d], 0, labels[d] };
-        nn_sweep_device_label(sw, d, labels[d], sizeof labels[d]);
+    for (int d = 0; d < sw->n_devices; d++) {
+        svg_style curve = st[d];
+        curve.label = nt.full[d];    /* the curve says its source in full */
         sweep_rates(sw, d, xs, ys);
-        svg_curve(f, &p, xs, ys, sw->n_batches, &st);
-        svg_legend(f, d, 2, 610, &st);
-        if (d > 0 && nn_sweep_crossover(sw, 0, d) >= 0)
-            sweep_crossover(f, &p, sw, d, st.colour, crossings++);
+        svg_curve(f, &p, xs, ys, sw->n_batches, &curve);
     }
+    svg_legend(f, st, sw->n_devices, left, right, top, 1);
+    for (int k = 0; k < nl; k++)
+        svg_text_fit(f, left, top + rows * SVG_LEGEND_ROW + NOTE_PX * 0.8 + k * NOTE_ROW, NOTE_PX, NOTE_PX, "start",
+                     left, right, " class=\"legend-note\"", lines[k]);
+    sweep_crossovers(f, &p, sw, &nt);
 }
 
 int nn_export_sweep_svg(FILE *f, const nn_sweep *sw)

@@ -3,9 +3,10 @@
  * dimmed behind them, labelled by their settings), or a sweep's samples/s by
  * batch with its crossovers marked. Self-contained (no fonts, scripts or
  * links from outside; the generic sans-serif family), legible on a
- * projector (1280x720, 22-34 px text, 4 px lines), each axis labelled with
- * its unit, a legend, and a title naming the preset, the devices and the
- * batch. The lab's `x` and the CLI's --svg write through these. */
+ * projector (1280x720, 20-34 px text, 4 px lines), every text kept inside
+ * the canvas and clear of the others, each axis labelled with its unit, a
+ * legend in the colours of nnlab/palette.h, and a title naming the preset,
+ * the devices and the batch. The lab's `x` and the CLI's --svg write through these. */
 #ifndef NNLAB_EXPORT_SVG_H
 #define NNLAB_EXPORT_SVG_H
 
@@ -34,8 +35,10 @@ typedef struct nn_svg_past {
  * not said), and n_past earlier runs dimmed. 0, or -1 when a write failed. */
 int nn_export_run_svg(FILE *f, const nn_export_run *run, double lr, const nn_svg_past *past, int n_past);
 /* The sweep: samples/s by batch (both on log scales), one curve per device
- * (a predicted one dashed and labelled so), each crossover over the first
- * device marked with a ring and its batch. */
+ * (a predicted one dashed, its legend entry starred and a note saying what
+ * each star covers), each matching pair's crossover (nn_sweep_pairs, as the
+ * screen and the JSON) ringed, the pairs crossing at one batch under one
+ * label. */
 int nn_export_sweep_svg(FILE *f, const nn_sweep *sw);
 
 /* Writes path atomically: the run (run != NULL) or the sweep. 0, or -1 with
