@@ -287,7 +287,7 @@ static void sweep_notes_of(const nn_sweep *sw, sweep_notes *nt)
         int j = 0;
         nn_sweep_source_text(sw, d, src, sizeof src);
         nn_sweep_device_label(sw, d, nt->full[d], sizeof nt->full[d]);
-        snprintf(nt->name[d], sizeof nt->name[d], "%s", nt->full[d]);
+        nn_strlcpy(nt->name[d], nt->full[d], sizeof nt->name[d]);
         char *paren = strstr(nt->name[d], " (");
         if (paren)
             *paren = '\0';       /* the source goes to the note */
