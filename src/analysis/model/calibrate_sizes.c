@@ -34,12 +34,17 @@ static const int conv_batches[] = { 1, 4, 16, 64, 256 };
 typedef nn_cal_call_fn call_fn;
 
 /* Seconds of one call in a stream of back-to-back calls (a GPU overlaps
- * issuing one with running the last), best of NN_CAL_REPS batches; the
+ * issuing one with running the last), best of five batches; the
  * batches' spread widens *widest. */
 static int time_call(nn_backend *b, const bench_ctx *c, call_fn call, const void *arg, double *out_s,
                      double *widest)
 {
-    static const nn_cal_timing timing = { 0, 0, 0 };
+    /* Five batches, not three: each curve is the widest of 8-17 figures, and on
+     * an idle 2-core VM one batch in three of a 10-20 us call was hit by a
+     * neighbour often enough that the median of three varied 17-31% in 3 of 4
+     * calibrations (contradictory); the median of five kept 6 of 6 within 5%,
+     * and two spinning processes still push it past 40%. */
+    static const nn_cal_timing timing = { 0, 5, 0 };
     double spread = 0;
     if (nn_cal_time(b, c, call, arg, &timing, out_s, &spread) != 0)
         return -1;
