@@ -225,6 +225,45 @@ static void test_stub_cancel_stops_it(void **state)
     assert_non_null(strstr(err, "cancelled"));
 }
 
+/* On a thread of its own (nn_torch_job): the caller polls, never waits;
+ * the result is the same as nn_torch_step's; a cancel ends a sleeping
+ * helper; the request's strings were copied (the caller's may go). */
+static void test_job_polled_and_cancelled(void **state)
+{
+    nn_torch_result r;
+    enum nn_torch_status status = NN_TORCH_FAILED;
+    char err[512] = "", params[32], path[] = PRESET, device[] = "cpu";
+    (void)state;
+    snprintf(params, sizeof params, "%zu", nnlab_params(PRESET));
+    setenv("NNLAB_TORCH_STUB_PARAMS", params, 1);
+    use_stub("ok");
+    nn_torch_request req = request(path, device);
+    nn_torch_job *j = nn_torch_job_start(&req, err, sizeof err);
+    assert_non_null(j);
+    path[0] = device[0] = '\0';
+    double until = now_s() + 60;
+    while (!nn_torch_job_done(j, &status, &r, err, sizeof err) && now_s() < until)
+        nn_torch_job_wait(j);
+    assert_int_equal(status, NN_TORCH_OK);
+    assert_true(r.us_per_step == 123.5);
+    assert_string_equal(r.device, "cpu");
+    nn_torch_job_free(j);
+
+    use_stub("sleep");
+    req = request(PRESET, "cpu");
+    j = nn_torch_job_start(&req, err, sizeof err);
+    assert_non_null(j);
+    assert_int_equal(nn_torch_job_done(j, &status, &r, err, sizeof err), 0);   /* it sleeps 60 s */
+    double t0 = now_s();
+    nn_torch_job_cancel(j);
+    nn_torch_job_wait(j);
+    assert_int_equal(nn_torch_job_done(j, &status, &r, err, sizeof err), 1);
+    assert_int_equal(status, NN_TORCH_CANCELLED);
+    assert_true(now_s() - t0 < 10.0);
+    nn_torch_job_free(j);
+    nn_torch_job_free(NULL);
+}
+
 static void test_stub_gpu_without_cuda(void **state)
 {
     nn_torch_result r;
@@ -318,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_stub_crash_and_garbage_fail),
         cmocka_unit_test(test_stub_timeout_stops_it),
         cmocka_unit_test(test_stub_cancel_stops_it),
+        cmocka_unit_test(test_job_polled_and_cancelled),
         cmocka_unit_test(test_stub_gpu_without_cuda),
         cmocka_unit_test(test_no_python),
         cmocka_unit_test(test_no_helper),

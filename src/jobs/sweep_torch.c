@@ -1,22 +1,16 @@
 /* src/jobs/sweep_torch.c - a sweep's framework way measured for real with
  * PyTorch (nn_sweep_add_pytorch, nnlab/sweep.h): each point is PyTorch's
  * step of the preset at that batch on that device, timed by its helper
- * (src/jobs/torch_step.c) in a process of its own.
- *
- * Why a thread: the helper takes seconds (importing torch, warming up, the
- * timed steps) and nn_torch_step blocks until it ends, while the sweep's
- * runner must never wait: the lab polls it from its UI loop. The thread
- * owns one point at a time; the runner starts it, polls `done`, records the
- * point and joins it (sweep_run.c). A cancel reaches the helper through the
- * request's `cancelled` callback, which the runner polls every 100 ms. */
+ * (src/jobs/torch_step.c) in a process of its own, on a thread of its own
+ * (nn_torch_job, src/jobs/torch_job.c) so that the sweep's runner never
+ * waits: it starts one point at a time, polls it and records it
+ * (sweep_run.c). */
 #include "nnlab/sweep.h"
 #include "nnlab/device.h"
 
 #include "nnlab/torch_step.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,37 +18,9 @@
 #include "sweep_torch.h"
 
 typedef struct torch_point {
-    pthread_t thread;
-    nn_torch_request req;
-    nn_torch_result res;
-    enum nn_torch_status status;
-    char err[NN_ERR_LEN];
-    char device[16];
-    atomic_int done, cancel;
-    int joined;                  /* the runner has joined the thread */
+    nn_torch_job *job;
     int d, i;
 } torch_point;
-
-static void join_once(torch_point *t)
-{
-    if (!t->joined)
-        pthread_join(t->thread, NULL);
-    t->joined = 1;
-}
-
-static int point_cancelled(void *ctx)
-{
-    torch_point *t = ctx;
-    return atomic_load(&t->cancel);
-}
-
-static void *point_thread(void *arg)
-{
-    torch_point *t = arg;
-    t->status = nn_torch_step(&t->req, &t->res, t->err, sizeof t->err);
-    atomic_store(&t->done, 1);
-    return NULL;
-}
 
 int nn_sweep_add_pytorch(nn_sweep *sw, const char *device, const char *preset_path, char *err,
                          size_t err_len)
@@ -84,17 +50,13 @@ int nn_sweep_torch_start(nn_sweep *sw, int d, int i, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory for PyTorch's point");
         return -1;
     }
-    nn_strlcpy(t->device, sw->device[d], sizeof t->device);
+    nn_torch_request req = {
+        .preset_path = sw->preset_path, .device = sw->device[d], .batch = sw->batch[i],
+        .steps = sw->base.steps, .warmup = sw->base.warmup, .threads = sw->base.threads,
+    };
     t->d = d;
     t->i = i;
-    t->req = (nn_torch_request){
-        .preset_path = sw->preset_path, .device = t->device, .batch = sw->batch[i],
-        .steps = sw->base.steps, .warmup = sw->base.warmup, .threads = sw->base.threads,
-        .cancelled = point_cancelled, .ctx = t,
-    };
-    int rc = pthread_create(&t->thread, NULL, point_thread, t);
-    if (rc != 0) {
-        snprintf(err, err_len, "cannot start PyTorch's point: %s", strerror(rc));
+    if (!(t->job = nn_torch_job_start(&req, err, err_len))) {
         free(t);
         return -1;
     }
@@ -108,16 +70,19 @@ int nn_sweep_torch_start(nn_sweep *sw, int d, int i, char *err, size_t err_len)
 int nn_sweep_torch_poll(nn_sweep *sw)
 {
     torch_point *t = sw->torch_run;
-    if (!t || !atomic_load(&t->done))
+    enum nn_torch_status status;
+    nn_torch_result res;
+    char err[NN_ERR_LEN];
+    if (!t || !nn_torch_job_done(t->job, &status, &res, err, sizeof err))
         return 0;
-    join_once(t);
-    if (t->status == NN_TORCH_OK)
-        nn_sweep_record_external(sw, t->d, t->i, t->res.us_per_step,   /* spread: as a job's */
-                                 0.5 * fabs(t->res.us_per_step_mean - t->res.us_per_step), "");
-    else if (t->status == NN_TORCH_CANCELLED)
+    if (status == NN_TORCH_OK)
+        nn_sweep_record_external(sw, t->d, t->i, res.us_per_step,   /* spread: as a job's */
+                                 0.5 * fabs(res.us_per_step_mean - res.us_per_step), "");
+    else if (status == NN_TORCH_CANCELLED)
         sw->pt[t->d][t->i].state = NN_POINT_CANCELLED;
     else
-        nn_sweep_record_external(sw, t->d, t->i, 0, 0, t->err);
+        nn_sweep_record_external(sw, t->d, t->i, 0, 0, err);
+    nn_torch_job_free(t->job);
     free(t);
     sw->torch_run = NULL;
     return 1;
@@ -127,12 +92,12 @@ void nn_sweep_torch_cancel(nn_sweep *sw)
 {
     torch_point *t = sw->torch_run;
     if (t)
-        atomic_store(&t->cancel, 1);
+        nn_torch_job_cancel(t->job);
 }
 
 void nn_sweep_torch_wait(nn_sweep *sw)
 {
     torch_point *t = sw->torch_run;
     if (t)
-        join_once(t);                /* the next poll records it */
+        nn_torch_job_wait(t->job);   /* the next poll records it */
 }

@@ -83,6 +83,24 @@ enum nn_torch_status nn_torch_find(nn_torch_python *py, char *err, size_t err_le
 enum nn_torch_status nn_torch_step(const nn_torch_request *req, nn_torch_result *out, char *err,
                                    size_t err_len);
 
+/* A request run on a thread of its own, for a caller that must never wait
+ * (the lab polls from its UI loop; the sweep's runner between points). */
+typedef struct nn_torch_job nn_torch_job;
+
+/* Starts req (its preset path and device copied): the job, or NULL with err
+ * said (out of memory, no thread). */
+nn_torch_job *nn_torch_job_start(const nn_torch_request *req, char *err, size_t err_len);
+/* 1 when the job has ended: *status, *out (with NN_TORCH_OK) and err (its
+ * one-line reason otherwise) filled; 0 while it runs. */
+int nn_torch_job_done(nn_torch_job *j, enum nn_torch_status *status, nn_torch_result *out, char *err,
+                      size_t err_len);
+/* Asks the helper to stop (it ends within 0.1 s, NN_TORCH_CANCELLED). */
+void nn_torch_job_cancel(nn_torch_job *j);
+/* Waits for the job's end (nn_torch_job_done then says so). */
+void nn_torch_job_wait(nn_torch_job *j);
+/* Waits for the job's end and frees it; NULL is fine. */
+void nn_torch_job_free(nn_torch_job *j);
+
 /* "no python", "no torch", ...: a status as words. */
 const char *nn_torch_status_name(enum nn_torch_status s);
 
