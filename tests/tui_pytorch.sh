@@ -1,8 +1,10 @@
 #!/bin/sh
-# tests/tui_pytorch.sh - the lab's "Sweep PyTorch" setting,
+# tests/tui_pytorch.sh - the lab's "Measure PyTorch" setting,
 # through tmux: switched on, it names the PyTorch that will measure; the
 # sweep then measures the framework way with it beside nnlab's own points,
-# its column unstarred (measured) and its source said. PyTorch is the
+# its column unstarred (measured) and its source said; a race against a
+# predicted GPU measures the CPU's framework lane with it once its job has
+# ended, and the write-ups' verdict rests on that figure. PyTorch is the
 # stand-in helper (tests/fixtures/torch-helper-stub.py: a 123.5 us step, no
 # torch needed). Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
@@ -26,10 +28,10 @@ keys Tab
 wait_for ">Device" 3
 expect_field() { if field "$2"; then ok "$1"; else not_ok "$1"; fi; }
 
-expect_field "the setting is there, after the sweep's" "Sweep PyTorch"
-expect "off at first: the framework way predicted only" ">Sweep PyTorch +\[ \] off: predicted" 3
+expect_field "the setting is there, after the sweep's" "Measure PyTorch"
+expect "off at first: the framework way predicted only" ">Measure PyTorch +\[ \] off: predicted" 3
 keys Right
-expect "on: names the PyTorch that measures" ">Sweep PyTorch +\[x\] PyTorch 9\.9" 10
+expect "on: names the PyTorch that measures" ">Measure PyTorch +\[x\] PyTorch 9\.9: races, sweeps" 10
 field "Sweep from" && keys 1 6 Enter
 field "Sweep to" && keys 3 2 Enter
 field "Sweep steps" && keys 2 Enter
@@ -40,8 +42,25 @@ expect "PyTorch's curve, measured (no star)" "━+ cpu fw ─" 5
 expect "its source said" "fw without \*: measured with" 5
 expect "its points: 16 and 32 at the stand-in's 123.5 us" "│ +32 .* 259\.1k" 5
 keys Escape
-field "Sweep PyTorch"
+
+# a race against a predicted GPU: nnlab's CPU job, then PyTorch's step on the CPU
+field "Device"
+i=0
+while ! wait_for ">Device +gpu \(predicted\)" 1 && [ $i -lt 6 ]; do keys Right; i=$((i + 1)); done
+field "Steps" && keys 3 0 Enter
+wait_for ">Steps +30" 3
+keys Enter
+expect "the race's job ends, then PyTorch measures the CPU's framework lane" \
+    "PyTorch 9\.9 measures the framework way on cpu|cpu framework: 124 us a step" 60
+expect "the lane says it was measured with PyTorch" "cpu framework: 124 us a step, measured with PyTorch 9\.9" 30
+expect "the write-ups' verdict rests on it: its CPU lane unstarred (measured)" "│ cpu fw 124 us/step" 10
+expect "... under the framework's verdict" "│ GPU [0-9.]+x slower" 2
+if grep -q "cpu fw\*" "$tmp/screen"; then not_ok "no predicted bar left for the measured lane"
+else ok "no predicted bar left for the measured lane"; fi
+keys Escape
+wait_for ">Device" 5
+field "Measure PyTorch"
 keys Right
-expect "off again" ">Sweep PyTorch +\[ \] off: predicted" 5
+expect "off again" ">Measure PyTorch +\[ \] off: predicted" 5
 echo "1..$n"
 exit $((failed > 0))

@@ -13,6 +13,9 @@
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
 . "$top_srcdir/tests/tui-lib.sh"
 tui_begin ways 420
+# the framework way predicted on both sides: a python3 with torch here would measure it
+# in the CLI's race (tests/tui_pytorch.sh covers the lab's measured lanes)
+export NNLAB_PYTHON=/nonexistent
 "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt || { echo "1..0 # SKIP the fixture does not install"; exit 0; }
 
 # race PRESET PROFILE: a fresh lab at 80x24, PRESET at its own batch, 40

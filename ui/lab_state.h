@@ -73,7 +73,7 @@ typedef struct ui_settings {
                                         ("": nn_profile_default_name); ui/panels/race_predicted.c */
     char data_dir[NN_DIR_LEN];       /* [data] dir: "" the preset kind's default (synthetic CIFAR-10,
                                         Debian's Fashion-MNIST); saved with the preset */
-    int sweep_pytorch;               /* the sweep measures the framework way with PyTorch too
+    int sweep_pytorch;               /* sweeps and races measure the framework way with PyTorch too
                                         (this session only: a preset has no key for it) */
     char pytorch_label[64];          /*   "PyTorch 1.13", found when it was switched on */
 } ui_settings;

@@ -41,6 +41,7 @@ static int run_enter(ui_lab *lab)
         ds->has_ways = ui_race_ways_init(lab, &ds->ways);   /* the framework way races beside it */
         if (ds->has_ways)
             ui_predicted_lanes_from(&lab->run, &ds->ways);
+        ui_race_torch_arm(lab, &ds->torch, ds->has_ways);
         return 0;
     }
     int n = ui_settings_devices(&lab->chosen.set, names);
@@ -59,6 +60,7 @@ static int run_enter(ui_lab *lab)
     lab->log_scale = 0;
     ui_explain_jobs_init(lab, ds);
     ds->has_ways = ui_race_ways_init(lab, &ds->ways);   /* a race with a GPU: the framework pair beside */
+    ui_race_torch_arm(lab, &ds->torch, ds->has_ways);
     return 0;
 }
 
@@ -69,7 +71,19 @@ static int run_active(const ui_lab *lab)
 
 static void run_stop(ui_lab *lab)
 {
+    ui_race_torch_stop(&ui_dashboard_of(lab)->torch);
     ui_run_free(&lab->run);          /* cancels and waits for the trainers */
+}
+
+/* The race's framework lanes measured with PyTorch once its jobs ended: a
+ * measured lane leaves the predicted bars and the verdicts rest on it. */
+static void poll_torch(ui_lab *lab)
+{
+    ui_dashboard_state *ds = ui_dashboard_of(lab);
+    if (!ui_race_torch_poll(lab, &ds->torch, &ds->ways))
+        return;
+    ui_predicted_lanes_from(&lab->run, &ds->ways);
+    lab->dirty |= UI_D_JOBS | UI_D_SIDE | UI_D_STATUS;
 }
 
 /* Leaving the run: it joins the session's earlier runs (`o` overlays them). */
@@ -124,6 +138,7 @@ static void run_poll(ui_lab *lab, double now)
         lab->dirty |= UI_D_EXPLAIN;
     if (ui_predicted_moving(lab))    /* predicted lanes go on at the model's pace */
         lab->pending |= UI_D_JOBS;
+    poll_torch(lab);
 }
 
 /* ---- job rows ----------------------------------------------------------------------- */

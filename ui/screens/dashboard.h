@@ -15,6 +15,7 @@
 #include "nnlab/race_ways.h"
 #include "panels/explain_panel.h"
 #include "panels/jacobian_panel.h"
+#include "panels/race_torch.h"
 
 typedef struct ui_dashboard_state {
     nn_explainer explain[UI_RUN_MAX_JOBS];
@@ -28,6 +29,7 @@ typedef struct ui_dashboard_state {
     int smooth;                      /* `s`: the training loss drawn smoothed (ui_ema) */
     int has_ways;                    /* a race against a GPU: its four lanes, predicted */
     nn_race_ways ways;               /*   (ui/panels/race_view.c, ui_race_ways_init) */
+    ui_race_torch torch;             /* its framework lanes measured with PyTorch after it */
 } ui_dashboard_state;
 
 /* The run screen (ui/screens/screens.c lists it). */

@@ -293,7 +293,7 @@ const char *ui_field_label(int f)
     static const char *const labels[UI_N_FIELDS] = {
         "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate", "Data folder",
         "Data on device", "Sync every step", "CUDA graph", "Deterministic", "GPU profile", "Sweep from",
-        "Sweep to", "Sweep steps", "Sweep on", "Sweep PyTorch",
+        "Sweep to", "Sweep steps", "Sweep on", "Measure PyTorch",
     };
     return f >= 0 && f < UI_N_FIELDS ? labels[f] : "?";
 }
@@ -376,7 +376,7 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
     case UI_F_SWEEP_DEVICES: swept_text(lab, value, vlen); break;
     case UI_F_SWEEP_PYTORCH:
         if (s->sweep_pytorch)
-            snprintf(value, vlen, "[x] %s", s->pytorch_label);
+            snprintf(value, vlen, "[x] %s: races, sweeps", s->pytorch_label);
         else
             snprintf(value, vlen, "[ ] off: predicted");
         break;
@@ -402,7 +402,7 @@ static void toggle_pytorch(ui_lab *lab, ui_settings *s)
         return;
     }
     if (nn_torch_find(&py, err, sizeof err) != NN_TORCH_OK) {
-        ui_set_message(lab, 1, "Sweep PyTorch: %s", err);
+        ui_set_message(lab, 1, "Measure PyTorch: %s", err);
         return;
     }
     snprintf(s->pytorch_label, sizeof s->pytorch_label, "%s", py.label);
