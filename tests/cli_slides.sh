@@ -10,6 +10,9 @@ tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data"
 . "$top_srcdir/tests/cli-lib.sh"
+# the framework way predicted, whatever python3 has: with torch a race would measure it
+# (tests/cli_ways.sh covers that through a stand-in helper)
+export NNLAB_PYTHON=/nonexistent
 
 # svg_ok NAME FILE KIND: the file parses and holds what KIND (run|sweep) needs
 svg_ok() {
