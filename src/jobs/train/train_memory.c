@@ -108,7 +108,7 @@ static void culprit(const nn_job_config *cfg, const nn_memory_estimate *m, const
 int train_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
                       char *err, size_t err_len)
 {
-    char what[NN_TEXT_LEN], need[16], avail[16], parts[3][16];
+    char what[NN_TEXT_LEN], need[16], avail[16], parts[4][16];
     int batch = cfg->batch > 0 ? cfg->batch : cfg->preset.batch;
     if (engine_check_batch_rows(batch_key, batch, m->train_rows, NULL, err, err_len) != 0)
         return -1;
@@ -123,9 +123,11 @@ int train_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, con
     nn_format_bytes(m->params, parts[0], sizeof parts[0]);
     nn_format_bytes(m->batch + m->workspace, parts[1], sizeof parts[1]);
     nn_format_bytes(m->data, parts[2], sizeof parts[2]);
+    nn_format_bytes(m->fixed, parts[3], sizeof parts[3]);
     if (m->device)
         return nn_errorf(err, err_len, "%s: needs ~%s of host memory (data %s), %s available", what,
                          need, parts[2], avail);
-    return nn_errorf(err, err_len, "%s: needs ~%s of memory (parameters %s, a batch %s, data %s), "
-                     "%s available", what, need, parts[0], parts[1], parts[2], avail);
+    return nn_errorf(err, err_len, "%s: needs ~%s of memory (parameters %s, a batch %s, data %s, "
+                     "the job's own %s), %s available", what, need, parts[0], parts[1], parts[2], parts[3],
+                     avail);
 }
