@@ -134,6 +134,36 @@ else
         done
     done
 fi
+# A stop signal while the job loads its data (60,000 blank images, each
+# inflate slowed by 20 ms: half a minute of loading): exit 130 within the
+# grace, one line saying so, no header of a job that planned no steps
+mkdir -p "$tmp/slowgz"
+{ printf '\000\000\010\003\000\000\352\140\000\000\000\034\000\000\000\034'
+  head -c 47040000 /dev/zero; } | gzip -1 >"$tmp/slowgz/train-images-idx3-ubyte.gz"
+{ printf '\000\000\010\001\000\000\352\140'; head -c 60000 /dev/zero; } | gzip >"$tmp/slowgz/train-labels-idx1-ubyte.gz"
+cp "$tmp/slowgz/train-images-idx3-ubyte.gz" "$tmp/slowgz/t10k-images-idx3-ubyte.gz"
+cp "$tmp/slowgz/train-labels-idx1-ubyte.gz" "$tmp/slowgz/t10k-labels-idx1-ubyte.gz"
+if [ -f "${NNLAB_STALL_BLAS:-}" ] && env LD_PRELOAD="$NNLAB_STALL_BLAS" "$NNLAB" --help >/dev/null 2>&1; then
+    rm -f "$tmp/err"
+    # NNLAB_BLAS: no contest of product shapes as the backend opens (its sgemm stalls)
+    env LD_PRELOAD="$NNLAB_STALL_BLAS" NNLAB_BLAS=openblas STALL_INFLATE_MS=20 "$NNLAB" train --preset mnist-mlp-128 --steps 1 \
+        --data "$tmp/slowgz" >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    # in the load: the images file open (it stays open until read whole)
+    i=0
+    while [ $i -lt 300 ] && ! ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "train-images"; do sleep 0.1; i=$((i + 1)); done
+    kill -INT "$pid"
+    wait "$pid"; got=$?
+    if [ "$got" -eq 130 ]; then ok "SIGINT while loading: exits 130"
+    else echo "# exit $got"; not_ok "SIGINT while loading: exits 130"; fi
+    grep_ok "SIGINT while loading: says so" "$tmp/err" "^nnlab: cancelled while preparing the job (loading its data), before its first step$"
+    if grep -q "steps; data: \|us/step" "$tmp/err"; then sed 's/^/# /' "$tmp/err"; not_ok "SIGINT while loading: no header or summary of steps never planned"
+    else ok "SIGINT while loading: no header or summary of steps never planned"; fi
+else
+    for t in "exits 130" "says so" "no header or summary of steps never planned"; do
+        ok "SIGINT while loading: $t # SKIP cannot preload a library (a sanitizer's build)"
+    done
+fi
 check "presets lists" 0 "$NNLAB" presets
 for p in lenet-cifar10 lenet5-cifar10 conv1d-regression mnist-mlp-128 mnist-mlp-1000 tabnet-regression; do
     grep_ok "presets lists $p" "$tmp/out" "^$p "
@@ -490,6 +520,7 @@ one_line_err "--save-profile --device cpu: one-line error"
 check "train --json > /dev/full fails" 1 sh -c '"$0" train --preset lenet-cifar10 --steps 2 --json >/dev/full' "$NNLAB"
 grep_ok "train > /dev/full: says why" "$tmp/err" "^nnlab: cannot write the output: No space left on device$"
 check "bench 2> /dev/full fails: its result is on stderr" 1 sh -c '"$0" bench --preset mnist-mlp-128 --steps 2 2>/dev/full' "$NNLAB"
+check "train 2> /dev/full fails: its result is on stderr" 1 sh -c '"$0" train --preset mnist-mlp-128 --steps 2 2>/dev/full' "$NNLAB"
 check "bench 2> /dev/null still succeeds" 0 sh -c '"$0" bench --preset mnist-mlp-128 --steps 2 2>/dev/null' "$NNLAB"
 check "presets > /dev/full fails" 1 sh -c '"$0" presets >/dev/full' "$NNLAB"
 check "devices > /dev/full fails" 1 sh -c '"$0" devices >/dev/full' "$NNLAB"

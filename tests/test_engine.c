@@ -442,7 +442,7 @@ static void test_too_large_for_memory_is_refused(void **state)
     strcpy(cfg.device, "gpu");
     nn_job_memory_estimate(&cfg, &m);
     assert_int_equal(m.device, 1);
-    assert_true(m.host >= m.data && m.host < m.data + m.batch);
+    assert_true(m.host >= m.data && m.host - m.fixed < m.data + m.batch);
 }
 
 /* The estimate adds up to what a job allocates: the data set, the network
@@ -470,7 +470,8 @@ static void test_memory_estimate_matches_the_job(void **state)
                   m.host, m.params, m.batch, m.data, used);
     assert_int_equal(m.device, 0);
     assert_int_equal(m.train_rows, 20000);
-    assert_true(m.host > 0.8 * used && m.host < 1.25 * used);
+    assert_true(m.fixed == NN_JOB_FIXED_BYTES);  /* pages, not allocations: left out here */
+    assert_true(m.host - m.fixed > 0.8 * used && m.host - m.fixed < 1.25 * used);
     assert_true(m.batch > m.params);         /* 1024 x 512 activations beat 17k weights */
     /* and where the parameters outweigh the rest, what is held at the peak,
      * while the network is made: the arenas and the initial weights' host

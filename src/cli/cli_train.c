@@ -377,6 +377,14 @@ static int write_svg(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s
 
 /* ---- commands ----------------------------------------------------------------------- */
 
+/* A job cancelled while it still prepared (loaded its data, built its
+ * network) has planned no steps: nothing to announce or sum up ("0 steps;
+ * data: " with no data said nothing true). */
+static int cancelled_preparing(const nn_snapshot *s)
+{
+    return s->state == NN_JOB_CANCELLED && s->total_steps == 0;
+}
+
 /* Polls the job until it ends, printing its progress; a stop signal
  * cancels it (cli_stop.h). 0, or 1 when the job did not end within the
  * grace after the signal: its thread is left running and s is the last
@@ -389,7 +397,7 @@ static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, const n
     int seen_epochs = 0, announced = 0;
     for (;;) {
         nn_job_snapshot(job, &s);
-        if (!announced && s.state != NN_JOB_PREPARING && s.state != NN_JOB_FAILED) {
+        if (!announced && s.state != NN_JOB_PREPARING && s.state != NN_JOB_FAILED && !cancelled_preparing(&s)) {
             if (!quiet)
                 fprintf(stderr, "%s: %s on %s, batch %d, %ld steps; data: %s\n", nn_safe(p->name),
                         bench ? "bench" : "training", s.device, s.batch, s.total_steps,
@@ -433,6 +441,23 @@ static int race_options_ok(const cli_options *o)
     if (other)
         fprintf(stderr, "nnlab: --race: not with %s\n", other);
     return other == NULL;
+}
+
+/* The exit status of a job that ended, with its one line when it diverged
+ * or was cancelled. */
+static int end_status(const nn_snapshot *s)
+{
+    if (s->state == NN_JOB_DIVERGED) {
+        fprintf(stderr, "nnlab: %s\n", s->error);
+        return CLI_EXIT_DIVERGED;
+    }
+    if (s->state != NN_JOB_CANCELLED)
+        return 0;
+    if (cancelled_preparing(s))
+        fprintf(stderr, "nnlab: cancelled while preparing the job (loading its data), before its first step\n");
+    else
+        fprintf(stderr, "nnlab: cancelled after %ld steps\n", s->step);
+    return cli_stop_signal() ? CLI_EXIT_SIGNAL + cli_stop_signal() : CLI_EXIT_CANCELLED;
 }
 
 static int run_job(int argc, char **argv, enum cli_command command)
@@ -488,7 +513,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
         fprintf(stderr, "nnlab: %s\n", s.error);
         return EXIT_FAILURE;
     }
-    if (!o.quiet || s.state == NN_JOB_DONE) {
+    if ((!o.quiet || s.state == NN_JOB_DONE) && !cancelled_preparing(&s)) {
         print_summary(&s, bench);
         print_divergence(job, &s);
         if (race_ok)
@@ -505,15 +530,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     if (o.json)
         print_json(job, &cfg, &s, bench, &torch, race_ok && s.state == NN_JOB_DONE ? &ways : NULL);
     nn_job_free(job);
-    if (s.state == NN_JOB_DIVERGED) {
-        fprintf(stderr, "nnlab: %s\n", s.error);
-        return CLI_EXIT_DIVERGED;
-    }
-    if (s.state == NN_JOB_CANCELLED) {
-        fprintf(stderr, "nnlab: cancelled after %ld steps\n", s.step);
-        return cli_stop_signal() ? CLI_EXIT_SIGNAL + cli_stop_signal() : CLI_EXIT_CANCELLED;
-    }
-    return 0;
+    return end_status(&s);
 }
 
 int nn_cli_train(int argc, char **argv)

@@ -16,15 +16,16 @@
 /* ---- what the job will hold ---------------------------------------------------------- */
 
 /* The data set in host memory: float samples, labels or targets, the
- * epoch's order; the real sets' readers hold the file's bytes (one per
- * value) besides the floats while converting. */
+ * epoch's order. No copy of the files' bytes: the IDX reader inflates a
+ * chunk at a time and the CIFAR-10 reader reads a record at a time into
+ * the floats (counting a byte per value besides put the estimate 20-23%
+ * above the measured peak of Fashion-MNIST's and synthetic CIFAR's jobs). */
 static double data_bytes(const nn_preset *p, long train, long val)
 {
     nn_shape in = nn_preset_input_shape(p);
     double floats = (double)nn_shape_count(&in);
     double label = p->data == NN_DATA_RANDOM ? 4.0 * p->targets : 4.0;
-    double per_sample = 4.0 * floats + label + (p->data == NN_DATA_RANDOM ? 0.0 : floats);
-    return (double)(train + val) * per_sample + 4.0 * (double)train;
+    return (double)(train + val) * (4.0 * floats + label) + 4.0 * (double)train;
 }
 
 /* The engine's host staging of one batch (engine_batch.c), doubled in
@@ -49,15 +50,16 @@ void train_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_back
     m->params = nb.params + (ops && !ops->host_memory ? 0.0 : nb.init_host);
     m->batch = nb.batch + staging_bytes(cfg, batch);
     m->workspace = nb.workspace;
+    m->fixed = NN_JOB_FIXED_BYTES;
     m->data = data_bytes(p, m->train_rows, val);
     m->big_layer = nb.big_layer;
     m->big_layer_bytes = nb.big_layer_bytes;
     /* an unknown device counts as host memory: the larger figure */
     m->device = ops && !ops->host_memory;
     if (m->device)                   /* the initial parameters are drawn on the host */
-        m->host = m->data + staging_bytes(cfg, batch) + nb.init_host;
+        m->host = m->data + staging_bytes(cfg, batch) + nb.init_host + m->fixed;
     else
-        m->host = m->params + m->batch + m->workspace + m->data;
+        m->host = m->params + m->batch + m->workspace + m->data + m->fixed;
 }
 
 /* ---- the checks ------------------------------------------------------------------------ */
@@ -106,7 +108,7 @@ static void culprit(const nn_job_config *cfg, const nn_memory_estimate *m, const
 int train_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *batch_key,
                       char *err, size_t err_len)
 {
-    char what[NN_TEXT_LEN], need[16], avail[16], parts[3][16];
+    char what[NN_TEXT_LEN], need[16], avail[16], parts[4][16];
     int batch = cfg->batch > 0 ? cfg->batch : cfg->preset.batch;
     if (engine_check_batch_rows(batch_key, batch, m->train_rows, NULL, err, err_len) != 0)
         return -1;
@@ -121,9 +123,11 @@ int train_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, con
     nn_format_bytes(m->params, parts[0], sizeof parts[0]);
     nn_format_bytes(m->batch + m->workspace, parts[1], sizeof parts[1]);
     nn_format_bytes(m->data, parts[2], sizeof parts[2]);
+    nn_format_bytes(m->fixed, parts[3], sizeof parts[3]);
     if (m->device)
         return nn_errorf(err, err_len, "%s: needs ~%s of host memory (data %s), %s available", what,
                          need, parts[2], avail);
-    return nn_errorf(err, err_len, "%s: needs ~%s of memory (parameters %s, a batch %s, data %s), "
-                     "%s available", what, need, parts[0], parts[1], parts[2], avail);
+    return nn_errorf(err, err_len, "%s: needs ~%s of memory (parameters %s, a batch %s, data %s, "
+                     "the job's own %s), %s available", what, need, parts[0], parts[1], parts[2], parts[3],
+                     avail);
 }
