@@ -111,8 +111,13 @@ static int check_expect(const q_reader *r, const char *text)
             int found = 0;
             for (int k = 0; k < s->n_answers; k++)
                 found |= strcasecmp(s->answers[k].label, *l) == 0;
-            if (!found)
-                return q_error(r, "answers", "no answer labelled ", *l);
+            if (!found) {
+                char why[96];
+                snprintf(why, sizeof why, " (expect = %s can give it)", expect_names[e]);
+                nn_errorf(r->err, r->err_len, "%s: [%s] answers: no answer labelled %s%s", r->path, s->section, *l,
+                          why);
+                return -1;
+            }
         }
         s->expect = e;
         return 0;
