@@ -57,6 +57,7 @@ print(rows)
 PY
 
 # ---- every shipped lesson to its end, answers given, its handout parsed -------------------
+step() { sed -n "/^== step $1\//,/^== step $(($1 + 1))\//p" "$2"; }   # step K's lines of FILE
 run_lesson() {   # NAME ANSWERS STEPS [options]  (check sets $name: not used here)
     lname=$1 answers=$2 steps=$3; shift 3
     check "$lname: runs to its end" 0 "$NNLAB" lesson "$lname" --answers "$answers" $quick --handout "$tmp/h-$lname" "$@"
@@ -71,14 +72,22 @@ run_lesson() {   # NAME ANSWERS STEPS [options]  (check sets $name: not used her
 }
 run_lesson why-gpu-slower clgyg 9
 run_lesson wide-table gglgc 6
-run_lesson jacobian c 3
+run_lesson jacobian ccg 6
 check "an unanswered question: said" 0 "$NNLAB" lesson jacobian
 grep_ok "an unanswered question: none given" "$tmp/out" "answer -: none given"
-grep_ok "jacobian: a show of hands is not checked" "$tmp/jacobian.out" "answer c (CPU): nothing to check it against (a show of hands)"
+out="$tmp/jacobian.out"
+step 1 "$out" >"$tmp/s"
+grep_ok "jacobian 1: rows at val 100, the GPU slower as PyTorch runs it" "$tmp/s" \
+    '>> GPU [0-9.]*x slower <<  (framework eager, rows at val 100: CPU predicted from this CPU.s calibration, GPU predicted for T4)'
+grep_ok "jacobian 1: agrees with the write-up" "$tmp/s" "the write-up at val 100: CPU 11.1 s, GPU 19.5 s (the GPU 1.76x slower): this machine agrees"
+grep_ok "jacobian 1: what multiplies zeros" "$tmp/s" "99% of these FLOPs multiply zeros"
+grep_ok "jacobian 1: a whole Jacobian in seconds" "$tmp/s" "cpu framework eager rows  *[0-9.]* s  predicted"
+step 5 "$out" >"$tmp/s"
+grep_ok "jacobian 5: rows at val 1000, the GPU faster" "$tmp/s" '>> GPU [0-9.]*x faster <<  (framework eager, rows at val 1000'
+grep_ok "jacobian 5: the answer g checked right" "$tmp/s" "answer g (GPU): right"
 
 # ---- the write-ups' verdicts on the recorded calibration ------------------------------------
 out="$tmp/why-gpu-slower.out"
-step() { sed -n "/^== step $1\//,/^== step $(($1 + 1))\//p" "$2"; }
 step 1 "$out" >"$tmp/s"
 grep_ok "why-gpu-slower 1: the small net's GPU slower, as a framework runs it" "$tmp/s" \
     '>> GPU [0-9.]*x slower <<  (as a framework runs it at batch 4: CPU predicted from this CPU.s calibration, GPU predicted for T4)'
@@ -105,7 +114,9 @@ no_gpu_measured "$tmp/why-gpu-slower.out" "no GPU figure says measured without a
 
 # the same verdicts predicted for the GeForce 940M (the races alone: tests/fixtures/lesson-verdicts.ini)
 check "the write-ups' races for the GeForce 940M" 0 "$NNLAB" lesson "$fix/lesson-verdicts.ini" $quick \
-    --gpu-profile geforce-940m
+    --gpu-profile geforce-940m --answers g
+grep_ok "a question without expect: a show of hands, not checked" "$tmp/out" \
+    "answer g (GPU): nothing to check it against (a show of hands)"
 for pair in 1:slower:4 2:faster:32 3:faster:1024 4:faster:1024; do
     k=${pair%%:*} rest=${pair#*:}; dir=${rest%%:*} batch=${rest#*:}
     step "$k" "$tmp/out" >"$tmp/s"
@@ -133,10 +144,12 @@ refused gap '\[step2\]: missing, but \[step3\] exists'
 refused key '\[step1\] colour: unknown key'
 refused header '\[lesson\] title: missing'
 refused profile "\[step1\] gpu_profile: no GPU profile 'tpu-v9'"
+refused jacobian-preset '\[step1\] preset: lenet-cifar10 is not a Jacobian preset'
+refused jacobian-val '\[step1\] val: 0: out of range'
 check "--answers with a key no question offers: refused" 2 "$NNLAB" lesson why-gpu-slower --answers cx
 one_line_err "--answers refused in one line"
 grep_ok "--answers: names the question and its keys" "$tmp/err" "'x' for question 2 (\[step2\]): not one of its keys (l, c, r, w, or - for none)"
-check "more answers than questions: refused" 2 "$NNLAB" lesson jacobian --answers cc
+check "more answers than questions: refused" 2 "$NNLAB" lesson jacobian --answers cccc
 check "an unknown lesson: refused" 2 "$NNLAB" lesson no-such-lesson
 grep_ok "an unknown lesson: where it looked" "$tmp/err" "lesson 'no-such-lesson' not found"
 check "no lesson named: refused" 2 "$NNLAB" lesson

@@ -230,6 +230,30 @@ static int run_explain(const cli_options *o, lesson_command *c, int k)
     return 0;
 }
 
+/* A Jacobian method at val: the CPU's figures from its calibration, the
+ * GPU's from its calibration or the profile, and the framework's host
+ * cost an operation from the profile, as `nnlab jacobian --sweep` takes
+ * them. */
+static int run_jacobian(const cli_options *o, lesson_command *c, int k)
+{
+    const nn_lesson_step *s = &c->l.step[k];
+    nn_calibration gpu;
+    char source[NN_TEXT_LEN];
+    if (cli_load_preset(s->preset, &c->p) != 0 || cli_calibration("cpu", (int)o->threads, 0, 1, &c->cal) != 0)
+        return -1;
+    if (c->gpu_here) {
+        if (cli_calibration("gpu", 0, 0, 1, &gpu) != 0)
+            return -1;
+        snprintf(source, sizeof source, "predicted from this GPU's calibration");
+    } else {
+        nn_profile_calibration(&c->prof, &gpu);
+        snprintf(source, sizeof source, "predicted for %s", c->prof.name);
+    }
+    nn_lesson_jacobian_result(s, &c->p, &c->cal, &gpu, c->prof.framework_op_us, nn_profile_framework_gpu_us(&c->prof),
+                              source, &c->r[k]);
+    return 0;
+}
+
 /* ---- printing -------------------------------------------------------------------------------- */
 
 static void print_step_head(const lesson_command *c, int k)
@@ -256,7 +280,9 @@ static void print_step_result(const lesson_command *c, int k)
     } else if (s->kind != NN_LESSON_NOTE) {
         printf("  >> %s <<  (%s)\n", nn_safe(r->headline), nn_safe(r->label));
         for (int n = 0; n < r->n_numbers; n++) {
-            if (r->number[n].us > 0)
+            if (r->number[n].whole)     /* a whole Jacobian, not a step */
+                snprintf(step, sizeof step, "%.3g s", r->number[n].us * 1e-6);
+            else if (r->number[n].us > 0)
                 nn_race_step_text(r->number[n].us, step, sizeof step);
             else
                 snprintf(step, sizeof step, "0 us/step");   /* a part the step has none of */
@@ -339,7 +365,8 @@ static int write_handout(const char *dir, lesson_command *c)
 /* Runs step k's job; for a race or sweep with a handout, its SVG. */
 static int run_step(const cli_options *o, lesson_command *c, int k)
 {
-    static int (*const run[])(const cli_options *, lesson_command *, int) = { run_race, run_sweep, run_explain };
+    static int (*const run[])(const cli_options *, lesson_command *, int) = { run_race, run_sweep, run_explain,
+                                                                                run_jacobian };
     const nn_lesson_step *s = &c->l.step[k];
     int rc = 0;
     print_step_head(c, k);

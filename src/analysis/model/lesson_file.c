@@ -21,6 +21,7 @@
 #include "lesson_keys.h"
 #include "nnlab/device.h"
 #include "nnlab/explain.h"
+#include "nnlab/jacobian.h"
 #include "nnlab/profile.h"
 #include "preset_file.h"
 #include "util.h"
@@ -235,6 +236,29 @@ static int read_preset(const step_reader *r, nn_preset *p)
         nn_preset_load(path, p, why, sizeof why) != 0)
         return step_error(r, "preset", "unknown preset '%s': %s", nn_safe(s), why);
     nn_strlcpy(r->s->preset, s, sizeof r->s->preset);
+    if (r->s->kind == NN_LESSON_JACOBIAN && p->task != NN_TASK_JACOBIAN)
+        return step_error(r, "preset", "%s is not a Jacobian preset ([task] kind = jacobian; e.g. mlp-jacobian)",
+                          nn_safe(s));
+    if (r->s->kind != NN_LESSON_JACOBIAN && p->task == NN_TASK_JACOBIAN)
+        return step_error(r, "preset", "%s is a Jacobian task: its step is kind = jacobian", nn_safe(s));
+    return 0;
+}
+
+/* A jacobian step's val and method (default: the preset's [task]). */
+static int read_jacobian(const step_reader *r, const nn_preset *p)
+{
+    const char *val = step_raw(r, "val"), *method = step_raw(r, "method");
+    r->s->method = -1;
+    if (r->s->kind != NN_LESSON_JACOBIAN)
+        return val ? step_error(r, "val", "only a jacobian step has val")
+             : method ? step_error(r, "method", "only a jacobian step has a method") : 0;
+    if (!val)
+        r->s->val = p->task_val;
+    else if (nn_parse_long(val, &r->s->val) != 0 || r->s->val < 1 || r->s->val > NN_JAC_MAX_VAL)
+        return step_error(r, "val", "%s: out of range (1..%d)", nn_safe(val), NN_JAC_MAX_VAL);
+    r->s->method = method ? nn_jac_method_find(method) : p->task_method;
+    if (r->s->method < 0)
+        return step_error(r, "method", "unknown method '%s' (expected %s)", nn_safe(method), nn_jac_method_list());
     return 0;
 }
 
@@ -314,9 +338,9 @@ static int read_device(const step_reader *r)
 
 static int read_kind(const step_reader *r)
 {
-    static const char *const kinds[] = { "race", "sweep", "explain", "note" };
+    static const char *const kinds[] = { "race", "sweep", "explain", "jacobian", "note" };
     if (!step_raw(r, "kind"))
-        return step_error(r, "kind", "missing (race, sweep, explain or note)");
+        return step_error(r, "kind", "missing (race, sweep, explain, jacobian or note)");
     return choice(r, "kind", kinds, NN_LESSON_KINDS, &r->s->kind);
 }
 
@@ -338,7 +362,8 @@ int nn_lesson_load(const char *path, nn_lesson *out, char *err, size_t err_len)
             snprintf(s->section, sizeof s->section, "step%d", k + 1);
             step_reader r = { d, path, s, err, err_len };
             rc = text_value(d, path, s->section, "text", 1, s->text, sizeof s->text, err, err_len) ||
-                 read_kind(&r) || read_preset(&r, &p) || read_batches(&r, &p) || read_device(&r) ||
+                 read_kind(&r) || read_preset(&r, &p) || read_batches(&r, &p) || read_jacobian(&r, &p) ||
+                 read_device(&r) ||
                  nn_lesson_read_question(d, path, s, err, err_len) ? -1 : 0;
         }
     }

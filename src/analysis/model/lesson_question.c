@@ -17,7 +17,7 @@
 static const char *const lesson_keys[] = { "name", "title", "description" };
 static const char *const step_keys[] = {
     "text", "kind", "preset", "device", "gpu_profile", "batch", "batches", "way", "pair", "pytorch",
-    "data_on_device", "graph", "sync_every_step", "pinned", "question", "answers", "expect",
+    "data_on_device", "graph", "sync_every_step", "pinned", "question", "answers", "expect", "val", "method",
 };
 
 int nn_lesson_key_known(int lesson, const char *key)
@@ -30,7 +30,7 @@ int nn_lesson_key_known(int lesson, const char *key)
     return 0;
 }
 
-static const char *const kind_names[NN_LESSON_KINDS] = { "race", "sweep", "explain", "note" };
+static const char *const kind_names[NN_LESSON_KINDS] = { "race", "sweep", "explain", "jacobian", "note" };
 static const char *const expect_names[NN_EXPECT_KINDS] = { "", "faster", "slower", "overtakes", "largest" };
 
 const char *nn_lesson_kind_name(int kind)
@@ -95,9 +95,8 @@ static int parse_answers(const q_reader *r, const char *text)
 /* The expect rule, for this kind, with every label it may answer offered. */
 static int check_expect(const q_reader *r, const char *text)
 {
-    static const int kinds[NN_EXPECT_KINDS] = { -1, 1 << NN_LESSON_RACE | 1 << NN_LESSON_SWEEP,
-                                                1 << NN_LESSON_RACE | 1 << NN_LESSON_SWEEP, 1 << NN_LESSON_SWEEP,
-                                                1 << NN_LESSON_EXPLAIN };
+    enum { PAIRS = 1 << NN_LESSON_RACE | 1 << NN_LESSON_SWEEP | 1 << NN_LESSON_JACOBIAN };
+    static const int kinds[NN_EXPECT_KINDS] = { -1, PAIRS, PAIRS, 1 << NN_LESSON_SWEEP, 1 << NN_LESSON_EXPLAIN };
     static const char *const *labels[NN_EXPECT_KINDS] = { NULL, device_labels, device_labels, yes_no_labels,
                                                            part_labels };
     nn_lesson_step *s = r->s;
@@ -105,8 +104,8 @@ static int check_expect(const q_reader *r, const char *text)
         if (strcasecmp(text, expect_names[e]) != 0)
             continue;
         if (!(kinds[e] & (1 << s->kind)))
-            return q_error(r, "expect", text, ": not for this kind of step (race, sweep: faster, slower; sweep: "
-                           "overtakes; explain: largest)");
+            return q_error(r, "expect", text, ": not for this kind of step (race, sweep, jacobian: faster, slower; "
+                           "sweep: overtakes; explain: largest)");
         for (const char *const *l = labels[e]; *l; l++) {
             int found = 0;
             for (int k = 0; k < s->n_answers; k++)
@@ -128,8 +127,8 @@ static int check_expect(const q_reader *r, const char *text)
 static int read_pair_and_pytorch(const q_reader *r)
 {
     const char *pair = q_raw(r, "pair"), *torch = q_raw(r, "pytorch");
-    if (pair && r->s->kind != NN_LESSON_RACE)
-        return q_error(r, "pair", "only a race step has pairs", "");
+    if (pair && r->s->kind != NN_LESSON_RACE && r->s->kind != NN_LESSON_JACOBIAN)
+        return q_error(r, "pair", "only a race or a jacobian step has pairs", "");
     if (pair && strcasecmp(pair, "framework") != 0 && strcasecmp(pair, "nnlab") != 0)
         return q_error(r, "pair", nn_safe(pair), ": unknown pair (expected framework or nnlab)");
     r->s->pair = pair && strcasecmp(pair, "nnlab") == 0 ? NN_PAIR_OF_NNLAB : NN_PAIR_OF_FRAMEWORK;

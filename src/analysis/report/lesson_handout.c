@@ -44,7 +44,8 @@ static void write_question(FILE *f, const nn_lesson_step *s, char given, const n
 static void write_figures(FILE *f, const nn_lesson_result *r)
 {
     fprintf(f, "**%s** (%s)\n\n", nn_safe(r->headline), nn_safe(r->label));
-    fprintf(f, "| figure | us | measured or predicted | source |\n|---|---:|---|---|\n");
+    fprintf(f, "| figure | us | measured or predicted | source |\n|---|---:|---|---|\n");   /* us: a step's,
+                                                                                         or a whole job's */
     for (int k = 0; k < r->n_numbers; k++) {
         const nn_lesson_number *n = &r->number[k];
         fprintf(f, "| ");

@@ -5,6 +5,7 @@
  * (race_ways.c, sweep_pairs.c, explain.c): nothing is priced twice. See
  * nnlab/lesson_report.h. */
 #include "nnlab/lesson_report.h"
+#include "lesson_internal.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -31,7 +32,7 @@ nn_gpu_way nn_lesson_gpu_way(const nn_lesson_step *s)
 }
 
 /* The key of the answer labelled label, or 0. */
-static char key_of(const nn_lesson_step *s, const char *label)
+char nn_lesson_key_of(const nn_lesson_step *s, const char *label)
 {
     for (int k = 0; k < s->n_answers; k++)
         if (strcasecmp(s->answers[k].label, label) == 0)
@@ -47,7 +48,7 @@ const char *nn_lesson_answer_label(const nn_lesson_step *s, char key)
     return "?";
 }
 
-static void add_number(nn_lesson_result *r, const char *what, double us, int measured, const char *source)
+void nn_lesson_add_number(nn_lesson_result *r, const char *what, double us, int measured, const char *source)
 {
     if (r->n_numbers == NN_LESSON_MAX_NUMBERS || !(us >= 0))   /* a part of 0 us is shown: none */
         return;
@@ -66,7 +67,7 @@ void nn_lesson_result_add_line(nn_lesson_result *r, const char *text)
 
 /* The expected answer from a verdict: the device it names faster (or
  * slower); none when the verdict calls no lead. */
-static void expect_from_verdict(const nn_lesson_step *s, int kind, nn_lesson_result *r)
+void nn_lesson_expect_verdict(const nn_lesson_step *s, int kind, nn_lesson_result *r)
 {
     int faster_gpu = kind == NN_VERDICT_GPU_FASTER;
     if (s->expect != NN_EXPECT_FASTER && s->expect != NN_EXPECT_SLOWER)
@@ -77,28 +78,29 @@ static void expect_from_verdict(const nn_lesson_step *s, int kind, nn_lesson_res
         return;
     }
     int gpu = s->expect == NN_EXPECT_FASTER ? faster_gpu : !faster_gpu;
-    r->expected = key_of(s, gpu ? "GPU" : "CPU");
+    r->expected = nn_lesson_key_of(s, gpu ? "GPU" : "CPU");
     snprintf(r->expected_why, sizeof r->expected_why, "the %s is %s here", gpu ? "GPU" : "CPU",
              s->expect == NN_EXPECT_FASTER ? "faster" : "slower");
 }
 
 /* The write-up's direction at batch beside this machine's verdict kind. */
-static void compare_writeup(const nn_preset *p, int batch, int kind, int predicted_gpu, nn_lesson_result *r)
+void nn_lesson_compare_writeup(const nn_preset *p, const char *word, int batch, int kind, int predicted_gpu,
+                               nn_lesson_result *r)
 {
     int wb = p->measured_batch > 0 ? p->measured_batch : p->batch;
     r->writeup = -1;
     if (!(p->measured_cpu_s > 0) || !(p->measured_gpu_s > 0))
         return;
     double ratio = p->measured_gpu_s / p->measured_cpu_s;
-    int n = snprintf(r->writeup_text, sizeof r->writeup_text, "the write-up at batch %d: CPU %.4g s, GPU %.4g s "
-                     "(the GPU %.2fx %s)", wb, p->measured_cpu_s, p->measured_gpu_s, ratio >= 1 ? ratio : 1 / ratio,
+    int n = snprintf(r->writeup_text, sizeof r->writeup_text, "the write-up at %s %d: CPU %.4g s, GPU %.4g s "
+                     "(the GPU %.2fx %s)", word, wb, p->measured_cpu_s, p->measured_gpu_s, ratio >= 1 ? ratio : 1 / ratio,
                      ratio >= 1 ? "slower" : "faster");
     if (n < 0 || (size_t)n >= sizeof r->writeup_text)
         return;
     char *tail = r->writeup_text + n;
     size_t room = sizeof r->writeup_text - (size_t)n;
     if (batch != wb) {
-        snprintf(tail, room, "; this step runs batch %d, not the write-up's", batch);
+        snprintf(tail, room, "; this step runs %s %d, not the write-up's", word, batch);
         return;
     }
     if (kind != NN_VERDICT_GPU_FASTER && kind != NN_VERDICT_GPU_SLOWER) {
@@ -133,15 +135,15 @@ void nn_lesson_race_result(const nn_lesson_step *s, const nn_preset *p, const nn
     nn_lesson_result_add_line(r, s->pair == NN_PAIR_OF_NNLAB ? fw : own);
     for (int k = 0; k < NN_LANES; k++)
         if (w->lane[k].present)
-            add_number(r, w->lane[k].label, w->lane[k].step_us, w->lane[k].measured, w->lane[k].source);
-    expect_from_verdict(s, kind, r);
+            nn_lesson_add_number(r, w->lane[k].label, w->lane[k].step_us, w->lane[k].measured, w->lane[k].source);
+    nn_lesson_expect_verdict(s, kind, r);
     if (s->pair == NN_PAIR_OF_NNLAB) {
         r->writeup = -1;
         snprintf(r->writeup_text, sizeof r->writeup_text, "the write-up ran a framework; this pair is nnlab's own "
                  "code, which it never ran");
         return;
     }
-    compare_writeup(p, w->batch, kind, g->present && !g->measured, r);
+    nn_lesson_compare_writeup(p, "batch", w->batch, kind, g->present && !g->measured, r);
 }
 
 /* ---- a sweep ---------------------------------------------------------------------------------- */
@@ -172,7 +174,7 @@ static void sweep_numbers(const nn_sweep *sw, const nn_sweep_pair *pr, int last,
             snprintf(what, sizeof what, "%s %s at batch %d", sw->device[dev[k]], nn_sweep_way_word(sw, dev[k]),
                      sw->batch[at[j]]);
             nn_sweep_source_text(sw, dev[k], source, sizeof source);
-            add_number(r, what, point_us(sw, dev[k], at[j]), !sw->predicted[dev[k]] && !sw->pt[dev[k]][at[j]].predicted,
+            nn_lesson_add_number(r, what, point_us(sw, dev[k], at[j]), !sw->predicted[dev[k]] && !sw->pt[dev[k]][at[j]].predicted,
                        source);
         }
 }
@@ -181,14 +183,14 @@ static void sweep_expect(const nn_lesson_step *s, const nn_sweep *sw, const nn_s
                          nn_lesson_result *r)
 {
     if (s->expect != NN_EXPECT_OVERTAKES) {
-        expect_from_verdict(s, pair_verdict(sw, pr, last), r);
+        nn_lesson_expect_verdict(s, pair_verdict(sw, pr, last), r);
         return;
     }
     if (pr->contradictory) {
         snprintf(r->expected_why, sizeof r->expected_why, "no crossover named on a contradictory calibration");
         return;
     }
-    r->expected = key_of(s, pr->crossover >= 0 ? "yes" : "no");
+    r->expected = nn_lesson_key_of(s, pr->crossover >= 0 ? "yes" : "no");
     snprintf(r->expected_why, sizeof r->expected_why, "%s", r->headline);
 }
 
@@ -236,7 +238,7 @@ void nn_lesson_sweep_result(const nn_lesson_step *s, const nn_sweep *sw, nn_less
     const nn_preset *p = &sw->base.preset;
     for (int i = 0; i <= last; i++)
         wb = sw->batch[i] == (p->measured_batch > 0 ? p->measured_batch : p->batch) ? i : wb;
-    compare_writeup(p, wb >= 0 ? sw->batch[wb] : -1, wb >= 0 ? pair_verdict(sw, &pr, wb) : NN_VERDICT_MISSING,
+    nn_lesson_compare_writeup(p, "batch", wb >= 0 ? sw->batch[wb] : -1, wb >= 0 ? pair_verdict(sw, &pr, wb) : NN_VERDICT_MISSING,
                     pr.predicted, r);
 }
 
@@ -281,9 +283,9 @@ void nn_lesson_explain_result(const nn_lesson_step *s, const nn_preset *p, const
     r->ran = 1;
     for (int k = 0; k < 4; k++) {
         big = us[k] > us[big] ? k : big;
-        add_number(r, parts[k], us[k], 0, source);
+        nn_lesson_add_number(r, parts[k], us[k], 0, source);
     }
-    add_number(r, "the whole step", e.predicted_us, 0, source);
+    nn_lesson_add_number(r, "the whole step", e.predicted_us, 0, source);
     snprintf(r->headline, sizeof r->headline, "%s %.0f%% of the step", parts[big], 100 * us[big] / sum);
     snprintf(r->label, sizeof r->label, "%s %s at batch %d, %s", opt.host_memory ? "the CPU's" : "the GPU's",
              opt.host_memory ? "step" : nn_gpu_way_name(s->way >= 0 ? (nn_gpu_way)s->way : NN_WAY_FRAMEWORK),
@@ -294,7 +296,7 @@ void nn_lesson_explain_result(const nn_lesson_step *s, const nn_preset *p, const
     if (e.advice[0])
         nn_lesson_result_add_line(r, e.advice);
     if (s->expect == NN_EXPECT_LARGEST) {
-        r->expected = key_of(s, parts[big]);
+        r->expected = nn_lesson_key_of(s, parts[big]);
         snprintf(r->expected_why, sizeof r->expected_why, "%s are the largest part", parts[big]);
     }
 }

@@ -26,6 +26,8 @@ enum nn_lesson_kind {
     NN_LESSON_RACE,              /* the race of ways at one batch (nnlab/race_ways.h) */
     NN_LESSON_SWEEP,             /* a batch sweep, the CPU against the GPU (nnlab/sweep.h) */
     NN_LESSON_EXPLAIN,           /* where a GPU's step goes, one bar a part (nnlab/explain.h) */
+    NN_LESSON_JACOBIAN,          /* a Jacobian method at val on the CPU and the GPU, predicted
+                                    (nnlab/jacobian.h's val sweep at one val) */
     NN_LESSON_NOTE,              /* text only */
     NN_LESSON_KINDS
 };
@@ -34,7 +36,7 @@ enum nn_lesson_kind {
  * measured or predicted, never written in the file. */
 enum nn_lesson_expect {
     NN_EXPECT_NONE,              /* no question */
-    NN_EXPECT_FASTER,            /* race, sweep: the answer naming the faster device (CPU or GPU)
+    NN_EXPECT_FASTER,            /* race, sweep, jacobian: the answer naming the faster device (CPU or GPU)
                                     of the step's pair (a sweep: at its largest batch) */
     NN_EXPECT_SLOWER,            /* the one naming the slower */
     NN_EXPECT_OVERTAKES,         /* sweep: "yes" when the GPU overtakes the CPU within the sweep */
@@ -60,10 +62,13 @@ typedef struct nn_lesson_step {
     char gpu_profile[NN_NAME_LEN];   /* the profile a GPU not here is predicted for ("": the
                                         lesson's run picks: --gpu-profile, else the default) */
     int batch;                   /* 0: the preset's (its write-up's) */
+    long val;                    /* jacobian: the inputs (0: the preset's [task] val) */
+    int method;                  /* jacobian: enum nn_jac_method (-1: the preset's) */
     int n_batches, batches[NN_LESSON_MAX_BATCHES];   /* sweep */
     int way;                     /* enum nn_gpu_way of nnlab's GPU lane, or the explained way;
                                     -1: not given (race: graph, explain: framework) */
-    int pair;                    /* enum nn_lesson_pair: the pair the question is about */
+    int pair;                    /* enum nn_lesson_pair: the pair the question is about (race,
+                                    jacobian) */
     int pytorch;                 /* race: the framework way measured with PyTorch where a
                                     python3 imports torch (else it stays predicted, said) */
     int data_on_device, graph, sync_every_step, pinned;   /* the GPU switches: -1 not given */
@@ -108,7 +113,7 @@ typedef struct nn_lesson_entry {
  * returns how many (at most max). A broken file is listed with its error. */
 int nn_lesson_list(nn_lesson_entry *out, int max);
 
-const char *nn_lesson_kind_name(int kind);     /* "race", "sweep", "explain", "note" */
+const char *nn_lesson_kind_name(int kind);     /* "race", "sweep", "explain", "jacobian", "note" */
 const char *nn_lesson_expect_name(int expect); /* "", "faster", "slower", "overtakes", "largest" */
 
 #endif

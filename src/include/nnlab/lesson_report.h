@@ -28,6 +28,7 @@ typedef struct nn_lesson_number {
     char what[96];               /* "cpu framework", "gpu graph", "launches", "gpu fw at batch 256" */
     double us;                   /* microseconds (a step, or a part of one) */
     int measured;                /* 1 measured here, 0 predicted */
+    int whole;                   /* the time of a whole job (a Jacobian), not of a step */
     char source[NN_TEXT_LEN];    /* "measured", "predicted for T4", "predicted from this CPU's calibration" */
 } nn_lesson_number;
 
@@ -70,6 +71,15 @@ void nn_lesson_sweep_result(const nn_lesson_step *s, const nn_sweep *sw, nn_less
  * work. prof gives the framework's figures (the framework way). */
 void nn_lesson_explain_result(const nn_lesson_step *s, const nn_preset *p, const nn_calibration *cal,
                               const nn_gpu_profile *prof, const char *source, nn_lesson_result *r);
+
+/* A jacobian step: its method at its val on the CPU (cpu: this CPU's
+ * calibration) and the GPU (gpu: its calibration or a profile's, said by
+ * gpu_source), nnlab's way and a framework's (its host cost an operation on
+ * each device), from `nnlab jacobian --sweep`'s val sweep; the pair asked
+ * about is s->pair's. */
+void nn_lesson_jacobian_result(const nn_lesson_step *s, const nn_preset *p, const nn_calibration *cpu,
+                               const nn_calibration *gpu, double cpu_op_us, double gpu_op_us, const char *gpu_source,
+                               nn_lesson_result *r);
 
 /* The explanation an explain step prices (the same options Explain's GPU
  * ways use, with the step's switches on top). */
