@@ -126,6 +126,17 @@ done
 grep_ok "940M: a step without a question has no answer line" "$tmp/out" "^== step 4/4"
 no_gpu_measured "$tmp/out" "940M: no GPU figure says measured"
 
+# ---- a GPU here: the emulated one measures nnlab's GPU lane ---------------------------------
+if NNLAB_GPU_EMULATION=1 "$NNLAB" devices 2>/dev/null | grep -q '^gpu  *available'; then
+    NNLAB_GPU_EMULATION=1 check "a GPU here (emulated): the race runs" 0 "$NNLAB" lesson "$fix/lesson-emu.ini" $quick
+    grep_ok "a GPU here: nnlab's GPU lane measured" "$tmp/out" "^  gpu graph  *[0-9.]* [mu]*s/step  measured$"
+    grep_ok "a GPU here: the headline says both measured" "$tmp/out" "(nnlab's own code at batch 4: CPU measured, GPU measured)"
+    grep_ok "a GPU here: the framework's GPU predicted from its calibration" "$tmp/out" \
+        "gpu framework .* predicted from this GPU's calibration"
+else
+    n=$((n + 1)); echo "ok $n # SKIP a GPU here: the emulated GPU is not built"
+fi
+
 # ---- refusals, one line each --------------------------------------------------------------
 refused() {   # FIXTURE PATTERN
     check "lesson-bad-$1: refused (2)" 2 "$NNLAB" lesson "$fix/lesson-bad-$1.ini"

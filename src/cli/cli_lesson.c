@@ -2,7 +2,8 @@
  * (nnlab/lesson.h). Each step's job runs through the CLI's own paths: a
  * race predicts its lanes as `train --race-predicted` does (cli_ways.c:
  * the calibrations cached or measured, PyTorch where it imports and the
- * step asks) and measures nnlab's CPU lane with a short training job; a
+ * step asks) and measures nnlab's CPU lane (and with a GPU here its GPU
+ * lane) with a short training job; a
  * sweep is `nnlab sweep`'s (cli_sweep.c); Explain prices the GPU's step as
  * `nnlab explain` does. What each step found, the answer it expects and
  * the handout are the report's (nnlab/lesson_report.h), so the lab and the
@@ -125,19 +126,25 @@ static int step_job(const cli_options *o, lesson_command *c, const nn_lesson_ste
     return 0;
 }
 
-/* nnlab's CPU lane measured: a short training job (`train --steps N`, as
- * --race-predicted's), its mean step. 0, or -1 when it did not finish. */
-static int measure_cpu_lane(lesson_command *c)
+/* One of nnlab's lanes measured: a short training job (`train --steps N`,
+ * as --race-predicted's CPU job) on device, a GPU's in its way (graph or
+ * eager, the data on the device), its mean step into lane. Its snapshot
+ * and loss points are kept for the race's chart. 0, or -1 when it did not
+ * finish (said). */
+static int measure_lane(lesson_command *c, const char *device, nn_gpu_way way, int lane)
 {
     char err[NN_ERR_LEN];
     nn_snapshot *snap = &c->snap;
     nn_job_config cfg = c->cfg;
+    nn_strlcpy(cfg.device, device, sizeof cfg.device);
     cfg.bench = 0;
     cfg.warmup = 0;
     cfg.no_validation = 1;
+    cfg.graph = way == NN_WAY_GRAPH;
+    cfg.data_on_device = 1;
     nn_job *job = nn_job_start(&cfg, err, sizeof err);
     if (!job) {
-        fprintf(stderr, "nnlab: %s: %s\n", c->p.name, err);
+        fprintf(stderr, "nnlab: %s on %s: %s\n", c->p.name, device, err);
         return -1;
     }
     for (;;) {
@@ -153,10 +160,10 @@ static int measure_cpu_lane(lesson_command *c)
     c->n_pts = nn_job_loss_points(job, 0, c->pts, LESSON_MAX_POINTS);
     nn_job_free(job);
     if (snap->state != NN_JOB_DONE) {
-        fprintf(stderr, "nnlab: %s: the CPU's job did not finish: %s\n", c->p.name, snap->error);
+        fprintf(stderr, "nnlab: %s: the job on %s did not finish: %s\n", c->p.name, device, snap->error);
         return -1;
     }
-    nn_race_lane_measure(&c->w.lane[NN_LANE_NNLAB_CPU], snap->us_per_step, 0, "measured");
+    nn_race_lane_measure(&c->w.lane[lane], snap->us_per_step, 0, "measured");
     return 0;
 }
 
@@ -182,7 +189,10 @@ static int run_race(const cli_options *o, lesson_command *c, int k)
     cli_ways_predict(&so, &c->cfg, "cpu", c->gpu_here, &c->prof, nn_lesson_gpu_way(s), &c->w);
     if (s->pytorch)
         cli_ways_measure_torch(&so, &c->cfg, "cpu", c->gpu_here, &c->w);
-    if (measure_cpu_lane(c) != 0)
+    /* the GPU first where one is here, so that the chart keeps the CPU's job */
+    if (c->gpu_here && measure_lane(c, "gpu", nn_lesson_gpu_way(s), NN_LANE_NNLAB_GPU) != 0)
+        return -1;
+    if (measure_lane(c, "cpu", NN_WAY_EAGER, NN_LANE_NNLAB_CPU) != 0)
         return -1;
     nn_lesson_race_result(s, &c->p, &c->w, &c->r[k]);
     if (s->pytorch && !c->w.lane[NN_LANE_FW_CPU].measured)
