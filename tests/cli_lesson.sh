@@ -95,7 +95,7 @@ grep_ok "why-gpu-slower 1: agrees with the write-up" "$tmp/s" "the write-up at b
 grep_ok "why-gpu-slower 1: the answer c checked right" "$tmp/s" "answer c (CPU): right, this machine says c (CPU)"
 grep_ok "why-gpu-slower 1: nnlab's CPU lane measured" "$tmp/s" "cpu nnlab .* measured$"
 step 2 "$out" >"$tmp/s"
-grep_ok "why-gpu-slower 2: launches the largest part of the GPU's step" "$tmp/s" '>> launches [0-9]*% of the step <<'
+grep_ok "why-gpu-slower 2: launches the largest part of the GPU's step" "$tmp/s" '>> launches [0-9]*% of the parts <<'
 grep_ok "why-gpu-slower 2: every part predicted for T4" "$tmp/s" "read-back .*predicted for T4"
 step 7 "$out" >"$tmp/s"
 grep_ok "why-gpu-slower 7: the big net's GPU faster" "$tmp/s" '>> GPU [0-9.]*x faster <<  (as a framework runs it at batch 32'

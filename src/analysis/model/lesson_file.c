@@ -116,7 +116,9 @@ static int check_entries(const dictionary *d, const char *path, int *n_steps, ch
             continue;
         }
         colon = strchr(key, ':');
-        int lesson = colon && (size_t)(colon - key) == 6 && strncmp(key, "lesson", 6) == 0;
+        if (!colon)                  /* iniparser keeps "section:key"; anything else is not ours */
+            return nn_errorf(err, err_len, "%s: %s: key outside any section", path, key);
+        int lesson = (size_t)(colon - key) == 6 && strncmp(key, "lesson", 6) == 0;
         if (!nn_lesson_key_known(lesson, colon ? colon + 1 : key))
             return nn_errorf(err, err_len, "%s: [%.*s] %s: unknown key", path, (int)(colon - key), key, colon + 1);
     }

@@ -286,13 +286,14 @@ void nn_lesson_explain_result(const nn_lesson_step *s, const nn_preset *p, const
         nn_lesson_add_number(r, parts[k], us[k], 0, source);
     }
     nn_lesson_add_number(r, "the whole step", e.predicted_us, 0, source);
-    snprintf(r->headline, sizeof r->headline, "%s %.0f%% of the step", parts[big], 100 * us[big] / sum);
+    snprintf(r->headline, sizeof r->headline, "%s %.0f%% of the parts", parts[big], 100 * us[big] / sum);
     snprintf(r->label, sizeof r->label, "%s %s at batch %d, %s", opt.host_memory ? "the CPU's" : "the GPU's",
              opt.host_memory ? "step" : nn_gpu_way_name(s->way >= 0 ? (nn_gpu_way)s->way : NN_WAY_FRAMEWORK),
              batch, source);
-    snprintf(r->line[r->n_lines++], sizeof r->line[0], "%.0f us a step = launches %.0f + copies %.0f + read-back "
-             "%.0f + work %.0f (%s; %d operations issued; regime: %s)", e.predicted_us, us[0], us[1], us[2], us[3],
-             source, e.ops, nn_regime_name(e.regime));
+    /* the parts can add up to more than the step: a GPU works while its host issues */
+    snprintf(r->line[r->n_lines++], sizeof r->line[0], "%.0f us a step; its parts: launches %.0f, copies %.0f, "
+             "read-back %.0f, work %.0f (%s; %d operations issued; regime: %s)", e.predicted_us, us[0], us[1], us[2],
+             us[3], source, e.ops, nn_regime_name(e.regime));
     if (e.advice[0])
         nn_lesson_result_add_line(r, e.advice);
     if (s->expect == NN_EXPECT_LARGEST) {
