@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/install.sh - what `make install` leaves in a prefix, staged with
-# DESTDIR: the program, the real GPU module where CUDA was found, the presets
-# and the manual, and never the emulated GPU module (a stand-in for the CUDA
+# DESTDIR: the program, the real GPU module where CUDA was found, the presets,
+# the lessons and the manuals, and never the emulated GPU module (a stand-in for the CUDA
 # libraries that only the tests load); a copy an earlier version installed is
 # removed. So the README's two commands run in order on one machine
 # (`./setup.sh run` installs, `./setup.sh check` then builds and tests with
@@ -36,5 +36,11 @@ if [ -f "$builddir/backends/cuda/.libs/nnlab-cuda.so" ]; then
 fi
 if find "$stage" -path '*/nnlab/presets/*.ini' | grep -q .; then ok "the presets installed"
 else not_ok "the presets installed"; fi
+for l in why-gpu-slower wide-table jacobian; do
+    if find "$stage" -path "*/nnlab/lessons/$l.ini" | grep -q .; then ok "the lesson $l installed"
+    else not_ok "the lesson $l installed"; fi
+done
+if find "$stage" -path '*/man5/nnlab-lesson.5' | grep -q .; then ok "the lesson format's manual installed"
+else not_ok "the lesson format's manual installed"; fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -18,6 +18,7 @@ int nn_cli_calibrate(int argc, char **argv);   /* cli_analyze.c */
 int nn_cli_explain(int argc, char **argv);     /* cli_explain.c */
 int nn_cli_sweep(int argc, char **argv);       /* cli_sweep.c */
 int nn_cli_jacobian(int argc, char **argv);    /* cli_jacobian.c */
+int nn_cli_lesson(int argc, char **argv);      /* cli_lesson.c */
 
 enum cli_sweep_format { CLI_SWEEP_TEXT, CLI_SWEEP_CSV, CLI_SWEEP_JSON };
 

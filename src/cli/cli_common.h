@@ -22,7 +22,7 @@ enum { CLI_EXIT_USAGE = 2, CLI_EXIT_SIGNAL = 128, CLI_EXIT_CANCELLED = 130 };
 /* The commands that take options, as bits: an option names those that take it. */
 enum cli_command {
     CLI_TRAIN = 1 << 0, CLI_BENCH = 1 << 1, CLI_CALIBRATE = 1 << 2, CLI_EXPLAIN = 1 << 3, CLI_SWEEP = 1 << 4,
-    CLI_JACOBIAN = 1 << 5
+    CLI_JACOBIAN = 1 << 5, CLI_LESSON = 1 << 6
 };
 
 typedef struct cli_options {
@@ -46,6 +46,10 @@ typedef struct cli_options {
     int race_predicted;          /* train: --race-predicted */
     int race;                    /* train: --race, the CPU against the GPU's ways (cli_race.c) */
     int with_pytorch;            /* bench: PyTorch's step beside nnlab's (cli_torch.h) */
+    const char *lesson;          /* lesson: NAME or FILE (its one argument) */
+    const char *answers;         /* lesson: --answers KEYS, one per question */
+    const char *handout;         /* lesson: --handout DIR */
+    int list;                    /* lesson: --list */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with
@@ -114,6 +118,11 @@ void cli_products_text(const nn_calibration *c);
 /* Runs a prepared sweep to its end, one point after the other; each failed
  * point's reason on stderr, and unless quiet which point runs. */
 void cli_run_sweep(nn_sweep *sw, int quiet);
+/* The sweep's devices as `nnlab sweep` adds them for o->devices (each
+ * with its calibration, measured first when not cached; a GPU not here
+ * predicted for the profile, three ways; the CPU's framework way beside a
+ * GPU): 0, or the exit status after one line. */
+int cli_sweep_add_devices(nn_sweep *sw, const cli_options *o);
 
 /* The size check before a job starts (nn_job_check_sizes): 0, or -1 after
  * a one-line error naming batch_option ("--batch") or, NULL, the preset's

@@ -25,7 +25,7 @@ enum {
     OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
     OPT_NO_GRAPH, OPT_TF32, OPT_DETERMINISTIC, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP,
-    OPT_WITH_PYTORCH
+    OPT_WITH_PYTORCH, OPT_ANSWERS, OPT_HANDOUT, OPT_LIST
 };
 
 /* slides: an SVG of the result, a predicted GPU beside the CPU */
@@ -53,19 +53,19 @@ static const cli_option_spec option_table[] = {
     { "batch", 1, 'b', OPT_BATCH, RUNS | CLI_EXPLAIN },
     { "batches", 1, 0, OPT_BATCHES, CLI_SWEEP },
     { "epochs", 1, 'e', OPT_EPOCHS, RUNS },
-    { "steps", 1, 's', OPT_STEPS, JOBS },
-    { "warmup", 1, 'w', OPT_WARMUP, JOBS },
+    { "steps", 1, 's', OPT_STEPS, JOBS | CLI_LESSON },
+    { "warmup", 1, 'w', OPT_WARMUP, JOBS | CLI_LESSON },
     { "lr", 1, 'l', OPT_LR, RUNS },
     { "seed", 1, 0, OPT_SEED, RUNS | JAC },
-    { "threads", 1, 't', OPT_THREADS, ALL },
+    { "threads", 1, 't', OPT_THREADS, ALL | CLI_LESSON },
     { "data", 1, 0, OPT_DATA, RUNS },
     { "log-every", 1, 0, OPT_LOG_EVERY, RUNS },
     { "no-validation", 0, 0, OPT_NO_VALIDATION, RUNS },
-    { "quiet", 0, 'q', OPT_QUIET, RUNS | JAC },
+    { "quiet", 0, 'q', OPT_QUIET, RUNS | JAC | CLI_LESSON },
     { "json", 0, 'j', OPT_JSON, ALL },
     { "csv", 0, 0, OPT_CSV, CLI_SWEEP },
-    { "recalibrate", 0, 0, OPT_RECALIBRATE, CLI_EXPLAIN | CLI_SWEEP },
-    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_TRAIN | CLI_EXPLAIN | CLI_SWEEP | JAC },
+    { "recalibrate", 0, 0, OPT_RECALIBRATE, CLI_EXPLAIN | CLI_SWEEP | CLI_LESSON },
+    { "gpu-profile", 1, 0, OPT_GPU_PROFILE, CLI_TRAIN | CLI_EXPLAIN | CLI_SWEEP | JAC | CLI_LESSON },
     { "svg", 1, 0, OPT_SVG, CLI_TRAIN | CLI_SWEEP },
     { "race-predicted", 0, 0, OPT_RACE_PREDICTED, CLI_TRAIN },
     { "race", 0, 0, OPT_RACE, CLI_TRAIN },
@@ -85,7 +85,11 @@ static const cli_option_spec option_table[] = {
     { "deterministic", 0, 0, OPT_DETERMINISTIC, JOBS | JAC },
     /* PyTorch's step beside nnlab's (cli_torch.c) */
     { "with-pytorch", 0, 0, OPT_WITH_PYTORCH, CLI_BENCH | CLI_SWEEP },
-    { "help", 0, 'h', OPT_HELP, ALL },
+    /* a guided lesson (cli_lesson.c) */
+    { "answers", 1, 'a', OPT_ANSWERS, CLI_LESSON },
+    { "handout", 1, 0, OPT_HANDOUT, CLI_LESSON },
+    { "list", 0, 0, OPT_LIST, CLI_LESSON },
+    { "help", 0, 'h', OPT_HELP, ALL | CLI_LESSON },
 };
 #define N_OPTIONS (int)(sizeof option_table / sizeof option_table[0])
 
@@ -277,6 +281,15 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_TF32: o->tf32 = 1; return 0;
     case OPT_DETERMINISTIC: o->deterministic = 1; return 0;
     case OPT_WITH_PYTORCH: o->with_pytorch = 1; return 0;
+    case OPT_ANSWERS: o->answers = arg; return 0;
+    case OPT_LIST: o->list = 1; return 0;
+    case OPT_HANDOUT:
+        if (!arg[0]) {
+            fprintf(stderr, "nnlab: --handout: empty folder name\n");
+            return -1;
+        }
+        o->handout = arg;
+        return 0;
     case OPT_HELP: cli_usage(stdout); return 1;
     case '?': return -1;             /* getopt has said what was wrong */
     }
@@ -296,6 +309,8 @@ int cli_parse(enum cli_command command, int argc, char **argv, cli_options *o)
         if (rc != 0)
             return rc;
     }
+    if (command == CLI_LESSON && optind < argc)
+        o->lesson = argv[optind++];  /* its one argument: the lesson's NAME or FILE */
     if (optind < argc) {
         fprintf(stderr, "nnlab: unexpected argument '%s'\n", argv[optind]);
         return -1;
@@ -327,6 +342,10 @@ static const char usage_commands[] =
     "        [--recalibrate] [--gpu-profile NAME] [--csv|--json]\n"
     "           time a batch-size sweep per device; doubling ratios and the crossover;\n"
     "           a GPU not here is predicted for a GPU profile, three ways\n"
+    "  lesson [NAME|FILE] [--answers KEYS] [--handout DIR] [--gpu-profile NAME] [--steps N] [--list]\n"
+    "           a guided lesson headless: each step's text, question, the answer given (one key\n"
+    "           a question, '-' for none), what this machine measured or predicted (labelled)\n"
+    "           and the write-up's verdict; --handout: DIR/NAME.md and the charts' SVGs\n"
     "  jacobian --preset P [--val N] [--method M] [--device D] [--seed N] [--dump DIR] [--json]\n"
     "           the Jacobian of a preset's tanh MLP ([task] kind = jacobian) at val inputs:\n"
     "           time, rows of J per second, FLOPs and the share on J's zero blocks, the\n"

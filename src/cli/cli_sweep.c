@@ -220,7 +220,7 @@ static int add_gpu(nn_sweep *sw, const cli_options *o, const nn_calibration *cal
  * a GPU that is not here, as predicted; a GPU that is, its ways beside the
  * profile. With a GPU in the sweep, the CPU's framework way (predicted from
  * its calibration) follows the CPU, to pair with the GPU's framework way. */
-static int add_devices(nn_sweep *sw, const cli_options *o)
+int cli_sweep_add_devices(nn_sweep *sw, const cli_options *o)
 {
     nn_gpu_profile prof;
     char names[NN_SWEEP_MAX_DEVICES][16], err[NN_ERR_LEN];
@@ -368,7 +368,7 @@ static int sweep_and_print(const cli_options *o, nn_sweep *sw)
     int rc;
     if (o->with_pytorch && (rc = pytorch_here()) != 0)
         return rc;                   /* before calibrating anything: a refusal is one line */
-    if ((rc = add_devices(sw, o)) != 0)
+    if ((rc = cli_sweep_add_devices(sw, o)) != 0)
         return rc;
     if (o->with_pytorch && (rc = add_pytorch(sw, o)) != 0)
         return rc;

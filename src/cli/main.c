@@ -127,6 +127,7 @@ static const struct {
     { "train", nn_cli_train },         { "bench", nn_cli_bench },     { "presets", nn_cli_presets },
     { "devices", nn_cli_devices },     { "calibrate", nn_cli_calibrate },
     { "explain", nn_cli_explain },     { "sweep", nn_cli_sweep },     { "jacobian", nn_cli_jacobian },
+    { "lesson", nn_cli_lesson },
 };
 
 static int run_command(int argc, char **argv)

@@ -1,0 +1,179 @@
+#!/bin/sh
+# tests/cli_lesson.sh - `nnlab lesson` headless (src/cli/cli_lesson.c,
+# nnlab/lesson.h, nnlab/lesson_report.h), without a GPU: every shipped
+# lesson runs to its end with answers given and writes its handout, which a
+# parser checks (every step present, every figure labelled measured or
+# predicted with a source that says the same, every chart an SVG that
+# parses); on the recorded 2-core CPU calibration (tests/cal_install, as
+# tests/cli_ways.sh) the lessons give the write-ups' verdicts, for the T4
+# and the GeForce 940M; each bad lesson file is refused with one line
+# naming the file, the step and the key; the user's folder comes first.
+# Jobs run 2 steps each. Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/cli-lib.sh"
+fix="$top_srcdir/tests/fixtures"
+
+export XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
+# the framework way predicted, as the verdicts below expect, even where a python3 imports torch
+export NNLAB_PYTHON=/nonexistent
+if ! "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt 2>"$tmp/err"; then
+    not_ok "the recorded calibration installed"
+    echo "1..$n"; exit 1
+fi
+ok "the recorded calibration installed"
+quick="--steps 2 --warmup 0"
+
+# ---- the list --------------------------------------------------------------------------
+check "--list" 0 "$NNLAB" lesson --list
+for l in why-gpu-slower wide-table jacobian; do
+    grep_ok "--list: $l" "$tmp/out" "^$l "
+done
+
+# ---- the handout's parser ---------------------------------------------------------------
+cat >"$tmp/handout.py" <<'PY'
+import os, re, sys, xml.etree.ElementTree as ET
+path, steps = sys.argv[1], int(sys.argv[2])
+text = open(path).read()
+heads = re.findall(r"^## Step (\d+): ", text, re.M)
+assert heads == [str(k) for k in range(1, steps + 1)], heads
+assert "## The machine" in text and "- CPU: " in text and "- GPU: " in text and "- libraries: " in text
+rows = 0
+for line in text.splitlines():
+    if not line.startswith("| ") or line.startswith("| figure") or line.startswith("|---"):
+        continue
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert len(cells) == 4, line
+    what, us, label, source = cells
+    float(us)
+    assert label in ("measured", "predicted"), line
+    assert source.startswith(label), line          # the source says the same as the label
+    rows += 1
+for svg in re.findall(r"!\[step \d+\]\(([^)]+)\)", text):
+    ET.parse(os.path.join(os.path.dirname(path), svg))
+print(rows)
+PY
+
+# ---- every shipped lesson to its end, answers given, its handout parsed -------------------
+step() { sed -n "/^== step $1\//,/^== step $(($1 + 1))\//p" "$2"; }   # step K's lines of FILE
+run_lesson() {   # NAME ANSWERS STEPS [options]  (check sets $name: not used here)
+    lname=$1 answers=$2 steps=$3; shift 3
+    check "$lname: runs to its end" 0 "$NNLAB" lesson "$lname" --answers "$answers" $quick --handout "$tmp/h-$lname" "$@"
+    last=$(grep -c '^== step ' "$tmp/out")
+    [ "$last" -eq "$steps" ] && ok "$lname: all $steps steps printed" || not_ok "$lname: all $steps steps printed ($last)"
+    cp "$tmp/out" "$tmp/$lname.out"
+    if rows=$(python3 "$tmp/handout.py" "$tmp/h-$lname/$lname.md" "$steps" 2>"$tmp/err"); then
+        ok "$lname: the handout parses, every figure labelled ($rows figures)"
+    else
+        not_ok "$lname: the handout parses, every figure labelled"
+    fi
+}
+run_lesson why-gpu-slower clgyg 9
+run_lesson wide-table gglgc 6
+run_lesson jacobian ccg 6
+check "an unanswered question: said" 0 "$NNLAB" lesson jacobian
+grep_ok "an unanswered question: none given" "$tmp/out" "answer -: none given"
+out="$tmp/jacobian.out"
+step 1 "$out" >"$tmp/s"
+grep_ok "jacobian 1: rows at val 100, the GPU slower as PyTorch runs it" "$tmp/s" \
+    '>> GPU [0-9.]*x slower <<  (framework eager, rows at val 100: CPU predicted from this CPU.s calibration, GPU predicted for T4)'
+grep_ok "jacobian 1: agrees with the write-up" "$tmp/s" "the write-up at val 100: CPU 11.1 s, GPU 19.5 s (the GPU 1.76x slower): this machine agrees"
+grep_ok "jacobian 1: what multiplies zeros" "$tmp/s" "99% of these FLOPs multiply zeros"
+grep_ok "jacobian 1: a whole Jacobian in seconds" "$tmp/s" "cpu framework eager rows  *[0-9.]* s  predicted"
+step 5 "$out" >"$tmp/s"
+grep_ok "jacobian 5: rows at val 1000, the GPU faster" "$tmp/s" '>> GPU [0-9.]*x faster <<  (framework eager, rows at val 1000'
+grep_ok "jacobian 5: the answer g checked right" "$tmp/s" "answer g (GPU): right"
+
+# ---- the write-ups' verdicts on the recorded calibration ------------------------------------
+out="$tmp/why-gpu-slower.out"
+step 1 "$out" >"$tmp/s"
+grep_ok "why-gpu-slower 1: the small net's GPU slower, as a framework runs it" "$tmp/s" \
+    '>> GPU [0-9.]*x slower <<  (as a framework runs it at batch 4: CPU predicted from this CPU.s calibration, GPU predicted for T4)'
+grep_ok "why-gpu-slower 1: agrees with the write-up" "$tmp/s" "the write-up at batch 4: CPU 50 s, GPU 94 s (the GPU 1.88x slower): this machine agrees"
+grep_ok "why-gpu-slower 1: the answer c checked right" "$tmp/s" "answer c (CPU): right, this machine says c (CPU)"
+grep_ok "why-gpu-slower 1: nnlab's CPU lane measured" "$tmp/s" "cpu nnlab .* measured$"
+step 2 "$out" >"$tmp/s"
+grep_ok "why-gpu-slower 2: launches the largest part of the GPU's step" "$tmp/s" '>> launches [0-9]*% of the parts <<'
+grep_ok "why-gpu-slower 2: every part predicted for T4" "$tmp/s" "read-back .*predicted for T4"
+step 7 "$out" >"$tmp/s"
+grep_ok "why-gpu-slower 7: the big net's GPU faster" "$tmp/s" '>> GPU [0-9.]*x faster <<  (as a framework runs it at batch 32'
+grep_ok "why-gpu-slower 7: agrees with the write-up" "$tmp/s" "the write-up at batch 32: CPU 390 s, GPU 224 s .*: this machine agrees"
+grep_ok "why-gpu-slower 7: the answer g checked right" "$tmp/s" "answer g (GPU): right"
+step 8 "$out" >"$tmp/s"
+grep_ok "why-gpu-slower 8: PyTorch not here, said" "$tmp/s" "PyTorch: not measured on this machine (.*): the framework way stays predicted"
+out="$tmp/wide-table.out"
+for k in 1 4; do
+    step $k "$out" >"$tmp/s"
+    grep_ok "wide-table $k: the GPU faster at batch 1024" "$tmp/s" '>> GPU [0-9.]*x faster <<  (as a framework runs it at batch 1024'
+    grep_ok "wide-table $k: agrees with the write-up" "$tmp/s" ": this machine agrees"
+done
+no_gpu_measured() { if grep -q "gpu .*[0-9] us/step  measured" "$1"; then not_ok "$2"; else ok "$2"; fi; }
+no_gpu_measured "$tmp/why-gpu-slower.out" "no GPU figure says measured without a GPU"
+
+# the same verdicts predicted for the GeForce 940M (the races alone: tests/fixtures/lesson-verdicts.ini)
+check "the write-ups' races for the GeForce 940M" 0 "$NNLAB" lesson "$fix/lesson-verdicts.ini" $quick \
+    --gpu-profile geforce-940m --answers g
+grep_ok "a question without expect: a show of hands, not checked" "$tmp/out" \
+    "answer g (GPU): nothing to check it against (a show of hands)"
+for pair in 1:slower:4 2:faster:32 3:faster:1024 4:faster:1024; do
+    k=${pair%%:*} rest=${pair#*:}; dir=${rest%%:*} batch=${rest#*:}
+    step "$k" "$tmp/out" >"$tmp/s"
+    grep_ok "940M race $k: the GPU $dir at batch $batch" "$tmp/s" \
+        ">> GPU [0-9.]*x $dir <<  (as a framework runs it at batch $batch: .*GPU predicted for GeForce 940M)"
+done
+grep_ok "940M: a step without a question has no answer line" "$tmp/out" "^== step 4/4"
+no_gpu_measured "$tmp/out" "940M: no GPU figure says measured"
+
+# ---- a GPU here: the emulated one measures nnlab's GPU lane ---------------------------------
+if NNLAB_GPU_EMULATION=1 "$NNLAB" devices 2>/dev/null | grep -q '^gpu  *available'; then
+    NNLAB_GPU_EMULATION=1 check "a GPU here (emulated): the race runs" 0 "$NNLAB" lesson "$fix/lesson-emu.ini" $quick
+    grep_ok "a GPU here: nnlab's GPU lane measured" "$tmp/out" "^  gpu graph  *[0-9.]* [mu]*s/step  measured$"
+    grep_ok "a GPU here: the headline says both measured" "$tmp/out" "(nnlab's own code at batch 4: CPU measured, GPU measured)"
+    grep_ok "a GPU here: the framework's GPU predicted from its calibration" "$tmp/out" \
+        "gpu framework .* predicted from this GPU's calibration"
+else
+    n=$((n + 1)); echo "ok $n # SKIP a GPU here: the emulated GPU is not built"
+fi
+
+# ---- refusals, one line each --------------------------------------------------------------
+refused() {   # FIXTURE PATTERN
+    check "lesson-bad-$1: refused (2)" 2 "$NNLAB" lesson "$fix/lesson-bad-$1.ini"
+    one_line_err "lesson-bad-$1: one line"
+    grep_ok "lesson-bad-$1: names the file, the step and the key" "$tmp/err" "lesson-bad-$1.ini: $2"
+}
+refused missing-text '\[step1\] text: missing'
+refused missing-kind '\[step1\] kind: missing'
+refused kind "\[step1\] kind: unknown kind 'relay'"
+refused preset "\[step1\] preset: unknown preset 'lenet'"
+refused batch '\[step1\] batch: 60000: out of range'
+refused question '\[step1\] answers: missing: a question needs answers'
+refused gpu-switch '\[step1\] graph: a GPU switch on the cpu device'
+refused expect '\[step1\] answers: no answer labelled GPU (expect = faster'
+refused gap '\[step2\]: missing, but \[step3\] exists'
+refused key '\[step1\] colour: unknown key'
+refused header '\[lesson\] title: missing'
+refused profile "\[step1\] gpu_profile: no GPU profile 'tpu-v9'"
+refused jacobian-preset '\[step1\] preset: lenet-cifar10 is not a Jacobian preset'
+refused jacobian-val '\[step1\] val: 0: out of range'
+check "--answers with a key no question offers: refused" 2 "$NNLAB" lesson why-gpu-slower --answers cx
+one_line_err "--answers refused in one line"
+grep_ok "--answers: names the question and its keys" "$tmp/err" "'x' for question 2 (\[step2\]): not one of its keys (l, c, r, w, or - for none)"
+check "more answers than questions: refused" 2 "$NNLAB" lesson jacobian --answers cccc
+check "an unknown lesson: refused" 2 "$NNLAB" lesson no-such-lesson
+grep_ok "an unknown lesson: where it looked" "$tmp/err" "lesson 'no-such-lesson' not found"
+check "no lesson named: refused" 2 "$NNLAB" lesson
+
+# ---- the user's folder first ----------------------------------------------------------------
+mkdir -p "$XDG_DATA_HOME/nnlab/lessons"
+sed 's/^title = .*/title = "My own jacobian lesson"/' "$top_srcdir/lessons/jacobian.ini" \
+    >"$XDG_DATA_HOME/nnlab/lessons/jacobian.ini"
+check "--list with the user's lesson" 0 "$NNLAB" lesson --list
+grep_ok "--list: the user's lesson, marked" "$tmp/out" "/nnlab/lessons/jacobian.ini (yours)"
+grep_ok "--list: the shipped one hidden" "$tmp/out" "jacobian.ini (hidden by your lesson of the same name)"
+check "the user's lesson runs by its name" 0 "$NNLAB" lesson jacobian
+grep_ok "the user's lesson is the one run" "$tmp/out" "My own jacobian lesson"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
