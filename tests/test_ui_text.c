@@ -22,6 +22,7 @@
 #include "text/explain_text.h"
 #include "text/format.h"
 #include "text/scroll.h"
+#include "text/overlay.h"
 #include "text/sysinfo.h"
 
 static void assert_bar(int width, double frac, int utf8, const char *want)
@@ -209,6 +210,27 @@ static void test_proc_stat(void **state)
     assert_int_equal(ui_proc_stat_parse("", t, 4), -1);
 }
 
+/* An earlier run's label names its preset when the runs on the chart are
+ * of different presets, and only then. */
+static void test_overlay_labels(void **state)
+{
+    static ui_overlay o;
+    (void)state;
+    o.n = 2;
+    for (int i = 0; i < 2; i++) {
+        snprintf(o.run[i].label, sizeof o.run[i].label, "cpu, batch %d, lr 0.001", 32 << i);
+        snprintf(o.run[i].preset, sizeof o.run[i].preset, "%s", "mnist-mlp-128");
+        snprintf(o.run[i].label_preset, sizeof o.run[i].label_preset, "mnist-mlp-128: %s", o.run[i].label);
+    }
+    assert_string_equal(ui_overlay_label(&o, 0, "mnist-mlp-128"), "cpu, batch 32, lr 0.001");
+    assert_string_equal(ui_overlay_label(&o, 1, "lenet5"), "mnist-mlp-128: cpu, batch 64, lr 0.001");
+    snprintf(o.run[1].preset, sizeof o.run[1].preset, "%s", "lenet5");   /* the kept runs differ */
+    assert_string_equal(ui_overlay_label(&o, 0, "mnist-mlp-128"), "mnist-mlp-128: cpu, batch 32, lr 0.001");
+    nn_svg_past past[UI_OVERLAY_MAX];
+    assert_int_equal(ui_overlay_svg(&o, "mnist-mlp-128", past, UI_OVERLAY_MAX), 2);
+    assert_string_equal(past[0].label, "mnist-mlp-128: cpu, batch 32, lr 0.001");
+}
+
 static void test_sysinfo_reasons(void **state)
 {
     static ui_sysinfo si;
@@ -216,6 +238,14 @@ static void test_sysinfo_reasons(void **state)
     ui_sysinfo_open(&si);
     /* NVML answers, or the reason why not is kept for the screen */
     assert_true(si.gpu.valid || si.gpu.why[0] != '\0');
+    /* no driver: one row's words, not dlerror's two rows */
+    assert_null(strstr(si.gpu.why, "cannot open shared object file"));
+    char why[256];
+    ui_nvml_why_not_loaded("libnvidia-ml.so.1: cannot open shared object file: No such file or directory", why,
+                           sizeof why);
+    assert_string_equal(why, "no NVIDIA driver");
+    ui_nvml_why_not_loaded("libnvidia-ml.so.1: undefined symbol: x", why, sizeof why);   /* another: as it is */
+    assert_string_equal(why, "libnvidia-ml.so.1: undefined symbol: x");
     ui_sysinfo_sample(&si);
     if (si.n_cpus > 0) {
         assert_true(si.has_cpu);
@@ -650,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_sanitize_name),
         cmocka_unit_test(test_proc_stat),
         cmocka_unit_test(test_sysinfo_reasons),
+        cmocka_unit_test(test_overlay_labels),
         cmocka_unit_test(test_wrap_next),
         cmocka_unit_test(test_text_wrap),
         cmocka_unit_test(test_wrap_keeps_units),

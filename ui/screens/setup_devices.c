@@ -55,9 +55,12 @@ void ui_setup_survey_poll(ui_lab *lab, ui_setup_state *ss)
 }
 
 
+/* "unavailable: WHY"; a machine without the NVIDIA driver in one row (the
+ * loader's words are for `nnlab devices`, which prints them whole). */
 static const char *why_line(const char *why, char *buf, size_t len)
 {
-    snprintf(buf, len, "unavailable: %s", why);
+    static const char no_driver[] = "no NVIDIA driver";
+    snprintf(buf, len, "unavailable: %s", strncmp(why, no_driver, sizeof no_driver - 1) ? why : no_driver);
     return buf;
 }
 
