@@ -42,8 +42,8 @@ keys Enter
 expect "a folder that is there is taken" "Data folder set" 5
 expect "the field shows it" ">Data folder +/" 3
 keys s
-wait_for "Name: lenet-cifar10_" 5
-keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace
+wait_for "Name: lenet-cifar10-mine_" 5     # a shipped preset's name is not offered
+keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
 keys -l "mine"
 keys Enter
 wait_for "saved " 5
