@@ -127,7 +127,7 @@ enum {
 };
 
 typedef struct panel_item {
-    char text[720];
+    char text[1280];             /* the longest: why, the measured parts before the model's 640 */
     int style, rows, given;
 } panel_item;
 
@@ -216,7 +216,13 @@ static void fill_items(const nn_explainer *x, const ui_explain_context *c, const
             it[R_PHASES].text[0] = '\0';
     }
     fill_context_items(c, m, it);
-    snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s", e->why);
+    char why[sizeof it[0].text - 5];
+    /* a step measured far from the model: what its parts show comes first */
+    if (c->predicted_for)
+        snprintf(why, sizeof why, "%s", e->why);
+    else
+        nn_explain_why_measured(e, m, why, sizeof why);
+    snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s", why);
     snprintf(it[R_ADVICE].text, sizeof it[0].text, "advice: %s", e->advice);
     static const int styles[N_ROWS] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_DIM, UI_TS_DIM, UI_TS_DIM, UI_TS_NORMAL,
                                         UI_TS_DIM, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_DIM,
@@ -308,7 +314,7 @@ int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, c
                          const nn_step_measure *m, int width, int max_rows, ui_text *out)
 {
     char head[96];
-    panel_item it[N_ROWS];           /* 9 KB, once per call: the formatters fill it */
+    panel_item it[N_ROWS];           /* 18 KB, once per call: the formatters fill it */
     const ui_explain_context *c = ctx ? ctx : &no_context;
     out->n = 0;
     if (max_rows > UI_TEXT_ROWS)
