@@ -342,6 +342,34 @@ static void test_fit_words_and_keys(void **state)
     assert_int_equal(buf[strlen(buf) - 1], 't');
 }
 
+/* A setting's value said shorter, never cut mid-word; a path loses its
+ * head, its file name whole. */
+static void test_fit_value_and_path(void **state)
+{
+    char buf[256];
+    const char *msg = "exported /tmp/tmp.vqTtHDgOn3/data/nnlab/exports/mnist-mlp-128-run-20261128-121128.{csv,json,svg}";
+    (void)state;
+    ui_fit_value("cpu + gpu (predicted)", 19, 1, buf, sizeof buf);
+    assert_string_equal(buf, "cpu + gpu (pred.)");
+    ui_fit_value("cpu + gpu (predicted)", 30, 1, buf, sizeof buf);
+    assert_string_equal(buf, "cpu + gpu (predicted)");
+    ui_fit_value("(default: Space to type one)", 19, 1, buf, sizeof buf);
+    assert_string_equal(buf, "default: Space sets");
+    ui_fit_value("T4 (predicts a GPU not here)", 19, 1, buf, sizeof buf);
+    assert_string_equal(buf, "T4 (predicted)");
+    ui_fit_value("/home/teacher/datasets/cifar-10-batches-bin", 19, 0, buf, sizeof buf);
+    assert_string_equal(buf, ".../cifar-10-batches-bin");   /* the name alone is over: kept whole */
+    ui_fit_value("/home/teacher/datasets/cifar10", 20, 0, buf, sizeof buf);
+    assert_string_equal(buf, ".../datasets/cifar10");   /* whole directories go, from the head */
+    ui_fit_value("/home/teacher/datasets/cifar10", 19, 0, buf, sizeof buf);
+    assert_string_equal(buf, ".../cifar10");
+    assert_int_equal(ui_fit_path(msg, 78, 1, buf, sizeof buf), 0);
+    assert_true(ui_text_cols(buf) <= 78);
+    assert_int_equal(strncmp(buf, "exported \u2026/", 12), 0);
+    assert_non_null(strstr(buf, "/mnist-mlp-128-run-20261128-121128.{csv,json,svg}"));
+    assert_int_equal(ui_fit_path("no path here at all", 5, 1, buf, sizeof buf), -1);
+}
+
 /* The job line in the columns the dashboard leaves it: parts go whole. */
 static void test_job_status_fit(void **state)
 {
@@ -372,6 +400,13 @@ static void test_job_status_fit(void **state)
     s.elapsed_s = 52.3;
     ui_fmt_job_status_fit(&s, 34, buf, sizeof buf);
     assert_string_equal(buf, "done in 00:52 (52s 9ms/step)");
+    /* a headline too long for its columns keeps its time and step whole,
+     * never "(15s 785us/step, validation" */
+    s.val_s = 6.0;
+    ui_fmt_job_status_fit(&s, 30, buf, sizeof buf);
+    assert_true(ui_text_cols(buf) <= 30);
+    assert_null(strchr(buf, '('));
+    assert_non_null(strstr(buf, "done in 00:52"));
 }
 
 /* A panel's rows seen a view at a time: clamped, paged, and marked. */
@@ -687,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_quantity),
         cmocka_unit_test(test_fit_words_and_keys),
         cmocka_unit_test(test_job_status_fit),
+        cmocka_unit_test(test_fit_value_and_path),
         cmocka_unit_test(test_scroll),
         cmocka_unit_test(test_explain_panel_text),
         cmocka_unit_test(test_regime_short_and_phases),

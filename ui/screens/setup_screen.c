@@ -205,7 +205,7 @@ static void draw_fields(ui_lab *lab)
     ui_box(lab, box, "Settings");
     int first = first_field_row(lab, in.h), shown = 0;
     for (int f = 0, row = 0; f < UI_N_FIELDS && row < in.h; f++) {
-        char label[32], value[96];
+        char label[32], value[96], fitted[96];
         if (!ui_field_shown(lab, f) || shown++ < first)
             continue;
         int sel = ss->focus_fields && f == ss->field;
@@ -219,7 +219,8 @@ static void draw_fields(ui_lab *lab)
             !(ui_device_ok(lab, names[0]) && (n < 2 || ui_device_ok(lab, names[1]))))
             va = ui_attr(lab, UI_ERROR);
         ui_putf(in.y + row, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
-        ui_put(in.y + row, in.x + 17, in.w - 17, va, value);
+        ui_fit_value(value, in.w - 17, lab->utf8, fitted, sizeof fitted);   /* said shorter, not cut */
+        ui_put(in.y + row, in.x + 17, in.w - 17, va, fitted);
         row++;
     }
     for (int row = 0; row < in.h; row++)     /* below the shown fields: a longer list's rows */
