@@ -241,6 +241,13 @@ static void test_why_measured(void **state)
     assert_non_null(strstr(why, "the model's optimiser's pass 396 us is 7.9x the measured 50"));
     assert_non_null(strstr(why, e.why));
     assert_true(strstr(why, "forward") < strstr(why, e.why));  /* the measurement first */
+    /* its first half alone, which the lab's Explain panel shows as the why */
+    assert_int_equal(nn_explain_measured_part(&e, &m, why, sizeof why), 1);
+    assert_null(strstr(why, e.why));
+    assert_non_null(strstr(why, "the optimizer the largest"));
+    m.step_us = 400;
+    assert_int_equal(nn_explain_measured_part(&e, &m, why, sizeof why), 0);
+    assert_string_equal(why, "");
 }
 
 static int setup(void **state)

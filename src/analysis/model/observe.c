@@ -76,14 +76,13 @@ static int parts_text(const nn_step_measure *m, char *buf, size_t len)
     return largest;
 }
 
-void nn_explain_why_measured(const nn_explanation *e, const nn_step_measure *m, char *buf, size_t len)
+int nn_explain_measured_part(const nn_explanation *e, const nn_step_measure *m, char *buf, size_t len)
 {
     char parts[256], opt[160] = "", a[32], b[32];
     double ratio = m && m->timed_steps > 0 && e->predicted_us > 0 ? m->step_us / e->predicted_us : NAN;
-    if (!(ratio > NN_MODEL_OFF_BY || ratio < 1.0 / NN_MODEL_OFF_BY)) {
-        snprintf(buf, len, "%s", e->why);
-        return;
-    }
+    buf[0] = '\0';
+    if (!(ratio > NN_MODEL_OFF_BY || ratio < 1.0 / NN_MODEL_OFF_BY))
+        return 0;
     if (parts_text(m, parts, sizeof parts) < 0)
         snprintf(parts, sizeof parts, "no part measured");
     /* the one part the model prices on its own: the optimiser's pass */
@@ -94,9 +93,18 @@ void nn_explain_why_measured(const nn_explanation *e, const nn_step_measure *m, 
             snprintf(opt, sizeof opt, "; the model's optimiser's pass %s us is %.2gx the measured %s",
                      us_words(e->optimizer_us, a, sizeof a), r, us_words(measured_opt, b, sizeof b));
     }
-    snprintf(buf, len, "measured %s us/step, %.2gx the model's %s: its parts %s%s. The model's reading, "
-             "which this step does not bear out: %s", us_words(m->step_us, a, sizeof a), ratio,
-             us_words(e->predicted_us, b, sizeof b), parts, opt, e->why);
+    snprintf(buf, len, "measured %s us/step, %.2gx the model's %s: its parts %s%s", us_words(m->step_us, a, sizeof a),
+             ratio, us_words(e->predicted_us, b, sizeof b), parts, opt);
+    return 1;
+}
+
+void nn_explain_why_measured(const nn_explanation *e, const nn_step_measure *m, char *buf, size_t len)
+{
+    char part[512];
+    if (nn_explain_measured_part(e, m, part, sizeof part))
+        snprintf(buf, len, "%s. The model's reading, which this step does not bear out: %s", part, e->why);
+    else
+        snprintf(buf, len, "%s", e->why);
 }
 
 /* ---- what an explanation depends on --------------------------------------------------- */

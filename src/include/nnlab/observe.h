@@ -53,6 +53,10 @@ const char *nn_step_part_name(int part);
  * the model's optimiser's pass 395.7 us is 7.9x the measured 50"), then
  * the model's own reasons as the model's. */
 void nn_explain_why_measured(const nn_explanation *e, const nn_step_measure *m, char *buf, size_t len);
+/* Its first half alone ("measured 72 us/step, ... the measured 50"): 1, or
+ * 0 with buf "" when no step is timed or the two agree within
+ * NN_MODEL_OFF_BY. */
+int nn_explain_measured_part(const nn_explanation *e, const nn_step_measure *m, char *buf, size_t len);
 
 /* ---- what an explanation depends on --------------------------------------------------- */
 
