@@ -4,7 +4,9 @@
 #   ./setup.sh run     install the build dependencies, build, install, and
 #                      open the lab (nnlab) on its default preset, mnist-mlp-128;
 #                      says each step with the time taken so far, and the build's
-#                      progress (files compiled of those to compile)
+#                      progress (files compiled of those to compile; the GPU
+#                      module's architectures and nvcc's passes, or why none is
+#                      built), and where it installed
 #   ./setup.sh check   install the dependencies, build with warnings as errors,
 #                      run `make check`, then again under ASan+UBSan; reports
 #                      the skipped cases, then ends with one line
@@ -28,10 +30,21 @@ deps() {
         dataset-fashion-mnist tmux python3 python3-numpy time clang libclang-rt-dev librsvg2-bin >/dev/null
 }
 
+# autoreconf's twenty-odd lines of "installing ..." say nothing to a user:
+# they are kept in a file and shown only when it fails.
+autoreconf_quietly() {
+    log=$(mktemp)
+    if autoreconf -fi >"$log" 2>&1; then rm -f "$log"; return 0; fi
+    cat "$log" >&2
+    rm -f "$log"
+    echo "setup.sh: autoreconf failed (its messages are above)" >&2
+    exit 1
+}
+
 # configure_into DIR [configure arguments...]
 configure_into() {
     dir=$1; shift
-    [ -x configure ] || autoreconf -fi
+    [ -x configure ] || autoreconf_quietly
     mkdir -p "$dir"
     (cd "$dir" && ../configure --enable-werror "$@" >configure.out) || {
         cat "$dir/configure.out" "$dir/config.log" >&2 2>/dev/null; exit 1; }
@@ -51,26 +64,74 @@ step() {
 }
 
 # The files a build of DIR would compile or link: the silent rules' "  CC"
-# lines make -n would print (a guess: 0 when it cannot tell).
+# lines make -n would print (a guess: 0 when it cannot tell). With "nvcc" as
+# a second argument, only the GPU module's files (the "  NVCC" lines).
 build_steps() {
-    make -n -C "$1" 2>/dev/null | grep -c -E '^echo "  (CC|CXX|NVCC|CCLD|CXXLD|GEN) ' || true
+    what='CC|CXX|NVCC|CCLD|CXXLD|GEN'
+    [ "${2:-}" = nvcc ] && what=NVCC
+    make -n -C "$1" 2>/dev/null | grep -c -E "^echo \"  ($what) " || true
+}
+
+# Whether configure chose to build the GPU module into DIR (it found nvcc,
+# the CUDA headers and libraries, and a test kernel compiled).
+gpu_module_built() {
+    grep -q '^#define NN_GPU_MODULE_BUILT 1' "$1/config.h" 2>/dev/null
+}
+
+# The GPU module's nvcc targets in DIR's Makefile, one a line, oldest first:
+# "compute_75" for each virtual architecture (nvcc runs its compiler, cicc,
+# once for each: the slow part), "sm_75" for each machine code.
+gpu_targets() {
+    sed -n 's/^NVCC_GENCODE = //p' "$1/Makefile" | tr ' ' '\n' |
+        sed -n 's/.*arch=\(compute_[0-9]*\),code=\([a-z]*_[0-9]*\).*/\1 \2/p' |
+        tr ' ' '\n' | sort -u | sort -t_ -k2,2n
+}
+
+# Says, before make, what the GPU module costs or why there is none. nvcc
+# compiles each .cu file once per architecture, sm_75 (Turing) to the newest
+# the toolkit lists, so that every GPU from Turing on runs machine code; on
+# a 2-core machine that was 4 of a setup's 6 minutes.
+say_gpu_module() {
+    if ! gpu_module_built "$1"; then
+        why=$(sed -n 's/^ *CUDA: *//p' "$1/configure.out" 2>/dev/null)
+        step "no GPU module: configure found no usable CUDA toolkit (${why:-see $1/config.log}); the lab runs on the CPU and predicts GPUs from profiles"
+        return 0
+    fi
+    sms=$(gpu_targets "$1" | grep '^sm_')
+    first=$(echo "$sms" | head -n 1)
+    last=$(echo "$sms" | tail -n 1)
+    n_sm=$(echo "$sms" | grep -c .)
+    step "the GPU module: nvcc compiles its $2 files for each of $n_sm architectures ($first to $last, and PTX for newer GPUs), $3 passes: the slow part (4 minutes on 2 cores), counted below as they run"
 }
 
 # Condenses make's silent-rules lines ("  CC  src/core/net.lo") into
 # "building N/M file" with the time: on a terminal one line redrawn, else a
-# line every tenth of the way. Any other line (a warning, an error) passes.
+# line every tenth of the way. nvcc's --verbose lines ("#$ cicc ... -arch
+# compute_86": one per file and architecture) count the GPU module's passes
+# (P of PASSES, a line every tenth of them off a terminal); its other "#$"
+# lines are dropped. Any other line (a warning, an error) passes.
 condense() {
-    awk -v total="$1" -v tty="$2" -v started="$started" '
+    awk -v total="$1" -v tty="$2" -v passes="${3:-0}" -v started="$started" '
         function now() { srand(); return srand() }
         function clock(t) { t = now() - started; return sprintf("[%d:%02d]", int(t / 60), t % 60) }
+        function count(k, all) { return all > 0 ? sprintf("%d/%d", k, all) : k }
+        function show(line, k, all, kind) {
+            if (tty) { printf "\r%-79.79s", line; shown = 1; fflush() }
+            else if (all <= 0 ? k % 20 == 0 : int(k * 10 / all) > tenth[kind]) {
+                tenth[kind] = all > 0 ? int(k * 10 / all) : 0; print line; fflush()
+            }
+        }
         /^  (CC|CXX|NVCC|CCLD|CXXLD|GEN) / {
             n++
-            what = total > 0 ? sprintf("%d/%d", n, total) : n
-            line = sprintf("setup.sh %s building %s  %s %s", clock(), what, $1, $2)
-            if (tty) { printf "\r%-79.79s", line; shown = 1; fflush() }
-            else if (total <= 0 ? n % 20 == 0 : int(n * 10 / total) > last) {
-                last = total > 0 ? int(n * 10 / total) : last; print line; fflush()
-            }
+            show(sprintf("setup.sh %s building %s  %s %s", clock(), count(n, total), $1, $2), n, total, "files")
+            next
+        }
+        /^#\$ / {
+            if ($0 !~ /cicc/ || !match($0, /-arch compute_[0-9]+/)) next
+            p++
+            show(sprintf("setup.sh %s building %s  GPU module: nvcc pass %s, sm_%s", clock(),
+                         count(n, total), count(p, passes), substr($0, RSTART + 14, RLENGTH - 14)),
+                 p, passes, "passes")
             next
         }
         { if (shown) { printf "\n"; shown = 0 } print; fflush() }
@@ -78,16 +139,25 @@ condense() {
 }
 
 # configure and make with progress; make's status is kept past the pipe
-# (POSIX sh has no pipefail).
+# (POSIX sh has no pipefail). The GPU module's nvcc runs --verbose
+# (NVCC_PROGRESS, empty in a plain make) so that its passes can be counted.
 build_with_progress() {
     step "configuring (autoreconf, ./configure: half a minute)"
     configure_into build
     total=$(build_steps build)
+    nvcc_files=$(build_steps build nvcc)
+    passes=0 verbose=
+    if gpu_module_built build && [ "${nvcc_files:-0}" -gt 0 ]; then
+        passes=$((nvcc_files * $(gpu_targets build | grep -c '^compute_')))
+        verbose=--verbose
+    fi
     tty=0
     [ -t 1 ] && tty=1
     step "building ${total:-?} files on $jobs cores (make -j$jobs; minutes on a fresh machine)"
+    say_gpu_module build "${nvcc_files:-0}" "$passes"
     rc_file=$(mktemp)
-    { make -C build -j"$jobs" 2>&1; echo $? >"$rc_file"; } | condense "$total" "$tty"
+    { make -C build -j"$jobs" NVCC_PROGRESS="$verbose" 2>&1; echo $? >"$rc_file"; } |
+        condense "$total" "$tty" "$passes"
     rc=$(cat "$rc_file")
     rm -f "$rc_file"
     if [ "$rc" -ne 0 ]; then
@@ -95,6 +165,20 @@ build_with_progress() {
         exit 1
     fi
     step "built"
+}
+
+# make install, then where it went: a user who did not choose the prefix
+# must find the program, the presets and the manual. The folders are
+# make's own (a one-rule makefile read after build/Makefile prints them).
+install_and_say() {
+    make -C build install >/dev/null || {
+        step "make install failed (its messages are above)"; exit 1; }
+    dirs=$(printf 'nnlab-print-dirs:\n\t@echo "$(prefix)|$(bindir)|$(pkgdatadir)"\n' |
+        MAKEFLAGS= MAKELEVEL= make -s --no-print-directory -C build -f Makefile -f - nnlab-print-dirs 2>/dev/null) || dirs=
+    prefix=${dirs%%|*} rest=${dirs#*|}
+    bindir=${rest%%|*} datadir=${rest#*|}
+    if [ -z "$dirs" ]; then step "installed (make install: the prefix configure was given)"; return 0; fi
+    step "installed into $prefix: the program $bindir/nnlab, the presets in $datadir/presets; man nnlab"
 }
 
 # Counts the per-case results the TAP driver left in DIR/tests/*.trs.
@@ -149,7 +233,7 @@ case "${1:-}" in
         deps
         build_with_progress
         step "installing nnlab (make install)"
-        make -C build install >/dev/null
+        install_and_say
         step "ready: opening the lab"
         exec nnlab
         ;;

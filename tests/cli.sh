@@ -175,6 +175,12 @@ check "presets: 300 of yours" 0 env XDG_CONFIG_HOME="$tmp/many" "$NNLAB" presets
 grep_ok "presets: says how many are not listed" "$tmp/out" "^\.\.\. and [0-9]* more presets, not listed (at most 256 are)$"
 check "devices lists" 0 "$NNLAB" devices
 grep_ok "devices: cpu available" "$tmp/out" "^cpu  *available"
+# the profiles' columns line up, the longest name ("geforce-940m GeForce 940M") included:
+# every line's origin ("shipped", "yours") starts at the same column
+cols=$(awk '/^GPU profiles/ { on = 1; next }
+            on && /^  [^ ]/ && !/BROKEN/ { print index($0, " shipped") + index($0, " yours") }' "$tmp/out" | sort -u)
+if [ -n "$cols" ] && [ "$(echo "$cols" | wc -l)" -eq 1 ] && grep -q "^  geforce-940m GeForce 940M  *shipped" "$tmp/out"
+then ok "devices: the profiles' columns line up"; else not_ok "devices: the profiles' columns line up ($cols)"; fi
 grep_ok "devices: cpu names the CPU and OpenBLAS's kernels" "$tmp/out" "^cpu  *available: .*(family [0-9]* model [0-9]*; .*); OpenBLAS [0-9.]*, [A-Za-z0-9]* kernels"
 grep_ok "devices: cpu names the path of our own kernels" "$tmp/out" "^cpu  *available: .*; our kernels: \(avx512\|avx2\|scalar\);"
 check "devices with NNLAB_NO_AVX512=1" 0 env NNLAB_NO_AVX512=1 "$NNLAB" devices
@@ -405,7 +411,14 @@ grep_ok "--threads: names the cores" "$tmp/err" "must be in 1\.\.$((4 * cores)) 
 check "--threads above the cores: clamped" 0 "$NNLAB" bench --preset conv1d-regression --batch 8 --steps 2 --warmup 0 \
     --threads $((cores + 1)) --json
 grep_ok "--threads above the cores: warned" "$tmp/err" "warning: --threads $((cores + 1)): this machine has $cores cores; using $cores"
-grep_ok "--threads above the cores: runs on the cores" "$tmp/out" "\"threads\": $cores,"
+grep_ok "--threads above the cores: runs on the cores" "$tmp/out" "\"threads\": [1-9][0-9]*, \"threads_asked\": $cores,"
+# --json's threads are those it ran with, as the title says them (threads_now), not the 0 of
+# "the engine's choice", which is threads_asked
+check "--json without --threads" 0 "$NNLAB" bench --preset conv1d-regression --batch 8 --steps 2 --warmup 0 --json
+ran=$(sed -n 's/^  "threads": \([0-9]*\), "threads_asked": 0,$/\1/p' "$tmp/out")
+now=$(sed -n 's/^  "threads_now": \([0-9]*\),.*/\1/p' "$tmp/out")
+if [ -n "$ran" ] && [ "$ran" -gt 0 ] && [ "$ran" = "$now" ]; then ok "--json: threads are those it ran with ($ran), 0 only as asked"
+else not_ok "--json: threads are those it ran with (threads $ran, threads_now $now)"; sed 's/^/# /' "$tmp/out" | grep thread; fi
 
 # presets that are not files say what they are, and a FIFO does not block
 mkdir "$tmp/folder.ini" && mkfifo "$tmp/fifo.ini" && ln -s "$tmp/moved.ini" "$tmp/dangling.ini"

@@ -18,6 +18,9 @@ CC=${CC:-cc}
 # only the fake toolkits: no headers or libraries of a real one through the
 # compiler's environment (this machine sets LIBRARY_PATH to CUDA's stubs)
 unset LIBRARY_PATH CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH
+# and configure's own choice of targets, not one a make above this test was
+# given (make check NVCC_GENCODE=... puts it in the environment)
+unset NVCC_GENCODE
 
 if ! command -v autoconf >/dev/null 2>&1; then
     echo "1..0 # SKIP autoconf is not installed"; exit 0
@@ -101,7 +104,7 @@ gencode() {     # gencode 75 80 ... PTX: the flags configure should pick
     for a in "$@"; do out="$out -gencode=arch=compute_$a,code=sm_$a"; done
     echo "${out# } -gencode=arch=compute_$ptx,code=compute_$ptx"
 }
-echo "1..14"
+echo "1..15"
 
 # Debian's own packages (trixie's nvidia-cuda-toolkit 12.4): nvcc in /usr/bin,
 # headers in /usr/include, libraries in the multiarch folder
@@ -150,6 +153,22 @@ same "an nvcc that cannot list: sm_75 and its PTX" "$NVCC_GENCODE" "$(gencode 75
 # the user's NVCC_GENCODE is kept
 detect --with-cuda="$nv" NVCC_GENCODE="-gencode=arch=compute_86,code=sm_86"
 same "NVCC_GENCODE given: kept" "$NVCC_GENCODE" "-gencode=arch=compute_86,code=sm_86"
+
+# headers and libraries but no nvcc (none on PATH either): no GPU module,
+# and the report names nvcc as what is missing
+nonv=$tmp/cuda-no-nvcc
+fake_toolkit "$nonv/bin" "$nonv/include" "$nonv/lib64" 12.8 "sm_75" "compute_75"
+rm "$nonv/bin/nvcc"
+saved_path=$PATH PATH=/usr/bin:/bin
+detect --with-cuda="$nonv"
+status=$? PATH=$saved_path
+if [ "$status" -eq 0 ]; then
+    not_ok "no nvcc: no GPU module, nvcc named as missing"
+elif [ "$have_cuda" != yes ] && grep -q "missing:.* nvcc" "$tmp/out"; then
+    ok "no nvcc: no GPU module, nvcc named as missing"
+else
+    not_ok "no nvcc: no GPU module, nvcc named as missing"; sed 's/^/# /' "$tmp/out" | tail -n 5
+fi
 
 # --with-cuda where nvcc fails the test compile: configure fails and says so
 # (a missing library cannot be faked here: the linker also searches the

@@ -334,6 +334,8 @@ static void test_run_json(void **state)
     char *text = NULL;
     size_t len = 0;
     (void)state;
+    a.threads = 0;                   /* the engine's choice, which took one thread: the title's "(1 thread)" */
+    a.threads_now = 1;
     FILE *m = open_memstream(&text, &len);
     assert_int_equal(nn_export_run_json(m, &run), 0);
     fclose(m);
@@ -342,6 +344,7 @@ static void test_run_json(void **state)
     assert_non_null(strstr(text, "\"ratio\": {\"faster\": \"cpu\", \"times\": 2.5}"));
     assert_non_null(strstr(text, "{\"epoch\": 1, \"step\": 25, \"train_loss\": 2, \"val_loss\": 0.9"));
     assert_non_null(strstr(text, "\"val_accuracy\": null, \"time_s\": 4, \"seconds\": 1}"));
+    assert_non_null(strstr(text, "\"threads\": 1, \"threads_asked\": 0,"));   /* those it ran with */
     free(text);
 }
 

@@ -1,7 +1,9 @@
 /* tests/test_slides.c - the slides below the front ends: the
  * divergence rule and its sentence, a loss that keeps its column, the
  * predicted GPU's progress (where it is at any time, the label on every
- * line) and the GeForce 940M profile's sourced figures. The SVG itself is
+ * line), a Jacobian's predicted lane priced as its val sweep prices it,
+ * Explain's why when the measured step is far from the model, and the
+ * GeForce 940M profile's sourced figures. The SVG itself is
  * parsed by tests/cli_slides.sh and tests/tui_slides.sh. */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +17,8 @@
 #include <cmocka.h>
 
 #include "nnlab/divergence.h"
+#include "nnlab/jacobian.h"
+#include "nnlab/observe.h"
 #include "nnlab/predicted.h"
 #include "nnlab/profile.h"
 
@@ -168,6 +172,84 @@ static void test_geforce_940m(void **state)
     assert_true(slow.step_s > fast.step_s);
 }
 
+/* The lab's Jacobian race: its predicted GPU lane takes the time the val
+ * sweep's table shows for the job (nnlab's passes, rows as a graph), its
+ * steps rows of J, its pace rows/s; not a training step's prediction. */
+static void test_predicted_jacobian(void **state)
+{
+    nn_job_config cfg;
+    nn_gpu_profile t4;
+    nn_predicted_gpu g;
+    nn_predicted_progress p;
+    nn_calibration cal;
+    nn_jac_shape s;
+    char err[NN_ERR_LEN], pace[32], line[NN_TEXT_LEN];
+    (void)state;
+    load_preset("mlp-jacobian", &cfg);
+    find("t4", &t4);
+    long val = cfg.jac_val > 0 ? cfg.jac_val : cfg.preset.task_val;
+    assert_int_equal(nn_jac_shape_from_preset(&cfg.preset, "mlp-jacobian", &s, err, sizeof err), 0);
+    nn_profile_calibration(&t4, &cal);
+    double job_s = nn_jac_predict_s(&s, val, (enum nn_jac_method)cfg.jac_method, &cal, 1);
+    long rows = nn_jac_rows_total(&s, val);
+    assert_int_equal(nn_predicted_gpu_init(&g, &cfg, &t4), 0);
+    assert_true(g.rows);
+    assert_false(g.cpu);
+    nn_predicted_progress_at(&g, INFINITY, rows, &p);
+    assert_true(fabs(p.total_s - job_s) <= 1e-9 * job_s);
+    nn_predicted_pace(&g, pace, sizeof pace);
+    assert_non_null(strstr(pace, " rows/s"));
+    assert_null(strstr(pace, "step"));
+    nn_predicted_status(&g, &p, line, sizeof line);
+    assert_non_null(strstr(line, "rows/s"));
+    /* a training preset's lane keeps its step */
+    load_preset("mnist-mlp-128", &cfg);
+    assert_int_equal(nn_predicted_gpu_init(&g, &cfg, &t4), 0);
+    assert_false(g.rows);
+    nn_predicted_pace(&g, pace, sizeof pace);
+    assert_non_null(strstr(pace, "/step"));
+}
+
+/* Explain's why against a measured step: the model's own within 2x; past
+ * it, the measured parts first, the largest named, the optimiser's pass
+ * the model priced beside the one measured, then the model's reading. */
+static void test_why_measured(void **state)
+{
+    nn_explanation e;
+    nn_step_measure m;
+    char why[1280];
+    (void)state;
+    memset(&e, 0, sizeof e);
+    memset(&m, 0, sizeof m);
+    snprintf(e.why, sizeof e.why, "overhead: the optimiser's pass 395.7 us");
+    e.predicted_us = 513;
+    e.optimizer_us = 395.7;
+    nn_explain_why_measured(&e, &m, why, sizeof why);          /* nothing timed: the model's */
+    assert_string_equal(why, e.why);
+    m.timed_steps = 10;
+    m.step_us = 400;                                            /* within 2x */
+    nn_explain_why_measured(&e, &m, why, sizeof why);
+    assert_string_equal(why, e.why);
+    m.step_us = 72;
+    m.part_us[NN_PHASE_FORWARD] = 9;
+    m.part_us[NN_PHASE_BACKWARD] = 12;
+    m.part_us[NN_PHASE_OPTIMIZER] = 50;
+    m.part_valid = (1u << NN_PHASE_FORWARD) | (1u << NN_PHASE_BACKWARD) | (1u << NN_PHASE_OPTIMIZER);
+    nn_explain_why_measured(&e, &m, why, sizeof why);
+    assert_non_null(strstr(why, "measured 72 us/step, 0.14x the model's 513"));
+    assert_non_null(strstr(why, "forward 9, backward 12, optimizer 50 us, the optimizer the largest"));
+    assert_non_null(strstr(why, "the model's optimiser's pass 396 us is 7.9x the measured 50"));
+    assert_non_null(strstr(why, e.why));
+    assert_true(strstr(why, "forward") < strstr(why, e.why));  /* the measurement first */
+    /* its first half alone, which the lab's Explain panel shows as the why */
+    assert_int_equal(nn_explain_measured_part(&e, &m, why, sizeof why), 1);
+    assert_null(strstr(why, e.why));
+    assert_non_null(strstr(why, "the optimizer the largest"));
+    m.step_us = 400;
+    assert_int_equal(nn_explain_measured_part(&e, &m, why, sizeof why), 0);
+    assert_string_equal(why, "");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -183,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_loss_keeps_its_column),
         cmocka_unit_test(test_predicted_progress),
         cmocka_unit_test(test_geforce_940m),
+        cmocka_unit_test(test_predicted_jacobian),
+        cmocka_unit_test(test_why_measured),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -22,6 +22,7 @@
 #include "text/explain_text.h"
 #include "text/format.h"
 #include "text/scroll.h"
+#include "text/overlay.h"
 #include "text/sysinfo.h"
 
 static void assert_bar(int width, double frac, int utf8, const char *want)
@@ -209,6 +210,27 @@ static void test_proc_stat(void **state)
     assert_int_equal(ui_proc_stat_parse("", t, 4), -1);
 }
 
+/* An earlier run's label names its preset when the runs on the chart are
+ * of different presets, and only then. */
+static void test_overlay_labels(void **state)
+{
+    static ui_overlay o;
+    (void)state;
+    o.n = 2;
+    for (int i = 0; i < 2; i++) {
+        snprintf(o.run[i].label, sizeof o.run[i].label, "cpu, batch %d, lr 0.001", 32 << i);
+        snprintf(o.run[i].preset, sizeof o.run[i].preset, "%s", "mnist-mlp-128");
+        snprintf(o.run[i].label_preset, sizeof o.run[i].label_preset, "mnist-mlp-128: %s", o.run[i].label);
+    }
+    assert_string_equal(ui_overlay_label(&o, 0, "mnist-mlp-128"), "cpu, batch 32, lr 0.001");
+    assert_string_equal(ui_overlay_label(&o, 1, "lenet5"), "mnist-mlp-128: cpu, batch 64, lr 0.001");
+    snprintf(o.run[1].preset, sizeof o.run[1].preset, "%s", "lenet5");   /* the kept runs differ */
+    assert_string_equal(ui_overlay_label(&o, 0, "mnist-mlp-128"), "mnist-mlp-128: cpu, batch 32, lr 0.001");
+    nn_svg_past past[UI_OVERLAY_MAX];
+    assert_int_equal(ui_overlay_svg(&o, "mnist-mlp-128", past, UI_OVERLAY_MAX), 2);
+    assert_string_equal(past[0].label, "mnist-mlp-128: cpu, batch 32, lr 0.001");
+}
+
 static void test_sysinfo_reasons(void **state)
 {
     static ui_sysinfo si;
@@ -216,6 +238,14 @@ static void test_sysinfo_reasons(void **state)
     ui_sysinfo_open(&si);
     /* NVML answers, or the reason why not is kept for the screen */
     assert_true(si.gpu.valid || si.gpu.why[0] != '\0');
+    /* no driver: one row's words, not dlerror's two rows */
+    assert_null(strstr(si.gpu.why, "cannot open shared object file"));
+    char why[256];
+    ui_nvml_why_not_loaded("libnvidia-ml.so.1: cannot open shared object file: No such file or directory", why,
+                           sizeof why);
+    assert_string_equal(why, "no NVIDIA driver");
+    ui_nvml_why_not_loaded("libnvidia-ml.so.1: undefined symbol: x", why, sizeof why);   /* another: as it is */
+    assert_string_equal(why, "libnvidia-ml.so.1: undefined symbol: x");
     ui_sysinfo_sample(&si);
     if (si.n_cpus > 0) {
         assert_true(si.has_cpu);
@@ -312,6 +342,34 @@ static void test_fit_words_and_keys(void **state)
     assert_int_equal(buf[strlen(buf) - 1], 't');
 }
 
+/* A setting's value said shorter, never cut mid-word; a path loses its
+ * head, its file name whole. */
+static void test_fit_value_and_path(void **state)
+{
+    char buf[256];
+    const char *msg = "exported /tmp/tmp.vqTtHDgOn3/data/nnlab/exports/mnist-mlp-128-run-20261128-121128.{csv,json,svg}";
+    (void)state;
+    ui_fit_value("cpu + gpu (predicted)", 19, 1, buf, sizeof buf);
+    assert_string_equal(buf, "cpu + gpu (pred.)");
+    ui_fit_value("cpu + gpu (predicted)", 30, 1, buf, sizeof buf);
+    assert_string_equal(buf, "cpu + gpu (predicted)");
+    ui_fit_value("(default: Space to type one)", 19, 1, buf, sizeof buf);
+    assert_string_equal(buf, "default: Space sets");
+    ui_fit_value("T4 (predicts a GPU not here)", 19, 1, buf, sizeof buf);
+    assert_string_equal(buf, "T4 (predicted)");
+    ui_fit_value("/home/teacher/datasets/cifar-10-batches-bin", 19, 0, buf, sizeof buf);
+    assert_string_equal(buf, ".../cifar-10-batches-bin");   /* the name alone is over: kept whole */
+    ui_fit_value("/home/teacher/datasets/cifar10", 20, 0, buf, sizeof buf);
+    assert_string_equal(buf, ".../datasets/cifar10");   /* whole directories go, from the head */
+    ui_fit_value("/home/teacher/datasets/cifar10", 19, 0, buf, sizeof buf);
+    assert_string_equal(buf, ".../cifar10");
+    assert_int_equal(ui_fit_path(msg, 78, 1, buf, sizeof buf), 0);
+    assert_true(ui_text_cols(buf) <= 78);
+    assert_int_equal(strncmp(buf, "exported \u2026/", 12), 0);
+    assert_non_null(strstr(buf, "/mnist-mlp-128-run-20261128-121128.{csv,json,svg}"));
+    assert_int_equal(ui_fit_path("no path here at all", 5, 1, buf, sizeof buf), -1);
+}
+
 /* The job line in the columns the dashboard leaves it: parts go whole. */
 static void test_job_status_fit(void **state)
 {
@@ -342,6 +400,13 @@ static void test_job_status_fit(void **state)
     s.elapsed_s = 52.3;
     ui_fmt_job_status_fit(&s, 34, buf, sizeof buf);
     assert_string_equal(buf, "done in 00:52 (52s 9ms/step)");
+    /* a headline too long for its columns keeps its time and step whole,
+     * never "(15s 785us/step, validation" */
+    s.val_s = 6.0;
+    ui_fmt_job_status_fit(&s, 30, buf, sizeof buf);
+    assert_true(ui_text_cols(buf) <= 30);
+    assert_null(strchr(buf, '('));
+    assert_non_null(strstr(buf, "done in 00:52"));
 }
 
 /* A panel's rows seen a view at a time: clamped, paged, and marked. */
@@ -650,12 +715,14 @@ int main(void)
         cmocka_unit_test(test_sanitize_name),
         cmocka_unit_test(test_proc_stat),
         cmocka_unit_test(test_sysinfo_reasons),
+        cmocka_unit_test(test_overlay_labels),
         cmocka_unit_test(test_wrap_next),
         cmocka_unit_test(test_text_wrap),
         cmocka_unit_test(test_wrap_keeps_units),
         cmocka_unit_test(test_quantity),
         cmocka_unit_test(test_fit_words_and_keys),
         cmocka_unit_test(test_job_status_fit),
+        cmocka_unit_test(test_fit_value_and_path),
         cmocka_unit_test(test_scroll),
         cmocka_unit_test(test_explain_panel_text),
         cmocka_unit_test(test_regime_short_and_phases),

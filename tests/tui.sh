@@ -108,6 +108,11 @@ keys Enter
 if grep -q "Presets (" "$tmp/screen" && ! grep -q "Calibrating" "$tmp/screen"; then ok "Enter on a refused value starts nothing"
 else not_ok "Enter on a refused value starts nothing"; fi
 keys Escape
+# the details say the rate the run will use, not the preset's
+focus_field "Learning rate" && keys 0 . 0 1 Enter
+expect "a learning rate set: the details say it, and the preset's" "train +cross-entropy, Adam lr 0\.01 \(preset: 0\.001\)"
+keys 0 . 0 0 1 Enter
+expect "set back: the preset's rate alone" "train +cross-entropy, Adam lr 0\.001 *│"
 
 # --- first use: calibrating, then the run --------------------------------------
 regime="(overhead|memory|compute)-bound"
@@ -200,8 +205,9 @@ if grep -q "any other key closes" "$tmp/screen"; then not_ok "any other key clos
 
 # --- save a preset -----------------------------------------------------------------------
 keys s
-expect "s asks for a name" "Name: mnist-mlp-128_" 5
-keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace
+expect "s asks for a name, not the shipped preset's own" "Name: mnist-mlp-128-mine_" 5
+keys BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace \
+    BSpace BSpace BSpace BSpace
 keys -l 'my test/preset'
 expect "the name is sanitised to a file name" "file: .*/nnlab/presets/my-test-preset\.ini" 5
 keys Enter

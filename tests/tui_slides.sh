@@ -91,7 +91,7 @@ keys Enter
 expect "a second run ends" "finished: Enter/Esc back" 30
 keys o
 expect "o overlays the earlier runs" "[0-9]+ earlier runs? dimmed on the loss chart \(o hides\)" 3
-expect "its legend names its settings" "cpu, batch 32, lr 0.001" 3
+expect "its legend names its settings (the preset is the same)" "cpu, batch 32, lr 0.001" 3
 keys x
 expect "x exports CSV, JSON and SVG" "exported .*\.\{csv,json,svg\}" 5
 svg=$(ls "$XDG_DATA_HOME"/nnlab/exports/*.svg 2>/dev/null | head -n 1)

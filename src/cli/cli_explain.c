@@ -164,8 +164,13 @@ static void print_writeup_text(const explain_view *v)
 
 static void print_explain_text(const explain_view *v)
 {
-    char line[NN_ERR_LEN];
+    char line[NN_ERR_LEN], why[1280];
     const nn_explanation *e = v->e;
+    /* a step measured far from the model: what its parts show comes first */
+    if (predicted(v))
+        snprintf(why, sizeof why, "%s", e->why);
+    else
+        nn_explain_why_measured(e, v->m, why, sizeof why);
     printf("%s on %s, batch %d", nn_safe(v->p->name), v->device, e->cost.batch);
     if (predicted(v))
         printf(": predicted for %s (a GPU profile)", nn_safe(v->prof->name));
@@ -178,16 +183,13 @@ static void print_explain_text(const explain_view *v)
     print_measured_text(v);
     printf("  regime:    %s%s%s%s\n  why:       %s\n  advice:    %s\n", nn_regime_name(e->regime),
            predicted(v) ? " (predicted for " : "", predicted(v) ? nn_safe(v->prof->name) : "", predicted(v) ? ")" : "",
-           e->why, e->advice);
+           why, e->advice);
     if (v->s && v->s->note[0])
         printf("  switches:  %s\n", v->s->note);
     for (int i = 0; i < v->n_conv; i++) {
         nn_conv_algorithm_text(&v->conv[i], line, sizeof line);
         printf("  %s %s\n", i ? "          " : "algorithm:", line);
     }
-    if (!predicted(v) && v->m->step_us > 2.0 * e->predicted_us)
-        printf("  note:      the measured step is %.1fx the model: per-op costs the model does not "
-               "see (thread wake-ups, cache misses) dominate\n", v->m->step_us / e->predicted_us);
     print_profile_check(v);
     print_ways_text(v);
     print_writeup_text(v);
@@ -314,6 +316,12 @@ static void print_explain_json(const explain_view *v)
     print_measured_json(v);
     printf("  \"regime\": \"%s\",\n  \"why\": ", nn_regime_name(e->regime));
     cli_json_string(stdout, e->why);
+    if (!predicted(v)) {             /* what the measured parts show first, when far from the model */
+        char why[1280];
+        nn_explain_why_measured(e, v->m, why, sizeof why);
+        printf(",\n  \"why_measured\": ");
+        cli_json_string(stdout, why);
+    }
     printf(",\n  \"advice\": ");
     cli_json_string(stdout, e->advice);
     printf(",\n");

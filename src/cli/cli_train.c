@@ -195,7 +195,9 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     cli_json_string(stdout, s->data_name);
     printf(", \"real\": %s, \"description\": ", s->data_synthetic ? "false" : "true");
     cli_json_string(stdout, s->data_desc);
-    printf("},\n  \"seed\": %llu,\n  \"threads\": %d,\n", (unsigned long long)cfg->seed, s->threads);
+    /* the threads it ran with (the title's count), then those asked (0: the cores free at the start) */
+    printf("},\n  \"seed\": %llu,\n  \"threads\": %d, \"threads_asked\": %d,\n", (unsigned long long)cfg->seed,
+           s->threads_now > 0 ? s->threads_now : s->threads, s->threads);
     cli_json_number("lr", cfg->lr ? cfg->lr : cfg->preset.lr, 0);
     cli_json_number("params", (double)s->n_params, 0);
     cli_json_number("prepare_s", s->prepare_s, 0);

@@ -76,15 +76,22 @@ static int print_profiles(void)
     }
     int n = nn_profile_list(list, CLI_MAX_PROFILES);
     nn_profile_stem(def, stem, sizeof stem);
+    /* the columns as wide as their longest entry ("geforce-940m", "GeForce 940M") */
+    int id_w = 2, name_w = 4;
+    for (int i = 0; i < n; i++) {
+        int id_len = (int)strlen(nn_safe(list[i].p.id)), name_len = (int)strlen(nn_safe(list[i].p.name));
+        id_w = id_len > id_w ? id_len : id_w;
+        name_w = !list[i].error[0] && name_len > name_w ? name_len : name_w;
+    }
     printf("\nGPU profiles (every figure from one is predicted, never measured; --gpu-profile NAME):\n");
     for (int i = 0; i < n; i++) {
         const nn_profile_entry *e = &list[i];
         const char *origin = e->p.user ? (e->p.measured ? "yours, measured" : "yours") : "shipped";
         if (e->error[0]) {
-            printf("  %-10s BROKEN: %s\n", nn_safe(e->p.id), nn_safe(e->error));
+            printf("  %-*s BROKEN: %s\n", id_w, nn_safe(e->p.id), nn_safe(e->error));
             continue;
         }
-        printf("  %-10s %-10s %s%s%s: %s\n", nn_safe(e->p.id), nn_safe(e->p.name), origin,
+        printf("  %-*s %-*s %s%s%s: %s\n", id_w, nn_safe(e->p.id), name_w, nn_safe(e->p.name), origin,
                !e->shadowed && !strcmp(e->p.id, stem) ? ", the default" : "",
                e->shadowed ? ", hidden by yours" : "", nn_safe(e->p.description));
     }

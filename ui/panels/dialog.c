@@ -19,13 +19,43 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Whether DIR/NAME.ini exists (a name too long for a path counts as taken). */
+static int preset_file_exists(const char *dir, const char *name)
+{
+    char path[NN_PATH_LEN];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.ini", dir, name) >= sizeof path)
+        return 1;
+    return access(path, F_OK) == 0;
+}
+
+/* The name the save dialog offers: the preset's own, unless that is a
+ * shipped preset's (no file of yours yet), which a save would hide: then
+ * NAME-mine, or NAME-mine-2 ... the first that neither folder has. */
+static void offer_name(const char *name, char *out, size_t len)
+{
+    char user[NN_PATH_LEN];
+    const char *system = nn_preset_system_dir();
+    snprintf(out, len, "%s", name);
+    if (nn_preset_user_dir(user, sizeof user) != 0 || preset_file_exists(user, name) ||
+        !preset_file_exists(system, name))
+        return;
+    for (int k = 1; k < 100; k++) {
+        if (k == 1)
+            snprintf(out, len, "%s-mine", name);
+        else
+            snprintf(out, len, "%s-mine-%d", name, k);
+        if (!preset_file_exists(user, out) && !preset_file_exists(system, out))
+            return;
+    }
+}
+
 void ui_dialog_open_save(ui_lab *lab)
 {
     if (!lab->chosen.preset_ok) {
         ui_set_message(lab, 1, "this preset does not load, so it cannot be saved: %s", lab->chosen.preset_err);
         return;
     }
-    snprintf(lab->input, sizeof lab->input, "%s", lab->chosen.preset.name);
+    offer_name(lab->chosen.preset.name, lab->input, sizeof lab->input);
     lab->dialog = UI_DLG_SAVE;
     lab->dirty |= UI_D_OVERLAY;
 }

@@ -41,7 +41,7 @@ static int export_svg(const ui_lab *lab, const nn_export_run *run, const nn_swee
     char svg[NN_PATH_LEN + 96];
     nn_svg_past past[UI_OVERLAY_MAX];
     size_t n = strlen(csv);
-    int n_past = lab->past.shown ? ui_overlay_svg(&lab->past, past, UI_OVERLAY_MAX) : 0;
+    int n_past = lab->past.shown ? ui_overlay_svg(&lab->past, lab->run.cfg.preset.name, past, UI_OVERLAY_MAX) : 0;
     double lr = lab->run.cfg.lr > 0 ? lab->run.cfg.lr : lab->run.cfg.preset.lr;
     snprintf(svg, sizeof svg, "%.*s.svg", (int)(n > 4 ? n - 4 : n), csv);
     return nn_export_svg_file(svg, run, lr, past, n_past, sw, err, err_len);

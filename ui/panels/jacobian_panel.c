@@ -108,12 +108,32 @@ int ui_jacobian_sweep(const ui_lab *lab, ui_jacobian_kept *jk, const nn_jac_shap
     return 0;
 }
 
-/* One line of the sweep: a label, then the seconds at each val. */
-static void sweep_line(ui_text *t, int style, const char *label, const nn_jac_sweep *sw, const double *sec)
+/* The sweep's columns that fit in width: a 15-column label, then 9 a val;
+ * the window holds the run's val (the first val at or above it). */
+typedef struct val_window {
+    int first, n;
+} val_window;
+
+static val_window fit_vals(const nn_jac_sweep *sw, long val, int width)
+{
+    val_window v = { 0, (width - 15) / 9 };
+    int at = 0;
+    if (v.n >= sw->n || v.n < 1) {
+        v.n = v.n < 1 ? 1 : sw->n;
+        return v;
+    }
+    while (at + 1 < sw->n && sw->val[at] < val)
+        at++;
+    v.first = at >= v.n ? at - v.n + 1 : 0;
+    return v;
+}
+
+/* One line of the sweep: a label, then the seconds at each val shown. */
+static void sweep_line(ui_text *t, int style, const char *label, val_window v, const double *sec)
 {
     char row[512];
     int n = snprintf(row, sizeof row, "%-15s", label);
-    for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
+    for (int i = v.first; i < v.first + v.n && n < (int)sizeof row - 10; i++)
         n += snprintf(row + n, sizeof row - (size_t)n, " %8.3g", sec[i]);
     ui_text_addf(t, style, "%s", row);
 }
@@ -141,7 +161,7 @@ static void sweep_verdict(ui_text *t, int width, const nn_jac_sweep *sw, enum nn
  * runs it eagerly (the seed's own experiment for rows), then the verdicts
  * ("fw": the framework's). */
 static void sweep_text(const ui_lab *lab, ui_jacobian_kept *jk, const nn_jac_shape *s, enum nn_jac_method run_m,
-                       int width, ui_text *t)
+                       long val, int width, ui_text *t)
 {
     const nn_jac_sweep *sw;
     const char *why = "";
@@ -155,21 +175,27 @@ static void sweep_text(const ui_lab *lab, ui_jacobian_kept *jk, const nn_jac_sha
     }
     snprintf(row, sizeof row, "val sweep, seconds, predicted (CPU: this machine; GPU: %s)", sw->gpu_name);
     ui_text_wrap(t, UI_TS_BOLD, width, UI_TEXT_ROWS, row);
+    val_window v = fit_vals(sw, val, width);
+    if (v.n < sw->n) {               /* the columns that do not fit: said, not cut */
+        snprintf(row, sizeof row, "vals %ld to %ld of %ld to %ld shown: wider, or `nnlab jacobian --sweep`",
+                 sw->val[v.first], sw->val[v.first + v.n - 1], sw->val[0], sw->val[sw->n - 1]);
+        ui_text_wrap(t, UI_TS_DIM, width, UI_TEXT_ROWS, row);
+    }
     int n = snprintf(row, sizeof row, "%-15s", "val");
-    for (int i = 0; i < sw->n && n < (int)sizeof row - 10; i++)
+    for (int i = v.first; i < v.first + v.n && n < (int)sizeof row - 10; i++)
         n += snprintf(row + n, sizeof row - (size_t)n, " %8ld", sw->val[i]);
     ui_text_addf(t, UI_TS_DIM, "%s", row);
     for (int m = 0; m < NN_JAC_METHOD_COUNT; m++)
         for (int d = 0; d < 2; d++) {
             snprintf(label, sizeof label, "%-11s %s", d ? "" : nn_jac_method_name((enum nn_jac_method)m),
                      name[d][0] ? name[d] : d ? "GPU" : "CPU");
-            sweep_line(t, UI_TS_NORMAL, label, sw,
+            sweep_line(t, UI_TS_NORMAL, label, v,
                        d ? sw->gpu_s[NN_JAC_WAY_NNLAB][m] : sw->cpu_s[NN_JAC_WAY_NNLAB][m]);
         }
     ui_text_addf(t, UI_TS_DIM, "%s as a framework runs it eagerly (fw):", nn_jac_method_name(run_m));
     for (int d = 0; d < 2; d++) {
         snprintf(label, sizeof label, "%12s%s", "", name[d][0] ? name[d] : d ? "GPU" : "CPU");
-        sweep_line(t, UI_TS_NORMAL, label, sw,
+        sweep_line(t, UI_TS_NORMAL, label, v,
                    d ? sw->gpu_s[NN_JAC_WAY_FRAMEWORK][run_m] : sw->cpu_s[NN_JAC_WAY_FRAMEWORK][run_m]);
     }
     sweep_verdict(t, width, sw, NN_JAC_WAY_FRAMEWORK, (int)run_m);
@@ -218,7 +244,7 @@ void ui_jacobian_draw_main(ui_lab *lab, ui_jacobian_kept *jk, ui_rect box)
     t->n = 0;
     jobs_text(lab, &s, val, m, in.w, t);
     ui_text_addf(t, UI_TS_NORMAL, "%s", "");
-    sweep_text(lab, jk, &s, m, in.w, t);
+    sweep_text(lab, jk, &s, m, val, in.w, t);
     ui_text_draw_scrolled(lab, t, box, &lab->main_scroll, "PgDn", "PgUp");
 }
 

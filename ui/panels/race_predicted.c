@@ -70,7 +70,10 @@ void ui_predicted_lanes_from(ui_run *r, const nn_race_ways *w)
         if (!l->present || l->measured)
             continue;
         memset(g, 0, sizeof *g);
-        nn_strlcpy(g->profile, l->label, sizeof g->profile);
+        g->cpu = lanes[k] == NN_LANE_FW_CPU;
+        /* the GPU profile a GPU lane is priced for; none for this CPU's */
+        if (!g->cpu)
+            nn_strlcpy(g->profile, r->predicted.profile, sizeof g->profile);
         nn_strlcpy(g->label, l->source, sizeof g->label);
         g->way = l->way;
         g->step_s = l->step_us * 1e-6;
@@ -121,9 +124,9 @@ static void draw_lane(ui_lab *lab, const char *name, const nn_predicted_gpu *g, 
                       long total, int y, int x, int w)
 {
     nn_predicted_progress p;
-    char bar[256], per[24], status[96];
+    char bar[256], per[32], status[96];
     nn_predicted_progress_at(g, t, total, &p);
-    nn_format_per_step(g->step_s, per, sizeof per);
+    nn_predicted_pace(g, per, sizeof per);
     if (p.ended)
         snprintf(status, sizeof status, "done in %.3g s (%s)", p.total_s, per);
     else
@@ -150,14 +153,13 @@ void ui_predicted_draw(ui_lab *lab, int y, int x, int w)
               r->predicted.label, t, total, y, x, w);
     for (int k = 0; k < r->n_fw_lanes; k++) {
         const nn_predicted_gpu *g = &r->fw_lane[k];
-        int cpu = !strncmp(g->profile, "cpu", 3);
-        snprintf(name, sizeof name, "%s fw*", cpu ? "cpu" : "gpu");
-        draw_lane(lab, name, g, cpu ? "predicted from this CPU's calibration" : g->label, t, total, y + 1 + k, x,
-                  w);
+        snprintf(name, sizeof name, "%s fw*", g->cpu ? "cpu" : "gpu");
+        draw_lane(lab, name, g, g->cpu ? "predicted from this CPU's calibration" : g->label, t, total, y + 1 + k,
+                  x, w);
     }
     y += 1 + r->n_fw_lanes;
     mvhline(y, x, ' ', w);
-    int cpu_lane = r->n_fw_lanes > 0 && !strncmp(r->fw_lane[0].profile, "cpu", 3);
+    int cpu_lane = r->n_fw_lanes > 0 && r->fw_lane[0].cpu;
     if (r->n_fw_lanes > 0)
         ui_putf(y, x, w, ui_attr(lab, UI_DIM), "  * predicted, not measured (gpu: %s%s)", r->predicted.profile,
                 cpu_lane ? "; cpu fw: this CPU's calibration" : "");

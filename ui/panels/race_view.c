@@ -106,6 +106,8 @@ int ui_race_ways_init(ui_lab *lab, nn_race_ways *w)
     nn_gpu_profile prof;
     char err[NN_ERR_LEN];
     int with_gpu = r->has_predicted;
+    if (!nn_job_traits_of(r->cfg.kind)->trains)
+        return 0;                    /* the ways price training steps; a Jacobian's are its panel's */
     for (int k = 0; k < r->n_jobs; k++) {
         const nn_calibration *c = nn_cal_store_get(&lab->cals, r->j[k].device, &why);
         if (r->j[k].way.gpu)

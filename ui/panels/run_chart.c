@@ -172,7 +172,8 @@ static int past_series(ui_lab *lab, ui_dashboard_state *ds, ui_axis *ay, ui_seri
             ys[i][k] = p->pts[k].loss;
             ui_axis_include(ay, ys[i][k]);
         }
-        s[n] = (ui_series){ xs[i], ys[i], (int)p->n_pts, 1, UI_DIM, p->label, 0, 0 };
+        s[n] = (ui_series){ xs[i], ys[i], (int)p->n_pts, 1, UI_DIM,
+                            ui_overlay_label(&lab->past, i, lab->run.cfg.preset.name), 0, 0 };
     }
     return n;
 }

@@ -175,15 +175,18 @@ static void draw_job(ui_lab *lab, int k, int y, int x, int w)
     /* label, a 10-column bar, " 100% ", the state: the rest for the status, its parts whole */
     const ui_run_view *view = ui_run_view_of(lab);
     ui_fmt_job_status_fit(&j->snap, w - lc - 10 - 6 - 12, status, sizeof status);
-    if (view->job_status)            /* the view's own counts (a Jacobian's rows of J) */
-        view->job_status(&j->snap, status, sizeof status);
+    if (view->job_status) {          /* the view's own counts (a Jacobian's rows of J), whole parts */
+        char own[160];
+        view->job_status(&j->snap, own, sizeof own);
+        ui_fit_parts(own, w - lc - 10 - 6 - 12, status, sizeof status);
+    }
     double frac = j->snap.total_steps > 0 ? (double)j->snap.step / (double)j->snap.total_steps : 0;
     int bw = w - lc - 6 - (int)strlen(status) - 12;
     if (bw < 10)
         bw = 10;
     ui_bar_text(bar, sizeof bar, bw, frac, lab->utf8);
     ui_put(y, x + lc, bw, ui_attr(lab, ui_race_role(k, 0)), bar);
-    ui_putf(y, x + lc + bw, w - lc - bw, A_NORMAL, " %3.0f%% %s", 100.0 * frac, status);
+    ui_putf(y, x + lc + bw, w - lc - bw - 11, A_NORMAL, " %3.0f%% %s", 100.0 * frac, status);   /* the tag's 11 after */
     enum ui_role tr = j->snap.state == NN_JOB_PAUSED || j->snap.state == NN_JOB_CANCELLED ? UI_ERROR : UI_OK;
     int tx = x + w - 11;
     ui_putf(y, tx, 11, ui_attr(lab, tr), " %10s", tag);

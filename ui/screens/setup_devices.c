@@ -55,12 +55,23 @@ void ui_setup_survey_poll(ui_lab *lab, ui_setup_state *ss)
 }
 
 
+/* "unavailable: WHY"; a machine without the NVIDIA driver in one row (the
+ * loader's words are for `nnlab devices`, which prints them whole). */
 static const char *why_line(const char *why, char *buf, size_t len)
 {
-    snprintf(buf, len, "unavailable: %s", why);
+    static const char no_driver[] = "no NVIDIA driver";
+    snprintf(buf, len, "unavailable: %s", strncmp(why, no_driver, sizeof no_driver - 1) ? why : no_driver);
     return buf;
 }
 
+/* "available  OpenBLAS sgemm and im2col, the free cores (own thread pool)" */
+static const char *available_line(const char *summary, char *buf, size_t len)
+{
+    snprintf(buf, len, "available  %s", summary);
+    return buf;
+}
+
+#define SUMMARY_ROWS 3               /* an available device's summary, wrapped at 80 columns */
 #define WHY_ROWS 6                   /* at most, per unavailable device: whole at 80x24 (the details above scroll) */
 
 /* Rows the device list needs: a heading, one row per available device (or
@@ -74,8 +85,10 @@ int ui_setup_devices_rows(const ui_lab *lab, int w)
     if (lab->devices.n == 0)
         return rows + (lab->devices.known ? ui_wrapped_rows(w, WHY_ROWS, lab->devices.why) : 1);
     for (int d = 0; d < lab->devices.n; d++)
-        rows += !lab->devices.known || lab->devices.st[d].available
-                    ? 1 : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->devices.st[d].why, line, sizeof line));
+        rows += !lab->devices.known ? 1
+                : lab->devices.st[d].available
+                    ? ui_wrapped_rows(w - 10, SUMMARY_ROWS, available_line(lab->devices.st[d].summary, line, sizeof line))
+                    : ui_wrapped_rows(w - 10, WHY_ROWS, why_line(lab->devices.st[d].why, line, sizeof line));
     return rows;
 }
 
@@ -95,7 +108,8 @@ void ui_setup_draw_devices(ui_lab *lab, ui_rect in, int y)
         if (!lab->devices.known)
             ui_put(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_DIM), "checking...");
         else if (lab->devices.st[d].available)
-            ui_putf(y++, in.x + 10, in.w - 10, ui_attr(lab, UI_OK), "available  %s", lab->devices.st[d].summary);
+            y += ui_put_wrapped(y, in.x + 10, in.w - 10, SUMMARY_ROWS, ui_attr(lab, UI_OK),
+                                available_line(lab->devices.st[d].summary, line, sizeof line));
         else
             y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
                                 why_line(lab->devices.st[d].why, line, sizeof line));

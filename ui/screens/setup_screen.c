@@ -172,6 +172,9 @@ static void draw_list(ui_lab *lab)
         mvhline(in.y + r, in.x, ' ', in.w);
         ui_putf(in.y + r, in.x, in.w, a, "%c %-*.*s %6s", sel ? '>' : ' ', in.w - 9, in.w - 9, e->name, tag);
     }
+    /* a list longer than its box says so on the bottom edge: "▼ 2 more (Down)" */
+    ui_scroll shown = { ss->scroll, ss->n_entries, in.h };
+    ui_scroll_draw_marker(lab, box.y + box.h - 1, box.x + box.w - 1, &shown, ss->n_entries, in.h, "Down", "Up");
 }
 
 static int shown_fields(const ui_lab *lab)
@@ -202,7 +205,7 @@ static void draw_fields(ui_lab *lab)
     ui_box(lab, box, "Settings");
     int first = first_field_row(lab, in.h), shown = 0;
     for (int f = 0, row = 0; f < UI_N_FIELDS && row < in.h; f++) {
-        char label[32], value[96];
+        char label[32], value[96], fitted[96];
         if (!ui_field_shown(lab, f) || shown++ < first)
             continue;
         int sel = ss->focus_fields && f == ss->field;
@@ -216,7 +219,8 @@ static void draw_fields(ui_lab *lab)
             !(ui_device_ok(lab, names[0]) && (n < 2 || ui_device_ok(lab, names[1]))))
             va = ui_attr(lab, UI_ERROR);
         ui_putf(in.y + row, in.x, 16, la, "%c%-15s", sel ? '>' : ' ', label);
-        ui_put(in.y + row, in.x + 17, in.w - 17, va, value);
+        ui_fit_value(value, in.w - 17, lab->utf8, fitted, sizeof fitted);   /* said shorter, not cut */
+        ui_put(in.y + row, in.x + 17, in.w - 17, va, fitted);
         row++;
     }
     for (int row = 0; row < in.h; row++)     /* below the shown fields: a longer list's rows */
@@ -326,8 +330,13 @@ static void details_text(const ui_lab *lab, const nn_preset_entry *e, int width,
         kind->task_line(lab->chosen.set.method, lab->chosen.set.batch, line, sizeof line);
         add_labelled(t, UI_TS_NORMAL, "task", width, line);
     } else {
-        snprintf(line, sizeof line, "%s, %s lr %g", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
-                 p->opt == NN_OPT_ADAM ? "Adam" : "SGD", p->lr);
+        /* the rate the run will use: the Learning rate field's, and the preset's beside it once changed */
+        double lr = lab->chosen.set.lr;
+        char preset_lr[48] = "";
+        if ((float)lr != p->lr)     /* the preset holds a float */
+            snprintf(preset_lr, sizeof preset_lr, " (preset: %g)", p->lr);
+        snprintf(line, sizeof line, "%s, %s lr %g%s", p->loss == NN_LOSS_XENT ? "cross-entropy" : "MSE",
+                 p->opt == NN_OPT_ADAM ? "Adam" : "SGD", lr, preset_lr);
         add_labelled(t, UI_TS_NORMAL, "train", width, line);
     }
     memory_text(lab, width, t);
@@ -569,8 +578,8 @@ static const char *const setup_help[] = {
     "  Enter r     run on the device(s)      w   batch sweep    F5 rescan",
     "              (after typing a number: the first Enter keeps it)",
     "              a device's first use calibrates it (seconds; Esc: no run)",
-    "              gpu (predicted): no GPU here, the CPU races one predicted for",
-    "              the GPU profile setting (Left Right: yours and the shipped)",
+    "              gpu (predicted): no GPU here, the CPU races one predicted",
+    "              for the GPU profile setting (Left Right: yours, shipped)",
     "              cpu + gpu with a GPU here: the GPU runs eager and graph, a",
     "              job each; a GPU switch changed runs that one way only",
     NULL,

@@ -279,6 +279,7 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 }
 
 #define PREDICTED_CELL 8            /* a blank and a 7-character name or samples/s */
+#define RATIO_W 10                  /* the graph to cpu ratio: a blank and its 9-letter name */
 
 typedef struct table_fit {
     int order[NN_SWEEP_MAX_DEVICES]; /* ui_sweep_column_order */
@@ -304,7 +305,7 @@ static void fit_table(const nn_sweep *sw, int w, int ratio, table_fit *t)
     for (;;) {
         int others = t->shown - measured;
         t->cell = ui_sweep_cell_width(w - others * PREDICTED_CELL, measured, t->ratio);
-        used = 6 + t->ratio * 9;
+        used = 6 + t->ratio * RATIO_W;
         for (int k = 0; k < t->shown; k++)
             used += column_width(sw, t, t->order[k]);
         if (used <= w || (t->shown <= measured && !t->ratio))
@@ -327,7 +328,8 @@ static void draw_table(ui_lab *lab)
     fit_table(sw, in.w, c >= 0 && g >= 0, &t);
     if (ui_explain_sweep_selected(lab, ui_sweep_of(lab), &sel_d, &sel_i) != 0)
         sel_d = sel_i = -1;
-    ui_box(lab, box, "samples/s and regime per batch size");
+    /* the title said shorter in a narrow box, never cut */
+    ui_box(lab, box, box.w >= 41 ? "samples/s and regime per batch size" : "samples/s, regime by batch");
     x = in.x + ui_putf(y, in.x, 6, A_BOLD, "%6s", "batch");
     for (int k = 0; k < t.shown; k++) {
         char name[16];
@@ -336,7 +338,7 @@ static void draw_table(ui_lab *lab)
         x += ui_putf(y, x, w, A_BOLD, "%*s", w, name);
     }
     if (t.ratio)     /* a space before, so that it never runs into the last column's name */
-        ui_putf(y, x, 10, A_BOLD, "%10s", sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
+        ui_putf(y, x, RATIO_W, A_BOLD, "%*s", RATIO_W, sw->predicted[g] ? "grph*/cpu" : "gpu/cpu");
     y++;
     int cross = ui_sweep_gpu_crossover(sw, c), rows = in.h - 5;   /* the header and four note rows stay */
     int first = 0, shown = sw->n_batches;
@@ -379,7 +381,7 @@ static void draw_progress(ui_lab *lab)
         snprintf(line, sizeof line, "%s: %ld of %ld points in %s", sw->cancelled ? "cancelled" : "done", done,
                  total, el);
     else if (sw->job)
-        snprintf(line, sizeof line, "%ld/%ld  %s  %s batch %d: %s, step %ld/%ld  (%ld timed, %ld warm-up)",
+        snprintf(line, sizeof line, "%ld/%ld  %s  %s batch %d: %s, step %ld/%ld  (%ld timed + %ld warm-up)",
                  done, total, el, sw->device[sw->cur_dev], sw->batch[sw->cur_batch],
                  nn_job_state_name(sw->snap.state), sw->snap.step, sw->snap.total_steps, sw->base.steps,
                  sw->base.warmup);
@@ -389,7 +391,9 @@ static void draw_progress(ui_lab *lab)
     int bw = in.w / 3;
     ui_bar_text(bar, sizeof bar, bw, total ? (double)done / (double)total : 0, lab->utf8);
     ui_put(in.y, in.x, bw, ui_attr(lab, UI_SERIES0), bar);
-    ui_put(in.y, in.x + bw + 1, in.w - bw - 1, A_NORMAL, line);
+    char fitted[256];                /* whole parts: the timed steps go first, then the step */
+    ui_fit_parts(line, in.w - bw - 1, fitted, sizeof fitted);
+    ui_put(in.y, in.x + bw + 1, in.w - bw - 1, A_NORMAL, fitted);
 }
 
 static void sweep_draw(ui_lab *lab, unsigned dirty)

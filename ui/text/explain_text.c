@@ -123,11 +123,11 @@ static int format_no_cal(const nn_explainer *x, const char *head, const nn_step_
  * wraps to. */
 enum {
     R_HEAD, R_PREDICTED, R_SPLIT, R_OPS, R_WORK, R_MEASURED, R_PHASES, R_PROFILE, R_WAYS, R_WRITEUP, R_CAL, R_CONV,
-    R_WHY, R_ADVICE, N_ROWS
+    R_WHY, R_ADVICE, R_MODEL_WHY, N_ROWS
 };
 
 typedef struct panel_item {
-    char text[720];
+    char text[1280];             /* the longest: why, the measured parts before the model's 640 */
     int style, rows, given;
 } panel_item;
 
@@ -216,11 +216,19 @@ static void fill_items(const nn_explainer *x, const ui_explain_context *c, const
             it[R_PHASES].text[0] = '\0';
     }
     fill_context_items(c, m, it);
-    snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s", e->why);
+    char part[sizeof it[0].text - 8];
+    /* a step measured far from the model: what its parts show is the why,
+     * the model's reading a detail after the advice */
+    it[R_MODEL_WHY].text[0] = '\0';
+    if (!c->predicted_for && nn_explain_measured_part(e, m, part, sizeof part)) {
+        snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s.", part);
+        snprintf(it[R_MODEL_WHY].text, sizeof it[0].text, "the model's reading, not borne out: %s", e->why);
+    } else
+        snprintf(it[R_WHY].text, sizeof it[0].text, "why: %s", e->why);
     snprintf(it[R_ADVICE].text, sizeof it[0].text, "advice: %s", e->advice);
     static const int styles[N_ROWS] = { UI_TS_BOLD, UI_TS_NORMAL, UI_TS_DIM, UI_TS_DIM, UI_TS_DIM, UI_TS_NORMAL,
                                         UI_TS_DIM, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_NORMAL, UI_TS_DIM,
-                                        UI_TS_DIM, UI_TS_NORMAL, UI_TS_OK };
+                                        UI_TS_DIM, UI_TS_NORMAL, UI_TS_OK, UI_TS_DIM };
     for (int k = 0; k < N_ROWS; k++)
         it[k].style = styles[k];
     if (!timed)
@@ -230,7 +238,8 @@ static void fill_items(const nn_explainer *x, const ui_explain_context *c, const
 /* Decides it[k].given, the rows each item gets out of max_rows. */
 static void give_rows(panel_item *it, int width, int max_rows)
 {
-    static const int details[] = { R_SPLIT, R_WAYS, R_WRITEUP, R_PROFILE, R_PHASES, R_CAL, R_OPS, R_WORK, R_CONV };
+    static const int details[] = { R_SPLIT, R_WAYS, R_WRITEUP, R_PROFILE, R_PHASES, R_CAL, R_OPS, R_WORK, R_CONV,
+                                   R_MODEL_WHY };
     enum { N_DETAILS = sizeof details / sizeof details[0] };
     for (int k = 0; k < N_ROWS; k++) {
         it[k].rows = ui_text_rows(width, it[k].text);
@@ -241,7 +250,7 @@ static void give_rows(panel_item *it, int width, int max_rows)
     int left = max_rows - 3;
     int text_full = it[R_WHY].rows + it[R_ADVICE].rows;
     for (int i = 0; i < N_DETAILS; i++) {
-        int k = details[i], need = k == R_OPS || k == R_WORK || k == R_CONV ? text_full : 2;
+        int k = details[i], need = k == R_OPS || k == R_WORK || k == R_CONV || k == R_MODEL_WHY ? text_full : 2;
         if (it[k].rows > 0 && left - it[k].rows >= need) {
             it[k].given = it[k].rows;
             left -= it[k].rows;
@@ -280,8 +289,8 @@ static void format_model(const nn_explainer *x, const ui_explain_context *c, con
 static void format_all(const nn_explainer *x, const ui_explain_context *c, const char *head,
                        const nn_step_measure *m, int width, panel_item *it, ui_text *out)
 {
-    static const int order[] = { R_HEAD, R_PREDICTED, R_MEASURED, R_WHY, R_ADVICE, R_SPLIT, R_PHASES, R_WAYS,
-                                 R_WRITEUP, R_PROFILE, R_CAL, R_OPS, R_WORK, R_CONV };
+    static const int order[] = { R_HEAD, R_PREDICTED, R_MEASURED, R_WHY, R_ADVICE, R_MODEL_WHY, R_SPLIT, R_PHASES,
+                                 R_WAYS, R_WRITEUP, R_PROFILE, R_CAL, R_OPS, R_WORK, R_CONV };
     fill_items(x, c, head, m, it);
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         if (it[order[k]].text[0])
@@ -308,7 +317,7 @@ int ui_explain_format_in(const nn_explainer *x, const ui_explain_context *ctx, c
                          const nn_step_measure *m, int width, int max_rows, ui_text *out)
 {
     char head[96];
-    panel_item it[N_ROWS];           /* 9 KB, once per call: the formatters fill it */
+    panel_item it[N_ROWS];           /* 18 KB, once per call: the formatters fill it */
     const ui_explain_context *c = ctx ? ctx : &no_context;
     out->n = 0;
     if (max_rows > UI_TEXT_ROWS)

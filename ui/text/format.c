@@ -208,12 +208,25 @@ void ui_fmt_job_status_fit(const nn_snapshot *s, int width, char *buf, size_t le
         return;
     if (nn_job_state_ended(s->state)) {      /* the headline alone, then its rate if it fits */
         nn_format_headline(s, buf, len);
+        char *paren = strstr(buf, " (");
+        if (ui_text_cols(buf) > width && paren) {   /* "done in 00:15  785us/step": no bracket left open */
+            nn_job_times t;
+            char per[24];
+            nn_job_times_of(s, &t);
+            nn_format_per_step(t.has_per_step ? t.per_step_s : NAN, per, sizeof per);
+            *paren = '\0';
+            size_t at = strlen(buf);
+            if (t.has_per_step && (int)(at + 2 + strlen(per)) <= width)
+                snprintf(buf + at, len - at, "  %s", per);
+        }
         size_t n = strlen(buf);
         if (s->has_rate && ui_fmt_quantity(s->samples_per_s, "/s", width - ui_text_cols(buf) - 2, rate,
                                            sizeof rate) == 0 && n + strlen(rate) + 3 < len)
             snprintf(buf + n, len - n, "  %s", rate);
         return;
     }
+    if (s->state == NN_JOB_PREPARING)
+        snprintf(buf, len, "preparing");   /* what it prepares is said where there is room */
     if (s->state != NN_JOB_RUNNING && s->state != NN_JOB_PAUSED)
         return;                      /* a state's words: cut by the panel, not here */
     running_parts(s, part);
@@ -413,4 +426,71 @@ void ui_fit_parts(const char *t, int cols, char *buf, size_t len)
         snprintf(buf, best + 1, "%s", t);
     else
         ui_fit_words(t, cols, buf, len);
+}
+
+/* ui_fit_path: see format.h. */
+int ui_fit_path(const char *text, int cols, int utf8, char *buf, size_t len)
+{
+    const char *dots = utf8 ? "\u2026" : "...", *best = NULL;
+    size_t best_n = 0;
+    snprintf(buf, len, "%s", text);
+    if (ui_text_cols(text) <= cols)
+        return 0;
+    for (const char *p = text; *p;) {         /* the longest word with a '/' */
+        size_t n = strcspn(p, " ");
+        if (n > best_n && memchr(p, '/', n)) {
+            best = p;
+            best_n = n;
+        }
+        p += n;
+        p += strspn(p, " ");
+    }
+    if (!best)
+        return -1;
+    int over = ui_text_cols(text) - cols + ui_text_cols(dots);
+    /* drop the path's head up to a '/' past the columns too many; the last
+     * '/' at most, so that the file name stays whole */
+    const char *last = best + best_n, *cut = NULL;
+    while (last > best && last[-1] != '/')
+        last--;
+    for (const char *q = best; q < last; q++)
+        if (*q == '/' && q > best && (int)(q - best) >= over) {
+            cut = q;
+            break;
+        }
+    if (!cut && last - 1 > best)
+        cut = last - 1;              /* even the file name alone is over: the shortest */
+    if (!cut)
+        return -1;
+    snprintf(buf, len, "%.*s%s%s", (int)(best - text), text, dots, cut);
+    return ui_text_cols(buf) <= cols ? 0 : -1;
+}
+
+/* Replaces the first `from` in buf with `to`, in place. */
+static void swap_phrase(char *buf, size_t len, const char *from, const char *to)
+{
+    char *at = strstr(buf, from);
+    char tail[256];
+    if (!at)
+        return;
+    snprintf(tail, sizeof tail, "%s", at + strlen(from));
+    snprintf(at, len - (size_t)(at - buf), "%s%s", to, tail);
+}
+
+/* ui_fit_value: see format.h. */
+void ui_fit_value(const char *value, int cols, int utf8, char *buf, size_t len)
+{
+    static const char *const shorter[][2] = {
+        { " (predicts a GPU not here)", " (predicted)" },
+        { " (predicted)", " (pred.)" },
+        { "(default: Space to type one)", "default: Space sets" },
+    };
+    char path[256];
+    snprintf(buf, len, "%s", value);
+    for (size_t i = 0; i < sizeof shorter / sizeof shorter[0] && ui_text_cols(buf) > cols; i++)
+        swap_phrase(buf, len, shorter[i][0], shorter[i][1]);
+    if (ui_text_cols(buf) > cols) {  /* the shortest it has, when even that is over */
+        ui_fit_path(buf, cols, utf8, path, sizeof path);
+        snprintf(buf, len, "%s", path);
+    }
 }

@@ -60,6 +60,22 @@ void ui_fit_parts(const char *text, int cols, char *buf, size_t len);
  * Returns the bytes. */
 int ui_fit_key_groups(const char *keys, int cols, char *buf, size_t len);
 
+/* A path in text (its longest word holding a '/') shortened at its head,
+ * so that text fits in cols columns: whole directories dropped first
+ * ("exported .../exports/run-1.{csv,json,svg}"), the file name kept whole,
+ * "\u2026" for what went when utf8, else "...". 0; -1 when text has no
+ * such path (buf holds text) or even its file name alone does not fit (buf
+ * holds that shortest form). */
+int ui_fit_path(const char *text, int cols, int utf8, char *buf, size_t len);
+
+/* A setting's value in at most cols columns, said shorter rather than cut:
+ * its longer phrases swapped for their short forms while it does not fit
+ * (" (predicts a GPU not here)": " (predicted)", then " (pred.)";
+ * "(default: Space to type one)": "default: Space sets"), then a path
+ * shortened at its head (ui_fit_path). buf may still be too long: the
+ * caller's cut then takes whole words. */
+void ui_fit_value(const char *value, int cols, int utf8, char *buf, size_t len);
+
 /* The columns of UTF-8 text (one per character). */
 int ui_text_cols(const char *s);
 

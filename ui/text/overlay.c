@@ -50,7 +50,10 @@ void ui_overlay_keep(ui_overlay *o, const ui_run *r, double lr)
             past_free(p);                /* out of memory: not kept */
             continue;
         }
-        snprintf(p->label, sizeof p->label, "%s, batch %d, lr %g", j->label[0] ? j->label : j->device,
+        const char *who = j->label[0] ? j->label : j->device;
+        snprintf(p->label, sizeof p->label, "%s, batch %d, lr %g", who, j->snap.batch, lr);
+        snprintf(p->preset, sizeof p->preset, "%s", r->cfg.preset.name);
+        snprintf(p->label_preset, sizeof p->label_preset, "%s: %s, batch %d, lr %g", r->cfg.preset.name, who,
                  j->snap.batch, lr);
         o->n++;
     }
@@ -63,11 +66,19 @@ void ui_overlay_free(ui_overlay *o)
     o->n = 0;
 }
 
-int ui_overlay_svg(const ui_overlay *o, nn_svg_past *out, int max)
+const char *ui_overlay_label(const ui_overlay *o, int i, const char *now_preset)
+{
+    int mixed = 0;                   /* a run of another preset: every label names its own */
+    for (int k = 0; k < o->n; k++)
+        mixed |= strcmp(o->run[k].preset, now_preset ? now_preset : "") != 0;
+    return mixed ? o->run[i].label_preset : o->run[i].label;
+}
+
+int ui_overlay_svg(const ui_overlay *o, const char *now_preset, nn_svg_past *out, int max)
 {
     int n = 0;
     for (int i = 0; i < o->n && n < max; i++)
         out[n++] = (nn_svg_past){ o->run[i].pts, o->run[i].n_pts, o->run[i].eps, o->run[i].n_eps,
-                                  o->run[i].label };
+                                  ui_overlay_label(o, i, now_preset) };
     return n;
 }

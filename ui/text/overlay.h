@@ -16,6 +16,8 @@
 
 typedef struct ui_past_run {
     char label[96];                  /* "cpu, batch 32, lr 0.001" */
+    char preset[64];                 /* the run's preset: "mnist-mlp-128" */
+    char label_preset[160];          /* both: "mnist-mlp-128: cpu, batch 32, lr 0.001" */
     nn_loss_point *pts;
     long n_pts;
     nn_epoch_result *eps;
@@ -33,7 +35,11 @@ struct ui_run;
  * full); lr is the run's learning rate, for the label. */
 void ui_overlay_keep(ui_overlay *o, const struct ui_run *r, double lr);
 void ui_overlay_free(ui_overlay *o);
-/* The kept runs as the SVG writer takes them (at most max); returns how many. */
-int ui_overlay_svg(const ui_overlay *o, nn_svg_past *out, int max);
+/* Run i's label beside a run of now_preset: its settings, with its preset
+ * first when any kept run is of another preset than now_preset. */
+const char *ui_overlay_label(const ui_overlay *o, int i, const char *now_preset);
+/* The kept runs as the SVG writer takes them (at most max), labelled beside
+ * a run of now_preset; returns how many. */
+int ui_overlay_svg(const ui_overlay *o, const char *now_preset, nn_svg_past *out, int max);
 
 #endif

@@ -136,12 +136,20 @@ static const char *nvml_error(const struct ui_nvml *nv, nvml_return rc, char *bu
     return buf;
 }
 
+void ui_nvml_why_not_loaded(const char *dlerror_text, char *why, size_t why_len)
+{
+    const char *e = dlerror_text;
+    if (!e || strstr(e, "cannot open shared object file"))
+        snprintf(why, why_len, "no NVIDIA driver");
+    else
+        snprintf(why, why_len, "%s", e);
+}
+
 static int nvml_load(struct ui_nvml *nv, char *why, size_t why_len)
 {
     nv->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!nv->lib) {
-        const char *e = dlerror();
-        snprintf(why, why_len, "%s", e ? e : "libnvidia-ml.so.1: cannot open");
+        ui_nvml_why_not_loaded(dlerror(), why, why_len);
         return -1;
     }
     LOOKUP(nv, error_string, "nvmlErrorString");

@@ -58,6 +58,10 @@ void ui_sysinfo_open(ui_sysinfo *s);
 /* Takes a sample: CPU use since the previous one, the GPU's current state. */
 void ui_sysinfo_sample(ui_sysinfo *s);
 void ui_sysinfo_close(ui_sysinfo *s);
+/* The GPU row's reason when libnvidia-ml.so.1 does not load: "no NVIDIA
+ * driver" for a library that is not there (a machine without the driver,
+ * one row), else dlerror's own text. */
+void ui_nvml_why_not_loaded(const char *dlerror_text, char *why, size_t why_len);
 
 /* What NVML's utilisation means, for the screen. */
 #define UI_NVML_NOTE "NVML utilisation = share of time a kernel was running, not how busy the SMs were"

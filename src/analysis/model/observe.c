@@ -44,6 +44,69 @@ const char *nn_step_part_name(int part)
     return part == NN_PART_GRAPH ? "graph" : "?";
 }
 
+/* Microseconds for a sentence: whole ones from 100 on ("2511", never
+ * "2.51e+03"), three digits below. */
+static const char *us_words(double us, char *buf, size_t len)
+{
+    snprintf(buf, len, fabs(us) >= 100 ? "%.0f" : "%.3g", us);
+    return buf;
+}
+
+/* The measured parts one after the other ("forward 9.1, backward 12,
+ * optimizer 50 us") and the largest; -1 when none was measured. */
+static int parts_text(const nn_step_measure *m, char *buf, size_t len)
+{
+    size_t n = 0;
+    int largest = -1;
+    buf[0] = '\0';
+    for (int p = 0; p < NN_STEP_PARTS && n + 1 < len; p++) {
+        if (!(m->part_valid & (1u << p)))
+            continue;
+        char v[32];
+        int w = snprintf(buf + n, len - n, "%s%s %s", n ? ", " : "", nn_step_part_name(p),
+                         us_words(m->part_us[p], v, sizeof v));
+        if (w < 0)
+            break;
+        n += (size_t)w;
+        if (largest < 0 || m->part_us[p] > m->part_us[largest])
+            largest = p;
+    }
+    if (largest >= 0 && n + 1 < len)
+        snprintf(buf + n, len - n, " us, the %s the largest", nn_step_part_name(largest));
+    return largest;
+}
+
+int nn_explain_measured_part(const nn_explanation *e, const nn_step_measure *m, char *buf, size_t len)
+{
+    char parts[256], opt[160] = "", a[32], b[32];
+    double ratio = m && m->timed_steps > 0 && e->predicted_us > 0 ? m->step_us / e->predicted_us : NAN;
+    buf[0] = '\0';
+    if (!(ratio > NN_MODEL_OFF_BY || ratio < 1.0 / NN_MODEL_OFF_BY))
+        return 0;
+    if (parts_text(m, parts, sizeof parts) < 0)
+        snprintf(parts, sizeof parts, "no part measured");
+    /* the one part the model prices on its own: the optimiser's pass */
+    double measured_opt = m->part_us[NN_PHASE_OPTIMIZER];
+    if ((m->part_valid & (1u << NN_PHASE_OPTIMIZER)) && measured_opt > 0 && e->optimizer_us > 0) {
+        double r = e->optimizer_us / measured_opt;
+        if (r > NN_MODEL_OFF_BY || r < 1.0 / NN_MODEL_OFF_BY)
+            snprintf(opt, sizeof opt, "; the model's optimiser's pass %s us is %.2gx the measured %s",
+                     us_words(e->optimizer_us, a, sizeof a), r, us_words(measured_opt, b, sizeof b));
+    }
+    snprintf(buf, len, "measured %s us/step, %.2gx the model's %s: its parts %s%s", us_words(m->step_us, a, sizeof a),
+             ratio, us_words(e->predicted_us, b, sizeof b), parts, opt);
+    return 1;
+}
+
+void nn_explain_why_measured(const nn_explanation *e, const nn_step_measure *m, char *buf, size_t len)
+{
+    char part[512];
+    if (nn_explain_measured_part(e, m, part, sizeof part))
+        snprintf(buf, len, "%s. The model's reading, which this step does not bear out: %s", part, e->why);
+    else
+        snprintf(buf, len, "%s", e->why);
+}
+
 /* ---- what an explanation depends on --------------------------------------------------- */
 
 int nn_observe_inputs(const nn_snapshot *s, nn_explain_inputs *in)

@@ -143,8 +143,9 @@ static void json_job(FILE *f, const nn_export_job *j)
     fprintf(f, ", \"way\": \"%s\"", nn_snapshot_way_word(s));
     fprintf(f, ",\n      \"state\": \"%s\",\n      \"headline\": ", nn_job_state_name(s->state));
     nn_json_string(f, headline);
-    fprintf(f, ",\n      \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"total_steps\": %ld,\n", s->batch,
-            s->threads, s->step, s->total_steps);
+    /* the threads it ran with, as the title says them; then those asked (0: the cores free) */
+    fprintf(f, ",\n      \"batch\": %d, \"threads\": %d, \"threads_asked\": %d, \"steps\": %ld, \"total_steps\": %ld,\n",
+            s->batch, s->threads_now > 0 ? s->threads_now : s->threads, s->threads, s->step, s->total_steps);
     fprintf(f, "      \"prepare_s\": %.6g, \"elapsed_s\": %.6g, \"train_s\": %.6g, \"val_s\": %.6g, \"per_step_s\": ",
             s->prepare_s, t.elapsed_s, t.train_s, t.val_s);
     nn_json_number(f, t.has_per_step ? t.per_step_s : NAN);

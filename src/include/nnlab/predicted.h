@@ -19,6 +19,10 @@ typedef struct nn_predicted_gpu {
     char label[NN_TEXT_LEN];     /* "predicted for T4": beside every figure */
     int way;                     /* enum nn_gpu_way the switches choose */
     double step_s;               /* the predicted step (the model's, seconds) */
+    int rows;                    /* a Jacobian job: its steps are rows of J, step_s a
+                                    row's share of the whole job's predicted time */
+    int cpu;                     /* the lane is this CPU's, predicted from its
+                                    calibration, not a GPU profile's */
 } nn_predicted_gpu;
 
 /* The way a job's switches run a GPU step: a CUDA graph (graph), else
@@ -27,7 +31,10 @@ nn_gpu_way nn_predicted_way(const nn_job_config *cfg);
 
 /* The GPU prof predicts for cfg's job (its preset, batch, 0: the preset's)
  * run the way its switches choose, with its data_on_device, pinned and
- * sync_every_step. 0, or -1 when the model gives no positive step. */
+ * sync_every_step. A Jacobian job is priced as `nnlab jacobian --sweep`
+ * prices it (nn_jac_predict_s at its val and method, rows replayed as a
+ * graph), its rows the steps. 0, or -1 when the model gives no positive
+ * step. */
 int nn_predicted_gpu_init(nn_predicted_gpu *g, const nn_job_config *cfg, const nn_gpu_profile *prof);
 
 /* Where the predicted GPU is elapsed_s seconds after it started a job of
@@ -51,5 +58,9 @@ void nn_predicted_progress_at(const nn_predicted_gpu *g, double elapsed_s, long 
  * graph", or once ended "predicted for T4: done in 4.1 s (2.1ms/step),
  * nnlab graph". */
 void nn_predicted_status(const nn_predicted_gpu *g, const nn_predicted_progress *p, char *buf, size_t len);
+
+/* Its pace in the unit of its steps: "2.1ms/step", a Jacobian's
+ * "7.87k rows/s". */
+void nn_predicted_pace(const nn_predicted_gpu *g, char *buf, size_t len);
 
 #endif
