@@ -90,8 +90,8 @@ static int read_samples(nn_framework_sample *s, cpu_row *rows, int max)
     return n;
 }
 
-/* The relative errors of the shipped figures on one host's rows (all but
- * the Xeon's when host is NULL): their root mean square and largest. */
+/* The relative errors of the shipped figures on one host's rows: their
+ * root mean square and the largest. */
 static void host_errors(const nn_framework_sample *s, const cpu_row *rows, int n, const char *host, double *rms,
                         double *max)
 {
@@ -100,7 +100,7 @@ static void host_errors(const nn_framework_sample *s, const cpu_row *rows, int n
     int k = 0;
     *max = 0;
     for (int i = 0; i < n; i++) {
-        if (host ? strcmp(rows[i].host, host) != 0 : !strcmp(rows[i].host, "xeon16"))
+        if (strcmp(rows[i].host, host) != 0)
             continue;
         double rel = nn_framework_cpu_form(&s[i], &fc) / s[i].framework_us - 1;
         sq += rel * rel;
