@@ -27,11 +27,7 @@ ok "the recorded calibration installed"
 
 # preset and the write-up's direction for the framework pair
 for profile in t4 geforce-940m; do
-    # mnist-mlp-128 (slower in its write-up) is predicted either way, or too close to call (the
-    # GeForce 940M's 1266 us beside the CPU's 1262 since small elementwise ops are priced by
-    # their measured per-element cost): since the framework's GPU refit (docs/decisions/0122)
-    # its CPU side, 40% above PyTorch's measured step, is the slower
-    for pair in lenet-cifar10:slower lenet5-cifar10:slower mnist-mlp-128:either mnist-mlp-1000:faster \
+    for pair in lenet-cifar10:slower lenet5-cifar10:slower mnist-mlp-128:slower mnist-mlp-1000:faster \
         conv1d-regression:faster tabnet-regression:faster; do
         preset=${pair%%:*} dir=${pair#*:}
         check "$preset, $profile: the race ends" 0 "$NNLAB" train -p "$preset" --race-predicted --steps 3 \
@@ -39,11 +35,6 @@ for profile in t4 geforce-940m; do
         batch=$(sed -n 's/^batch = //p' "$top_srcdir/presets/$preset.ini")
         verdict="the GPU is [0-9.]*x $dir than the CPU at batch $batch"
         json_verdict="gpu $dir"
-        if [ "$dir" = either ]; then
-            dir='\(slower\|faster\|too close\)'
-            verdict="\(the GPU is [0-9.]*x \(slower\|faster\) than the CPU\|too close to call\) at batch $batch"
-            json_verdict='\(gpu slower\|gpu faster\|too close\)'
-        fi
         grep_ok "$preset, $profile: as a framework runs it, the GPU is $dir at batch $batch" "$tmp/err" \
             "^as a framework runs it: $verdict[ :].*cpu framework [0-9]* us predicted from this CPU's calibration, gpu framework [0-9]* us predicted for "
         grep_ok "$preset, $profile: then nnlab's own pair, measured beside predicted" "$tmp/err" \

@@ -42,83 +42,166 @@ static void load_profile(const char *name, nn_gpu_profile *prof)
         fail_msg("%s", err);
 }
 
-/* A preset's framework operations per step (batch does not change them). */
-static int ops_of(const char *preset)
+/* One row of the fixture: its host and point, and its terms. */
+typedef struct cpu_row {
+    char host[16], preset[64];
+    int batch;
+} cpu_row;
+
+/* The shipped figures. */
+static nn_framework_cpu shipped_cpu(void)
 {
-    static nn_preset p;
-    nn_cost c;
-    load_preset(preset, &p);
-    nn_cost_model(&p, 4, &c);
-    return nn_framework_ops(&p, &c);
+    return (nn_framework_cpu){ NN_FRAMEWORK_CPU_STEP_US, NN_FRAMEWORK_CPU_OP_RATIO, NN_FRAMEWORK_CPU_ELEM_PASSES,
+                               NN_FRAMEWORK_CPU_PARAM_PASSES, NN_FRAMEWORK_CPU_WORK_RATIO };
 }
 
-/* The fixture's rows: host,preset,batch,torch_us,nnlab_us ('#' comments, a header). */
-static int read_samples(nn_framework_sample *s, char hosts[][16], int max)
+/* The fixture's rows (host,preset,batch,torch_us,nnlab_us; '#' comments, a
+ * header), each priced from its host's calibration (calibration-cpu-HOST.txt).
+ * The 16-thread Xeon has none: dev3's stands in for its op_us and bandwidth
+ * and nnlab's measured step there for the work term (not fitted, shown). */
+static int read_samples(nn_framework_sample *s, cpu_row *rows, int max)
 {
+    static nn_calibration dev2, dev3;
     char line[256], path[NN_PATH_LEN];
     int n = 0;
+    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &dev2), 0);
+    assert_int_equal(cal_fixture_load("calibration-cpu-dev3.txt", &dev3), 0);
     snprintf(path, sizeof path, "%s/framework-cpu-fit.csv", FIXTURES_DIR);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     while (fgets(line, sizeof line, f) && n < max) {
-        char host[16], preset[64];
-        int batch;
+        static nn_preset p;
+        cpu_row *r = &rows[n];
         double torch_us, nnlab_us;
         if (line[0] == '#' || !strncmp(line, "host,", 5))
             continue;
-        assert_int_equal(sscanf(line, "%15[^,],%63[^,],%d,%lf,%lf", host, preset, &batch, &torch_us, &nnlab_us), 5);
-        s[n] = (nn_framework_sample){ ops_of(preset), nnlab_us, torch_us };
-        snprintf(hosts[n], 16, "%s", host);
+        assert_int_equal(sscanf(line, "%15[^,],%63[^,],%d,%lf,%lf", r->host, r->preset, &r->batch, &torch_us,
+                                &nnlab_us), 5);
+        load_preset(r->preset, &p);
+        int xeon = !strcmp(r->host, "xeon16");
+        const nn_calibration *cal = !strcmp(r->host, "dev2") ? &dev2 : &dev3;
+        assert_int_equal(nn_framework_cpu_sample_of(&p, r->batch, cal, &s[n], NULL), 0);
+        if (xeon)
+            s[n].nnlab_us = nnlab_us;
+        s[n].framework_us = torch_us;
         n++;
     }
     fclose(f);
     return n;
 }
 
-/* The fit from the data is the one the shipped figures record (to their
- * printed digits), and it holds within the tolerance docs/ways.md states:
- * every sample's relative error within 75%, their root mean square within
- * 35%. The form has three figures for two hosts (2 and 16 threads), six
- * presets and batches 1 to 4096: its per-op cost is the hosts' compromise
- * (10.6 us fitted on the 2-core host alone, 28 on the 16-thread one). */
+/* The relative errors of the shipped figures on one host's rows: their
+ * root mean square and the largest. */
+static void host_errors(const nn_framework_sample *s, const cpu_row *rows, int n, const char *host, double *rms,
+                        double *max)
+{
+    nn_framework_cpu fc = shipped_cpu();
+    double sq = 0;
+    int k = 0;
+    *max = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(rows[i].host, host) != 0)
+            continue;
+        double rel = nn_framework_cpu_form(&s[i], &fc) / s[i].framework_us - 1;
+        sq += rel * rel;
+        *max = fabs(rel) > *max ? fabs(rel) : *max;
+        k++;
+    }
+    assert_true(k > 0);
+    *rms = sqrt(sq / k);
+}
+
+/* Prints the rows whose error is above 25% (what the issue asks of every
+ * point), the largest first. */
+static void print_misses(const nn_framework_sample *s, const cpu_row *rows, int n)
+{
+    nn_framework_cpu fc = shipped_cpu();
+    double last = 1e9;
+    for (;;) {
+        int worst = -1;
+        double w = 0;
+        for (int i = 0; i < n; i++) {
+            double rel = fabs(nn_framework_cpu_form(&s[i], &fc) / s[i].framework_us - 1);
+            if (rel > 0.25 && rel < last && rel > w)
+                worst = i, w = rel;
+        }
+        if (worst < 0)
+            return;
+        last = w;
+        print_message("# beyond 25%%: %-6s %-18s b%-5d predicted %7.0f us, PyTorch measured %7.0f (%+.1f%%)\n",
+                      rows[worst].host, rows[worst].preset, rows[worst].batch,
+                      nn_framework_cpu_form(&s[worst], &fc), s[worst].framework_us,
+                      100 * (nn_framework_cpu_form(&s[worst], &fc) / s[worst].framework_us - 1));
+    }
+}
+
+/* The fit from the data of the hosts with a calibration (dev2, dev3) is the
+ * one the shipped figures record (to their printed digits), and it holds
+ * within the tolerance docs/ways.md states: the root mean square of the
+ * relative errors within 35% on each host, every one within 60%. Not every
+ * point is within the 25% asked of it (docs/ways.md and docs/decisions/0137
+ * say which and why): the test prints them. */
 static void test_fit_recomputed(void **state)
 {
     (void)state;
-    static nn_framework_sample s[MAX_SAMPLES];
-    static char hosts[MAX_SAMPLES][16];
+    static nn_framework_sample s[MAX_SAMPLES], fit_s[MAX_SAMPLES];
+    static cpu_row rows[MAX_SAMPLES];
     nn_framework_fit fit;
-    int n = read_samples(s, hosts, MAX_SAMPLES);
-    assert_true(n >= 40);
-    assert_int_equal(nn_framework_fit_cpu(s, n, &fit), 0);
-    print_message("# fit over %d samples: op_us %.2f, step_us %.1f, work_ratio %.3f; rms %.1f%%, max %.1f%%\n",
-                  fit.n, fit.op_us, fit.step_us, fit.work_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
-    assert_true(fabs(fit.op_us - NN_FRAMEWORK_CPU_OP_US) < 0.01);
-    assert_true(fabs(fit.step_us - NN_FRAMEWORK_CPU_STEP_US) < 0.5);
-    assert_true(fabs(fit.work_ratio - NN_FRAMEWORK_CPU_WORK_RATIO) < 0.005);
-    assert_true(fit.rms_rel < 0.35);
-    assert_true(fit.max_rel < 0.75);
-    /* no cost negative; a framework pays per op and computes no faster than nnlab */
-    assert_true(fit.op_us > 0 && fit.step_us >= 0 && fit.work_ratio > 1);
+    int n = read_samples(s, rows, MAX_SAMPLES), k = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].host, "xeon16") != 0)
+            fit_s[k++] = s[i];
+    assert_true(k >= 60);
+    assert_int_equal(nn_framework_fit_cpu(fit_s, k, &fit), 0);
+    print_message("# fit over %d samples: step_us %.2f, op_ratio %.2f, elem_passes %.4f, param_passes %.4f, "
+                  "work_ratio %.4f; rms %.1f%%, max %.1f%%\n", fit.n, fit.fc.step_us, fit.fc.op_ratio,
+                  fit.fc.elem_passes, fit.fc.param_passes, fit.fc.work_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
+    assert_true(fabs(fit.fc.step_us - NN_FRAMEWORK_CPU_STEP_US) < 0.05);
+    assert_true(fabs(fit.fc.op_ratio - NN_FRAMEWORK_CPU_OP_RATIO) < 0.05);
+    assert_true(fabs(fit.fc.elem_passes - NN_FRAMEWORK_CPU_ELEM_PASSES) < 0.0005);
+    assert_true(fabs(fit.fc.param_passes - NN_FRAMEWORK_CPU_PARAM_PASSES) < 0.0005);
+    assert_true(fabs(fit.fc.work_ratio - NN_FRAMEWORK_CPU_WORK_RATIO) < 0.0005);
+    static const char *const hosts[] = { "dev2", "dev3" };
+    for (int h = 0; h < 2; h++) {
+        double rms, max;
+        host_errors(s, rows, n, hosts[h], &rms, &max);
+        print_message("# %s: rms %.1f%%, max %.1f%%\n", hosts[h], 100 * rms, 100 * max);
+        assert_true(rms < 0.35);
+        assert_true(max < 0.60);
+    }
+    print_misses(s, rows, n);
+    /* no cost negative */
+    assert_true(fit.fc.step_us >= 0 && fit.fc.op_ratio > 0 && fit.fc.elem_passes >= 0 && fit.fc.param_passes >= 0 &&
+                fit.fc.work_ratio > 0);
 }
 
-/* The form predicts each of torch.csv's 16-core steps (the H200 host)
- * within the same tolerance: a relative error within 75%. */
+/* The 16-thread Xeon (torch.csv), not fitted (no calibration of it exists):
+ * with nnlab's measured step as the work term and dev3's op_us and bandwidth
+ * standing in for its own, each of its 12 steps within 90%, the tolerance
+ * docs/ways.md states for it: its thread pool wakes for every op, which no
+ * 2-core calibration's op_us measures. */
 static void test_form_against_torch_csv(void **state)
 {
     (void)state;
     static nn_framework_sample s[MAX_SAMPLES];
-    static char hosts[MAX_SAMPLES][16];
-    int n = read_samples(s, hosts, MAX_SAMPLES), xeon = 0;
+    static cpu_row rows[MAX_SAMPLES];
+    nn_framework_cpu fc = shipped_cpu();
+    int n = read_samples(s, rows, MAX_SAMPLES), xeon = 0;
+    double rms, max;
     for (int i = 0; i < n; i++) {
-        if (strcmp(hosts[i], "xeon16") != 0)
+        if (strcmp(rows[i].host, "xeon16") != 0)
             continue;
-        double pred = nn_framework_cpu_form(s[i].ops, s[i].nnlab_us, NN_FRAMEWORK_CPU_OP_US,
-                                            NN_FRAMEWORK_CPU_STEP_US, NN_FRAMEWORK_CPU_WORK_RATIO);
-        if (fabs(pred / s[i].framework_us - 1) > 0.75)
-            fail_msg("sample %d: predicted %.0f us, PyTorch measured %.0f", i, pred, s[i].framework_us);
+        double pred = nn_framework_cpu_form(&s[i], &fc);
+        print_message("# xeon16 %-18s b%-5d predicted %7.0f us, PyTorch measured %7.0f (%+.1f%%)\n", rows[i].preset,
+                      rows[i].batch, pred, s[i].framework_us, 100 * (pred / s[i].framework_us - 1));
+        if (fabs(pred / s[i].framework_us - 1) > 0.90)
+            fail_msg("%s at %d: predicted %.0f us, PyTorch measured %.0f", rows[i].preset, rows[i].batch, pred,
+                     s[i].framework_us);
         xeon++;
     }
     assert_int_equal(xeon, 12);
+    host_errors(s, rows, n, "xeon16", &rms, &max);
+    print_message("# xeon16: rms %.1f%%, max %.1f%%\n", 100 * rms, 100 * max);
 }
 
 /* Every shipped profile reads the figures: t4.ini carries them, the others
@@ -130,9 +213,8 @@ static void test_profiles_read_framework(void **state)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         nn_gpu_profile prof;
         load_profile(names[i], &prof);
-        assert_true(fabs(prof.framework_cpu_op_us - NN_FRAMEWORK_CPU_OP_US) < 1e-9);
-        assert_true(fabs(prof.framework_cpu_step_us - NN_FRAMEWORK_CPU_STEP_US) < 1e-9);
-        assert_true(fabs(prof.framework_cpu_work_ratio - NN_FRAMEWORK_CPU_WORK_RATIO) < 1e-9);
+        nn_framework_cpu fc = shipped_cpu();
+        assert_int_equal(memcmp(&prof.framework_cpu, &fc, sizeof fc), 0);
         assert_true(fabs(prof.framework_gpu.step_us - NN_FRAMEWORK_GPU_STEP_US) < 1e-9);
         assert_true(fabs(prof.framework_gpu.op_us - NN_FRAMEWORK_GPU_FW_OP_US) < 1e-9);
         assert_true(fabs(prof.framework_gpu.conv_us - NN_FRAMEWORK_GPU_CONV_US) < 1e-9);
@@ -142,21 +224,14 @@ static void test_profiles_read_framework(void **state)
 
 /* The write-ups' direction, each at its own batch: the framework's GPU
  * (predicted for T4 and for the GeForce 940M) against its CPU (predicted
- * from the recorded calibration). Slower: lenet-cifar10, lenet5-cifar10;
- * faster: mnist-mlp-1000, conv1d-regression, tabnet-regression. The
- * write-up has mnist-mlp-128 at batch 32 slower too, but the model cannot
- * tell: its GPU side (1088 us for T4, 1198 for the 940M) is below its CPU
- * side (1437 us), which is 40% above PyTorch's measured CPU step on that
- * machine (867 us at batch 16, 1217 at 64: framework-cpu-fit.csv) because
- * nnlab's own step predicted from the calibration (558 us) is above its
- * measured one (243 at 16, 394 at 64); it is held within 35% of the GPU
- * side, and docs/ways.md says so. */
+ * from the recorded calibration of the 2-core machine). Slower:
+ * lenet-cifar10, lenet5-cifar10, mnist-mlp-128; faster: mnist-mlp-1000,
+ * conv1d-regression, tabnet-regression. */
 static void test_direction_of_the_writeups(void **state)
 {
     (void)state;
-    /* gpu_slower 2: the write-up has the GPU slower, the model cannot tell (see above) */
     static const struct { const char *preset; int gpu_slower; } cases[] = {
-        { "lenet-cifar10", 1 },  { "lenet5-cifar10", 1 },    { "mnist-mlp-128", 2 },
+        { "lenet-cifar10", 1 },  { "lenet5-cifar10", 1 },    { "mnist-mlp-128", 1 },
         { "mnist-mlp-1000", 0 }, { "conv1d-regression", 0 }, { "tabnet-regression", 0 },
     };
     static const char *const profiles[] = { "t4", "geforce-940m" };
@@ -176,12 +251,6 @@ static void test_direction_of_the_writeups(void **state)
         print_message("# %s batch %d: framework cpu %.0f us, framework gpu (%s) %.0f us\n", cases[i].preset,
                       p.batch, cpu_us, prof.name, gpu_us);
         assert_true(cpu_us > 0 && gpu_us > 0);
-        if (cases[i].gpu_slower == 2) {
-            if (fabs(gpu_us / cpu_us - 1) > 0.35)
-                fail_msg("%s: %.0f against %.0f us: no longer within the CPU side's error", cases[i].preset,
-                         gpu_us, cpu_us);
-            continue;
-        }
         if (cases[i].gpu_slower != (gpu_us > cpu_us)) {
             print_message("WRONG: %s at batch %d: the framework's GPU (%s) %.0f us against its CPU %.0f us: "
                           "the write-up has the GPU %s\n", cases[i].preset, p.batch, prof.name, gpu_us, cpu_us,

@@ -7,11 +7,12 @@
 #include <math.h>
 #include <string.h>
 
-#define MAX_COLS 4
+#define MAX_COLS 5
 
-double nn_framework_cpu_form(int ops, double nnlab_us, double op_us, double step_us, double work_ratio)
+double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc)
 {
-    return step_us + ops * op_us + work_ratio * nnlab_us;
+    return fc->step_us + fc->op_ratio * s->ops * s->op_us + fc->elem_passes * s->elem_us +
+           fc->param_passes * s->param_us + fc->work_ratio * s->nnlab_us;
 }
 
 /* Solves the k x k system a x = b by Gaussian elimination with partial
@@ -129,43 +130,72 @@ static void rel_errors(const rel_problem *pr, const double *x, double *rms, doub
 
 int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out)
 {
-    double cols[MAX_FIT_SAMPLES * 3], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 20 kB */
-    double x[3];
+    double cols[MAX_FIT_SAMPLES * 5], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 28 kB */
+    double x[5];
     memset(out, 0, sizeof *out);
-    if (n < 3 || n > MAX_FIT_SAMPLES)
+    if (n < 5 || n > MAX_FIT_SAMPLES)
         return -1;
-    for (int i = 0; i < n; i++) {    /* x = (step_us, op_us, work_ratio) */
-        cols[i * 3] = 1;
-        cols[i * 3 + 1] = s[i].ops;
-        cols[i * 3 + 2] = s[i].nnlab_us;
+    for (int i = 0; i < n; i++) {    /* x = (step_us, op_ratio, elem_passes, param_passes, work_ratio) */
+        double *row = cols + (size_t)i * 5;
+        row[0] = 1;
+        row[1] = s[i].ops * s[i].op_us;
+        row[2] = s[i].elem_us;
+        row[3] = s[i].param_us;
+        row[4] = s[i].nnlab_us;
         given[i] = 0;
         measured[i] = s[i].framework_us;
     }
-    rel_problem pr = { n, 3, cols, given, measured };
+    rel_problem pr = { n, 5, cols, given, measured };
     if (fit_nonnegative(&pr, x) != 0)
         return -1;
-    out->step_us = x[0];
-    out->op_us = x[1];
-    out->work_ratio = x[2];
+    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4] };
     out->n = n;
     rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
+    return 0;
+}
+
+/* The bytes nnlab's cost model gives the layers that are not matrix
+ * products (activations, pools, dropout, batch norms, adds): PyTorch runs
+ * each as its own unfused kernels. */
+static double elementwise_bytes(const nn_cost *c)
+{
+    double bytes = 0;
+    for (int i = 0; i < c->n_layers; i++) {
+        const nn_layer_cost *l = &c->layers[i];
+        if (l->op_class != NN_OP_LINEAR && l->op_class != NN_OP_CONV)
+            bytes += l->fwd.bytes + l->bwd.bytes;
+    }
+    return bytes;
+}
+
+int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
+                               nn_framework_sample *out, nn_explanation *nnlab_out)
+{
+    nn_explain_options opt;
+    nn_explanation e;
+    memset(&opt, 0, sizeof opt);
+    memset(out, 0, sizeof *out);
+    opt.host_memory = 1;         /* nnlab's own CPU step, as the sweep's cpu rows run it */
+    nn_explain(p, batch, cpu_cal, &opt, &e);
+    if (nnlab_out)
+        *nnlab_out = e;
+    if (!(e.predicted_us > 0) || !(cpu_cal->mem_gbps > 0) || !(cpu_cal->op_us >= 0))
+        return -1;
+    out->ops = nn_framework_ops(p, &e.cost);
+    out->op_us = cpu_cal->op_us;
+    out->elem_us = elementwise_bytes(&e.cost) / (cpu_cal->mem_gbps * 1e3);
+    out->param_us = 4.0 * (double)e.cost.params / (cpu_cal->mem_gbps * 1e3);
+    out->nnlab_us = e.predicted_us;
     return 0;
 }
 
 double nn_framework_cpu_step_us(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
                                 const nn_gpu_profile *prof, nn_explanation *nnlab_out)
 {
-    nn_explain_options opt;
-    nn_explanation e;
-    memset(&opt, 0, sizeof opt);
-    opt.host_memory = 1;         /* nnlab's own CPU step, as the sweep's cpu rows run it */
-    nn_explain(p, batch, cpu_cal, &opt, &e);
-    if (nnlab_out)
-        *nnlab_out = e;
-    if (!(e.predicted_us > 0))
+    nn_framework_sample s;
+    if (nn_framework_cpu_sample_of(p, batch, cpu_cal, &s, nnlab_out) != 0)
         return 0;
-    return nn_framework_cpu_form(nn_framework_ops(p, &e.cost), e.predicted_us, prof->framework_cpu_op_us,
-                                 prof->framework_cpu_step_us, prof->framework_cpu_work_ratio);
+    return nn_framework_cpu_form(&s, &prof->framework_cpu);
 }
 
 /* ---- the GPU ------------------------------------------------------------------------ */

@@ -108,9 +108,7 @@ int nn_profile_from_calibration(const nn_calibration *cal, const char *name, con
     out->framework_op_us = estimates->framework_op_us;
     out->framework_gpu_op_us = estimates->framework_gpu_op_us;
     out->host_copy_gbps = cal->host_copy_gbps;
-    out->framework_cpu_op_us = estimates->framework_cpu_op_us;   /* the framework on the CPU: fitted */
-    out->framework_cpu_step_us = estimates->framework_cpu_step_us;
-    out->framework_cpu_work_ratio = estimates->framework_cpu_work_ratio;
+    out->framework_cpu = estimates->framework_cpu;               /* the framework on the CPU: fitted */
     out->framework_gpu = estimates->framework_gpu;               /* and on a GPU: fitted */
     return 0;
 }

@@ -98,8 +98,10 @@ int nn_sweep_add_framework_cpu(nn_sweep *sw, const nn_calibration *cal, const nn
     /* priced from cal, but not the model's split: Explain has no explanation to give */
     sw->has_cal[d] = 0;
     snprintf(sw->cal_why[d], sizeof sw->cal_why[d], "a framework's CPU step is a fitted form, not the model's "
-             "split: ops x %.2f us + %.3f x nnlab's step (nnlab(1), WAYS)", sw->prof.framework_cpu_op_us,
-             sw->prof.framework_cpu_work_ratio);
+             "split: %.0f us + ops x %.0f op_us + %.2f elementwise and %.2f parameter passes + %.3f x "
+             "nnlab's step (nnlab(1), WAYS)", sw->prof.framework_cpu.step_us, sw->prof.framework_cpu.op_ratio,
+             sw->prof.framework_cpu.elem_passes, sw->prof.framework_cpu.param_passes,
+             sw->prof.framework_cpu.work_ratio);
     return 0;
 }
 

@@ -65,6 +65,17 @@ typedef struct nn_framework_gpu {
     double device_ratio;         /* the share of nnlab's device time its step adds to the host's */
 } nn_framework_gpu;
 
+/* A framework's figures on the CPU (a profile's [framework] cpu_* keys;
+ * nnlab/framework.h, docs/ways.md): each multiplies a term priced from the
+ * CPU's calibration, so that the step ports to another machine. */
+typedef struct nn_framework_cpu {
+    double step_us;              /* fixed cost per step (the Python loop, loss.item()) */
+    double op_ratio;             /* its dispatch of one op, in the calibration's op_us */
+    double elem_passes;          /* its elementwise traffic, in nnlab's bytes at mem_gbps */
+    double param_passes;         /* its optimiser's and zeroing's passes over the parameters */
+    double work_ratio;           /* its kernels against nnlab's predicted step */
+} nn_framework_cpu;
+
 /* "framework eager", "nnlab eager", "nnlab graph" */
 const char *nn_gpu_way_name(nn_gpu_way w);
 /* "framework", "eager", "graph": the word CSV and JSON use */

@@ -4,20 +4,26 @@
  * The write-ups ran PyTorch or Keras eagerly on both devices; nnlab's own CPU
  * step is 1.5-70x faster than theirs, so a crossover between nnlab's CPU and
  * a framework's GPU is neither the write-ups' nor nnlab's. The framework's
- * CPU step is priced from this machine's CPU calibration by one form:
+ * CPU step is priced from this machine's CPU calibration by one form, each
+ * term what PyTorch is measured doing, priced by the figure of the
+ * calibration that bounds it:
  *
- *     step = step_us + ops x op_us + work_ratio x nnlab's step
+ *     step = step_us                                  the Python loop, loss.item()
+ *          + op_ratio x ops x op_us                   its dispatch of every op
+ *          + elem_passes x elementwise bytes / mem_gbps   its unfused elementwise ops
+ *          + param_passes x 4 params / mem_gbps       its optimiser's and zeroing's passes
+ *          + work_ratio x nnlab's step                its kernels
  *
  * ops: nn_framework_ops (the operations PyTorch's autograd issues for one
- * step of the preset); nnlab's step: its model's prediction from the CPU's
- * calibration; op_us (the framework's host cost per operation on the CPU),
- * step_us (its fixed cost per step: the Python loop, zero_grad's and
- * step()'s bookkeeping, loss.item()) and work_ratio (its arithmetic against
- * nnlab's, for the same work) are fitted by least squares to PyTorch's
- * measured CPU steps beside nnlab's on the same host
- * (nn_framework_fit_cpu; the data: tests/fixtures/framework-cpu-fit.csv;
+ * step of the preset); op_us and mem_gbps: the calibration's cost of issuing
+ * one op (the host's single-thread speed) and its streaming bandwidth;
+ * elementwise bytes: nnlab's cost model's for every layer that is not a
+ * matrix product; nnlab's step: its model's prediction from the same
+ * calibration. The five figures are fitted by least squares on relative
+ * errors to PyTorch's measured CPU steps on hosts with a calibration of their
+ * own (nn_framework_fit_cpu; the data: tests/fixtures/framework-cpu-fit.csv;
  * the figures and their sources: the GPU profiles' [framework] section,
- * profiles/t4.ini, read into nn_gpu_profile's framework_cpu_* fields). */
+ * profiles/t4.ini, read into nn_gpu_profile's framework_cpu). */
 /*
  * On a GPU (the write-ups' loop: each step a batch copied from pageable host
  * memory as `.to(device)` does, forward, backward, the optimiser's step, the
@@ -44,9 +50,11 @@
 
 /* The fitted figures (what a profile without a [framework] section reads;
  * profiles/t4.ini carries them with their source). */
-#define NN_FRAMEWORK_CPU_OP_US 12.53
-#define NN_FRAMEWORK_CPU_STEP_US 0.0
-#define NN_FRAMEWORK_CPU_WORK_RATIO 1.563
+#define NN_FRAMEWORK_CPU_STEP_US 65.87
+#define NN_FRAMEWORK_CPU_OP_RATIO 572.02
+#define NN_FRAMEWORK_CPU_ELEM_PASSES 6.4687
+#define NN_FRAMEWORK_CPU_PARAM_PASSES 16.2240
+#define NN_FRAMEWORK_CPU_WORK_RATIO 0.3666
 
 /* The GPU form's fitted figures (what a profile without them reads). */
 #define NN_FRAMEWORK_GPU_STEP_US 168.42
@@ -54,27 +62,37 @@
 #define NN_FRAMEWORK_GPU_CONV_US 182.34
 #define NN_FRAMEWORK_GPU_DEVICE_RATIO 0.2306
 
-/* One measured pair: the framework's step and nnlab's, the same preset and
- * batch on the same host, and the framework's operations for that preset. */
+/* One CPU step's terms, from nnlab's model on a CPU's calibration: the
+ * framework's operations and the calibration's cost of issuing one, the
+ * elementwise layers' bytes and one pass over the parameters (4 bytes each)
+ * at its streaming bandwidth, nnlab's predicted step; framework_us, the
+ * measured step, for a fit. */
 typedef struct nn_framework_sample {
     int ops;
-    double nnlab_us, framework_us;
+    double op_us, elem_us, param_us, nnlab_us;
+    double framework_us;
 } nn_framework_sample;
 
 typedef struct nn_framework_fit {
-    double op_us, step_us, work_ratio;
+    nn_framework_cpu fc;
     int n;                       /* samples fitted */
     double rms_rel;              /* root mean square of (predicted - measured) / measured */
     double max_rel;              /* the largest |relative error| */
 } nn_framework_fit;
 
-/* The form's least-squares fit on relative errors (each sample's row
- * divided by its measured step, so a 1 ms and a 100 ms step weigh alike);
- * -1 with fewer than three samples or a singular system. */
-int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out);
+/* The terms of p's CPU step at batch from cpu_cal; nnlab_out (may be NULL)
+ * gets nnlab's predicted step they are built on. -1 when they cannot be
+ * priced (no usable calibration). */
+int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
+                               nn_framework_sample *out, nn_explanation *nnlab_out);
 
 /* The form itself. */
-double nn_framework_cpu_form(int ops, double nnlab_us, double op_us, double step_us, double work_ratio);
+double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc);
+
+/* The form's least-squares fit on relative errors (each sample's row
+ * divided by its measured step, so a 1 ms and a 100 ms step weigh alike), no
+ * figure negative; -1 with fewer than five samples or a singular system. */
+int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out);
 
 /* The framework's CPU step of p at batch, priced with the CPU's calibration
  * and prof's [framework] figures; nnlab_out (may be NULL) gets nnlab's

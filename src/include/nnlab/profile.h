@@ -56,12 +56,11 @@ typedef struct nn_gpu_profile {
                                     NN_FRAMEWORK_GPU_OP_US when absent */
     double host_copy_gbps;       /* memcpy in host memory: gathering a batch to copy */
     /* [framework] the same framework's step on the host's CPU (nnlab/framework.h): its
-     * host cost per operation, its fixed cost per step and its arithmetic against
-     * nnlab's, fitted to PyTorch's measured CPU steps; optional in a file, read as
+     * fixed cost per step, its dispatch per op, its elementwise and optimiser passes and
+     * its kernels against nnlab's, each over a term priced from the CPU's calibration,
+     * fitted to PyTorch's measured CPU steps; optional in a file, read as
      * NN_FRAMEWORK_CPU_* (the fit) when absent */
-    double framework_cpu_op_us;
-    double framework_cpu_step_us;
-    double framework_cpu_work_ratio;
+    nn_framework_cpu framework_cpu;
     /* [framework] its step on this profile's GPU (nnlab/framework.h): host cost per step,
      * per op beyond the launch, per convolution layer, and the share of nnlab's device
      * time it adds; fitted to PyTorch on the recorded H200; optional in a file, read as
