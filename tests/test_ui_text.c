@@ -218,9 +218,11 @@ static void test_overlay_labels(void **state)
     (void)state;
     o.n = 2;
     for (int i = 0; i < 2; i++) {
-        snprintf(o.run[i].label, sizeof o.run[i].label, "cpu, batch %d, lr 0.001", 32 << i);
+        char label[64];              /* its own buffer: -O1's restrict check sees o as one object */
+        snprintf(label, sizeof label, "cpu, batch %d, lr 0.001", 32 << i);
+        snprintf(o.run[i].label, sizeof o.run[i].label, "%s", label);
         snprintf(o.run[i].preset, sizeof o.run[i].preset, "%s", "mnist-mlp-128");
-        snprintf(o.run[i].label_preset, sizeof o.run[i].label_preset, "mnist-mlp-128: %s", o.run[i].label);
+        snprintf(o.run[i].label_preset, sizeof o.run[i].label_preset, "mnist-mlp-128: %s", label);
     }
     assert_string_equal(ui_overlay_label(&o, 0, "mnist-mlp-128"), "cpu, batch 32, lr 0.001");
     assert_string_equal(ui_overlay_label(&o, 1, "lenet5"), "mnist-mlp-128: cpu, batch 64, lr 0.001");
