@@ -87,14 +87,10 @@ static double large_call_rate(const nn_calibration *cal, nn_op_class k, int bwd,
     return r;
 }
 
-/* 1 when an elementwise op's calibrated cost per element already holds its
- * memory traffic: the calibration ran it over NN_ELEM_CALIBRATION elements,
- * operands that stay in a cache, so an op no larger is no slower per element.
- * Its bytes at the streaming bandwidth (measured over arrays far larger) are
- * then no floor: an optimiser's step over mnist-mlp-128's 102k parameters
- * was priced 64 us by its bytes where it measures 15-26 us, and its
- * per-element figure gives 10-15. A larger op leaves the cache: the larger
- * of the two holds. */
+/* 1 when an elementwise op's calibrated cost per element (measured over
+ * NN_ELEM_CALIBRATION cache-resident elements) already holds its memory
+ * traffic: its bytes at the streaming bandwidth are then no floor (an Adam
+ * step over 102k parameters: 64 us by its bytes, 15-26 measured). */
 static int measured_with_its_bytes(const nn_calibration *cal, nn_op_class k, int bwd, double elems)
 {
     return k > NN_OP_CONV && k < NN_OP_CLASSES && cal->elem_ns[k][bwd] > 0 && elems > 0 &&
