@@ -565,7 +565,7 @@ one_line_err "a long missing path: one line"
 grep_ok "a long missing path: the reason survives" "$tmp/err" "no such preset file"
 check "--gpu-profile /etc/passwd refused" 2 "$NNLAB" explain --preset lenet-cifar10 --device gpu --gpu-profile /etc/passwd
 one_line_err "--gpu-profile /etc/passwd: one line"
-grep_ok "--gpu-profile /etc/passwd: names the file and line" "$tmp/err" "/etc/passwd: not a GPU profile: syntax error at line 1"
+grep_ok "--gpu-profile /etc/passwd: names the file and line" "$tmp/err" "/etc/passwd: not a GPU profile: syntax error: line 1"
 # A copy of nnlab outside the build tree (as installed) never looks in the
 # build tree for its GPU module; the build's own program still does. The
 # emulated module is never installed (and `make install` removes an earlier

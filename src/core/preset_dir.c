@@ -4,17 +4,15 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include "ini_dirs.h"
 #include "preset_file.h"
 #include "preset_values.h"
 #include "util.h"
 #include "xdg.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #ifndef NN_SYSTEM_PRESETS_DIR
 #define NN_SYSTEM_PRESETS_DIR "/usr/local/share/nnlab/presets"
@@ -27,94 +25,31 @@ int nn_preset_user_dir(char *dir, size_t len)
 
 const char *nn_preset_system_dir(void)
 {
-    const char *env = getenv("NNLAB_PRESETS_DIR");
-    return env && env[0] ? env : NN_SYSTEM_PRESETS_DIR;
-}
-
-static int is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int ends_with_ini(const char *s)
-{
-    size_t n = strlen(s);
-    return n >= 4 && strcmp(s + n - 4, ".ini") == 0;
-}
-
-/* The folders a NAME is looked up in, in order; returns how many. They are
- * the folders nn_preset_list shows: $NNLAB_PRESETS_DIR replaces the installed
- * folder rather than adding to it. */
-static int search_dirs(const char *dirs[3], char *user, size_t user_len)
-{
-    int n = 0;
-    if (nn_preset_user_dir(user, user_len) == 0)
-        dirs[n++] = user;
-    dirs[n++] = nn_preset_system_dir();
-    return n;
+    return nn_ini_env_dir("NNLAB_PRESETS_DIR", NN_SYSTEM_PRESETS_DIR);
 }
 
 int nn_preset_find(const char *name_or_path, char *path, size_t path_len,
                    char *err, size_t err_len)
 {
-    const char *dirs[3];
-    char user[NN_PATH_LEN], looked[3 * NN_PATH_LEN];
-    int n;
+    const char *dirs[2];
+    char user[NN_PATH_LEN], looked[2 * NN_PATH_LEN];
     if (!name_or_path || !name_or_path[0])
         return nn_errorf(err, err_len, "no preset name given");
-    if (strchr(name_or_path, '/') || ends_with_ini(name_or_path)) {
+    if (nn_ini_is_path(name_or_path)) {
         if (nn_preset_file_check(name_or_path, err, err_len) != 0)
             return -1;
         if (nn_strlcpy(path, name_or_path, path_len) >= path_len)
             return nn_errorf(err, err_len, "%.64s...: path too long", name_or_path);
         return 0;
     }
-    n = search_dirs(dirs, user, sizeof user);
-    for (int i = 0; i < n; i++) {
-        int w = snprintf(path, path_len, "%s/%s.ini", dirs[i], name_or_path);
-        if (w > 0 && (size_t)w < path_len && is_file(path))
-            return 0;
-    }
-    path[0] = '\0';
+    /* $NNLAB_PRESETS_DIR replaces the installed folder rather than adding to
+     * it: the folders nn_preset_list shows */
+    int n = nn_ini_dirs(nn_preset_user_dir, nn_preset_system_dir(), user, sizeof user, dirs);
+    if (nn_ini_find(dirs, n, name_or_path, path, path_len) >= 0)
+        return 0;
     nn_join_names(dirs, n, looked, sizeof looked);
     return nn_errorf(err, err_len, "preset '%s' not found (looked for %s.ini in %s)",
-                     name_or_path, name_or_path, n ? looked : "no folder: HOME is not set");
-}
-
-typedef char stem[NN_NAME_LEN];
-
-static int cmp_stems(const void *a, const void *b) { return strcmp(a, b); }
-
-/* The *.ini stems in dir, sorted; a missing folder has none. Returns the count
- * or -1; *out is malloc'ed. */
-static int read_stems(const char *dir, stem **out, char *err, size_t err_len)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0, cap = 0;
-    *out = NULL;
-    if (!d)
-        return errno == ENOENT || errno == ENOTDIR ? 0
-             : nn_errorf(err, err_len, "%s: cannot read the folder: %s", dir, strerror(errno));
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || !ends_with_ini(e->d_name) || len == 4 || len - 4 >= NN_NAME_LEN)
-            continue;
-        if (n == cap) {
-            stem *grown = realloc(*out, (size_t)(cap ? 2 * cap : 16) * sizeof **out);
-            if (!grown) {
-                closedir(d);
-                return nn_errorf(err, err_len, "%s: out of memory", dir);
-            }
-            *out = grown;
-            cap = cap ? 2 * cap : 16;
-        }
-        snprintf((*out)[n++], NN_NAME_LEN, "%.*s", (int)(len - 4), e->d_name);
-    }
-    closedir(d);
-    qsort(*out, (size_t)n, sizeof **out, cmp_stems);
-    return n;
+                     name_or_path, name_or_path, looked);
 }
 
 /* Appends dir's presets to out[0..max), loading each for its description or
@@ -123,9 +58,9 @@ static int read_stems(const char *dir, stem **out, char *err, size_t err_len)
 static int list_dir(const char *dir, int user, nn_preset_entry *out, int max, int *left, char *err,
                     size_t err_len)
 {
-    stem *stems;
+    nn_ini_stem *stems;
     nn_preset scratch;
-    int n = read_stems(dir, &stems, err, err_len), k = 0, i;
+    int n = nn_ini_stems(dir, &stems, err, err_len), k = 0, i;
     for (i = 0; i < n && k < max; i++) {
         nn_preset_entry *e = &out[k];
         memset(e, 0, sizeof *e);

@@ -56,4 +56,13 @@ int nn_ini_file_read(const char *path, const char *what, char **text, size_t *le
                      size_t err_len);
 int nn_ini_text_scan(const char *path, const char *what, const char *text, char *err, size_t err_len);
 
+/* The whole load (src/core/ini_load.c): the file read and scanned as above,
+ * then parsed by iniparser with its messages kept off the terminal. 0 and
+ * *d (iniparser_freedict it); -1 and err naming the file: a cap passed, a
+ * read error, iniparser's syntax error ("PATH: syntax error: line N: TEXT",
+ * with "not a WHAT:" before "syntax" for a kind other than "preset"), or a
+ * key or section given twice. A syntax error outranks a repeat: the file is
+ * not an INI file at all. */
+int nn_ini_load(const char *path, const char *what, dictionary **d, char *err, size_t err_len);
+
 #endif

@@ -30,85 +30,13 @@ typedef struct reader {
     nn_checker c;                /* same message format as the checker */
 } reader;
 
-/* iniparser reports through one process-wide callback. Ours keeps the first
- * message of the current load in a per-thread buffer: nothing may reach the
- * terminal (curses owns it), and two threads may load at once. */
-static _Thread_local char ini_message[NN_ERR_LEN];
-
-static int capture_ini_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int capture_ini_error(const char *fmt, ...)
-{
-    if (ini_message[0] == '\0') {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ini_message, sizeof ini_message, fmt, ap);
-        va_end(ap);
-    }
-    return 0;
-}
-
-/* iniparser says "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" or
- * "iniparser: input line too long in FILE (LINE)"; we say
- * "FILE: syntax error: line LINE: TEXT". */
-static int syntax_error(const reader *r)
-{
-    const char *m = ini_message, *arrow = strstr(m, "\n-> ");
-    const char *what = strncmp(m, "iniparser: ", 11) == 0 ? m + 11 : m;
-    size_t first = strcspn(m, "\n");        /* length of the first line */
-    long line = 0;
-    char text[NN_ERR_LEN];
-    if (!m[0])
-        return nn_errorf(r->c.err, r->c.err_len, "%s: cannot read", r->file);
-    if (!strstr(m, "syntax error") && !strstr(m, "too long"))
-        return nn_errorf(r->c.err, r->c.err_len, "%s: cannot read: %.*s", r->file,
-                         (int)strcspn(what, "\n"), what);
-    /* the last '(' of the first line: the file name may hold one too */
-    for (size_t i = first; i-- > 0;)
-        if (m[i] == '(') {
-            line = strtol(m + i + 1, NULL, 10);
-            break;
-        }
-    if (arrow) {
-        nn_strlcpy(text, arrow + 4, sizeof text);
-        text[strcspn(text, "\n")] = '\0';
-    } else {
-        nn_strlcpy(text, "line too long", sizeof text);
-    }
-    return nn_errorf(r->c.err, r->c.err_len, "%s: syntax error: line %ld: %s", r->file, line, text);
-}
-
 /* The file read once (preset_file.c: a regular file, bounded, a BOM
  * dropped), its sections and keys counted (limits) and compared (repeats,
- * which iniparser would merge without a word), then parsed by iniparser.
- * A syntax error outranks a repeat. */
+ * which iniparser would merge without a word), then parsed by iniparser
+ * (nn_ini_load: a syntax error outranks a repeat). */
 static int open_dict(reader *r)
 {
-    char *text;
-    size_t len;
-    if (nn_preset_file_read(r->file, &text, &len, r->c.err, r->c.err_len) != 0)
-        return -1;
-    int scan = nn_preset_text_scan(r->file, text, r->c.err, r->c.err_len);
-    if (scan < 0) {
-        free(text);
-        return -1;
-    }
-    ini_message[0] = '\0';
-    iniparser_set_error_callback(capture_ini_error);
-    errno = 0;
-    r->d = nn_preset_text_parse(text, len);
-    int e = errno, rc = -1;
-    if (r->d && ini_message[0] == '\0')
-        rc = scan == 0 ? 0 : -1;          /* err holds the repeat */
-    else if (!r->d && ini_message[0] == '\0' && e)
-        nn_errorf(r->c.err, r->c.err_len, "%s: cannot read: %s", r->file, strerror(e));
-    else
-        syntax_error(r);
-    free(text);
-    if (rc != 0 && r->d) {
-        iniparser_freedict(r->d);
-        r->d = NULL;
-    }
-    return rc;
+    return nn_ini_load(r->file, "preset", &r->d, r->c.err, r->c.err_len);
 }
 
 static const char *raw(const reader *r, const char *section, const char *key)

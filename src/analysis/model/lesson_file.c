@@ -26,45 +26,10 @@
 #include "preset_file.h"
 #include "util.h"
 
-/* iniparser's messages go to one process-wide callback: the first of this
- * thread's load is kept (nothing may reach a terminal curses owns). */
-static _Thread_local char ini_message[NN_ERR_LEN];
-
-static int capture_ini_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int capture_ini_error(const char *fmt, ...)
-{
-    if (ini_message[0] == '\0') {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ini_message, sizeof ini_message, fmt, ap);
-        va_end(ap);
-    }
-    return 0;
-}
-
 /* The file through the presets' caps, then iniparser; 0 or -1 (err). */
 static int load_capped(const char *path, dictionary **d, char *err, size_t err_len)
 {
-    char *text;
-    size_t len;
-    *d = NULL;
-    if (nn_ini_file_read(path, "lesson", &text, &len, err, err_len) != 0)
-        return -1;
-    if (nn_ini_text_scan(path, "lesson", text, err, err_len) != 0) {
-        free(text);
-        return -1;
-    }
-    ini_message[0] = '\0';
-    iniparser_set_error_callback(capture_ini_error);
-    *d = nn_preset_text_parse(text, len);
-    free(text);
-    if (*d && !ini_message[0])
-        return 0;
-    if (*d)
-        iniparser_freedict(*d);
-    *d = NULL;
-    return nn_errorf(err, err_len, "%s: not a lesson: %.*s", path, (int)strcspn(ini_message, "\n"),
-                     ini_message[0] ? ini_message : "cannot read");
+    return nn_ini_load(path, "lesson", d, err, err_len);
 }
 
 /* ---- sections ----------------------------------------------------------------------------- */

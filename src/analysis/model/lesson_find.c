@@ -7,13 +7,13 @@
 #endif
 #include "nnlab/lesson.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "ini_dirs.h"
 #include "preset_file.h"
+#include "preset_values.h"
 #include "util.h"
 #include "xdg.h"
 
@@ -28,81 +28,52 @@ int nn_lesson_user_dir(char *dir, size_t len)
 
 const char *nn_lesson_system_dir(void)
 {
-    const char *env = getenv("NNLAB_LESSONS_DIR");
-    return env && env[0] ? env : NN_SYSTEM_LESSONS_DIR;
-}
-
-static int ends_with_ini(const char *s)
-{
-    size_t n = strlen(s);
-    return n >= 4 && strcmp(s + n - 4, ".ini") == 0;
-}
-
-static int is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return nn_ini_env_dir("NNLAB_LESSONS_DIR", NN_SYSTEM_LESSONS_DIR);
 }
 
 int nn_lesson_find(const char *name_or_path, char *path, size_t path_len, char *err, size_t err_len)
 {
-    char user[NN_PATH_LEN];
+    char user[NN_PATH_LEN], looked[2 * NN_PATH_LEN];
     const char *dirs[2];
-    int n = 0;
     if (!name_or_path || !name_or_path[0])
         return nn_errorf(err, err_len, "no lesson name given");
-    if (strchr(name_or_path, '/') || ends_with_ini(name_or_path)) {
+    if (nn_ini_is_path(name_or_path)) {
         if (nn_preset_file_check(name_or_path, err, err_len) != 0)
             return -1;
         if (nn_strlcpy(path, name_or_path, path_len) >= path_len)
             return nn_errorf(err, err_len, "%.64s...: path too long", name_or_path);
         return 0;
     }
-    if (nn_lesson_user_dir(user, sizeof user) == 0)
-        dirs[n++] = user;
-    dirs[n++] = nn_lesson_system_dir();
-    for (int i = 0; i < n; i++) {
-        int w = snprintf(path, path_len, "%s/%s.ini", dirs[i], name_or_path);
-        if (w > 0 && (size_t)w < path_len && is_file(path))
-            return 0;
-    }
-    path[0] = '\0';
-    return nn_errorf(err, err_len, "lesson '%s' not found (looked for %s.ini in %s%s%s; `nnlab lesson --list` "
-                     "lists them)", name_or_path, name_or_path, dirs[0], n > 1 ? " and " : "", n > 1 ? dirs[1] : "");
-}
-
-static int cmp_entries(const void *a, const void *b)
-{
-    return strcmp(((const nn_lesson_entry *)a)->name, ((const nn_lesson_entry *)b)->name);
+    int n = nn_ini_dirs(nn_lesson_user_dir, nn_lesson_system_dir(), user, sizeof user, dirs);
+    if (nn_ini_find(dirs, n, name_or_path, path, path_len) >= 0)
+        return 0;
+    nn_join_names(dirs, n, looked, sizeof looked);
+    return nn_errorf(err, err_len, "lesson '%s' not found (looked for %s.ini in %s; `nnlab lesson --list` "
+                     "lists them)", name_or_path, name_or_path, looked);
 }
 
 /* dir's lessons into out[0..max), each loaded for its title or its error,
- * sorted; returns how many. A missing folder has none. */
+ * sorted by name; returns how many. A folder missing or unreadable has none. */
 static int list_dir(const char *dir, int user, nn_lesson_entry *out, int max)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-    nn_lesson *scratch = d ? malloc(sizeof *scratch) : NULL;
-    while (scratch && n < max && (e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || !ends_with_ini(e->d_name) || len == 4 || len - 4 >= NN_NAME_LEN)
-            continue;
-        nn_lesson_entry *x = &out[n];
+    nn_ini_stem *stems;
+    char err[NN_ERR_LEN];
+    int n = nn_ini_stems(dir, &stems, err, sizeof err), k = 0;
+    nn_lesson *scratch = n > 0 ? malloc(sizeof *scratch) : NULL;
+    for (int i = 0; scratch && i < n && k < max; i++) {
+        nn_lesson_entry *x = &out[k];
         memset(x, 0, sizeof *x);
-        snprintf(x->name, sizeof x->name, "%.*s", (int)(len - 4), e->d_name);
-        if ((size_t)snprintf(x->path, sizeof x->path, "%s/%s", dir, e->d_name) >= sizeof x->path)
+        nn_strlcpy(x->name, stems[i], sizeof x->name);
+        if ((size_t)snprintf(x->path, sizeof x->path, "%s/%s.ini", dir, stems[i]) >= sizeof x->path)
             continue;
         x->user = user;
         if (nn_lesson_load(x->path, scratch, x->error, sizeof x->error) == 0)
             nn_strlcpy(x->title, scratch->title, sizeof x->title);
-        n++;
+        k++;
     }
     free(scratch);
-    if (d)
-        closedir(d);
-    qsort(out, (size_t)n, sizeof *out, cmp_entries);
-    return n;
+    free(stems);
+    return k;
 }
 
 int nn_lesson_list(nn_lesson_entry *out, int max)

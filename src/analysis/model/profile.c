@@ -215,46 +215,6 @@ void nn_profile_id_of_path(const char *path, char *out, size_t len)
         out[n - 4] = '\0';
 }
 
-/* iniparser reports through one process-wide callback: keep its first
- * message per thread, never on the terminal (the lab owns it). */
-static _Thread_local char ini_message[NN_ERR_LEN];
-
-static int capture_ini_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int capture_ini_error(const char *fmt, ...)
-{
-    if (!ini_message[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ini_message, sizeof ini_message, fmt, ap);
-        va_end(ap);
-    }
-    return 0;
-}
-
-/* iniparser's "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" as one
- * line naming the file: "FILE: not a GPU profile: syntax error at line
- * LINE: TEXT" (`--gpu-profile /etc/passwd` printed iniparser's own words
- * and a blank line). */
-static int ini_failure(const char *path, char *err, size_t err_len)
-{
-    const char *m = ini_message, *arrow = strstr(m, "\n-> ");
-    size_t first = strcspn(m, "\n");
-    long line = 0;
-    if (!m[0])
-        return nn_errorf(err, err_len, "%s: cannot read: not an INI file", path);
-    for (size_t i = first; i-- > 0;)      /* the last '(': the path may hold one */
-        if (m[i] == '(') {
-            line = strtol(m + i + 1, NULL, 10);
-            break;
-        }
-    if (!strstr(m, "syntax error") && !strstr(m, "too long"))
-        return nn_errorf(err, err_len, "%s: cannot read: %.*s", path, (int)first, m);
-    if (!arrow)
-        return nn_errorf(err, err_len, "%s: not a GPU profile: line %ld too long", path, line);
-    return nn_errorf(err, err_len, "%s: not a GPU profile: syntax error at line %ld: %.*s", path,
-                     line, (int)strcspn(arrow + 4, "\n"), arrow + 4);
-}
-
 /* The file through the presets' reader and caps (src/core/preset_file.h: at
  * most 1 MiB, 256 sections, 4096 keys, counted in one linear pass, a key
  * given twice refused) before iniparser, whose dictionary is quadratic in
@@ -262,29 +222,7 @@ static int ini_failure(const char *path, char *err, size_t err_len)
  * over 120 s. */
 static int load_capped(const char *path, dictionary **d, char *err, size_t err_len)
 {
-    char *text;
-    size_t len;
-    if (nn_ini_file_read(path, "GPU profile", &text, &len, err, err_len) != 0)
-        return -1;
-    int scan = nn_ini_text_scan(path, "GPU profile", text, err, err_len);
-    if (scan != 0) {                 /* a limit passed, or a repeat (err says which) */
-        free(text);
-        return -1;
-    }
-    ini_message[0] = '\0';
-    iniparser_set_error_callback(capture_ini_error);
-    errno = 0;
-    *d = nn_preset_text_parse(text, len);
-    int e = errno;
-    free(text);
-    if (*d && !ini_message[0])
-        return 0;
-    if (*d)
-        iniparser_freedict(*d);
-    *d = NULL;
-    if (!ini_message[0] && e)
-        return nn_errorf(err, err_len, "%s: cannot read: %s", path, strerror(e));
-    return ini_failure(path, err, err_len);
+    return nn_ini_load(path, "GPU profile", d, err, err_len);
 }
 
 int nn_profile_load(const char *path, nn_gpu_profile *out, char *err, size_t err_len)

@@ -10,15 +10,15 @@
 #include "profile_find.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
-#include "util.h"
+#include "ini_dirs.h"
 #include "preset_file.h"
+#include "preset_values.h"
+#include "util.h"
 #include "xdg.h"
 
 #ifndef NN_SYSTEM_PROFILES_DIR
@@ -34,8 +34,7 @@ int nn_profile_user_dir(char *dir, size_t len)
 
 const char *nn_profile_system_dir(void)
 {
-    const char *env = getenv("NNLAB_PROFILES_DIR");
-    return env && env[0] ? env : NN_SYSTEM_PROFILES_DIR;
+    return nn_ini_env_dir("NNLAB_PROFILES_DIR", NN_SYSTEM_PROFILES_DIR);
 }
 
 const char *nn_profile_default_name(void)
@@ -65,39 +64,29 @@ int nn_profile_user_path(const char *name, char *path, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-static int is_path(const char *s)
-{
-    size_t n = strlen(s);
-    return strchr(s, '/') || (n >= 4 && !strcmp(s + n - 4, ".ini"));
-}
-
 int nn_profile_find(const char *name_or_path, nn_gpu_profile *out, char *err, size_t err_len)
 {
-    char user[NN_PATH_LEN], path[NN_PATH_LEN + NN_NAME_LEN + 8], lower[NN_NAME_LEN];
+    char user[NN_PATH_LEN], path[NN_PATH_LEN + NN_NAME_LEN + 8], lower[NN_NAME_LEN],
+         looked[2 * NN_PATH_LEN];
     const char *dirs[2];
-    int n = 0;
     if (!name_or_path || !name_or_path[0])
         return nn_errorf(err, err_len, "no GPU profile named");
-    if (is_path(name_or_path))
+    if (nn_ini_is_path(name_or_path))
         return nn_profile_load(name_or_path, out, err, err_len);
     if (strlen(name_or_path) >= sizeof lower)
         return nn_errorf(err, err_len, "GPU profile '%.32s...': name too long", name_or_path);
     nn_profile_stem(name_or_path, lower, sizeof lower);
-    if (nn_profile_user_dir(user, sizeof user) == 0)
-        dirs[n++] = user;
-    dirs[n++] = nn_profile_system_dir();
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s.ini", dirs[i], lower);
-        if (stat(path, &st) == 0) {
-            if (nn_profile_load(path, out, err, err_len) != 0)
-                return -1;
-            out->user = dirs[i] == user;
-            return 0;
-        }
+    int n = nn_ini_dirs(nn_profile_user_dir, nn_profile_system_dir(), user, sizeof user, dirs);
+    int found = nn_ini_find(dirs, n, lower, path, sizeof path);
+    if (found >= 0) {
+        if (nn_profile_load(path, out, err, err_len) != 0)
+            return -1;
+        out->user = dirs[found] == user;
+        return 0;
     }
-    return nn_errorf(err, err_len, "no GPU profile '%s' (looked for %s.ini in %s%s%s; `nnlab devices` lists them)",
-                     name_or_path, lower, n > 1 ? user : "", n > 1 ? " and " : "", nn_profile_system_dir());
+    nn_join_names(dirs, n, looked, sizeof looked);
+    return nn_errorf(err, err_len, "no GPU profile '%s' (looked for %s.ini in %s; `nnlab devices` lists them)",
+                     name_or_path, lower, looked);
 }
 
 /* ---- the list ------------------------------------------------------------------------------ */
@@ -107,25 +96,24 @@ static int by_id(const void *a, const void *b)
     return strcmp(((const nn_profile_entry *)a)->p.id, ((const nn_profile_entry *)b)->p.id);
 }
 
-/* The .ini files of dir into out[n..max); returns the new count. */
+/* The .ini files of dir into out[n..max), each loaded (or its id and
+ * error kept), sorted by id; returns the new count. */
 static int list_dir(const char *dir, int user, nn_profile_entry *out, int n, int max)
 {
-    DIR *d = opendir(dir);
-    int first = n;
-    if (!d)
-        return n;
-    for (struct dirent *de; n < max && (de = readdir(d)) != NULL;) {
-        size_t len = strlen(de->d_name);
-        if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".ini"))
-            continue;
-        nn_profile_entry *e = &out[n++];
+    nn_ini_stem *stems;
+    char err[NN_ERR_LEN];
+    int found = nn_ini_stems(dir, &stems, err, sizeof err), first = n;
+    for (int i = 0; i < found && n < max; i++) {
+        nn_profile_entry *e = &out[n];
         memset(e, 0, sizeof *e);
-        snprintf(e->path, sizeof e->path, "%s/%s", dir, de->d_name);
+        if ((size_t)snprintf(e->path, sizeof e->path, "%s/%s.ini", dir, stems[i]) >= sizeof e->path)
+            continue;
         if (nn_profile_load(e->path, &e->p, e->error, sizeof e->error) != 0)
             nn_profile_id_of_path(e->path, e->p.id, sizeof e->p.id);
         e->p.user = user;
+        n++;
     }
-    closedir(d);
+    free(stems);
     qsort(out + first, (size_t)(n - first), sizeof *out, by_id);
     return n;
 }
