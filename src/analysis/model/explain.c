@@ -6,39 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *nn_gpu_way_name(nn_gpu_way w)
-{
-    static const char *const names[NN_GPU_WAYS] = { "framework eager", "nnlab eager", "nnlab graph" };
-    return (unsigned)w < NN_GPU_WAYS ? names[w] : "?";
-}
-
-const char *nn_gpu_way_key(nn_gpu_way w)
-{
-    static const char *const keys[NN_GPU_WAYS] = { "framework", "eager", "graph" };
-    return (unsigned)w < NN_GPU_WAYS ? keys[w] : "?";
-}
-
-void nn_gpu_way_options(nn_gpu_way w, const nn_framework_gpu *fw, nn_explain_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    opt->data_on_device = w != NN_WAY_FRAMEWORK;
-    opt->sync_every_step = w == NN_WAY_FRAMEWORK;
-    opt->graph = w == NN_WAY_GRAPH;
-    opt->framework = w == NN_WAY_FRAMEWORK;
-    if (opt->framework && fw) {
-        opt->framework_op_us = fw->op_us;
-        opt->framework_step_us = fw->step_us;
-        opt->framework_conv_us = fw->conv_us;
-        opt->framework_device_ratio = fw->device_ratio;
-    }
-}
-
-const char *nn_regime_name(nn_regime r)
-{
-    static const char *const names[] = { "overhead-bound", "memory-bound", "compute-bound" };
-    return (unsigned)r < 3 ? names[r] : "?";
-}
-
 /* ---- work: the roofline, with the rate of a matrix product's own size ------------ */
 
 /* The curve that prices an op of class k in direction bwd; NULL: the peak. */
@@ -58,13 +25,20 @@ static double rate_of(const nn_calibration *cal, const nn_rate_curve *curve, dou
     return r > 0 ? r : cal->gemm_gflops;
 }
 
+/* An elementwise op's calibrated cost per element, 0 for another class or
+ * where the calibration has none. */
+static double elem_ns_of(const nn_calibration *cal, nn_op_class k, int bwd)
+{
+    return k > NN_OP_CONV && k < NN_OP_CLASSES ? cal->elem_ns[k][bwd] : 0;
+}
+
 /* The time of an op's arithmetic: a matrix product's FLOPs at the rate of
  * its size, another op's elements at its measured cost per element; the
  * FLOPs at the sgemm peak where the calibration has neither. */
 static double arithmetic_us(nn_op_cost c, const nn_calibration *cal, nn_op_class k, int bwd, double elems)
 {
     const nn_rate_curve *curve = curve_of(cal, k, bwd);
-    double ns = k > NN_OP_CONV && k < NN_OP_CLASSES ? cal->elem_ns[k][bwd] : 0;
+    double ns = elem_ns_of(cal, k, bwd);
     if (k == NN_OP_NONE)
         ns = cal->calls.layer_ns;    /* a layer's own kernels (a profile's figure; 0: its bytes) */
     if (!curve && ns > 0)
@@ -93,8 +67,7 @@ static double large_call_rate(const nn_calibration *cal, nn_op_class k, int bwd,
  * step over 102k parameters: 64 us by its bytes, 15-26 measured). */
 static int measured_with_its_bytes(const nn_calibration *cal, nn_op_class k, int bwd, double elems)
 {
-    return k > NN_OP_CONV && k < NN_OP_CLASSES && cal->elem_ns[k][bwd] > 0 && elems > 0 &&
-           elems <= NN_ELEM_CALIBRATION;
+    return elem_ns_of(cal, k, bwd) > 0 && elems > 0 && elems <= NN_ELEM_CALIBRATION;
 }
 
 /* One op's work: the larger of its arithmetic and its bytes at the streaming
@@ -585,20 +558,4 @@ void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
     name_regime(out, cal, opt);
     advise(out, cal, opt);
     calibration_caveat(out, cal);
-}
-
-/* ---- the convolution algorithms a device chose --------------------------------- */
-
-void nn_conv_shape_text(const nn_conv_algorithm_info *a, char *buf, size_t len)
-{
-    snprintf(buf, len, "%dx%dx%d on %dx%dx%d", a->c_out, a->k_h, a->k_w, a->c_in, a->h_in, a->w_in);
-}
-
-void nn_conv_algorithm_text(const nn_conv_algorithm_info *a, char *buf, size_t len)
-{
-    char shape[64];
-    nn_conv_shape_text(a, shape, sizeof shape);
-    snprintf(buf, len, "conv %s, %s: %s (%s), %.1f us measured (%s)", shape, a->direction, a->algorithm,
-             a->deterministic ? "deterministic" : "not deterministic", a->time_us,
-             a->from_cache ? "from the cache" : "timed now");
 }
