@@ -462,6 +462,39 @@ static int end_status(const nn_snapshot *s)
     return cli_stop_signal() ? CLI_EXIT_SIGNAL + cli_stop_signal() : CLI_EXIT_CANCELLED;
 }
 
+/* The predicted lanes a train run races (--race-predicted), built before its
+ * job starts: nothing measured now is raced. */
+typedef struct race_lanes {
+    int on;
+    nn_predicted_gpu gpu;
+    nn_gpu_profile prof;
+    nn_race_ways ways;
+} race_lanes;
+
+/* What a job that ended prints: its summary, divergence and the race's end
+ * (which measures r's CPU lane: the job's step),
+ * PyTorch's line beside it, the SVG and the JSON. Returns the exit status. */
+static int report_job(nn_job *job, const cli_options *o, const nn_job_config *cfg, const nn_preset *p,
+                      const nn_snapshot *s, int bench, race_lanes *r, const cli_torch *torch)
+{
+    const nn_race_ways *ways = r->on && s->state == NN_JOB_DONE ? &r->ways : NULL;
+    if ((!o->quiet || s->state == NN_JOB_DONE) && !cancelled_preparing(s)) {
+        print_summary(s, bench);
+        print_divergence(job, s);
+        if (r->on)
+            print_race_end(&r->gpu, s, p->name, &r->ways);
+    }
+    if (s->state == NN_JOB_DONE)
+        cli_torch_text(torch, bench_uses_median(s) ? s->us_per_step_median : s->us_per_step,
+                       bench_uses_median(s) ? "median" : "mean", s->timed_steps,
+                       s->threads_now > 0 ? s->threads_now : s->threads);
+    if (o->svg && write_svg(job, cfg, s, ways, o->svg) != 0)
+        return EXIT_FAILURE;
+    if (o->json)
+        print_json(job, cfg, s, bench, torch, ways);
+    return end_status(s);
+}
+
 static int run_job(int argc, char **argv, enum cli_command command)
 {
     cli_options o;
@@ -469,6 +502,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
     nn_job_config cfg;
     nn_snapshot s;
     cli_torch torch = { 0 };
+    race_lanes r = { 0 };
     char err[NN_ERR_LEN];
     int bench = command == CLI_BENCH;
     int rc = cli_parse(command, argc, argv, &o);
@@ -484,19 +518,16 @@ static int run_job(int argc, char **argv, enum cli_command command)
         fprintf(stderr, "nnlab: %s%s\n", err, bench ? "" : CLI_RACE_HINT);
         return CLI_EXIT_USAGE;
     }
-    nn_predicted_gpu race;
-    nn_gpu_profile prof;
-    nn_race_ways ways;
-    int race_ok = o.race_predicted && !bench;
-    if (race_ok && predicted_race(&o, &cfg, &race, &prof) != 0)
+    r.on = o.race_predicted && !bench;
+    if (r.on && predicted_race(&o, &cfg, &r.gpu, &r.prof) != 0)
         return CLI_EXIT_USAGE;
     if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &cfg) != 0)
         return CLI_EXIT_USAGE;
     cli_say_prediction(&cfg, o.quiet);
-    if (race_ok) {               /* the lanes before the job: nothing measured now is raced */
+    if (r.on) {
         const char *cpu = cfg.device[0] ? cfg.device : p.device;
-        cli_ways_predict(&o, &cfg, cpu, 0, &prof, (nn_gpu_way)race.way, &ways);
-        cli_ways_measure_torch(&o, &cfg, cpu, 0, &ways);
+        cli_ways_predict(&o, &cfg, cpu, 0, &r.prof, (nn_gpu_way)r.gpu.way, &r.ways);
+        cli_ways_measure_torch(&o, &cfg, cpu, 0, &r.ways);
     }
     /* PyTorch first: a refusal (no torch, a preset it cannot build) comes
      * before nnlab's job, and the two never share the cores */
@@ -508,31 +539,16 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return CLI_EXIT_USAGE;
     }
     cli_catch_stop_signals();
-    if (follow(job, &p, bench, o.quiet, race_ok ? &race : NULL, &s) != 0)
+    if (follow(job, &p, bench, o.quiet, r.on ? &r.gpu : NULL, &s) != 0)
         leave_stuck_job(job, &cfg, &s, bench, o.json, &torch);
     if (s.state == NN_JOB_FAILED) {
-        nn_job_free(job);
         fprintf(stderr, "nnlab: %s\n", s.error);
-        return EXIT_FAILURE;
+        rc = EXIT_FAILURE;
+    } else {
+        rc = report_job(job, &o, &cfg, &p, &s, bench, &r, &torch);
     }
-    if ((!o.quiet || s.state == NN_JOB_DONE) && !cancelled_preparing(&s)) {
-        print_summary(&s, bench);
-        print_divergence(job, &s);
-        if (race_ok)
-            print_race_end(&race, &s, p.name, &ways);
-    }
-    if (s.state == NN_JOB_DONE)
-        cli_torch_text(&torch, bench_uses_median(&s) ? s.us_per_step_median : s.us_per_step,
-                       bench_uses_median(&s) ? "median" : "mean", s.timed_steps,
-                       s.threads_now > 0 ? s.threads_now : s.threads);
-    if (o.svg && write_svg(job, &cfg, &s, race_ok && s.state == NN_JOB_DONE ? &ways : NULL, o.svg) != 0) {
-        nn_job_free(job);
-        return EXIT_FAILURE;
-    }
-    if (o.json)
-        print_json(job, &cfg, &s, bench, &torch, race_ok && s.state == NN_JOB_DONE ? &ways : NULL);
     nn_job_free(job);
-    return end_status(&s);
+    return rc;
 }
 
 int nn_cli_train(int argc, char **argv)
