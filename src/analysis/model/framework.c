@@ -9,9 +9,16 @@
 
 #define MAX_COLS 5
 
+/* A sample's threads beyond the first (a calibration without them ran one). */
+static int extra_threads(const nn_framework_sample *s)
+{
+    return s->threads > 1 ? s->threads - 1 : 0;
+}
+
 double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc)
 {
-    return fc->step_us + fc->op_ratio * s->ops * s->op_us + fc->elem_passes * s->elem_us +
+    double per_op = fc->op_ratio + fc->thread_op_ratio * extra_threads(s);
+    return fc->step_us + per_op * s->ops * s->op_us + fc->elem_passes * s->elem_us +
            fc->param_passes * s->param_us + fc->work_ratio * s->nnlab_us;
 }
 
@@ -135,6 +142,9 @@ int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *
     memset(out, 0, sizeof *out);
     if (n < 5 || n > MAX_FIT_SAMPLES)
         return -1;
+    for (int i = 1; i < n; i++)
+        if (s[i].threads != s[0].threads)
+            return -1;           /* the thread figure is fitted on its own (below) */
     for (int i = 0; i < n; i++) {    /* x = (step_us, op_ratio, elem_passes, param_passes, work_ratio) */
         double *row = cols + (size_t)i * 5;
         row[0] = 1;
@@ -148,9 +158,45 @@ int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *
     rel_problem pr = { n, 5, cols, given, measured };
     if (fit_nonnegative(&pr, x) != 0)
         return -1;
-    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4] };
+    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4], 0 };
     out->n = n;
     rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
+    return 0;
+}
+
+/* One figure in closed form: min sum ((given + col t) / measured - 1)^2 over
+ * t, held at 0 if negative. */
+int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit)
+{
+    nn_framework_cpu held = fit->fc;
+    double num = 0, den = 0;
+    int k = 0;
+    held.thread_op_ratio = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i].threads == fitted_threads)
+            continue;
+        double m = s[i].framework_us, given = nn_framework_cpu_form(&s[i], &held);
+        double col = (double)s[i].ops * s[i].op_us * (s[i].threads - fitted_threads);
+        num += col / m * (1 - given / m);
+        den += col / m * (col / m);
+        k++;
+    }
+    if (k == 0 || !(den > 0))
+        return -1;
+    double t = num / den > 0 ? num / den : 0;
+    fit->fc.thread_op_ratio = t;
+    fit->fc.op_ratio = held.op_ratio - t * (fitted_threads > 1 ? fitted_threads - 1 : 0);
+    double sq = 0;
+    fit->max_rel = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i].threads == fitted_threads)
+            continue;
+        double rel = nn_framework_cpu_form(&s[i], &fit->fc) / s[i].framework_us - 1;
+        sq += rel * rel;
+        fit->max_rel = fabs(rel) > fit->max_rel ? fabs(rel) : fit->max_rel;
+    }
+    fit->n = k;
+    fit->rms_rel = sqrt(sq / k);
     return 0;
 }
 
@@ -186,6 +232,7 @@ int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibrati
     out->elem_us = elementwise_bytes(&e.cost) / (cpu_cal->mem_gbps * 1e3);
     out->param_us = 4.0 * (double)e.cost.params / (cpu_cal->mem_gbps * 1e3);
     out->nnlab_us = e.predicted_us;
+    out->threads = cpu_cal->threads > 0 ? cpu_cal->threads : 1;
     return 0;
 }
 
