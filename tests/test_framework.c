@@ -56,7 +56,8 @@ static nn_framework_cpu shipped_cpu(void)
 {
     return (nn_framework_cpu){ NN_FRAMEWORK_CPU_STEP_US,     NN_FRAMEWORK_CPU_OP_RATIO,
                                NN_FRAMEWORK_CPU_ELEM_PASSES, NN_FRAMEWORK_CPU_PARAM_PASSES,
-                               NN_FRAMEWORK_CPU_WORK_RATIO,  NN_FRAMEWORK_CPU_THREAD_OP_RATIO };
+                               NN_FRAMEWORK_CPU_WORK_RATIO,  NN_FRAMEWORK_CPU_THREAD_OP_RATIO,
+                               NN_FRAMEWORK_CPU_THREAD_WORK_RATIO };
 }
 
 /* The fixture's rows (host,preset,batch,torch_us,nnlab_us; '#' comments, a
@@ -158,12 +159,12 @@ static int two_core_samples(const nn_framework_sample *s, const cpu_row *rows, i
  * error|), a little above what the shipped figures give: a change of the
  * form or the figures that does worse on any host fails here. */
 static const struct { const char *host; double rms, max; } bounds[] = {
-    { "dev2", 0.22, 0.45 }, { "dev3", 0.33, 0.59 }, { "xeon16", 0.37, 0.82 },
+    { "dev2", 0.22, 0.45 }, { "dev3", 0.33, 0.59 }, { "xeon16", 0.29, 0.60 },
 };
 
 /* The fit from the data is the one the shipped figures record (to their
  * printed digits): the five figures from the 2-core hosts (dev2, dev3), the
- * thread figure from the 16-core Xeon with its own calibration; each host's
+ * two thread figures from the 16-core Xeon with its own calibration; each host's
  * errors within its bound. Not every point is within the 25% asked of it
  * (docs/ways.md and docs/decisions/0151 say which and why): the test prints
  * them. */
@@ -181,10 +182,12 @@ static void test_fit_recomputed(void **state)
                   fit.fc.op_ratio, fit.fc.elem_passes, fit.fc.param_passes, fit.fc.work_ratio, 100 * fit.rms_rel,
                   100 * fit.max_rel);
     assert_true(fabs(fit.fc.op_ratio - (NN_FRAMEWORK_CPU_OP_RATIO + NN_FRAMEWORK_CPU_THREAD_OP_RATIO)) < 0.05);
+    assert_true(fabs(fit.fc.work_ratio - (NN_FRAMEWORK_CPU_WORK_RATIO + NN_FRAMEWORK_CPU_THREAD_WORK_RATIO)) < 0.0005);
     assert_int_equal(nn_framework_fit_cpu(s, n, &(nn_framework_fit){ 0 }), -1);   /* 2 and 16 threads mixed */
     assert_int_equal(nn_framework_fit_cpu_threads(s, n, fit_s[0].threads, &fit), 0);
-    print_message("# thread figure over %d samples: thread_op_ratio %.2f, op_ratio %.2f; rms %.1f%%, max %.1f%%\n",
-                  fit.n, fit.fc.thread_op_ratio, fit.fc.op_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
+    print_message("# thread figures over %d samples: thread_op_ratio %.2f, thread_work_ratio %.4f; op_ratio %.2f, "
+                  "work_ratio %.4f on one thread; rms %.1f%%, max %.1f%%\n", fit.n, fit.fc.thread_op_ratio,
+                  fit.fc.thread_work_ratio, fit.fc.op_ratio, fit.fc.work_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
     nn_framework_cpu want = shipped_cpu();
     assert_true(fabs(fit.fc.step_us - want.step_us) < 0.05);
     assert_true(fabs(fit.fc.op_ratio - want.op_ratio) < 0.05);
@@ -192,6 +195,7 @@ static void test_fit_recomputed(void **state)
     assert_true(fabs(fit.fc.param_passes - want.param_passes) < 0.0005);
     assert_true(fabs(fit.fc.work_ratio - want.work_ratio) < 0.0005);
     assert_true(fabs(fit.fc.thread_op_ratio - want.thread_op_ratio) < 0.05);
+    assert_true(fabs(fit.fc.thread_work_ratio - want.thread_work_ratio) < 0.0005);
     for (size_t h = 0; h < sizeof bounds / sizeof bounds[0]; h++) {
         double rms, max;
         host_errors(s, rows, n, bounds[h].host, &rms, &max);
@@ -203,7 +207,8 @@ static void test_fit_recomputed(void **state)
     print_misses(s, rows, n);
     /* no cost negative */
     assert_true(fit.fc.step_us >= 0 && fit.fc.op_ratio > 0 && fit.fc.elem_passes >= 0 && fit.fc.param_passes >= 0 &&
-                fit.fc.work_ratio > 0 && fit.fc.thread_op_ratio >= 0);
+                fit.fc.work_ratio > 0 && fit.fc.thread_op_ratio >= 0 &&
+                fit.fc.thread_work_ratio >= 0);
 }
 
 /* Each 2-core host held out: fitted on the other alone, the form does not
@@ -242,7 +247,7 @@ static void test_fit_held_out(void **state)
 
 /* The 16-core Xeon (torch.csv, PyTorch 2.11 at 16 threads), priced from its
  * own calibration (a lent host of the same kind the next day): each of its 32
- * steps within its bound, and the thread figure is what brings it there
+ * steps within its bound, and the thread figures are what bring it there
  * (without it, every step is predicted far too fast). */
 static void test_form_against_torch_csv(void **state)
 {
@@ -252,7 +257,8 @@ static void test_form_against_torch_csv(void **state)
     nn_framework_cpu fc = shipped_cpu(), no_threads = shipped_cpu();
     int n = read_samples(s, rows, MAX_SAMPLES, NULL), xeon = 0, faster = 0;
     no_threads.op_ratio += no_threads.thread_op_ratio;   /* the 2-core figures as fitted */
-    no_threads.thread_op_ratio = 0;
+    no_threads.work_ratio += no_threads.thread_work_ratio;
+    no_threads.thread_op_ratio = no_threads.thread_work_ratio = 0;
     for (int i = 0; i < n; i++) {
         if (strcmp(rows[i].host, "xeon16") != 0)
             continue;

@@ -5,8 +5,8 @@ The terms of every row of tests/fixtures/framework-cpu-fit.csv are priced by nnl
 from each host's calibration (tests/fixtures/calibration-cpu-HOST.txt); `tests/test_framework
 --terms` prints them. This script fits the form to them as the C code does
 (nn_framework_fit_cpu, nn_framework_fit_cpu_threads): least squares on relative errors, no figure
-negative, the five figures on the hosts of one thread count (the 2-core ones), the thread figure
-on the others with the five held. It prints the figures as the profiles' [framework] keys, each
+negative, the five figures on the hosts of one thread count (the 2-core ones), the two thread
+figures on the others with the five held. It prints the figures as the profiles' [framework] keys, each
 host's root mean square and largest relative error, each fitted host held out (fitted on the
 others alone), and a table per host: preset x batch, predicted / measured (us).
 
@@ -59,15 +59,14 @@ def solve(a, b):
     return x
 
 
-def fit_nonnegative(rows):
-    """min sum (cols . x / measured - 1)^2, x >= 0: the most negative figure held at 0, refitted."""
-    X = [columns(r) for r in rows]
-    y = [r["torch_us"] for r in rows]
+def fit_nonnegative(X, y, given=None):
+    """min sum ((given + X . x) / y - 1)^2, x >= 0: the most negative figure held at 0, refitted."""
+    given = given or [0.0] * len(y)
     k = len(X[0])
     free = list(range(k))
     while True:
         a = [[sum(X[i][p] * X[i][q] / y[i] ** 2 for i in range(len(y))) for q in free] for p in free]
-        b = [sum(X[i][p] / y[i] for i in range(len(y))) for p in free]
+        b = [sum(X[i][p] / y[i] * (1 - given[i] / y[i]) for i in range(len(y))) for p in free]
         s = solve(a, b)
         if s is None:
             sys.exit("fit_framework_cpu: singular system")
@@ -80,21 +79,22 @@ def fit_nonnegative(rows):
         free.remove(min(neg, key=lambda c: x[c]))
 
 
+def thread_columns(r, fitted_threads):
+    """What the two thread figures multiply: the dispatch and the kernels, per thread beyond."""
+    beyond = r["threads"] - fitted_threads
+    return [r["ops"] * r["op_us"] * beyond, r["nnlab_pred_us"] * beyond]
+
+
 def predict(r, x, thread, fitted_threads):
-    """The form: x at fitted_threads, plus the thread figure for each thread beyond them."""
-    per_op_extra = thread * (r["threads"] - fitted_threads)
-    return sum(c * v for c, v in zip(columns(r), x)) + per_op_extra * r["ops"] * r["op_us"]
+    """The form: x at fitted_threads, plus the thread figures for each thread beyond them."""
+    return (sum(c * v for c, v in zip(columns(r), x)) +
+            sum(c * v for c, v in zip(thread_columns(r, fitted_threads), thread)))
 
 
 def fit_thread(rows, x, fitted_threads):
-    """The thread figure in closed form, the five held; not negative."""
-    num = den = 0.0
-    for r in rows:
-        m = r["torch_us"]
-        col = r["ops"] * r["op_us"] * (r["threads"] - fitted_threads)
-        num += col / m * (1 - predict(r, x, 0, fitted_threads) / m)
-        den += (col / m) ** 2
-    return max(num / den, 0.0) if den > 0 else 0.0
+    """The two thread figures, the five held; neither negative."""
+    given = [predict(r, x, (0.0, 0.0), fitted_threads) for r in rows]
+    return fit_nonnegative([thread_columns(r, fitted_threads) for r in rows], [r["torch_us"] for r in rows], given)
 
 
 def errors(rows, x, thread, fitted_threads):
@@ -181,30 +181,32 @@ def main():
     if len(threads) != 1:
         sys.exit("fit_framework_cpu: the fitted hosts ran %s threads: the five figures need one count" % threads)
     t0 = threads.pop()
-    x = fit_nonnegative(fitted)
+    x = fit_nonnegative([columns(r) for r in fitted], [r["torch_us"] for r in fitted])
     others = [r for r in rows if r["host"] in thread_hosts]
-    thread = fit_thread(others, x, t0) if others else 0.0
-    print("# fitted on %s (%d steps, %d threads); thread figure on %s (%d steps)" %
+    thread = fit_thread(others, x, t0) if len(others) >= 2 else [0.0, 0.0]
+    print("# fitted on %s (%d steps, %d threads); thread figures on %s (%d steps)" %
           ("+".join(fit_hosts), len(fitted), t0, "+".join(thread_hosts) or "-", len(others)))
     shipped = list(x)
-    shipped[1] = x[1] - thread * (t0 - 1)   # the form counts threads beyond the first
+    shipped[1] = x[1] - thread[0] * (t0 - 1)   # the form counts threads beyond the first
+    shipped[4] = x[4] - thread[1] * (t0 - 1)
     for k, v in zip(FIGURES, shipped):
         print("%s = %.6g" % (k, v))
-    print("cpu_thread_op_ratio = %.6g" % thread)
+    print("cpu_thread_op_ratio = %.6g\ncpu_thread_work_ratio = %.6g" % tuple(thread))
     print("\n| host | steps | rms | largest | beyond 25% |\n|---|---:|---:|---:|---:|")
     hosts = list(dict.fromkeys(r["host"] for r in rows))
     for h in hosts:
         mine = [r for r in rows if r["host"] == h]
         rms, mx, n25 = errors(mine, x, thread, t0)
-        how = "fitted" if h in fit_hosts else "thread figure" if h in thread_hosts else "not fitted"
+        how = "fitted" if h in fit_hosts else "thread figures" if h in thread_hosts else "not fitted"
         print("| %s (%s) | %d | %.1f%% | %.1f%% | %d |" % (h, how, len(mine), 100 * rms, 100 * mx, n25))
     if len(fit_hosts) > 1:
         print("\nEach fitted host held out (the five figures fitted on one host alone, no thread figure):\n")
         for h in fit_hosts:
-            xh = fit_nonnegative([r for r in rows if r["host"] == h])
+            mine = [r for r in rows if r["host"] == h]
+            xh = fit_nonnegative([columns(r) for r in mine], [r["torch_us"] for r in mine])
             cells = []
             for o in hosts:
-                rms, mx, _ = errors([r for r in rows if r["host"] == o], xh, 0.0, t0)
+                rms, mx, _ = errors([r for r in rows if r["host"] == o], xh, (0.0, 0.0), t0)
                 cells.append("%s %.1f%% (largest %.1f%%)" % (o, 100 * rms, 100 * mx))
             print("- fitted on %s alone (%s): %s" % (h, " ".join("%.4g" % v for v in xh), "; ".join(cells)))
     for h in hosts:

@@ -9,7 +9,9 @@
 
 #define MAX_COLS 5
 
-/* A sample's threads beyond the first (a calibration without them ran one). */
+/* A sample's threads beyond the first (a calibration without them ran one):
+ * PyTorch's pool is woken for every op, and its kernels gain less from more
+ * threads than nnlab's calibrated rates do. */
 static int extra_threads(const nn_framework_sample *s)
 {
     return s->threads > 1 ? s->threads - 1 : 0;
@@ -18,8 +20,9 @@ static int extra_threads(const nn_framework_sample *s)
 double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc)
 {
     double per_op = fc->op_ratio + fc->thread_op_ratio * extra_threads(s);
+    double kernels = fc->work_ratio + fc->thread_work_ratio * extra_threads(s);
     return fc->step_us + per_op * s->ops * s->op_us + fc->elem_passes * s->elem_us +
-           fc->param_passes * s->param_us + fc->work_ratio * s->nnlab_us;
+           fc->param_passes * s->param_us + kernels * s->nnlab_us;
 }
 
 /* Solves the k x k system a x = b by Gaussian elimination with partial
@@ -158,45 +161,41 @@ int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *
     rel_problem pr = { n, 5, cols, given, measured };
     if (fit_nonnegative(&pr, x) != 0)
         return -1;
-    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4], 0 };
+    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4], 0, 0 };
     out->n = n;
     rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
     return 0;
 }
 
-/* One figure in closed form: min sum ((given + col t) / measured - 1)^2 over
- * t, held at 0 if negative. */
+/* The two thread figures by the same least squares, the other figures
+ * held (what they price is the problem's given part): each column is what
+ * a figure multiplies, times the threads beyond those fitted. */
 int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit)
 {
+    static double cols[MAX_FIT_SAMPLES * 2], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];
     nn_framework_cpu held = fit->fc;
-    double num = 0, den = 0;
-    int k = 0;
-    held.thread_op_ratio = 0;
-    for (int i = 0; i < n; i++) {
+    double x[2];
+    int k = 0, below = fitted_threads > 1 ? fitted_threads - 1 : 0;
+    held.thread_op_ratio = held.thread_work_ratio = 0;
+    for (int i = 0; i < n && k < MAX_FIT_SAMPLES; i++) {
         if (s[i].threads == fitted_threads)
             continue;
-        double m = s[i].framework_us, given = nn_framework_cpu_form(&s[i], &held);
-        double col = (double)s[i].ops * s[i].op_us * (s[i].threads - fitted_threads);
-        num += col / m * (1 - given / m);
-        den += col / m * (col / m);
+        double beyond = s[i].threads - fitted_threads;
+        cols[k * 2] = (double)s[i].ops * s[i].op_us * beyond;
+        cols[k * 2 + 1] = s[i].nnlab_us * beyond;
+        given[k] = nn_framework_cpu_form(&s[i], &held);
+        measured[k] = s[i].framework_us;
         k++;
     }
-    if (k == 0 || !(den > 0))
+    rel_problem pr = { k, 2, cols, given, measured };
+    if (k < 2 || fit_nonnegative(&pr, x) != 0)
         return -1;
-    double t = num / den > 0 ? num / den : 0;
-    fit->fc.thread_op_ratio = t;
-    fit->fc.op_ratio = held.op_ratio - t * (fitted_threads > 1 ? fitted_threads - 1 : 0);
-    double sq = 0;
-    fit->max_rel = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i].threads == fitted_threads)
-            continue;
-        double rel = nn_framework_cpu_form(&s[i], &fit->fc) / s[i].framework_us - 1;
-        sq += rel * rel;
-        fit->max_rel = fabs(rel) > fit->max_rel ? fabs(rel) : fit->max_rel;
-    }
+    fit->fc.thread_op_ratio = x[0];
+    fit->fc.thread_work_ratio = x[1];
+    fit->fc.op_ratio = held.op_ratio - x[0] * below;      /* the same steps at fitted_threads */
+    fit->fc.work_ratio = held.work_ratio - x[1] * below;
     fit->n = k;
-    fit->rms_rel = sqrt(sq / k);
+    rel_errors(&pr, x, &fit->rms_rel, &fit->max_rel);
     return 0;
 }
 

@@ -13,18 +13,20 @@
  *                                                     its dispatch of every op
  *          + elem_passes x elementwise bytes / mem_gbps   its unfused elementwise ops
  *          + param_passes x 4 params / mem_gbps       its optimiser's and zeroing's passes
- *          + work_ratio x nnlab's step                its kernels
+ *          + (work_ratio + thread_work_ratio x (threads - 1)) x nnlab's step
+ *                                                     its kernels
  *
  * ops: nn_framework_ops (the operations PyTorch's autograd issues for one
  * step of the preset); op_us and mem_gbps: the calibration's cost of issuing
  * one op (the host's single-thread speed) and its streaming bandwidth;
  * elementwise bytes: nnlab's cost model's for every layer that is not a
  * matrix product; nnlab's step: its model's prediction from the same
- * calibration; threads: the calibration's (PyTorch's pool wakes them for an
- * op). Five figures are fitted by least squares on relative errors to
+ * calibration; threads: the calibration's (PyTorch's pool wakes them for
+ * every op, and its kernels gain less from them than nnlab's calibrated
+ * rates do). Five figures are fitted by least squares on relative errors to
  * PyTorch's measured CPU steps on the 2-core hosts with a calibration of
- * their own (nn_framework_fit_cpu), the thread figure then to a many-core
- * host's (nn_framework_fit_cpu_threads; the data:
+ * their own (nn_framework_fit_cpu), the two thread figures then to a
+ * many-core host's (nn_framework_fit_cpu_threads; the data:
  * tests/fixtures/framework-cpu-fit.csv, tools/fit_framework_cpu.py;
  * the figures and their sources: the GPU profiles' [framework] section,
  * profiles/t4.ini, read into nn_gpu_profile's framework_cpu). */
@@ -55,11 +57,12 @@
 /* The fitted figures (what a profile without a [framework] section reads;
  * profiles/t4.ini carries them with their source). */
 #define NN_FRAMEWORK_CPU_STEP_US 65.87
-#define NN_FRAMEWORK_CPU_OP_RATIO 443.26
+#define NN_FRAMEWORK_CPU_OP_RATIO 465.73
 #define NN_FRAMEWORK_CPU_ELEM_PASSES 6.4687
 #define NN_FRAMEWORK_CPU_PARAM_PASSES 16.2240
-#define NN_FRAMEWORK_CPU_WORK_RATIO 0.3666
-#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 128.75
+#define NN_FRAMEWORK_CPU_WORK_RATIO 0.2784
+#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 106.29
+#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0882
 
 /* The GPU form's fitted figures (what a profile without them reads). */
 #define NN_FRAMEWORK_GPU_STEP_US 168.42
@@ -101,12 +104,13 @@ double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cp
  * than five samples, samples of different threads or a singular system. */
 int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out);
 
-/* The thread figure, fitted (least squares on relative errors, not
- * negative) to the samples whose threads differ from those fit was made
- * on (fitted_threads), the other figures held: fit->fc gets thread_op_ratio,
- * and op_ratio less the fitted threads' share of it, so that the form gives
- * the same steps at fitted_threads; rms_rel and max_rel become those of the
- * samples used. -1 without such samples. */
+/* The thread figures, fitted (least squares on relative errors, neither
+ * negative) to the samples whose threads differ from those fit was made on
+ * (fitted_threads), the other figures held: fit->fc gets thread_op_ratio and
+ * thread_work_ratio, and op_ratio and work_ratio less the fitted threads'
+ * share of them, so that the form gives the same steps at fitted_threads;
+ * rms_rel and max_rel become those of the samples used. -1 with fewer than
+ * two such samples. */
 int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit);
 
 /* The framework's CPU step of p at batch, priced with the CPU's calibration
