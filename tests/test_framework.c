@@ -212,8 +212,9 @@ static void test_fit_recomputed(void **state)
 }
 
 /* Each 2-core host held out: fitted on the other alone, the form does not
- * carry to it (docs/decisions/0151: dev2's calibration predicts nnlab's own
- * step at 1.5-3x what nnlab measured in the same run, dev3's within 0.6-1.2x),
+ * carry to it (docs/decisions/0151: at large batches dev2's calibration
+ * predicts nnlab's own matrix-heavy steps at 1.5-3x what nnlab measured in
+ * the same run, dev3's at 0.74-0.99x),
  * and docs/ways.md gives these figures: fitted on dev2, dev3's rms 37.8%;
  * fitted on dev3, dev2's 80.2% and the 16-core Xeon's 60.8% (before its
  * thread figure). */
