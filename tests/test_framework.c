@@ -1,11 +1,14 @@
 /* tests/test_framework.c - the framework way on the CPU (nnlab/framework.h):
  * the fit recomputed from its data (tests/fixtures/framework-cpu-fit.csv)
  * gives the figures the profiles carry; the form reproduces PyTorch's
- * measured CPU steps within the stated tolerance; the shipped profile reads
- * them; and, with a recorded CPU calibration of the 2-core development
+ * measured CPU steps on each host within the bounds docs/ways.md states;
+ * the shipped profile reads them; and, with a recorded CPU calibration of the 2-core development
  * machine (tests/fixtures/calibration-cpu-dev2.txt) and the default GPU
  * profile (T4), the framework's GPU is slower than its CPU where the
- * write-ups found it slower and faster where they found it faster. */
+ * write-ups found it slower and faster where they found it faster.
+ *
+ * Run with --terms it prints every fixture row's terms as CSV instead (what
+ * tools/fit_framework_cpu.py fits and tabulates). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <setjmp.h>
@@ -51,21 +54,25 @@ typedef struct cpu_row {
 /* The shipped figures. */
 static nn_framework_cpu shipped_cpu(void)
 {
-    return (nn_framework_cpu){ NN_FRAMEWORK_CPU_STEP_US, NN_FRAMEWORK_CPU_OP_RATIO, NN_FRAMEWORK_CPU_ELEM_PASSES,
-                               NN_FRAMEWORK_CPU_PARAM_PASSES, NN_FRAMEWORK_CPU_WORK_RATIO };
+    return (nn_framework_cpu){ NN_FRAMEWORK_CPU_STEP_US,     NN_FRAMEWORK_CPU_OP_RATIO,
+                               NN_FRAMEWORK_CPU_ELEM_PASSES, NN_FRAMEWORK_CPU_PARAM_PASSES,
+                               NN_FRAMEWORK_CPU_WORK_RATIO,  NN_FRAMEWORK_CPU_THREAD_OP_RATIO,
+                               NN_FRAMEWORK_CPU_THREAD_WORK_RATIO };
 }
 
 /* The fixture's rows (host,preset,batch,torch_us,nnlab_us; '#' comments, a
- * header), each priced from its host's calibration (calibration-cpu-HOST.txt).
- * The 16-thread Xeon has none: dev3's stands in for its op_us and bandwidth
- * and nnlab's measured step there for the work term (not fitted, shown). */
-static int read_samples(nn_framework_sample *s, cpu_row *rows, int max)
+ * header), each priced from its host's calibration (calibration-cpu-HOST.txt:
+ * dev2, dev3, xeon16); nnlab_us (nnlab's measured step there) is only shown. */
+static int read_samples(nn_framework_sample *s, cpu_row *rows, int max, double *nnlab_measured)
 {
-    static nn_calibration dev2, dev3;
+    static const char *const hosts[] = { "dev2", "dev3", "xeon16" };
+    static nn_calibration cal[3];
     char line[256], path[NN_PATH_LEN];
     int n = 0;
-    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &dev2), 0);
-    assert_int_equal(cal_fixture_load("calibration-cpu-dev3.txt", &dev3), 0);
+    for (int h = 0; h < 3; h++) {
+        snprintf(path, sizeof path, "calibration-cpu-%s.txt", hosts[h]);
+        assert_int_equal(cal_fixture_load(path, &cal[h]), 0);
+    }
     snprintf(path, sizeof path, "%s/framework-cpu-fit.csv", FIXTURES_DIR);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -78,12 +85,14 @@ static int read_samples(nn_framework_sample *s, cpu_row *rows, int max)
         assert_int_equal(sscanf(line, "%15[^,],%63[^,],%d,%lf,%lf", r->host, r->preset, &r->batch, &torch_us,
                                 &nnlab_us), 5);
         load_preset(r->preset, &p);
-        int xeon = !strcmp(r->host, "xeon16");
-        const nn_calibration *cal = !strcmp(r->host, "dev2") ? &dev2 : &dev3;
-        assert_int_equal(nn_framework_cpu_sample_of(&p, r->batch, cal, &s[n], NULL), 0);
-        if (xeon)
-            s[n].nnlab_us = nnlab_us;
+        int h = 0;
+        while (h < 3 && strcmp(r->host, hosts[h]) != 0)
+            h++;
+        assert_true(h < 3);
+        assert_int_equal(nn_framework_cpu_sample_of(&p, r->batch, &cal[h], &s[n], NULL), 0);
         s[n].framework_us = torch_us;
+        if (nnlab_measured)
+            nnlab_measured[n] = nnlab_us;
         n++;
     }
     fclose(f);
@@ -135,73 +144,152 @@ static void print_misses(const nn_framework_sample *s, const cpu_row *rows, int 
     }
 }
 
-/* The fit from the data of the hosts with a calibration (dev2, dev3) is the
- * one the shipped figures record (to their printed digits), and it holds
- * within the tolerance docs/ways.md states: the root mean square of the
- * relative errors within 35% on each host, every one within 60%. Not every
- * point is within the 25% asked of it (docs/ways.md and docs/decisions/0137
- * say which and why): the test prints them. */
+/* The hosts of one thread count (the 2-core ones: dev2, dev3) */
+static int two_core_samples(const nn_framework_sample *s, const cpu_row *rows, int n, const char *only,
+                            nn_framework_sample *out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].host, "xeon16") != 0 && (!only || !strcmp(rows[i].host, only)))
+            out[k++] = s[i];
+    return k;
+}
+
+/* The bounds docs/ways.md states for each host (rms, largest |relative
+ * error|), a little above what the shipped figures give: a change of the
+ * form or the figures that does worse on any host fails here. */
+static const struct { const char *host; double rms, max; } bounds[] = {
+    { "dev2", 0.22, 0.45 }, { "dev3", 0.33, 0.59 }, { "xeon16", 0.29, 0.60 },
+};
+
+/* The fit from the data is the one the shipped figures record (to their
+ * printed digits): the five figures from the 2-core hosts (dev2, dev3), the
+ * two thread figures from the 16-core Xeon with its own calibration; each host's
+ * errors within its bound. Not every point is within the 25% asked of it
+ * (docs/ways.md and docs/decisions/0151 say which and why): the test prints
+ * them. */
 static void test_fit_recomputed(void **state)
 {
     (void)state;
     static nn_framework_sample s[MAX_SAMPLES], fit_s[MAX_SAMPLES];
     static cpu_row rows[MAX_SAMPLES];
     nn_framework_fit fit;
-    int n = read_samples(s, rows, MAX_SAMPLES), k = 0;
-    for (int i = 0; i < n; i++)
-        if (strcmp(rows[i].host, "xeon16") != 0)
-            fit_s[k++] = s[i];
+    int n = read_samples(s, rows, MAX_SAMPLES, NULL), k = two_core_samples(s, rows, n, NULL, fit_s);
     assert_true(k >= 60);
     assert_int_equal(nn_framework_fit_cpu(fit_s, k, &fit), 0);
-    print_message("# fit over %d samples: step_us %.2f, op_ratio %.2f, elem_passes %.4f, param_passes %.4f, "
-                  "work_ratio %.4f; rms %.1f%%, max %.1f%%\n", fit.n, fit.fc.step_us, fit.fc.op_ratio,
-                  fit.fc.elem_passes, fit.fc.param_passes, fit.fc.work_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
-    assert_true(fabs(fit.fc.step_us - NN_FRAMEWORK_CPU_STEP_US) < 0.05);
-    assert_true(fabs(fit.fc.op_ratio - NN_FRAMEWORK_CPU_OP_RATIO) < 0.05);
-    assert_true(fabs(fit.fc.elem_passes - NN_FRAMEWORK_CPU_ELEM_PASSES) < 0.0005);
-    assert_true(fabs(fit.fc.param_passes - NN_FRAMEWORK_CPU_PARAM_PASSES) < 0.0005);
-    assert_true(fabs(fit.fc.work_ratio - NN_FRAMEWORK_CPU_WORK_RATIO) < 0.0005);
-    static const char *const hosts[] = { "dev2", "dev3" };
-    for (int h = 0; h < 2; h++) {
+    print_message("# 2-core fit over %d samples: step_us %.2f, op_ratio %.2f (at 2 threads), elem_passes %.4f, "
+                  "param_passes %.4f, work_ratio %.4f; rms %.1f%%, max %.1f%%\n", fit.n, fit.fc.step_us,
+                  fit.fc.op_ratio, fit.fc.elem_passes, fit.fc.param_passes, fit.fc.work_ratio, 100 * fit.rms_rel,
+                  100 * fit.max_rel);
+    assert_true(fabs(fit.fc.op_ratio - (NN_FRAMEWORK_CPU_OP_RATIO + NN_FRAMEWORK_CPU_THREAD_OP_RATIO)) < 0.05);
+    assert_true(fabs(fit.fc.work_ratio - (NN_FRAMEWORK_CPU_WORK_RATIO + NN_FRAMEWORK_CPU_THREAD_WORK_RATIO)) < 0.0005);
+    assert_int_equal(nn_framework_fit_cpu(s, n, &(nn_framework_fit){ 0 }), -1);   /* 2 and 16 threads mixed */
+    assert_int_equal(nn_framework_fit_cpu_threads(s, n, fit_s[0].threads, &fit), 0);
+    print_message("# thread figures over %d samples: thread_op_ratio %.2f, thread_work_ratio %.4f; op_ratio %.2f, "
+                  "work_ratio %.4f on one thread; rms %.1f%%, max %.1f%%\n", fit.n, fit.fc.thread_op_ratio,
+                  fit.fc.thread_work_ratio, fit.fc.op_ratio, fit.fc.work_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
+    nn_framework_cpu want = shipped_cpu();
+    assert_true(fabs(fit.fc.step_us - want.step_us) < 0.05);
+    assert_true(fabs(fit.fc.op_ratio - want.op_ratio) < 0.05);
+    assert_true(fabs(fit.fc.elem_passes - want.elem_passes) < 0.0005);
+    assert_true(fabs(fit.fc.param_passes - want.param_passes) < 0.0005);
+    assert_true(fabs(fit.fc.work_ratio - want.work_ratio) < 0.0005);
+    assert_true(fabs(fit.fc.thread_op_ratio - want.thread_op_ratio) < 0.05);
+    assert_true(fabs(fit.fc.thread_work_ratio - want.thread_work_ratio) < 0.0005);
+    for (size_t h = 0; h < sizeof bounds / sizeof bounds[0]; h++) {
         double rms, max;
-        host_errors(s, rows, n, hosts[h], &rms, &max);
-        print_message("# %s: rms %.1f%%, max %.1f%%\n", hosts[h], 100 * rms, 100 * max);
-        assert_true(rms < 0.35);
-        assert_true(max < 0.60);
+        host_errors(s, rows, n, bounds[h].host, &rms, &max);
+        print_message("# %s: rms %.1f%%, max %.1f%% (bounds %.0f%%, %.0f%%)\n", bounds[h].host, 100 * rms, 100 * max,
+                      100 * bounds[h].rms, 100 * bounds[h].max);
+        assert_true(rms < bounds[h].rms);
+        assert_true(max < bounds[h].max);
     }
     print_misses(s, rows, n);
     /* no cost negative */
     assert_true(fit.fc.step_us >= 0 && fit.fc.op_ratio > 0 && fit.fc.elem_passes >= 0 && fit.fc.param_passes >= 0 &&
-                fit.fc.work_ratio > 0);
+                fit.fc.work_ratio > 0 && fit.fc.thread_op_ratio >= 0 &&
+                fit.fc.thread_work_ratio >= 0);
 }
 
-/* The 16-thread Xeon (torch.csv), not fitted (no calibration of it exists):
- * with nnlab's measured step as the work term and dev3's op_us and bandwidth
- * standing in for its own, each of its 12 steps within 90%, the tolerance
- * docs/ways.md states for it: its thread pool wakes for every op, which no
- * 2-core calibration's op_us measures. */
+/* Each 2-core host held out: fitted on the other alone, the form does not
+ * carry to it (docs/decisions/0151: at large batches dev2's calibration
+ * predicts nnlab's own matrix-heavy steps at 1.5-3x what nnlab measured in
+ * the same run, dev3's at 0.74-0.99x),
+ * and docs/ways.md gives these figures: fitted on dev2, dev3's rms 37.8%;
+ * fitted on dev3, dev2's 80.2% and the 16-core Xeon's 60.8% (before its
+ * thread figure). */
+static void test_fit_held_out(void **state)
+{
+    (void)state;
+    static nn_framework_sample s[MAX_SAMPLES], one[MAX_SAMPLES];
+    static cpu_row rows[MAX_SAMPLES];
+    static const struct { const char *fitted, *held; double rms; } cases[] = {
+        { "dev2", "dev3", 0.378 }, { "dev3", "dev2", 0.802 }, { "dev3", "xeon16", 0.608 },
+    };
+    int n = read_samples(s, rows, MAX_SAMPLES, NULL);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        nn_framework_fit fit;
+        int k = two_core_samples(s, rows, n, cases[c].fitted, one);
+        assert_int_equal(nn_framework_fit_cpu(one, k, &fit), 0);
+        double sq = 0;
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(rows[i].host, cases[c].held)) {
+                double rel = nn_framework_cpu_form(&s[i], &fit.fc) / s[i].framework_us - 1;
+                sq += rel * rel;
+                m++;
+            }
+        double rms = sqrt(sq / m);
+        print_message("# fitted on %s alone (rms %.1f%% there): %s held out, rms %.1f%%\n", cases[c].fitted,
+                      100 * fit.rms_rel, cases[c].held, 100 * rms);
+        assert_true(fabs(rms - cases[c].rms) < 0.0005);
+    }
+}
+
+/* The 16-core Xeon (torch.csv, PyTorch 2.11 at 16 threads), priced from its
+ * own calibration (a lent host of the same kind the next day): each of its 32
+ * steps within its bound, and the thread figures are what bring it there
+ * (without it, every step is predicted far too fast). */
 static void test_form_against_torch_csv(void **state)
 {
     (void)state;
     static nn_framework_sample s[MAX_SAMPLES];
     static cpu_row rows[MAX_SAMPLES];
-    nn_framework_cpu fc = shipped_cpu();
-    int n = read_samples(s, rows, MAX_SAMPLES), xeon = 0;
-    double rms, max;
+    nn_framework_cpu fc = shipped_cpu(), no_threads = shipped_cpu();
+    int n = read_samples(s, rows, MAX_SAMPLES, NULL), xeon = 0, faster = 0;
+    no_threads.op_ratio += no_threads.thread_op_ratio;   /* the 2-core figures as fitted */
+    no_threads.work_ratio += no_threads.thread_work_ratio;
+    no_threads.thread_op_ratio = no_threads.thread_work_ratio = 0;
     for (int i = 0; i < n; i++) {
         if (strcmp(rows[i].host, "xeon16") != 0)
             continue;
         double pred = nn_framework_cpu_form(&s[i], &fc);
         print_message("# xeon16 %-18s b%-5d predicted %7.0f us, PyTorch measured %7.0f (%+.1f%%)\n", rows[i].preset,
                       rows[i].batch, pred, s[i].framework_us, 100 * (pred / s[i].framework_us - 1));
-        if (fabs(pred / s[i].framework_us - 1) > 0.90)
+        assert_int_equal(s[i].threads, 16);
+        if (fabs(pred / s[i].framework_us - 1) > bounds[2].max)
             fail_msg("%s at %d: predicted %.0f us, PyTorch measured %.0f", rows[i].preset, rows[i].batch, pred,
                      s[i].framework_us);
+        faster += nn_framework_cpu_form(&s[i], &no_threads) < 0.75 * s[i].framework_us;
         xeon++;
     }
-    assert_int_equal(xeon, 12);
-    host_errors(s, rows, n, "xeon16", &rms, &max);
-    print_message("# xeon16: rms %.1f%%, max %.1f%%\n", 100 * rms, 100 * max);
+    assert_int_equal(xeon, 32);
+    assert_true(faster >= 24);
+}
+
+/* --terms: every fixture row's terms, one CSV line each. */
+static int print_terms(void)
+{
+    static nn_framework_sample s[MAX_SAMPLES];
+    static cpu_row rows[MAX_SAMPLES];
+    static double nnlab_measured[MAX_SAMPLES];
+    int n = read_samples(s, rows, MAX_SAMPLES, nnlab_measured);
+    printf("host,preset,batch,torch_us,nnlab_us,threads,ops,op_us,elem_us,param_us,nnlab_pred_us\n");
+    for (int i = 0; i < n; i++)
+        printf("%s,%s,%d,%.1f,%.1f,%d,%d,%.9g,%.9g,%.9g,%.9g\n", rows[i].host, rows[i].preset, rows[i].batch,
+               s[i].framework_us, nnlab_measured[i], s[i].threads, s[i].ops, s[i].op_us, s[i].elem_us, s[i].param_us,
+               s[i].nnlab_us);
+    return 0;
 }
 
 /* Every shipped profile reads the figures: t4.ini carries them, the others
@@ -360,10 +448,13 @@ static void test_gpu_model_is_the_form(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--terms"))
+        return print_terms();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recomputed),
+        cmocka_unit_test(test_fit_held_out),
         cmocka_unit_test(test_form_against_torch_csv),
         cmocka_unit_test(test_profiles_read_framework),
         cmocka_unit_test(test_direction_of_the_writeups),

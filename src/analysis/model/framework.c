@@ -9,10 +9,20 @@
 
 #define MAX_COLS 5
 
+/* A sample's threads beyond the first (a calibration without them ran one):
+ * PyTorch's pool is woken for every op, and its kernels gain less from more
+ * threads than nnlab's calibrated rates do. */
+static int extra_threads(const nn_framework_sample *s)
+{
+    return s->threads > 1 ? s->threads - 1 : 0;
+}
+
 double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc)
 {
-    return fc->step_us + fc->op_ratio * s->ops * s->op_us + fc->elem_passes * s->elem_us +
-           fc->param_passes * s->param_us + fc->work_ratio * s->nnlab_us;
+    double per_op = fc->op_ratio + fc->thread_op_ratio * extra_threads(s);
+    double kernels = fc->work_ratio + fc->thread_work_ratio * extra_threads(s);
+    return fc->step_us + per_op * s->ops * s->op_us + fc->elem_passes * s->elem_us +
+           fc->param_passes * s->param_us + kernels * s->nnlab_us;
 }
 
 /* Solves the k x k system a x = b by Gaussian elimination with partial
@@ -135,6 +145,9 @@ int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *
     memset(out, 0, sizeof *out);
     if (n < 5 || n > MAX_FIT_SAMPLES)
         return -1;
+    for (int i = 1; i < n; i++)
+        if (s[i].threads != s[0].threads)
+            return -1;           /* the thread figure is fitted on its own (below) */
     for (int i = 0; i < n; i++) {    /* x = (step_us, op_ratio, elem_passes, param_passes, work_ratio) */
         double *row = cols + (size_t)i * 5;
         row[0] = 1;
@@ -148,9 +161,41 @@ int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *
     rel_problem pr = { n, 5, cols, given, measured };
     if (fit_nonnegative(&pr, x) != 0)
         return -1;
-    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4] };
+    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4], 0, 0 };
     out->n = n;
     rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
+    return 0;
+}
+
+/* The two thread figures by the same least squares, the other figures
+ * held (what they price is the problem's given part): each column is what
+ * a figure multiplies, times the threads beyond those fitted. */
+int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit)
+{
+    static double cols[MAX_FIT_SAMPLES * 2], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];
+    nn_framework_cpu held = fit->fc;
+    double x[2];
+    int k = 0, below = fitted_threads > 1 ? fitted_threads - 1 : 0;
+    held.thread_op_ratio = held.thread_work_ratio = 0;
+    for (int i = 0; i < n && k < MAX_FIT_SAMPLES; i++) {
+        if (s[i].threads == fitted_threads)
+            continue;
+        double beyond = s[i].threads - fitted_threads;
+        cols[k * 2] = (double)s[i].ops * s[i].op_us * beyond;
+        cols[k * 2 + 1] = s[i].nnlab_us * beyond;
+        given[k] = nn_framework_cpu_form(&s[i], &held);
+        measured[k] = s[i].framework_us;
+        k++;
+    }
+    rel_problem pr = { k, 2, cols, given, measured };
+    if (k < 2 || fit_nonnegative(&pr, x) != 0)
+        return -1;
+    fit->fc.thread_op_ratio = x[0];
+    fit->fc.thread_work_ratio = x[1];
+    fit->fc.op_ratio = held.op_ratio - x[0] * below;      /* the same steps at fitted_threads */
+    fit->fc.work_ratio = held.work_ratio - x[1] * below;
+    fit->n = k;
+    rel_errors(&pr, x, &fit->rms_rel, &fit->max_rel);
     return 0;
 }
 
@@ -186,6 +231,7 @@ int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibrati
     out->elem_us = elementwise_bytes(&e.cost) / (cpu_cal->mem_gbps * 1e3);
     out->param_us = 4.0 * (double)e.cost.params / (cpu_cal->mem_gbps * 1e3);
     out->nnlab_us = e.predicted_us;
+    out->threads = cpu_cal->threads > 0 ? cpu_cal->threads : 1;
     return 0;
 }
 

@@ -60,7 +60,9 @@ static void predict_cpu(nn_race_ways *w, const nn_preset *p, const nn_calibratio
         memset(&figures, 0, sizeof figures);
         figures.framework_cpu = (nn_framework_cpu){ NN_FRAMEWORK_CPU_STEP_US, NN_FRAMEWORK_CPU_OP_RATIO,
                                                     NN_FRAMEWORK_CPU_ELEM_PASSES, NN_FRAMEWORK_CPU_PARAM_PASSES,
-                                                    NN_FRAMEWORK_CPU_WORK_RATIO };
+                                                    NN_FRAMEWORK_CPU_WORK_RATIO,
+                                                    NN_FRAMEWORK_CPU_THREAD_OP_RATIO,
+                                                    NN_FRAMEWORK_CPU_THREAD_WORK_RATIO };
         prof = &figures;
     }
     double us = nn_framework_cpu_step_us(p, w->batch, cpu_cal, prof, &e);

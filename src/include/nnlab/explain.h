@@ -74,6 +74,10 @@ typedef struct nn_framework_cpu {
     double elem_passes;          /* its elementwise traffic, in nnlab's bytes at mem_gbps */
     double param_passes;         /* its optimiser's and zeroing's passes over the parameters */
     double work_ratio;           /* its kernels against nnlab's predicted step */
+    double thread_op_ratio;      /* what each thread beyond the first adds to an op's dispatch
+                                    (its thread pool woken per op), in op_us */
+    double thread_work_ratio;    /* and to work_ratio: its kernels gain less from more threads
+                                    than the calibration's rates (nnlab's) do */
 } nn_framework_cpu;
 
 /* "framework eager", "nnlab eager", "nnlab graph" */

@@ -9,19 +9,25 @@
  * calibration that bounds it:
  *
  *     step = step_us                                  the Python loop, loss.item()
- *          + op_ratio x ops x op_us                   its dispatch of every op
+ *          + (op_ratio + thread_op_ratio x (threads - 1)) x ops x op_us
+ *                                                     its dispatch of every op
  *          + elem_passes x elementwise bytes / mem_gbps   its unfused elementwise ops
  *          + param_passes x 4 params / mem_gbps       its optimiser's and zeroing's passes
- *          + work_ratio x nnlab's step                its kernels
+ *          + (work_ratio + thread_work_ratio x (threads - 1)) x nnlab's step
+ *                                                     its kernels
  *
  * ops: nn_framework_ops (the operations PyTorch's autograd issues for one
  * step of the preset); op_us and mem_gbps: the calibration's cost of issuing
  * one op (the host's single-thread speed) and its streaming bandwidth;
  * elementwise bytes: nnlab's cost model's for every layer that is not a
  * matrix product; nnlab's step: its model's prediction from the same
- * calibration. The five figures are fitted by least squares on relative
- * errors to PyTorch's measured CPU steps on hosts with a calibration of their
- * own (nn_framework_fit_cpu; the data: tests/fixtures/framework-cpu-fit.csv;
+ * calibration; threads: the calibration's (PyTorch's pool wakes them for
+ * every op, and its kernels gain less from them than nnlab's calibrated
+ * rates do). Five figures are fitted by least squares on relative errors to
+ * PyTorch's measured CPU steps on the 2-core hosts with a calibration of
+ * their own (nn_framework_fit_cpu), the two thread figures then to a
+ * many-core host's (nn_framework_fit_cpu_threads; the data:
+ * tests/fixtures/framework-cpu-fit.csv, tools/fit_framework_cpu.py;
  * the figures and their sources: the GPU profiles' [framework] section,
  * profiles/t4.ini, read into nn_gpu_profile's framework_cpu). */
 /*
@@ -51,10 +57,12 @@
 /* The fitted figures (what a profile without a [framework] section reads;
  * profiles/t4.ini carries them with their source). */
 #define NN_FRAMEWORK_CPU_STEP_US 65.87
-#define NN_FRAMEWORK_CPU_OP_RATIO 572.02
+#define NN_FRAMEWORK_CPU_OP_RATIO 465.73
 #define NN_FRAMEWORK_CPU_ELEM_PASSES 6.4687
 #define NN_FRAMEWORK_CPU_PARAM_PASSES 16.2240
-#define NN_FRAMEWORK_CPU_WORK_RATIO 0.3666
+#define NN_FRAMEWORK_CPU_WORK_RATIO 0.2784
+#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 106.29
+#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0882
 
 /* The GPU form's fitted figures (what a profile without them reads). */
 #define NN_FRAMEWORK_GPU_STEP_US 168.42
@@ -65,10 +73,10 @@
 /* One CPU step's terms, from nnlab's model on a CPU's calibration: the
  * framework's operations and the calibration's cost of issuing one, the
  * elementwise layers' bytes and one pass over the parameters (4 bytes each)
- * at its streaming bandwidth, nnlab's predicted step; framework_us, the
- * measured step, for a fit. */
+ * at its streaming bandwidth, nnlab's predicted step, the calibration's
+ * threads; framework_us, the measured step, for a fit. */
 typedef struct nn_framework_sample {
-    int ops;
+    int ops, threads;
     double op_us, elem_us, param_us, nnlab_us;
     double framework_us;
 } nn_framework_sample;
@@ -91,8 +99,19 @@ double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cp
 
 /* The form's least-squares fit on relative errors (each sample's row
  * divided by its measured step, so a 1 ms and a 100 ms step weigh alike), no
- * figure negative; -1 with fewer than five samples or a singular system. */
+ * figure negative, thread_op_ratio 0: every sample must have the same
+ * threads (their op_ratio then holds the threads' share too); -1 with fewer
+ * than five samples, samples of different threads or a singular system. */
 int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out);
+
+/* The thread figures, fitted (least squares on relative errors, neither
+ * negative) to the samples whose threads differ from those fit was made on
+ * (fitted_threads), the other figures held: fit->fc gets thread_op_ratio and
+ * thread_work_ratio, and op_ratio and work_ratio less the fitted threads'
+ * share of them, so that the form gives the same steps at fitted_threads;
+ * rms_rel and max_rel become those of the samples used. -1 with fewer than
+ * two such samples. */
+int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit);
 
 /* The framework's CPU step of p at batch, priced with the CPU's calibration
  * and prof's [framework] figures; nnlab_out (may be NULL) gets nnlab's

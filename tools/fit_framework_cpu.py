@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Refit the framework way's CPU figures (docs/ways.md, nnlab/framework.h) and tabulate them.
+
+The terms of every row of tests/fixtures/framework-cpu-fit.csv are priced by nnlab's own model
+from each host's calibration (tests/fixtures/calibration-cpu-HOST.txt); `tests/test_framework
+--terms` prints them. This script fits the form to them as the C code does
+(nn_framework_fit_cpu, nn_framework_fit_cpu_threads): least squares on relative errors, no figure
+negative, the five figures on the hosts of one thread count (the 2-core ones), the two thread
+figures on the others with the five held. It prints the figures as the profiles' [framework] keys, each
+host's root mean square and largest relative error, each fitted host held out (fitted on the
+others alone), and a table per host: preset x batch, predicted / measured (us).
+
+    make -C build check TESTS= NVCC_GENCODE=...        # builds tests/test_framework
+    tools/fit_framework_cpu.py --build build
+    tools/fit_framework_cpu.py --terms terms.csv --fit-hosts dev2,dev3 --thread-hosts xeon16
+
+A calibration recorded as JSON (`nnlab calibrate --device cpu --json`, as bench/results'
+tarballs hold them) becomes a fixture in the cache file's form with
+    tools/fit_framework_cpu.py --convert calibrate-cpu.json > tests/fixtures/calibration-cpu-HOST.txt
+(add a comment block saying where and when it was measured).
+
+No third-party modules: python3's standard library only.
+"""
+import argparse
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+
+FIGURES = ("cpu_step_us", "cpu_op_ratio", "cpu_elem_passes", "cpu_param_passes", "cpu_work_ratio")
+
+
+def columns(r):
+    """The form's five columns (the thread figure's is apart): what each figure multiplies."""
+    return [1.0, r["ops"] * r["op_us"], r["elem_us"], r["param_us"], r["nnlab_pred_us"]]
+
+
+def solve(a, b):
+    """Gaussian elimination with partial pivoting; None when singular."""
+    k = len(b)
+    a = [row[:] for row in a]
+    b = b[:]
+    for c in range(k):
+        p = max(range(c, k), key=lambda r: abs(a[r][c]))
+        if abs(a[p][c]) < 1e-300:
+            return None
+        a[c], a[p] = a[p], a[c]
+        b[c], b[p] = b[p], b[c]
+        for r in range(c + 1, k):
+            f = a[r][c] / a[c][c]
+            for j in range(c, k):
+                a[r][j] -= f * a[c][j]
+            b[r] -= f * b[c]
+    x = [0.0] * k
+    for r in range(k - 1, -1, -1):
+        x[r] = (b[r] - sum(a[r][j] * x[j] for j in range(r + 1, k))) / a[r][r]
+    return x
+
+
+def fit_nonnegative(X, y, given=None):
+    """min sum ((given + X . x) / y - 1)^2, x >= 0: the most negative figure held at 0, refitted."""
+    given = given or [0.0] * len(y)
+    k = len(X[0])
+    free = list(range(k))
+    while True:
+        a = [[sum(X[i][p] * X[i][q] / y[i] ** 2 for i in range(len(y))) for q in free] for p in free]
+        b = [sum(X[i][p] / y[i] * (1 - given[i] / y[i]) for i in range(len(y))) for p in free]
+        s = solve(a, b)
+        if s is None:
+            sys.exit("fit_framework_cpu: singular system")
+        x = [0.0] * k
+        for j, c in enumerate(free):
+            x[c] = s[j]
+        neg = [c for c in free if x[c] < 0]
+        if not neg:
+            return x
+        free.remove(min(neg, key=lambda c: x[c]))
+
+
+def thread_columns(r, fitted_threads):
+    """What the two thread figures multiply: the dispatch and the kernels, per thread beyond."""
+    beyond = r["threads"] - fitted_threads
+    return [r["ops"] * r["op_us"] * beyond, r["nnlab_pred_us"] * beyond]
+
+
+def predict(r, x, thread, fitted_threads):
+    """The form: x at fitted_threads, plus the thread figures for each thread beyond them."""
+    return (sum(c * v for c, v in zip(columns(r), x)) +
+            sum(c * v for c, v in zip(thread_columns(r, fitted_threads), thread)))
+
+
+def fit_thread(rows, x, fitted_threads):
+    """The two thread figures, the five held; neither negative."""
+    given = [predict(r, x, (0.0, 0.0), fitted_threads) for r in rows]
+    return fit_nonnegative([thread_columns(r, fitted_threads) for r in rows], [r["torch_us"] for r in rows], given)
+
+
+def errors(rows, x, thread, fitted_threads):
+    e = [predict(r, x, thread, fitted_threads) / r["torch_us"] - 1 for r in rows]
+    rms = math.sqrt(sum(v * v for v in e) / len(e))
+    return rms, max(abs(v) for v in e), sum(1 for v in e if abs(v) > 0.25)
+
+
+def table(rows, x, thread, fitted_threads, host):
+    mine = [r for r in rows if r["host"] == host]
+    presets = list(dict.fromkeys(r["preset"] for r in mine))
+    batches = sorted({r["batch"] for r in mine})
+    print("\n%s, predicted / PyTorch measured (us a step):\n" % host)
+    print("| preset | " + " | ".join("b%d" % b for b in batches) + " |")
+    print("|---|" + "---|" * len(batches))
+    for p in presets:
+        cells = []
+        for b in batches:
+            m = [r for r in mine if r["preset"] == p and r["batch"] == b]
+            if not m:
+                cells.append("-")
+                continue
+            pr = predict(m[0], x, thread, fitted_threads)
+            cells.append("%.0f / %.0f (%+.0f%%)" % (pr, m[0]["torch_us"], 100 * (pr / m[0]["torch_us"] - 1)))
+        print("| %s | %s |" % (p, " | ".join(cells)))
+
+
+def read_terms(text):
+    rows = []
+    for r in csv.DictReader(io.StringIO(text)):
+        for k in r:
+            if k not in ("host", "preset"):
+                r[k] = float(r[k])
+        r["batch"] = int(r["batch"])
+        r["threads"] = int(r["threads"])
+        rows.append(r)
+    return rows
+
+
+def convert(path):
+    """A `nnlab calibrate --json` object as the cache file's lines cal_fixture.c reads."""
+    c = json.load(open(path))
+    c = c[0] if isinstance(c, list) else c
+    spread_keys = {"gemm": "sgemm", "gemm_1thread": "sgemm on one thread", "mem": "streaming",
+                   "op": "issue one op", "sync": "op + synchronise", "host_copy": "host memcpy",
+                   "linear": "linear layers", "conv": "convolutions", "elem": "per element"}
+    out = ["format = 5", "device = cpu", "machine = %s" % c["machine"]]
+    for k in ("gemm_gflops", "gemm_gflops_1thread", "mem_gbps", "op_us", "sync_us", "upload_us", "upload_gbps",
+              "host_copy_gbps", "download_us", "matrix_op_us"):
+        out.append("%s = %g" % (k, c.get(k) or 0))
+    for k in ("linear_fwd", "linear_bwd", "conv_fwd", "conv_bwd"):
+        out.append("%s = %s" % (k, " ".join("%g:%g" % (p["flops"], p["gflops"]) for p in c[k])))
+    out.append("elem_ns = " + " ".join("%s:%g:%g" % (k, v[0], v[1]) for k, v in c["elem_ns"].items()))
+    spread = c.get("calibration", {}).get("spread", {})
+    out.append("spread = " + " ".join("%s:%g" % (k, spread[v]) for k, v in spread_keys.items() if v in spread))
+    out.append("threads = %d" % c["threads"])
+    print("\n".join(out))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", help="a build folder: runs its tests/test_framework --terms")
+    ap.add_argument("--terms", help="the terms as CSV (tests/test_framework --terms)")
+    ap.add_argument("--fit-hosts", default="dev2,dev3", help="the hosts the five figures are fitted to")
+    ap.add_argument("--thread-hosts", default="xeon16", help="the hosts the thread figure is fitted to")
+    ap.add_argument("--max-batch", type=int, default=0, help="leave out rows of a larger batch (0: none)")
+    ap.add_argument("--convert", help="print a calibration JSON in the cache file's form, and stop")
+    a = ap.parse_args()
+    if a.convert:
+        convert(a.convert)
+        return
+    if a.build:
+        text = subprocess.run([a.build + "/tests/test_framework", "--terms"], check=True, capture_output=True,
+                              text=True).stdout
+    elif a.terms:
+        text = open(a.terms).read()
+    else:
+        ap.error("--build or --terms")
+    rows = [r for r in read_terms(text) if not a.max_batch or r["batch"] <= a.max_batch]
+    fit_hosts = a.fit_hosts.split(",")
+    thread_hosts = [h for h in a.thread_hosts.split(",") if h]
+    fitted = [r for r in rows if r["host"] in fit_hosts]
+    threads = {r["threads"] for r in fitted}
+    if len(threads) != 1:
+        sys.exit("fit_framework_cpu: the fitted hosts ran %s threads: the five figures need one count" % threads)
+    t0 = threads.pop()
+    x = fit_nonnegative([columns(r) for r in fitted], [r["torch_us"] for r in fitted])
+    others = [r for r in rows if r["host"] in thread_hosts]
+    thread = fit_thread(others, x, t0) if len(others) >= 2 else [0.0, 0.0]
+    print("# fitted on %s (%d steps, %d threads); thread figures on %s (%d steps)" %
+          ("+".join(fit_hosts), len(fitted), t0, "+".join(thread_hosts) or "-", len(others)))
+    shipped = list(x)
+    shipped[1] = x[1] - thread[0] * (t0 - 1)   # the form counts threads beyond the first
+    shipped[4] = x[4] - thread[1] * (t0 - 1)
+    for k, v in zip(FIGURES, shipped):
+        print("%s = %.6g" % (k, v))
+    print("cpu_thread_op_ratio = %.6g\ncpu_thread_work_ratio = %.6g" % tuple(thread))
+    print("\n| host | steps | rms | largest | beyond 25% |\n|---|---:|---:|---:|---:|")
+    hosts = list(dict.fromkeys(r["host"] for r in rows))
+    for h in hosts:
+        mine = [r for r in rows if r["host"] == h]
+        rms, mx, n25 = errors(mine, x, thread, t0)
+        how = "fitted" if h in fit_hosts else "thread figures" if h in thread_hosts else "not fitted"
+        print("| %s (%s) | %d | %.1f%% | %.1f%% | %d |" % (h, how, len(mine), 100 * rms, 100 * mx, n25))
+    if len(fit_hosts) > 1:
+        print("\nEach fitted host held out (the five figures fitted on one host alone, no thread figure):\n")
+        for h in fit_hosts:
+            mine = [r for r in rows if r["host"] == h]
+            xh = fit_nonnegative([columns(r) for r in mine], [r["torch_us"] for r in mine])
+            cells = []
+            for o in hosts:
+                rms, mx, _ = errors([r for r in rows if r["host"] == o], xh, (0.0, 0.0), t0)
+                cells.append("%s %.1f%% (largest %.1f%%)" % (o, 100 * rms, 100 * mx))
+            print("- fitted on %s alone (%s): %s" % (h, " ".join("%.4g" % v for v in xh), "; ".join(cells)))
+    for h in hosts:
+        table(rows, x, thread, t0, h)
+
+
+if __name__ == "__main__":
+    main()
