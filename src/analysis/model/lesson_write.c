@@ -76,8 +76,7 @@ static void put_step(writer *w, int k, const nn_lesson_step *s)
     put(w, "\n[step%d]\nkind = %s\n", k + 1, nn_lesson_kind_name(s->kind));
     put_text(w, "text", s->text);
     put_text(w, "preset", s->preset);
-    if (s->device[0] && strcmp(s->device, "cpu") != 0)
-        put_text(w, "device", s->device);
+    put_text(w, "device", s->device);
     put_text(w, "gpu_profile", s->gpu_profile);
     if (s->batch > 0)
         put(w, "batch = %d\n", s->batch);
