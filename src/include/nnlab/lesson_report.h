@@ -134,8 +134,9 @@ int nn_lesson_step_svg(const char *dir, const nn_lesson *l, int k, const nn_expo
  * way stays predicted"). */
 void nn_lesson_torch_missing(nn_lesson_result *r);
 
-/* What r's figures are, in one word for its headline: "measured",
- * "predicted", or "measured and predicted". */
+/* What r's headline rests on, for its big figure: "measured", "predicted",
+ * or "measured and predicted", as its label says of its two sides (without
+ * a label, as its figures say). */
 const char *nn_lesson_result_source(const nn_lesson_result *r);
 
 #endif
