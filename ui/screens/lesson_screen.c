@@ -219,7 +219,7 @@ static void step_text(const ui_lab *lab, const ui_lesson_state *ls, int w, ui_te
 {
     const ui_lesson_run *lr = &ls->run;
     int k = lr->at;
-    char buf[NN_PATH_LEN + 64];
+    char buf[NN_LESSON_TEXT_LEN + 64];
     t->n = 0;
     if (k >= lr->lesson.n_steps) {
         end_text(lr, w, t);
@@ -233,10 +233,11 @@ static void step_text(const ui_lab *lab, const ui_lesson_state *ls, int w, ui_te
         question_text(lr, k, w, t);
         state_text(lab, lr, k, w, t);
     }
-    if (lr->handout[0]) {
-        snprintf(buf, sizeof buf, "handout: %s", lr->handout);
+    if (lr->handout[0]) {            /* the path whole, a row at a time: never cut */
         ui_text_addf(t, UI_TS_NORMAL, "%s", "");
-        wrap(t, UI_TS_OK, w, buf);
+        ui_text_addf(t, UI_TS_OK, "%s", "handout written:");
+        for (size_t at = 0, n = strlen(lr->handout); at < n && w > 0; at += (size_t)w)
+            ui_text_addf(t, UI_TS_OK, "%.*s", w, lr->handout + at);
     }
 }
 
