@@ -389,19 +389,12 @@ static void lesson_poll(ui_lab *lab, double now)
 }
 
 static const char *const lesson_help[] = {
-    "  L           the lessons: the shipped ones and yours (your data folder's",
-    "              nnlab/lessons); Enter opens one, Esc back to setup",
-    "  a key       the class's answer to the step's question; it runs the step",
-    "  Enter       run the step: a race or a sweep on its own screen, live,",
-    "              and Enter there at its end comes back with the result",
-    "  n Right     next step         b Left  back        s  skip",
-    "  r           run the step again        PgUp PgDn scroll a long step",
-    "  x           the handout (Markdown and the charts' SVGs) to the export",
-    "              folder, its path shown whole; on any step and at the end",
-    "  q           leave the lesson; Esc: the list of lessons",
+    "  a key Enter the class's answer, or Enter, runs the step: a race or a",
+    "              sweep live on its own screen (Enter there at its end: back)",
+    "  n b r s     next, back (Right, Left), run again, skip   PgDn scroll",
+    "  x q Esc     the handout to the export folder; leave; the lesson list",
     "  A (setup)   add the settings to your lesson my-lesson as a step",
-    "  no GPU here: every GPU figure is predicted for the GPU profile setting",
-    "              (else the step's), and says so",
+    "  no GPU here: every GPU figure predicted for the GPU profile setting",
     NULL,
 };
 
