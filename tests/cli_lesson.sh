@@ -33,28 +33,7 @@ for l in why-gpu-slower wide-table jacobian; do
 done
 
 # ---- the handout's parser ---------------------------------------------------------------
-cat >"$tmp/handout.py" <<'PY'
-import os, re, sys, xml.etree.ElementTree as ET
-path, steps = sys.argv[1], int(sys.argv[2])
-text = open(path).read()
-heads = re.findall(r"^## Step (\d+): ", text, re.M)
-assert heads == [str(k) for k in range(1, steps + 1)], heads
-assert "## The machine" in text and "- CPU: " in text and "- GPU: " in text and "- libraries: " in text
-rows = 0
-for line in text.splitlines():
-    if not line.startswith("| ") or line.startswith("| figure") or line.startswith("|---"):
-        continue
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    assert len(cells) == 4, line
-    what, us, label, source = cells
-    float(us)
-    assert label in ("measured", "predicted"), line
-    assert source.startswith(label), line          # the source says the same as the label
-    rows += 1
-for svg in re.findall(r"!\[step \d+\]\(([^)]+)\)", text):
-    ET.parse(os.path.join(os.path.dirname(path), svg))
-print(rows)
-PY
+# (tests/lesson_handout.py: shared with tests/tui_lesson.sh)
 
 # ---- every shipped lesson to its end, answers given, its handout parsed -------------------
 step() { sed -n "/^== step $1\//,/^== step $(($1 + 1))\//p" "$2"; }   # step K's lines of FILE
@@ -64,7 +43,7 @@ run_lesson() {   # NAME ANSWERS STEPS [options]  (check sets $name: not used her
     last=$(grep -c '^== step ' "$tmp/out")
     [ "$last" -eq "$steps" ] && ok "$lname: all $steps steps printed" || not_ok "$lname: all $steps steps printed ($last)"
     cp "$tmp/out" "$tmp/$lname.out"
-    if rows=$(python3 "$tmp/handout.py" "$tmp/h-$lname/$lname.md" "$steps" 2>"$tmp/err"); then
+    if rows=$(python3 "$top_srcdir/tests/lesson_handout.py" "$tmp/h-$lname/$lname.md" "$steps" 2>"$tmp/err"); then
         ok "$lname: the handout parses, every figure labelled ($rows figures)"
     else
         not_ok "$lname: the handout parses, every figure labelled"

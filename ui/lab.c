@@ -17,6 +17,7 @@
 #include "panels/long_job.h"
 #include "panels/calib_dialog.h"
 #include "panels/help.h"
+#include "panels/lesson_add.h"
 #include "panels/dialog.h"
 #include "screens/setup_screen.h"
 #include "text/format.h"
@@ -183,7 +184,9 @@ static void act(ui_lab *lab, ui_action a)
                 show(lab, UI_RUN);
             break;
         case UI_ACT_GO_SWEEP: show(lab, UI_SWEEP); break;
-        case UI_ACT_GO_SETUP: show(lab, UI_SETUP); break;
+        case UI_ACT_GO_SETUP: show(lab, lab->in_lesson ? UI_LESSON : UI_SETUP); break;   /* a lesson's step ended */
+        case UI_ACT_GO_LESSON: show(lab, UI_LESSON); break;
+        case UI_ACT_ADD_STEP: ui_lesson_add_step(lab); break;
         case UI_ACT_ASK_BACK: ask(lab, UI_DLG_BACK); break;
         case UI_ACT_ASK_SAVE: ui_dialog_open_save(lab); break;
         case UI_ACT_ASK_QUIT:
@@ -218,8 +221,14 @@ static ui_action handle_key(ui_lab *lab, int ch)
         lab->dirty |= UI_D_OVERLAY;
         return UI_ACT_HANDLED;
     }
-    if (ch == 'q')
+    if (ch == 'q' && lab->screen != UI_LESSON)   /* there q leaves the lesson */
         return UI_ACT_ASK_QUIT;
+    if (ch == 'L' && lab->screen != UI_LESSON) {
+        if (!ui_jobs_active(lab))
+            return UI_ACT_GO_LESSON;
+        ui_set_message(lab, 1, "a job runs: cancel it (c) or let it end, then L opens the lessons");
+        return UI_ACT_HANDLED;
+    }
     return current(lab)->key(lab, ch);
 }
 

@@ -40,7 +40,9 @@ typedef enum ui_action {
     UI_ACT_ASK_BACK,                 /* a job runs: ask before going back */
     UI_ACT_ASK_SAVE,                 /* setup: ask the name to save the settings under */
     UI_ACT_QUIT,
-    UI_ACT_ASK_QUIT                  /* quit, asking first when a job runs */
+    UI_ACT_ASK_QUIT,                 /* quit, asking first when a job runs */
+    UI_ACT_GO_LESSON,                /* L: the lessons (refused while a job runs) */
+    UI_ACT_ADD_STEP                  /* setup: the settings added as a step of a lesson of yours */
 } ui_action;
 
 /* The panels a frame redraws (bits); UI_D_ALL after a resize or an overlay. */
@@ -176,6 +178,11 @@ typedef struct ui_lab {
     char long_job_text[NN_TEXT_LEN]; /* the prediction, as the question shows it */
     /* the session's earlier runs, dimmed behind the current one (`o`; ui/text/overlay.c) */
     ui_overlay past;
+    /* a lesson's race or sweep step runs on the run or sweep screen: back
+     * from it returns to the lesson (ui/screens/lesson_screen.c) */
+    int in_lesson;
+    int n_lesson_batches;            /* its sweep's batch sizes (0: the settings' powers of two) */
+    int lesson_batches[NN_SWEEP_MAX_BATCHES];
 } ui_lab;
 
 /* ---- a screen -------------------------------------------------------------------- */

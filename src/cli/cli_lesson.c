@@ -21,10 +21,8 @@
 #include "cli_stop.h"
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
-#include "nnlab/export_svg.h"
 #include "nnlab/lesson.h"
 #include "nnlab/lesson_report.h"
-#include "nnlab/torch_step.h"
 #include "util.h"
 
 #define LESSON_MAX_LISTED 64
@@ -167,19 +165,6 @@ static int measure_lane(lesson_command *c, const char *device, nn_gpu_way way, i
     return 0;
 }
 
-/* Why PyTorch measured nothing, in the step's result: the framework way
- * stays predicted and the class is told so. */
-static void torch_missing(nn_lesson_result *r)
-{
-    nn_torch_python py;
-    char err[NN_ERR_LEN], line[NN_ERR_LEN + 96];
-    if (nn_torch_find(&py, err, sizeof err) == NN_TORCH_OK)
-        snprintf(err, sizeof err, "%s could not run this step (said above)", py.label);
-    snprintf(line, sizeof line, "PyTorch: not measured on this machine (%s): the framework way stays predicted",
-             err);
-    nn_lesson_result_add_line(r, line);
-}
-
 static int run_race(const cli_options *o, lesson_command *c, int k)
 {
     const nn_lesson_step *s = &c->l.step[k];
@@ -196,7 +181,7 @@ static int run_race(const cli_options *o, lesson_command *c, int k)
         return -1;
     nn_lesson_race_result(s, &c->p, &c->w, &c->r[k]);
     if (s->pytorch && !c->w.lane[NN_LANE_FW_CPU].measured)
-        torch_missing(&c->r[k]);
+        nn_lesson_torch_missing(&c->r[k]);
     return 0;
 }
 
@@ -310,57 +295,32 @@ static void print_step_result(const lesson_command *c, int k)
     fflush(stdout);
 }
 
-/* "CPU: ..., 2 cores; OpenBLAS 0.3.21; GPU: none here, every GPU figure
- * predicted for T4" */
-static void machine_text(const lesson_command *c, char *buf, size_t len)
-{
-    nn_cpu_facts f;
-    nn_device_status st;
-    char cpu[NN_TEXT_LEN], gpu[NN_ERR_LEN + 64];
-    nn_cpu_facts_read(&f);
-    nn_machine_description(cpu, sizeof cpu);   /* the CPU's model and its cores */
-    if (c->gpu_here && nn_device_status_of("gpu", &st) == 0)
-        snprintf(gpu, sizeof gpu, "%s (measured where a figure says so)", st.description);
-    else
-        snprintf(gpu, sizeof gpu, "none here: every GPU figure is predicted for %s", c->prof.name);
-    snprintf(buf, len, "- CPU: %s (kernels: %s)\n- GPU: %s\n- libraries: nnlab %s, OpenBLAS %s%s%s", cpu,
-             f.kernels[0] ? f.kernels : "?", gpu,
-             PACKAGE_VERSION, f.blas_version[0] ? f.blas_version : "?", f.blis_version[0] ? ", BLIS " : "",
-             f.blis_version);
-}
-
 /* ---- the handout ----------------------------------------------------------------------------- */
 
 /* The SVG of step k's race or sweep beside the handout: 0 written (its name
  * kept), 1 none for this step, -1 failed (said). */
 static int write_svg(const char *dir, lesson_command *c, int k)
 {
-    const nn_lesson_step *s = &c->l.step[k];
-    char path[NN_PATH_LEN], err[NN_ERR_LEN], stem[NN_STEM_MAX + 1];
-    if (!c->r[k].ran || (s->kind != NN_LESSON_SWEEP && s->kind != NN_LESSON_RACE))
+    char err[NN_ERR_LEN];
+    if (!c->r[k].ran)
         return 1;
-    snprintf(c->svg_name[k], sizeof c->svg_name[k], "%s-step%d.svg", nn_file_stem(c->l.name, "lesson", stem,
-             sizeof stem), k + 1);
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, c->svg_name[k]) >= sizeof path) {
-        fprintf(stderr, "nnlab: --handout %s: the folder's name is too long\n", nn_safe(dir));
-        return -1;
-    }
     nn_export_run run = { c->p.name, 1, 0, { { &c->snap, c->pts, c->n_pts > 0 ? c->n_pts : 0, NULL, 0,
                                                c->snap.threads } }, &c->w, c->snap.total_steps };
-    int rc = s->kind == NN_LESSON_SWEEP ? nn_export_svg_file(path, NULL, 0, NULL, 0, &c->sw, err, sizeof err)
-                                        : nn_export_svg_file(path, &run, c->p.lr, NULL, 0, NULL, err, sizeof err);
-    if (rc != 0) {
+    int rc = nn_lesson_step_svg(dir, &c->l, k, &run, c->p.lr, &c->sw, c->svg_name[k], sizeof c->svg_name[k], err,
+                                sizeof err);
+    if (rc < 0) {
         fprintf(stderr, "nnlab: --handout: %s\n", nn_safe(err));
         return -1;
     }
-    c->svg[k] = c->svg_name[k];
-    return 0;
+    if (rc == 0)
+        c->svg[k] = c->svg_name[k];
+    return rc;
 }
 
 static int write_handout(const char *dir, lesson_command *c)
 {
     char machine[2 * NN_ERR_LEN], path[NN_PATH_LEN], err[NN_ERR_LEN];
-    machine_text(c, machine, sizeof machine);
+    nn_lesson_machine_text(c->gpu_here, c->prof.name, machine, sizeof machine);
     nn_lesson_handout h = { &c->l, c->r, c->answers, machine, c->svg };
     if (nn_lesson_handout_write(dir, &h, path, sizeof path, err, sizeof err) != 0) {
         fprintf(stderr, "nnlab: --handout: %s\n", nn_safe(err));

@@ -11,6 +11,7 @@ static const char *const everywhere[] = {
     "              any other key closes it",
     "  q           quit (asks while a job runs); Ctrl-C does the same",
     "  Esc         close a question; go back to setup",
+    "  L           the guided lessons (not while a job runs)",
     "  PgUp PgDn   scroll a panel that says \"more (PgDn)\" on its edge",
     "              (Home End: its top, its end)",
     NULL,

@@ -179,7 +179,7 @@ static void steps_export(ui_lab *lab, ui_dashboard_state *ds)
 static const char *steps_keys(int running)
 {
     return running ? "p pause  c cancel  l log  s smooth  e explain  x export  Esc back  ? help  q quit"
-                   : "finished: Enter/Esc back  l log  s smooth  e explain  x export  ? help  q quit";
+                   : "finished: Enter/Esc back  l log  s smooth  e explain  x export  L lessons  ? help  q quit";
 }
 
 const ui_run_view ui_steps_view = {

@@ -64,6 +64,15 @@ static int run_enter(ui_lab *lab)
     return 0;
 }
 
+int ui_dashboard_ways(const ui_lab *lab, nn_race_ways *out)
+{
+    const ui_dashboard_state *ds = ui_dashboard_of(lab);
+    if (!ds->has_ways)
+        return 0;
+    ui_race_ways_now(&lab->run, &ds->ways, out);   /* the lanes measured so far in place */
+    return 1;
+}
+
 static int run_active(const ui_lab *lab)
 {
     return ui_run_active(&lab->run);

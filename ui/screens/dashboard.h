@@ -35,6 +35,10 @@ typedef struct ui_dashboard_state {
 /* The run screen (ui/screens/screens.c lists it). */
 extern const ui_screen_def ui_run_screen;
 ui_action ui_dashboard_key(ui_lab *lab, int ch);
+/* A race's four lanes as they stand (the predicted ones, those measured
+ * here and PyTorch's in place): 1, or 0 when the run was no race of ways.
+ * A lesson's race step reads its result from them. */
+int ui_dashboard_ways(const ui_lab *lab, nn_race_ways *out);
 void ui_draw_sysinfo(ui_lab *lab, ui_rect box);
 
 static inline ui_dashboard_state *ui_dashboard_of(const ui_lab *lab)

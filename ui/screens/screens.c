@@ -8,9 +8,11 @@
 #include "screens/setup_screen.h"
 #include "screens/dashboard.h"
 #include "screens/sweep_screen.h"
+#include "screens/lesson_screen.h"
 
 const ui_screen_def *const ui_screens[UI_N_SCREENS] = {
     [UI_SETUP] = &ui_setup_screen,
     [UI_RUN] = &ui_run_screen,
     [UI_SWEEP] = &ui_sweep_screen,
+    [UI_LESSON] = &ui_lesson_screen,
 };

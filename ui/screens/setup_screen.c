@@ -5,7 +5,6 @@
 #include "draw.h"
 #include "lab_state.h"
 #include "setup_screen.h"
-#include "panels/race_predicted.h"
 #include "text/format.h"
 #include "text/net_summary.h"
 #include "setup_fields.h"
@@ -14,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
 
 #define DEFAULT_PRESET "mnist-mlp-128"
 
@@ -156,6 +154,7 @@ static void draw_list(ui_lab *lab)
     char title[48];
     snprintf(title, sizeof title, "Presets (%d)", ss->n_entries);
     ui_box(lab, box, title);
+    ui_put(box.y, box.x + box.w - 13, 11, ui_attr(lab, UI_KEY), " L lessons ");   /* the lessons' entry */
     if (in.h <= 0)
         return;
     if (ss->selected < ss->scroll)
@@ -377,8 +376,9 @@ static void setup_draw(ui_lab *lab, unsigned dirty)
         draw_details(lab);
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, !ui_settings_trains(&lab->chosen.set)
-                                ? "Enter run  s save  Tab move  +/- val  F5 rescan  ? help  q quit"
-                                : "Enter run  w sweep  s save  Tab move  +/- batch  F5 rescan  ? help  q quit");
+                                ? "Enter run  s save  L lessons  A add step  Tab move  +/- val  F5 rescan  ? help  q quit"
+                                : "Enter run  w sweep  s save  L lessons  A add step  Tab move  +/- batch  F5 rescan  "
+                                  "? help  q quit");
 }
 
 /* ---- keys --------------------------------------------------------------------------- */
@@ -539,9 +539,9 @@ ui_action ui_setup_key(ui_lab *lab, int ch)
         ui_action act = start(lab, ch == 'w');
         lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
         return act;
-    } else if (ch == 's') {
+    } else if (ch == 's' || ch == 'A') {     /* save as a preset, or add to a lesson as a step */
         lab->dirty |= UI_D_FIELDS | UI_D_DETAILS;
-        return ui_field_commit(lab, ss) >= 0 ? UI_ACT_ASK_SAVE : UI_ACT_HANDLED;
+        return ui_field_commit(lab, ss) < 0 ? UI_ACT_HANDLED : ch == 's' ? UI_ACT_ASK_SAVE : UI_ACT_ADD_STEP;
     } else if (ch == KEY_F(5)) {
         ui_setup_survey(lab, ss);
         ui_setup_reload(lab, NULL);

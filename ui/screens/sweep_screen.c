@@ -124,6 +124,8 @@ static int sweep_enter(ui_lab *lab)
     cfg.log_every = 0;               /* the preset's, as `nnlab bench`: no extra loss read-backs */
     nn_sweep_free(sw);
     int nb = nn_sweep_powers_of_two(lab->chosen.set.sweep_from, lab->chosen.set.sweep_to, batches, NN_SWEEP_MAX_BATCHES);
+    if (lab->in_lesson && lab->n_lesson_batches > 0)   /* a lesson's sweep step: its own batch sizes */
+        memcpy(batches, lab->lesson_batches, sizeof batches[0] * (size_t)(nb = lab->n_lesson_batches));
     nn_sweep_init(sw, &cfg, batches, nb, lab->chosen.set.sweep_steps, 3);
     ss->skipped[0] = '\0';
     /* the settings' GPU profile, as the race and Explain use */

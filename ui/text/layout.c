@@ -111,6 +111,7 @@ int ui_layout_compute(int cols, int rows, enum ui_screen screen, int n_jobs, ui_
     case UI_SETUP: layout_setup(out, body_y, body_h); break;
     case UI_RUN: layout_run(out, body_y, body_h, clamp(n_jobs, 1, 3)); break;   /* UI_RUN_MAX_JOBS rows */
     case UI_SWEEP: layout_sweep(out, body_y, body_h); break;
+    case UI_LESSON: break;           /* one box, the body whole (ui/screens/lesson_screen.c) */
     case UI_N_SCREENS: break;        /* a count, not a screen */
     }
     return 0;

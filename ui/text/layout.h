@@ -11,7 +11,7 @@ typedef struct ui_rect {
     int x, y, w, h;              /* top-left corner and size, in cells; w = h = 0: not shown */
 } ui_rect;
 
-enum ui_screen { UI_SETUP, UI_RUN, UI_SWEEP, UI_N_SCREENS };
+enum ui_screen { UI_SETUP, UI_RUN, UI_SWEEP, UI_LESSON, UI_N_SCREENS };
 
 typedef struct ui_layout {
     int cols, rows;

@@ -4,7 +4,13 @@
  * source, the write-up's verdict beside this machine's, and its chart.
  * Written as every export is (src/common/atomic_file.h: a temporary file
  * renamed, never a half-written handout). See nnlab/lesson_report.h. */
+#include "config.h"
+
 #include "nnlab/lesson_report.h"
+
+#include "nnlab/device.h"
+#include "nnlab/export_svg.h"
+#include "nnlab/torch_step.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -102,4 +108,62 @@ int nn_lesson_handout_write(const char *dir, const nn_lesson_handout *h, char *p
     if ((size_t)snprintf(path, path_len, "%s/%s.md", dir, stem) >= path_len)
         return nn_errorf(err, err_len, "%s: the folder's name is too long", dir);
     return nn_write_atomic(path, fill_handout, h, err, err_len);
+}
+
+/* ---- what the CLI and the lab share around the handout ------------------------------------ */
+
+void nn_lesson_machine_text(int gpu_here, const char *profile, char *buf, size_t len)
+{
+    nn_cpu_facts f;
+    nn_device_status st;
+    char cpu[NN_TEXT_LEN], gpu[NN_ERR_LEN + 64];
+    nn_cpu_facts_read(&f);
+    nn_machine_description(cpu, sizeof cpu);   /* the CPU's model and its cores */
+    if (gpu_here && nn_device_status_of("gpu", &st) == 0)
+        snprintf(gpu, sizeof gpu, "%s (measured where a figure says so)", st.description);
+    else
+        snprintf(gpu, sizeof gpu, "none here: every GPU figure is predicted for %s", profile);
+    snprintf(buf, len, "- CPU: %s (kernels: %s)\n- GPU: %s\n- libraries: nnlab %s, OpenBLAS %s%s%s", cpu,
+             f.kernels[0] ? f.kernels : "?", gpu, PACKAGE_VERSION, f.blas_version[0] ? f.blas_version : "?",
+             f.blis_version[0] ? ", BLIS " : "", f.blis_version);
+}
+
+int nn_lesson_step_svg(const char *dir, const nn_lesson *l, int k, const nn_export_run *run, double lr,
+                       const nn_sweep *sw, char *name, size_t name_len, char *err, size_t err_len)
+{
+    const nn_lesson_step *s = &l->step[k];
+    char path[NN_PATH_LEN], stem[NN_STEM_MAX + 1];
+    if (s->kind != NN_LESSON_SWEEP && s->kind != NN_LESSON_RACE)
+        return 1;
+    if (s->kind == NN_LESSON_SWEEP ? !sw : !run)
+        return 1;
+    snprintf(name, name_len, "%s-step%d.svg", nn_file_stem(l->name, "lesson", stem, sizeof stem), k + 1);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+        return nn_errorf(err, err_len, "%s: the folder's name is too long", nn_safe(dir));
+    return s->kind == NN_LESSON_SWEEP ? nn_export_svg_file(path, NULL, 0, NULL, 0, sw, err, err_len)
+                                      : nn_export_svg_file(path, run, lr, NULL, 0, NULL, err, err_len);
+}
+
+void nn_lesson_torch_missing(nn_lesson_result *r)
+{
+    nn_torch_python py;
+    char err[NN_ERR_LEN], line[NN_ERR_LEN + 96];
+    if (nn_torch_find(&py, err, sizeof err) == NN_TORCH_OK)
+        snprintf(err, sizeof err, "%s could not run this step", py.label);
+    snprintf(line, sizeof line, "PyTorch: not measured on this machine (%s): the framework way stays predicted",
+             err);
+    nn_lesson_result_add_line(r, line);
+}
+
+const char *nn_lesson_result_source(const nn_lesson_result *r)
+{
+    /* the label names the headline's own sides ("CPU measured, GPU predicted
+     * for T4"); without one, every figure of the step counts */
+    int measured = strstr(r->label, "measured") != NULL, predicted = strstr(r->label, "predicted") != NULL;
+    int labelled = measured || predicted;
+    for (int n = 0; n < r->n_numbers && !labelled; n++) {
+        measured |= r->number[n].measured;
+        predicted |= !r->number[n].measured;
+    }
+    return measured && predicted ? "measured and predicted" : measured ? "measured" : "predicted";
 }

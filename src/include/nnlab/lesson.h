@@ -113,6 +113,21 @@ typedef struct nn_lesson_entry {
  * returns how many (at most max). A broken file is listed with its error. */
 int nn_lesson_list(nn_lesson_entry *out, int max);
 
+/* Writes l whole to path as the INI nn_lesson_load reads (every text
+ * quoted), read back by nn_lesson_load before it replaces the old file (a
+ * temp file renamed). 0, or -1 with one line in err (a text holding both
+ * quotes or a line break, a file that would not load back, a write). */
+int nn_lesson_write(const char *path, const nn_lesson *l, char *err, size_t err_len);
+
+/* Appends step s to the user's lesson NAME (nn_lesson_user_dir()/NAME.ini),
+ * created with title when it does not exist. Refused with one line in err:
+ * the name of a shipped lesson (never changed; yours would hide it), a
+ * file of that name that does not load (the teacher's to mend), a full
+ * lesson (NN_LESSON_MAX_STEPS). 0 with the file in path and the step's
+ * number in *number, or -1. */
+int nn_lesson_append_step(const char *name, const char *title, const nn_lesson_step *s, char *path, size_t path_len,
+                          int *number, char *err, size_t err_len);
+
 const char *nn_lesson_kind_name(int kind);     /* "race", "sweep", "explain", "jacobian", "note" */
 const char *nn_lesson_expect_name(int expect); /* "", "faster", "slower", "overtakes", "largest" */
 

@@ -15,6 +15,7 @@
 
 #include "nnlab/calibrate.h"
 #include "nnlab/explain.h"
+#include "nnlab/export.h"
 #include "nnlab/lesson.h"
 #include "nnlab/profile.h"
 #include "nnlab/race_ways.h"
@@ -115,5 +116,27 @@ typedef struct nn_lesson_handout {
  * against the write-up, and its chart's SVG. 0, or -1 with one line in err. */
 int nn_lesson_handout_write(const char *dir, const nn_lesson_handout *h, char *path, size_t path_len, char *err,
                             size_t err_len);
+
+/* The handout's machine, as lines of Markdown: "- CPU: ... (kernels: avx2)",
+ * "- GPU: <this GPU> (measured where a figure says so)" or "none here:
+ * every GPU figure is predicted for T4", "- libraries: nnlab, OpenBLAS". */
+void nn_lesson_machine_text(int gpu_here, const char *profile, char *buf, size_t len);
+
+/* Step k's chart beside the handout, DIR/LESSON-stepK.svg: a race's run
+ * (its nnlab job's loss and its lanes; lr the preset's) or a sweep. 0
+ * written (its file name in name), 1 none for this step (a step of another
+ * kind, or no run or sweep given), -1 with one line in err. */
+int nn_lesson_step_svg(const char *dir, const nn_lesson *l, int k, const nn_export_run *run, double lr,
+                       const nn_sweep *sw, char *name, size_t name_len, char *err, size_t err_len);
+
+/* A race step asked for PyTorch and none measured: the line that says so
+ * in r ("PyTorch: not measured on this machine (no torch): the framework
+ * way stays predicted"). */
+void nn_lesson_torch_missing(nn_lesson_result *r);
+
+/* What r's headline rests on, for its big figure: "measured", "predicted",
+ * or "measured and predicted", as its label says of its two sides (without
+ * a label, as its figures say). */
+const char *nn_lesson_result_source(const nn_lesson_result *r);
 
 #endif
