@@ -6,8 +6,7 @@
 # lab shows for each step whose figures are all predicted equals the one
 # `nnlab lesson NAME --answers ...` prints (one report computes both);
 # every lesson screen is checked for cut lines ($NNLAB_CUT_LOG: ui/draw.c's
-# ui_put says where it cut; the run and sweep screens' own cuts are said
-# as TODO, theirs to fix); x writes the handout, which
+# ui_put says where it cut, the run and sweep screens' included); x writes the handout, which
 # tests/lesson_handout.py parses as tests/cli_lesson.sh does; A on the
 # setup screen adds the settings to the user's lesson, which loads. The
 # recorded 2-core calibration (tests/cal_install) prices the framework way
@@ -84,11 +83,11 @@ walk() {
         case $kind in
         race)
             expect "$name $k: the race runs live on the run screen" "cpu nnlab .*100% done in" 60
-            fits "$name $k: the run screen" "the run screen's own panels"
+            fits "$name $k: the run screen"
             keys Enter ;;
         sweep)
             expect "$name $k: the sweep runs live on the sweep screen" "done: [0-9]+ of [0-9]+ points" 90
-            fits "$name $k: the sweep screen" "the sweep screen's own panels"
+            fits "$name $k: the sweep screen"
             keys Enter ;;
         esac
         if [ "$kind" = note ]; then

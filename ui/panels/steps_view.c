@@ -19,8 +19,11 @@
 static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, int rows)
 {
     int first = j->n_eps > rows - 3 ? j->n_eps - (rows - 3) : 0;
-    ui_putf(y++, in.x, in.w, A_BOLD, "%s  %s", j->label[0] ? j->label : j->device,
-            j->snap.data_synthetic ? "(synthetic data)" : "");
+    const char *label = j->label[0] ? j->label : j->device;
+    /* at 80 columns a race's box is 24 wide: "cpu nnlab  (synthetic data)" is 27 */
+    const char *data = !j->snap.data_synthetic ? ""
+                     : (int)(strlen(label) + 18) <= in.w ? "(synthetic data)" : "(synthetic)";
+    ui_putf(y++, in.x, in.w, A_BOLD, "%s  %s", label, data);
     ui_putf(y++, in.x, in.w, ui_attr(lab, UI_DIM), "%3s %9s %8s", "ep", "val loss", "accuracy");
     for (int i = first; i < j->n_eps; i++) {
         const nn_epoch_result *e = &j->eps[i];
