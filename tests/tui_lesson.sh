@@ -57,6 +57,10 @@ T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 "'$NNLAB'; exec sleep 30
 wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
 expect "the devices surveyed" "gpu +(unavailable|available)" 10
 expect "the setup screen offers the lessons" "L lessons" 2
+# what the setup shows before any lesson: each lesson's steps change the
+# settings, and leaving it must give the teacher's setup back
+setup_now() { cap; grep -o -E '> [a-z0-9-]+ |Device +[a-z+ ()]+|Batch size +[0-9]+' "$tmp/screen" | sed 's/ *$//' | tr '\n' '|'; }
+before=$(setup_now)
 
 # walk NAME ANSWERS STEPS: the lesson from L to its end and its handout
 walk() {
@@ -120,6 +124,9 @@ walk() {
     fi
     keys q
     expect "$name: q leaves the lesson" "Presets \([0-9]+\)" 5
+    now=$(setup_now)
+    if [ "$now" = "$before" ]; then ok "$name: the setup as it was before the lesson"
+    else echo "# before '$before', after '$now'"; not_ok "$name: the setup as it was before the lesson"; fi
 }
 
 walk jacobian ccg 6

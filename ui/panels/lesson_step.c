@@ -313,7 +313,22 @@ int ui_lesson_open(ui_lab *lab, ui_lesson_run *lr, const char *path)
     }
     nn_strlcpy(lr->user_profile, lab->chosen.set.gpu_profile, sizeof lr->user_profile);
     lr->user_pytorch = lab->chosen.set.sweep_pytorch;
+    nn_strlcpy(lr->user_preset, lab->chosen.preset_path, sizeof lr->user_preset);
+    lr->user_set = lab->chosen.set;
     return 0;
+}
+
+void ui_lesson_close(ui_lab *lab, ui_lesson_run *lr)
+{
+    if (!lr->open)
+        return;
+    lr->open = 0;
+    if (lr->user_preset[0] && strcmp(lr->user_preset, lab->chosen.preset_path) != 0)
+        ui_setup_reload(lab, lr->user_preset);
+    lab->chosen.set = lr->user_set;
+    lab->in_lesson = 0;
+    lab->n_lesson_batches = 0;
+    lab->dirty |= UI_D_ALL;
 }
 
 void ui_lesson_write_handout(ui_lab *lab, ui_lesson_run *lr)

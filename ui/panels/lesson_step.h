@@ -37,6 +37,8 @@ typedef struct ui_lesson_run {
     char user_profile[NN_NAME_LEN];  /* the settings' GPU profile as the lesson opened ("": none picked) */
     int user_pytorch;                /* the settings' "Measure PyTorch" as the lesson opened */
     char handout[NN_PATH_LEN];       /* the handout last written, its whole path */
+    char user_preset[NN_PATH_LEN];   /* the preset selected as the lesson opened */
+    ui_settings user_set;            /* its settings then: a step's race or sweep changes them */
 } ui_lesson_run;
 
 /* Loads the lesson at path into lr from its first step: 0, or -1 (said on
@@ -58,6 +60,10 @@ void ui_lesson_collect(ui_lab *lab, ui_lesson_run *lr);
  * runs once it is in; a job that could not start is said. 1 when a step
  * changed. */
 int ui_lesson_poll(ui_lab *lab, ui_lesson_run *lr);
+
+/* Leaves the lesson: the preset and settings the lab had as it opened
+ * come back, so that a class's lesson leaves a teacher's setup as it was. */
+void ui_lesson_close(ui_lab *lab, ui_lesson_run *lr);
 
 /* `x`: the handout (the same writer as `nnlab lesson --handout`) to the
  * export folder's LESSON-lesson/, its path kept in lr->handout and said. */

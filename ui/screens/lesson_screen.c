@@ -366,8 +366,8 @@ static ui_action step_key(ui_lab *lab, ui_lesson_state *ls, int ch)
         go_to(ls, k + 1);
         break;
     case 'x': ui_lesson_write_handout(lab, lr); break;
-    case 27: list_lessons(lab, ls); lr->open = 0; break;
-    case 'q': lr->open = 0; return UI_ACT_GO_SETUP;
+    case 27: ui_lesson_close(lab, lr); list_lessons(lab, ls); break;
+    case 'q': ui_lesson_close(lab, lr); return UI_ACT_GO_SETUP;
     default: return UI_ACT_IGNORED;
     }
     return UI_ACT_HANDLED;
