@@ -419,7 +419,9 @@ static void sweep_draw(ui_lab *lab, unsigned dirty)
     if (dirty & UI_D_STATUS)
         ui_draw_status(lab, nn_sweep_active(&lab->sweep)
                                 ? "c cancel  arrows pick a point  e explain  l log y  x export  Esc back  ? help"
-                                : "finished: Enter/Esc setup  arrows pick  e explain  l log y  x export  ? help");
+                                : lab->in_lesson
+                                ? "finished: Enter/Esc the lesson  arrows pick  e explain  l log y  x export  ? help"
+                                : "finished: Enter/Esc setup  arrows pick  e explain  l log y  x export  L lessons  ? help");
 }
 
 static int sweep_active(const ui_lab *lab)
