@@ -1,6 +1,7 @@
 /* ui/panels/chart_view.c - a boxed chart: the raster of ui/text/chart.c with its y tick
  * labels and axis line, the x tick labels below, the x axis title on the
- * bottom edge and a legend on the top edge. */
+ * bottom edge and a legend on the top edge (what does not fit there on the
+ * frame's first row inside). */
 #include "panels/chart_view.h"
 #include "draw.h"
 #include "lab_state.h"
