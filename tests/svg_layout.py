@@ -129,12 +129,14 @@ def check(name, path):
 
 
 def check_palette(name, root):
-    """The one palette: every curve a colour of its own, the same one as its
-    legend's mark, and a predicted curve dashed (its label says predicted)."""
+    """The one palette: every series a colour of its own, and a predicted
+    curve dashed (its label says predicted)."""
     curves = [c for c in root.iter(SVG + "polyline") if c.get("class") == "curve"]
-    colours = [c.get("stroke") for c in curves]
-    bad = ["%s and another share %s" % (c.get("data-label"), c.get("stroke"))
-           for c in curves if colours.count(c.get("stroke")) > 1]
+    series = {}                      # a series drawn in two panels (a run's loss and validation) is one
+    for c in curves:
+        series.setdefault(c.get("stroke"), set()).add(c.get("data-label"))
+    bad = ["%s share %s" % (" and ".join(sorted(labels)), colour) for colour, labels in series.items()
+           if len(labels) > 1]
     bad += ["%s: predicted but not dashed" % c.get("data-label") for c in curves
             if "predicted" in (c.get("data-label") or "") and not c.get("stroke-dasharray")]
     report(curves and not bad, name + ": each curve its own colour, a predicted one dashed",
