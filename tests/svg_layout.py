@@ -9,7 +9,8 @@ crossover ring's batch is the one the sweep's JSON names for its pair.
 Widths are estimated per glyph class with the table the writer uses
 (src/analysis/report/svg_draw.c), rounded up from DejaVu Sans. rsvg-convert
 (librsvg2-bin) renders one file to a PNG to prove it renders; that case is
-skipped where it is not installed. Speaks TAP."""
+skipped where it is not installed. And the one palette: each curve its own
+colour, a predicted one dashed. Speaks TAP."""
 import json
 import os
 import re
@@ -123,7 +124,23 @@ def presets():
 def check(name, path):
     bad, root = layout_problems(path)
     report(not bad, name + ": every text inside the canvas, none over another", "\n".join(bad))
+    check_palette(name, root)
     return root
+
+
+def check_palette(name, root):
+    """The one palette: every series a colour of its own, and a predicted
+    curve dashed (its label says predicted)."""
+    curves = [c for c in root.iter(SVG + "polyline") if c.get("class") == "curve"]
+    series = {}                      # a series drawn in two panels (a run's loss and validation) is one
+    for c in curves:
+        series.setdefault(c.get("stroke"), set()).add(c.get("data-label"))
+    bad = ["%s share %s" % (" and ".join(sorted(labels)), colour) for colour, labels in series.items()
+           if len(labels) > 1]
+    bad += ["%s: predicted but not dashed" % c.get("data-label") for c in curves
+            if "predicted" in (c.get("data-label") or "") and not c.get("stroke-dasharray")]
+    report(curves and not bad, name + ": each curve its own colour, a predicted one dashed",
+           "\n".join(bad) or "no curve")
 
 
 def check_rings(name, root, jsonl):

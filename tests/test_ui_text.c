@@ -273,6 +273,11 @@ static void test_wrap_next(void **state)
     assert_string_equal(next, "fghijkl mn");
     assert_int_equal(ui_wrap_next("abcde fgh", 5, &next), 5);             /* a space right after the row */
     assert_string_equal(next, "fgh");
+    /* a path longer than the row breaks after a '/', its file name whole */
+    assert_int_equal(ui_wrap_next("/work/presets/mnist-mlp-128.ini", 24, &next), 14);
+    assert_string_equal(next, "mnist-mlp-128.ini");
+    assert_int_equal(ui_wrap_next("/usr/share/datasets/fashion-mnist)", 32, &next), 20);
+    assert_string_equal(next, "fashion-mnist)");
     assert_int_equal(ui_wrap_next("", 5, &next), 0);
     assert_int_equal(ui_wrap_next("abc", 0, &next), 0);
     assert_int_equal(ui_text_rows(10, "the quick brown fox"), 2);

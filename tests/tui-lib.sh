@@ -49,13 +49,37 @@ wait_for() {
 # expect NAME PATTERN [SECONDS]
 expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
 keys() { T send-keys -t lab "$@"; }
+# focused: the focused setting's row, up to its border ("│>Steps   40 ")
+focused() { grep -o '│>[A-Za-z][^│]*' "$tmp/screen" | head -n 1; }
+# press KEY: sends KEY and waits (up to 2 s) until the focused setting's row
+# changes, so that the next look sees the key's effect, not the screen before it
+press() {
+    cap
+    before=$(focused)
+    keys "$1"
+    end=$(($(date +%s) + 2))
+    while cap && [ "$(focused)" = "$before" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
+}
 # field NAME: moves the focus down the settings to the field NAME (the list
 # scrolls to keep the focused field on screen); 1 when it is not there
 field() {
     i=0
     while [ $i -lt 20 ]; do      # more than the settings' fields
-        wait_for ">$1 " 1 && return 0
-        keys Down
+        cap
+        grep -q -E -e ">$1 " "$tmp/screen" && return 0
+        press Down
+        i=$((i + 1))
+    done
+    return 1
+}
+# set_to PATTERN KEY: presses KEY (Left or Right) on the focused setting until
+# its row matches PATTERN (grep -E); 1 when it never does
+set_to() {
+    i=0
+    while [ $i -lt 8 ]; do       # more than any setting's values
+        cap
+        focused | grep -q -E -e "$1" && return 0
+        press "$2"
         i=$((i + 1))
     done
     return 1

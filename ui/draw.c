@@ -203,6 +203,8 @@ static int wrap(int y, int x, int w, int max_rows, attr_t attr, const char *text
             ui_fit_words(p, w - 3, words, sizeof words);
             snprintf(line, sizeof line, "%s...", words);
         }
+        if (draw && cut > 0 && p[cut] && p[cut] != ' ' && p[cut - 1] != ' ' && p[cut - 1] != '/')
+            note_cut(y + rows, x, w, line, p + cut);   /* a word longer than the row, broken */
         if (draw)
             ui_put(y + rows, x, w, attr, line);
         rows++;

@@ -28,8 +28,8 @@ static ui_action carry_on(ui_lab *lab)
     c->after = UI_ACT_HANDLED;
     lab->dialog = UI_DLG_NONE;
     lab->dirty |= UI_D_ALL;
-    if (c->failed[0]) {
-        lab->dialog = UI_DLG_CALIB_FAILED;
+    if (c->failed[0] || ui_text_cols(c->warning) > lab->cols - 2) {
+        lab->dialog = UI_DLG_CALIB_FAILED;   /* what failed, or a note the status row has no room for */
         lab->dirty |= UI_D_OVERLAY;
     } else if (c->warning[0]) {
         ui_set_message(lab, 1, "%s", c->warning);
@@ -123,10 +123,12 @@ void ui_calibrate_draw(ui_lab *lab)
     if (lab->dialog == UI_DLG_CALIB_FAILED) {
         int w = lab->cols - 8 < 76 ? lab->cols - 8 : 76;
         ui_rect box = { (lab->cols - w) / 2, lab->rows / 2 - 4, w, 9 }, in = ui_rect_inner(box);
-        ui_box(lab, box, "Calibration failed");
-        ui_put_wrapped(in.y, in.x + 1, in.w - 2, 4, ui_attr(lab, UI_ERROR), c->failed);
+        int failed = c->failed[0] != '\0';
+        ui_box(lab, box, failed ? "Calibration failed" : "Calibrated, with a note");
+        ui_put_wrapped(in.y, in.x + 1, in.w - 2, 4, ui_attr(lab, UI_ERROR), failed ? c->failed : c->warning);
         ui_put_wrapped(in.y + 4, in.x + 1, in.w - 2, 2, A_NORMAL,
-                       "The job runs anyway; the Explain panel has no prediction for this device.");
+                       failed ? "The job runs anyway; the Explain panel has no prediction for this device."
+                              : "The job runs with this calibration; the Explain panel uses it.");
         ui_put(in.y + 6, in.x + 1, in.w - 2, ui_attr(lab, UI_KEY), "any key closes");
         return;
     }
@@ -141,7 +143,10 @@ void ui_calibrate_draw(ui_lab *lab)
     if (nn_calibration_path(dev, path, sizeof path) != 0)
         snprintf(path, sizeof path, "the cache");
     ui_putf(in.y, in.x + 1, in.w - 2, A_NORMAL, "Measuring what %s can do, once, to explain each step's time.", dev);
-    ui_putf(in.y + 1, in.x + 1, in.w - 2, ui_attr(lab, UI_DIM), "kept in %s", path);
+    char kept[sizeof path + 16], fitted[sizeof kept + 8];
+    snprintf(kept, sizeof kept, "kept in %s", path);
+    ui_fit_path(kept, in.w - 2, lab->utf8, fitted, sizeof fitted);   /* its file name whole */
+    ui_put(in.y + 1, in.x + 1, in.w - 2, ui_attr(lab, UI_DIM), fitted);
     int tw = (int)strlen(c->times) + 1, bw = in.w - 2 - 6 - tw;
     ui_bar_text(bar, sizeof bar, bw, c->fraction, lab->utf8);
     ui_put(in.y + 3, in.x + 1, bw, ui_attr(lab, UI_SERIES0), bar);

@@ -1,6 +1,7 @@
 /* ui/panels/chart_view.c - a boxed chart: the raster of ui/text/chart.c with its y tick
  * labels and axis line, the x tick labels below, the x axis title on the
- * bottom edge and a legend on the top edge. */
+ * bottom edge and a legend on the top edge (what does not fit there on the
+ * frame's first row inside). */
 #include "panels/chart_view.h"
 #include "draw.h"
 #include "lab_state.h"
@@ -31,27 +32,21 @@ static int legend_cols(const ui_lab *lab, const ui_series *s, int ns, int mark_w
     return cols;
 }
 
-/* The title, then the legend: the series' names are whole; where both do
- * not fit on the top edge the lines' marks shrink to one column, then the
- * title gives way, cut between its words; the entries that still do not
- * fit are left out and counted (" +2"). */
-static void draw_legend(ui_lab *lab, ui_rect box, const char *title, const ui_series *s, int ns)
+/* One entry's columns: a blank, its mark, a blank, its name, a blank. */
+static int entry_cols(const ui_lab *lab, const ui_series *s, int mark_w)
 {
-    int x = box.x + 2, end = box.x + box.w - 2, mark_w = 2;
-    char fitted[160];
-    if ((int)strlen(title) + 2 + legend_cols(lab, s, ns, 2) > end - x)
-        mark_w = 1;
-    int room = end - x - legend_cols(lab, s, ns, mark_w) - 2;
-    ui_fit_words(title, room > 4 ? room : 4, fitted, sizeof fitted);
-    x += ui_putf(box.y, x, end - x, A_BOLD, " %s ", fitted);
-    for (int i = 0; i < ns && x < end; i++) {
+    return 1 + (lab->utf8 && s->connect ? mark_w : 1) + 2 + (int)strlen(s->name);
+}
+
+/* The entries from `from` on that fit whole on row y from x to end, drawn
+ * when draw is set; returns the first entry left over. */
+static int legend_entries(ui_lab *lab, int y, int x, int end, const ui_series *s, int from, int ns, int mark_w,
+                          int draw)
+{
+    int i = from;
+    for (; i < ns && x + entry_cols(lab, &s[i], mark_w) <= end; i++) {
         char mark[8];
-        int cols = 1, whole = 1 + (lab->utf8 && s[i].connect ? mark_w : 1) + 2 + (int)strlen(s[i].name);
-        int all_fit = x + legend_cols(lab, s + i, ns - i, mark_w) <= end;
-        if (!all_fit && x + whole + 4 > end) {   /* whole or not there, and counted: " +2" */
-            ui_putf(box.y, x, end - x, ui_attr(lab, UI_DIM), " +%d", ns - i);
-            break;
-        }
+        int cols = 1;
         if (!lab->utf8)
             snprintf(mark, sizeof mark, "%c", lab->chart.mark[i]);
         else if (s[i].connect && s[i].dashed)   /* predicted: dashed, as on the slide */
@@ -60,10 +55,47 @@ static void draw_legend(ui_lab *lab, ui_rect box, const char *title, const ui_se
             snprintf(mark, sizeof mark, "%s", mark_w == 2 ? "\u2501\u2501" : "\u2501"), cols = mark_w;
         else
             snprintf(mark, sizeof mark, "\u2022");
-        ui_put(box.y, x + 1, end - x - 1, ui_attr(lab, s[i].role), mark);
-        x += 1 + cols;
-        x += ui_putf(box.y, x, end - x, A_NORMAL, " %s ", s[i].name);
+        if (draw) {
+            ui_put(y, x + 1, end - x - 1, ui_attr(lab, s[i].role), mark);
+            ui_putf(y, x + 1 + cols, end - x - 1 - cols, A_NORMAL, " %s ", s[i].name);
+        }
+        x += entry_cols(lab, &s[i], mark_w);
     }
+    return i;
+}
+
+/* The title whole, then the legend: on the top edge the entries that fit
+ * whole (the lines' marks one column where that makes them all fit), the
+ * rest on the frame's first row inside where `inside` allows it, and what
+ * still does not fit counted (" +2"). Returns the rows it took inside the
+ * frame, 0 or 1. */
+static int draw_legend(ui_lab *lab, ui_rect box, const char *title, const ui_series *s, int ns, int inside,
+                       int draw)
+{
+    int x = box.x + 2, end = box.x + box.w - 2, mark_w = 2;
+    ui_rect in = ui_rect_inner(box);
+    char fitted[160];
+    if ((int)strlen(title) + 2 + legend_cols(lab, s, ns, 2) > end - x)
+        mark_w = 1;
+    ui_fit_words(title, end - x - 2, fitted, sizeof fitted);
+    if (draw)
+        ui_putf(box.y, x, end - x, A_BOLD, " %s ", fitted);
+    x += (int)strlen(fitted) + 2;
+    int i = legend_entries(lab, box.y, x, end, s, 0, ns, mark_w, 0);
+    if (i == ns) {
+        legend_entries(lab, box.y, x, end, s, 0, ns, mark_w, draw);
+        return 0;
+    }
+    i = legend_entries(lab, box.y, x, inside ? end : end - 4, s, 0, ns, mark_w, draw);
+    int y = box.y, at = end - 4;
+    if (inside) {                    /* the rest on the first row inside */
+        i = legend_entries(lab, in.y, in.x, in.x + in.w - 4, s, i, ns, mark_w, draw);
+        y = in.y;
+        at = in.x + in.w - 4;
+    }
+    if (i < ns && draw)
+        ui_putf(y, at, 4, ui_attr(lab, UI_DIM), " +%d", ns - i);
+    return inside;
 }
 
 static void draw_cells(ui_lab *lab, int px, int py, const ui_series *s, int ns)
@@ -123,6 +155,9 @@ void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char 
     ui_box(lab, box, NULL);
     if (in.w < 16 || in.h < 4)
         return;
+    int inside = in.h >= 8, legend_rows = draw_legend(lab, box, title, s, ns, inside, 0);
+    in.y += legend_rows;             /* the legend's second row: the plot starts under it */
+    in.h -= legend_rows;
     int ph = in.h - 1;               /* the last inside row holds the x labels */
     int nyt = ui_axis_ticks(ay, ph / 2 > 2 ? (ph / 2 < 8 ? ph / 2 : 8) : 2, yt, 16);
     int lw = label_width(yt, nyt);
@@ -132,7 +167,7 @@ void ui_chart_view_text(ui_lab *lab, ui_rect box, const char *title, const char 
         if (s[i].glyph)
             lab->chart.mark[i] = s[i].glyph;
     lab->chart.mark[ns < UI_CHART_SERIES ? ns : UI_CHART_SERIES - 1] = '|';
-    draw_legend(lab, box, title, s, ns);
+    draw_legend(lab, box, title, s, ns, inside, 1);
     int points = 0;
     for (int i = 0; i < ns && i < UI_CHART_SERIES - 1; i++) {
         ui_chart_plot(&lab->chart, i, s[i].x, s[i].y, s[i].n, ax, ay, s[i].connect);

@@ -221,6 +221,17 @@ static void ways_draw_compact(ui_lab *lab, const nn_race_ways *w, ui_rect in, in
     verdict_rows(lab, w, NN_LANE_NNLAB_CPU, NN_LANE_NNLAB_GPU, "nnlab's own code", in, y);
 }
 
+/* "cpu-ref  0.7881s  9.3k/s": a job's time and rate in a narrow panel; the
+ * rate left out where the row has no room for it (a long label, 4 decimals). */
+static void narrow_time(const char *label, int lw, int d, double total_s, const char *rate, ui_rect in, int y)
+{
+    char line[96];
+    snprintf(line, sizeof line, "%-*s %6.*fs %6s/s", lw, label, d, total_s, rate);
+    if (ui_text_cols(line) > in.w)
+        snprintf(line, sizeof line, "%-*s %6.*fs", lw, label, d, total_s);
+    ui_put(y, in.x, in.w, A_NORMAL, line);
+}
+
 /* A row per job: its label, whole time, time per step and rate. */
 static int draw_times(ui_lab *lab, ui_rect in, int y, int wide, int d)
 {
@@ -237,7 +248,7 @@ static int draw_times(ui_lab *lab, ui_rect in, int y, int wide, int d)
             ui_putf(y++, in.x, in.w, A_NORMAL, "%-*s %7.*f s %11s %6s/s", lw, ui_race_label(r, k), d, t.total_s,
                     per, rate);
         else
-            ui_putf(y++, in.x, in.w, A_NORMAL, "%-*s %6.*fs %6s/s", lw, ui_race_label(r, k), d, t.total_s, rate);
+            narrow_time(ui_race_label(r, k), lw, d, t.total_s, rate, in, y++);
     }
     return y;
 }

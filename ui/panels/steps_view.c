@@ -44,6 +44,17 @@ static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, 
     return y;
 }
 
+/* "ep1  1.0218 64.1%", or where that is too wide (a race's panel at 80
+ * columns, beside a long label) "ep1 1.0218 64%": its figures, never cut. */
+static void put_epoch_accuracy(const nn_epoch_result *e, const char *loss, int y, int x, int w)
+{
+    char line[64];
+    snprintf(line, sizeof line, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
+    if (ui_text_cols(line) > w)
+        snprintf(line, sizeof line, "ep%d %s %.0f%%", e->epoch, loss + strspn(loss, " "), 100.0 * e->val_accuracy);
+    ui_put(y, x, w, A_NORMAL, line);
+}
+
 /* Two rows when there is no room for the table: the last epoch and the training loss. */
 static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, int y)
 {
@@ -56,7 +67,7 @@ static int draw_validation_short(ui_lab *lab, const ui_run_job *j, ui_rect in, i
     if (!e)
         ui_put(y, in.x + lw, in.w - lw, ui_attr(lab, UI_DIM), "no epoch yet");
     else if (e->has_accuracy)
-        ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
+        put_epoch_accuracy(e, loss, y, in.x + lw, in.w - lw);
     else
         ui_putf(y, in.x + lw, in.w - lw, A_NORMAL, "ep%d %s", e->epoch, loss);
     if (j->snap.n_loss_points > 0) {

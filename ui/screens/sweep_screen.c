@@ -285,7 +285,7 @@ static void draw_notes(ui_lab *lab, ui_rect in, int y, int cell)
 
 typedef struct table_fit {
     int order[NN_SWEEP_MAX_DEVICES]; /* ui_sweep_column_order */
-    int shown;                       /* the first `shown` of order fit */
+    int n, shown;                    /* the columns; the first `shown` of order fit */
     int cell, ratio;                 /* a measured column's width; the gpu/cpu column */
 } table_fit;
 
@@ -302,7 +302,7 @@ static void fit_table(const nn_sweep *sw, int w, int ratio, table_fit *t)
     int n = ui_sweep_column_order(sw, t->order), measured = 0, used;
     for (int k = 0; k < n; k++)
         measured += !sw->predicted[t->order[k]] && !sw->external[t->order[k]];
-    t->shown = n;
+    t->n = t->shown = n;
     t->ratio = ratio;
     for (;;) {
         int others = t->shown - measured;
@@ -319,6 +319,19 @@ static void fit_table(const nn_sweep *sw, int w, int ratio, table_fit *t)
     }
     if (used > w)
         t->cell = PREDICTED_CELL;   /* still too narrow: every column its samples/s alone */
+}
+
+/* The columns that did not fit said on the box's bottom edge, as a list
+ * says what it hides: " ▶ 2 more columns (wider) ". */
+static void hidden_columns_marker(ui_lab *lab, ui_rect box, int hidden)
+{
+    char m[64];
+    if (hidden <= 0)
+        return;
+    snprintf(m, sizeof m, " %s %d more column%s (wider) ", lab->utf8 ? "\u25b6" : ">", hidden, hidden > 1 ? "s" : "");
+    int cols = ui_text_cols(m);
+    if (cols + 4 <= box.w)
+        ui_put(box.y + box.h - 1, box.x + box.w - 2 - cols, cols, ui_attr(lab, UI_KEY), m);
 }
 
 static void draw_table(ui_lab *lab)
@@ -365,6 +378,7 @@ static void draw_table(ui_lab *lab)
         ui_putf(y++, in.x, in.w, ui_attr(lab, UI_KEY), "%s %d above, %s %d below (arrows)", lab->utf8 ? "\u25b2" : "^",
                 first, lab->utf8 ? "\u25bc" : "v", sw->n_batches - first - shown);
     draw_notes(lab, in, y, t.cell);
+    hidden_columns_marker(lab, box, t.n - t.shown);
 }
 
 static void draw_progress(ui_lab *lab)

@@ -396,6 +396,9 @@ int ui_wrap_next(const char *text, int width, const char **next)
                     cut = i;
                 }
             }
+        for (int i = fit; !cut && i > 1; i--)
+            if (text[i - 1] == '/' && text[i - 2] != ' ')
+                cut = i;             /* a path longer than the row: after a '/', its names whole */
         if (!cut)
             cut = fit;               /* a word longer than the row is cut */
     }

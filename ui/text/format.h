@@ -87,7 +87,8 @@ int ui_sanitize_name(const char *in, char *out, size_t len);
 
 /* One row of text wrapped at spaces to `width` columns (UTF-8: a column a
  * character): the bytes of the row that starts at text (the last space
- * that fits, or a hard cut at width for a longer word), and in *next where
+ * that fits; in a longer word, after its last '/' that fits, so that a
+ * path's names stay whole; else a hard cut at width), and in *next where
  * the following row starts (spaces skipped). A row never ends between a
  * number and its unit ("1098 | us/step") nor between a word and the number
  * it names ("batch | 64") while another space fits. 0 when text is empty or
