@@ -91,6 +91,7 @@ int nn_ini_stems(const char *dir, nn_ini_stem **out, char *err, size_t err_len)
         }
     }
     closedir(d);
-    qsort(*out, (size_t)n, sizeof **out, cmp_stems);
+    if (n > 1)                       /* none: *out is NULL, which qsort may not be given */
+        qsort(*out, (size_t)n, sizeof **out, cmp_stems);
     return n;
 }
