@@ -6,42 +6,19 @@
 #include "layer_kind.h"
 #include "preset_schema.h"
 #include "preset_task.h"
+#include "ini_write.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct writer {
-    FILE *f;
-    int failed;                  /* a write failed; errno holds why */
-} writer;
 
-static void put(writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(writer *w, const char *fmt, ...)
-{
-    va_list ap;
-    if (w->failed)
-        return;
-    va_start(ap, fmt);
-    if (vfprintf(w->f, fmt, ap) < 0)
-        w->failed = 1;
-    va_end(ap);
-}
-
-/* Quoted so that ';', '#' and blanks survive; ' when the text holds ". */
-static void put_text(writer *w, const char *key, const char *s)
-{
-    char q = strchr(s, '"') ? '\'' : '"';
-    put(w, "%s = %c%s%c\n", key, q, s, q);
-}
-
-static void put_scalars(writer *w, const nn_preset *p, const char *section)
+static void put_scalars(nn_ini_writer *w, const nn_preset *p, const char *section)
 {
     char v[64];
     for (size_t i = 0; i < nn_n_scalar_keys; i++) {
@@ -49,15 +26,15 @@ static void put_scalars(writer *w, const nn_preset *p, const char *section)
         if (strcmp(k->section, section) != 0 || !nn_scalar_applies(k, p))
             continue;
         nn_value_format(k->type, (const char *)p + k->off, v, sizeof v);
-        put(w, "%s = %s\n", k->key, v);
+        nn_ini_put(w, "%s = %s\n", k->key, v);
     }
 }
 
-static void put_layer(writer *w, int i, const nn_layer_spec *l)
+static void put_layer(nn_ini_writer *w, int i, const nn_layer_spec *l)
 {
     const nn_layer_def *d = nn_layer_def_of(l->kind);
     char v[64];
-    put(w, "\n[layer%d]\ntype = %s\n", i + 1, d->name);
+    nn_ini_put(w, "\n[layer%d]\ntype = %s\n", i + 1, d->name);
     unsigned keys = nn_layer_keys_of(l->kind);
     for (int k = 0; k < NN_LAYER_KEY_COUNT; k++) {
         const nn_layer_key_def *lk = &nn_layer_keys[k];
@@ -70,7 +47,7 @@ static void put_layer(writer *w, int i, const nn_layer_spec *l)
                                                       : *(const int *)src == 0))
             continue;
         nn_value_format(lk->type, src, v, sizeof v);
-        put(w, "%s = %s\n", lk->key, v);
+        nn_ini_put(w, "%s = %s\n", lk->key, v);
     }
 }
 
@@ -78,7 +55,7 @@ static void put_layer(writer *w, int i, const nn_layer_spec *l)
  * scalar table reads them; 0 means "not given" and is not written), with
  * the experiment's own batch and epochs, which a copy saved with others
  * keeps (its figures stay the original's). */
-static void put_measured(writer *w, const nn_preset *p)
+static void put_measured(nn_ini_writer *w, const nn_preset *p)
 {
     char v[64];
     for (size_t i = 0; i < nn_n_scalar_keys; i++) {
@@ -88,48 +65,48 @@ static void put_measured(writer *w, const nn_preset *p)
             (k->type == NN_V_FLOAT ? *(const float *)src == 0 : *(const int *)src == 0))
             continue;
         nn_value_format(k->type, (const char *)p + k->off, v, sizeof v);
-        put(w, "%s = %s\n", k->key, v);
+        nn_ini_put(w, "%s = %s\n", k->key, v);
     }
     if (p->measured_note[0])
-        put_text(w, "measured_note", p->measured_note);
+        nn_ini_put_text(w, "measured_note", p->measured_note);
 }
 
 /* The description heads the file as a comment. Another comment line always
  * follows it: iniparser joins a line ending in '\' with the next one. */
 /* [task], for any kind but the default (train): its kind, its method where
  * it has methods, and its own keys (preset_task.c's table). */
-static void put_task(writer *w, const nn_preset *p)
+static void put_task(nn_ini_writer *w, const nn_preset *p)
 {
     const nn_task_def *t = nn_task_def_of(p->task);
     if (!t || t == nn_task_defs[0])
         return;
-    put(w, "\n[task]\nkind = %s\n", t->name);
+    nn_ini_put(w, "\n[task]\nkind = %s\n", t->name);
     if (t->n_methods > 0)
-        put(w, "method = %s\n", t->method_name(p->task_method));
+        nn_ini_put(w, "method = %s\n", t->method_name(p->task_method));
     put_scalars(w, p, "task");
 }
 
-static void put_preset(writer *w, const nn_preset *p)
+static void put_preset(nn_ini_writer *w, const nn_preset *p)
 {
-    put(w, "; %s\n; Saved by nnlab; the format is described in nnlab.ini(5).\n",
+    nn_ini_put(w, "; %s\n; Saved by nnlab; the format is described in nnlab.ini(5).\n",
         p->description[0] ? p->description : p->name);
-    put(w, "\n[preset]\n");
-    put_text(w, "name", p->name);
-    put_text(w, "description", p->description);
+    nn_ini_put(w, "\n[preset]\n");
+    nn_ini_put_text(w, "name", p->name);
+    nn_ini_put_text(w, "description", p->description);
     put_measured(w, p);
-    put(w, "\n[data]\nset = %s\n", nn_data_names[p->data]);
+    nn_ini_put(w, "\n[data]\nset = %s\n", nn_data_names[p->data]);
     if (p->data_dir[0])
-        put_text(w, "dir", p->data_dir);
+        nn_ini_put_text(w, "dir", p->data_dir);
     put_scalars(w, p, "data");
-    put(w, "\n[train]\nloss = %s\ndevice = %s\n", nn_loss_names[p->loss], p->device);
+    nn_ini_put(w, "\n[train]\nloss = %s\ndevice = %s\n", nn_loss_names[p->loss], p->device);
     if (p->compare[0])
-        put(w, "compare = %s\n", p->compare);
+        nn_ini_put(w, "compare = %s\n", p->compare);
     put_scalars(w, p, "train");
-    put(w, "\n[optimizer]\ntype = %s\n", nn_opt_names[p->opt]);
+    nn_ini_put(w, "\n[optimizer]\ntype = %s\n", nn_opt_names[p->opt]);
     put_scalars(w, p, "optimizer");
-    put(w, "\n[gpu]\n");
+    nn_ini_put(w, "\n[gpu]\n");
     put_scalars(w, p, "gpu");
-    put(w, "\n[lab]\n");
+    nn_ini_put(w, "\n[lab]\n");
     put_scalars(w, p, "lab");
     put_task(w, p);
     for (int i = 0; i < p->n_layers; i++)
@@ -138,7 +115,7 @@ static void put_preset(writer *w, const nn_preset *p)
 
 static int fill_preset(FILE *f, const void *ctx)
 {
-    writer w = { f, 0 };
+    nn_ini_writer w = { f, 0 };
     errno = 0;
     put_preset(&w, ctx);
     if (w.failed && !errno)

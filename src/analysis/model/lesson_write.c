@@ -10,38 +10,20 @@
 #include "nnlab/lesson.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "ini_write.h"
 #include "util.h"
 
-typedef struct writer {
-    FILE *f;
-    int failed;                  /* a write failed; errno says why */
-} writer;
-
-static void put(writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(writer *w, const char *fmt, ...)
+/* A text key, left out when empty (nn_lesson_load reads it as unset). */
+static void put_text(nn_ini_writer *w, const char *key, const char *s)
 {
-    va_list ap;
-    if (w->failed)
-        return;
-    va_start(ap, fmt);
-    if (vfprintf(w->f, fmt, ap) < 0)
-        w->failed = 1;
-    va_end(ap);
-}
-
-/* Quoted so that ';', '#' and blanks survive; ' when the text holds ". */
-static void put_text(writer *w, const char *key, const char *s)
-{
-    char q = strchr(s, '"') ? '\'' : '"';
     if (s[0])
-        put(w, "%s = %c%s%c\n", key, q, s, q);
+        nn_ini_put_text(w, key, s);
 }
 
 /* A text iniparser cannot give back whole: both quotes, or a line break. */
@@ -50,13 +32,13 @@ static int text_unwritable(const char *s)
     return (strchr(s, '"') && strchr(s, '\'')) || strpbrk(s, "\r\n");
 }
 
-static void put_switch(writer *w, const char *key, int v)
+static void put_switch(nn_ini_writer *w, const char *key, int v)
 {
     if (v >= 0)
-        put(w, "%s = %s\n", key, v ? "true" : "false");
+        nn_ini_put(w, "%s = %s\n", key, v ? "true" : "false");
 }
 
-static void put_question(writer *w, const nn_lesson_step *s)
+static void put_question(nn_ini_writer *w, const nn_lesson_step *s)
 {
     char answers[NN_LESSON_MAX_ANSWERS * 36] = "";
     if (!s->question[0])
@@ -67,32 +49,32 @@ static void put_question(writer *w, const nn_lesson_step *s)
                  s->answers[a].key, s->answers[a].label);
     put_text(w, "answers", answers);
     if (s->expect > NN_EXPECT_NONE)
-        put(w, "expect = %s\n", nn_lesson_expect_name(s->expect));
+        nn_ini_put(w, "expect = %s\n", nn_lesson_expect_name(s->expect));
 }
 
-static void put_step(writer *w, int k, const nn_lesson_step *s)
+static void put_step(nn_ini_writer *w, int k, const nn_lesson_step *s)
 {
     static const char *const ways[] = { "framework", "eager", "graph" };   /* the reader's, by enum nn_gpu_way */
-    put(w, "\n[step%d]\nkind = %s\n", k + 1, nn_lesson_kind_name(s->kind));
+    nn_ini_put(w, "\n[step%d]\nkind = %s\n", k + 1, nn_lesson_kind_name(s->kind));
     put_text(w, "text", s->text);
     put_text(w, "preset", s->preset);
     put_text(w, "device", s->device);
     put_text(w, "gpu_profile", s->gpu_profile);
     if (s->batch > 0)
-        put(w, "batch = %d\n", s->batch);
+        nn_ini_put(w, "batch = %d\n", s->batch);
     for (int b = 0; b < s->n_batches; b++)
-        put(w, "%s%d%s", b ? "" : "batches = ", s->batches[b], b + 1 < s->n_batches ? "," : "\n");
+        nn_ini_put(w, "%s%d%s", b ? "" : "batches = ", s->batches[b], b + 1 < s->n_batches ? "," : "\n");
     if (s->kind == NN_LESSON_JACOBIAN) {
-        put(w, "val = %ld\n", s->val);
+        nn_ini_put(w, "val = %ld\n", s->val);
         if (s->method >= 0)
-            put(w, "method = %s\n", nn_jac_method_name((enum nn_jac_method)s->method));
+            nn_ini_put(w, "method = %s\n", nn_jac_method_name((enum nn_jac_method)s->method));
     }
     if (s->way >= 0 && s->way < 3)
-        put(w, "way = %s\n", ways[s->way]);
+        nn_ini_put(w, "way = %s\n", ways[s->way]);
     if ((s->kind == NN_LESSON_RACE || s->kind == NN_LESSON_JACOBIAN) && s->pair == NN_PAIR_OF_NNLAB)
-        put(w, "pair = nnlab\n");
+        nn_ini_put(w, "pair = nnlab\n");
     if (s->kind == NN_LESSON_RACE && s->pytorch)
-        put(w, "pytorch = true\n");
+        nn_ini_put(w, "pytorch = true\n");
     put_switch(w, "data_on_device", s->data_on_device);
     put_switch(w, "graph", s->graph);
     put_switch(w, "sync_every_step", s->sync_every_step);
@@ -103,8 +85,8 @@ static void put_step(writer *w, int k, const nn_lesson_step *s)
 static int fill_lesson(FILE *f, const void *ctx)
 {
     const nn_lesson *l = ctx;
-    writer w = { f, 0 };
-    put(&w, "; %s: a lesson saved by nnlab (man nnlab-lesson.5). Edit the steps' text and questions freely.\n\n"
+    nn_ini_writer w = { f, 0 };
+    nn_ini_put(&w, "; %s: a lesson saved by nnlab (man nnlab-lesson.5). Edit the steps' text and questions freely.\n\n"
         "[lesson]\n", l->name);
     put_text(&w, "name", l->name);
     put_text(&w, "title", l->title);
