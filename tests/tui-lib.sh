@@ -84,3 +84,18 @@ set_to() {
     done
     return 1
 }
+
+# The lab writes every text it had to cut to $NNLAB_CUT_LOG (ui/draw.c's
+# ui_put: what it kept, what it lost). cut_log_start sets it up; new_cuts
+# puts the lines written since its last call, the cuts of the screen just
+# checked, in $tmp/cut-now.
+cut_log_start() {
+    export NNLAB_CUT_LOG="$tmp/cuts"
+    : >"$NNLAB_CUT_LOG"
+    seen=0
+}
+new_cuts() {
+    total=$(wc -l <"$NNLAB_CUT_LOG")
+    tail -n "+$((seen + 1))" "$NNLAB_CUT_LOG" | head -n "$((total - seen))" >"$tmp/cut-now"
+    seen=$total
+}

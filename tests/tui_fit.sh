@@ -29,17 +29,7 @@ command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP no python3"; exit 0; }
 "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt || { echo "1..0 # SKIP the fixture does not install"; exit 0; }
 known="$top_srcdir/tests/fixtures/known-cuts.txt"
 
-# The lab writes every text it had to cut to $NNLAB_CUT_LOG (ui/draw.c's
-# ui_put: what it kept, what it lost); fits takes the lines written since
-# its last call, the cuts of the screen it checks.
-export NNLAB_CUT_LOG="$tmp/cuts"
-: >"$NNLAB_CUT_LOG"
-seen=0
-new_cuts() {
-    total=$(wc -l <"$NNLAB_CUT_LOG")
-    tail -n "+$((seen + 1))" "$NNLAB_CUT_LOG" | head -n "$((total - seen))" >"$tmp/cut-now"
-    seen=$total
-}
+cut_log_start                  # tests/tui-lib.sh: fits reads the cuts since its last call
 
 # fits WHAT [TODO]: the screen now has nothing cut (TODO: a cut not yet fixed):
 # no text the lab cut to its room, none of the strings it once cut

@@ -17,15 +17,11 @@ tui_begin lesson 300
 export NNLAB_PYTHON=/nonexistent
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP no python3"; exit 0; }
 "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt || { echo "1..0 # SKIP the fixture does not install"; exit 0; }
-export NNLAB_CUT_LOG="$tmp/cuts"
-: >"$NNLAB_CUT_LOG"
-seen=0
+cut_log_start
 
 # fits WHAT [TODO]: nothing cut since the last check (TODO: a screen not this test's)
 fits() {
-    total=$(wc -l <"$NNLAB_CUT_LOG")
-    tail -n "+$((seen + 1))" "$NNLAB_CUT_LOG" | head -n "$((total - seen))" >"$tmp/cut-now"
-    seen=$total
+    new_cuts
     if ! [ -s "$tmp/cut-now" ]; then ok "$1"; return; fi
     n=$((n + 1))
     if [ -n "${2:-}" ]; then echo "not ok $n - $1 # TODO $2"
