@@ -47,7 +47,8 @@ static int load_preset(const char *name, nn_preset *p, char *path, size_t path_l
  * one was picked, else the step's, else the default. */
 static const char *profile_name(const ui_lesson_run *lr, const nn_lesson_step *s)
 {
-    return lr->user_profile[0] ? lr->user_profile : s->gpu_profile[0] ? s->gpu_profile : nn_profile_default_name();
+    const char *picked = lr->user_set.gpu_profile;
+    return picked[0] ? picked : s->gpu_profile[0] ? s->gpu_profile : nn_profile_default_name();
 }
 
 /* Not run, and why: the step is done with nothing to show but that. */
@@ -157,18 +158,20 @@ static int apply_step(ui_lab *lab, ui_lesson_run *lr, const nn_lesson_step *s, c
     set->sweep_pytorch = s->pytorch && nn_torch_find(&py, err, err_len) == NN_TORCH_OK;
     if (set->sweep_pytorch)
         nn_strlcpy(set->pytorch_label, py.label, sizeof set->pytorch_label);
-    nn_strlcpy(set->gpu_profile, lr->user_profile[0] ? lr->user_profile : s->gpu_profile, sizeof set->gpu_profile);
+    const char *picked = lr->user_set.gpu_profile;
+    nn_strlcpy(set->gpu_profile, picked[0] ? picked : s->gpu_profile, sizeof set->gpu_profile);
     static const int fallback[] = { 1, 4, 16, 64, 256, 1024 };   /* `nnlab lesson`'s, for a sweep without batches */
     lab->n_lesson_batches = s->n_batches ? s->n_batches : 6;
     memcpy(lab->lesson_batches, s->n_batches ? s->batches : fallback, sizeof(int) * (size_t)lab->n_lesson_batches);
     return 0;
 }
 
-/* The settings the lesson found, given back once a step's job is read. */
+/* The profile and PyTorch switch the lesson found, given back once a step's
+ * job is read (the rest stays the step's until the lesson is left). */
 static void settings_back(ui_lab *lab, const ui_lesson_run *lr)
 {
-    lab->chosen.set.sweep_pytorch = lr->user_pytorch;
-    nn_strlcpy(lab->chosen.set.gpu_profile, lr->user_profile, sizeof lab->chosen.set.gpu_profile);
+    lab->chosen.set.sweep_pytorch = lr->user_set.sweep_pytorch;
+    nn_strlcpy(lab->chosen.set.gpu_profile, lr->user_set.gpu_profile, sizeof lab->chosen.set.gpu_profile);
     lab->in_lesson = 0;
     lab->n_lesson_batches = 0;
 }
@@ -311,8 +314,6 @@ int ui_lesson_open(ui_lab *lab, ui_lesson_run *lr, const char *path)
         memset(&lr->result[k], 0, sizeof lr->result[k]);
         lr->result[k].writeup = -1;
     }
-    nn_strlcpy(lr->user_profile, lab->chosen.set.gpu_profile, sizeof lr->user_profile);
-    lr->user_pytorch = lab->chosen.set.sweep_pytorch;
     nn_strlcpy(lr->user_preset, lab->chosen.preset_path, sizeof lr->user_preset);
     lr->user_set = lab->chosen.set;
     return 0;
@@ -325,9 +326,8 @@ void ui_lesson_close(ui_lab *lab, ui_lesson_run *lr)
     lr->open = 0;
     if (lr->user_preset[0] && strcmp(lr->user_preset, lab->chosen.preset_path) != 0)
         ui_setup_reload(lab, lr->user_preset);
+    settings_back(lab, lr);
     lab->chosen.set = lr->user_set;
-    lab->in_lesson = 0;
-    lab->n_lesson_batches = 0;
     lab->dirty |= UI_D_ALL;
 }
 
@@ -349,8 +349,8 @@ void ui_lesson_write_handout(ui_lab *lab, ui_lesson_run *lr)
     }
     answers[q] = '\0';
     nn_gpu_profile prof;             /* named as the CLI names it: the profile's own name */
-    int has_prof = nn_profile_find(lr->user_profile[0] ? lr->user_profile : nn_profile_default_name(), &prof, err,
-                                   sizeof err) == 0;
+    const char *picked = lr->user_set.gpu_profile;
+    int has_prof = nn_profile_find(picked[0] ? picked : nn_profile_default_name(), &prof, err, sizeof err) == 0;
     nn_lesson_machine_text(ui_gpu_here(lab, "gpu") != NULL, has_prof ? prof.name : "a GPU profile", machine,
                            sizeof machine);
     nn_lesson_handout h = { l, results, answers, machine, svg };

@@ -34,11 +34,10 @@ typedef struct ui_lesson_run {
     char svg[NN_LESSON_MAX_STEPS][NN_NAME_LEN + 16];   /* a step's chart beside the handout; "" none */
     int waiting;                     /* the step whose job runs on another screen, or -1 */
     int calibrating;                 /* the step shown waits for a device's calibration */
-    char user_profile[NN_NAME_LEN];  /* the settings' GPU profile as the lesson opened ("": none picked) */
-    int user_pytorch;                /* the settings' "Measure PyTorch" as the lesson opened */
     char handout[NN_PATH_LEN];       /* the handout last written, its whole path */
     char user_preset[NN_PATH_LEN];   /* the preset selected as the lesson opened */
-    ui_settings user_set;            /* its settings then: a step's race or sweep changes them */
+    ui_settings user_set;            /* its settings then (gpu_profile "": none picked): a step's
+                                        race or sweep changes them */
 } ui_lesson_run;
 
 /* Loads the lesson at path into lr from its first step: 0, or -1 (said on
