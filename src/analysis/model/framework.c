@@ -172,7 +172,7 @@ int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *
  * a figure multiplies, times the threads beyond those fitted. */
 int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit)
 {
-    static double cols[MAX_FIT_SAMPLES * 2], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];
+    double cols[MAX_FIT_SAMPLES * 2], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 16 kB */
     nn_framework_cpu held = fit->fc;
     double x[2];
     int k = 0, below = fitted_threads > 1 ? fitted_threads - 1 : 0;
