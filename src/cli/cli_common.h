@@ -50,6 +50,9 @@ typedef struct cli_options {
     const char *answers;         /* lesson: --answers KEYS, one per question */
     const char *handout;         /* lesson: --handout DIR */
     int list;                    /* lesson: --list */
+    long ranks;                  /* explain: --ranks N (0: not given) */
+    const char *link;            /* explain: --link NAME|FILE */
+    int no_overlap;              /* explain: --no-overlap */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with

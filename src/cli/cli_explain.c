@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "cli_explain_ranks.h"
 #include "nnlab/calibrate.h"
 #include "nnlab/device.h"
 #include "nnlab/engine.h"
@@ -38,6 +39,11 @@ typedef struct explain_view {
     const nn_gpu_profile *prof;  /* the profile to hand (NULL: none) */
     const char *no_gpu;          /* predicted: why the GPU is not here */
     double profile_us;           /* a measured GPU step: the profile's prediction for it; 0 none */
+    nn_explain_options opt;      /* the switches the explanation priced */
+    int has_ranks;               /* --ranks: the N ranks' step (ranks, link, overlap) */
+    nn_ranks_prediction ranks;
+    nn_link link;
+    int overlap;
     const nn_conv_algorithm_info *conv;  /* measured on a GPU: each convolution's algorithm */
     int n_conv;
     nn_explanation ways[NN_GPU_WAYS];    /* predicted: the three ways */
@@ -193,6 +199,8 @@ static void print_explain_text(const explain_view *v)
     print_profile_check(v);
     print_ways_text(v);
     print_writeup_text(v);
+    if (v->has_ranks)
+        cli_ranks_print_text(&v->ranks, &v->link, v->overlap);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
@@ -329,6 +337,8 @@ static void print_explain_json(const explain_view *v)
     print_profile_json(v);
     print_ways_json(v);
     print_writeup_json(v);
+    if (v->has_ranks)
+        cli_ranks_print_json(&v->ranks, &v->link, v->overlap);
     printf("  \"layers\": [\n");
     for (int i = 0; i < e->cost.n_layers; i++) {
         const nn_layer_cost *l = &e->cost.layers[i];
@@ -390,6 +400,7 @@ static int explain_predicted(const cli_options *o, explain_command *c, const cha
     v->cal = &c->cal;
     v->prof = &c->prof;
     v->no_gpu = why;
+    v->opt = opt;
     return 0;
 }
 
@@ -450,7 +461,23 @@ static int explain_measured(const cli_options *o, explain_command *c)
     v->profile_us = sw->pt[0][0].profile_us;
     v->conv = sw->conv;              /* in c, as sw: freeing the sweep keeps its figures */
     v->n_conv = sw->n_conv;
+    nn_explain_inputs in;
+    if (nn_observe_inputs(&sw->snap, &in) == 0)
+        v->opt = in.opt;
     nn_sweep_free(sw);
+    return 0;
+}
+
+/* --ranks: the step of that many ranks at the explained batch each,
+ * priced from the same calibration and switches; 0, or -1 after the reason. */
+static int explain_ranks(const cli_options *o, explain_command *c)
+{
+    explain_view *v = &c->v;
+    if (cli_ranks_link(o, nn_device_kind_of(v->device).gpu, &v->link) != 0)
+        return -1;
+    v->overlap = !o->no_overlap;
+    nn_ranks_predict(v->p, v->e->cost.batch, (int)o->ranks, v->cal, &v->opt, &v->link, v->overlap, &v->ranks);
+    v->has_ranks = 1;
     return 0;
 }
 
@@ -478,8 +505,8 @@ static int explain_command_run(cli_options *o, void *state)
         fprintf(stderr, "nnlab: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    if (rc != 0)
-        return rc;
+    if (rc != 0 || (o->ranks > 0 && explain_ranks(o, c) != 0))
+        return rc ? rc : CLI_EXIT_USAGE;
     v->has_writeup = nn_writeup_for_job(p, v->e->cost.batch, cfg->epochs > 0 ? cfg->epochs : p->epochs, v->prof,
                                         &v->w) == 0;
     if (o->json)

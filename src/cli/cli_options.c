@@ -30,6 +30,11 @@ enum {
 
 /* slides: an SVG of the result, a predicted GPU beside the CPU */
 enum { OPT_SVG = 512, OPT_RACE_PREDICTED, OPT_RACE };
+/* data-parallel ranks (nnlab/link.h) */
+enum { OPT_RANKS = 768, OPT_LINK, OPT_NO_OVERLAP };
+
+/* --ranks: more than a cluster of this many is not a lab's question */
+#define MAX_RANKS 4096L
 
 #define OVERSUBSCRIBE 4         /* --threads above this many times the cores: refused */
 
@@ -69,6 +74,9 @@ static const cli_option_spec option_table[] = {
     { "svg", 1, 0, OPT_SVG, CLI_TRAIN | CLI_SWEEP },
     { "race-predicted", 0, 0, OPT_RACE_PREDICTED, CLI_TRAIN },
     { "race", 0, 0, OPT_RACE, CLI_TRAIN },
+    { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN },
+    { "link", 1, 0, OPT_LINK, CLI_EXPLAIN },
+    { "no-overlap", 0, 0, OPT_NO_OVERLAP, CLI_EXPLAIN },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
     { "method", 1, 'm', OPT_METHOD, JAC },
@@ -216,6 +224,7 @@ static int number_option(int id, const char *arg, cli_options *o)
     case OPT_STEPS: return cli_parse_range("steps", arg, 1, CLI_MAX_STEPS, &o->steps);
     case OPT_WARMUP: return cli_parse_range("warmup", arg, 0, CLI_MAX_STEPS, &o->warmup);
     case OPT_THREADS: return threads_option(arg, &o->threads);
+    case OPT_RANKS: return cli_parse_range("ranks", arg, 1, MAX_RANKS, &o->ranks);
     case OPT_SEED:
         if (cli_parse_range("seed", arg, 0, LONG_MAX, &v) != 0)
             return -1;
@@ -271,6 +280,14 @@ static int take_option(int id, const char *arg, cli_options *o)
         return 0;
     case OPT_RACE_PREDICTED: o->race_predicted = 1; return 0;
     case OPT_RACE: o->race = 1; return 0;
+    case OPT_NO_OVERLAP: o->no_overlap = 1; return 0;
+    case OPT_LINK:
+        if (!arg[0]) {
+            fprintf(stderr, "nnlab: --link: empty (a link profile's name or file)\n");
+            return -1;
+        }
+        o->link = arg;
+        return 0;
     case OPT_RECALIBRATE: o->recalibrate = 1; return 0;
     case OPT_DATA_ON_DEVICE: o->data_on_device = 1; return way_switch(o);
     case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; return way_switch(o);
@@ -335,9 +352,11 @@ static const char usage_commands[] =
     "           measure sgemm GFLOP/s, bandwidth, op and copy latency, each repeated (cached);\n"
     "           --save-profile: keep a GPU's calibration as a GPU profile (needs a GPU)\n"
     "  explain --preset P [--device D] [--batch N] [--steps N] [--warmup N] [--recalibrate]\n"
-    "          [--gpu-profile NAME] [--json]\n"
+    "          [--gpu-profile NAME] [--ranks N [--link NAME] [--no-overlap]] [--json]\n"
     "           predicted vs measured (mean) step time, the regime and what would help;\n"
-    "           without a GPU, --device gpu is predicted for a GPU profile\n"
+    "           without a GPU, --device gpu is predicted for a GPU profile;\n"
+    "           --ranks: N data-parallel ranks at this batch each, their all-reduce priced\n"
+    "           over a link profile (predicted)\n"
     "  sweep --preset P [--devices cpu,gpu] [--batches 1,4,...] [--steps N] [--warmup N]\n"
     "        [--recalibrate] [--gpu-profile NAME] [--csv|--json]\n"
     "           time a batch-size sweep per device; doubling ratios and the crossover;\n"
@@ -389,6 +408,10 @@ static const char usage_options[] =
     "      --gpu-profile NAME   the GPU profile (`nnlab devices` lists them; default t4, or\n"
     "                           $NNLAB_GPU_PROFILE) a GPU not here is predicted with, and a\n"
     "                           GPU that is here is compared with\n"
+    "      --ranks N            explain: N data-parallel ranks, each at --batch (predicted)\n"
+    "      --link NAME|FILE     explain: the link profile the ranks' all-reduce is priced\n"
+    "                           over (default: shm on the CPU, pcie4 on a GPU)\n"
+    "      --no-overlap         explain: the all-reduce after backward, not during it\n"
     "\n"
     "GPU switches of train, bench, explain and sweep (each changes only what it names):\n"
     "      --data-on-device     upload the data set once, gather batches there (default)\n"
