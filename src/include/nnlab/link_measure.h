@@ -1,0 +1,30 @@
+/* src/include/nnlab/link_measure.h - a link calibrated on the ranks an MPI
+ * launcher started (`mpirun -np 2 nnlab calibrate --link`, or
+ * `nnlab calibrate --link --ranks 2`): all-reduces of 4 bytes to 64 MiB timed,
+ * and the ring's figures (nnlab/link.h) fitted to them, marked measured. */
+#ifndef NNLAB_LINK_MEASURE_H
+#define NNLAB_LINK_MEASURE_H
+
+#include <stddef.h>
+
+#include "nnlab/link.h"
+
+/* 4, 16, 64, ... 64 MiB: every fourth power of two */
+#define NN_LINK_SIZES 13
+
+typedef struct nn_link_measurement {
+    int ranks;                   /* the ranks that summed */
+    int rank;                    /* this process's (0 prints and saves) */
+    int n;                       /* sizes timed */
+    double bytes[NN_LINK_SIZES];
+    double us[NN_LINK_SIZES];    /* each the median of 3 rounds of the ranks' mean */
+    nn_link link;                /* the fit: measured, named after the transport */
+    double rms_error;            /* the fit's, relative */
+} nn_link_measurement;
+
+/* Joins the ranks (the comm module), measures, fits and leaves them. 0, or
+ * -1 with the reason in err: not started by a launcher, nnlab built
+ * without MPI, a sum that failed, times that fit no ring. */
+int nn_link_calibrate(nn_link_measurement *out, char *err, size_t err_len);
+
+#endif
