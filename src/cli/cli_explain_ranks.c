@@ -11,7 +11,7 @@
 int cli_ranks_link(const cli_options *o, int gpu, nn_link *l)
 {
     char err[NN_ERR_LEN];
-    const char *name = o->link ? o->link : gpu ? "pcie4" : NN_DEFAULT_LINK;
+    const char *name = o->link ? o->link : nn_link_default_name(gpu);
     if (nn_link_find(name, l, err, sizeof err) == 0)
         return 0;
     fprintf(stderr, "nnlab: --link: %s\n", err);

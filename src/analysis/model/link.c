@@ -38,6 +38,11 @@ int nn_link_system_dir(char *dir, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+const char *nn_link_default_name(int gpu)
+{
+    return gpu ? NN_DEFAULT_GPU_LINK : NN_DEFAULT_LINK;
+}
+
 /* ---- reading one --------------------------------------------------------------------------- */
 
 typedef struct link_number {

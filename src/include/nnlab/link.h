@@ -33,9 +33,13 @@
 #include "nnlab/explain.h"
 #include "nnlab/preset.h"
 
-/* The link the CPU's ranks on one machine are priced over when none is
- * named: shared memory, as Open MPI uses between processes of one host. */
+/* The link ranks are priced over when none is named: for the CPU's ranks,
+ * shared memory, as Open MPI uses between processes of one host (this
+ * machine's, when calibrated); for a GPU's, PCI Express 4.0, what most
+ * machines with several GPUs but no NVLink have. */
 #define NN_DEFAULT_LINK "shm"
+#define NN_DEFAULT_GPU_LINK "pcie4"
+const char *nn_link_default_name(int gpu);
 
 typedef struct nn_link {
     char id[NN_NAME_LEN];        /* the file's stem, which --link names: "infiniband-hdr" */
