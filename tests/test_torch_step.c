@@ -108,11 +108,31 @@ static void test_json_reads_fields_and_paths(void **state)
     nn_json_flat_free(&j);
 }
 
+/* nnlab's own --json holds arrays (a run's history): read to their end,
+ * left out, the fields after them kept. */
+static void test_json_arrays_left_out(void **state)
+{
+    nn_json_flat j;
+    char err[256];
+    double v;
+    (void)state;
+    assert_int_equal(nn_json_flat_parse("{\"a\": 1, \"history\": [{\"epoch\": 1, \"x\": [2, \"s\", null]}, []], "
+                                        "\"b\": {\"c\": [true, false]}, \"d\": 4}", &j, err, sizeof err), 0);
+    assert_int_equal(j.n, 2);
+    assert_int_equal(nn_json_flat_number(&j, "d", &v), 0);
+    assert_true(v == 4.0);
+    assert_null(nn_json_flat_get(&j, "history"));
+    assert_null(nn_json_flat_get(&j, "[].epoch"));
+    nn_json_flat_free(&j);
+}
+
 static void test_json_refuses_what_is_not_json(void **state)
 {
     static const char *const bad[] = {
         "", "[1]", "{\"a\": 1,}", "{\"a\": 1} x", "{\"a\" 1}", "{\"a\": 01}", "{\"a\": \"\\q\"}",
-        "{\"a\": tru}", "{\"a\": \"open}", "{a: 1}", "{\"a\": [1]}", "{\"a\": \"\\u12\"}",
+        "{\"a\": tru}", "{\"a\": \"open}", "{a: 1}", "{\"a\": \"\\u12\"}",
+        "{\"a\": [1,]}", "{\"a\": [1 2]}", "{\"a\": [{\"b\": 1,}]}", "{\"a\": [\"open]}",
+        "{\"a\": [[[[[[1]]]]]]}",
     };
     char err[256];
     (void)state;
@@ -350,6 +370,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_reads_fields_and_paths),
+        cmocka_unit_test(test_json_arrays_left_out),
         cmocka_unit_test(test_json_refuses_what_is_not_json),
         cmocka_unit_test(test_stub_result_taken_and_labelled),
         cmocka_unit_test(test_stub_other_network_refused),

@@ -1,6 +1,7 @@
 /* src/common/json_flat.c - one small JSON object, read; see json_flat.h. A
- * recursive-descent reader of RFC 8259's grammar minus arrays, strict: no
- * trailing commas, no comments, nothing after the object but blanks. */
+ * recursive-descent reader of RFC 8259's grammar, strict: no trailing
+ * commas, no comments, nothing after the object but blanks. An array is
+ * read to its end as strictly and kept out of the fields. */
 #include "json_flat.h"
 
 #include <stdint.h>
@@ -169,13 +170,65 @@ static int literal(reader *r, nn_json_field *f)
 }
 
 static int object(reader *r, const char *prefix, int depth);
+static int skip_value(reader *r, int depth);
 
-/* One member's value: a nested object's fields, or one field. */
+/* An array at r->p ('['): every element read, none kept (a program's
+ * history or list the caller does not need; the fields stay flat). */
+static int skip_array(reader *r, int depth)
+{
+    if (depth > NN_JSON_MAX_DEPTH)
+        return fail(r, "arrays nested too deep");
+    r->p++;
+    skip_blanks(r);
+    if (*r->p == ']') {
+        r->p++;
+        return 0;
+    }
+    for (;;) {
+        if (skip_value(r, depth) != 0)
+            return -1;
+        skip_blanks(r);
+        if (*r->p == ']') {
+            r->p++;
+            return 0;
+        }
+        if (*r->p != ',')
+            return fail(r, "an element not followed by ',' or ']'");
+        r->p++;
+        skip_blanks(r);
+    }
+}
+
+/* A value inside an array: read as strictly, nothing kept. An object's
+ * fields are read into the table and dropped again. */
+static int skip_value(reader *r, int depth)
+{
+    nn_json_field scratch;
+    const char *text;
+    if (*r->p == '[')
+        return skip_array(r, depth + 1);
+    if (*r->p == '{') {
+        int kept = r->j->n;
+        int rc = object(r, "[]", depth + 1);
+        r->j->n = kept;
+        return rc;
+    }
+    if (*r->p == '"') {
+        r->p++;
+        return string(r, &text);
+    }
+    return literal(r, &scratch);
+}
+
+/* One member's value: a nested object's fields, one field, or an array
+ * read and left out. */
 static int value(reader *r, const char *key, int depth)
 {
     nn_json_field *f;
     if (*r->p == '{')
         return object(r, key, depth + 1);
+    if (*r->p == '[')
+        return skip_array(r, depth + 1);
     if (r->j->n >= NN_JSON_MAX_FIELDS)
         return fail(r, "too many fields");
     f = &r->j->f[r->j->n];

@@ -1,7 +1,9 @@
 /* src/common/json_flat.h - reads one small JSON object whose values are
- * strings, numbers, true, false, null or objects of the same (no arrays):
- * what a helper program prints on one line (tools/nnlab-torch-step.py). A
- * nested object's fields are named by their path, "error.message". Strings
+ * strings, numbers, true, false, null or objects of the same: what a helper
+ * program prints on one line (tools/nnlab-torch-step.py), or nnlab's own
+ * --json (a ranks' bench, src/jobs/ranks_run.c). An array is read as
+ * strictly and left out of the fields. A nested object's fields are named
+ * by their path, "error.message". Strings
  * are unescaped into UTF-8 (\uXXXX and surrogate pairs included); the
  * caller prints them through nn_safe(), as any text from outside. */
 #ifndef NNLAB_JSON_FLAT_H
@@ -9,7 +11,7 @@
 
 #include <stddef.h>
 
-#define NN_JSON_MAX_FIELDS 48
+#define NN_JSON_MAX_FIELDS 160
 #define NN_JSON_KEY_LEN 64
 #define NN_JSON_MAX_DEPTH 4
 
