@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "nnlab/link.h"
+#include "nnlab/ranks_sweep.h"
 #include "cal_fixture.h"
 #include "util.h"
 
@@ -226,6 +227,73 @@ static void where_ranks_pay(void **state)
     assert_true(hidden.backward_us > 0 && hidden.backward_us < hidden.rank_step_us);
 }
 
+/* ---- the ranks' sweep's rules ---------------------------------------------------------------- */
+
+static void rank_counts_read(void **state)
+{
+    (void)state;
+    int counts[NN_RANKS_MAX_COUNTS], n;
+    char err[256];
+    assert_int_equal(nn_ranks_parse_counts("1,2,4", counts, &n, err, sizeof err), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(counts[2], 4);
+    static const char *const bad[][2] = {
+        { "1,,2", "empty" }, { "2,1", "counts must rise" }, { "1,x", "'x' is not a rank count" },
+        { "0", "'0' is not" }, { "1,2,", "trailing" }, { "1,2,3,4,5,6,7,8,9", "at most 8" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(nn_ranks_parse_counts(bad[i][0], counts, &n, err, sizeof err), -1);
+        if (!strstr(err, bad[i][1]))
+            fail_msg("%s: expected '%s' in: %s", bad[i][0], bad[i][1], err);
+    }
+}
+
+/* A sweep of made-up measured runs: speedup and efficiency from the two
+ * runs of each cell, and the sentence that names where ranks stop paying. */
+static void where_measured_ranks_stop_paying(void **state)
+{
+    (void)state;
+    static nn_ranks_sweep sw;
+    char words[512];
+    memset(&sw, 0, sizeof sw);
+    sw.n_counts = 3;
+    sw.counts[0] = 1, sw.counts[1] = 2, sw.counts[2] = 4;
+    sw.n_batches = 2;
+    sw.batches[0] = 4, sw.batches[1] = 256;
+    /* at 4: one rank at 8 takes 50 us, two ranks at 4 take 80: no pay */
+    const double ranks_us[3][2] = { { 40, 1000 }, { 80, 600 }, { 120, 700 } };
+    const double one_us[3][2] = { { 40, 1000 }, { 50, 1900 }, { 60, 3800 } };
+    for (int c = 0; c < 3; c++)
+        for (int b = 0; b < 2; b++) {
+            nn_ranks_cell *cell = &sw.cell[c][b];
+            cell->ranks.state = cell->one.state = NN_RANKS_DONE;
+            cell->ranks.step_us = ranks_us[c][b];
+            cell->ranks.allreduce_us = c ? 20 : 0;
+            cell->one.step_us = one_us[c][b];
+            nn_ranks_cell_finish(&sw, c, b);
+        }
+    assert_float_equal(sw.cell[1][1].speedup, 1900.0 / 600, 1e-12);
+    assert_float_equal(sw.cell[2][1].efficiency, 3800.0 / 700 / 4, 1e-12);
+    assert_float_equal(sw.cell[1][0].allreduce_share, 0.25, 1e-12);
+    nn_ranks_sweep_words(&sw, 0, words, sizeof words);
+    assert_non_null(strstr(words, "at 4 a rank, ranks do not pay: the best, 2 ranks, are 0.62x one rank on the "
+                                  "same 8 samples"));
+    nn_ranks_sweep_words(&sw, 1, words, sizeof words);
+    assert_non_null(strstr(words, "ranks pay up to 4: 5.43x"));
+    /* 4 ranks slower than 2 at 256: said */
+    sw.cell[2][1].ranks.step_us = 1500;
+    nn_ranks_cell_finish(&sw, 2, 1);
+    nn_ranks_sweep_words(&sw, 1, words, sizeof words);
+    assert_non_null(strstr(words, "ranks pay up to 2: 3.17x one rank on the same 512 samples"));
+    assert_non_null(strstr(words, "4 are slower than 2 (2.53x)"));
+    /* a failed run is no figure */
+    sw.cell[1][1].ranks.state = sw.cell[2][1].ranks.state = NN_RANKS_FAILED;
+    nn_ranks_cell_finish(&sw, 1, 1);
+    nn_ranks_cell_finish(&sw, 2, 1);
+    nn_ranks_sweep_words(&sw, 1, words, sizeof words);
+    assert_non_null(strstr(words, "no run of more than one rank measured"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +305,8 @@ int main(void)
         cmocka_unit_test(calibrated_link_round_trip),
         cmocka_unit_test(one_rank_is_one_rank),
         cmocka_unit_test(where_ranks_pay),
+        cmocka_unit_test(rank_counts_read),
+        cmocka_unit_test(where_measured_ranks_stop_paying),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,6 +51,7 @@ typedef struct cli_options {
     const char *handout;         /* lesson: --handout DIR */
     int list;                    /* lesson: --list */
     long ranks;                  /* explain: --ranks N (0: not given) */
+    const char *ranks_list;      /* sweep: --ranks 1,2,4 (NULL: not given) */
     const char *link;            /* explain: --link NAME|FILE */
     int no_overlap;              /* explain: --no-overlap */
 } cli_options;

@@ -74,9 +74,9 @@ static const cli_option_spec option_table[] = {
     { "svg", 1, 0, OPT_SVG, CLI_TRAIN | CLI_SWEEP },
     { "race-predicted", 0, 0, OPT_RACE_PREDICTED, CLI_TRAIN },
     { "race", 0, 0, OPT_RACE, CLI_TRAIN },
-    { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN },
-    { "link", 1, 0, OPT_LINK, CLI_EXPLAIN },
-    { "no-overlap", 0, 0, OPT_NO_OVERLAP, CLI_EXPLAIN },
+    { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN | CLI_SWEEP },
+    { "link", 1, 0, OPT_LINK, CLI_EXPLAIN | CLI_SWEEP },
+    { "no-overlap", 0, 0, OPT_NO_OVERLAP, CLI_EXPLAIN | CLI_SWEEP },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
     { "method", 1, 'm', OPT_METHOD, JAC },
@@ -281,6 +281,15 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_RACE_PREDICTED: o->race_predicted = 1; return 0;
     case OPT_RACE: o->race = 1; return 0;
     case OPT_NO_OVERLAP: o->no_overlap = 1; return 0;
+    case OPT_RANKS:
+        if (o->command != CLI_SWEEP)
+            break;                   /* explain's one count: a number */
+        if (!arg[0]) {
+            fprintf(stderr, "nnlab: --ranks: empty (expected rank counts like 1,2,4)\n");
+            return -1;
+        }
+        o->ranks_list = arg;
+        return 0;
     case OPT_LINK:
         if (!arg[0]) {
             fprintf(stderr, "nnlab: --link: empty (a link profile's name or file)\n");
@@ -361,6 +370,9 @@ static const char usage_commands[] =
     "        [--recalibrate] [--gpu-profile NAME] [--csv|--json]\n"
     "           time a batch-size sweep per device; doubling ratios and the crossover;\n"
     "           a GPU not here is predicted for a GPU profile, three ways\n"
+    "  sweep --preset P --ranks 1,2,4 [--batches 4,64,256] [--link NAME] [--no-overlap] [--csv|--json]\n"
+    "           N data-parallel ranks (MPI) at each batch each against one rank at N x B:\n"
+    "           measured steps, speedup, efficiency, the all-reduce; where ranks stop paying\n"
     "  lesson [NAME|FILE] [--answers KEYS] [--handout DIR] [--gpu-profile NAME] [--steps N] [--list]\n"
     "           a guided lesson headless: each step's text, question, the answer given (one key\n"
     "           a question, '-' for none), what this machine measured or predicted (labelled)\n"
@@ -408,7 +420,8 @@ static const char usage_options[] =
     "      --gpu-profile NAME   the GPU profile (`nnlab devices` lists them; default t4, or\n"
     "                           $NNLAB_GPU_PROFILE) a GPU not here is predicted with, and a\n"
     "                           GPU that is here is compared with\n"
-    "      --ranks N            explain: N data-parallel ranks, each at --batch (predicted)\n"
+    "      --ranks N            explain: N data-parallel ranks, each at --batch (predicted);\n"
+    "                           sweep: the rank counts, e.g. 1,2,4 (measured)\n"
     "      --link NAME|FILE     explain: the link profile the ranks' all-reduce is priced\n"
     "                           over (default: shm on the CPU, pcie4 on a GPU)\n"
     "      --no-overlap         explain: the all-reduce after backward, not during it\n"

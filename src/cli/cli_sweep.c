@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "cli_sweep_ranks.h"
 #include "cli_stop.h"
 #include "nnlab/calibrate.h"
 #include "nnlab/device.h"
@@ -23,6 +24,8 @@
 #include "util.h"
 
 #define DEFAULT_BATCHES "1,2,4,8,16,32,64,128,256,512,1024,2048,4096"
+/* the ranks' sweep: every cell is two runs of a few seconds each */
+#define RANKS_DEFAULT_BATCHES "4,64,256"
 
 /* A comma list with an empty entry ("", "1,,2", ",cpu", "cpu,"), which
  * strtok would skip without a word: said, naming the option. */
@@ -391,9 +394,12 @@ static int sweep_command_run(cli_options *o, void *state)
     int batches[NN_SWEEP_MAX_BATCHES], rc;
     if (cli_load_preset(o->preset, &c->p) != 0 || cli_job_config(o, &c->p, &c->cfg) != 0)
         return CLI_EXIT_USAGE;
-    int nb = parse_batches(o->batches ? o->batches : DEFAULT_BATCHES, batches, NN_SWEEP_MAX_BATCHES);
+    int nb = parse_batches(o->batches ? o->batches : o->ranks_list ? RANKS_DEFAULT_BATCHES : DEFAULT_BATCHES,
+                           batches, NN_SWEEP_MAX_BATCHES);
     if (nb < 1 || check_points(o, &c->cfg, batches, nb) != 0)
         return CLI_EXIT_USAGE;
+    if (o->ranks_list)               /* the ranks' sweep: its own runs and table */
+        return cli_sweep_ranks(o, &c->p, batches, nb);
     nn_sweep_init(&c->sw, &c->cfg, batches, nb, c->cfg.steps, c->cfg.warmup);
     rc = sweep_and_print(o, &c->sw);
     nn_sweep_free(&c->sw);           /* its job, if one still runs; the figures stay */

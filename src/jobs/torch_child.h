@@ -1,6 +1,7 @@
 /* src/jobs/torch_child.h - one helper process, run to its end: started
  * without a shell (posix_spawnp), its stdout kept whole and its stderr's
- * tail, stopped at a deadline or a cancel. Private to torch_step.c. */
+ * tail, stopped at a deadline or a cancel. For torch_step.c and
+ * ranks_run.c (the ranks' sweep runs this program as its child). */
 #ifndef NNLAB_TORCH_CHILD_H
 #define NNLAB_TORCH_CHILD_H
 
