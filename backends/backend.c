@@ -147,28 +147,48 @@ static int running_from_build_tree(void)
     return strncmp(exe, NN_BUILD_TOP_DIR, top) == 0 && exe[top] == '/';
 }
 
-static void load_gpu_module(void)
+/* One folder of a ':'-separated list into dirs[*n], when it is not empty. */
+static void add_dir(const char *from, size_t len, char dirs[][NN_MODULE_DIR_LEN], int *n, int max)
+{
+    if (len == 0 || len >= NN_MODULE_DIR_LEN || *n >= max)
+        return;
+    memcpy(dirs[*n], from, len);
+    dirs[(*n)++][len] = '\0';
+}
+
+int nn_module_dirs(const char *build_dir, char dirs[][NN_MODULE_DIR_LEN], int max)
 {
     const char *env = getenv("NNLAB_MODULE_DIR");
-    const char *dirs[2];
-    int n = 0, found = 0, emulated = 0;
+    int n = 0;
+    if (env && *env) {
+        for (const char *p = env; *p;) {      /* set: the only places looked */
+            size_t len = strcspn(p, ":");
+            add_dir(p, len, dirs, &n, max);
+            p += len + (p[len] == ':');
+        }
+        return n;
+    }
+    add_dir(NN_MODULE_DIR, strlen(NN_MODULE_DIR), dirs, &n, max);
+    if (build_dir && running_from_build_tree())
+        add_dir(build_dir, strlen(build_dir), dirs, &n, max);
+    return n;
+}
+
+static void load_gpu_module(void)
+{
+    char dirs[NN_MODULE_DIRS_MAX][NN_MODULE_DIR_LEN];
+    int n, found = 0, emulated = 0;
     char looked[NN_BACKEND_ERROR_LEN / 2] = "";
     size_t used = 0;
     const char *file = gpu_module_file(&emulated, gpu_why, sizeof gpu_why);
 
     if (!file)
         return;
-    if (env && *env) {
-        dirs[n++] = env;        /* set: the only place looked */
-    } else {
-        if (NN_MODULE_DIR[0])
-            dirs[n++] = NN_MODULE_DIR;
-        if (NN_BUILD_MODULE_DIR[0] && running_from_build_tree())
-            dirs[n++] = NN_BUILD_MODULE_DIR;
-    }
+    n = nn_module_dirs(NN_BUILD_MODULE_DIR[0] ? NN_BUILD_MODULE_DIR : NULL, dirs, NN_MODULE_DIRS_MAX);
     for (int i = 0; i < n; i++) {
-        char path[4096], why[NN_BACKEND_ERROR_LEN];
-        snprintf(path, sizeof path, "%s/%s", dirs[i], file);
+        char path[NN_MODULE_DIR_LEN + 64], why[NN_BACKEND_ERROR_LEN];
+        if ((size_t)snprintf(path, sizeof path, "%.*s/%s", NN_MODULE_DIR_LEN, dirs[i], file) >= sizeof path)
+            continue;
         if (access(path, F_OK) != 0) {
             int w = snprintf(looked + used, sizeof looked - used, "%s%s", used ? ", " : "", dirs[i]);
             if (w > 0 && (size_t)w < sizeof looked - used)
@@ -195,6 +215,7 @@ static void load_gpu_module(void)
     say(gpu_why, sizeof gpu_why, "the GPU module %s is not in %s (NNLAB_MODULE_DIR names "
              "its folder)", NN_GPU_MODULE_FILE, used ? looked : "any folder");
 #else
+    const char *env = getenv("NNLAB_MODULE_DIR");
     if (env && *env)
         say(gpu_why, sizeof gpu_why, "this build of nnlab has no GPU backend (configured "
                  "without CUDA), and NNLAB_MODULE_DIR=%s holds no %s", env, NN_GPU_MODULE_FILE);

@@ -237,6 +237,16 @@ int nn_backend_emulated(const nn_backend_ops *ops);
 #define NN_GPU_MODULE_OPS_SYMBOL "nn_backend_module_ops"
 typedef const nn_backend_ops *(*nn_backend_module_fn)(void);
 
+/* The folders a run-time module (the GPU's, the ranks' nnlab-mpi.so) is
+ * looked for in, in order, into dirs[0..max): each folder of
+ * $NNLAB_MODULE_DIR (':' between folders) when it is set, the only places
+ * then; else the installed $(pkglibdir), then build_dir, a folder of the
+ * build tree, only for a program that runs from inside the build tree.
+ * Returns the count. */
+#define NN_MODULE_DIRS_MAX 8
+#define NN_MODULE_DIR_LEN 1024
+int nn_module_dirs(const char *build_dir, char dirs[][NN_MODULE_DIR_LEN], int max);
+
 /* Opens ops into b (b->ops set, b->last_error cleared). On failure returns -1
  * with the reason in b->last_error. */
 int nn_backend_open(nn_backend *b, const nn_backend_ops *ops, const nn_backend_config *cfg);

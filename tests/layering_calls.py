@@ -57,6 +57,7 @@ FRONT_END_DOORS = {("src/cli/", "ui/lab.c")}    # `nnlab` with no command opens 
 UNITS = {
     "libnnlab_la": "nnlab", "nnlab": "nnlab",
     "nnlab_cuda_emu_la": "emulated GPU module", "libnnemu_la": "emulated GPU module",
+    "nnlab_mpi_la": "ranks' MPI module",
 }
 # The CUDA module's objects carry no prefix (Makefile.am's .cu.lo rule); built with CUDA only.
 GPU_MODULE_DIR = "backends/cuda/"

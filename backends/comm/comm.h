@@ -31,6 +31,8 @@
 #define NN_COMM_ABI 1
 /* The module's file, looked for where the GPU module is (backend.c's folders). */
 #define NN_COMM_MODULE_FILE "nnlab-mpi.so"
+/* Its one exported function, which returns its table. */
+#define NN_COMM_MODULE_SYMBOL "nn_comm_module_ops"
 
 typedef struct nn_comm nn_comm;
 
@@ -84,5 +86,12 @@ int nn_comm_launched(void);
  * reason in err: no module built ("nnlab was built without MPI: install
  * libopenmpi-dev and rebuild"), a library missing, an old module. */
 int nn_comm_open(nn_comm *c, char *err, size_t err_len);
+
+/* Whether the module loads (once per process), without opening it: 1, or
+ * 0 with the reason in why (the same words as nn_comm_open's). */
+int nn_comm_available(char *why, size_t why_len);
+
+/* The module's entry, as dlsym finds it. */
+typedef const struct nn_comm_ops *(*nn_comm_module_fn)(void);
 
 #endif

@@ -50,10 +50,12 @@ typedef struct cli_options {
     const char *answers;         /* lesson: --answers KEYS, one per question */
     const char *handout;         /* lesson: --handout DIR */
     int list;                    /* lesson: --list */
-    long ranks;                  /* explain: --ranks N (0: not given) */
+    long ranks;                  /* explain: --ranks N (0: not given); train, bench: N ranks
+                                    started under mpirun (cli_ranks.c) */
     const char *ranks_list;      /* sweep: --ranks 1,2,4 (NULL: not given) */
     const char *link;            /* explain: --link NAME|FILE */
-    int no_overlap;              /* explain: --no-overlap */
+    int no_overlap;              /* explain; train, bench: --no-overlap */
+    const char *save_params;     /* train: --save-params FILE.npy */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with

@@ -25,7 +25,8 @@ enum {
     OPT_LR, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_LOG_EVERY, OPT_NO_VALIDATION, OPT_QUIET, OPT_JSON, OPT_CSV,
     OPT_RECALIBRATE, OPT_DATA_ON_DEVICE, OPT_NO_DATA_ON_DEVICE, OPT_PINNED, OPT_SYNC_EVERY_STEP, OPT_GRAPH,
     OPT_NO_GRAPH, OPT_TF32, OPT_DETERMINISTIC, OPT_GPU_PROFILE, OPT_SAVE_PROFILE, OPT_VAL, OPT_METHOD, OPT_DUMP, OPT_JAC_SWEEP, OPT_HELP,
-    OPT_WITH_PYTORCH, OPT_ANSWERS, OPT_HANDOUT, OPT_LIST
+    OPT_WITH_PYTORCH, OPT_ANSWERS, OPT_HANDOUT, OPT_LIST,
+    OPT_SAVE_PARAMS
 };
 
 /* slides: an SVG of the result, a predicted GPU beside the CPU */
@@ -74,9 +75,9 @@ static const cli_option_spec option_table[] = {
     { "svg", 1, 0, OPT_SVG, CLI_TRAIN | CLI_SWEEP },
     { "race-predicted", 0, 0, OPT_RACE_PREDICTED, CLI_TRAIN },
     { "race", 0, 0, OPT_RACE, CLI_TRAIN },
-    { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN | CLI_SWEEP },
+    { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN | CLI_SWEEP | RUNS },
     { "link", 1, 0, OPT_LINK, CLI_EXPLAIN | CLI_SWEEP },
-    { "no-overlap", 0, 0, OPT_NO_OVERLAP, CLI_EXPLAIN | CLI_SWEEP },
+    { "no-overlap", 0, 0, OPT_NO_OVERLAP, CLI_EXPLAIN | CLI_SWEEP | RUNS },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
     { "method", 1, 'm', OPT_METHOD, JAC },
@@ -97,6 +98,8 @@ static const cli_option_spec option_table[] = {
     { "answers", 1, 'a', OPT_ANSWERS, CLI_LESSON },
     { "handout", 1, 0, OPT_HANDOUT, CLI_LESSON },
     { "list", 0, 0, OPT_LIST, CLI_LESSON },
+    /* data-parallel ranks of train and bench (cli_ranks.c) */
+    { "save-params", 1, 0, OPT_SAVE_PARAMS, CLI_TRAIN },
     { "help", 0, 'h', OPT_HELP, ALL | CLI_LESSON },
 };
 #define N_OPTIONS (int)(sizeof option_table / sizeof option_table[0])
@@ -315,6 +318,13 @@ static int take_option(int id, const char *arg, cli_options *o)
             return -1;
         }
         o->handout = arg;
+        return 0;
+    case OPT_SAVE_PARAMS:
+        if (!arg[0]) {
+            fprintf(stderr, "nnlab: --save-params: empty path\n");
+            return -1;
+        }
+        o->save_params = arg;
         return 0;
     case OPT_HELP: cli_usage(stdout); return 1;
     case '?': return -1;             /* getopt has said what was wrong */

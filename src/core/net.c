@@ -4,6 +4,7 @@
  * into (accumulate) by the others (docs/decisions/0038-graph-gradient-buffers.md). */
 #include "net.h"
 #include "layer_kind.h"
+#include "dropout_hash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -325,7 +326,9 @@ static nn_layer_call layer_call(nn_net *net, int i, int n, int training, long st
         .dw = has_params ? dw : NULL, .dbias = has_bias ? dw + l->n_weights : NULL,
         .ws = net->ws, .state = l->n_state ? net->state + l->state_offset : NULL,
         .training = training,
-        .seed = net->seed, .counter = dropout_counter(step, i),
+        .seed = nn_dropout_seed_shifted(net->seed, dropout_counter(step, i),
+                                        (uint64_t)net->sample_offset * l->out_floats),
+        .counter = dropout_counter(step, i),
     };
 }
 

@@ -60,6 +60,9 @@ typedef struct nn_net {
     float *out_ptr[NN_MAX_LAYERS];
 
     uint64_t seed;                   /* dropout masks */
+    long sample_offset;              /* a data-parallel rank's first sample in the global
+                                        batch: its dropout masks are those of samples
+                                        sample_offset.. of one rank's (0: a plain job) */
 
     int graph;                       /* not a chain (nn_layer_is_chain): each layer's output
                                         has its gradient buffer (dy), grad_a and grad_b are

@@ -118,6 +118,13 @@ struct nn_job {
     float *pin_x[2];             /* page-locked staging, two so that one fills */
     void *pin_y[2];              /*   while the other is read by the device */
     int pin_next;
+
+    /* Data-parallel ranks (train/engine_ranks.c): NULL for a plain job. */
+    struct nn_comm *comm;
+    int rank, ranks;             /* this job's rank of ranks (0 of 1: plain) */
+    long global_batch;           /* ranks x batch */
+    int step_n_global;           /* the samples of this step over every rank */
+    int ranks_check;             /* NNLAB_RANKS_CHECK=1: the parameters compared every step */
 };
 
 /* ---- engine.c ----------------------------------------------------------------- */
@@ -147,6 +154,12 @@ run_result engine_honour_requests(nn_job *job);
  * Jacobian lane): returns once the job is resumed or cancelled,
  * RUN_CANCELLED when cancelled. */
 run_result engine_wait_while_paused(nn_job *job);
+
+/* ---- ranks.c ------------------------------------------------------------------- */
+
+/* The communicator of the ranks this process joined, or NULL when it runs
+ * alone (not launched, or one rank). */
+struct nn_comm *engine_comm(void);
 
 /* ---- job_kinds.c ------------------------------------------------------------- */
 

@@ -56,8 +56,11 @@ static int prepare(nn_job *job, char *err, size_t err_len)
 {
     nn_job_config *c = &job->cfg;
     nn_memory_estimate m;
+    int threads = c->threads;
 
-    if (engine_open_backend(job, c->threads, err, err_len) != 0)
+    if (engine_ranks_prepare(job, &threads, err, err_len) != 0)
+        return -1;
+    if (engine_open_backend(job, threads, err, err_len) != 0)
         return -1;
     job_memory_estimate(c, job->ops, &job->backend, &m);
     if (nn_job_check_sizes(c, &m, NULL, err, err_len) != 0)
@@ -71,9 +74,12 @@ static int prepare(nn_job *job, char *err, size_t err_len)
     nn_strlcpy(job->draft.data_name, job->data.name, sizeof job->draft.data_name);
     nn_strlcpy(job->draft.data_desc, job->data.description, sizeof job->draft.data_desc);
     job->draft.data_synthetic = job->data.synthetic;
-    if (engine_check_batch_rows(NULL, c->batch, job->data.n_train, job->data.name, err, err_len) != 0)
+    if (engine_check_batch_rows(job->ranks > 1 ? "the global batch (ranks x batch)" : NULL,
+                                (int)job->global_batch, job->data.n_train, job->data.name, err,
+                                err_len) != 0)
         return -1;
-    if (nn_net_create(&job->net, &job->backend, &c->preset, c->batch, c->seed, err, err_len) != 0)
+    if (nn_net_create(&job->net, &job->backend, &c->preset, c->batch, c->seed, err, err_len) != 0 ||
+        engine_ranks_share_params(job, err, err_len) != 0)
         return -1;
     job->draft.n_params = nn_net_param_count(&job->net);
     nn_rng_seed(&job->shuffle_rng, c->seed ^ 0x5eed5eedULL);
@@ -86,7 +92,7 @@ static int prepare(nn_job *job, char *err, size_t err_len)
 static void plan_steps(nn_job *job)
 {
     nn_snapshot *s = &job->draft;
-    s->steps_per_epoch = (job->data.n_train + job->cfg.batch - 1) / job->cfg.batch;
+    s->steps_per_epoch = (job->data.n_train + job->global_batch - 1) / job->global_batch;
     if (job->cfg.bench)
         s->total_steps = job->cfg.warmup + job->cfg.steps;
     else if (job->cfg.steps > 0)
@@ -120,12 +126,17 @@ static int alloc_histories(nn_job *job, char *err, size_t err_len)
 
 /* ---- the loop ------------------------------------------------------------------- */
 
-/* One step of the batch at position pos of the epoch's order; RUN_DIVERGED
- * when its loss is known to be non-finite. */
+/* One step of the global batch at position pos of the epoch's order (this
+ * rank's share: samples rank x batch .. of it); RUN_DIVERGED when its loss
+ * is known to be non-finite. */
 static run_result run_step(nn_job *job, long pos)
 {
     long left = job->data.n_train - pos;
-    int n = (int)(left < job->cfg.batch ? left : job->cfg.batch);
+    long n_global = left < job->global_batch ? left : job->global_batch;
+    long mine = n_global - (long)job->rank * job->cfg.batch;
+    int n = (int)(mine < 0 ? 0 : mine < job->cfg.batch ? mine : job->cfg.batch);
+    job->step_n_global = (int)n_global;
+    pos += n > 0 ? (long)job->rank * job->cfg.batch : 0;
     double t[NN_PHASE_COUNT] = { 0 }, t_graph = 0.0, start = nn_now();
     long step = job->tot.steps;
     if (nn_net_set_step(&job->net, step) != 0)
@@ -134,7 +145,8 @@ static run_result run_step(nn_job *job, long pos)
                          : engine_host_step(job, pos, n, step, t);
     if (rc != 0)
         return RUN_ERROR;
-    engine_stats_add_step(job, n, nn_now() - start, t, t_graph);
+    /* samples: the global batch's, so that samples/s is the ranks' together */
+    engine_stats_add_step(job, job->ranks > 1 ? (int)n_global : n, nn_now() - start, t, t_graph);
     return engine_check_step_loss(job);
 }
 
@@ -172,7 +184,7 @@ static run_result train_epoch(nn_job *job, int epoch)
     job->draft.epoch = epoch;
     engine_shuffle(job);
     for (long pos = 0; pos < job->data.n_train && job->tot.steps < job->draft.total_steps;
-         pos += job->cfg.batch) {
+         pos += job->global_batch) {
         /* a cancel still reports the steps run since the last report, so
          * the run ends with the loss of what it trained */
         if (engine_honour_requests(job) == RUN_CANCELLED) {
@@ -261,6 +273,27 @@ static void run(nn_job *job)
     case RUN_CANCELLED: engine_end(job, NN_JOB_CANCELLED); break;
     case RUN_GO_ON: engine_end(job, NN_JOB_DONE); break;
     }
+}
+
+long nn_job_read_params(nn_job *job, float *out, long cap)
+{
+    nn_net *net = &job->net;
+    nn_backend *b = &job->backend;
+    long at = 0;
+    if (job->cfg.kind != NN_JOB_TRAIN || !net->b || !net->params || job->thread_started)
+        return -1;
+    for (int i = 0; i < net->n_layers; i++) {
+        const nn_layer *l = &net->layers[i];
+        long floats = (long)(l->n_weights + l->n_bias);
+        if (l->param_owner != i || floats == 0)
+            continue;
+        long take = at >= cap ? 0 : cap - at < floats ? cap - at : floats;
+        if (take > 0 && b->ops->download(b, out + at, net->params + l->param_offset,
+                                         (size_t)take * sizeof(float)) != 0)
+            return -1;
+        at += floats;
+    }
+    return at;
 }
 
 /* Everything the job's thread took for training; the backend, which the

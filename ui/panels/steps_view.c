@@ -110,7 +110,8 @@ static void steps_draw_side(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
  * (nn_measure_step), which add up to the step they are set beside. */
 static int parts_legend(const nn_step_measure *m, int wide, char *buf, size_t len)
 {
-    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
+    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "allred",
+                                                          "graph" };
     int n = 0;
     buf[0] = '\0';
     for (int p = 0; p < NN_STEP_PARTS && (size_t)n < len; p++)
@@ -125,7 +126,7 @@ static int parts_legend(const nn_step_measure *m, int wide, char *buf, size_t le
 /* The row under a job's bar: the phases of its step, a bar and their times. */
 static void steps_job_line(ui_lab *lab, const ui_run_job *j, int y, int x, int w)
 {
-    static const char letter[NN_STEP_PARTS] = { 'c', 'f', 'b', 'o', 's', 'g' };
+    static const char letter[NN_STEP_PARTS] = { 'c', 'f', 'b', 'o', 's', 'a', 'g' };
     double us[NN_STEP_PARTS];
     int cols[NN_STEP_PARTS], at = x + 9;
     char legend[192];

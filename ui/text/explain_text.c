@@ -68,7 +68,8 @@ static const char *us_text(double us, char *buf, size_t len)
 
 void ui_fmt_phase_list(const nn_step_measure *m, char *buf, size_t len)
 {
-    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "graph" };
+    static const char *const names[NN_STEP_PARTS] = { "copy", "fwd", "bwd", "opt", "sync", "allred",
+                                                          "graph" };
     size_t n = 0;
     char v[32];
     buf[0] = '\0';

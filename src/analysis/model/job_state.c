@@ -19,6 +19,8 @@ int nn_job_state_ended(nn_job_state s)
 
 const char *nn_phase_name(enum nn_phase p)
 {
-    static const char *const names[] = { "copy", "forward", "backward", "optimizer", "sync" };
+    static const char *const names[] = { "copy", "forward", "backward", "optimizer", "sync",
+                                         "all-reduce" };
+    _Static_assert(sizeof names / sizeof names[0] == NN_PHASE_COUNT, "a phase without a name");
     return (unsigned)p < NN_PHASE_COUNT ? names[p] : "?";
 }

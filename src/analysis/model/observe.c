@@ -22,6 +22,8 @@ void nn_measure_step(const nn_snapshot *s, nn_step_measure *out)
     for (int p = 0; p < NN_PHASE_COUNT; p++) {
         if (s->has_graph_us && (in_graph & (1u << p)))
             continue;
+        if (p == NN_PHASE_ALLREDUCE && s->ranks <= 1)
+            continue;                /* one rank sums nothing */
         out->part_us[p] = s->host_phase_us[p];
         out->part_valid |= 1u << p;
         sum += out->part_us[p];

@@ -37,6 +37,8 @@ enum nn_phase {
     NN_PHASE_BACKWARD,           /* loss and backpropagation */
     NN_PHASE_OPTIMIZER,
     NN_PHASE_SYNC,               /* wait for the device and read the loss back */
+    NN_PHASE_ALLREDUCE,          /* ranks: the gradients summed over every rank (after
+                                    the backward, before the optimiser; the host's clock) */
     NN_PHASE_COUNT
 };
 
@@ -190,9 +192,23 @@ typedef struct nn_snapshot {
     /* A Jacobian job: the host threads running whole passes side by side
      * (nn_jac_result's lanes, known once it runs; 0 before). */
     int jac_lanes;
+
+    /* Data-parallel training (nnlab/ranks.h): ranks > 1 when the job runs as
+     * rank `rank` of them; batch is then each rank's, global_batch ranks x
+     * batch; the all-reduce phase is the time the step waited for the sum. */
+    int ranks, rank;
+    long global_batch;
+    char comm_transport[64];
+    char comm_library[128];
 } nn_snapshot;
 
 typedef struct nn_job nn_job;
+
+/* A training job's trained parameters, once it ended (nn_job_wait): the
+ * layers' blocks in order (weights, then bias; a shared block once), into
+ * out[0..cap). Returns their count (more than cap: only cap copied), or -1
+ * when the job holds no network or reading them failed. */
+long nn_job_read_params(nn_job *job, float *out, long cap);
 
 /* ---- sizes, checked before anything is allocated ---------------------------------- */
 

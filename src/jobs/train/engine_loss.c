@@ -42,6 +42,12 @@ static int take_running_loss(nn_job *job, float *sum)
         b->ops->zero(b, job->net.stats, sizeof stats) != 0)
         return -1;
     *sum = stats[0];
+    if (job->comm) {                 /* the ranks' mean of their batches' losses */
+        double all = stats[0];
+        if (engine_ranks_sum(job, &all, 1) != 0)
+            return -1;
+        *sum = (float)(all / job->ranks);
+    }
     return 0;
 }
 
@@ -70,10 +76,30 @@ static run_result check_finite(nn_job *job, float sum, int exact)
  * on a host-memory backend the running sum is a read of host memory; with
  * sync_every_step the step has read it back already. The sum was finite
  * after the step before (or cleared), so a non-finite sum is this step's. */
+/* Ranks: every step, the loss summed over the ranks (finite on all, or
+ * diverged on all) and a stop asked of any rank (mpirun passes a signal on
+ * to each, which may see it a step apart): all stop at the same step, and
+ * none waits for a sum another left. */
+static run_result ranks_check_step(nn_job *job)
+{
+    nn_backend *b = &job->backend;
+    float stats[2];
+    if (b->ops->download(b, stats, job->net.stats, sizeof stats) != 0)
+        return RUN_ERROR;
+    double v[2] = { stats[0], atomic_load(&job->cancel_requested) ? 1.0 : 0.0 };
+    if (engine_ranks_sum(job, v, 2) != 0)
+        return RUN_ERROR;
+    if (v[1] > 0)
+        atomic_store(&job->cancel_requested, 1);
+    return check_finite(job, (float)v[0], 1);
+}
+
 run_result engine_check_step_loss(nn_job *job)
 {
     nn_backend *b = &job->backend;
     float stats[2];
+    if (job->comm)
+        return ranks_check_step(job);
     if (job->cfg.sync_every_step)
         return check_finite(job, job->step_stats[0], 1);
     if (!job->ops->host_memory)
@@ -108,13 +134,13 @@ static run_result validate(nn_job *job, nn_epoch_result *r)
 {
     const nn_dataset *d = &job->data;
     nn_backend *b = &job->backend;
-    double loss = 0.0, correct = 0.0;
-    long seen = 0;
-    for (long first = 0; first < d->n_val; first += job->cfg.batch) {
+    double loss = 0.0, correct = 0.0, seen = 0.0;
+    long stride = (long)job->cfg.batch * job->ranks;      /* ranks: each its share */
+    for (long first = (long)job->rank * job->cfg.batch; first < d->n_val; first += stride) {
         int n = (int)(d->n_val - first < job->cfg.batch ? d->n_val - first : job->cfg.batch);
         float stats[2];
-        if (atomic_load(&job->cancel_requested))
-            return RUN_CANCELLED;
+        if (!job->comm && atomic_load(&job->cancel_requested))
+            return RUN_CANCELLED;    /* ranks finish it together */
         if (b->ops->zero(b, job->net.stats, sizeof stats) != 0)
             return RUN_ERROR;
         int rc = job->resident ? engine_device_val_batch(job, first, n)
@@ -129,11 +155,12 @@ static run_result validate(nn_job *job, nn_epoch_result *r)
         correct += stats[1];
         seen += n;
     }
-    if (b->ops->zero(b, job->net.stats, 2 * sizeof(float)) != 0)
+    double sums[3] = { loss, correct, seen };
+    if (b->ops->zero(b, job->net.stats, 2 * sizeof(float)) != 0 || engine_ranks_sum(job, sums, 3) != 0)
         return RUN_ERROR;
-    r->val_loss = seen ? (float)(loss / (double)seen) : NAN;
+    r->val_loss = sums[2] > 0 ? (float)(sums[0] / sums[2]) : NAN;
     r->has_accuracy = d->classes > 0;
-    r->val_accuracy = seen && d->classes > 0 ? (float)(correct / (double)seen) : 0.0f;
+    r->val_accuracy = sums[2] > 0 && d->classes > 0 ? (float)(sums[1] / sums[2]) : 0.0f;
     return RUN_GO_ON;
 }
 

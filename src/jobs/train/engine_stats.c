@@ -162,6 +162,8 @@ static void timed_means(nn_job *job)
         for (int p = 0; p < NN_PHASE_COUNT; p++)
             s->phase_us[p] = s->host_phase_us[p];
         s->phase_valid = (1u << NN_PHASE_COUNT) - 1;
+        if (job->ranks <= 1)         /* one rank sums nothing */
+            s->phase_valid &= ~(1u << NN_PHASE_ALLREDUCE);
     }
     s->us_per_step = tot->step_s_total / (double)tot->timed * 1e6;
     s->timed_steps = tot->timed;

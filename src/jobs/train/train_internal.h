@@ -85,6 +85,23 @@ int engine_device_collect(nn_job *job, int wait);
 /* After the warm-up: waits for those steps and starts the timing afresh. */
 int engine_device_start_timing(nn_job *job);
 
+/* ---- engine_ranks.c ---------------------------------------------------------- */
+
+/* Joins the ranks when launched and sets the job's rank, ranks, threads per
+ * rank and the snapshot's fields; refuses a device backend with ranks. */
+int engine_ranks_prepare(nn_job *job, int *threads, char *err, size_t err_len);
+/* Rank 0's initial parameters and layer state to every rank (as DDP does). */
+int engine_ranks_share_params(nn_job *job, char *err, size_t err_len);
+/* The gradient arena, this rank's n of the step's step_n_global samples,
+ * averaged over the ranks: each rank's scaled by n / step_n_global, then
+ * summed. Nothing for a plain job. */
+int engine_ranks_reduce_grads(nn_job *job, int n);
+/* NNLAB_RANKS_CHECK=1: fails the step when a rank's parameters differ
+ * from rank 0's. */
+int engine_ranks_check_same(nn_job *job);
+/* v[0..n) summed over the ranks (nothing for a plain job). */
+int engine_ranks_sum(nn_job *job, double *v, size_t n);
+
 /* ---- engine_stats.c ---------------------------------------------------------- */
 
 /* The bench's array of step times. */

@@ -1,0 +1,178 @@
+/* src/cli/cli_ranks.c - train and bench over data-parallel ranks
+ * (docs/ranks.md): `--ranks N` starts mpirun on this nnlab with the same
+ * arguments, and relays its exit status; a process that a launcher started
+ * joins its ranks, prints only as rank 0 (the others say only an error, with
+ * their rank), and rank 0 writes --save-params once every rank finished. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "cli_ranks.h"
+#include "npy.h"
+#include "nnlab/device.h"
+#include "nnlab/ranks.h"
+#include "util.h"
+
+/* Whether name is an executable file in a folder of $PATH. */
+static int on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        size_t len = strcspn(p, ":");
+        char file[4096];
+        struct stat st;
+        if (len > 0 && (size_t)snprintf(file, sizeof file, "%.*s/%s", (int)len, p, name) < sizeof file &&
+            stat(file, &st) == 0 && S_ISREG(st.st_mode) && access(file, X_OK) == 0)
+            return 1;
+        p += len + (p[len] == ':');
+    }
+    return 0;
+}
+
+static pid_t launcher;
+
+static void pass_on(int sig)
+{
+    if (launcher > 0)
+        kill(launcher, sig);
+}
+
+/* mpirun's arguments: -np N, --oversubscribe for more ranks than cores,
+ * --allow-run-as-root as root (CI), then this program and argv without
+ * --ranks. argv[0] is the command's name. */
+static char **launcher_argv(int argc, char **argv, long ranks, char *np, size_t np_len, char *exe)
+{
+    char **a = calloc((size_t)argc + 8, sizeof *a);
+    int k = 0;
+    if (!a)
+        return NULL;
+    snprintf(np, np_len, "%ld", ranks);
+    a[k++] = "mpirun";
+    a[k++] = "-np";
+    a[k++] = np;
+    if (ranks > sysconf(_SC_NPROCESSORS_ONLN))
+        a[k++] = "--oversubscribe";
+    if (geteuid() == 0)
+        a[k++] = "--allow-run-as-root";
+    a[k++] = exe;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--ranks") == 0) {
+            i++;                     /* and its value */
+            continue;
+        }
+        if (strncmp(argv[i], "--ranks=", 8) != 0)
+            a[k++] = argv[i];
+    }
+    a[k] = NULL;
+    return a;
+}
+
+/* Runs a[] and waits: its exit status, 128 + a signal that ended it. */
+static int run_launcher(char **a)
+{
+    pid_t pid = fork();
+    int status = 0;
+    if (pid < 0) {
+        fprintf(stderr, "nnlab: --ranks: cannot start mpirun: %s\n", strerror(errno));
+        return EXIT_FAILURE;
+    }
+    if (pid == 0) {
+        execvp(a[0], a);
+        fprintf(stderr, "nnlab: --ranks: cannot run mpirun: %s\n", strerror(errno));
+        _exit(127);
+    }
+    launcher = pid;
+    signal(SIGINT, pass_on);
+    signal(SIGTERM, pass_on);
+    signal(SIGHUP, pass_on);
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return EXIT_FAILURE;
+    if (WIFSIGNALED(status))
+        return CLI_EXIT_SIGNAL + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAILURE;
+}
+
+int cli_ranks_launch(int argc, char **argv, const cli_options *o, const char *device)
+{
+    char why[512], np[32], exe[4096];
+    if (nn_device_kind_of(device).gpu) {
+        fprintf(stderr, "nnlab: --ranks %ld with --device %s: only CPU ranks are built (the GPU's "
+                "NCCL path is not there yet)\n", o->ranks, device);
+        return CLI_EXIT_USAGE;
+    }
+    if (!nn_ranks_available(why, sizeof why)) {
+        fprintf(stderr, "nnlab: --ranks %ld: %s\n", o->ranks, why);
+        return CLI_EXIT_USAGE;
+    }
+    if (!on_path("mpirun")) {
+        fprintf(stderr, "nnlab: --ranks %ld: mpirun is not on PATH (Debian: openmpi-bin)\n", o->ranks);
+        return CLI_EXIT_USAGE;
+    }
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        fprintf(stderr, "nnlab: --ranks: cannot find this program: %s\n", strerror(errno));
+        return EXIT_FAILURE;
+    }
+    exe[n] = '\0';
+    char **a = launcher_argv(argc, argv, o->ranks, np, sizeof np, exe);
+    if (!a) {
+        fprintf(stderr, "nnlab: --ranks: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    int rc = run_launcher(a);
+    free(a);
+    return rc;
+}
+
+int cli_ranks_join(cli_options *o, nn_ranks_info *info)
+{
+    char err[512];
+    if (nn_ranks_join(info, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (info->rank > 0) {            /* silent but for an error, which names the rank */
+        o->quiet = 1;
+        o->json = 0;
+        o->svg = NULL;
+        o->save_params = NULL;
+        if (!freopen("/dev/null", "w", stdout))
+            return EXIT_FAILURE;
+    }
+    return 0;
+}
+
+int cli_ranks_save(nn_job *job, const char *path, const nn_ranks_info *info)
+{
+    char err[NN_ERR_LEN];
+    /* every rank finished its last step before rank 0 writes a thing */
+    if (nn_ranks_barrier(err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: rank %d: %s\n", info->rank, err);
+        return EXIT_FAILURE;
+    }
+    if (!path)
+        return 0;
+    long count = nn_job_read_params(job, NULL, 0);
+    float *p = count > 0 ? malloc((size_t)count * sizeof *p) : NULL;
+    if (!p || nn_job_read_params(job, p, count) != count) {
+        fprintf(stderr, "nnlab: --save-params %s: cannot read the parameters\n", path);
+        free(p);
+        return EXIT_FAILURE;
+    }
+    int rc = nn_npy_write(path, p, &count, 1, err, sizeof err);
+    free(p);
+    if (rc != 0) {
+        fprintf(stderr, "nnlab: --save-params: %s\n", err);
+        return EXIT_FAILURE;
+    }
+    return 0;
+}

@@ -1,0 +1,140 @@
+/* src/jobs/train/engine_ranks.c - a training job as one of several
+ * data-parallel ranks (docs/ranks.md): joining them, rank 0's initial
+ * parameters shared, and after every backward the gradients averaged over
+ * the ranks before the optimiser, so that every rank takes the same step;
+ * see train_internal.h. MPI moves the bytes (backends/comm). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm/comm.h"
+#include "nnlab/ranks.h"
+#include "train_internal.h"
+
+/* Threads per rank: the cores shared among the ranks on this host. */
+static int threads_per_rank(int local_size)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long t = cores > 0 && local_size > 0 ? cores / local_size : 1;
+    return t < 1 ? 1 : (int)t;
+}
+
+int engine_ranks_prepare(nn_job *job, int *threads, char *err, size_t err_len)
+{
+    nn_snapshot *s = &job->draft;
+    nn_ranks_info info;
+    job->rank = 0, job->ranks = 1;
+    job->global_batch = job->cfg.batch;
+    if (nn_ranks_join(&info, err, err_len) != 0)
+        return -1;
+    job->comm = engine_comm();
+    if (job->comm) {
+        if (!job->ops->host_memory)
+            return nn_errorf(err, err_len, "--device %s with %d ranks: only CPU ranks are built "
+                             "(the GPU's NCCL path is not there yet)", job->ops->name, info.size);
+        job->rank = info.rank, job->ranks = info.size;
+        job->global_batch = (long)info.size * job->cfg.batch;
+        if (*threads == 0)
+            *threads = threads_per_rank(info.local_size);
+        const char *check = getenv("NNLAB_RANKS_CHECK");
+        job->ranks_check = check && strcmp(check, "1") == 0;
+        nn_strlcpy(s->comm_transport, info.transport, sizeof s->comm_transport);
+        nn_strlcpy(s->comm_library, info.library, sizeof s->comm_library);
+    }
+    s->ranks = job->ranks, s->rank = job->rank;
+    s->global_batch = job->global_batch;
+    return 0;
+}
+
+/* One arena of `floats` in backend memory from rank 0 to every rank,
+ * through the host. */
+static int share(nn_job *job, float *arena, size_t floats, char *err, size_t err_len)
+{
+    nn_backend *b = &job->backend;
+    nn_comm *c = job->comm;
+    size_t bytes = floats * sizeof(float);
+    float *host = nn_alloc_aligned(bytes);
+    if (!host)
+        return nn_errorf(err, err_len, "out of host memory to share %zu parameters", floats);
+    int rc = b->ops->download(b, host, arena, bytes);
+    if (rc == 0 && c->ops->broadcast(c, host, bytes, 0) != 0)
+        rc = nn_errorf(err, err_len, "rank %d: sharing rank 0's parameters: %s", job->rank,
+                       c->last_error);
+    else if (rc == 0)
+        rc = b->ops->upload(b, arena, host, bytes);
+    else
+        nn_errorf(err, err_len, "reading the parameters: %s", b->last_error);
+    nn_free_aligned(host);
+    return rc;
+}
+
+int engine_ranks_share_params(nn_job *job, char *err, size_t err_len)
+{
+    nn_net *net = &job->net;
+    if (!job->comm)
+        return 0;
+    net->sample_offset = (long)job->rank * job->cfg.batch;
+    if (share(job, net->params, net->n_params, err, err_len) != 0)
+        return -1;
+    return net->n_state ? share(job, net->state, net->n_state, err, err_len) : 0;
+}
+
+int engine_ranks_reduce_grads(nn_job *job, int n)
+{
+    nn_net *net = &job->net;
+    nn_comm *c = job->comm;
+    if (!c)
+        return 0;
+    /* mean of the global batch = sum over ranks of (n_r / n) x rank r's mean;
+     * a full step's weight is 1 / ranks */
+    float w = job->step_n_global > 0 ? (float)n / (float)job->step_n_global : 0.0f;
+    for (size_t i = 0; i < net->n_params; i++)
+        net->grads[i] = n > 0 ? net->grads[i] * w : 0.0f;
+    if (c->ops->allreduce_sum(c, net->grads, net->n_params) != 0)
+        return nn_backend_fail(&job->backend, "rank %d: summing the gradients: %s", job->rank,
+                               c->last_error);
+    return 0;
+}
+
+int engine_ranks_sum(nn_job *job, double *v, size_t n)
+{
+    nn_comm *c = job->comm;
+    if (!c)
+        return 0;
+    if (c->ops->allreduce_sum_f64(c, v, n) != 0)
+        return nn_backend_fail(&job->backend, "rank %d: %s", job->rank, c->last_error);
+    return 0;
+}
+
+/* FNV-1a over the parameters' bytes. */
+static uint64_t params_hash(const float *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n * sizeof(float); i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* NNLAB_RANKS_CHECK=1 (the tests): after every step, rank 0's hash of the
+ * parameters to every rank, and the count of ranks whose own differs summed:
+ * a rank that took another step fails the job on every rank, naming it. */
+int engine_ranks_check_same(nn_job *job)
+{
+    nn_comm *c = job->comm;
+    nn_net *net = &job->net;
+    if (!c || !job->ranks_check)
+        return 0;
+    uint64_t mine = params_hash(net->params, net->n_params), first = mine;
+    if (c->ops->broadcast(c, &first, sizeof first, 0) != 0)
+        return nn_backend_fail(&job->backend, "rank %d: %s", job->rank, c->last_error);
+    double differ[2] = { mine != first, mine != first ? job->rank : 0 };
+    if (engine_ranks_sum(job, differ, 2) != 0)
+        return -1;
+    if (differ[0] > 0)
+        return nn_backend_fail(&job->backend, "NNLAB_RANKS_CHECK: after step %ld the parameters of "
+                               "%.0f rank(s) differ from rank 0's (e.g. rank %.0f)", job->tot.steps + 1,
+                               differ[0], differ[1]);
+    return 0;
+}
