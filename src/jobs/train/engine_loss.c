@@ -135,6 +135,8 @@ static run_result validate(nn_job *job, nn_epoch_result *r)
     const nn_dataset *d = &job->data;
     nn_backend *b = &job->backend;
     double loss = 0.0, correct = 0.0, seen = 0.0;
+    if (engine_ranks_share_state(job) != 0)
+        return RUN_ERROR;
     long stride = (long)job->cfg.batch * job->ranks;      /* ranks: each its share */
     for (long first = (long)job->rank * job->cfg.batch; first < d->n_val; first += stride) {
         int n = (int)(d->n_val - first < job->cfg.batch ? d->n_val - first : job->cfg.batch);

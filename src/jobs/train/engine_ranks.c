@@ -80,6 +80,17 @@ int engine_ranks_share_params(nn_job *job, char *err, size_t err_len)
     return net->n_state ? share(job, net->state, net->n_state, err, err_len) : 0;
 }
 
+int engine_ranks_share_state(nn_job *job)
+{
+    nn_net *net = &job->net;
+    char err[NN_ERR_LEN];
+    if (!job->comm || !net->n_state)
+        return 0;
+    if (share(job, net->state, net->n_state, err, sizeof err) != 0)
+        return nn_backend_fail(&job->backend, "%s", err);
+    return 0;
+}
+
 int engine_ranks_reduce_grads(nn_job *job, int n)
 {
     nn_net *net = &job->net;

@@ -92,6 +92,10 @@ int engine_device_start_timing(nn_job *job);
 int engine_ranks_prepare(nn_job *job, int *threads, char *err, size_t err_len);
 /* Rank 0's initial parameters and layer state to every rank (as DDP does). */
 int engine_ranks_share_params(nn_job *job, char *err, size_t err_len);
+/* Rank 0's layer state (batch norm's running statistics, which each rank
+ * updates from its own share) to every rank, before a validation, as
+ * DDP's broadcast_buffers: every rank validates with the same network. */
+int engine_ranks_share_state(nn_job *job);
 /* The gradient arena, this rank's n of the step's step_n_global samples,
  * averaged over the ranks: each rank's scaled by n / step_n_global, then
  * summed. Nothing for a plain job. */

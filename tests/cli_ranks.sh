@@ -1,0 +1,136 @@
+#!/bin/sh
+# tests/cli_ranks.sh - data-parallel training over MPI ranks (docs/ranks.md),
+# as a user runs it: for each kind of preset, N ranks at a per-rank batch B
+# end with the parameters one rank gets at batch N x B; every rank's
+# parameters are the same after every step (NNLAB_RANKS_CHECK=1 compares
+# them each step and fails the job when one differs); 3 ranks on 2 cores;
+# over TCP on the loopback and from a hostfile; a rank killed ends the job
+# with no saved file; the one-line refusals. Speaks TAP.
+#
+# The tolerance, 1e-4 of the largest parameter: the two runs add the same
+# products in another order (each rank's half-batch gradient, then their
+# sum, against one product over the whole batch), which moves a gradient by
+# float32's rounding, about 1e-7 of it; Adam divides each step by the root
+# of the gradient's running square, which magnifies that on a gradient near
+# zero, up to lr a step. Measured: 1e-5 of the largest or less after 10-20
+# steps; a wrong slice, mask or average moves them by 1e-2 or more (the
+# control case below, 1 rank at batch B, is 0.2 off).
+#
+# Skips (77) where nnlab was built without MPI or mpirun is missing.
+# Needs NNLAB and top_srcdir, which `make check` exports.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
+n=0 failed=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/cli-lib.sh"
+TOL=1e-4
+# CI runs as root: mpirun refuses root unless told
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+# one core's threads per rank: the ranks share 2 cores with the suite
+OPENBLAS_NUM_THREADS=1; export OPENBLAS_NUM_THREADS
+
+# Without mpirun on PATH: one line, before anything starts (and the skip
+# where the module itself is missing: nnlab says so first).
+env PATH=/nonexistent "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --steps 1 >"$tmp/out" 2>"$tmp/err"
+if grep -q "built without MPI" "$tmp/err"; then
+    echo "1..0 # SKIP nnlab was built without MPI (libopenmpi-dev)"
+    exit 77
+fi
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "1..0 # SKIP mpirun is not on PATH (openmpi-bin)"
+    exit 77
+fi
+check "--ranks without mpirun fails" 2 env PATH=/nonexistent "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --steps 1
+grep_ok "--ranks without mpirun: says so" "$tmp/err" "mpirun is not on PATH"
+one_line_err "--ranks without mpirun: one-line error"
+check "--ranks with a GPU is refused" 2 "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --device gpu --steps 1
+grep_ok "--ranks with a GPU: says the NCCL path is missing" "$tmp/err" "only CPU ranks.*NCCL"
+one_line_err "--ranks with a GPU: one-line error"
+
+# The small presets: the shipped ones, with fewer rows where they have a
+# million (the same network); TabNet with its first batch norm made a ghost
+# one too, so that every batch norm matches (a plain one sees each rank's share).
+sed -e 's/^rows = .*/rows = 4096/' -e 's/^val_rows = .*/val_rows = 256/' \
+    "$top_srcdir/presets/conv1d-regression.ini" >"$tmp/conv1d.ini"
+sed -e 's/^rows = .*/rows = 4096/' -e 's/^val_rows = .*/val_rows = 256/' \
+    -e '/^momentum = 0.01$/a virtual_batch = 64' \
+    "$top_srcdir/presets/tabnet-regression.ini" >"$tmp/tabnet.ini"
+
+# same NAME PRESET B STEPS N: N ranks at batch B against 1 rank at N x B
+same() {
+    what=$1 preset=$2 b=$3 steps=$4 ranks=$5
+    check "$what: $ranks ranks at batch $b run" 0 env NNLAB_RANKS_CHECK=1 "$NNLAB" train --preset "$preset" \
+        --ranks "$ranks" --batch "$b" --steps "$steps" --no-validation -q --save-params "$tmp/ranks.npy"
+    check "$what: 1 rank at batch $((ranks * b)) runs" 0 "$NNLAB" train --preset "$preset" \
+        --batch $((ranks * b)) --steps "$steps" --no-validation -q --save-params "$tmp/one.npy"
+    check "$what: the same parameters" 0 python3 "$top_srcdir/tests/npy_compare.py" "$tmp/ranks.npy" "$tmp/one.npy" $TOL
+    echo "# $(cat "$tmp/out")"
+}
+same "MLP chain with dropout (mnist-mlp-128)" mnist-mlp-128 32 20 2
+cp "$tmp/ranks.npy" "$tmp/mlp-shm.npy"
+# the control: 1 rank at batch B is another run, which the comparison sees
+check "control: 1 rank at batch 32 runs" 0 "$NNLAB" train --preset mnist-mlp-128 --batch 32 --steps 20 \
+    --no-validation -q --save-params "$tmp/half.npy"
+check "control: the comparison fails against another run" 1 python3 "$top_srcdir/tests/npy_compare.py" \
+    "$tmp/ranks.npy" "$tmp/half.npy" $TOL
+same "LeNet conv (lenet-cifar10)" lenet-cifar10 4 20 2
+same "conv1d regression" "$tmp/conv1d.ini" 64 10 2
+same "TabNet graph, ghost batch norm" "$tmp/tabnet.ini" 128 10 2
+same "3 ranks on 2 cores (oversubscribed)" mnist-mlp-128 16 10 3
+
+# What rank 0 says, and only rank 0: one JSON, the ranks, both batches, the
+# transport and the all-reduce phase.
+check "2 ranks, JSON" 0 "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --batch 32 --steps 10 --json
+grep_ok "JSON: 2 ranks" "$tmp/out" '"ranks": 2,'
+grep_ok "JSON: per-rank batch" "$tmp/out" '"batch_per_rank": 32,'
+grep_ok "JSON: global batch" "$tmp/out" '"global_batch": 64,'
+grep_ok "JSON: shared memory" "$tmp/out" '"transport": "shared memory"'
+grep_ok "JSON: the library" "$tmp/out" '"library": "Open MPI'
+grep_ok "JSON: the all-reduce phase" "$tmp/out" '"phases": {.*"all-reduce_us": [0-9]'
+if [ "$(grep -c '"command"' "$tmp/out")" -eq 1 ]; then ok "one JSON (rank 0's)"; else not_ok "one JSON (rank 0's)"; fi
+grep_ok "text: batch per rank and global" "$tmp/err" "batch 32 per rank (global batch 64)"
+grep_ok "text: the all-reduce in the phase line" "$tmp/err" "us/step (mean) = .* + all-reduce [0-9]"
+check "--ranks 1 is a plain job" 0 "$NNLAB" train --preset mnist-mlp-128 --ranks 1 --steps 2 --json
+grep_ok "--ranks 1: 1 rank, no transport" "$tmp/out" '"ranks": 1,'
+
+# Over TCP on the loopback: mpirun itself, shared memory left out; the same
+# parameters as over shared memory.
+check "over TCP: runs" 0 mpirun -np 2 --mca btl tcp,self env NNLAB_RANKS_CHECK=1 "$NNLAB" train \
+    --preset mnist-mlp-128 --batch 32 --steps 20 --no-validation --json --save-params "$tmp/tcp.npy"
+grep_ok "over TCP: the JSON says tcp" "$tmp/out" '"transport": "tcp"'
+check "over TCP: the same parameters as over shared memory" 0 python3 "$top_srcdir/tests/npy_compare.py" \
+    "$tmp/tcp.npy" "$tmp/mlp-shm.npy" 1e-6
+# From a hostfile that names the loopback address (slots: the ranks it takes)
+printf '127.0.0.1 slots=2\n' >"$tmp/hosts"
+check "a hostfile with 127.0.0.1: runs" 0 mpirun -np 2 --hostfile "$tmp/hosts" --mca btl tcp,self \
+    "$NNLAB" train --preset mnist-mlp-128 --batch 32 --steps 20 --no-validation -q --save-params "$tmp/hf.npy"
+check "a hostfile: the same parameters" 0 python3 "$top_srcdir/tests/npy_compare.py" "$tmp/hf.npy" \
+    "$tmp/mlp-shm.npy" 1e-6
+
+# A rank killed mid-run: the others end, the status is not 0, a line says
+# which, and no --save-params file (nor its temporary) is left.
+mark=nnlab-ranks-test-$$
+NNLAB_TEST_MARK=$mark "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --batch 32 --steps 1000000 -q \
+    --save-params "$tmp/killed.npy" >"$tmp/out" 2>"$tmp/err" &
+job=$!
+victim=
+for _ in $(seq 1 100); do           # rank 1, found by its environment, once it trains
+    for e in $(grep -lsxz "NNLAB_TEST_MARK=$mark" /proc/[0-9]*/environ); do
+        if grep -qsxz "OMPI_COMM_WORLD_RANK=1" "$e"; then
+            victim=${e#/proc/}; victim=${victim%/environ}
+        fi
+    done
+    [ -n "$victim" ] && break
+    sleep 0.1
+done
+sleep 2
+if [ -n "$victim" ]; then kill -KILL "$victim"; fi
+wait "$job"; got=$?
+if [ -n "$victim" ] && [ "$got" -ne 0 ]; then ok "a rank killed: exit status $got"; else
+    echo "# victim '$victim', exit $got"; not_ok "a rank killed: exit status not 0"; fi
+grep_ok "a rank killed: said" "$tmp/err" "rank 1.*\(exited on signal 9\|Killed\)"
+if ls "$tmp" | grep -q killed; then not_ok "a rank killed: no saved file"; else ok "a rank killed: no saved file"; fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
