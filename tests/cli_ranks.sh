@@ -91,6 +91,15 @@ grep_ok "JSON: the all-reduce phase" "$tmp/out" '"phases": {.*"all-reduce_us": [
 if [ "$(grep -c '"command"' "$tmp/out")" -eq 1 ]; then ok "one JSON (rank 0's)"; else not_ok "one JSON (rank 0's)"; fi
 grep_ok "text: batch per rank and global" "$tmp/err" "batch 32 per rank (global batch 64)"
 grep_ok "text: the all-reduce in the phase line" "$tmp/err" "us/step (mean) = .* + all-reduce [0-9]"
+grep_ok "JSON: the sums overlapped the backward" "$tmp/out" '"overlap": true,'
+grep_ok "JSON: their time in flight, labelled" "$tmp/out" '"allreduce_overlapped_us": [0-9]'
+# --no-overlap: one blocking sum after the backward, the same bits (two
+# ranks add the same two numbers, in buckets or in one sum)
+check "--no-overlap runs" 0 env NNLAB_RANKS_CHECK=1 "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --batch 32 \
+    --steps 20 --no-validation --no-overlap --json --save-params "$tmp/blocking.npy"
+grep_ok "--no-overlap: JSON says so" "$tmp/out" '"overlap": false,'
+check "--no-overlap: the same bits as the buckets" 0 python3 "$top_srcdir/tests/npy_compare.py" \
+    "$tmp/blocking.npy" "$tmp/mlp-shm.npy" 0
 check "--ranks 1 is a plain job" 0 "$NNLAB" train --preset mnist-mlp-128 --ranks 1 --steps 2 --json
 grep_ok "--ranks 1: 1 rank, no transport" "$tmp/out" '"ranks": 1,'
 

@@ -53,6 +53,8 @@ int cli_job_config(const cli_options *o, const nn_preset *p, nn_job_config *cfg)
     cfg->tf32 = o->tf32;
     if (o->deterministic)            /* else the preset's [train] deterministic */
         cfg->deterministic = 1;
+    if (o->no_overlap)               /* else the preset's [train] overlap */
+        cfg->no_overlap = 1;
     if (nn_job_switches_check(cfg, err, sizeof err) != 0) {
         fprintf(stderr, "nnlab: %s\n", err);
         return -1;

@@ -54,7 +54,8 @@ typedef struct cli_options {
                                     started under mpirun (cli_ranks.c) */
     const char *ranks_list;      /* sweep: --ranks 1,2,4 (NULL: not given) */
     const char *link;            /* explain: --link NAME|FILE */
-    int no_overlap;              /* explain; train, bench: --no-overlap */
+    int no_overlap;              /* explain; train, bench: --no-overlap (else the
+                                    preset's [train] overlap) */
     const char *save_params;     /* train: --save-params FILE.npy */
 } cli_options;
 

@@ -188,7 +188,9 @@ static void print_json_ranks(const nn_snapshot *s)
     cli_json_string(stdout, s->comm_transport);
     printf(",\n  \"library\": ");
     cli_json_string(stdout, s->comm_library);
-    printf(",\n");
+    printf(",\n  \"overlap\": %s,\n", json_bool(s->overlap));
+    /* part of backward_us, not a phase: the phases still add up to the step */
+    cli_json_number("allreduce_overlapped_us", s->overlap ? s->overlap_us : NAN, 0);
 }
 
 static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench,
@@ -299,9 +301,13 @@ static void print_summary(const nn_snapshot *s, int bench)
                 headline, what, s->ranks, s->device, s->batch, s->global_batch, steps);
     else
         fprintf(stderr, "%s: %s on %s, batch %d: %s\n", headline, what, s->device, s->batch, steps);
-    if (s->ranks > 1)
-        fprintf(stderr, "  ranks: %d over %s (%s); the all-reduce is the time a step waited for "
-                "the gradients' sum\n", s->ranks, s->comm_transport, s->comm_library);
+    if (s->ranks > 1 && s->overlap)
+        fprintf(stderr, "  ranks: %d over %s (%s); sums in buckets in flight during the backward "
+                "%.1f us/step (measured, part of backward); all-reduce: the wait after it\n",
+                s->ranks, s->comm_transport, s->comm_library, s->overlap_us);
+    else if (s->ranks > 1)
+        fprintf(stderr, "  ranks: %d over %s (%s); no overlap: all-reduce is one sum after the "
+                "backward\n", s->ranks, s->comm_transport, s->comm_library);
     print_step(s, bench);
     if (s->has_counters && s->timed_steps > 0)
         fprintf(stderr, "  per step: %.1f launches, %.1f copies to the device (%.0f bytes), "

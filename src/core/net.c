@@ -82,6 +82,13 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
             l->source[j] = j && !two ? -1 : nn_layer_source(p->layers, i, j);
             l->root[j] = j && !two ? -1 : nn_layer_source_root(p->layers, i, j);
         }
+        if (l->n_weights + l->n_bias > 0) {
+            int seen = 0;            /* an earlier user of the same block */
+            for (int j = 0; j < i && !seen; j++)
+                seen = net->layers[j].param_owner == l->param_owner &&
+                       net->layers[j].n_weights + net->layers[j].n_bias > 0;
+            l->grads_final_here = !seen;
+        }
         if (l->param_owner != i) {
             /* weights = layerN: the owner's block, counted once */
             l->param_offset = net->layers[l->param_owner].param_offset;
@@ -407,6 +414,15 @@ static int param_sum(nn_net *net, int i)
                                    net->grads + l->param_offset);
 }
 
+/* Layer i's backward ran: its block's gradient is final when no layer
+ * before it uses the block. */
+static void grads_done(nn_net *net, int i)
+{
+    const nn_layer *l = &net->layers[i];
+    if (net->grads_ready && l->grads_final_here)
+        net->grads_ready(net->grads_ready_ctx, l->param_owner);
+}
+
 static int backward_chain(nn_net *net, int n, long step, const float *dout)
 {
     unsigned char written[NN_MAX_LAYERS] = { 0 };
@@ -427,6 +443,7 @@ static int backward_chain(nn_net *net, int n, long step, const float *dout)
             return -1;
         if (shared && param_sum(net, i) != 0)
             return -1;
+        grads_done(net, i);
         dy = dx;
     }
     return 0;
@@ -482,6 +499,7 @@ static int backward_graph(nn_net *net, int n, long step)
         }
         if (shared && param_sum(net, i) != 0)
             return -1;
+        grads_done(net, i);
     }
     return 0;
 }

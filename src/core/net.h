@@ -25,6 +25,8 @@ typedef struct nn_layer {
     int root[2];                     /*   the same with views followed: whose gradient buffer */
     float *dy;                       /* a graph's: the gradient of its output (max_batch,
                                         out_floats); a view's is its root's; NULL in a chain */
+    int grads_final_here;            /* the first user in layer order of its parameter block:
+                                        after its backward the block's gradient is final */
 } nn_layer;
 
 typedef struct nn_net {
@@ -70,6 +72,12 @@ typedef struct nn_net {
     float *param_scratch;            /* (the largest shared block): a shared parameter's
                                         second gradient, summed with accumulate */
     size_t param_scratch_floats;
+
+    /* Set by a caller that acts on each block of gradients as soon as the
+     * backward has finished it (data-parallel ranks start its sum): called
+     * with the owner layer of the block, in backward order. NULL: none. */
+    void (*grads_ready)(void *ctx, int owner);
+    void *grads_ready_ctx;
 } nn_net;
 
 /* Builds the network of p (already checked by nn_preset_check) on backend b,

@@ -40,6 +40,7 @@ const nn_scalar_key nn_scalar_keys[] = {
     { "train", "epochs", NN_V_INT, PF(epochs), NN_CLOSED(1, 100000), NULL, NULL, NULL },
     { "train", "log_every", NN_V_LONG, PF(log_every), NN_AT_LEAST(1), NULL, NULL, NULL },
     { "train", "deterministic", NN_V_BOOL, PF(deterministic), NN_CLOSED(0, 1), NULL, NULL, NULL },
+    { "train", "overlap", NN_V_BOOL, PF(overlap), NN_CLOSED(0, 1), NULL, NULL, NULL },
     { "optimizer", "lr", NN_V_FLOAT, PF(lr), NN_ABOVE(0), NULL, NULL, NULL },
     { "optimizer", "momentum", NN_V_FLOAT, PF(momentum), NN_CLOSED(0, 1), is_sgd, "type = sgd", NULL },
     { "optimizer", "dampening", NN_V_FLOAT, PF(dampening), NN_CLOSED(0, 1), is_sgd, "type = sgd", NULL },

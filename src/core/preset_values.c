@@ -38,6 +38,7 @@ void nn_preset_defaults(nn_preset *p)
     p->batch = 32;
     p->epochs = 1;
     p->log_every = 2000;
+    p->overlap = 1;                    /* ranks: the sums overlap the backward */
     p->data_on_device = 1;             /* the engine's defaults (nn_job_config_init) */
     p->graph = 1;
     p->sweep_from = 1;

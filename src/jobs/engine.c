@@ -30,6 +30,7 @@ void nn_job_config_init(nn_job_config *cfg, const nn_preset *p)
     cfg->graph = p->graph;
     cfg->tf32 = p->tf32;
     cfg->deterministic = p->deterministic;
+    cfg->no_overlap = !p->overlap;
     cfg->kind = nn_job_kind_of_preset(p);
     cfg->jac_method = p->task_method;
 }

@@ -40,6 +40,8 @@
  * direction: LeNet has 6). */
 #define ENGINE_CONV_MAX 64
 
+typedef struct engine_buckets engine_buckets;
+
 /* Sums over a training job's steps, owned by its thread (train/engine_stats.c). */
 typedef struct engine_totals {
     long steps;                  /* steps done */
@@ -52,6 +54,7 @@ typedef struct engine_totals {
     double step_s_total;         /* time inside timed steps */
     double val_s;                /* validation, within active_s */
     double graph_host_s;         /* host time of the compute part of graph-job steps */
+    double overlap_s;            /* ranks: sums in flight during the timed steps' backward */
     double dev_us[NN_TIMING_MARKS];   /* device-clock phase times of timed steps */
     long dev_n[NN_TIMING_MARKS];
     nn_backend_counters cnt_base;     /* counters when timing started */
@@ -125,6 +128,8 @@ struct nn_job {
     long global_batch;           /* ranks x batch */
     int step_n_global;           /* the samples of this step over every rank */
     int ranks_check;             /* NNLAB_RANKS_CHECK=1: the parameters compared every step */
+    struct engine_buckets *buckets;   /* the sums overlapped with the backward, or NULL */
+    double step_overlap_s;       /* this step: sums in flight during its backward */
 };
 
 /* ---- engine.c ----------------------------------------------------------------- */

@@ -79,7 +79,8 @@ static int prepare(nn_job *job, char *err, size_t err_len)
                                 err_len) != 0)
         return -1;
     if (nn_net_create(&job->net, &job->backend, &c->preset, c->batch, c->seed, err, err_len) != 0 ||
-        engine_ranks_share_params(job, err, err_len) != 0)
+        engine_ranks_share_params(job, err, err_len) != 0 ||
+        engine_ranks_buckets_prepare(job, err, err_len) != 0)
         return -1;
     job->draft.n_params = nn_net_param_count(&job->net);
     nn_rng_seed(&job->shuffle_rng, c->seed ^ 0x5eed5eedULL);
@@ -302,6 +303,7 @@ static void release(nn_job *job)
 {
     if (job->backend_open)
         engine_device_release(job);
+    engine_ranks_release(job);
     nn_net_destroy(&job->net);
     nn_data_free(&job->data);
     engine_batch_release(job);

@@ -72,6 +72,8 @@ typedef struct nn_job_config {
                                     on the device; 0: copy each batch from host memory */
     int pinned;                  /* with data_on_device 0: copy from page-locked memory */
     int sync_every_step;         /* read the loss back after every step, like loss.item() */
+    int no_overlap;              /* ranks: one blocking sum after the backward instead of
+                                    buckets summed while it runs (the preset's overlap) */
     int graph;                   /* record one full-batch step as a CUDA graph and replay it */
     int tf32;                    /* allow TF32 tensor-core math (off: FP32 as the CPU) */
     int deterministic;           /* deterministic convolution algorithms only, so that a
@@ -200,6 +202,10 @@ typedef struct nn_snapshot {
     long global_batch;
     char comm_transport[64];
     char comm_library[128];
+    int overlap;                 /* the sums overlapped the backward (buckets) */
+    double overlap_us;           /*   then: the mean time per step from the first bucket
+                                    started to the backward's end, while sums were in
+                                    flight beside it; part of the backward phase */
 } nn_snapshot;
 
 typedef struct nn_job nn_job;

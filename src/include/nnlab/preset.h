@@ -67,6 +67,8 @@ typedef struct nn_preset {
     long log_every;                  /* steps between progress lines (2000) */
     int deterministic;               /* GPU: deterministic convolution algorithms only,
                                         so that a run repeats bit for bit (off) */
+    int overlap;                     /* ranks: each bucket of gradients summed while the
+                                        backward goes on (on); off: one sum after it */
 
     /* [gpu] the GPU switches (nn_job_config's, docs/gpu-backend.md): a job's
      * defaults; the CLI's options set them for its own jobs */

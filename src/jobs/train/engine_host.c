@@ -22,6 +22,8 @@ int engine_host_step(nn_job *job, long pos, int n, long step, double t[NN_PHASE_
     if (!out)
         return -1;
     t2 = nn_now();
+    if (engine_ranks_begin_step(job, n) != 0)
+        return -1;
     if (n > 0 && (nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
                   nn_net_backward(net, n, step, nn_net_dout(net)) != 0))
         return -1;

@@ -91,12 +91,175 @@ int engine_ranks_share_state(nn_job *job)
     return 0;
 }
 
+int engine_ranks_sum(nn_job *job, double *v, size_t n)
+{
+    nn_comm *c = job->comm;
+    if (!c)
+        return 0;
+    if (c->ops->allreduce_sum_f64(c, v, n) != 0)
+        return nn_backend_fail(&job->backend, "rank %d: %s", job->rank, c->last_error);
+    return 0;
+}
+
+/* ---- buckets: the sums started while the backward goes on ------------------------ */
+
+/* A bucket's size: its blocks are gathered, last layer first, until it holds
+ * this many floats (256 KiB; DDP's first bucket is 1 MiB, its others 25 MiB:
+ * nnlab's nets are small, and a smaller bucket shows the overlap). */
+#define BUCKET_FLOATS 65536
+
+typedef struct rank_bucket {
+    size_t lo, hi;               /* the arena's floats [lo, hi) */
+    int blocks, left;            /* its parameter blocks, those not final yet this step */
+    nn_comm_request req;         /* started: its sum; -1 before */
+} rank_bucket;
+
+struct engine_buckets {
+    rank_bucket b[NN_MAX_LAYERS];
+    int n, next;                 /* buckets; the next to start (in order on every rank) */
+    int bucket_of[NN_MAX_LAYERS];     /* an owner layer's bucket */
+    int n_here;                  /* this step's samples on this rank */
+    double first_start;          /* when this step's first sum started (0: none yet) */
+    int failed;                  /* a start or test failed: said after the backward */
+};
+
+/* The buckets over the arena, last layer first (the order the backward
+ * finishes them), each a contiguous range; the first reaches the arena's
+ * end and the last its start, so that the padding between blocks is summed
+ * too. The same plan on every rank: the sums start in the same order. */
+static void plan_buckets(const nn_net *net, engine_buckets *eb)
+{
+    rank_bucket *cur = NULL;
+    memset(eb, 0, sizeof *eb);
+    for (int i = net->n_layers - 1; i >= 0; i--) {
+        const nn_layer *l = &net->layers[i];
+        size_t floats = l->n_weights + l->n_bias;
+        eb->bucket_of[i] = -1;
+        if (l->param_owner != i || floats == 0)
+            continue;
+        if (!cur || cur->hi - cur->lo >= BUCKET_FLOATS) {
+            cur = &eb->b[eb->n++];
+            cur->hi = eb->n == 1 ? net->n_params : eb->b[eb->n - 2].lo;
+        }
+        cur->lo = l->param_offset;
+        cur->blocks++;
+        eb->bucket_of[i] = eb->n - 1;
+    }
+    if (eb->n > 0)
+        eb->b[eb->n - 1].lo = 0;
+}
+
+/* Starts bucket k's sum: its floats weighted by this rank's share first. */
+static int start_bucket(nn_job *job, engine_buckets *eb, int k)
+{
+    rank_bucket *bk = &eb->b[k];
+    nn_comm *c = job->comm;
+    float *g = job->net.grads;
+    float w = job->step_n_global > 0 ? (float)eb->n_here / (float)job->step_n_global : 0.0f;
+    for (size_t i = bk->lo; i < bk->hi; i++)
+        g[i] = eb->n_here > 0 ? g[i] * w : 0.0f;
+    if (eb->first_start == 0.0)
+        eb->first_start = nn_now();
+    if (c->ops->iallreduce_sum(c, g + bk->lo, bk->hi - bk->lo, &bk->req) != 0)
+        return nn_backend_fail(&job->backend, "rank %d: starting a bucket's sum: %s", job->rank,
+                               c->last_error);
+    return 0;
+}
+
+/* Starts the buckets that are final, in order, then moves the started
+ * ones on (MPI progresses a non-blocking sum inside its calls). */
+static int start_ready(nn_job *job, engine_buckets *eb)
+{
+    nn_comm *c = job->comm;
+    while (eb->next < eb->n && eb->b[eb->next].left == 0)
+        if (start_bucket(job, eb, eb->next++) != 0)
+            return -1;
+    for (int k = 0; k < eb->next; k++) {
+        int done = 0;
+        if (eb->b[k].req >= 0 && c->ops->test(c, eb->b[k].req, &done) != 0)
+            return nn_backend_fail(&job->backend, "rank %d: %s", job->rank, c->last_error);
+        if (done)
+            eb->b[k].req = -1;
+    }
+    return 0;
+}
+
+/* nn_net's grads_ready: the owner's block is final. */
+static void block_ready(void *ctx, int owner)
+{
+    nn_job *job = ctx;
+    engine_buckets *eb = job->buckets;
+    int k = eb->bucket_of[owner];
+    if (k < 0 || eb->failed)
+        return;
+    eb->b[k].left--;
+    if (start_ready(job, eb) != 0)
+        eb->failed = 1;
+}
+
+int engine_ranks_begin_step(nn_job *job, int n)
+{
+    engine_buckets *eb = job->buckets;
+    if (!eb)
+        return 0;
+    eb->next = 0;
+    eb->n_here = n;
+    eb->first_start = 0.0;
+    eb->failed = 0;
+    for (int k = 0; k < eb->n; k++) {
+        eb->b[k].left = eb->b[k].blocks;
+        eb->b[k].req = -1;
+    }
+    return 0;
+}
+
+/* After the backward: the buckets not started yet (all of them on a rank
+ * without samples this step), then every sum waited for. */
+static int finish_buckets(nn_job *job, engine_buckets *eb)
+{
+    nn_comm *c = job->comm;
+    if (eb->failed)
+        return -1;
+    job->step_overlap_s = eb->first_start > 0.0 ? nn_now() - eb->first_start : 0.0;
+    while (eb->next < eb->n)
+        if (start_bucket(job, eb, eb->next++) != 0)
+            return -1;
+    for (int k = 0; k < eb->n; k++)
+        if (eb->b[k].req >= 0 && c->ops->wait(c, eb->b[k].req) != 0)
+            return nn_backend_fail(&job->backend, "rank %d: waiting for a bucket's sum: %s",
+                                   job->rank, c->last_error);
+    return 0;
+}
+
+int engine_ranks_buckets_prepare(nn_job *job, char *err, size_t err_len)
+{
+    nn_snapshot *s = &job->draft;
+    if (!job->comm || job->cfg.no_overlap)
+        return 0;
+    job->buckets = malloc(sizeof *job->buckets);
+    if (!job->buckets)
+        return nn_errorf(err, err_len, "out of memory for the gradient buckets");
+    plan_buckets(&job->net, job->buckets);
+    job->net.grads_ready = block_ready;
+    job->net.grads_ready_ctx = job;
+    s->overlap = 1;
+    return 0;
+}
+
+void engine_ranks_release(nn_job *job)
+{
+    free(job->buckets);
+    job->buckets = NULL;
+}
+
 int engine_ranks_reduce_grads(nn_job *job, int n)
 {
     nn_net *net = &job->net;
     nn_comm *c = job->comm;
     if (!c)
         return 0;
+    if (job->buckets)
+        return finish_buckets(job, job->buckets);
     /* mean of the global batch = sum over ranks of (n_r / n) x rank r's mean;
      * a full step's weight is 1 / ranks */
     float w = job->step_n_global > 0 ? (float)n / (float)job->step_n_global : 0.0f;
@@ -105,16 +268,6 @@ int engine_ranks_reduce_grads(nn_job *job, int n)
     if (c->ops->allreduce_sum(c, net->grads, net->n_params) != 0)
         return nn_backend_fail(&job->backend, "rank %d: summing the gradients: %s", job->rank,
                                c->last_error);
-    return 0;
-}
-
-int engine_ranks_sum(nn_job *job, double *v, size_t n)
-{
-    nn_comm *c = job->comm;
-    if (!c)
-        return 0;
-    if (c->ops->allreduce_sum_f64(c, v, n) != 0)
-        return nn_backend_fail(&job->backend, "rank %d: %s", job->rank, c->last_error);
     return 0;
 }
 

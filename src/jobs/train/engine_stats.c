@@ -45,6 +45,7 @@ void engine_stats_add_step(nn_job *job, int n, double dt, const double t[NN_PHAS
         tot->step_times[tot->timed] = dt;
     tot->step_s_total += dt;
     tot->graph_host_s += t_graph;
+    tot->overlap_s += job->step_overlap_s;
     tot->samples += n;
     tot->timed++;
 }
@@ -166,6 +167,7 @@ static void timed_means(nn_job *job)
             s->phase_valid &= ~(1u << NN_PHASE_ALLREDUCE);
     }
     s->us_per_step = tot->step_s_total / (double)tot->timed * 1e6;
+    s->overlap_us = tot->overlap_s / (double)tot->timed * 1e6;
     s->timed_steps = tot->timed;
     if (s->has_counters)
         step_counters(job);

@@ -96,9 +96,17 @@ int engine_ranks_share_params(nn_job *job, char *err, size_t err_len);
  * updates from its own share) to every rank, before a validation, as
  * DDP's broadcast_buffers: every rank validates with the same network. */
 int engine_ranks_share_state(nn_job *job);
+/* The buckets the sums are started in while the backward runs (unless
+ * no_overlap), planned once the network is made; released with the job. */
+int engine_ranks_buckets_prepare(nn_job *job, char *err, size_t err_len);
+void engine_ranks_release(nn_job *job);
+/* Before a step's backward: this rank's n samples, every bucket waiting. */
+int engine_ranks_begin_step(nn_job *job, int n);
 /* The gradient arena, this rank's n of the step's step_n_global samples,
  * averaged over the ranks: each rank's scaled by n / step_n_global, then
- * summed. Nothing for a plain job. */
+ * summed: with buckets, those not started yet started and all waited for
+ * (step_overlap_s: how long sums were in flight during the backward);
+ * without, one blocking sum. Nothing for a plain job. */
 int engine_ranks_reduce_grads(nn_job *job, int n);
 /* NNLAB_RANKS_CHECK=1: fails the step when a rank's parameters differ
  * from rank 0's. */
