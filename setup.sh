@@ -27,7 +27,8 @@ deps() {
     apt-get install -y -qq --no-install-recommends \
         build-essential autoconf automake libtool pkg-config \
         libopenblas-dev libblis4-pthread libncurses-dev libiniparser-dev zlib1g-dev libcmocka-dev libsimde-dev \
-        dataset-fashion-mnist tmux python3 python3-numpy time clang libclang-rt-dev librsvg2-bin >/dev/null
+        dataset-fashion-mnist tmux python3 python3-numpy time clang libclang-rt-dev librsvg2-bin \
+        libopenmpi-dev openmpi-bin >/dev/null
 }
 
 # autoreconf's twenty-odd lines of "installing ..." say nothing to a user:
