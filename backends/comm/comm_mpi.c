@@ -44,6 +44,16 @@ static int mpi_fail(nn_comm *c, const char *op, int rc)
     return fail(c, "%s (rank %d of %d): %s", op, c->rank, c->size, text);
 }
 
+/* src into dst[len], cut when longer (a host's or library's name). */
+static void copy_text(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= len)
+        n = len - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static comm_mpi *state_of(nn_comm *c)
 {
     return (comm_mpi *)c->impl;
@@ -61,7 +71,7 @@ static void read_library(nn_comm *c)
         return;
     }
     v[strcspn(v, ",\n")] = '\0';
-    snprintf(c->library, sizeof c->library, "%s", v);
+    copy_text(c->library, sizeof c->library, v);
 }
 
 /* How the sums travel, from Open MPI's choice of transports (its mca
@@ -79,7 +89,7 @@ static void read_transport(nn_comm *c)
         word = strstr(btl, "tcp") ? "tcp" : btl;
     else if (btl && btl[0] == '^' && strstr(btl, "vader"))
         word = "tcp";
-    snprintf(c->transport, sizeof c->transport, "%s", word);
+    copy_text(c->transport, sizeof c->transport, word);
 }
 
 static int local_ranks(nn_comm *c, comm_mpi *m)
@@ -140,7 +150,7 @@ static int comm_open(nn_comm *c)
     char host[MPI_MAX_PROCESSOR_NAME] = "";
     if (MPI_Get_processor_name(host, &len) != MPI_SUCCESS)
         snprintf(host, sizeof host, "?");
-    snprintf(c->host, sizeof c->host, "%s", host);
+    copy_text(c->host, sizeof c->host, host);
     read_library(c);
     read_transport(c);
     return 0;
