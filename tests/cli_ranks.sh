@@ -97,7 +97,7 @@ grep_ok "JSON: per-rank batch" "$tmp/out" '"batch_per_rank": 32,'
 grep_ok "JSON: global batch" "$tmp/out" '"global_batch": 64,'
 grep_ok "JSON: shared memory" "$tmp/out" '"transport": "shared memory"'
 grep_ok "JSON: the library" "$tmp/out" '"library": "Open MPI'
-grep_ok "JSON: the all-reduce phase" "$tmp/out" '"phases": {.*"all-reduce_us": [0-9]'
+grep_ok "JSON: the all-reduce phase" "$tmp/out" '"phases": {.*"allreduce_us": [0-9]'
 if [ "$(grep -c '"command"' "$tmp/out")" -eq 1 ]; then ok "one JSON (rank 0's)"; else not_ok "one JSON (rank 0's)"; fi
 grep_ok "text: batch per rank and global" "$tmp/err" "batch 32 per rank (global batch 64)"
 grep_ok "text: the all-reduce in the phase line" "$tmp/err" "us/step (mean) = .* + all-reduce [0-9]"

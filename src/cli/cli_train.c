@@ -103,7 +103,7 @@ static void json_phases(const char *key, const double *us, unsigned valid, int l
 {
     printf("  \"%s\": {", key);
     for (int p = 0; p < NN_PHASE_COUNT; p++) {
-        printf("%s\"%s_us\": ", p ? ", " : "", nn_phase_name(p));
+        printf("%s\"%s_us\": ", p ? ", " : "", nn_step_part_key(p));
         if (valid & (1u << p))
             printf("%.3f", us[p]);
         else

@@ -34,6 +34,11 @@ void nn_measure_step(const nn_snapshot *s, nn_step_measure *out)
     }
 }
 
+const char *nn_step_part_key(int part)
+{
+    return part == NN_PHASE_ALLREDUCE ? "allreduce" : nn_step_part_name(part);
+}
+
 double nn_measured_step_us(const nn_snapshot *s)
 {
     return s->timed_steps > 0 && s->us_per_step > 0 ? s->us_per_step : 0.0;

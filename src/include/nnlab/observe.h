@@ -39,8 +39,11 @@ typedef struct nn_step_measure {
 void nn_measure_step(const nn_snapshot *s, nn_step_measure *out);
 /* The mean step of s in microseconds; 0 while no step is timed. */
 double nn_measured_step_us(const nn_snapshot *s);
-/* "copy", "forward", "backward", "optimizer", "sync", "graph" */
+/* "copy", "forward", "backward", "optimizer", "sync", "all-reduce", "graph" */
 const char *nn_step_part_name(int part);
+/* The same as a JSON or CSV key: "allreduce" for the all-reduce, so that
+ * "phases.allreduce_us" reads as one name. */
+const char *nn_step_part_key(int part);
 
 /* The model and the measurement disagree when one step is more than this
  * many times the other: the model's reasons are then not the step's. */
