@@ -4,6 +4,7 @@
  * joins its ranks, prints only as rank 0 (the others say only an error, with
  * their rank), and rank 0 writes --save-params once every rank finished. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,8 @@ static int run_launcher(char **a)
     return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAILURE;
 }
 
-int cli_ranks_launch(int argc, char **argv, const cli_options *o, const char *device)
+/* --ranks N: mpirun on this program, or the one line of what is missing. */
+static int launch(int argc, char **argv, const cli_options *o, const char *device)
 {
     char why[512], np[32], exe[4096];
     if (nn_device_kind_of(device).gpu) {
@@ -133,7 +135,8 @@ int cli_ranks_launch(int argc, char **argv, const cli_options *o, const char *de
     return rc;
 }
 
-int cli_ranks_join(cli_options *o, nn_ranks_info *info)
+/* A launched process joins; a rank above 0 is made silent. */
+static int join(cli_options *o, nn_ranks_info *info)
 {
     char err[512];
     if (nn_ranks_join(info, err, sizeof err) != 0) {
@@ -151,7 +154,8 @@ int cli_ranks_join(cli_options *o, nn_ranks_info *info)
     return 0;
 }
 
-int cli_ranks_save(nn_job *job, const char *path, const nn_ranks_info *info)
+/* Every rank finished: then rank 0 writes path (NULL: none) atomically. */
+static int save(nn_job *job, const char *path, const nn_ranks_info *info)
 {
     char err[NN_ERR_LEN];
     /* every rank finished its last step before rank 0 writes a thing */
@@ -175,4 +179,82 @@ int cli_ranks_save(nn_job *job, const char *path, const nn_ranks_info *info)
         return EXIT_FAILURE;
     }
     return 0;
+}
+
+int cli_ranks_start(int argc, char **argv, cli_options *o, const char *device, nn_ranks_info *ranks,
+                    int *rc)
+{
+    if (o->ranks > 1 && !nn_ranks_launched()) {
+        *rc = launch(argc, argv, o, device);
+        return 1;
+    }
+    if ((*rc = join(o, ranks)) != 0)
+        return 1;
+    if (ranks->size > 1 && (o->race || o->race_predicted || o->with_pytorch)) {
+        fprintf(stderr, "nnlab: rank %d: --race, --race-predicted and --with-pytorch run alone, "
+                "not over ranks\n", ranks->rank);
+        *rc = CLI_EXIT_USAGE;
+        return 1;
+    }
+    return 0;
+}
+
+/* A rank above 0's exit status: its rank 0 says the rest. */
+static int rank_status(const nn_snapshot *s)
+{
+    if (s->state == NN_JOB_DIVERGED)
+        return CLI_RANKS_EXIT_DIVERGED;
+    return s->state == NN_JOB_CANCELLED ? CLI_EXIT_CANCELLED : 0;
+}
+
+int cli_ranks_end(nn_job *job, const cli_options *o, const nn_snapshot *s, const nn_ranks_info *ranks,
+                  int *rc)
+{
+    if (s->state == NN_JOB_FAILED && ranks->size > 1) {
+        /* the others may wait for it in a sum: end them all */
+        fprintf(stderr, "nnlab: rank %d of %d: %s\n", ranks->rank, ranks->size, s->error);
+        nn_ranks_abort(EXIT_FAILURE);
+        *rc = EXIT_FAILURE;
+        return 1;
+    }
+    if (s->state == NN_JOB_DONE && (ranks->size > 1 || o->save_params) &&
+        (*rc = save(job, o->save_params, ranks)) != 0) {
+        if (ranks->size > 1)
+            nn_ranks_abort(*rc);
+        return 1;
+    }
+    if (ranks->rank > 0) {
+        *rc = rank_status(s);
+        return 1;
+    }
+    return 0;
+}
+
+void cli_ranks_text(const nn_snapshot *s)
+{
+    if (s->ranks > 1 && s->overlap)
+        fprintf(stderr, "  ranks: %d over %s (%s); sums in buckets in flight during the backward "
+                "%.1f us/step (measured, part of backward); all-reduce: the wait after it\n",
+                s->ranks, s->comm_transport, s->comm_library, s->overlap_us);
+    else if (s->ranks > 1)
+        fprintf(stderr, "  ranks: %d over %s (%s); no overlap: all-reduce is one sum after the "
+                "backward\n", s->ranks, s->comm_transport, s->comm_library);
+}
+
+void cli_ranks_json(const nn_snapshot *s)
+{
+    int many = s->ranks > 1;
+    printf("  \"ranks\": %d,\n  \"batch_per_rank\": %d,\n  \"global_batch\": %ld,\n",
+           many ? s->ranks : 1, s->batch, many ? s->global_batch : (long)s->batch);
+    if (!many) {
+        printf("  \"transport\": null,\n  \"library\": null,\n");
+        return;
+    }
+    printf("  \"transport\": ");
+    cli_json_string(stdout, s->comm_transport);
+    printf(",\n  \"library\": ");
+    cli_json_string(stdout, s->comm_library);
+    printf(",\n  \"overlap\": %s,\n", s->overlap ? "true" : "false");
+    /* part of backward_us, not a phase: the phases still add up to the step */
+    cli_json_number("allreduce_overlapped_us", s->overlap ? s->overlap_us : NAN, 0);
 }

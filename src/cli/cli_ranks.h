@@ -6,18 +6,27 @@
 #include "nnlab/engine.h"
 #include "nnlab/ranks.h"
 
-/* --ranks N (N > 1): runs mpirun -np N on this program with argv (the
- * command's, argv[0] its name) less --ranks, and returns its exit status;
- * one line and CLI_EXIT_USAGE when device is a GPU, or mpirun or the ranks'
- * module is missing. */
-int cli_ranks_launch(int argc, char **argv, const cli_options *o, const char *device);
-/* Joins the ranks when a launcher started this process; a rank above 0 is
- * made silent (its stdout closed, o's outputs off). 0, or an exit status
- * after a one-line error. */
-int cli_ranks_join(cli_options *o, nn_ranks_info *info);
-/* After a job that ended well: waits for every rank, then writes the
- * parameters to path (NULL: none; rank 0's only) atomically. 0, or an exit
- * status after a one-line error. */
-int cli_ranks_save(nn_job *job, const char *path, const nn_ranks_info *info);
+/* train's and bench's status of a diverged job (cli_train.c's) */
+enum { CLI_RANKS_EXIT_DIVERGED = 3 };
+
+/* Before a job: --ranks N (N > 1) in a process no launcher started runs
+ * mpirun -np N on this program with argv (the command's, argv[0] its name)
+ * less --ranks (one line and CLI_EXIT_USAGE when device is a GPU, or
+ * mpirun or the ranks' module is missing); a process a launcher started
+ * joins its ranks, a rank above 0 made silent (its stdout closed, o's
+ * outputs off). 1 when the command is over, with its status in *rc; 0 to go
+ * on, with this process's place in ranks. */
+int cli_ranks_start(int argc, char **argv, cli_options *o, const char *device, nn_ranks_info *ranks,
+                    int *rc);
+/* After the job: a rank's failure said with its rank and every rank ended
+ * (MPI_Abort); a job that ended well waits for every rank, then rank 0
+ * writes --save-params atomically; a rank above 0 says nothing more. 1 when
+ * that is all, with the status in *rc; 0: report the job as usual. */
+int cli_ranks_end(nn_job *job, const cli_options *o, const nn_snapshot *s, const nn_ranks_info *ranks,
+                  int *rc);
+/* The summary's line and the JSON's fields of the ranks (one rank: the
+ * JSON's say 1 and null). */
+void cli_ranks_text(const nn_snapshot *s);
+void cli_ranks_json(const nn_snapshot *s);
 
 #endif

@@ -30,7 +30,7 @@
 /* The exit status of a job stopped because its loss became NaN or inf
  * (man/nnlab.1, EXIT STATUS): not a failure of the program (1), nor a usage
  * error (2), but a result a script must not take for a trained model. */
-enum { CLI_EXIT_DIVERGED = 3 };
+enum { CLI_EXIT_DIVERGED = CLI_RANKS_EXIT_DIVERGED };
 
 /* ---- progress and results ------------------------------------------------------ */
 
@@ -174,25 +174,6 @@ static void print_json_conv(nn_job *job)
     cli_conv_algorithms_json(a, n < CLI_CONV_MAX ? n : CLI_CONV_MAX);
 }
 
-/* The ranks: batch is each rank's, global_batch all of theirs. */
-static void print_json_ranks(const nn_snapshot *s)
-{
-    int many = s->ranks > 1;
-    printf("  \"ranks\": %d,\n  \"batch_per_rank\": %d,\n  \"global_batch\": %ld,\n",
-           many ? s->ranks : 1, s->batch, many ? s->global_batch : (long)s->batch);
-    if (!many) {
-        printf("  \"transport\": null,\n  \"library\": null,\n");
-        return;
-    }
-    printf("  \"transport\": ");
-    cli_json_string(stdout, s->comm_transport);
-    printf(",\n  \"library\": ");
-    cli_json_string(stdout, s->comm_library);
-    printf(",\n  \"overlap\": %s,\n", json_bool(s->overlap));
-    /* part of backward_us, not a phase: the phases still add up to the step */
-    cli_json_number("allreduce_overlapped_us", s->overlap ? s->overlap_us : NAN, 0);
-}
-
 static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench,
                        const cli_torch *torch, const nn_race_ways *ways)
 {
@@ -211,7 +192,7 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     else
         printf("  \"diverged\": null,\n");
     printf("  \"batch\": %d,\n  \"epochs\": %d,\n  \"steps\": %ld,\n", s->batch, s->epochs, s->step);
-    print_json_ranks(s);
+    cli_ranks_json(s);
     printf("  \"data\": {\"name\": ");
     cli_json_string(stdout, s->data_name);
     printf(", \"real\": %s, \"description\": ", s->data_synthetic ? "false" : "true");
@@ -301,13 +282,7 @@ static void print_summary(const nn_snapshot *s, int bench)
                 headline, what, s->ranks, s->device, s->batch, s->global_batch, steps);
     else
         fprintf(stderr, "%s: %s on %s, batch %d: %s\n", headline, what, s->device, s->batch, steps);
-    if (s->ranks > 1 && s->overlap)
-        fprintf(stderr, "  ranks: %d over %s (%s); sums in buckets in flight during the backward "
-                "%.1f us/step (measured, part of backward); all-reduce: the wait after it\n",
-                s->ranks, s->comm_transport, s->comm_library, s->overlap_us);
-    else if (s->ranks > 1)
-        fprintf(stderr, "  ranks: %d over %s (%s); no overlap: all-reduce is one sum after the "
-                "backward\n", s->ranks, s->comm_transport, s->comm_library);
+    cli_ranks_text(s);
     print_step(s, bench);
     if (s->has_counters && s->timed_steps > 0)
         fprintf(stderr, "  per step: %.1f launches, %.1f copies to the device (%.0f bytes), "
@@ -532,14 +507,6 @@ static int report_job(nn_job *job, const cli_options *o, const nn_job_config *cf
     return end_status(s);
 }
 
-/* A rank above 0's exit status: its rank 0 says the rest. */
-static int rank_status(const nn_snapshot *s)
-{
-    if (s->state == NN_JOB_DIVERGED)
-        return CLI_EXIT_DIVERGED;
-    return s->state == NN_JOB_CANCELLED ? CLI_EXIT_CANCELLED : 0;
-}
-
 static int run_job(int argc, char **argv, enum cli_command command)
 {
     cli_options o;
@@ -555,16 +522,9 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return rc > 0 ? 0 : CLI_EXIT_USAGE;
     if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
         return CLI_EXIT_USAGE;
-    nn_ranks_info ranks;
-    if (o.ranks > 1 && !nn_ranks_launched())     /* mpirun starts the ranks (cli_ranks.c) */
-        return cli_ranks_launch(argc, argv, &o, cfg.device[0] ? cfg.device : p.device);
-    if ((rc = cli_ranks_join(&o, &ranks)) != 0)
+    nn_ranks_info ranks;         /* mpirun started, or this process joined (cli_ranks.c) */
+    if (cli_ranks_start(argc, argv, &o, cfg.device[0] ? cfg.device : p.device, &ranks, &rc))
         return rc;
-    if (ranks.size > 1 && (o.race || o.race_predicted || o.with_pytorch)) {
-        fprintf(stderr, "nnlab: rank %d: --race, --race-predicted and --with-pytorch run alone, "
-                "not over ranks\n", ranks.rank);
-        return CLI_EXIT_USAGE;
-    }
     if (o.race)                  /* the job on several devices and ways (cli_race.c) */
         return race_options_ok(&o) ? cli_race(&o, &p, &cfg) : CLI_EXIT_USAGE;
     /* asked here too, so that a device that cannot run is a usage error (2)
@@ -596,19 +556,13 @@ static int run_job(int argc, char **argv, enum cli_command command)
     cli_catch_stop_signals();
     if (follow(job, &p, bench, o.quiet, r.on ? &r.gpu : NULL, &s) != 0)
         leave_stuck_job(job, &cfg, &s, bench, o.json, &torch);
-    if (s.state == NN_JOB_FAILED) {
-        if (ranks.size > 1) {       /* the others may wait for it in a sum: end them all */
-            fprintf(stderr, "nnlab: rank %d of %d: %s\n", ranks.rank, ranks.size, s.error);
-            nn_ranks_abort(EXIT_FAILURE);
-        }
+    if (cli_ranks_end(job, &o, &s, &ranks, &rc)) {
+        /* a failure, the parameters saved, or a rank above 0: said */
+    } else if (s.state == NN_JOB_FAILED) {
         fprintf(stderr, "nnlab: %s\n", s.error);
         rc = EXIT_FAILURE;
-    } else if (s.state == NN_JOB_DONE && (ranks.size > 1 || o.save_params) &&
-               (rc = cli_ranks_save(job, o.save_params, &ranks)) != 0) {
-        if (ranks.size > 1)
-            nn_ranks_abort(rc);
     } else {
-        rc = ranks.rank > 0 ? rank_status(&s) : report_job(job, &o, &cfg, &p, &s, bench, &r, &torch);
+        rc = report_job(job, &o, &cfg, &p, &s, bench, &r, &torch);
     }
     nn_job_free(job);
     return rc;
