@@ -174,6 +174,21 @@ static void print_json_conv(nn_job *job)
     cli_conv_algorithms_json(a, n < CLI_CONV_MAX ? n : CLI_CONV_MAX);
 }
 
+/* The threads at the end and why; a CPU device's processor and OpenBLAS. */
+static void print_json_cpu(const nn_snapshot *s)
+{
+    if (s->threads_now > 0) {   /* the threads at the end, and why (revised as it ran) */
+        printf("  \"threads_now\": %d, \"threads_why\": ", s->threads_now);
+        cli_json_string(stdout, s->threads_why);
+        printf(",\n");
+    }
+    if (!s->has_switches) {      /* a CPU device: the processor and OpenBLAS it ran on */
+        printf("  ");
+        cli_cpu_facts_json(0);
+        printf(",\n");
+    }
+}
+
 static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s, int bench,
                        const cli_torch *torch, const nn_race_ways *ways)
 {
@@ -217,16 +232,7 @@ static void print_json(nn_job *job, const nn_job_config *cfg, const nn_snapshot 
     cli_json_number("val_loss", e ? e->val_loss : NAN, 0);
     cli_json_number("val_accuracy", e && e->has_accuracy ? e->val_accuracy : NAN, 0);
     print_json_history(job, s);
-    if (s->threads_now > 0) {   /* the threads at the end, and why (revised as it ran) */
-        printf("  \"threads_now\": %d, \"threads_why\": ", s->threads_now);
-        cli_json_string(stdout, s->threads_why);
-        printf(",\n");
-    }
-    if (!s->has_switches) {      /* a CPU device: the processor and OpenBLAS it ran on */
-        printf("  ");
-        cli_cpu_facts_json(0);
-        printf(",\n");
-    }
+    print_json_cpu(s);
     print_json_gpu(s);
     printf("  \"deterministic\": %s,\n", json_bool(cfg->deterministic));
     print_json_conv(job);
