@@ -146,6 +146,14 @@ if [ -n "$lesson_us" ] && [ -n "$explain_us" ] &&
    python3 -c "import sys; sys.exit(0 if abs($lesson_us - $explain_us) <= 1 else 1)"; then
     ok "a ranks step's graph way priced as explain --ranks ($lesson_us us, $explain_us us)"
 else not_ok "a ranks step's graph way priced as explain --ranks ('$lesson_us' us, '$explain_us' us)"; fi
+# the CPU's default link (shm) found when the step runs: said where it is not there
+cp -r "$top_srcdir/profiles" "$tmp/profiles" && rm -f "$tmp/profiles/links/shm.ini"
+check "the CPU's default link missing: the step fails (1)" 1 \
+    env NNLAB_PROFILES_DIR="$tmp/profiles" "$NNLAB" lesson "$fix/lesson-ranks-cpu.ini"
+grep_ok "the CPU's default link missing: the step says which" "$tmp/out" \
+    "not run: \[step1\] link shm (the default): no link profile 'shm'"
+grep_ok "the CPU's default link missing: said on stderr, the file named" "$tmp/err" \
+    "lesson-ranks-cpu.ini: \[step1\] link shm (the default)"
 
 # ---- a GPU here: the emulated one measures nnlab's GPU lane ---------------------------------
 if NNLAB_GPU_EMULATION=1 "$NNLAB" devices 2>/dev/null | grep -q '^gpu  *available'; then

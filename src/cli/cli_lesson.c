@@ -259,6 +259,7 @@ static int run_ranks(const cli_options *o, lesson_command *c, int k)
     int gpu = nn_device_kind_of(s->device).gpu;
     if (nn_lesson_ranks_link(s, &link, err, sizeof err) != 0) {
         fprintf(stderr, "nnlab: %s: %s\n", nn_safe(c->l.path), nn_safe(err));
+        nn_strlcpy(c->r[k].why, err, sizeof c->r[k].why);   /* the step's own line, and the handout's */
         return -1;
     }
     if (cli_load_preset(s->preset, &c->p) != 0)
@@ -369,7 +370,8 @@ static int run_step(const cli_options *o, lesson_command *c, int k)
     memset(&c->r[k], 0, sizeof c->r[k]);
     c->r[k].writeup = -1;
     if (s->kind != NN_LESSON_NOTE && run[s->kind](o, c, k) != 0) {
-        snprintf(c->r[k].why, sizeof c->r[k].why, "its job did not run (said above)");
+        if (!c->r[k].why[0])
+            snprintf(c->r[k].why, sizeof c->r[k].why, "its job did not run (said above)");
         rc = -1;
     }
     print_step_result(c, k);
