@@ -28,7 +28,7 @@ quick="--steps 2 --warmup 0"
 
 # ---- the list --------------------------------------------------------------------------
 check "--list" 0 "$NNLAB" lesson --list
-for l in why-gpu-slower wide-table jacobian; do
+for l in why-gpu-slower wide-table jacobian why-two; do
     grep_ok "--list: $l" "$tmp/out" "^$l "
 done
 
@@ -49,9 +49,10 @@ run_lesson() {   # NAME ANSWERS STEPS [options]  (check sets $name: not used her
         not_ok "$lname: the handout parses, every figure labelled"
     fi
 }
-run_lesson why-gpu-slower clgyg 9
+run_lesson why-gpu-slower clgygn 10
 run_lesson wide-table gglgc 6
 run_lesson jacobian ccg 6
+run_lesson why-two nyynyyn 7
 check "an unanswered question: said" 0 "$NNLAB" lesson jacobian
 grep_ok "an unanswered question: none given" "$tmp/out" "answer -: none given"
 out="$tmp/jacobian.out"
@@ -105,6 +106,55 @@ done
 grep_ok "940M: a step without a question has no answer line" "$tmp/out" "^== step 4/4"
 no_gpu_measured "$tmp/out" "940M: no GPU figure says measured"
 
+# ---- why-two: N ranks against one, every figure predicted -----------------------------------
+out="$tmp/why-two.out"
+# each step's headline and label, and the answer the report expects (every answer given is its)
+for row in "1:2:4:PCIe 4.0 x16:after:n" "2:2:1024:PCIe 4.0 x16:after:y" "3:4:256:InfiniBand HDR:during:y" \
+           "4:4:32:InfiniBand HDR:after:n" "5:4:32:InfiniBand HDR:during:y" "6:8:32:NVLink 4:after:y" \
+           "7:8:32:PCIe 4.0 x16:after:n"; do
+    ifs=$IFS; IFS=:; set -- $row; IFS=$ifs
+    k=$1 ranks=$2 batch=$3 link=$4 when=$5 key=$6
+    step "$k" "$out" >"$tmp/s"
+    grep_ok "why-two $k: $ranks ranks at $batch over $link, predicted" "$tmp/s" \
+        ">> $ranks ranks: [0-9.]*x one rank <<  ($ranks GPU ranks at batch $batch each over $link, the all-reduce $when backward: predicted for T4)"
+    grep_ok "why-two $k: the answer $key checked right" "$tmp/s" "answer $key ([a-z]*): right, this machine says $key"
+    grep_ok "why-two $k: one rank at the global batch" "$tmp/s" "one rank at batch $((ranks * batch)) .* predicted for T4$"
+done
+speed() { step "$1" "$out" | sed -n 's/.*>> [0-9]* ranks: \([0-9.]*\)x one rank <<.*/\1/p'; }
+faster() { python3 -c "import sys; sys.exit(0 if float('$2') > float('$1') else 1)"; }
+faster "$(speed 1)" "$(speed 2)" && ok "why-two: a larger batch pays better ($(speed 1)x -> $(speed 2)x)" ||
+    not_ok "why-two: a larger batch pays better ($(speed 1)x -> $(speed 2)x)"
+faster "$(speed 4)" "$(speed 5)" && ok "why-two: the overlap pays better ($(speed 4)x -> $(speed 5)x)" ||
+    not_ok "why-two: the overlap pays better ($(speed 4)x -> $(speed 5)x)"
+faster "$(speed 7)" "$(speed 6)" && ok "why-two: NVLink pays better than PCIe ($(speed 6)x, $(speed 7)x)" ||
+    not_ok "why-two: NVLink pays better than PCIe ($(speed 6)x, $(speed 7)x)"
+if grep -q "measured" "$out"; then not_ok "why-two: no figure says measured"; else ok "why-two: no figure says measured"; fi
+grep_ok "why-two: the link's figures and their source" "$out" "NVLink 4: 450 GB/s each way, 0.4 us a hop (from its datasheet or standard)"
+step 10 "$tmp/why-gpu-slower.out" >"$tmp/s"
+grep_ok "why-gpu-slower 10: leads to why-two, two GPUs predicted" "$tmp/s" ">> 2 ranks: [0-9.]*x one rank <<  (2 GPU ranks at batch 32 each over PCIe 4.0 x16"
+grep_ok "why-gpu-slower 10: the answer n checked right" "$tmp/s" "answer n (no): right"
+# no link named: a GPU's default; way = graph priced as `nnlab explain --ranks` prices it
+check "a ranks step without a link runs" 0 "$NNLAB" lesson "$fix/lesson-ranks-default.ini"
+cp "$tmp/out" "$tmp/ranks-default.out"
+step 1 "$tmp/ranks-default.out" >"$tmp/s"
+grep_ok "no link named: a GPU's ranks over PCIe 4.0" "$tmp/s" ">> 2 ranks: [0-9.]*x one rank <<  (2 GPU ranks at batch 32 each over PCIe 4.0 x16, the all-reduce during backward"
+lesson_us=$(step 2 "$tmp/ranks-default.out" | sed -n 's/^  4 ranks. step  *\([0-9.]*\) us.step.*/\1/p')
+check "explain --ranks: the same four GPUs" 0 "$NNLAB" explain --preset mnist-mlp-1000 --device gpu --batch 32 \
+    --ranks 4 --link nvlink3 --no-overlap --graph
+explain_us=$(sed -n 's/^ *step: 4 ranks \([0-9.]*\) us .*/\1/p' "$tmp/out")
+if [ -n "$lesson_us" ] && [ -n "$explain_us" ] &&
+   python3 -c "import sys; sys.exit(0 if abs($lesson_us - $explain_us) <= 1 else 1)"; then
+    ok "a ranks step's graph way priced as explain --ranks ($lesson_us us, $explain_us us)"
+else not_ok "a ranks step's graph way priced as explain --ranks ('$lesson_us' us, '$explain_us' us)"; fi
+# the CPU's default link (shm) found when the step runs: said where it is not there
+cp -r "$top_srcdir/profiles" "$tmp/profiles" && rm -f "$tmp/profiles/links/shm.ini"
+check "the CPU's default link missing: the step fails (1)" 1 \
+    env NNLAB_PROFILES_DIR="$tmp/profiles" "$NNLAB" lesson "$fix/lesson-ranks-cpu.ini"
+grep_ok "the CPU's default link missing: the step says which" "$tmp/out" \
+    "not run: \[step1\] link shm (the default): no link profile 'shm'"
+grep_ok "the CPU's default link missing: said on stderr, the file named" "$tmp/err" \
+    "lesson-ranks-cpu.ini: \[step1\] link shm (the default)"
+
 # ---- a GPU here: the emulated one measures nnlab's GPU lane ---------------------------------
 if NNLAB_GPU_EMULATION=1 "$NNLAB" devices 2>/dev/null | grep -q '^gpu  *available'; then
     NNLAB_GPU_EMULATION=1 check "a GPU here (emulated): the race runs" 0 "$NNLAB" lesson "$fix/lesson-emu.ini" $quick
@@ -136,6 +186,13 @@ refused header '\[lesson\] title: missing'
 refused profile "\[step1\] gpu_profile: no GPU profile 'tpu-v9'"
 refused jacobian-preset '\[step1\] preset: lenet-cifar10 is not a Jacobian preset'
 refused jacobian-val '\[step1\] val: 0: out of range'
+refused ranks-count '\[step1\] ranks: 1: out of range (2..4096)'
+refused ranks-link "\[step1\] link: no link profile 'token-ring'"
+refused ranks-overlap "\[step1\] overlap: unknown overlap 'sometimes'"
+refused ranks-on-race '\[step1\] ranks: only a ranks step has ranks (this one is a race)'
+refused ranks-pays '\[step1\] expect: pays: not for this kind of step'
+refused ranks-answers '\[step1\] answers: no answer labelled yes (expect = pays'
+refused ranks-way '\[step1\] way: a GPU way on the cpu device'
 check "--answers with a key no question offers: refused" 2 "$NNLAB" lesson why-gpu-slower --answers cx
 one_line_err "--answers refused in one line"
 grep_ok "--answers: names the question and its keys" "$tmp/err" "'x' for question 2 (\[step2\]): not one of its keys (l, c, r, w, or - for none)"

@@ -25,7 +25,7 @@ fi
 
 no_grep_ok() { if grep -q -E -e "$3" "$2"; then echo "# '$3' found in $2:"; grep -E -e "$3" "$2" | sed 's/^/#   /'; not_ok "$1"; else ok "$1"; fi; }
 
-for lesson in why-gpu-slower wide-table jacobian; do
+for lesson in why-gpu-slower wide-table jacobian why-two; do
     check "$lesson on the emulated GPU: to its end" 0 "$NNLAB" lesson "$lesson" --steps 2 --warmup 0
     last=$(grep -c '^== step ' "$tmp/out")
     grep_ok "$lesson: all $last steps shown" "$tmp/out" "^== step $last/$last"

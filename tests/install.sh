@@ -36,7 +36,7 @@ if [ -f "$builddir/backends/cuda/.libs/nnlab-cuda.so" ]; then
 fi
 if find "$stage" -path '*/nnlab/presets/*.ini' | grep -q .; then ok "the presets installed"
 else not_ok "the presets installed"; fi
-for l in why-gpu-slower wide-table jacobian; do
+for l in why-gpu-slower wide-table jacobian why-two; do
     if find "$stage" -path "*/nnlab/lessons/$l.ini" | grep -q .; then ok "the lesson $l installed"
     else not_ok "the lesson $l installed"; fi
 done

@@ -1,7 +1,7 @@
 /* tests/test_lesson_write.c - a lesson written back (nn_lesson_write) and a
  * step appended to the user's lesson (nn_lesson_append_step,
  * src/analysis/model/lesson_write.c): every shipped lesson written and loaded
- * back gives the same steps; a step appended to a new lesson, then to the
+ * back gives the same steps (a ranks step's ranks, link and overlap too); a step appended to a new lesson, then to the
  * same one, loads back key for key; a full lesson, a shipped lesson's name
  * and a text iniparser cannot give back whole are refused with one line,
  * the file left as it was. The user's folder is a temp folder
@@ -36,6 +36,7 @@ static int set_up(void **state)
     setenv("XDG_DATA_HOME", tmp, 1);
     setenv("NNLAB_PRESETS_DIR", PRESETS_SRCDIR, 1);
     setenv("NNLAB_LESSONS_DIR", LESSONS_SRCDIR, 1);
+    setenv("NNLAB_PROFILES_DIR", PROFILES_SRCDIR, 1);   /* a ranks step's link */
     setenv("XDG_CONFIG_HOME", tmp, 1);   /* no user presets of the machine's own */
     return 0;
 }
@@ -76,11 +77,14 @@ static void assert_step_equal(const nn_lesson_step *a, const nn_lesson_step *b)
         assert_string_equal(a->answers[k].label, b->answers[k].label);
     }
     assert_int_equal(a->expect, b->expect);
+    assert_int_equal(a->ranks, b->ranks);
+    assert_string_equal(a->link, b->link);
+    assert_int_equal(a->overlap, b->overlap);
 }
 
 static void test_shipped_lessons_round_trip(void **state)
 {
-    static const char *const names[] = { "why-gpu-slower", "wide-table", "jacobian" };
+    static const char *const names[] = { "why-gpu-slower", "wide-table", "jacobian", "why-two" };
     static nn_lesson l, back;
     char path[512], out[512], err[1024];
     (void)state;

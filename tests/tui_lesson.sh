@@ -126,7 +126,8 @@ walk() {
 }
 
 walk jacobian ccg 6
-walk why-gpu-slower clgyg 9
+walk why-gpu-slower clgygn 10
+walk why-two nyynyyn 7       # the list's order: the cursor only goes down
 walk wide-table gglgc 6
 
 # ---- A: the settings as a step of the user's lesson ---------------------------------------------

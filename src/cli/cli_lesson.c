@@ -5,7 +5,7 @@
  * step asks) and measures nnlab's CPU lane (and with a GPU here its GPU
  * lane) with a short training job; a
  * sweep is `nnlab sweep`'s (cli_sweep.c); Explain prices the GPU's step as
- * `nnlab explain` does. What each step found, the answer it expects and
+ * `nnlab explain` does, and a ranks step N ranks' as `explain --ranks`. What each step found, the answer it expects and
  * the handout are the report's (nnlab/lesson_report.h), so the lab and the
  * CLI compute every figure in one place. */
 #include "config.h"
@@ -249,6 +249,33 @@ static int run_jacobian(const cli_options *o, lesson_command *c, int k)
     return 0;
 }
 
+/* N ranks against one: the one rank priced as an explain step is (this
+ * device's calibration, else the profile's), over the step's link. */
+static int run_ranks(const cli_options *o, lesson_command *c, int k)
+{
+    const nn_lesson_step *s = &c->l.step[k];
+    char source[NN_TEXT_LEN], err[NN_ERR_LEN];
+    nn_link link;
+    int gpu = nn_device_kind_of(s->device).gpu;
+    if (nn_lesson_ranks_link(s, &link, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s: %s\n", nn_safe(c->l.path), nn_safe(err));
+        nn_strlcpy(c->r[k].why, err, sizeof c->r[k].why);   /* the step's own line, and the handout's */
+        return -1;
+    }
+    if (cli_load_preset(s->preset, &c->p) != 0)
+        return -1;
+    if (gpu && !c->gpu_here) {
+        nn_profile_calibration(&c->prof, &c->cal);
+        snprintf(source, sizeof source, "predicted for %s", c->prof.name);
+    } else {
+        if (cli_calibration(gpu ? "gpu" : "cpu", (int)o->threads, o->recalibrate, 1, &c->cal) != 0)
+            return -1;
+        snprintf(source, sizeof source, "predicted from this %s's calibration", gpu ? "GPU" : "CPU");
+    }
+    nn_lesson_ranks_result(s, &c->p, &c->cal, &c->prof, &link, source, &c->r[k]);
+    return 0;
+}
+
 /* ---- printing -------------------------------------------------------------------------------- */
 
 static void print_step_head(const lesson_command *c, int k)
@@ -336,14 +363,15 @@ static int write_handout(const char *dir, lesson_command *c)
 static int run_step(const cli_options *o, lesson_command *c, int k)
 {
     static int (*const run[])(const cli_options *, lesson_command *, int) = { run_race, run_sweep, run_explain,
-                                                                                run_jacobian };
+                                                                                run_jacobian, run_ranks };
     const nn_lesson_step *s = &c->l.step[k];
     int rc = 0;
     print_step_head(c, k);
     memset(&c->r[k], 0, sizeof c->r[k]);
     c->r[k].writeup = -1;
     if (s->kind != NN_LESSON_NOTE && run[s->kind](o, c, k) != 0) {
-        snprintf(c->r[k].why, sizeof c->r[k].why, "its job did not run (said above)");
+        if (!c->r[k].why[0])
+            snprintf(c->r[k].why, sizeof c->r[k].why, "its job did not run (said above)");
         rc = -1;
     }
     print_step_result(c, k);

@@ -4,8 +4,8 @@
  * and switches, PyTorch where the step asks) and runs on the run or sweep
  * screen as any race or sweep does; back from it, its result is read from
  * the run's lanes (ui_dashboard_ways) or the sweep (lab->sweep) by the
- * report (nn_lesson_race_result, nn_lesson_sweep_result). Explain and a
- * Jacobian step price at once from the lab's calibrations and the GPU
+ * report (nn_lesson_race_result, nn_lesson_sweep_result). Explain, a
+ * Jacobian step and a ranks step price at once from the lab's calibrations and the GPU
  * profile, as `nnlab lesson` does. The GPU profile is the settings' (the
  * step's when none was picked), as --gpu-profile is on the CLI. */
 #include "panels/lesson_step.h"
@@ -127,6 +127,36 @@ static int run_jacobian(ui_lab *lab, ui_lesson_run *lr, int k, const nn_preset *
     return 0;
 }
 
+/* N ranks against one: the one rank priced as an explain step is, over the
+ * step's link. 0 done, 1 waiting for a calibration. */
+static int run_ranks(ui_lab *lab, ui_lesson_run *lr, int k, const nn_preset *p, const nn_gpu_profile *prof)
+{
+    const nn_lesson_step *s = &lr->lesson.step[k];
+    nn_calibration own;
+    const nn_calibration *cal = &own;
+    const char *why = "";
+    char source[NN_TEXT_LEN], err[NN_ERR_LEN];
+    nn_link link;
+    int gpu = nn_device_kind_of(s->device).gpu;
+    if (nn_lesson_ranks_link(s, &link, err, sizeof err) != 0) {
+        not_run(lr, k, "", err);
+        return 0;
+    }
+    if (gpu && !ui_gpu_here(lab, s->device)) {
+        nn_profile_calibration(prof, &own);
+        snprintf(source, sizeof source, "predicted for %s", prof->name);
+    } else {
+        if (!(cal = calibration(lab, lr, gpu ? "gpu" : "cpu", &why))) {
+            if (!lr->calibrating)
+                not_run(lr, k, "no calibration of the device: ", why);
+            return lr->calibrating;
+        }
+        snprintf(source, sizeof source, "predicted from this %s's calibration", gpu ? "GPU" : "CPU");
+    }
+    nn_lesson_ranks_result(s, p, cal, prof, &link, source, &lr->result[k]);
+    return 0;
+}
+
 /* ---- a race or a sweep: the lab's settings become the step's ---------------------------------- */
 
 /* The step's preset selected on the setup screen and the settings set to
@@ -207,7 +237,8 @@ ui_action ui_lesson_run_step(ui_lab *lab, ui_lesson_run *lr, int k)
         not_run(lr, k, "", err);
         return UI_ACT_HANDLED;
     }
-    int waits = s->kind == NN_LESSON_EXPLAIN ? run_explain(lab, lr, k, &p, &prof) : run_jacobian(lab, lr, k, &p, &prof);
+    int waits = s->kind == NN_LESSON_EXPLAIN ? run_explain(lab, lr, k, &p, &prof)
+              : s->kind == NN_LESSON_RANKS ? run_ranks(lab, lr, k, &p, &prof) : run_jacobian(lab, lr, k, &p, &prof);
     if (waits)
         lr->state[k] = UI_STEP_WAITING;
     return UI_ACT_HANDLED;

@@ -178,6 +178,7 @@ static const char *how_it_runs(const nn_lesson_step *s)
     case NN_LESSON_SWEEP: return "a batch sweep on the sweep screen, live; back here at its end (Enter)";
     case NN_LESSON_EXPLAIN: return "Explain prices the step's parts at once";
     case NN_LESSON_JACOBIAN: return "the Jacobian's val sweep, priced at once";
+    case NN_LESSON_RANKS: return "N ranks against one rank, priced at once";
     default: return "";
     }
 }

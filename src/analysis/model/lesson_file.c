@@ -22,6 +22,7 @@
 #include "nnlab/device.h"
 #include "nnlab/explain.h"
 #include "nnlab/jacobian.h"
+#include "nnlab/link.h"
 #include "nnlab/profile.h"
 #include "preset_file.h"
 #include "util.h"
@@ -298,16 +299,49 @@ static int read_device(const step_reader *r)
             return step_error(r, switches[k], "a GPU switch on the %s device: set device = gpu, or drop it",
                               s->device);
     }
-    if (s->way >= 0 && !kind.gpu && s->kind == NN_LESSON_EXPLAIN)
+    if (s->way >= 0 && !kind.gpu && (s->kind == NN_LESSON_EXPLAIN || s->kind == NN_LESSON_RANKS))
         return step_error(r, "way", "a GPU way on the %s device: set device = gpu, or drop it", s->device);
+    return 0;
+}
+
+/* A ranks step's ranks, link and overlap (another kind takes none of
+ * them); the link, when named, found and loaded. Without one the default
+ * (nn_link_default_name) is found when the step runs: this machine's
+ * shared memory is a link only once calibrated. */
+static int read_ranks(const step_reader *r)
+{
+    static const char *const keys[] = { "ranks", "link", "overlap" };
+    nn_lesson_step *s = r->s;
+    const char *ranks = step_raw(r, "ranks");
+    char why[NN_ERR_LEN];
+    long n = 2;
+    int overlap;
+    nn_link l;
+    if (s->kind != NN_LESSON_RANKS) {
+        for (int k = 0; k < 3; k++)
+            if (step_raw(r, keys[k]))
+                return step_error(r, keys[k], "only a ranks step has %s (this one is a %s)", keys[k],
+                                  nn_lesson_kind_name(s->kind));
+        return 0;
+    }
+    if (ranks && (nn_parse_long(ranks, &n) != 0 || n < 2 || n > NN_LESSON_MAX_RANKS))
+        return step_error(r, "ranks", "%s: out of range (2..%d)", nn_safe(ranks), NN_LESSON_MAX_RANKS);
+    s->ranks = (int)n;
+    if (text_value(r->d, r->path, s->section, "link", 0, s->link, sizeof s->link, r->err, r->err_len))
+        return -1;
+    if (s->link[0] && nn_link_find(s->link, &l, why, sizeof why) != 0)
+        return step_error(r, "link", "%s", why);
+    if (switch_value(r, "overlap", &overlap) != 0)
+        return -1;
+    s->overlap = overlap != 0;       /* not given (-1): overlapped, as DDP does */
     return 0;
 }
 
 static int read_kind(const step_reader *r)
 {
-    static const char *const kinds[] = { "race", "sweep", "explain", "jacobian", "note" };
+    static const char *const kinds[] = { "race", "sweep", "explain", "jacobian", "ranks", "note" };
     if (!step_raw(r, "kind"))
-        return step_error(r, "kind", "missing (race, sweep, explain, jacobian or note)");
+        return step_error(r, "kind", "missing (race, sweep, explain, jacobian, ranks or note)");
     return choice(r, "kind", kinds, NN_LESSON_KINDS, &r->s->kind);
 }
 
@@ -330,7 +364,7 @@ int nn_lesson_load(const char *path, nn_lesson *out, char *err, size_t err_len)
             step_reader r = { d, path, s, err, err_len };
             rc = text_value(d, path, s->section, "text", 1, s->text, sizeof s->text, err, err_len) ||
                  read_kind(&r) || read_preset(&r, &p) || read_batches(&r, &p) || read_jacobian(&r, &p) ||
-                 read_device(&r) ||
+                 read_device(&r) || read_ranks(&r) ||
                  nn_lesson_read_question(d, path, s, err, err_len) ? -1 : 0;
         }
     }

@@ -18,6 +18,7 @@ static const char *const lesson_keys[] = { "name", "title", "description" };
 static const char *const step_keys[] = {
     "text", "kind", "preset", "device", "gpu_profile", "batch", "batches", "way", "pair", "pytorch",
     "data_on_device", "graph", "sync_every_step", "pinned", "question", "answers", "expect", "val", "method",
+    "ranks", "link", "overlap",
 };
 
 int nn_lesson_key_known(int lesson, const char *key)
@@ -30,8 +31,10 @@ int nn_lesson_key_known(int lesson, const char *key)
     return 0;
 }
 
-static const char *const kind_names[NN_LESSON_KINDS] = { "race", "sweep", "explain", "jacobian", "note" };
-static const char *const expect_names[NN_EXPECT_KINDS] = { "", "faster", "slower", "overtakes", "largest" };
+static const char *const kind_names[NN_LESSON_KINDS] = { "race", "sweep", "explain", "jacobian", "ranks",
+                                                                 "note" };
+static const char *const expect_names[NN_EXPECT_KINDS] = { "", "faster", "slower", "overtakes", "largest",
+                                                                    "pays" };
 
 const char *nn_lesson_kind_name(int kind)
 {
@@ -96,16 +99,17 @@ static int parse_answers(const q_reader *r, const char *text)
 static int check_expect(const q_reader *r, const char *text)
 {
     enum { PAIRS = 1 << NN_LESSON_RACE | 1 << NN_LESSON_SWEEP | 1 << NN_LESSON_JACOBIAN };
-    static const int kinds[NN_EXPECT_KINDS] = { -1, PAIRS, PAIRS, 1 << NN_LESSON_SWEEP, 1 << NN_LESSON_EXPLAIN };
+    static const int kinds[NN_EXPECT_KINDS] = { -1, PAIRS, PAIRS, 1 << NN_LESSON_SWEEP, 1 << NN_LESSON_EXPLAIN,
+                                                1 << NN_LESSON_RANKS };
     static const char *const *labels[NN_EXPECT_KINDS] = { NULL, device_labels, device_labels, yes_no_labels,
-                                                           part_labels };
+                                                           part_labels, yes_no_labels };
     nn_lesson_step *s = r->s;
     for (int e = 1; e < NN_EXPECT_KINDS; e++) {
         if (strcasecmp(text, expect_names[e]) != 0)
             continue;
         if (!(kinds[e] & (1 << s->kind)))
             return q_error(r, "expect", text, ": not for this kind of step (race, sweep, jacobian: faster, slower; "
-                           "sweep: overtakes; explain: largest)");
+                           "sweep: overtakes; explain: largest; ranks: pays)");
         for (const char *const *l = labels[e]; *l; l++) {
             int found = 0;
             for (int k = 0; k < s->n_answers; k++)
@@ -121,7 +125,7 @@ static int check_expect(const q_reader *r, const char *text)
         s->expect = e;
         return 0;
     }
-    return q_error(r, "expect", nn_safe(text), ": unknown rule (expected faster, slower, overtakes or largest)");
+    return q_error(r, "expect", nn_safe(text), ": unknown rule (expected faster, slower, overtakes, largest or pays)");
 }
 
 static int read_pair_and_pytorch(const q_reader *r)

@@ -75,6 +75,10 @@ static void put_step(nn_ini_writer *w, int k, const nn_lesson_step *s)
         nn_ini_put(w, "pair = nnlab\n");
     if (s->kind == NN_LESSON_RACE && s->pytorch)
         nn_ini_put(w, "pytorch = true\n");
+    if (s->kind == NN_LESSON_RANKS) {
+        nn_ini_put(w, "ranks = %d\noverlap = %s\n", s->ranks, s->overlap ? "true" : "false");
+        put_text(w, "link", s->link);
+    }
     put_switch(w, "data_on_device", s->data_on_device);
     put_switch(w, "graph", s->graph);
     put_switch(w, "sync_every_step", s->sync_every_step);

@@ -159,6 +159,8 @@ const char *nn_lesson_result_source(const nn_lesson_result *r)
 {
     /* the label names the headline's own sides ("CPU measured, GPU predicted
      * for T4"); without one, every figure of the step counts */
+    if (r->source[0])
+        return r->source;
     int measured = strstr(r->label, "measured") != NULL, predicted = strstr(r->label, "predicted") != NULL;
     int labelled = measured || predicted;
     for (int n = 0; n < r->n_numbers && !labelled; n++) {

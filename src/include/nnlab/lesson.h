@@ -19,6 +19,7 @@
 #define NN_LESSON_MAX_STEPS 32
 #define NN_LESSON_MAX_ANSWERS 6
 #define NN_LESSON_MAX_BATCHES 16
+#define NN_LESSON_MAX_RANKS 4096     /* a ranks step's ranks: 2 .. this */
 #define NN_LESSON_TEXT_LEN 512       /* a step's text: one to three short sentences */
 
 /* What a step runs. */
@@ -28,6 +29,8 @@ enum nn_lesson_kind {
     NN_LESSON_EXPLAIN,           /* where a GPU's step goes, one bar a part (nnlab/explain.h) */
     NN_LESSON_JACOBIAN,          /* a Jacobian method at val on the CPU and the GPU, predicted
                                     (nnlab/jacobian.h's val sweep at one val) */
+    NN_LESSON_RANKS,             /* N data-parallel ranks against one rank on the same samples,
+                                    predicted (nnlab/link.h's nn_ranks_predict) */
     NN_LESSON_NOTE,              /* text only */
     NN_LESSON_KINDS
 };
@@ -42,6 +45,8 @@ enum nn_lesson_expect {
     NN_EXPECT_OVERTAKES,         /* sweep: "yes" when the GPU overtakes the CPU within the sweep */
     NN_EXPECT_LARGEST,           /* explain: the answer naming the largest part of the step
                                     (launches, copies, read-back, work) */
+    NN_EXPECT_PAYS,              /* ranks: "yes" when N ranks finish the same samples sooner than
+                                    one rank, "no" when later */
     NN_EXPECT_KINDS
 };
 
@@ -72,6 +77,10 @@ typedef struct nn_lesson_step {
     int pytorch;                 /* race: the framework way measured with PyTorch where a
                                     python3 imports torch (else it stays predicted, said) */
     int data_on_device, graph, sync_every_step, pinned;   /* the GPU switches: -1 not given */
+    int ranks;                   /* ranks: how many (2 when not given); batch is each rank's */
+    char link[NN_NAME_LEN];      /* ranks: the link profile ("": nn_link_default_name(gpu), found
+                                    when the step runs) */
+    int overlap;                 /* ranks: the sums during backward (1, the default) or after */
     char question[NN_TEXT_LEN];  /* "" when none */
     int n_answers;
     nn_lesson_answer answers[NN_LESSON_MAX_ANSWERS];
@@ -128,7 +137,7 @@ int nn_lesson_write(const char *path, const nn_lesson *l, char *err, size_t err_
 int nn_lesson_append_step(const char *name, const char *title, const nn_lesson_step *s, char *path, size_t path_len,
                           int *number, char *err, size_t err_len);
 
-const char *nn_lesson_kind_name(int kind);     /* "race", "sweep", "explain", "jacobian", "note" */
-const char *nn_lesson_expect_name(int expect); /* "", "faster", "slower", "overtakes", "largest" */
+const char *nn_lesson_kind_name(int kind);     /* "race", "sweep", "explain", "jacobian", "ranks", "note" */
+const char *nn_lesson_expect_name(int expect); /* "", "faster", "slower", "overtakes", "largest", "pays" */
 
 #endif

@@ -17,6 +17,7 @@
 #include "nnlab/explain.h"
 #include "nnlab/export.h"
 #include "nnlab/lesson.h"
+#include "nnlab/link.h"
 #include "nnlab/profile.h"
 #include "nnlab/race_ways.h"
 #include "nnlab/sweep.h"
@@ -45,6 +46,9 @@ typedef struct nn_lesson_result {
     char expected;               /* the answer's key this machine's figures give; 0: none
                                     (no question, or too close to call: why in expected_why) */
     char expected_why[NN_TEXT_LEN];
+    char source[16];             /* what every figure is, where one word says it: "predicted" (a
+                                    ranks step's, until runs of N ranks are measured: then
+                                    "measured"); "": read from the label and figures */
     int writeup;                 /* 1 agrees with the write-up, 0 disagrees, -1 nothing to compare */
     char writeup_text[3 * NN_TEXT_LEN];
 } nn_lesson_result;
@@ -81,6 +85,22 @@ void nn_lesson_explain_result(const nn_lesson_step *s, const nn_preset *p, const
 void nn_lesson_jacobian_result(const nn_lesson_step *s, const nn_preset *p, const nn_calibration *cpu,
                                const nn_calibration *gpu, double cpu_op_us, double gpu_op_us, const char *gpu_source,
                                nn_lesson_result *r);
+
+/* A ranks step: s->ranks ranks at the step's batch each, their gradients
+ * summed by the ring over link l (overlapped with backward or not), against
+ * one rank at the global batch (nn_ranks_predict), one rank's way and
+ * switches as an explain step's (nn_lesson_explain_options), priced from
+ * cal, whose figures are source's ("predicted from this CPU's
+ * calibration", "predicted for T4"). Headline "2 ranks: 0.97x one rank";
+ * the expected answer of expect = pays from the verdict rule
+ * (nnlab/verdict.h: one rank's step against the N ranks', cal's spread
+ * on each). Every figure predicted (r->source). */
+void nn_lesson_ranks_result(const nn_lesson_step *s, const nn_preset *p, const nn_calibration *cal,
+                            const nn_gpu_profile *prof, const nn_link *l, const char *source, nn_lesson_result *r);
+
+/* The link a ranks step is priced over: its own, else its device's default
+ * (nn_link_default_name). 0, or -1 with one line in err naming it. */
+int nn_lesson_ranks_link(const nn_lesson_step *s, nn_link *l, char *err, size_t err_len);
 
 /* The explanation an explain step prices (the same options Explain's GPU
  * ways use, with the step's switches on top). */
