@@ -2,8 +2,7 @@
  * 4 bytes to 64 MiB timed on the ranks a launcher started (the comm module,
  * backends/comm/comm.h), each size's time the median of three rounds of
  * the ranks' mean, and the ring's figures fitted to them (nn_link_fit); see
- * nnlab/link_measure.h. nn_link_calibrate, which opens the ranks, is
- * link_calibrate.c. */
+ * nnlab/link_measure.h. */
 #include "link_measure.h"
 
 #include <stdio.h>

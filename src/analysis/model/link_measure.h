@@ -1,6 +1,6 @@
-/* src/analysis/model/link_measure.h - the timing of nn_link_calibrate on
- * ranks already joined, apart so that a test can hand it a comm table of
- * its own (tests/test_link_measure.c). */
+/* src/analysis/model/link_measure.h - a link timed on ranks already joined,
+ * given their comm table (a test hands it one of its own:
+ * tests/test_link_measure.c). */
 #ifndef NNLAB_MODEL_LINK_MEASURE_H
 #define NNLAB_MODEL_LINK_MEASURE_H
 

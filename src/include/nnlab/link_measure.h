@@ -1,7 +1,9 @@
 /* src/include/nnlab/link_measure.h - a link calibrated on the ranks an MPI
- * launcher started (`mpirun -np 2 nnlab calibrate --link`, or
- * `nnlab calibrate --link --ranks 2`): all-reduces of 4 bytes to 64 MiB timed,
- * and the ring's figures (nnlab/link.h) fitted to them, marked measured. */
+ * launcher started: all-reduces of 4 bytes to 64 MiB timed, and the ring's
+ * figures (nnlab/link.h) fitted to them, marked measured. The timing is
+ * src/analysis/model/link_measure.c's nn_link_measure, over the ranks' comm
+ * table; the command that runs it on joined ranks (`nnlab calibrate
+ * --link`) is not built yet. */
 #ifndef NNLAB_LINK_MEASURE_H
 #define NNLAB_LINK_MEASURE_H
 
@@ -21,10 +23,5 @@ typedef struct nn_link_measurement {
     nn_link link;                /* the fit: measured, named after the transport */
     double rms_error;            /* the fit's, relative */
 } nn_link_measurement;
-
-/* Joins the ranks (the comm module), measures, fits and leaves them. 0, or
- * -1 with the reason in err: not started by a launcher, nnlab built
- * without MPI, a sum that failed, times that fit no ring. */
-int nn_link_calibrate(nn_link_measurement *out, char *err, size_t err_len);
 
 #endif
