@@ -78,6 +78,7 @@ static void bench_run(const nn_ranks_sweep *sw, const char *exe, int ranks, int 
     snprintf(n, sizeof n, "%d", ranks);
     snprintf(steps, sizeof steps, "%ld", sw->steps);
     snprintf(warmup, sizeof warmup, "%ld", sw->warmup);
+    /* one rank: a plain bench, the list ends before "--ranks" */
     char *argv[] = { (char *)exe, "bench", "--preset", (char *)sw->preset_arg, "--device", (char *)sw->device,
                      "--batch", b, "--steps", steps, "--warmup", warmup, "--json", "--quiet",
                      ranks > 1 ? "--ranks" : NULL, n, NULL };

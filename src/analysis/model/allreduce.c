@@ -45,8 +45,8 @@ static int weighted_line(const double *x, const double *y, int n, double *a, dou
         sxy += w * x[i] * y[i];
     }
     double det = sw * sxx - sx * sx;
-    if (!(fabs(det) > 1e-300 * (sw * sxx + 1e-300)) || det <= 0)
-        return -1;                   /* one size only: no slope to find */
+    if (!(det > 1e-12 * sw * sxx))
+        return -1;                   /* one size only (det 0 but for rounding): no slope to find */
     *s = (sw * sxy - sx * sy) / det;
     *a = (sy - *s * sx) / sw;
     return 0;

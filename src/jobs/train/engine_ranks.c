@@ -149,15 +149,25 @@ static void plan_buckets(const nn_net *net, engine_buckets *eb)
         eb->b[eb->n - 1].lo = 0;
 }
 
+/* grads[lo, hi) weighted by this rank's share of the global batch, n of
+ * step_n_global samples: the mean of the global batch is the sum over the
+ * ranks of (n_r / n) x rank r's mean (a full step's weight is 1 / ranks);
+ * a rank without samples adds zeros. */
+static void weigh_grads(nn_job *job, size_t lo, size_t hi, int n)
+{
+    float *g = job->net.grads;
+    float w = job->step_n_global > 0 ? (float)n / (float)job->step_n_global : 0.0f;
+    for (size_t i = lo; i < hi; i++)
+        g[i] = n > 0 ? g[i] * w : 0.0f;
+}
+
 /* Starts bucket k's sum: its floats weighted by this rank's share first. */
 static int start_bucket(nn_job *job, engine_buckets *eb, int k)
 {
     rank_bucket *bk = &eb->b[k];
     nn_comm *c = job->comm;
     float *g = job->net.grads;
-    float w = job->step_n_global > 0 ? (float)eb->n_here / (float)job->step_n_global : 0.0f;
-    for (size_t i = bk->lo; i < bk->hi; i++)
-        g[i] = eb->n_here > 0 ? g[i] * w : 0.0f;
+    weigh_grads(job, bk->lo, bk->hi, eb->n_here);
     if (eb->first_start == 0.0)
         eb->first_start = nn_now();
     if (c->ops->iallreduce_sum(c, g + bk->lo, bk->hi - bk->lo, &bk->req) != 0)
@@ -260,11 +270,7 @@ int engine_ranks_reduce_grads(nn_job *job, int n)
         return 0;
     if (job->buckets)
         return finish_buckets(job, job->buckets);
-    /* mean of the global batch = sum over ranks of (n_r / n) x rank r's mean;
-     * a full step's weight is 1 / ranks */
-    float w = job->step_n_global > 0 ? (float)n / (float)job->step_n_global : 0.0f;
-    for (size_t i = 0; i < net->n_params; i++)
-        net->grads[i] = n > 0 ? net->grads[i] * w : 0.0f;
+    weigh_grads(job, 0, net->n_params, n);
     if (c->ops->allreduce_sum(c, net->grads, net->n_params) != 0)
         return nn_backend_fail(&job->backend, "rank %d: summing the gradients: %s", job->rank,
                                c->last_error);
