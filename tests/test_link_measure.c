@@ -86,7 +86,7 @@ static void fit_gives_the_ring_back(void **state)
     assert_int_equal(m.ranks, 2);
     assert_int_equal(m.rank, 1);
     assert_float_equal(m.bytes[0], 4, 0);
-    assert_float_equal(m.bytes[NN_LINK_SIZES - 1], 64.0 * 1024 * 1024, 0);
+    assert_float_equal(m.bytes[NN_LINK_SIZES - 1], 16.0 * 1024 * 1024, 0);
     assert_float_equal(m.link.hop_us, 3.25, 1e-9);
     assert_float_equal(m.link.bandwidth_gbps, 2.5, 1e-9);
     assert_true(m.rms_error < 1e-9);

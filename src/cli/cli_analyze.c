@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_calibrate_link.h"
 #include "cli_common.h"
 #include "nnlab/calibrate.h"
 #include "nnlab/device.h"
@@ -280,6 +281,16 @@ static int calibrate_and_print(cli_options *o, void *state)
 
 int nn_cli_calibrate(int argc, char **argv)
 {
+    cli_options o;
+    int rc = cli_parse(CLI_CALIBRATE, argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : CLI_EXIT_USAGE;
+    if (o.link)                  /* the ranks' link, not a device (cli_calibrate_link.c) */
+        return cli_calibrate_link(&o, argc, argv);
+    if (o.ranks || o.transport) {
+        fprintf(stderr, "nnlab: calibrate: --ranks and --transport go with --link NAME (a link between ranks)\n");
+        return CLI_EXIT_USAGE;
+    }
     return cli_run_on_heap(CLI_CALIBRATE, argc, argv, NN_MAX_DEVICES * sizeof(nn_calibration),
                            calibrate_and_print);
 }

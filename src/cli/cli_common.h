@@ -53,7 +53,10 @@ typedef struct cli_options {
     long ranks;                  /* explain: --ranks N (0: not given); train, bench: N ranks
                                     started under mpirun (cli_ranks.c) */
     const char *ranks_list;      /* sweep: --ranks 1,2,4 (NULL: not given) */
-    const char *link;            /* explain: --link NAME|FILE */
+    const char *link;            /* explain, sweep: --link NAME|FILE; calibrate: --link NAME,
+                                    the link profile measured (cli_calibrate_link.c) */
+    const char *transport;       /* train, bench, calibrate: --transport shm|tcp, how mpirun's
+                                    ranks sum (NULL: Open MPI's choice) */
     int no_overlap;              /* explain; train, bench: --no-overlap (else the
                                     preset's [train] overlap) */
     const char *save_params;     /* train: --save-params FILE.npy */

@@ -32,7 +32,7 @@ enum {
 /* slides: an SVG of the result, a predicted GPU beside the CPU */
 enum { OPT_SVG = 512, OPT_RACE_PREDICTED, OPT_RACE };
 /* data-parallel ranks (nnlab/link.h) */
-enum { OPT_RANKS = 768, OPT_LINK, OPT_NO_OVERLAP };
+enum { OPT_RANKS = 768, OPT_LINK, OPT_NO_OVERLAP, OPT_TRANSPORT };
 
 /* --ranks: more than a cluster of this many is not a lab's question */
 #define MAX_RANKS 4096L
@@ -75,8 +75,9 @@ static const cli_option_spec option_table[] = {
     { "svg", 1, 0, OPT_SVG, CLI_TRAIN | CLI_SWEEP },
     { "race-predicted", 0, 0, OPT_RACE_PREDICTED, CLI_TRAIN },
     { "race", 0, 0, OPT_RACE, CLI_TRAIN },
-    { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN | CLI_SWEEP | RUNS },
-    { "link", 1, 0, OPT_LINK, CLI_EXPLAIN | CLI_SWEEP },
+    { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN | CLI_SWEEP | RUNS | CLI_CALIBRATE },
+    { "link", 1, 0, OPT_LINK, CLI_EXPLAIN | CLI_SWEEP | CLI_CALIBRATE },
+    { "transport", 1, 0, OPT_TRANSPORT, RUNS | CLI_CALIBRATE },
     { "no-overlap", 0, 0, OPT_NO_OVERLAP, CLI_EXPLAIN | CLI_SWEEP | RUNS },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
@@ -300,6 +301,13 @@ static int take_option(int id, const char *arg, cli_options *o)
         }
         o->link = arg;
         return 0;
+    case OPT_TRANSPORT:
+        if (strcmp(arg, "shm") != 0 && strcmp(arg, "tcp") != 0) {
+            fprintf(stderr, "nnlab: --transport %s: expected shm (shared memory) or tcp\n", nn_safe(arg));
+            return -1;
+        }
+        o->transport = arg;
+        return 0;
     case OPT_RECALIBRATE: o->recalibrate = 1; return 0;
     case OPT_DATA_ON_DEVICE: o->data_on_device = 1; return way_switch(o);
     case OPT_NO_DATA_ON_DEVICE: o->data_on_device = 0; return way_switch(o);
@@ -370,6 +378,9 @@ static const char usage_commands[] =
     "  calibrate [--device D] [--threads N] [--save-profile NAME] [--json]\n"
     "           measure sgemm GFLOP/s, bandwidth, op and copy latency, each repeated (cached);\n"
     "           --save-profile: keep a GPU's calibration as a GPU profile (needs a GPU)\n"
+    "  calibrate --link NAME [--ranks N] [--transport shm|tcp] [--json]\n"
+    "           time all-reduces of 4 bytes to 16 MiB on N MPI ranks (default 2), fit the\n"
+    "           ring's bandwidth and hop, save them as the link profile NAME (measured)\n"
     "  explain --preset P [--device D] [--batch N] [--steps N] [--warmup N] [--recalibrate]\n"
     "          [--gpu-profile NAME] [--ranks N [--link NAME] [--no-overlap]] [--json]\n"
     "           predicted vs measured (mean) step time, the regime and what would help;\n"
@@ -424,6 +435,8 @@ static const char usage_options[] =
     "      --ranks N            data-parallel on N CPU ranks through mpirun (--batch is each\n"
     "                           rank's; under mpirun or srun a process joins by itself)\n"
     "      --no-overlap         ranks: one sum after the backward, not buckets during it\n"
+    "      --transport shm|tcp  ranks: how mpirun's ranks sum, shared memory or TCP (default:\n"
+    "                           Open MPI's choice; calibrate --link too)\n"
     "      --save-params FILE   train: the trained parameters as a .npy file (float32)\n"
     "\n"
     "Options of sweep and explain:\n"

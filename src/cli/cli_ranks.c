@@ -44,23 +44,37 @@ static void pass_on(int sig)
         kill(launcher, sig);
 }
 
-/* mpirun's arguments: -np N, --oversubscribe for more ranks than cores,
- * --allow-run-as-root as root (CI), then this program and argv without
- * --ranks. argv[0] is the command's name. */
-static char **launcher_argv(int argc, char **argv, long ranks, char *np, size_t np_len, char *exe)
+/* --transport: Open MPI's point-to-point engine (ob1, not UCX, which
+ * would pick its own transport) over the one byte transfer layer named:
+ * vader, its shared memory, or tcp. NULL: Open MPI's choice. */
+static const char *transport_btl(const char *transport)
 {
-    char **a = calloc((size_t)argc + 8, sizeof *a);
+    if (!transport)
+        return NULL;
+    return strcmp(transport, "tcp") == 0 ? "self,tcp" : "self,vader";
+}
+
+/* mpirun's arguments: -np N, --oversubscribe for more ranks than cores,
+ * --allow-run-as-root as root (CI), the transport asked for, then this
+ * program and argv without --ranks. argv[0] is the command's name. */
+static char **launcher_argv(int argc, char **argv, const cli_options *o, char *np, size_t np_len, char *exe)
+{
+    char **a = calloc((size_t)argc + 16, sizeof *a);
     int k = 0;
     if (!a)
         return NULL;
-    snprintf(np, np_len, "%ld", ranks);
+    snprintf(np, np_len, "%ld", o->ranks);
     a[k++] = "mpirun";
     a[k++] = "-np";
     a[k++] = np;
-    if (ranks > sysconf(_SC_NPROCESSORS_ONLN))
+    if (o->ranks > sysconf(_SC_NPROCESSORS_ONLN))
         a[k++] = "--oversubscribe";
     if (geteuid() == 0)
         a[k++] = "--allow-run-as-root";
+    if (o->transport) {
+        a[k++] = "--mca", a[k++] = "pml", a[k++] = "ob1";
+        a[k++] = "--mca", a[k++] = "btl", a[k++] = (char *)transport_btl(o->transport);
+    }
     a[k++] = exe;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--ranks") == 0) {
@@ -123,7 +137,7 @@ static int launch(int argc, char **argv, const cli_options *o, const char *devic
         return EXIT_FAILURE;
     }
     exe[n] = '\0';
-    char **a = launcher_argv(argc, argv, o->ranks, np, sizeof np, exe);
+    char **a = launcher_argv(argc, argv, o, np, sizeof np, exe);
     if (!a) {
         fprintf(stderr, "nnlab: --ranks: out of memory\n");
         return EXIT_FAILURE;
@@ -135,6 +149,24 @@ static int launch(int argc, char **argv, const cli_options *o, const char *devic
     return rc;
 }
 
+/* --transport given to ranks mpirun started by hand: they must sum the
+ * way it names, or a figure would be labelled with the wrong transport.
+ * Rank 0 says so; all stop alike (each sees the same settings). */
+static int transport_matches(const cli_options *o, const nn_ranks_info *info)
+{
+    if (!o->transport || info->size < 2)
+        return 1;
+    int tcp = strcmp(o->transport, "tcp") == 0;
+    if (tcp == (strcmp(info->transport, "tcp") == 0) &&
+        (tcp || strcmp(info->transport, "shared memory") == 0))
+        return 1;
+    if (info->rank == 0)
+        fprintf(stderr, "nnlab: --transport %s, but these ranks sum over %s: let --ranks start them, "
+                "or give mpirun --mca pml ob1 --mca btl %s\n", o->transport, info->transport,
+                transport_btl(o->transport));
+    return 0;
+}
+
 /* A launched process joins; a rank above 0 is made silent. */
 static int join(cli_options *o, nn_ranks_info *info)
 {
@@ -143,6 +175,8 @@ static int join(cli_options *o, nn_ranks_info *info)
         fprintf(stderr, "nnlab: %s\n", err);
         return CLI_EXIT_USAGE;
     }
+    if (!transport_matches(o, info))
+        return CLI_EXIT_USAGE;
     if (info->rank > 0) {            /* silent but for an error, which names the rank */
         o->quiet = 1;
         o->json = 0;

@@ -1,5 +1,5 @@
 /* src/analysis/model/link_measure.c - a link calibrated: all-reduces of
- * 4 bytes to 64 MiB timed on the ranks a launcher started (the comm module,
+ * 4 bytes to 16 MiB timed on the ranks a launcher started (the comm module,
  * backends/comm/comm.h), each size's time the median of three rounds of
  * the ranks' mean, and the ring's figures fitted to them (nn_link_fit); see
  * nnlab/link_measure.h. */
