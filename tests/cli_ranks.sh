@@ -127,6 +127,31 @@ check "a hostfile with 127.0.0.1: runs" 0 mpirun -np 2 --hostfile "$tmp/hosts" -
 check "a hostfile: the same parameters" 0 python3 "$top_srcdir/tests/npy_compare.py" "$tmp/hf.npy" \
     "$tmp/mlp-shm.npy" 1e-6
 
+# The ranks' sweep: each cell measured with one rank at N x B beside it,
+# speedup = one rank's step / the ranks' step, and the prediction beside
+# priced as the ranks run here: each rank at its share of the one rank's
+# threads, taking turns past one a core (a fresh calibration cache: the
+# rank's is measured, the one rank's cached).
+check "sweep --ranks 1,2: runs" 0 env XDG_CACHE_HOME="$tmp/cache" "$NNLAB" sweep --preset mnist-mlp-128 \
+    --ranks 1,2 --batches 4 --steps 3 --warmup 1 --json
+python3 - "$tmp/out" <<'PY' >"$tmp/err" 2>&1
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert d["predicted_over"] == "shm", d.get("predicted_over")
+cells = {c["ranks"]: c for c in d["cells"]}
+assert sorted(cells) == [1, 2] and all(c["source"] == "measured" for c in cells.values()), d["cells"]
+for c in cells.values():
+    assert math.isclose(c["speedup"], c["one_rank_us"] / c["step_us"], rel_tol=1e-4), c
+    assert c["global_batch"] == 4 * c["ranks"], c
+t = cells[1]["predicted"]["rank_threads"]
+assert t >= 1 and cells[1]["predicted"]["timeshare"] == 1, cells[1]
+assert cells[2]["predicted"]["rank_threads"] == max(1, t // 2), (t, cells[2])
+assert math.isclose(cells[2]["predicted"]["timeshare"], max(1.0, 2 / t), rel_tol=1e-3), (t, cells[2])
+assert math.isclose(cells[1]["predicted"]["speedup"], 1.0, rel_tol=1e-9), cells[1]
+PY
+[ $? -eq 0 ] && ok "sweep --ranks: measured cells add up, the prediction priced as the ranks run" || \
+    not_ok "sweep --ranks: measured cells add up, the prediction priced as the ranks run"
+
 # A rank killed mid-run: the others end, the status is not 0, a line says
 # which, and no --save-params file (nor its temporary) is left.
 mark=nnlab-ranks-test-$$

@@ -227,6 +227,50 @@ static void where_ranks_pay(void **state)
     assert_true(hidden.backward_us > 0 && hidden.backward_us < hidden.rank_step_us);
 }
 
+/* Ranks sharing one host's cores: the engine's threads a rank, their turns
+ * on a core past one a core, and the step priced with the rank's own
+ * calibration, slowed by its turns, nothing hidden behind the backward on a
+ * CPU (the ranks' cores add the sums up). */
+static void ranks_sharing_a_host(void **state)
+{
+    (void)state;
+    double ts;
+    assert_int_equal(nn_ranks_threads_each(1, 16, &ts), 16);
+    assert_float_equal(ts, 1.0, 0);
+    assert_int_equal(nn_ranks_threads_each(3, 16, &ts), 5);
+    assert_float_equal(ts, 1.0, 0);
+    assert_int_equal(nn_ranks_threads_each(2, 2, &ts), 1);
+    assert_float_equal(ts, 1.0, 0);
+    assert_int_equal(nn_ranks_threads_each(3, 2, &ts), 1);
+    assert_float_equal(ts, 1.5, 1e-12);
+    assert_int_equal(nn_ranks_threads_each(4, 0, &ts), 1);     /* no cores known: one */
+    assert_float_equal(ts, 4.0, 1e-12);
+
+    nn_calibration cal, slow_cal;
+    nn_preset mlp;
+    nn_ranks_prediction own, shared, turns;
+    nn_link shm = link_of(8, 0.13);
+    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &cal), 0);
+    load_preset("mnist-mlp-128", &mlp);
+    slow_cal = cal;                  /* a rank's calibration: half the rates of the host's */
+    slow_cal.gemm_gflops /= 2;
+    slow_cal.mem_gbps /= 2;
+    for (int i = 0; i < slow_cal.linear_fwd.n; i++)
+        slow_cal.linear_fwd.gflops[i] /= 2;
+    for (int i = 0; i < slow_cal.linear_bwd.n; i++)
+        slow_cal.linear_bwd.gflops[i] /= 2;
+    nn_ranks_predict(&mlp, 64, 2, &cal, &cpu_way, &shm, 1, &own);
+    nn_ranks_predict_shared(&mlp, 64, 2, &cal, &slow_cal, 1.0, &cpu_way, &shm, 1, &shared);
+    assert_true(shared.rank_step_us > own.rank_step_us);
+    assert_float_equal(shared.one_rank_us, own.one_rank_us, 1e-9);     /* one rank: every core */
+    assert_float_equal(shared.exposed_us, shared.allreduce_us, 1e-9);   /* nothing hidden on a CPU */
+    assert_true(own.exposed_us < own.allreduce_us);
+    nn_ranks_predict_shared(&mlp, 64, 3, &cal, &slow_cal, 1.5, &cpu_way, &shm, 0, &turns);
+    nn_ranks_predict_shared(&mlp, 64, 3, &cal, &slow_cal, 1.0, &cpu_way, &shm, 0, &shared);
+    assert_float_equal(turns.rank_step_us, 1.5 * shared.rank_step_us, 1e-9);
+    assert_float_equal(turns.step_us, turns.rank_step_us + turns.allreduce_us, 1e-9);
+}
+
 /* ---- the ranks' sweep's rules ---------------------------------------------------------------- */
 
 static void rank_counts_read(void **state)
@@ -305,6 +349,7 @@ int main(void)
         cmocka_unit_test(calibrated_link_round_trip),
         cmocka_unit_test(one_rank_is_one_rank),
         cmocka_unit_test(where_ranks_pay),
+        cmocka_unit_test(ranks_sharing_a_host),
         cmocka_unit_test(rank_counts_read),
         cmocka_unit_test(where_measured_ranks_stop_paying),
     };

@@ -18,12 +18,6 @@ int cli_ranks_link(const cli_options *o, int gpu, nn_link *l)
     return -1;
 }
 
-/* "measured here" or "sourced", for the figures' line */
-static const char *figures_are(const nn_link *l)
-{
-    return l->measured ? "measured by nnlab calibrate --link" : "from its datasheet or standard";
-}
-
 void cli_ranks_print_text(const nn_ranks_prediction *r, const nn_link *l, int overlap)
 {
     char words[320];
@@ -31,7 +25,7 @@ void cli_ranks_print_text(const nn_ranks_prediction *r, const nn_link *l, int ov
            r->ranks, r->rank_batch, r->global_batch, nn_safe(l->name),
            overlap ? "during backward" : "after backward");
     printf("             link: %.4g GB/s each way, %.3g us a hop (%s)\n", l->bandwidth_gbps, l->hop_us,
-           figures_are(l));
+           nn_link_origin(l));
     printf("             all-reduce: %.4g MB of gradients in %.1f us (%d hops %.1f us + bytes %.1f us), "
            "%.1f us of it waited for\n", r->gradient_bytes / 1e6, r->allreduce_us,
            r->ranks > 1 ? 2 * (r->ranks - 1) : 0, r->hops_us, r->bytes_us, r->exposed_us);

@@ -11,8 +11,45 @@
 #include <string.h>
 
 #include "cli_stop.h"
+#include "nnlab/device.h"
 #include "nnlab/ranks_sweep.h"
 #include "util.h"
+
+/* Each count's ranks share this host's cores, as they run measured: this
+ * CPU calibrated at the threads each rank runs (the cache holds the one
+ * rank's, at every core: a rank's is measured now, a few seconds, and not
+ * cached, nor measured twice for two counts of the same threads). 0, or
+ * -1 with why. */
+static int rank_calibrations(nn_ranks_sweep *sw, char *why, size_t len)
+{
+    char err[NN_ERR_LEN];
+    int gpu = nn_device_kind_of(sw->device).gpu;
+    for (int c = 0; c < sw->n_counts; c++) {
+        if (gpu) {                   /* one GPU a rank: each its own device */
+            sw->rank_cal[c] = sw->cal, sw->timeshare[c] = 1.0, sw->rank_threads[c] = 0;
+            continue;
+        }
+        int t = nn_ranks_threads_each(sw->counts[c], sw->cal.threads, &sw->timeshare[c]);
+        int same = -1;
+        for (int k = 0; k < c && same < 0; k++)
+            if (sw->rank_threads[k] == t)
+                same = k;
+        sw->rank_threads[c] = t;
+        if (t == sw->cal.threads)
+            sw->rank_cal[c] = sw->cal;
+        else if (same >= 0)
+            sw->rank_cal[c] = sw->rank_cal[same];
+        else {
+            fprintf(stderr, "nnlab: calibrating %s at %d thread%s, a rank's, for the prediction (not cached)\n",
+                    sw->device, t, t == 1 ? "" : "s");
+            if (nn_calibrate(sw->device, t, &sw->rank_cal[c], NULL, NULL, err, sizeof err) != 0) {
+                snprintf(why, len, "no prediction beside: %.400s", err);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
 
 /* The sweep's prediction: the CPU's calibration and the link (--link, else
  * the default); without either the table is measured only, and says why. */
@@ -29,7 +66,8 @@ static void add_prediction(const cli_options *o, nn_ranks_sweep *sw, char *why, 
         snprintf(why, len, "no prediction beside: the %s device is not calibrated", sw->device);
         return;
     }
-    sw->has_prediction = 1;
+    if (rank_calibrations(sw, why, len) == 0)
+        sw->has_prediction = 1;
 }
 
 static int stop_asked(void *ctx)
@@ -61,8 +99,11 @@ static void print_text(const nn_ranks_sweep *sw, const char *why)
     printf("%s on %s: data-parallel ranks, each at the batch shown (MPI on this machine); "
            "steps measured (median), speedup = one rank at N x B / N ranks at B\n", nn_safe(sw->p.name), sw->device);
     if (sw->has_prediction)
-        printf("predicted beside: over %s (%s), the all-reduce %s backward\n", nn_safe(sw->link.name),
-               sw->link.measured ? "measured here" : "its sourced figures", sw->overlap ? "during" : "after");
+        printf("predicted beside: over %s (%s); the ranks share this host's %d threads as they run measured "
+               "(each its share, taking turns past one a core), %s\n", nn_safe(sw->link.name),
+               nn_link_origin(&sw->link), sw->cal.threads, nn_device_kind_of(sw->device).gpu
+               ? (sw->overlap ? "the all-reduce during backward" : "the all-reduce after backward")
+               : "the all-reduce after backward (their cores add it up: nothing hides it)");
     else
         printf("%s\n", why);
     printf("%6s %5s %12s %11s %14s %8s %6s %12s %8s\n", "batch", "ranks", "step us", "allreduce", "1 rank at NxB",
@@ -135,8 +176,9 @@ static void print_json(const nn_ranks_sweep *sw)
                 cli_json_string(stdout, cell->ranks.error);
             }
             if (sw->has_prediction)
-                printf(", \"predicted\": {\"step_us\": %.6g, \"allreduce_us\": %.6g, \"speedup\": %.6g}",
-                       cell->predicted.step_us, cell->predicted.allreduce_us, cell->predicted.speedup);
+                printf(", \"predicted\": {\"step_us\": %.6g, \"allreduce_us\": %.6g, \"speedup\": %.6g, "
+                       "\"rank_threads\": %d, \"timeshare\": %.4g}", cell->predicted.step_us,
+                       cell->predicted.allreduce_us, cell->predicted.speedup, sw->rank_threads[c], sw->timeshare[c]);
             printf("}%s\n", b + 1 == sw->n_batches && c + 1 == sw->n_counts ? "" : ",");
         }
     printf("  ],\n  \"verdicts\": [\n");

@@ -38,6 +38,13 @@ int nn_link_system_dir(char *dir, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+const char *nn_link_origin(const nn_link *l)
+{
+    if (!l->measured)
+        return "from its datasheet or standard";
+    return l->user ? "measured here by nnlab calibrate --link" : "measured on the machine its file names";
+}
+
 const char *nn_link_default_name(int gpu)
 {
     return gpu ? NN_DEFAULT_GPU_LINK : NN_DEFAULT_LINK;

@@ -51,7 +51,8 @@ void nn_ranks_cell_finish(nn_ranks_sweep *sw, int c, int b)
     }
     if (sw->has_prediction) {
         nn_explain_options opt = { .host_memory = 1, .data_on_device = 1 };
-        nn_ranks_predict(&sw->p, sw->batches[b], n, &sw->cal, &opt, &sw->link, sw->overlap, &cell->predicted);
+        nn_ranks_predict_shared(&sw->p, sw->batches[b], n, &sw->cal, &sw->rank_cal[c], sw->timeshare[c], &opt,
+                                &sw->link, sw->overlap, &cell->predicted);
     }
 }
 

@@ -91,7 +91,7 @@ void nn_lesson_ranks_result(const nn_lesson_step *s, const nn_preset *p, const n
              s->overlap ? "the rest hidden behind backward" : "no overlap: all of it", x.hops_us);
     nn_lesson_result_add_line(r, line);
     snprintf(line, sizeof line, "%s: %.4g GB/s each way, %.3g us a hop (%s)", l->name, l->bandwidth_gbps, l->hop_us,
-             l->measured ? "measured here by nnlab calibrate --link" : "from its datasheet or standard");
+             nn_link_origin(l));
     nn_lesson_result_add_line(r, line);
     ranks_expect(s, &x, cal, r);
 }

@@ -96,6 +96,24 @@ typedef struct nn_ranks_prediction {
 void nn_ranks_predict(const nn_preset *p, int rank_batch, int ranks, const nn_calibration *cal,
                       const nn_explain_options *opt, const nn_link *l, int overlap, nn_ranks_prediction *out);
 
+/* The same for N ranks that share one host's cores, as `nnlab sweep
+ * --ranks` measures them on this machine, rather than each running on a
+ * device of its own: each rank's step is priced with rank_cal (this CPU
+ * calibrated at the threads each rank runs) and slowed by timeshare (the
+ * ranks that take turns on a core: 1, or ranks / cores past one a core);
+ * one rank at N x B keeps cal, the host's every core. On a CPU nothing of
+ * the sum hides behind the backward (the ranks' cores add it up), overlap
+ * or not. nn_ranks_predict is this with rank_cal = cal, timeshare 1 and
+ * the overlap as asked. */
+void nn_ranks_predict_shared(const nn_preset *p, int rank_batch, int ranks, const nn_calibration *cal,
+                             const nn_calibration *rank_cal, double timeshare, const nn_explain_options *opt,
+                             const nn_link *l, int overlap, nn_ranks_prediction *out);
+
+/* The threads each of `ranks` ranks runs on a host of `cores` (the
+ * engine's rule: the cores over the ranks, at least one), and in
+ * *timeshare how many ranks take turns on a core (1 up to one a core). */
+int nn_ranks_threads_each(int ranks, int cores, double *timeshare);
+
 /* "4 ranks are 1.98x as fast as one rank on the same 128 samples
  * (efficiency 49%): the all-reduce is 31% of their step" or, where they do
  * not pay, "2 ranks are 0.62x one rank's speed on the same 8 samples: the
@@ -113,5 +131,10 @@ int nn_link_system_dir(char *dir, size_t len);
 int nn_link_list(nn_link *out, int max);
 /* Writes l (measured: its origin says where and how) atomically to path. */
 int nn_link_save(const char *path, const nn_link *l, const char *origin, char *err, size_t err_len);
+/* Where a link's figures come from, for every label that prints them:
+ * "measured here by nnlab calibrate --link" (a measured profile in the
+ * user's folder), "measured on the machine its file names" (a shipped
+ * measured one: shm, tcp), "from its datasheet or standard". */
+const char *nn_link_origin(const nn_link *l);
 
 #endif

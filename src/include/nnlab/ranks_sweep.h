@@ -48,7 +48,13 @@ typedef struct nn_ranks_sweep {
     nn_link link;                /* the predicted figures' link */
     int overlap;
     int has_prediction;          /* cal given: predicted figures beside */
-    nn_calibration cal;
+    nn_calibration cal;          /* this CPU at the one rank's threads (its every core) */
+    /* The measured ranks share this host's cores: each count's ranks are
+     * priced at the threads each runs (nn_ranks_threads_each over cal's
+     * threads), with this CPU calibrated at them, and their turns on a core */
+    int rank_threads[NN_RANKS_MAX_COUNTS];
+    double timeshare[NN_RANKS_MAX_COUNTS];
+    nn_calibration rank_cal[NN_RANKS_MAX_COUNTS];
     nn_ranks_cell cell[NN_RANKS_MAX_COUNTS][NN_RANKS_MAX_BATCHES];
 } nn_ranks_sweep;
 
