@@ -21,7 +21,8 @@ int cli_ranks_link(const cli_options *o, int gpu, nn_link *l)
 void cli_ranks_print_text(const nn_ranks_prediction *r, const nn_link *l, int overlap)
 {
     char words[320];
-    printf("  ranks:     %d ranks at batch %d each (global batch %d) over %s, the all-reduce %s: predicted\n",
+    printf("  ranks:     %d ranks at batch %d each (global batch %d) over %s, each rank a device of its own, "
+           "the all-reduce %s: predicted\n",
            r->ranks, r->rank_batch, r->global_batch, nn_safe(l->name),
            overlap ? "during backward" : "after backward");
     printf("             link: %.4g GB/s each way, %.3g us a hop (%s)\n", l->bandwidth_gbps, l->hop_us,
