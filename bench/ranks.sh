@@ -99,9 +99,9 @@ for preset in $presets; do
     for b in $batches; do
         for n in $ranks_list; do
             global=$((n * b))
-            set -- $(nnlab_step "$n" "$b"); ours=$1 ar=$2
+            set -- $(nnlab_step "$n" "$b"); ours=${1:--} ar=${2:-}  # one rank: no all-reduce field
             peer_n=$(ddp_step "$n" "$b")
-            set -- $(nnlab_step 1 "$global"); ours1=$1
+            set -- $(nnlab_step 1 "$global"); ours1=${1:--}
             peer_1=$(ddp_step 1 "$global")
             sp=$(ratio "$ours1" "$ours"); psp=$(ratio "$peer_1" "$peer_n")
             over=""; [ "$n" -gt "$cores" ] && over=" (oversubscribed)"
