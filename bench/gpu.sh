@@ -10,7 +10,8 @@
 #      predicted) and the write-ups' eager way (--no-graph --no-data-on-device
 #      --sync-every-step);
 #   3. the Jacobian's methods on cpu and gpu (the Jacobian presets);
-#   4. PyTorch's step of the same networks (bench/pytorch_step.py) on cuda
+#   4. PyTorch's eager step of the same networks, data on the device (bench/
+#      torch_grid.py over tools/nnlab-torch-step.py --data-on-device) on cuda
 #      and on the CPU, when python3 can import torch;
 #   5. with ncu, the per-kernel time of LeNet's eager step at batches 4 and 1024;
 #   6. the race (`nnlab train --race`): the CPU, then the GPU eager and graph,
@@ -175,7 +176,7 @@ pytorch() {
         for d in $devs; do
             log "PyTorch $p $d"
             timed python3 "$here/torch_grid.py" "$presets_dir/$p.ini" --out "$raw" --device "$d" \
-                --batches "$(echo $torch_batches | tr ' ' ',')" --deadline "$deadline" \
+                --batches "$(echo $torch_batches | tr ' ' ',')" --deadline "$deadline" --data-on-device \
                 >"$raw/torch-$p-$d.err" 2>&1
         done
     done

@@ -52,6 +52,8 @@ def main(argv):
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--deadline", type=float, default=0.0)
+    ap.add_argument("--data-on-device", action="store_true",
+                    help="the helper's way framework-data-on-device (else each batch copied, as .to() does)")
     args = ap.parse_args(argv)
 
     helper = load_helper()
@@ -70,9 +72,13 @@ def main(argv):
                 print(f"torch_grid: {name}: the deadline passed before batch {batch}, threads {threads}",
                       file=sys.stderr)
                 return 1
-            point = argparse.Namespace(preset=args.preset, batch=batch, steps=args.steps,
-                                       warmup=args.warmup, threads=threads, device=args.device, seed=1)
             try:
+                # the helper's own parser: every option it has gets its default
+                # (a Namespace built here missed one it gained, and every point failed)
+                point = helper.parse_args([args.preset, "--batch", str(batch), "--steps", str(args.steps),
+                                           "--warmup", str(args.warmup), "--threads", str(threads),
+                                           "--device", args.device, "--seed", "1"]
+                                          + (["--data-on-device"] if args.data_on_device else []))
                 result = helper.run(torch, preset, point)
             except helper.Failure as f:
                 result, failed = f.as_json(), failed + 1
