@@ -12,7 +12,9 @@
 #   3. the Jacobian's methods on cpu and gpu (the Jacobian presets);
 #   4. PyTorch's eager step of the same networks, data on the device (bench/
 #      torch_grid.py over tools/nnlab-torch-step.py --data-on-device) on cuda
-#      and on the CPU, when python3 can import torch;
+#      and on the CPU, when python3 can import torch; on cuda also its whole
+#      step as a CUDA graph (--way graph) and torch.compile's reduce-overhead
+#      (--way compile, torch 2), TF32 off;
 #   5. with ncu, the per-kernel time of LeNet's eager step at batches 4 and 1024;
 #   6. the race (`nnlab train --race`): the CPU, then the GPU eager and graph,
 #      of LeNet at batch 4.
@@ -178,6 +180,15 @@ pytorch() {
             timed python3 "$here/torch_grid.py" "$presets_dir/$p.ini" --out "$raw" --device "$d" \
                 --batches "$(echo $torch_batches | tr ' ' ',')" --deadline "$deadline" --data-on-device \
                 >"$raw/torch-$p-$d.err" 2>&1
+            [ "$d" = cuda ] || continue
+            # PyTorch's best GPU ways: the whole step as a CUDA graph, and
+            # torch.compile's reduce-overhead where this torch has it
+            for w in graph compile; do
+                log "PyTorch $p $d $w"
+                timed python3 "$here/torch_grid.py" "$presets_dir/$p.ini" --out "$raw" --device "$d" \
+                    --way "$w" --batches "$(echo $torch_batches | tr ' ' ',')" --deadline "$deadline" \
+                    >"$raw/torch-$p-$d-$w.err" 2>&1
+            done
         done
     done
 }

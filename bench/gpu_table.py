@@ -53,8 +53,10 @@ def sweep_points(raw, preset, way):
     return out
 
 
-def torch_us(raw, preset, device, batch):
-    got = load_json(os.path.join(raw, f"torch-{preset}-{device}-{batch}.json"))
+def torch_us(raw, preset, device, batch, way=None):
+    """PyTorch's step (the helper's eager way, or --way graph or compile)."""
+    tag = f"{way}-" if way else ""
+    got = load_json(os.path.join(raw, f"torch-{preset}-{device}-{tag}{batch}.json"))
     return got.get("us_per_step") if got else None
 
 
@@ -76,8 +78,9 @@ def step_table(raw):
     extra = max([len(eager_runs(raw, p)) for p in presets] + [1]) - 1
     head = ("| preset | batch | nnlab cpu | nnlab gpu graph | nnlab gpu eager | nnlab gpu eager, copies, sync "
             + "".join(f"| (run {n + 2}) " for n in range(extra))
-            + "| PyTorch cuda | PyTorch cpu | graph / PyTorch cuda | eager / PyTorch cuda |")
-    rows = [head, "|---|---:|" + "---:|" * (8 + extra)]
+            + "| PyTorch cuda | PyTorch cuda graph | PyTorch compile | PyTorch cpu | graph / PyTorch cuda "
+            + "| graph / PyTorch graph | eager / PyTorch cuda |")
+    rows = [head, "|---|---:|" + "---:|" * (11 + extra)]
     for preset in presets:
         ways, synced = sweep_points(raw, preset, "graph"), eager_runs(raw, preset)
         first = synced[0] if synced else {}
@@ -87,8 +90,10 @@ def step_table(raw):
             more = "".join(f"| {fmt(synced[n + 1].get(('gpu', 'eager', b)) if n + 1 < len(synced) else None)} "
                            for n in range(extra))
             tc, tp = torch_us(raw, preset, "cuda", b), torch_us(raw, preset, "cpu", b)
+            tg, tk = torch_us(raw, preset, "cuda", b, "graph"), torch_us(raw, preset, "cuda", b, "compile")
             rows.append(f"| {preset} | {b} | {fmt(ways.get(('cpu', 'nnlab', b)))} | {fmt(g)} | {fmt(e)} | {fmt(s)} "
-                        f"{more}| {fmt(tc)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(s, tc)} |")
+                        f"{more}| {fmt(tc)} | {fmt(tg)} | {fmt(tk)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(g, tg)} "
+                        f"| {ratio(s, tc)} |")
     return rows
 
 

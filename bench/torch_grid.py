@@ -52,6 +52,8 @@ def main(argv):
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--deadline", type=float, default=0.0)
+    ap.add_argument("--way", default="eager", choices=("eager", "graph", "compile"),
+                    help="the helper's --way; a way but eager names its files torch-P-D-WAY-B.json")
     ap.add_argument("--data-on-device", action="store_true",
                     help="the helper's way framework-data-on-device (else each batch copied, as .to() does)")
     args = ap.parse_args(argv)
@@ -77,12 +79,12 @@ def main(argv):
                 # (a Namespace built here missed one it gained, and every point failed)
                 point = helper.parse_args([args.preset, "--batch", str(batch), "--steps", str(args.steps),
                                            "--warmup", str(args.warmup), "--threads", str(threads),
-                                           "--device", args.device, "--seed", "1"]
+                                           "--device", args.device, "--seed", "1", "--way", args.way]
                                           + (["--data-on-device"] if args.data_on_device else []))
                 result = helper.run(torch, preset, point)
             except helper.Failure as f:
                 result, failed = f.as_json(), failed + 1
-            tag = f"t{threads}-" if args.threads else ""
+            tag = (f"t{threads}-" if args.threads else "") + (f"{args.way}-" if args.way != "eager" else "")
             path = os.path.join(args.out, f"torch-{name}-{args.device}-{tag}{batch}.json")
             with open(path, "w") as f:
                 f.write(json.dumps(result) + "\n")

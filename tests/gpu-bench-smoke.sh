@@ -25,6 +25,10 @@ for p in mnist-mlp-128 lenet-cifar10; do
         grep_ok "a row for $p at batch $b" "$table" "^| $p | $b | [0-9][0-9,.]* | [0-9][0-9,.]* | [0-9][0-9,.]* |"
     done
 done
+grep_ok "PyTorch's CUDA-graph and compile columns" "$table" "| PyTorch cuda graph | PyTorch compile | PyTorch cpu |.*| graph / PyTorch graph |"
+# every row of the step table as many cells as its header
+cells=$(awk -F'|' '/^\| preset \| batch \| nnlab cpu/ { h = NF } /^\| (mnist-mlp-128|lenet-cifar10) \| [0-9]/ { if (NF != h) bad++ } END { print (h > 0 && !bad) ? "same" : "differ" }' "$table")
+[ "$cells" = same ] && ok "the step table's rows match its header" || not_ok "the step table's rows match its header"
 grep_ok "the Jacobian's rows" "$table" "^| mlp-jacobian | gpu | rows | 4 |"
 grep_ok "the machine's OpenBLAS core" "$table" "OpenBLAS core"
 grep_ok "says it was emulated" "$table" "emulated GPU"

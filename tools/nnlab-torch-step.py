@@ -18,6 +18,21 @@ kept on the device, no copy in the step (what this helper timed before the
 copy was added: the recorded H200 run's torch-*.json). The JSON's "way"
 says which.
 
+On a CUDA device two more of PyTorch's own ways (--way), PyTorch's best
+against nnlab's CUDA graph; both keep the data on the device, read the
+loss back only at the end, and time blocks of steps (a block's time over
+its steps, the median of the blocks), as nnlab times its graph way:
+    graph    the whole step captured as one CUDA graph, PyTorch's documented
+             whole-network capture (torch.cuda.graph: static input and
+             target tensors, warm-up on a side stream, the optimiser inside
+             the graph, Adam with capturable=True), each step a copy of the
+             next batch into the static tensors and a replay;
+    compile  torch.compile(net, mode="reduce-overhead") (TorchInductor's
+             kernels, replayed as CUDA graphs), the optimiser eager; torch 2
+             or later.
+TF32 is off on a CUDA device for every way (matmul and cuDNN), as nnlab's
+default FP32 math.
+
 It prints one JSON object on one line and exits with:
     0  the result: torch's version, the device, threads, batch, steps, the
        parameter count, the median and mean microseconds per step;
@@ -29,6 +44,7 @@ It prints one JSON object on one line and exits with:
 
     nnlab-torch-step PRESET.ini --batch B [--steps 20] [--warmup 3]
                      [--device cpu|cuda] [--threads T] [--seed S] [--data-on-device]
+                     [--way eager|graph|compile]
     nnlab-torch-step --probe      (torch's version and whether CUDA is there)
 
 Only the standard library and torch. nnlab's C runner (src/jobs/torch_step.c)
@@ -288,13 +304,18 @@ def check_keys(sec):
 
 # ---------------------------------------------------------------- the step
 
-def make_optimizer(torch, preset, params):
+def make_optimizer(torch, preset, params, capturable=False):
     kind, args = preset.optimizer
+    if kind == "adam" and capturable:           # its step counter on the device: capturable
+        return torch.optim.Adam(params, capturable=True, **args)
     return (torch.optim.Adam if kind == "adam" else torch.optim.SGD)(params, **args)
 
 
 WAY = "framework"
 WAY_ON_DEVICE = "framework-data-on-device"
+WAY_GRAPH = "pytorch-cuda-graph"
+WAY_COMPILE = "pytorch-compile-reduce-overhead"
+BLOCKS = 5                      # the captured ways: steps timed in this many blocks
 
 
 def make_data(torch, preset, batch, device):
@@ -337,6 +358,88 @@ def time_steps(torch, preset, net, args):
     return times, value
 
 
+def loss_of(criterion, out, aux, y):
+    loss = criterion(out, y)
+    return loss + aux if aux is not None else loss
+
+
+def capture_step(torch, net, optimizer, criterion, static_x, static_y):
+    """PyTorch's whole-network capture (its CUDA graphs documentation): a
+    few steps on a side stream first, the gradients set to None, then one
+    step recorded; a replay runs forward, backward and the optimiser."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            optimizer.zero_grad(set_to_none=True)
+            out, aux = net(static_x)
+            loss_of(criterion, out, aux, static_y).backward()
+            optimizer.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    optimizer.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        out, aux = net(static_x)
+        static_loss = loss_of(criterion, out, aux, static_y)
+        static_loss.backward()
+        optimizer.step()
+    return graph, static_loss
+
+
+def captured_stepper(torch, preset, net, args, xs, ys):
+    """One step of --way graph or compile, and the loss it leaves."""
+    criterion = torch.nn.CrossEntropyLoss() if preset.loss == "cross_entropy" else torch.nn.MSELoss()
+    if args.way == "graph":
+        optimizer = make_optimizer(torch, preset, net.parameters(), capturable=True)
+        static_x, static_y = xs[0].clone(), ys[0].clone()
+        graph, static_loss = capture_step(torch, net, optimizer, criterion, static_x, static_y)
+
+        def step(i):
+            static_x.copy_(xs[i % len(xs)])
+            static_y.copy_(ys[i % len(ys)])
+            graph.replay()
+            return static_loss
+        return step
+    if not hasattr(torch, "compile"):
+        raise Failure(EXIT_RUNTIME, "way", f"--way compile: torch {torch.__version__} has no torch.compile "
+                      "(PyTorch 2.0 or later)")
+    optimizer = make_optimizer(torch, preset, net.parameters())
+    compiled = torch.compile(net, mode="reduce-overhead")
+
+    def step(i):
+        optimizer.zero_grad(set_to_none=True)
+        out, aux = compiled(xs[i % len(xs)])
+        loss = loss_of(criterion, out, aux, ys[i % len(ys)])
+        loss.backward()
+        optimizer.step()
+        return loss
+    return step
+
+
+def time_captured(torch, preset, net, args):
+    """--way graph or compile: data on the device, no read-back but at the
+    end; each block of steps timed to the device's end (a synchronize),
+    its time over its steps."""
+    device = torch.device(args.device)
+    net = net.to(device).train()
+    xs, ys = make_data(torch, preset, args.batch, device)
+    step = captured_stepper(torch, preset, net, args, xs, ys)
+    for i in range(max(args.warmup, 3)):        # compile's first calls compile and record
+        loss = step(i)
+    torch.cuda.synchronize()
+    per_block = max(1, args.steps // BLOCKS)
+    times, done = [], 0
+    while done < args.steps:
+        n = min(per_block, args.steps - done)
+        t0 = time.perf_counter()
+        for i in range(done, done + n):
+            loss = step(i)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6 / n)
+        done += n
+    return times, loss.item()
+
+
 def device_name(torch, device):
     if device.startswith("cuda"):
         return torch.cuda.get_device_name(torch.device(device))
@@ -350,17 +453,27 @@ def run(torch, preset, args):
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise Failure(EXIT_RUNTIME, "device", f"--device {args.device}: this PyTorch sees no CUDA device "
                       f"(torch {torch.__version__}, built {'with' if torch.version.cuda else 'without'} CUDA)")
+    if args.device.startswith("cuda"):          # FP32 as nnlab's default: no TF32 anywhere
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     net, params = build_network(torch, preset)
     try:
-        times, loss = time_steps(torch, preset, net, args)
+        if args.way == "eager":
+            times, loss = time_steps(torch, preset, net, args)
+        else:
+            times, loss = time_captured(torch, preset, net, args)
     except (RuntimeError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise Failure(EXIT_RUNTIME, "step", f"the PyTorch step failed at batch {args.batch}: {first}") from None
+        raise Failure(EXIT_RUNTIME, "step", f"the PyTorch step ({args.way}) failed at batch {args.batch}: "
+                      f"{first}") from None
     median = statistics.median(times)
+    on_device = args.data_on_device or args.way != "eager"
+    way = {"graph": WAY_GRAPH, "compile": WAY_COMPILE}.get(args.way, WAY_ON_DEVICE if on_device else WAY)
     return {"helper": "nnlab-torch-step", "torch": torch.__version__, "preset": args.preset,
             "device": args.device, "device_name": device_name(torch, args.device),
-            "way": WAY_ON_DEVICE if args.data_on_device else WAY,
-            "data": "on the device" if args.data_on_device else "copied from pageable host memory every step",
+            "way": way, "timing": "blocks of steps" if args.way != "eager" else "each step",
+            "tf32": False if args.device.startswith("cuda") else None,
+            "data": "on the device" if on_device else "copied from pageable host memory every step",
             "threads": torch.get_num_threads(), "batch": args.batch, "steps": args.steps,
             "warmup": args.warmup, "params": params,
             "us_per_step": round(median, 3), "us_per_step_median": round(median, 3),
@@ -385,7 +498,11 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data-on-device", action="store_true",
                     help="the way framework-data-on-device: batches kept on the device, no copy in the step")
+    ap.add_argument("--way", choices=("eager", "graph", "compile"), default="eager",
+                    help="graph: the whole step as one CUDA graph; compile: torch.compile reduce-overhead")
     args = ap.parse_args(argv)
+    if not args.probe and args.way != "eager" and not args.device.startswith("cuda"):
+        ap.error(f"--way {args.way}: PyTorch's CUDA graphs need --device cuda")
     if not args.probe:
         if not args.preset or args.batch is None:
             ap.error("a preset file and --batch are needed (or --probe)")
