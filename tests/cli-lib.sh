@@ -12,3 +12,16 @@ check() {
 # grep_ok NAME FILE PATTERN
 grep_ok() { if grep -q -e "$3" "$2"; then ok "$1"; else echo "# no '$3' in $2"; not_ok "$1"; fi; }
 one_line_err() { if [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "$1"; else not_ok "$1"; fi; }
+# skip_without_mpi: after a probe run whose stderr is $tmp/err, ends the
+# whole script as TAP's "1..0 # SKIP" (exit 0: the TAP driver counts 77 as
+# an error) where nnlab was built without MPI or mpirun is not on PATH.
+skip_without_mpi() {
+    if grep -q "built without MPI" "$tmp/err"; then
+        echo "1..0 # SKIP nnlab was built without MPI (libopenmpi-dev)"
+        exit 0
+    fi
+    if ! command -v mpirun >/dev/null 2>&1; then
+        echo "1..0 # SKIP mpirun is not on PATH (openmpi-bin)"
+        exit 0
+    fi
+}

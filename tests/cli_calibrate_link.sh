@@ -22,14 +22,7 @@ XDG_CONFIG_HOME="$tmp/cfg"; export XDG_CONFIG_HOME
 links="$tmp/cfg/nnlab/profiles/links"
 
 env PATH=/nonexistent "$NNLAB" calibrate --link x >"$tmp/out" 2>"$tmp/err"
-if grep -q "built without MPI" "$tmp/err"; then
-    echo "1..0 # SKIP nnlab was built without MPI (libopenmpi-dev)"
-    exit 0
-fi
-if ! command -v mpirun >/dev/null 2>&1; then
-    echo "1..0 # SKIP mpirun is not on PATH (openmpi-bin)"
-    exit 0
-fi
+skip_without_mpi
 
 # ---- refused in one line, before any rank starts -----------------------------------
 check "without mpirun: refused" 2 env PATH=/nonexistent "$NNLAB" calibrate --link x

@@ -43,14 +43,7 @@ OPENBLAS_NUM_THREADS=1; export OPENBLAS_NUM_THREADS
 # Without mpirun on PATH: one line, before anything starts (and the skip
 # where the module itself is missing: nnlab says so first).
 env PATH=/nonexistent "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --steps 1 >"$tmp/out" 2>"$tmp/err"
-if grep -q "built without MPI" "$tmp/err"; then
-    echo "1..0 # SKIP nnlab was built without MPI (libopenmpi-dev)"
-    exit 0
-fi
-if ! command -v mpirun >/dev/null 2>&1; then
-    echo "1..0 # SKIP mpirun is not on PATH (openmpi-bin)"
-    exit 0
-fi
+skip_without_mpi
 check "--ranks without mpirun fails" 2 env PATH=/nonexistent "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --steps 1
 grep_ok "--ranks without mpirun: says so" "$tmp/err" "mpirun is not on PATH"
 one_line_err "--ranks without mpirun: one-line error"
