@@ -145,6 +145,16 @@ PY
 [ $? -eq 0 ] && ok "sweep --ranks: measured cells add up, the prediction priced as the ranks run" || \
     not_ok "sweep --ranks: measured cells add up, the prediction priced as the ranks run"
 
+check "sweep --ranks without a link profile: runs, measured only" 0 env NNLAB_PROFILES_DIR="$tmp/none" \
+    XDG_CONFIG_HOME="$tmp/none" XDG_CACHE_HOME="$tmp/cache" "$NNLAB" sweep --preset mnist-mlp-128 \
+    --ranks 1,2 --batches 4 --steps 2 --warmup 0 --json
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert "no link profile" in d["no_prediction"] and "predicted_over" not in d, d
+assert all("predicted" not in c for c in d["cells"]), d["cells"]' "$tmp/out" >"$tmp/err" 2>&1 \
+    && ok "sweep --ranks without a link: the JSON says why nothing is predicted" \
+    || not_ok "sweep --ranks without a link: the JSON says why nothing is predicted"
+
 # A rank killed mid-run: the others end, the status is not 0, a line says
 # which, and no --save-params file (nor its temporary) is left.
 mark=nnlab-ranks-test-$$

@@ -148,7 +148,7 @@ static void print_csv(const nn_ranks_sweep *sw)
         }
 }
 
-static void print_json(const nn_ranks_sweep *sw)
+static void print_json(const nn_ranks_sweep *sw, const char *why)
 {
     char words[512];
     printf("{\n  \"preset\": ");
@@ -158,6 +158,10 @@ static void print_json(const nn_ranks_sweep *sw)
     if (sw->has_prediction) {
         printf("  \"predicted_over\": ");
         cli_json_string(stdout, sw->link.id);
+        printf(",\n");
+    } else {                         /* the text's line: why the table is measured only */
+        printf("  \"no_prediction\": ");
+        cli_json_string(stdout, why);
         printf(",\n");
     }
     printf("  \"cells\": [\n");
@@ -243,7 +247,7 @@ int cli_sweep_ranks(const cli_options *o, const nn_preset *p, const int *batches
     if (o->csv)
         print_csv(sw);
     else if (o->json)
-        print_json(sw);
+        print_json(sw, why);
     else
         print_text(sw, why);
     int stopped = cli_stop_signal();
