@@ -114,7 +114,28 @@ typedef struct nn_backend_config {
     const char *conv_cache_path; /* GPU: the file that keeps the convolution
                                     algorithms chosen (read at open, written at close
                                     when new ones were chosen); NULL: none */
+    int local_rank;              /* GPU: this process's rank among the data-parallel
+                                    ranks on its host (0 for a plain job): the GPU it
+                                    uses is local_rank modulo the GPUs it sees, one
+                                    rank a GPU (docs/ranks.md) */
 } nn_backend_config;
+
+/* Data-parallel ranks on a device (ranks_id, ranks_open, allreduce_sum):
+ * the bytes of a communicator's id, which rank 0 makes and the caller hands
+ * to every rank (NCCL's ncclUniqueId is 128 bytes). */
+#define NN_RANKS_ID_BYTES 128
+
+/* The host's sum over the ranks of buf[0..n) in place (the MPI comm's),
+ * which only the emulated GPU's stand-in for NCCL calls: its device memory
+ * is host memory. 0, or -1 with the reason in err. */
+typedef int (*nn_host_allreduce_fn)(void *ctx, float *buf, size_t n, char *err, size_t err_len);
+
+typedef struct nn_ranks_config {
+    int rank, size;                       /* this process's rank of size */
+    unsigned char id[NN_RANKS_ID_BYTES];  /* rank 0's ranks_id, the same on every rank */
+    nn_host_allreduce_fn host_allreduce;  /* the emulation's sum; a real GPU ignores it */
+    void *host_ctx;
+} nn_ranks_config;
 
 /* The op table's ABI. The GPU backend is a module built on its own and loaded
  * at run time (backends/cuda/, docs/gpu-backend.md), so the loader checks that
@@ -122,7 +143,7 @@ typedef struct nn_backend_config {
  * nn_backend_ops, struct nn_backend, nn_backend_config or a struct they pass;
  * an operation added to or removed from backend_ops.def changes the second
  * by itself (NN_BACKEND_OP_COUNT, below). */
-#define NN_BACKEND_ABI (7 * 1000 + NN_BACKEND_OP_COUNT)
+#define NN_BACKEND_ABI (8 * 1000 + NN_BACKEND_OP_COUNT)
 
 /* The values a training step's operations take from the step itself, given
  * to set_step before the step runs. The caller picks them (src/core/net.c):

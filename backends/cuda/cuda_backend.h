@@ -169,7 +169,14 @@ typedef struct gpu_timing_slot {
 } gpu_timing_slot;
 
 typedef struct gpu_state {
-    int device;
+    int device;                      /* the GPU: a rank's local rank modulo those visible */
+
+    /* Data-parallel ranks (cuda_ranks.cu): joined by ranks_open, left at close. */
+    int ranks_joined, rank, ranks;
+    void *nccl_comm;                 /* ncclComm_t (a real GPU) */
+    nn_host_allreduce_fn host_allreduce;     /* the emulated GPU's stand-in's sum */
+    void *host_ctx;
+
     int tf32;
     int deterministic;               /* nn_backend_config.deterministic */
     unsigned inject;                 /* enum gpu_inject bits (NNLAB_GPU_INJECT) */

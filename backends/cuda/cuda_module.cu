@@ -165,6 +165,7 @@ void gpu_close(nn_backend *b)
     gpu_state *s = gpu_of(b);
     if (!s)
         return;
+    gpu_ranks_close(b);
     if (s->stream)
         cudaStreamSynchronize(s->stream);
     if (s->capturing) {
@@ -299,6 +300,17 @@ static int open_timing(nn_backend *b, gpu_state *s)
     return 0;
 }
 
+/* One rank a GPU: a data-parallel rank takes its local rank modulo the GPUs
+ * it sees (CUDA_VISIBLE_DEVICES still picks which those are); a plain job
+ * the first. */
+static int rank_device(const nn_backend_config *cfg)
+{
+    int count = 0;
+    if (!cfg || cfg->local_rank <= 0 || cudaGetDeviceCount(&count) != cudaSuccess || count < 1)
+        return 0;
+    return cfg->local_rank % count;
+}
+
 int gpu_open(nn_backend *b, const nn_backend_config *cfg)
 {
     gpu_state *s = (gpu_state *)calloc(1, sizeof *s);
@@ -308,7 +320,7 @@ int gpu_open(nn_backend *b, const nn_backend_config *cfg)
     s->count = &s->live;
     s->tf32 = cfg ? cfg->tf32 : 0;
     s->deterministic = cfg ? cfg->deterministic : 0;
-    s->device = 0;      /* CUDA_VISIBLE_DEVICES picks which one that is */
+    s->device = rank_device(cfg);
     if (read_inject(b, &s->inject) == 0 && open_libraries(b, s) == 0 && open_buffers(b, s) == 0 &&
         gpu_choices_open(b, cfg) == 0 &&
         open_timing(b, s) == 0 &&
