@@ -118,9 +118,10 @@ static int run_launcher(char **a)
 static int launch(int argc, char **argv, const cli_options *o, const char *device)
 {
     char why[512], np[32], exe[4096];
-    if (nn_device_kind_of(device).gpu) {
-        fprintf(stderr, "nnlab: --ranks %ld with --device %s: only CPU ranks are built (the GPU's "
-                "NCCL path is not there yet)\n", o->ranks, device);
+    /* a GPU's ranks too (one a GPU, NCCL loaded by each): a device that is
+     * not here is said once, before any rank starts */
+    if (nn_device_require(device, why, sizeof why) != 0) {
+        fprintf(stderr, "nnlab: --ranks %ld: %s\n", o->ranks, why);
         return CLI_EXIT_USAGE;
     }
     if (!nn_ranks_available(why, sizeof why)) {

@@ -11,7 +11,7 @@ enum { CLI_RANKS_EXIT_DIVERGED = 3 };
 
 /* Before a job: --ranks N (N > 1) in a process no launcher started runs
  * mpirun -np N on this program with argv (the command's, argv[0] its name)
- * less --ranks (one line and CLI_EXIT_USAGE when device is a GPU, or
+ * less --ranks (one line and CLI_EXIT_USAGE when
  * mpirun or the ranks' module is missing); a process a launcher started
  * joins its ranks, a rank above 0 made silent (its stdout closed, o's
  * outputs off). 1 when the command is over, with its status in *rc; 0 to go

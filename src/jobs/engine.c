@@ -86,6 +86,7 @@ int engine_open_backend(nn_job *job, int threads, char *err, size_t err_len)
     char cache[NN_PATH_LEN];
     nn_backend_config bc;
     engine_backend_config(&job->cfg, threads, &bc, cache, sizeof cache);
+    bc.local_rank = job->local_rank;             /* one rank a GPU */
     if (nn_backend_open(&job->backend, job->ops, &bc) != 0)
         return nn_errorf(err, err_len, "device %s: %s", job->ops->name, job->backend.last_error);
     job->backend_open = 1;

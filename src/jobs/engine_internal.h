@@ -31,10 +31,16 @@
 #include "rng.h"
 #include "run_result.h"
 
-/* Timing marks of a device step (backend.h timing_mark): mark p + 1 ends phase
- * p for copy, forward, backward and optimizer; a graph job marks the whole
- * compute part (replayed or eager) with MARK_GRAPH. */
+/* Timing marks of a device step (backend.h timing_mark), in step order, as
+ * the backend wants them: mark 0 starts it, engine_phase_mark(p) ends phase
+ * p (copy 1, forward 2, backward 3, a device rank's all-reduce 4, optimizer
+ * 5); a graph job marks the whole compute part (replayed or eager) with
+ * MARK_GRAPH. */
 #define MARK_GRAPH 6
+static inline int engine_phase_mark(int p)
+{
+    return p == NN_PHASE_ALLREDUCE ? 4 : p == NN_PHASE_OPTIMIZER ? 5 : p + 1;
+}
 
 /* The convolution algorithms a job keeps for Explain (one per shape and
  * direction: LeNet has 6). */
@@ -124,6 +130,8 @@ struct nn_job {
 
     /* Data-parallel ranks (train/engine_ranks.c): NULL for a plain job. */
     struct nn_comm *comm;
+    int local_rank;              /* among the ranks on this host: a GPU rank's GPU */
+    int device_ranks;            /* the ranks sum on the device (ranks_open joined) */
     int rank, ranks;             /* this job's rank of ranks (0 of 1: plain) */
     long global_batch;           /* ranks x batch */
     int step_n_global;           /* the samples of this step over every rank */

@@ -60,7 +60,8 @@ static int prepare(nn_job *job, char *err, size_t err_len)
 
     if (engine_ranks_prepare(job, &threads, err, err_len) != 0)
         return -1;
-    if (engine_open_backend(job, threads, err, err_len) != 0)
+    if (engine_open_backend(job, threads, err, err_len) != 0 ||
+        engine_ranks_device_open(job, err, err_len) != 0)
         return -1;
     job_memory_estimate(c, job->ops, &job->backend, &m);
     if (nn_job_check_sizes(c, &m, NULL, err, err_len) != 0)

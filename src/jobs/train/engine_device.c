@@ -70,7 +70,7 @@ int engine_device_prepare(nn_job *job, char *err, size_t err_len)
     job->resident = job->cfg.data_on_device && o->gather_rows;
     job->use_pinned = !job->resident && job->cfg.pinned && o->host_alloc && o->host_wait;
     job->use_graph = job->cfg.graph && o->graph_begin && o->graph_end && o->graph_launch &&
-                     o->graph_drop && o->set_step;
+                     o->graph_drop && o->set_step && !job->device_ranks;
     job->dev_timing = o->timing_mark && o->timing_collect;
     s->data_on_device = job->resident;
     s->pinned = job->use_pinned;
@@ -80,6 +80,10 @@ int engine_device_prepare(nn_job *job, char *err, size_t err_len)
     s->steps_async = !job->cfg.sync_every_step;
     if (job->cfg.data_on_device && !job->resident)
         nn_strlcpy(s->note, "this device cannot gather batches itself: each batch is copied",
+                   sizeof s->note);
+    if (job->cfg.graph && job->device_ranks)
+        nn_strlcpy(s->note, "ranks on the GPU: no CUDA graph (the sum runs between the backward and "
+                   "the optimiser, which one replay cannot part); one NCCL sum after the backward",
                    sizeof s->note);
     if (job->resident && upload_dataset(job, err, err_len) != 0)
         return -1;
@@ -143,7 +147,8 @@ static int copy_batch(nn_job *job, long pos, int n)
     nn_net *net = &job->net;
     void *y = d->classes > 0 ? (void *)net->labels : (void *)net->targets;
     if (job->resident) {
-        if (pos == 0 &&
+        /* the epoch's first global batch: a rank's position in it is rank x batch */
+        if (pos < job->global_batch &&
             b->ops->upload(b, job->dev_order, job->order, (size_t)d->n_train * sizeof(int32_t)) != 0)
             return -1;
         return b->ops->gather_rows(b, n, job->dev_order + pos, 0, job->dev_train_x,
@@ -169,20 +174,28 @@ int engine_device_val_batch(nn_job *job, long first, int n)
 /* Forward, loss and backward, optimiser: issued one by one. split: mark the
  * end of each on the device's clock (an eager job); a graph job's eager
  * steps (a partial batch) are timed as one, like its replays. */
-static int step_eager(nn_job *job, int n, long step, int split, double *t_fwd, double *t_bwd)
+static int step_eager(nn_job *job, int n, long step, int split, double *t_fwd, double *t_bwd,
+                      double *t_sum)
 {
     nn_net *net = &job->net;
-    const float *out = nn_net_forward(net, n, 1, step);
-    if (!out || (split && mark(job, NN_PHASE_FORWARD + 1) != 0))
+    /* a rank past the epoch's last global batch has no samples: it adds zeros */
+    const float *out = n > 0 ? nn_net_forward(net, n, 1, step) : net->x;
+    if (!out || (split && mark(job, engine_phase_mark(NN_PHASE_FORWARD)) != 0))
         return -1;
     *t_fwd = nn_now();
-    if (nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
-        nn_net_backward(net, n, step, nn_net_dout(net)) != 0 ||
-        (split && mark(job, NN_PHASE_BACKWARD + 1) != 0))
+    if (n > 0 && (nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
+                  nn_net_backward(net, n, step, nn_net_dout(net)) != 0))
         return -1;
-    *t_bwd = nn_now();
+    if (split && mark(job, engine_phase_mark(NN_PHASE_BACKWARD)) != 0)
+        return -1;
+    *t_bwd = *t_sum = nn_now();
+    if (job->device_ranks) {         /* the ranks' sum on the device, between backward and optimiser */
+        if (engine_ranks_reduce_grads(job, n) != 0 || (split && mark(job, engine_phase_mark(NN_PHASE_ALLREDUCE)) != 0))
+            return -1;
+        *t_sum = nn_now();
+    }
     if (nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0 ||
-        (split && mark(job, NN_PHASE_OPTIMIZER + 1) != 0))
+        (split && mark(job, engine_phase_mark(NN_PHASE_OPTIMIZER)) != 0) || engine_ranks_check_same(job) != 0)
         return -1;
     return 0;
 }
@@ -245,7 +258,7 @@ static void record_step(nn_job *job, int n, long step)
  * warm-up), the second is recorded and replayed. Sets t_fwd and t_bwd when it
  * ran eagerly. The step's values (nn_net_set_step) were given before, so a
  * replay runs this step. */
-static int compute_step(nn_job *job, int n, long step, double *t_fwd, double *t_bwd)
+static int compute_step(nn_job *job, int n, long step, double *t_fwd, double *t_bwd, double *t_sum)
 {
     nn_net *net = &job->net;
     nn_backend *b = &job->backend;
@@ -263,7 +276,7 @@ static int compute_step(nn_job *job, int n, long step, double *t_fwd, double *t_
         return 0;
     }
     /* a recording needs nothing more: the next replay reads its step's values */
-    return step_eager(job, n, step, !graph_job, t_fwd, t_bwd);
+    return step_eager(job, n, step, !graph_job, t_fwd, t_bwd, t_sum);
 }
 
 /* Only sync_every_step waits here. */
@@ -272,12 +285,12 @@ int engine_device_step(nn_job *job, long pos, int n, long step, double t[NN_PHAS
 {
     nn_net *net = &job->net;
     nn_backend *b = &job->backend;
-    double t0 = nn_now(), t1, t2 = 0, t3 = 0, t4, t5;
+    double t0 = nn_now(), t1, t2 = 0, t3 = 0, t3s = 0, t4, t5;
 
-    if (mark(job, 0) != 0 || copy_batch(job, pos, n) != 0 || mark(job, NN_PHASE_COPY + 1) != 0)
+    if (mark(job, 0) != 0 || copy_batch(job, pos, n) != 0 || mark(job, engine_phase_mark(NN_PHASE_COPY)) != 0)
         return -1;
     t1 = nn_now();
-    if (compute_step(job, n, step, &t2, &t3) != 0)
+    if (compute_step(job, n, step, &t2, &t3, &t3s) != 0)
         return -1;
     int graph_job = job->use_graph;
     if (graph_job && mark(job, MARK_GRAPH) != 0)
@@ -293,7 +306,8 @@ int engine_device_step(nn_job *job, long pos, int n, long step, double t[NN_PHAS
     } else {
         t[NN_PHASE_FORWARD] += t2 - t1;
         t[NN_PHASE_BACKWARD] += t3 - t2;
-        t[NN_PHASE_OPTIMIZER] += t4 - t3;
+        t[NN_PHASE_ALLREDUCE] += t3s - t3;
+        t[NN_PHASE_OPTIMIZER] += t4 - t3s;
     }
     t[NN_PHASE_SYNC] += t5 - t4;
     return 0;

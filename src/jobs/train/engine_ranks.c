@@ -30,10 +30,12 @@ int engine_ranks_prepare(nn_job *job, int *threads, char *err, size_t err_len)
         return -1;
     job->comm = engine_comm();
     if (job->comm) {
-        if (!job->ops->host_memory)
-            return nn_errorf(err, err_len, "--device %s with %d ranks: only CPU ranks are built "
-                             "(the GPU's NCCL path is not there yet)", job->ops->name, info.size);
+        const nn_backend_ops *o = job->ops;
+        if (!o->host_memory && !(o->ranks_id && o->ranks_open && o->allreduce_sum))
+            return nn_errorf(err, err_len, "--device %s with %d ranks: this device cannot sum "
+                             "gradients over ranks", o->name, info.size);
         job->rank = info.rank, job->ranks = info.size;
+        job->local_rank = info.local_rank;
         job->global_batch = (long)info.size * job->cfg.batch;
         if (*threads == 0)
             *threads = threads_per_rank(info.local_size);
@@ -44,6 +46,57 @@ int engine_ranks_prepare(nn_job *job, int *threads, char *err, size_t err_len)
     }
     s->ranks = job->ranks, s->rank = job->rank;
     s->global_batch = job->global_batch;
+    return 0;
+}
+
+/* ---- ranks on a device: the device's own collective library (NCCL) ---------------- */
+
+/* The emulated GPU's stand-in for NCCL sums through the host: the MPI
+ * comm's sum of its arena (host memory there). */
+static int host_sum(void *ctx, float *buf, size_t n, char *err, size_t err_len)
+{
+    nn_comm *c = ctx;
+    if (c->ops->allreduce_sum(c, buf, n) != 0)
+        return nn_errorf(err, err_len, "%s", c->last_error);
+    return 0;
+}
+
+/* Every rank's failure agreed before any waits for another: 0 when all
+ * succeeded; else -1, err holding this rank's reason or the count. */
+static int agree(nn_job *job, int failed, char *err, size_t err_len)
+{
+    nn_comm *c = job->comm;
+    double bad = failed;
+    if (c->ops->allreduce_sum_f64(c, &bad, 1) != 0)
+        return nn_errorf(err, err_len, "rank %d: %s", job->rank, c->last_error);
+    if (bad > 0 && !failed)
+        return nn_errorf(err, err_len, "%.0f other rank(s) could not join the device's sums", bad);
+    return bad > 0 ? -1 : 0;
+}
+
+/* NCCL loaded on every rank, rank 0's communicator id shared through MPI,
+ * and every rank joined, one rank a GPU. */
+int engine_ranks_device_open(nn_job *job, char *err, size_t err_len)
+{
+    nn_backend *b = &job->backend;
+    nn_comm *c = job->comm;
+    if (!c || job->ops->host_memory)
+        return 0;
+    nn_ranks_config rc = { .rank = job->rank, .size = job->ranks, .host_allreduce = host_sum, .host_ctx = c };
+    int failed = b->ops->ranks_id(b, job->rank == 0 ? rc.id : NULL) != 0;
+    if (failed)
+        nn_errorf(err, err_len, "%s", b->last_error);
+    if (agree(job, failed, err, err_len) != 0)
+        return -1;
+    if (c->ops->broadcast(c, rc.id, sizeof rc.id, 0) != 0)
+        return nn_errorf(err, err_len, "rank %d: sharing the communicator's id: %s", job->rank,
+                         c->last_error);
+    failed = b->ops->ranks_open(b, &rc) != 0;
+    if (failed)
+        nn_errorf(err, err_len, "%s", b->last_error);
+    if (agree(job, failed, err, err_len) != 0)
+        return -1;
+    job->device_ranks = 1;
     return 0;
 }
 
@@ -246,6 +299,11 @@ int engine_ranks_buckets_prepare(nn_job *job, char *err, size_t err_len)
     nn_snapshot *s = &job->draft;
     if (!job->comm || job->cfg.no_overlap)
         return 0;
+    if (job->device_ranks) {         /* on a GPU one sum after the backward, on its stream */
+        nn_strlcpy(s->note, "ranks on the GPU: one NCCL sum after the backward (no buckets during it)",
+                   sizeof s->note);
+        return 0;
+    }
     job->buckets = malloc(sizeof *job->buckets);
     if (!job->buckets)
         return nn_errorf(err, err_len, "out of memory for the gradient buckets");
@@ -270,6 +328,14 @@ int engine_ranks_reduce_grads(nn_job *job, int n)
         return 0;
     if (job->buckets)
         return finish_buckets(job, job->buckets);
+    if (job->device_ranks) {         /* weighed and summed on the device */
+        nn_backend *b = &job->backend;
+        float w = n > 0 && job->step_n_global > 0 ? (float)n / (float)job->step_n_global : 0.0f;
+        if (b->ops->allreduce_sum(b, net->n_params, net->grads, w) != 0)
+            return nn_backend_fail(b, "rank %d: summing the gradients on the GPU: %s", job->rank,
+                                   b->last_error);
+        return 0;
+    }
     weigh_grads(job, 0, net->n_params, n);
     if (c->ops->allreduce_sum(c, net->grads, net->n_params) != 0)
         return nn_backend_fail(&job->backend, "rank %d: summing the gradients: %s", job->rank,
@@ -296,7 +362,20 @@ int engine_ranks_check_same(nn_job *job)
     nn_net *net = &job->net;
     if (!c || !job->ranks_check)
         return 0;
-    uint64_t mine = params_hash(net->params, net->n_params), first = mine;
+    uint64_t mine, first;
+    if (job->ops->host_memory)
+        mine = params_hash(net->params, net->n_params);
+    else {                           /* a device's parameters, read back */
+        nn_backend *b = &job->backend;
+        float *host = malloc(net->n_params * sizeof *host);
+        if (!host || b->ops->download(b, host, net->params, net->n_params * sizeof *host) != 0) {
+            free(host);
+            return nn_backend_fail(b, "NNLAB_RANKS_CHECK: reading the parameters back");
+        }
+        mine = params_hash(host, net->n_params);
+        free(host);
+    }
+    first = mine;
     if (c->ops->broadcast(c, &first, sizeof first, 0) != 0)
         return nn_backend_fail(&job->backend, "rank %d: %s", job->rank, c->last_error);
     double differ[2] = { mine != first, mine != first ? job->rank : 0 };

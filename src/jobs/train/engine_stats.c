@@ -136,14 +136,23 @@ static void device_phases(nn_job *job)
     for (int p = NN_PHASE_COPY; p <= NN_PHASE_OPTIMIZER; p++) {
         s->phase_us[p] = 0.0;
         if (job->dev_timing) {
-            if (tot->dev_n[p + 1] > 0) {
-                s->phase_us[p] = tot->dev_us[p + 1] / (double)tot->dev_n[p + 1];
+            int m = engine_phase_mark(p);
+            if (tot->dev_n[m] > 0) {
+                s->phase_us[p] = tot->dev_us[m] / (double)tot->dev_n[m];
                 valid |= 1u << p;
             }
         } else if (p == NN_PHASE_COPY || !job->use_graph) {
             s->phase_us[p] = s->host_phase_us[p];
             valid |= 1u << p;
         }
+    }
+    if (job->device_ranks) {         /* the ranks' sum: its own mark, else the host's clock */
+        int m = engine_phase_mark(NN_PHASE_ALLREDUCE);
+        s->phase_us[NN_PHASE_ALLREDUCE] = job->dev_timing
+            ? (tot->dev_n[m] > 0 ? tot->dev_us[m] / (double)tot->dev_n[m] : 0.0)
+            : s->host_phase_us[NN_PHASE_ALLREDUCE];
+        if (!job->dev_timing || tot->dev_n[m] > 0)
+            valid |= 1u << NN_PHASE_ALLREDUCE;
     }
     graph_time(job);
     s->phase_valid = valid;

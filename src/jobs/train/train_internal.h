@@ -88,8 +88,12 @@ int engine_device_start_timing(nn_job *job);
 /* ---- engine_ranks.c ---------------------------------------------------------- */
 
 /* Joins the ranks when launched and sets the job's rank, ranks, threads per
- * rank and the snapshot's fields; refuses a device backend with ranks. */
+ * rank and the snapshot's fields; refuses a device backend that cannot sum
+ * over ranks. */
 int engine_ranks_prepare(nn_job *job, int *threads, char *err, size_t err_len);
+/* Ranks on a device (after its backend opened): the device's collective
+ * library joined on every rank (NCCL on the GPU), every rank failing alike. */
+int engine_ranks_device_open(nn_job *job, char *err, size_t err_len);
 /* Rank 0's initial parameters and layer state to every rank (as DDP does). */
 int engine_ranks_share_params(nn_job *job, char *err, size_t err_len);
 /* Rank 0's layer state (batch norm's running statistics, which each rank
