@@ -156,6 +156,24 @@ assert all("predicted" not in c for c in d["cells"]), d["cells"]' "$tmp/out" >"$
     && ok "sweep --ranks without a link: the JSON says why nothing is predicted" \
     || not_ok "sweep --ranks without a link: the JSON says why nothing is predicted"
 
+# --progress-lines: every rank's progress as JSON lines on stdout (mpirun
+# forwards them), each rank's last one done at the last step
+check "--progress-lines over 2 ranks: runs" 0 "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --batch 16 \
+    --steps 400 --no-validation -q --progress-lines
+python3 -c 'import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert lines and all(l["progress"] == 1 and l["ranks"] == 2 for l in lines), lines[:3]
+for r in (0, 1):
+    mine = [l for l in lines if l["rank"] == r]
+    assert mine, "no line from rank %d" % r
+    last = mine[-1]
+    assert last["state"] == "done" and last["step"] == last["steps"] == 400, last
+    assert last["allreduce_us"] > 0 and last["us_per_step"] > 0 and last["loss"] > 0, last
+    steps = [l["step"] for l in mine]
+    assert steps == sorted(steps), steps' "$tmp/out" >"$tmp/err" 2>&1 \
+    && ok "--progress-lines: each rank its lines, in order, its last one done" \
+    || not_ok "--progress-lines: each rank its lines, in order, its last one done"
+
 # A rank killed mid-run: the others end, the status is not 0, a line says
 # which, and no --save-params file (nor its temporary) is left.
 mark=nnlab-ranks-test-$$

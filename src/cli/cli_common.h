@@ -60,6 +60,7 @@ typedef struct cli_options {
     int no_overlap;              /* explain; train, bench: --no-overlap (else the
                                     preset's [train] overlap) */
     const char *save_params;     /* train: --save-params FILE.npy */
+    int progress_lines;          /* train, bench: every rank's progress as JSON lines on stdout */
 } cli_options;
 
 /* Parses the arguments after the command name (argv[0] is the command) with

@@ -32,7 +32,7 @@ enum {
 /* slides: an SVG of the result, a predicted GPU beside the CPU */
 enum { OPT_SVG = 512, OPT_RACE_PREDICTED, OPT_RACE };
 /* data-parallel ranks (nnlab/link.h) */
-enum { OPT_RANKS = 768, OPT_LINK, OPT_NO_OVERLAP, OPT_TRANSPORT };
+enum { OPT_RANKS = 768, OPT_LINK, OPT_NO_OVERLAP, OPT_TRANSPORT, OPT_PROGRESS_LINES };
 
 /* --ranks: more than a cluster of this many is not a lab's question */
 #define MAX_RANKS 4096L
@@ -78,6 +78,7 @@ static const cli_option_spec option_table[] = {
     { "ranks", 1, 0, OPT_RANKS, CLI_EXPLAIN | CLI_SWEEP | RUNS | CLI_CALIBRATE },
     { "link", 1, 0, OPT_LINK, CLI_EXPLAIN | CLI_SWEEP | CLI_CALIBRATE },
     { "transport", 1, 0, OPT_TRANSPORT, RUNS | CLI_CALIBRATE },
+    { "progress-lines", 0, 0, OPT_PROGRESS_LINES, RUNS },
     { "no-overlap", 0, 0, OPT_NO_OVERLAP, CLI_EXPLAIN | CLI_SWEEP | RUNS },
     { "save-profile", 1, 0, OPT_SAVE_PROFILE, CLI_CALIBRATE },
     { "val", 1, 0, OPT_VAL, JAC },
@@ -285,6 +286,7 @@ static int take_option(int id, const char *arg, cli_options *o)
     case OPT_RACE_PREDICTED: o->race_predicted = 1; return 0;
     case OPT_RACE: o->race = 1; return 0;
     case OPT_NO_OVERLAP: o->no_overlap = 1; return 0;
+    case OPT_PROGRESS_LINES: o->progress_lines = 1; return 0;
     case OPT_RANKS:
         if (o->command != CLI_SWEEP)
             break;                   /* explain's one count: a number */
@@ -438,6 +440,8 @@ static const char usage_options[] =
     "      --no-overlap         ranks: one sum after the backward, not buckets during it\n"
     "      --transport shm|tcp  ranks: how mpirun's ranks sum, shared memory or TCP (default:\n"
     "                           Open MPI's choice; calibrate --link too)\n"
+    "      --progress-lines     every rank (or the one job) prints its progress as one line\n"
+    "                           of JSON on stdout, a few times a second and at its end\n"
     "      --save-params FILE   train: the trained parameters as a .npy file (float32)\n"
     "\n"
     "Options of sweep and explain:\n"

@@ -183,7 +183,8 @@ static int join(cli_options *o, nn_ranks_info *info)
         o->json = 0;
         o->svg = NULL;
         o->save_params = NULL;
-        if (!freopen("/dev/null", "w", stdout))
+        /* --progress-lines: its own lines only, which mpirun forwards */
+        if (!o->progress_lines && !freopen("/dev/null", "w", stdout))
             return EXIT_FAILURE;
     }
     return 0;
@@ -292,4 +293,31 @@ void cli_ranks_json(const nn_snapshot *s)
     printf(",\n  \"overlap\": %s,\n", s->overlap ? "true" : "false");
     /* part of backward_us, not a phase: the phases still add up to the step */
     cli_json_number("allreduce_overlapped_us", s->overlap ? s->overlap_us : NAN, 0);
+}
+
+/* A number, or null where it is not known (JSON has no NaN). */
+static void line_number(const char *key, int valid, double v)
+{
+    if (valid && isfinite(v))
+        printf(", \"%s\": %.6g", key, v);
+    else
+        printf(", \"%s\": null", key);
+}
+
+void cli_progress_line(const nn_snapshot *s)
+{
+    nn_ranks_info me;                /* the process's place, known before its job's snapshot says it */
+    nn_ranks_info_get(&me);
+    int ranks = me.size > 1 ? me.size : 1;
+    printf("{\"progress\": 1, \"rank\": %d, \"ranks\": %d, \"state\": \"%s\", \"step\": %ld, "
+           "\"steps\": %ld, \"epoch\": %d", me.rank, ranks, nn_job_state_name(s->state),
+           s->step, s->total_steps, s->epoch);
+    line_number("loss", s->n_loss_points > 0, s->last_loss);
+    line_number("elapsed_s", 1, s->elapsed_s);
+    line_number("samples_per_s", s->has_rate, s->samples_per_s);
+    line_number("us_per_step", s->timed_steps > 0, s->us_per_step);
+    line_number("allreduce_us", ranks > 1 && s->timed_steps > 0 &&
+                (s->phase_valid & (1u << NN_PHASE_ALLREDUCE)), s->phase_us[NN_PHASE_ALLREDUCE]);
+    printf("}\n");
+    fflush(stdout);
 }

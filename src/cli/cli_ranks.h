@@ -29,4 +29,11 @@ int cli_ranks_end(nn_job *job, const cli_options *o, const nn_snapshot *s, const
 void cli_ranks_text(const nn_snapshot *s);
 void cli_ranks_json(const nn_snapshot *s);
 
+/* --progress-lines: s as one line of JSON on stdout, flushed: {"progress":
+ * 1, "rank", "ranks", "state", "step", "steps", "epoch", "loss",
+ * "elapsed_s", "samples_per_s", "us_per_step", "allreduce_us"} (null where
+ * not known yet; the loss is the ranks' agreed one). Every rank prints its
+ * own; mpirun forwards them all. */
+void cli_progress_line(const nn_snapshot *s);
+
 #endif

@@ -404,14 +404,29 @@ static int cancelled_preparing(const nn_snapshot *s)
  * cancels it (cli_stop.h). 0, or 1 when the job did not end within the
  * grace after the signal: its thread is left running and s is the last
  * snapshot it published. */
-static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, const nn_predicted_gpu *race,
-                  nn_snapshot *out)
+/* --progress-lines: a line now and then (every LINE_EVERY_S), and the last. */
+#define LINE_EVERY_S 0.25
+
+static void progress_line(const nn_snapshot *s, int lines, double *last)
+{
+    double now = nn_now();
+    if (!lines || (now - *last < LINE_EVERY_S && !nn_job_state_ended(s->state)))
+        return;
+    cli_progress_line(s);
+    *last = now;
+}
+
+static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, int lines,
+                  const nn_predicted_gpu *race, nn_snapshot *out)
 {
     nn_snapshot s;
     long seen_points = 0;
     int seen_epochs = 0, announced = 0;
+    double last_line = 0.0;
     for (;;) {
         nn_job_snapshot(job, &s);
+        if (!nn_job_state_ended(s.state))
+            progress_line(&s, lines, &last_line);
         if (!announced && s.state != NN_JOB_PREPARING && s.state != NN_JOB_FAILED && !cancelled_preparing(&s)) {
             if (!quiet && s.ranks > 1)
                 fprintf(stderr, "%s: %s on %d ranks of %s, batch %d per rank (global batch %ld), "
@@ -436,6 +451,7 @@ static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, const n
     nn_job_wait(job);
     nn_job_snapshot(job, &s);
     print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet, race);
+    progress_line(&s, lines, &last_line);
     *out = s;
     return 0;
 }
@@ -560,7 +576,7 @@ static int run_job(int argc, char **argv, enum cli_command command)
         return CLI_EXIT_USAGE;
     }
     cli_catch_stop_signals();
-    if (follow(job, &p, bench, o.quiet, r.on ? &r.gpu : NULL, &s) != 0)
+    if (follow(job, &p, bench, o.quiet, o.progress_lines, r.on ? &r.gpu : NULL, &s) != 0)
         leave_stuck_job(job, &cfg, &s, bench, o.json, &torch);
     if (cli_ranks_end(job, &o, &s, &ranks, &rc)) {
         /* a failure, the parameters saved, or a rank above 0: said */
