@@ -13,11 +13,7 @@ n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 . "$top_srcdir/tests/cli-lib.sh"
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-if ldd "$NNLAB" 2>/dev/null | grep -q libasan; then     # Open MPI's own allocations: cli_ranks.sh
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; export ASAN_OPTIONS
-fi
+ranks_env
 XDG_CONFIG_HOME="$tmp/cfg"; export XDG_CONFIG_HOME
 links="$tmp/cfg/nnlab/profiles/links"
 

@@ -26,17 +26,7 @@ tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 . "$top_srcdir/tests/cli-lib.sh"
 TOL=1e-4
-# CI runs as root: mpirun refuses root unless told
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-# Under AddressSanitizer (setup.sh check's second build) the ranks run with
-# its address and UB checks but without its leak check: Open MPI's own
-# allocations (libmpi, its plugins, unloaded by the exit) stay unfreed at
-# exit in every rank, which LeakSanitizer reports as leaks of modules it can
-# no longer name. nnlab's own leaks are checked by the plain jobs' tests.
-if ldd "$NNLAB" 2>/dev/null | grep -q libasan; then
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; export ASAN_OPTIONS
-fi
+ranks_env                        # mpirun as root; no leak check of Open MPI's (cli-lib.sh)
 # one core's threads per rank: the ranks share 2 cores with the suite
 OPENBLAS_NUM_THREADS=1; export OPENBLAS_NUM_THREADS
 

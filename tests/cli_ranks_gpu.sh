@@ -16,11 +16,7 @@ n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 . "$top_srcdir/tests/cli-lib.sh"
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-if ldd "$NNLAB" 2>/dev/null | grep -q libasan; then     # Open MPI's own allocations: cli_ranks.sh
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; export ASAN_OPTIONS
-fi
+ranks_env
 OPENBLAS_NUM_THREADS=1 NNLAB_GPU_EMULATION=1 XDG_CACHE_HOME="$tmp/cache"
 export OPENBLAS_NUM_THREADS NNLAB_GPU_EMULATION XDG_CACHE_HOME
 env PATH=/nonexistent "$NNLAB" train --preset mnist-mlp-128 --ranks 2 --steps 1 >"$tmp/out" 2>"$tmp/err"
