@@ -75,6 +75,24 @@ else
     skip "no python3 on PATH: the sweep's stand-in cases"
 fi
 
+# On a GPU (the emulated one, the stand-in seeing "CUDA"): PyTorch's whole
+# step as one CUDA graph beside nnlab's graph way; not with --no-graph
+stub_gpu="env NNLAB_GPU_EMULATION=1 NNLAB_PYTHON=$python NNLAB_TORCH_HELPER=$fixtures/torch-helper-stub.py NNLAB_TORCH_STUB_PARAMS=101770 NNLAB_TORCH_STUB_CUDA=1"
+if [ -z "$python" ]; then
+    skip "no python3 on PATH: the GPU stand-in cases"
+elif ! env NNLAB_GPU_EMULATION=1 "$NNLAB" devices 2>/dev/null | grep -q '^gpu .* available: emulated'; then
+    skip "the emulated GPU module is not built: the GPU stand-in cases"
+else
+    check "bench --with-pytorch on a GPU: runs" 0 $stub_gpu "$NNLAB" bench --preset mnist-mlp-128 --device gpu \
+        --batch 4 --steps 3 --warmup 1 --with-pytorch --json
+    json_ok "on a GPU: PyTorch's CUDA graph beside, its way named" "$tmp/out" \
+        'j["pytorch_graph"]["way"] == "pytorch-cuda-graph" and j["pytorch_graph"]["us_per_step"] == 45.5 and j["pytorch"]["us_per_step"] == 123.5'
+    grep_ok "on a GPU: the text's graph line" "$tmp/err" "45.5 us/step (median of blocks of 3 steps, its whole step one CUDA graph"
+    check "bench --with-pytorch --no-graph on a GPU: runs" 0 $stub_gpu "$NNLAB" bench --preset mnist-mlp-128 \
+        --device gpu --no-graph --batch 4 --steps 3 --warmup 1 --with-pytorch --json
+    json_ok "--no-graph: no PyTorch graph asked for" "$tmp/out" '"pytorch_graph" not in j and j["pytorch"]["us_per_step"] == 123.5'
+fi
+
 # Where a python3 imports torch: the runner finds it (python3 on PATH, then /usr/bin/python3)
 "$NNLAB" $bench --json --preset mnist-mlp-128 >"$tmp/probe.out" 2>"$tmp/probe.err"
 if grep -q "not installed\|no python3" "$tmp/probe.err"; then

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "cli_torch.h"
+#include "nnlab/device.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,23 @@ static int make_request(const cli_options *o, const nn_job_config *cfg, char *pa
     return 0;
 }
 
+/* On a GPU whose nnlab job replays a CUDA graph: PyTorch's own graph way
+ * too, its strongest peer. A capture PyTorch refuses is said, not fatal. */
+static void measure_graph(const cli_options *o, const nn_job_config *cfg, nn_torch_request *req,
+                          cli_torch *t)
+{
+    if (!nn_device_kind_of(req->device).gpu || !cfg->graph)
+        return;
+    req->way = "graph";
+    if (!o->quiet)
+        fprintf(stderr, "%s: %s's step captured as one CUDA graph, batch %d\n", nn_safe(cfg->preset.name),
+                nn_safe(t->r.python.label), req->batch);
+    if (nn_torch_step(req, &t->graph, t->graph_why, sizeof t->graph_why) == NN_TORCH_OK)
+        t->graph_done = 1;
+    else
+        fprintf(stderr, "nnlab: --with-pytorch: PyTorch's CUDA graph: %s\n", t->graph_why);
+}
+
 int cli_torch_measure(const cli_options *o, const nn_job_config *cfg, cli_torch *t)
 {
     char path[NN_PATH_LEN], err[NN_ERR_LEN];
@@ -84,6 +102,7 @@ int cli_torch_measure(const cli_options *o, const nn_job_config *cfg, cli_torch 
     }
     nn_torch_source(&t->r.python, t->source, sizeof t->source);
     t->done = 1;
+    measure_graph(o, cfg, &req, t);
     return 0;
 }
 
@@ -109,6 +128,13 @@ void cli_torch_text(const cli_torch *t, double nnlab_us, const char *stat, long 
     if (nnlab_us > 0)
         fprintf(stderr, ": %.2fx nnlab's", r->us_per_step / nnlab_us);
     fprintf(stderr, "\n");
+    if (!t->graph_done)
+        return;
+    fprintf(stderr, "    %-*s %10.1f us/step (median of blocks of %ld steps, its whole step one CUDA graph; "
+            "%s)", width, "", t->graph.us_per_step, t->graph.steps, nn_safe(t->source));
+    if (nnlab_us > 0)
+        fprintf(stderr, ": %.2fx nnlab's", t->graph.us_per_step / nnlab_us);
+    fprintf(stderr, "\n");
 }
 
 void cli_torch_json(const cli_torch *t)
@@ -131,4 +157,13 @@ void cli_torch_json(const cli_torch *t)
     printf(", \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"params\": %zu, "
            "\"us_per_step\": %.3f, \"us_per_step_stat\": \"median\", \"us_per_step_mean\": %.3f},\n",
            r->batch, r->threads, r->steps, r->params, r->us_per_step, r->us_per_step_mean);
+    if (t->graph_done)
+        printf("  \"pytorch_graph\": {\"way\": \"%s\", \"us_per_step\": %.3f, \"us_per_step_stat\": "
+               "\"median of blocks\", \"steps\": %ld},\n", nn_safe(t->graph.way), t->graph.us_per_step,
+               t->graph.steps);
+    else if (t->graph_why[0]) {
+        printf("  \"pytorch_graph\": null,\n  \"pytorch_graph_why\": ");
+        cli_json_string(stdout, t->graph_why);
+        printf(",\n");
+    }
 }

@@ -13,6 +13,11 @@ typedef struct cli_torch {
     int done;                    /* measured: r and source hold its result */
     nn_torch_result r;
     char source[96];             /* "measured with PyTorch 2.11" */
+    /* On a GPU, nnlab's graph way beside PyTorch's: its whole step captured
+     * as one CUDA graph (the helper's --way graph), where it could be */
+    int graph_done;
+    nn_torch_result graph;
+    char graph_why[256];         /* why not, when it was tried and failed */
 } cli_torch;
 
 /* Measures PyTorch's step for the bench the options and cfg describe,
@@ -28,7 +33,8 @@ int cli_torch_measure(const cli_options *o, const nn_job_config *cfg, cli_torch 
  * times nnlab's PyTorch's is. */
 void cli_torch_text(const cli_torch *t, double nnlab_us, const char *stat, long steps, int threads);
 
-/* `  "pytorch": {...},` for bench --json. */
+/* `  "pytorch": {...},` for bench --json, and on a GPU with nnlab's graph
+ * way `  "pytorch_graph": {...}|null,` (its why when it failed). */
 void cli_torch_json(const cli_torch *t);
 
 #endif

@@ -343,6 +343,8 @@ static enum nn_torch_status take_result(const nn_json_flat *j, size_t want, nn_t
                       params, want);
     out->params = want;
     nn_strlcpy(out->device_name, name ? name : out->device, sizeof out->device_name);
+    const char *way = nn_json_flat_string(j, "way");
+    nn_strlcpy(out->way, way ? way : "framework", sizeof out->way);
     return NN_TORCH_OK;
 }
 
@@ -351,9 +353,10 @@ static enum nn_torch_status run_helper(const nn_torch_request *req, const char *
                                        nn_torch_result *out, char *err, size_t err_len)
 {
     char batch[24], steps[24], warmup[24], threads[24];
+    int way = req->way && strcmp(req->way, "eager") != 0;   /* the list ends before it otherwise */
     char *argv[] = { out->python.path, (char *)helper, (char *)req->preset_path, "--batch", batch,
                      "--steps", steps, "--warmup", warmup, "--threads", threads, "--device",
-                     out->device, NULL };
+                     out->device, way ? "--way" : NULL, (char *)req->way, NULL };
     torch_child *c = malloc(sizeof *c);
     nn_json_flat j = { 0 };
     enum nn_torch_status s;

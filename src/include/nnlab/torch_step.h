@@ -55,6 +55,9 @@ typedef struct nn_torch_request {
     int batch;                   /* >= 1 */
     long steps, warmup;          /* timed steps (>= 1) after untimed ones (>= 0) */
     int threads;                 /* torch.set_num_threads; 0: PyTorch's default */
+    const char *way;             /* NULL: the framework way above; "graph": PyTorch's whole step
+                                    captured as one CUDA graph, "compile": torch.compile's
+                                    reduce-overhead (CUDA only; the helper's --way) */
     double timeout_s;            /* 0: NN_TORCH_TIMEOUT_S */
     /* Polled every 100 ms while the helper runs: nonzero stops it (NULL: never). */
     int (*cancelled)(void *ctx);
@@ -70,6 +73,7 @@ typedef struct nn_torch_result {
     size_t params;               /* PyTorch's parameter count, equal to nnlab's */
     char device[16];             /* "cpu" or "cuda" */
     char device_name[128];       /* "NVIDIA H200", "cpu" */
+    char way[48];                /* the helper's: "framework", "pytorch-cuda-graph", ... */
 } nn_torch_result;
 
 /* The python3 with torch (cached after the first call in the process, until
