@@ -53,15 +53,15 @@ static int nccl_symbol(void **fn, const char *name, const char *file)
     return -1;
 }
 
+/* Stops at the first missing function; nccl_why names it. */
 static void nccl_symbols(const char *file)
 {
-    if (nccl_symbol((void **)&nccl.get_unique_id, "ncclGetUniqueId", file) ||
-        nccl_symbol((void **)&nccl.comm_init_rank, "ncclCommInitRank", file) ||
-        nccl_symbol((void **)&nccl.all_reduce, "ncclAllReduce", file) ||
-        nccl_symbol((void **)&nccl.comm_destroy, "ncclCommDestroy", file) ||
-        nccl_symbol((void **)&nccl.error_string, "ncclGetErrorString", file) ||
-        nccl_symbol((void **)&nccl.get_version, "ncclGetVersion", file))
-        return;
+    (void)(nccl_symbol((void **)&nccl.get_unique_id, "ncclGetUniqueId", file) ||
+           nccl_symbol((void **)&nccl.comm_init_rank, "ncclCommInitRank", file) ||
+           nccl_symbol((void **)&nccl.all_reduce, "ncclAllReduce", file) ||
+           nccl_symbol((void **)&nccl.comm_destroy, "ncclCommDestroy", file) ||
+           nccl_symbol((void **)&nccl.error_string, "ncclGetErrorString", file) ||
+           nccl_symbol((void **)&nccl.get_version, "ncclGetVersion", file));
 }
 #endif
 

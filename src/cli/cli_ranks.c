@@ -304,8 +304,15 @@ static void line_number(const char *key, int valid, double v)
         printf(", \"%s\": null", key);
 }
 
-void cli_progress_line(const nn_snapshot *s)
+/* A line now and then, and always the last. */
+#define LINE_EVERY_S 0.25
+
+void cli_progress_line(const nn_snapshot *s, double *last)
 {
+    double now = nn_now();
+    if (now - *last < LINE_EVERY_S && !nn_job_state_ended(s->state))
+        return;
+    *last = now;
     nn_ranks_info me;                /* the process's place, known before its job's snapshot says it */
     nn_ranks_info_get(&me);
     int ranks = me.size > 1 ? me.size : 1;

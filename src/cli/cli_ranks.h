@@ -32,8 +32,9 @@ void cli_ranks_json(const nn_snapshot *s);
 /* --progress-lines: s as one line of JSON on stdout, flushed: {"progress":
  * 1, "rank", "ranks", "state", "step", "steps", "epoch", "loss",
  * "elapsed_s", "samples_per_s", "us_per_step", "allreduce_us"} (null where
- * not known yet; the loss is the ranks' agreed one). Every rank prints its
- * own; mpirun forwards them all. */
-void cli_progress_line(const nn_snapshot *s);
+ * not known yet; the loss is the ranks' agreed one), at most every quarter
+ * second since *last (which it updates) unless the job has ended. Every
+ * rank prints its own; mpirun forwards them all. */
+void cli_progress_line(const nn_snapshot *s, double *last);
 
 #endif

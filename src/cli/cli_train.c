@@ -404,18 +404,6 @@ static int cancelled_preparing(const nn_snapshot *s)
  * cancels it (cli_stop.h). 0, or 1 when the job did not end within the
  * grace after the signal: its thread is left running and s is the last
  * snapshot it published. */
-/* --progress-lines: a line now and then (every LINE_EVERY_S), and the last. */
-#define LINE_EVERY_S 0.25
-
-static void progress_line(const nn_snapshot *s, int lines, double *last)
-{
-    double now = nn_now();
-    if (!lines || (now - *last < LINE_EVERY_S && !nn_job_state_ended(s->state)))
-        return;
-    cli_progress_line(s);
-    *last = now;
-}
-
 static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, int lines,
                   const nn_predicted_gpu *race, nn_snapshot *out)
 {
@@ -425,8 +413,8 @@ static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, int lin
     double last_line = 0.0;
     for (;;) {
         nn_job_snapshot(job, &s);
-        if (!nn_job_state_ended(s.state))
-            progress_line(&s, lines, &last_line);
+        if (lines && !nn_job_state_ended(s.state))
+            cli_progress_line(&s, &last_line);
         if (!announced && s.state != NN_JOB_PREPARING && s.state != NN_JOB_FAILED && !cancelled_preparing(&s)) {
             if (!quiet && s.ranks > 1)
                 fprintf(stderr, "%s: %s on %d ranks of %s, batch %d per rank (global batch %ld), "
@@ -451,7 +439,8 @@ static int follow(nn_job *job, const nn_preset *p, int bench, int quiet, int lin
     nn_job_wait(job);
     nn_job_snapshot(job, &s);
     print_new_progress(job, s.total_steps, &seen_points, &seen_epochs, quiet, race);
-    progress_line(&s, lines, &last_line);
+    if (lines)
+        cli_progress_line(&s, &last_line);
     *out = s;
     return 0;
 }

@@ -190,12 +190,14 @@ static int step_eager(nn_job *job, int n, long step, int split, double *t_fwd, d
         return -1;
     *t_bwd = *t_sum = nn_now();
     if (job->device_ranks) {         /* the ranks' sum on the device, between backward and optimiser */
-        if (engine_ranks_reduce_grads(job, n) != 0 || (split && mark(job, engine_phase_mark(NN_PHASE_ALLREDUCE)) != 0))
+        if (engine_ranks_reduce_grads(job, n) != 0 ||
+            (split && mark(job, engine_phase_mark(NN_PHASE_ALLREDUCE)) != 0))
             return -1;
         *t_sum = nn_now();
     }
     if (nn_net_optimize(net, &job->cfg.preset, (float)job->cfg.lr) != 0 ||
-        (split && mark(job, engine_phase_mark(NN_PHASE_OPTIMIZER)) != 0) || engine_ranks_check_same(job) != 0)
+        (split && mark(job, engine_phase_mark(NN_PHASE_OPTIMIZER)) != 0) ||
+        engine_ranks_check_same(job) != 0)
         return -1;
     return 0;
 }

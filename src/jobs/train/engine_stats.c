@@ -133,7 +133,10 @@ static void device_phases(nn_job *job)
     const engine_totals *tot = &job->tot;
     unsigned valid = 1u << NN_PHASE_SYNC;
     s->phase_us[NN_PHASE_SYNC] = s->host_phase_us[NN_PHASE_SYNC];
-    for (int p = NN_PHASE_COPY; p <= NN_PHASE_OPTIMIZER; p++) {
+    for (int p = NN_PHASE_COPY; p < NN_PHASE_COUNT; p++) {
+        /* sync is the host's wait; the all-reduce a phase of device ranks only */
+        if (p == NN_PHASE_SYNC || (p == NN_PHASE_ALLREDUCE && !job->device_ranks))
+            continue;
         s->phase_us[p] = 0.0;
         if (job->dev_timing) {
             int m = engine_phase_mark(p);
@@ -145,14 +148,6 @@ static void device_phases(nn_job *job)
             s->phase_us[p] = s->host_phase_us[p];
             valid |= 1u << p;
         }
-    }
-    if (job->device_ranks) {         /* the ranks' sum: its own mark, else the host's clock */
-        int m = engine_phase_mark(NN_PHASE_ALLREDUCE);
-        s->phase_us[NN_PHASE_ALLREDUCE] = job->dev_timing
-            ? (tot->dev_n[m] > 0 ? tot->dev_us[m] / (double)tot->dev_n[m] : 0.0)
-            : s->host_phase_us[NN_PHASE_ALLREDUCE];
-        if (!job->dev_timing || tot->dev_n[m] > 0)
-            valid |= 1u << NN_PHASE_ALLREDUCE;
     }
     graph_time(job);
     s->phase_valid = valid;
