@@ -46,6 +46,18 @@ wait_for() {
         sleep 0.1
     done
 }
+# wait_whole TEXT [SECONDS]: polls until TEXT (fixed) shows with the screen's
+# rows joined, borders and blanks dropped (a path drawn a row at a time)
+wait_whole() {
+    end=$(($(date +%s) + ${2:-10}))
+    [ "$end" -gt "$deadline" ] && end=$deadline
+    while :; do
+        cap
+        tr -d '\n│ ' <"$tmp/screen" | grep -q -F -e "$1" && return 0
+        [ "$(date +%s)" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
 # expect NAME PATTERN [SECONDS]
 expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
 keys() { T send-keys -t lab "$@"; }
