@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,24 +16,9 @@
 #include "cli_ranks.h"
 #include "npy.h"
 #include "nnlab/device.h"
+#include "nnlab/observe.h"
 #include "nnlab/ranks.h"
 #include "util.h"
-
-/* Whether name is an executable file in a folder of $PATH. */
-static int on_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    for (const char *p = path ? path : ""; *p;) {
-        size_t len = strcspn(p, ":");
-        char file[4096];
-        struct stat st;
-        if (len > 0 && (size_t)snprintf(file, sizeof file, "%.*s/%s", (int)len, p, name) < sizeof file &&
-            stat(file, &st) == 0 && S_ISREG(st.st_mode) && access(file, X_OK) == 0)
-            return 1;
-        p += len + (p[len] == ':');
-    }
-    return 0;
-}
 
 static pid_t launcher;
 
@@ -124,12 +108,8 @@ static int launch(int argc, char **argv, const cli_options *o, const char *devic
         fprintf(stderr, "nnlab: --ranks %ld: %s\n", o->ranks, why);
         return CLI_EXIT_USAGE;
     }
-    if (!nn_ranks_available(why, sizeof why)) {
+    if (!nn_ranks_can_start(why, sizeof why)) {
         fprintf(stderr, "nnlab: --ranks %ld: %s\n", o->ranks, why);
-        return CLI_EXIT_USAGE;
-    }
-    if (!on_path("mpirun")) {
-        fprintf(stderr, "nnlab: --ranks %ld: mpirun is not on PATH (Debian: openmpi-bin)\n", o->ranks);
         return CLI_EXIT_USAGE;
     }
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -325,6 +305,27 @@ void cli_progress_line(const nn_snapshot *s, double *last)
     line_number("us_per_step", s->timed_steps > 0, s->us_per_step);
     line_number("allreduce_us", ranks > 1 && s->timed_steps > 0 &&
                 (s->phase_valid & (1u << NN_PHASE_ALLREDUCE)), s->phase_us[NN_PHASE_ALLREDUCE]);
-    printf("}\n");
+    line_number("eta_s", s->has_rate, s->eta_s);
+    printf(", \"loss_points\": %ld, \"epochs_done\": %d, \"steps_per_epoch\": %ld", s->n_loss_points,
+           s->n_epoch_results, s->steps_per_epoch);
+    if (s->state == NN_JOB_FAILED || s->state == NN_JOB_DIVERGED) {
+        printf(", \"error\": ");
+        cli_json_string(stdout, s->error);
+    }
+    const nn_epoch_result *e = &s->last_epoch;
+    line_number("val_loss", s->n_epoch_results > 0, e->val_loss);
+    line_number("val_accuracy", s->n_epoch_results > 0 && e->has_accuracy, e->val_accuracy);
+    line_number("timed_steps", 1, (double)s->timed_steps);
+    /* the measured step's parts (nnlab/observe.h), which add up to us_per_step:
+     * what a reader of the lines draws as the phase bar */
+    nn_step_measure m;
+    nn_measure_step(s, &m);
+    printf(", \"parts\": {");
+    for (int p = 0, first = 1; p < NN_STEP_PARTS; p++)
+        if (m.part_valid & (1u << p)) {
+            printf("%s\"%s_us\": %.6g", first ? "" : ", ", nn_step_part_key(p), m.part_us[p]);
+            first = 0;
+        }
+    printf("}}\n");
     fflush(stdout);
 }

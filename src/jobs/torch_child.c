@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ranks_lines.h"
 #include "util.h"
 
 extern char **environ;
@@ -81,7 +82,9 @@ static int drain(int fd, torch_child *c, int is_out)
         return errno == EINTR || errno == EAGAIN ? 1 : 0;
     if (n == 0)
         return 0;
-    if (is_out) {
+    if (is_out && c->on_line) {
+        ranks_line_feed(c->lines, buf, (size_t)n, c->on_line, c->line_ctx);
+    } else if (is_out) {
         size_t room = TORCH_OUT_MAX - c->out_len, take = (size_t)n < room ? (size_t)n : room;
         memcpy(c->out + c->out_len, buf, take);
         c->out_len += take;
@@ -169,15 +172,14 @@ static void finish(pid_t pid, torch_child *c, double deadline, int (*cancelled)(
     (void)reap_by(pid, c, now_s() + 3600.0);
 }
 
-int torch_child_run(char *const argv[], double timeout_s, int (*cancelled)(void *), void *ctx,
-                    torch_child *c)
+/* Runs the child with c as the caller prepared it (zeroed, or a line reader set). */
+static int run_child(char *const argv[], double timeout_s, int (*cancelled)(void *), void *ctx, torch_child *c)
 {
     int out[2] = { -1, -1 }, err[2] = { -1, -1 };
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     pid_t pid;
     double deadline = now_s() + timeout_s;
-    memset(c, 0, sizeof *c);
     c->exit_code = -1;
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
         c->spawn_errno = errno;
@@ -203,6 +205,28 @@ int torch_child_run(char *const argv[], double timeout_s, int (*cancelled)(void 
     close_pair(out);
     close_pair(err);
     return 0;
+}
+
+int torch_child_run(char *const argv[], double timeout_s, int (*cancelled)(void *), void *ctx,
+                    torch_child *c)
+{
+    memset(c, 0, sizeof *c);
+    return run_child(argv, timeout_s, cancelled, ctx, c);
+}
+
+int torch_child_run_lines(char *const argv[], double timeout_s, int (*cancelled)(void *), void *ctx,
+                          void (*on_line)(const char *line, void *line_ctx), void *line_ctx, torch_child *c)
+{
+    ranks_line_buffer lines;
+    memset(c, 0, sizeof *c);
+    memset(&lines, 0, sizeof lines);
+    c->on_line = on_line;
+    c->line_ctx = line_ctx;
+    c->lines = &lines;
+    int rc = run_child(argv, timeout_s, cancelled, ctx, c);
+    c->on_line = NULL;               /* the buffer was this call's */
+    c->lines = NULL;
+    return rc;
 }
 
 void torch_child_last_line(const torch_child *c, char *buf, size_t len)

@@ -20,6 +20,10 @@ typedef struct torch_child {
     int exit_code;                   /* its exit status, or -1 */
     int signal;                      /* the signal that ended it, or 0 */
     int timed_out, cancelled;        /* why we ended it */
+    /* torch_child_run_lines: stdout goes line by line to on_line, not into out */
+    void (*on_line)(const char *line, void *ctx);
+    void *line_ctx;
+    struct ranks_line_buffer *lines;
 } torch_child;
 
 /* Runs argv[0] (searched on PATH when it has no '/') with argv, stdin from
@@ -29,6 +33,13 @@ typedef struct torch_child {
  * the pipes could not be made (c->spawn_errno says why). */
 int torch_child_run(char *const argv[], double timeout_s, int (*cancelled)(void *), void *ctx,
                     torch_child *c);
+
+/* torch_child_run, but stdout is read a line at a time as it comes: each
+ * whole line (without its newline; one longer than 4 KB dropped) to
+ * on_line(line, line_ctx) on the caller's thread, and out stays empty. For
+ * a child that reports its progress as it runs (job_ranks.c). */
+int torch_child_run_lines(char *const argv[], double timeout_s, int (*cancelled)(void *), void *ctx,
+                          void (*on_line)(const char *line, void *line_ctx), void *line_ctx, torch_child *c);
 
 /* The last non-empty line of the child's stderr, blanks cut ("" if none). */
 void torch_child_last_line(const torch_child *c, char *buf, size_t len);
