@@ -221,12 +221,16 @@ static void *job_thread(void *arg)
 /* The device, the preset's unless given; the rest is the kind's. */
 static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, size_t err_len)
 {
-    const nn_job_kind_def *kind = job_kind_of(in->kind);
     *c = *in;
+    /* training over ranks from a process that is not one: they are
+     * processes a launcher starts, the ranks kind's child (job_ranks.c) */
+    if (c->kind == NN_JOB_TRAIN && c->ranks > 1)
+        c->kind = NN_JOB_RANKS;
+    const nn_job_kind_def *kind = job_kind_of(c->kind);
     if (!c->device[0])
         nn_strlcpy(c->device, c->preset.device, sizeof c->device);
     if (!kind)
-        return nn_errorf(err, err_len, "job kind %d: expected training, calibration or jacobian", (int)c->kind);
+        return nn_errorf(err, err_len, "job kind %d: expected training, calibration, jacobian or ranks", (int)c->kind);
     return kind->resolve(c, err, err_len);
 }
 

@@ -8,6 +8,7 @@
  *   job_train.c               training (and the bench): the step machinery in train/
  *   job_calibrate.c           a device's calibration (src/analysis/model/calibrate.c)
  *   jacobian/job_jacobian.c   the Jacobian of the preset's MLP (jacobian/)
+ *   job_ranks.c               training over ranks it starts (a child under mpirun)
  *
  * Adding a kind: its enum value in nnlab/engine.h, its file with one
  * nn_job_kind_def, and its line in job_kinds.c. */
@@ -52,6 +53,7 @@ typedef struct nn_job_kind_def {
 extern const nn_job_kind_def job_kind_train;
 extern const nn_job_kind_def job_kind_calibrate;
 extern const nn_job_kind_def job_kind_jacobian;
+extern const nn_job_kind_def job_kind_ranks;
 
 /* The kind's entry; NULL for a value that names none. */
 const nn_job_kind_def *job_kind_of(enum nn_job_kind kind);

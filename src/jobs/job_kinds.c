@@ -7,7 +7,8 @@
 #include "job_kind.h"
 
 /* Every kind, each its own file's entry. */
-static const nn_job_kind_def *const kinds[] = { &job_kind_train, &job_kind_calibrate, &job_kind_jacobian };
+static const nn_job_kind_def *const kinds[] = { &job_kind_train, &job_kind_calibrate, &job_kind_jacobian,
+                                                     &job_kind_ranks };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 
 const nn_job_kind_def *job_kind_of(enum nn_job_kind kind)

@@ -2,9 +2,12 @@
  * (nnlab/ranks.h): joined once, through the ranks' module (backends/comm),
  * left at exit. The engine's training steps reach the same communicator
  * through engine_comm (engine_internal.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "comm/comm.h"
 #include "engine_internal.h"
@@ -26,6 +29,33 @@ int nn_ranks_available(char *why, size_t why_len)
 
 /* At exit, after every job: MPI_Finalize on the main thread. A rank that
  * failed alone does not come here: it aborts them all (nn_ranks_abort). */
+/* Whether name is an executable file in a folder of $PATH. */
+static int on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        size_t len = strcspn(p, ":");
+        char file[4096];
+        struct stat st;
+        if (len > 0 && (size_t)snprintf(file, sizeof file, "%.*s/%s", (int)len, p, name) < sizeof file &&
+            stat(file, &st) == 0 && S_ISREG(st.st_mode) && access(file, X_OK) == 0)
+            return 1;
+        p += len + (p[len] == ':');
+    }
+    return 0;
+}
+
+int nn_ranks_can_start(char *why, size_t why_len)
+{
+    if (!nn_ranks_available(why, why_len))
+        return 0;
+    if (!on_path("mpirun")) {
+        snprintf(why, why_len, "mpirun is not on PATH (Debian: openmpi-bin)");
+        return 0;
+    }
+    return 1;
+}
+
 static void leave(void)
 {
     if (joined && comm.ops)

@@ -42,12 +42,27 @@ int nn_race_plan(const nn_device_status *const *devices, int n, int way_fixed, n
     return m;
 }
 
+int nn_race_plan_ranks(const nn_device_status *device, int ranks, int batch, nn_race_job *jobs)
+{
+    add_job(&jobs[0], device, -1);
+    add_job(&jobs[1], device, -1);
+    jobs[0].ranks = 1;
+    jobs[0].batch = ranks * batch;
+    jobs[1].ranks = ranks;
+    jobs[1].batch = batch;
+    return 2;
+}
+
 void nn_race_job_config(const nn_race_job *j, const nn_job_config *base, nn_job_config *out)
 {
     *out = *base;
     nn_strlcpy(out->device, j->device, sizeof out->device);
     if (j->graph >= 0)
         out->graph = j->graph;
+    if (j->ranks > 0)
+        out->ranks = j->ranks;
+    if (j->batch > 0)
+        out->batch = j->batch;
 }
 
 nn_gpu_way nn_race_way(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s)
@@ -74,7 +89,10 @@ const char *nn_snapshot_way_word(const nn_snapshot *s)
 
 void nn_race_label(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s %s", j->device, nn_race_way_word(j, nn_race_way(j, base, s)));
+    if (j->ranks > 0)
+        snprintf(buf, len, "%s %d rank%s", j->device, j->ranks, j->ranks == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "%s %s", j->device, nn_race_way_word(j, nn_race_way(j, base, s)));
 }
 
 double nn_race_pair_text(const char *label_a, const nn_snapshot *a, const char *label_b, const nn_snapshot *b,

@@ -46,8 +46,15 @@ enum nn_phase {
 enum nn_job_kind {
     NN_JOB_TRAIN,                /* train (or bench) the preset: the default */
     NN_JOB_CALIBRATE,            /* measure the device for the cost model (nnlab/calibrate.h) */
-    NN_JOB_JACOBIAN              /* the Jacobian of the preset's MLP (nnlab/jacobian.h) */
+    NN_JOB_JACOBIAN,             /* the Jacobian of the preset's MLP (nnlab/jacobian.h) */
+    NN_JOB_RANKS                 /* training over ranks this job starts: `nnlab train
+                                    --ranks N` as a child (src/jobs/job_ranks.c); a
+                                    training config with ranks > 1 runs as one */
 };
+
+/* The ranks a job may start (nn_job_config.ranks) and a snapshot shows one
+ * by one (nn_snapshot.rank_rows): a lab's question ends before a cluster's. */
+#define NN_RANKS_JOB_MAX 16
 
 typedef struct nn_job_config {
     enum nn_job_kind kind;       /* NN_JOB_TRAIN (0) or NN_JOB_CALIBRATE; a calibration
@@ -79,6 +86,11 @@ typedef struct nn_job_config {
     int deterministic;           /* deterministic convolution algorithms only, so that a
                                     run repeats bit for bit (off: the fastest measured);
                                     a CPU device is deterministic either way */
+
+    int ranks;                   /* training: > 1 starts that many ranks (processes that
+                                    mpirun starts, each at this batch: NN_JOB_RANKS);
+                                    0 or 1: this process trains alone (or as the rank a
+                                    launcher made it: nnlab/ranks.h) */
 
     /* NN_JOB_JACOBIAN: reads device, seed, threads, graph, tf32, deterministic and these */
     int jac_val;                 /* samples in the batch, 0 = the preset's [task] val */
@@ -123,6 +135,22 @@ typedef struct nn_step_counters {
     double d2h_copies, d2h_bytes;
     double syncs;                /* host waits for the device */
 } nn_step_counters;
+
+/* One rank of a job that started its ranks (NN_JOB_RANKS), as its last
+ * progress line said it (`nnlab train --progress-lines`): every figure
+ * measured by that rank. */
+typedef struct nn_rank_progress {
+    int heard;                   /* a line came from it (0: nothing yet) */
+    nn_job_state state;
+    long step, steps;            /* its steps done and to do */
+    double elapsed_s;            /* its training time so far */
+    double us_per_step;          /* its mean step; 0 until a step was timed */
+    double allreduce_us;         /* of which it waited for the sum; valid when
+                                    has_allreduce */
+    int has_allreduce;
+    double samples_per_s;        /* the global batch's samples a second, as it saw
+                                    them (every rank takes every step); 0 unknown */
+} nn_rank_progress;
 
 typedef struct nn_snapshot {
     enum nn_job_kind kind;
@@ -206,6 +234,14 @@ typedef struct nn_snapshot {
     double overlap_us;           /*   then: the mean time per step from the first bucket
                                     started to the backward's end, while sums were in
                                     flight beside it; part of the backward phase */
+
+    /* A job that started its ranks (NN_JOB_RANKS): how many (0 for any other
+     * job), and each one's progress, the first NN_RANKS_JOB_MAX of them. The
+     * rest of the snapshot (step, loss, rate, phases) is rank 0's, which
+     * speaks for them all: the loss is the ranks' agreed one, samples/s the
+     * global batch's, and the step is the same step on every rank. */
+    int launched_ranks;
+    nn_rank_progress rank_rows[NN_RANKS_JOB_MAX];
 } nn_snapshot;
 
 typedef struct nn_job nn_job;
@@ -407,6 +443,8 @@ typedef struct nn_job_traits {
     void (*task_line)(int method, long size, char *buf, size_t len);
     int progress_by_fraction;    /* its progress is the snapshot's fraction_done, not
                                     steps of total_steps (a calibration) */
+    const char *no_pause;        /* why a job of this kind cannot pause (NULL: it can);
+                                    nn_job_pause is then a no-op the front end words */
     enum nn_job_view view;       /* how a front end shows it */
 } nn_job_traits;
 

@@ -26,6 +26,9 @@ typedef struct nn_race_job {
     int gpu;                     /* the device computes on a GPU (nn_device_status.gpu) */
     int graph;                   /* the job's own graph switch: 1 graph, 0 eager; -1 the
                                     config's switches decide (the way fixed, or a CPU) */
+    int ranks;                   /* a race of ranks (nn_race_plan_ranks): the ranks this
+                                    job trains over, 1 or N; 0: not such a race */
+    int batch;                   /*   and its batch, each rank's (0: the config's) */
 } nn_race_job;
 
 /* Whether cfg's GPU switches pick a way: any of graph, data_on_device,
@@ -39,6 +42,13 @@ int nn_race_way_fixed(const nn_job_config *cfg);
  * ways, nn_sweep_add_gpu_ways). Returns how many (at most
  * NN_RACE_MAX_JOBS), in the order one after the other runs them. */
 int nn_race_plan(const nn_device_status *const *devices, int n, int way_fixed, nn_race_job *jobs);
+
+/* The race of 1 rank against `ranks` on one device (docs/ranks.md): 1
+ * rank at ranks x batch, then the ranks at batch each, so that every step
+ * takes the same samples and the two train alike (the pairing `nnlab
+ * sweep --ranks` and nn_ranks_predict use). One after the other: the ranks
+ * take every core. Returns 2. */
+int nn_race_plan_ranks(const nn_device_status *device, int ranks, int batch, nn_race_job *jobs);
 
 /* Job j's config: base with j's device and, when it has one, its graph
  * switch (eager: no graph, the rest of base's switches, as the sweep's
@@ -55,7 +65,8 @@ const char *nn_race_way_word(const nn_race_job *j, nn_gpu_way w);
  * "graph" or "eager" as a GPU job applied its switches, "nnlab" for a job
  * that has none (a CPU's). The exports' `way`. */
 const char *nn_snapshot_way_word(const nn_snapshot *s);
-/* "gpu graph", "gpu eager", "cpu nnlab": every row, bar and curve's label. */
+/* "gpu graph", "gpu eager", "cpu nnlab", in a race of ranks "cpu 1 rank",
+ * "cpu 2 ranks": every row, bar and curve's label. */
 void nn_race_label(const nn_race_job *j, const nn_job_config *base, const nn_snapshot *s, char *buf, size_t len);
 
 /* One pair of a race's jobs that both finished: "gpu graph 2.10x faster

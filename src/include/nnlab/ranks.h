@@ -23,6 +23,11 @@ int nn_ranks_launched(void);
  * reason in why (built without MPI, the module or libmpi missing). */
 int nn_ranks_available(char *why, size_t why_len);
 
+/* Whether this machine can start ranks itself (`--ranks N`, the lab's
+ * ranks setting): the module loads and mpirun is on PATH. 1, or 0 with the
+ * one-line reason in why. */
+int nn_ranks_can_start(char *why, size_t why_len);
+
 /* Joins the ranks once per process when launched (left at exit), and says
  * which this is: 0 (a process not launched: rank 0 of 1), or -1 with the
  * reason in err. */
