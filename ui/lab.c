@@ -12,6 +12,7 @@
  * once on a key or a change of state. Signal handlers only set flags; the
  * loop acts on them. */
 #include "lab.h"
+#include "panels/rank_rows.h"
 #include "draw.h"
 #include "lab_state.h"
 #include "panels/long_job.h"
@@ -133,7 +134,8 @@ int ui_jobs_active(const ui_lab *lab)
 static void relayout(ui_lab *lab)
 {
     getmaxyx(stdscr, lab->rows, lab->cols);
-    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs + (ui_predicted_rows(lab) + 1) / 2, &lab->layout);
+    ui_layout_compute(lab->cols, lab->rows, lab->screen, lab->run.n_jobs + (ui_predicted_rows(lab) + ui_rank_rows_total(&lab->run) + 1) / 2,
+                      &lab->layout);
     erase();
     lab->dirty = UI_D_ALL;
 }

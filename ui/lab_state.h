@@ -58,6 +58,8 @@ typedef struct ui_settings {
     char device[16];                 /* the device run, as the survey names it */
     char compare[16];                /* the one run beside it; "" alone */
     int sequential;                  /* side by side: 1 one after the other, 0 race */
+    int ranks;                       /* > 1: 1 rank against that many on the device (the
+                                        ranks a child under mpirun: NN_JOB_RANKS); 1 alone */
     int batch, epochs;
     long steps;                      /* 0: all epochs */
     double lr;

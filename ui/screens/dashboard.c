@@ -16,6 +16,7 @@
 #include "panels/run_view.h"
 #include "panels/race_predicted.h"
 #include "panels/race_view.h"
+#include "panels/rank_rows.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -208,13 +209,23 @@ static void draw_jobs(ui_lab *lab)
     ui_box(lab, box, lab->run.n_jobs >= 2     ? "Jobs, side by side"
                      : lab->run.has_predicted ? "Job, and the ways predicted"
                                               : "Job");
-    for (int k = 0; k < lab->run.n_jobs && 2 * k + 1 < in.h; k++) {
-        mvhline(in.y + 2 * k, in.x, ' ', in.w);
-        mvhline(in.y + 2 * k + 1, in.x, ' ', in.w);
-        draw_job(lab, k, in.y + 2 * k, in.x, in.w);
+    int y = in.y, end = in.y + in.h;
+    for (int k = 0; k < lab->run.n_jobs && y + 1 < end; k++) {
+        mvhline(y, in.x, ' ', in.w);
+        mvhline(y + 1, in.x, ' ', in.w);
+        draw_job(lab, k, y, in.x, in.w);
+        y += 2;
+        /* a job over ranks: a row a rank under it (the rows left over, the
+         * jobs after it keeping theirs) */
+        int want = ui_rank_rows_wanted(&lab->run, k), left = end - y - 2 * (lab->run.n_jobs - 1 - k);
+        int rows = want < left ? want : left;
+        for (int i = 0; i < rows; i++)
+            mvhline(y + i, in.x, ' ', in.w);
+        ui_rank_rows_draw(lab, &lab->run.j[k], y, in.x, in.w, rows);
+        y += rows > 0 ? rows : 0;
     }
-    if (ui_predicted_rows(lab) && 2 * lab->run.n_jobs + 1 < in.h)
-        ui_predicted_draw(lab, in.y + 2 * lab->run.n_jobs, in.x, in.w);
+    if (ui_predicted_rows(lab) && y + 1 < end)
+        ui_predicted_draw(lab, y, in.x, in.w);
 }
 
 /* ---- the machine -------------------------------------------------------------------- */
@@ -361,6 +372,10 @@ ui_action ui_dashboard_key(ui_lab *lab, int ch)
     }
     if (ch != 'p')
         return ui_job_screen_key(lab, ch, ui_run_active(r));
+    if (ui_run_active(r) && ui_run_no_pause(r)) {
+        ui_set_message(lab, 1, "%s", ui_run_no_pause(r));
+        return UI_ACT_HANDLED;
+    }
     if (ui_run_active(r)) {
         ui_run_toggle_pause(r);
         ui_set_message(lab, 0, r->paused ? "paused (p resumes)" : "resumed");

@@ -8,6 +8,7 @@
 #include "setup_screen.h"
 #include "setup_fields.h"
 #include "panels/race_predicted.h"
+#include "nnlab/ranks.h"
 #include "nnlab/torch_step.h"
 
 #include <float.h>
@@ -218,6 +219,7 @@ void ui_settings_defaults(ui_settings *s)
     memset(s, 0, sizeof *s);
     /* the device: none until a preset names one ([train] device) */
     s->sequential = 1;               /* fair timing unless a race is asked for */
+    s->ranks = 1;
     s->batch = 32;
     s->epochs = 1;
     s->lr = 0.001;
@@ -269,7 +271,7 @@ int ui_field_shown(const ui_lab *lab, int f)
     const nn_job_traits *t = nn_job_traits_of(lab->chosen.set.kind);
     if (f == UI_F_METHOD)
         return t->has_method;
-    if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR || f == UI_F_GPU_PROFILE)
+    if (f == UI_F_EPOCHS || f == UI_F_STEPS || f == UI_F_LR || f == UI_F_GPU_PROFILE || f == UI_F_RANKS)
         return t->trains;
     if (f == UI_F_DATA_DIR)          /* files to read: CIFAR-10 or MNIST, not random rows */
         return t->trains && (lab->chosen.preset.data == NN_DATA_MNIST || lab->chosen.preset.data == NN_DATA_CIFAR10);
@@ -291,7 +293,7 @@ int ui_field_next(const ui_lab *lab, int f, int dir)
 const char *ui_field_label(int f)
 {
     static const char *const labels[UI_N_FIELDS] = {
-        "Device", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate", "Data folder",
+        "Device", "Ranks", "Side by side", "Batch size", "Method", "Epochs", "Steps", "Learning rate", "Data folder",
         "Data on device", "Sync every step", "CUDA graph", "Deterministic", "GPU profile", "Sweep from",
         "Sweep to", "Sweep steps", "Sweep on", "Measure PyTorch",
     };
@@ -348,7 +350,16 @@ void ui_field_text(const ui_lab *lab, int f, char *label, size_t llen, char *val
                  ok ? "" : ui_predicted_stands_in(lab, names[n - 1]) || ui_predicted_stands_in(lab, names[0])
                                ? " (predicted)" : " (n/a)");
         break;
-    case UI_F_COMPARE: snprintf(value, vlen, "%s", s->sequential ? "one after the other" : "race (cores split)"); break;
+    case UI_F_RANKS:
+        /* the race it runs: 1 rank at ranks x batch against the ranks at batch */
+        if (s->ranks > 1)
+            snprintf(value, vlen, "%d (1 vs %d ranks)", s->ranks, s->ranks);
+        else
+            snprintf(value, vlen, "1");
+        break;
+    case UI_F_COMPARE:               /* ranks take every core: always in turn */
+        snprintf(value, vlen, "%s", s->sequential || s->ranks > 1 ? "one after the other" : "race (cores split)");
+        break;
     case UI_F_BATCH: snprintf(value, vlen, "%d", s->batch); break;
     case UI_F_METHOD: snprintf(value, vlen, "%s", method_name(s)); break;
     case UI_F_EPOCHS: snprintf(value, vlen, "%d", s->epochs); break;
@@ -418,6 +429,23 @@ static void open_data_dir(ui_lab *lab)
     lab->dirty |= UI_D_OVERLAY;
 }
 
+/* Ranks up or down, 1..NN_RANKS_JOB_MAX: past 1 only where this machine
+ * can start ranks (the status row says why not); a second device beside
+ * the first is not raced then (the ranks race one device). */
+static void adjust_ranks(ui_lab *lab, ui_settings *s, int dir)
+{
+    char why[NN_ERR_LEN];
+    int to = (int)clampl(s->ranks + dir, 1, NN_RANKS_JOB_MAX);
+    if (to > 1 && s->ranks <= 1 && !nn_ranks_can_start(why, sizeof why)) {
+        ui_set_message(lab, 1, "Ranks: %s", why);
+        return;
+    }
+    s->ranks = to;
+    if (to > 1 && s->compare[0])
+        ui_set_message(lab, 0, "ranks race 1 rank against %d on %s alone: %s is left out", to, s->device,
+                       s->compare);
+}
+
 /* Left (dir -1), right (+1) or space (+1) on field f. */
 void ui_field_adjust(ui_lab *lab, ui_setup_state *ss, int f, int dir)
 {
@@ -425,6 +453,7 @@ void ui_field_adjust(ui_lab *lab, ui_setup_state *ss, int f, int dir)
     int up = dir > 0;
     switch (f) {
     case UI_F_DEVICE: next_device_choice(lab, s, up); break;
+    case UI_F_RANKS: adjust_ranks(lab, s, dir); break;
     case UI_F_COMPARE: s->sequential = !s->sequential; break;
     case UI_F_BATCH: s->batch = (int)clampl(up ? 2L * s->batch : s->batch / 2, 1, ui_batch_max(lab)); break;
     case UI_F_METHOD: s->method = next_method(s, up); break;
@@ -576,6 +605,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->pinned = s->pinned;
     cfg->tf32 = s->tf32;
     cfg->deterministic = s->deterministic;
+    cfg->ranks = ui_settings_trains(s) && s->ranks > 1 ? s->ranks : 0;
     if (!ui_settings_trains(s)) {
         cfg->jac_val = s->batch;     /* a Jacobian preset's batch field is its val */
         cfg->jac_method = s->method;

@@ -11,7 +11,9 @@
  * Method and not the training fields (epochs, steps, learning rate); a
  * training preset the reverse (ui_field_shown). */
 enum ui_field {
-    UI_F_DEVICE, UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
+    UI_F_DEVICE,
+    UI_F_RANKS,                      /* data-parallel ranks: 1 rank against N (docs/ranks.md) */
+    UI_F_COMPARE, UI_F_BATCH, UI_F_METHOD, UI_F_EPOCHS, UI_F_STEPS, UI_F_LR,
     UI_F_DATA_DIR,                   /* real CIFAR-10 or MNIST files: ui/panels/dialog.c asks for the folder */
     UI_F_DATA_ON_DEVICE, UI_F_SYNC_EVERY_STEP, UI_F_CUDA_GRAPH, UI_F_DETERMINISTIC,
     UI_F_GPU_PROFILE,                /* a GPU not here: ui/panels/race_predicted.c */

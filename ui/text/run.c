@@ -73,8 +73,14 @@ static void plan_jobs(ui_run *r, const nn_device_status *const *dev, int n_dev, 
     nn_race_job jobs[UI_RUN_MAX_JOBS];
     /* a race of training jobs only: a Jacobian's rows have no eager and graph pair to time */
     int trains = nn_job_traits_of(nn_job_kind_of_preset(&r->cfg.preset))->trains;
-    r->n_jobs = nn_race_plan(dev, n_dev, n_dev < 2 || !trains || nn_race_way_fixed(&r->cfg), jobs);
-    r->ways = r->n_jobs > n_dev;
+    if (r->ranks_race) {             /* 1 rank against N on the first device */
+        r->n_jobs = nn_race_plan_ranks(dev[0], r->cfg.ranks, r->cfg.batch, jobs);
+        n_dev = 1;
+        r->labelled = 1;
+    } else {
+        r->n_jobs = nn_race_plan(dev, n_dev, n_dev < 2 || !trains || nn_race_way_fixed(&r->cfg), jobs);
+    }
+    r->ways = r->n_jobs > n_dev && !r->ranks_race;
     for (int k = 0; k < n_dev; k++)
         r->labelled |= n_dev > 1 && dev[k]->gpu;
     for (int k = 0; k < r->n_jobs; k++) {
@@ -94,8 +100,10 @@ int ui_run_start(ui_run *r, const nn_job_config *cfg, const nn_device_status *de
     const nn_device_status *dev[2] = { dev0, dev1 }, *job_dev[UI_RUN_MAX_JOBS];
     memset(r, 0, sizeof *r);
     r->cfg = *cfg;
+    r->ranks_race = cfg->ranks > 1 && nn_job_traits_of(nn_job_kind_of_preset(&cfg->preset))->trains;
     plan_jobs(r, dev, dev1 ? 2 : 1, job_dev);
-    r->sequential = r->n_jobs > 1 ? sequential : 0;
+    /* ranks take every core: their race is one lane after the other */
+    r->sequential = r->n_jobs > 1 ? sequential || r->ranks_race : 0;
     if (r->n_jobs > 1 && !r->sequential && cfg->threads == 0) {
         /* racing: each its own cores, not all of them each */
         int threads[UI_RUN_MAX_JOBS];
@@ -193,6 +201,16 @@ unsigned ui_run_poll(ui_run *r)
             break;
         }
     return bits;
+}
+
+const char *ui_run_no_pause(const ui_run *r)
+{
+    for (int k = 0; k < r->n_jobs; k++) {
+        const nn_job_traits *t = nn_job_traits_of(r->j[k].snap.kind);
+        if (r->j[k].started && !r->j[k].ended && t->no_pause)
+            return t->no_pause;
+    }
+    return NULL;
 }
 
 void ui_run_toggle_pause(ui_run *r)

@@ -47,6 +47,7 @@ typedef struct ui_run {
     int labelled;                    /* a GPU in the race: each job's label says its way */
     int paused, cancelled;
     int cores;                       /* a race: the cores it shared out (ui_race_threads) */
+    int ranks_race;                  /* cfg.ranks > 1: 1 rank against N (nn_race_plan_ranks) */
     nn_job_config cfg;               /* device set per job */
     ui_run_job j[UI_RUN_MAX_JOBS];
     int has_predicted;               /* a GPU not here races j[0] as predicted */
@@ -74,6 +75,8 @@ int ui_run_start(ui_run *r, const nn_job_config *cfg, const nn_device_status *de
 /* Copies what is new; starts the second job of a sequential run. Returns
  * UI_RUN_* bits. */
 unsigned ui_run_poll(ui_run *r);
+/* Why the run cannot pause now (a running job's kind refuses: ranks), or NULL. */
+const char *ui_run_no_pause(const ui_run *r);
 /* Pauses every running job, or resumes them. */
 void ui_run_toggle_pause(ui_run *r);
 /* Asks every job to stop (collected by the next polls). */

@@ -1,0 +1,67 @@
+#!/bin/sh
+# tests/tui_ranks.sh - the lab's ranks (docs/ranks.md "In the lab") through
+# tmux at 80x24 on the CPU: Ranks 2 on mnist-mlp-128 races 1 rank at 2x
+# the batch against 2 ranks at the batch, one after the other; the 2 ranks'
+# job (a child `nnlab train --ranks 2 --progress-lines` under mpirun) shows
+# a bar per rank with its all-reduce's share of its step, measured; pause
+# is refused with its reason; at the end the pair's ratio. A cancel of a
+# longer run leaves no rank, mpirun or preset file behind. Skips where
+# nnlab was built without MPI or mpirun is missing. Speaks TAP.
+: "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
+. "$top_srcdir/tests/cli-lib.sh"     # skip_without_mpi, ranks_env
+. "$top_srcdir/tests/tui-lib.sh"     # after it: its ok and not_ok show the screen
+tui_begin ranks 400
+ranks_env
+"$NNLAB" train --preset mnist-mlp-128 --steps 2 --ranks 2 --quiet >/dev/null 2>"$tmp/err" || skip_without_mpi
+TMPDIR="$tmp/private"; mkdir -p "$TMPDIR"; export TMPDIR   # where the ranks' preset file goes
+
+T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 "'$NNLAB'; exec sleep 600" ||
+    { echo "1..0 # SKIP tmux cannot start"; exit 0; }
+wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
+i=0
+while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+expect "the devices surveyed" "cpu +available" 20
+keys Tab
+wait_for ">Device" 3
+field "Ranks" && keys Right
+expect "Ranks 2: 1 rank against 2" ">Ranks +2 \(1 vs 2 ranks\)" 5
+field "Steps" && keys 4 0 0 Enter
+expect "400 steps a job" "Steps +400" 5
+grep_screen() { if grep -q -E -e "$2" "$tmp/screen"; then ok "$1"; else echo "# no: $2"; not_ok "$1"; fi; }
+
+keys Enter
+expect "the title names both lanes" "cpu 1 rank vs cpu 2 ranks" 30
+expect "the 2 ranks' job runs: a bar per rank" "│ +rank 1 .*[0-9]+%" 90
+grep_screen "rank 0's bar" "│ +rank 0 .*[0-9]+%"
+keys p
+expect "pause refused with its reason" "ranks cannot pause" 5
+expect "each rank's all-reduce share, measured" "│ +rank 1 .*allreduce [0-9]+ of [0-9]+ us \([0-9]+%\) measured" 60
+grep_screen "the 2 ranks' phases: the all-reduce a part of the step" "│ +phases .* a [0-9]+.*= [0-9]+ us"
+grep_screen "the 1 rank's job done" "│cpu 1 rank .*100%.*done"
+expect "the 2 ranks' job done" "│cpu 2 ranks .*100%.*done" 120
+grep_screen "both ranks at their last step" "│ +rank 1 .*100% 400/400"
+# "cpu 2 ranks 1.08x faster than cpu 1 rank: ...", or at 80x24 "cpu 2 ranks 1.08x: 0.150/0.139"
+if tr -d '\n│ ' <"$tmp/screen" | grep -q -E "cpu(1rank|2ranks)[0-9.]+x(fasterthancpu(1rank|2ranks))?:"; then
+    ok "the pair's ratio"
+else not_ok "the pair's ratio"; fi
+# (Open MPI keeps its session folder there too: only the preset files are ours)
+presets_left() { ls "$TMPDIR" | grep '^nnlab-ranks-.*[.]ini$'; }
+if [ -z "$(presets_left)" ]; then ok "no preset file left"; else presets_left | sed 's/^/# /'; not_ok "no preset file left"; fi
+
+# --- cancel: nothing left behind -----------------------------------------------------------------
+keys Enter
+wait_for ">Steps" 5
+field "Steps" && keys 3 0 0 0 0 Enter
+expect "30000 steps" "Steps +30000" 5
+keys Enter
+expect "the 2 ranks' job runs, the 1 rank's done" "│ +rank 1 ██*[░ ]* +[0-9]+%" 90
+keys c
+expect "the cancel ends the 2 ranks' job" "│cpu 2 ranks .*cancelled│" 30
+sleep 1
+if pgrep -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" >/dev/null 2>&1; then
+    pgrep -a -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" | sed 's/^/# /'; not_ok "no rank or mpirun left"
+else ok "no rank or mpirun left"; fi
+if [ -z "$(presets_left)" ]; then ok "no preset file left after the cancel"; else not_ok "no preset file left after the cancel"; fi
+keys q
+echo "1..$n"
+[ "$failed" -eq 0 ]
