@@ -98,7 +98,7 @@ else
     ok "back to setup # SKIP a GPU is available"
 fi
 expect "the memory a run needs, and what is available" "memory +needs ~[0-9]+ [KMG]B of [0-9.]+ [MGT]B available"
-keys Down Down Down Down 2 0 0 0 0 Enter
+field "Steps" && keys 2 0 0 0 0 Enter   # (field: the list of settings grows)
 expect "a step count is typed into its field" ">Steps +20000"
 expect "the Enter that confirms it starts nothing" "Steps set: Enter or r runs"
 if grep -q "Presets (" "$tmp/screen"; then ok "still on the setup screen"; else not_ok "still on the setup screen"; fi

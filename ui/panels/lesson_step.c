@@ -176,6 +176,7 @@ static int apply_step(ui_lab *lab, ui_lesson_run *lr, const nn_lesson_step *s, c
     nn_strlcpy(set->device, "cpu", sizeof set->device);
     nn_strlcpy(set->compare, "gpu", sizeof set->compare);
     set->sequential = 1;             /* fair timing, as the CLI measures one lane after the other */
+    set->ranks = 1;                  /* the race of ways, not of ranks */
     set->batch = nn_lesson_batch(s, &lab->chosen.preset);
     set->steps = UI_LESSON_RACE_STEPS;
     set->cuda_graph = nn_lesson_gpu_way(s) == NN_WAY_GRAPH;
