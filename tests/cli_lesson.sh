@@ -14,6 +14,7 @@ n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 . "$top_srcdir/tests/cli-lib.sh"
+ranks_env                        # why-two step 8 runs MPI ranks (cli-lib.sh)
 fix="$top_srcdir/tests/fixtures"
 
 export XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
@@ -52,7 +53,7 @@ run_lesson() {   # NAME ANSWERS STEPS [options]  (check sets $name: not used her
 run_lesson why-gpu-slower clgygn 10
 run_lesson wide-table gglgc 6
 run_lesson jacobian ccg 6
-run_lesson why-two nyynyyn 7
+run_lesson why-two nyynyynn 8   # step 8 measured: MPI's ranks here (CI installs them)
 check "an unanswered question: said" 0 "$NNLAB" lesson jacobian
 grep_ok "an unanswered question: none given" "$tmp/out" "answer -: none given"
 out="$tmp/jacobian.out"
@@ -128,7 +129,23 @@ faster "$(speed 4)" "$(speed 5)" && ok "why-two: the overlap pays better ($(spee
     not_ok "why-two: the overlap pays better ($(speed 4)x -> $(speed 5)x)"
 faster "$(speed 7)" "$(speed 6)" && ok "why-two: NVLink pays better than PCIe ($(speed 6)x, $(speed 7)x)" ||
     not_ok "why-two: NVLink pays better than PCIe ($(speed 6)x, $(speed 7)x)"
-if grep -q "measured" "$out"; then not_ok "why-two: no figure says measured"; else ok "why-two: no figure says measured"; fi
+for k in 1 2 3 4 5 6 7; do step "$k" "$out"; done >"$tmp/s"
+if grep -q "measured" "$tmp/s"; then not_ok "why-two 1-7: no figure says measured"; else ok "why-two 1-7: no figure says measured"; fi
+# step 8: two CPU ranks here against one rank, measured, every figure so labelled
+step 8 "$out" >"$tmp/s"
+grep_ok "why-two 8: 2 ranks at 64 here, measured" "$tmp/s" \
+    ">> 2 ranks: [0-9.]*x one rank <<  (2 CPU ranks at batch 64 each on this machine, against one rank at batch 128: measured ("
+grep_ok "why-two 8: the ranks' step measured" "$tmp/s" "^  2 ranks' step .* measured$"
+grep_ok "why-two 8: one rank at 128 measured" "$tmp/s" "^  one rank at batch 128 .* measured$"
+grep_ok "why-two 8: the all-reduce measured" "$tmp/s" "^  the all-reduce waited for .* measured$"
+if grep -q "predicted" "$tmp/s"; then not_ok "why-two 8: nothing predicted"; else ok "why-two 8: nothing predicted"; fi
+# the answer checked against the measurement, or too close to call
+grep_ok "why-two 8: the answer checked" "$tmp/s" "answer n (no): \(right\|this machine says y\|.*too close to call\)"
+# without mpirun the step says so and the lesson fails, its other steps run
+PATH=/nonexistent "$NNLAB" lesson why-two --answers nyynyynn $quick >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" -ne 0 ] && grep -q "mpirun is not on PATH" "$tmp/err" && [ "$(grep -c '^== step ' "$tmp/out")" -eq 8 ]; then
+    ok "why-two without mpirun: step 8 says why, exit $rc"
+else echo "# exit $rc"; not_ok "why-two without mpirun: step 8 says why"; fi
 grep_ok "why-two: the link's figures and their source" "$out" "NVLink 4: 450 GB/s each way, 0.4 us a hop (from its datasheet or standard)"
 step 10 "$tmp/why-gpu-slower.out" >"$tmp/s"
 grep_ok "why-gpu-slower 10: leads to why-two, two GPUs predicted" "$tmp/s" ">> 2 ranks: [0-9.]*x one rank <<  (2 GPU ranks at batch 32 each over PCIe 4.0 x16"
@@ -193,6 +210,9 @@ refused ranks-on-race '\[step1\] ranks: only a ranks step has ranks (this one is
 refused ranks-pays '\[step1\] expect: pays: not for this kind of step'
 refused ranks-answers '\[step1\] answers: no answer labelled yes (expect = pays'
 refused ranks-way '\[step1\] way: a GPU way on the cpu device'
+refused ranks-measure-gpu '\[step1\] measure: ranks measured here run on the CPU'
+refused ranks-measure-link "\[step1\] link: ranks measured here sum over this machine's shared memory"
+refused ranks-measure-race '\[step1\] measure: only a ranks step has measure (this one is a race)'
 check "--answers with a key no question offers: refused" 2 "$NNLAB" lesson why-gpu-slower --answers cx
 one_line_err "--answers refused in one line"
 grep_ok "--answers: names the question and its keys" "$tmp/err" "'x' for question 2 (\[step2\]): not one of its keys (l, c, r, w, or - for none)"

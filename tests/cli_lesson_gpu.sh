@@ -13,6 +13,7 @@ n=0 failed=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 . "$top_srcdir/tests/cli-lib.sh"
+ranks_env                        # why-two step 8 runs MPI ranks (cli-lib.sh)
 
 export XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config"
 export NNLAB_PYTHON=/nonexistent NNLAB_GPU_EMULATION=1

@@ -80,6 +80,7 @@ static void assert_step_equal(const nn_lesson_step *a, const nn_lesson_step *b)
     assert_int_equal(a->ranks, b->ranks);
     assert_string_equal(a->link, b->link);
     assert_int_equal(a->overlap, b->overlap);
+    assert_int_equal(a->measure, b->measure);
 }
 
 static void test_shipped_lessons_round_trip(void **state)

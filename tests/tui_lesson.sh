@@ -12,8 +12,10 @@
 # recorded 2-core calibration (tests/cal_install) prices the framework way
 # for both, and PyTorch is kept out (NNLAB_PYTHON=/nonexistent). Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
-. "$top_srcdir/tests/tui-lib.sh"
+. "$top_srcdir/tests/cli-lib.sh"     # ranks_env: why-two's step 8 runs MPI ranks
+. "$top_srcdir/tests/tui-lib.sh"     # after it: its ok and not_ok
 tui_begin lesson 300
+ranks_env
 export NNLAB_PYTHON=/nonexistent
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP no python3"; exit 0; }
 "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt || { echo "1..0 # SKIP the fixture does not install"; exit 0; }
@@ -84,12 +86,16 @@ walk() {
         elif [ "$kind" != note ]; then
             keys Enter
         fi
-        case $kind in
-        race)
+        case $kind:$label in
+        ranks:*measured*)            # the race of 1 rank against N, on the run screen
+            expect "$name $k: the ranks race live on the run screen" "│cpu 2 ranks .*100%.*done" 90
+            fits "$name $k: the run screen"
+            keys Enter ;;
+        race:*)
             expect "$name $k: the race runs live on the run screen" "cpu nnlab .*100% done in" 60
             fits "$name $k: the run screen"
             keys Enter ;;
-        sweep)
+        sweep:*)
             expect "$name $k: the sweep runs live on the sweep screen" "done: [0-9]+ of [0-9]+ points" 90
             fits "$name $k: the sweep screen"
             keys Enter ;;
@@ -132,7 +138,7 @@ walk() {
 
 walk jacobian ccg 6
 walk why-gpu-slower clgygn 10
-walk why-two nyynyyn 7       # the list's order: the cursor only goes down
+walk why-two nyynyynn 8      # the list's order: the cursor only goes down
 walk wide-table gglgc 6
 
 # ---- A: the settings as a step of the user's lesson ---------------------------------------------

@@ -60,6 +60,8 @@ typedef struct ui_settings {
     int sequential;                  /* side by side: 1 one after the other, 0 race */
     int ranks;                       /* > 1: 1 rank against that many on the device (the
                                         ranks a child under mpirun: NN_JOB_RANKS); 1 alone */
+    int no_overlap;                  /* ranks: one sum after backward (a lesson's step with
+                                        overlap = false; no field) */
     int batch, epochs;
     long steps;                      /* 0: all epochs */
     double lr;

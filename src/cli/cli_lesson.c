@@ -23,6 +23,7 @@
 #include "nnlab/engine.h"
 #include "nnlab/lesson.h"
 #include "nnlab/lesson_report.h"
+#include "nnlab/ranks_sweep.h"
 #include "util.h"
 
 #define LESSON_MAX_LISTED 64
@@ -249,14 +250,64 @@ static int run_jacobian(const cli_options *o, lesson_command *c, int k)
     return 0;
 }
 
+/* A ranks step with measure = true: its pair run here as `nnlab sweep
+ * --ranks N --batches B` runs one cell (N ranks at B and one rank at N x
+ * B, each a bench of this program, the ranks under mpirun). */
+static int run_ranks_measured(const cli_options *o, lesson_command *c, int k)
+{
+    const nn_lesson_step *s = &c->l.step[k];
+    cli_options so;
+    char err[NN_ERR_LEN];
+    nn_ranks_sweep *sw = calloc(1, sizeof *sw);
+    if (!sw || step_job(o, c, s, &so) != 0) {
+        free(sw);
+        return -1;
+    }
+    nn_strlcpy(sw->preset_arg, s->preset, sizeof sw->preset_arg);
+    sw->p = c->p;
+    nn_strlcpy(sw->device, "cpu", sizeof sw->device);
+    sw->n_counts = 1;
+    sw->counts[0] = s->ranks;
+    sw->n_batches = 1;
+    sw->batches[0] = c->cfg.batch;
+    sw->steps = c->cfg.steps > 0 ? c->cfg.steps : 1;
+    sw->warmup = c->cfg.warmup;
+    sw->overlap = s->overlap;
+    if (nn_ranks_sweep_run(sw, NULL, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "nnlab: %s\n", nn_safe(err));
+        free(sw);
+        return -1;
+    }
+    const nn_ranks_cell *cell = &sw->cell[0][0];
+    const nn_ranks_run *bad = cell->ranks.state != NN_RANKS_DONE ? &cell->ranks
+                            : cell->one.state != NN_RANKS_DONE ? &cell->one : NULL;
+    if (bad) {
+        fprintf(stderr, "nnlab: %s: %s\n", nn_safe(c->l.path), nn_safe(bad->error));
+        snprintf(c->r[k].why, sizeof c->r[k].why, "its ranks did not run: %s", bad->error);
+        free(sw);
+        return -1;
+    }
+    /* means, as the lab's race gives them: the all-reduce phase is a mean */
+    nn_lesson_ranks_run m = { c->cfg.batch, cell->one.step_mean_us, cell->ranks.step_mean_us, cell->ranks.allreduce_us,
+                              "" };
+    snprintf(m.how, sizeof m.how, "%ld steps each after %ld untimed, the mean step; the ranks under mpirun, "
+             "%d thread%s each", sw->steps, sw->warmup, cell->ranks.threads, cell->ranks.threads == 1 ? "" : "s");
+    nn_lesson_ranks_measured_result(s, &m, &c->r[k]);
+    free(sw);
+    return 0;
+}
+
 /* N ranks against one: the one rank priced as an explain step is (this
- * device's calibration, else the profile's), over the step's link. */
+ * device's calibration, else the profile's), over the step's link; or, with
+ * measure = true, run here. */
 static int run_ranks(const cli_options *o, lesson_command *c, int k)
 {
     const nn_lesson_step *s = &c->l.step[k];
     char source[NN_TEXT_LEN], err[NN_ERR_LEN];
     nn_link link;
     int gpu = nn_device_kind_of(s->device).gpu;
+    if (s->measure)
+        return run_ranks_measured(o, c, k);
     if (nn_lesson_ranks_link(s, &link, err, sizeof err) != 0) {
         fprintf(stderr, "nnlab: %s: %s\n", nn_safe(c->l.path), nn_safe(err));
         nn_strlcpy(c->r[k].why, err, sizeof c->r[k].why);   /* the step's own line, and the handout's */

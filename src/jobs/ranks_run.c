@@ -48,6 +48,8 @@ static int read_result(const torch_child *c, nn_ranks_run *run)
         nn_json_flat_free(&j);
         return -1;
     }
+    if (nn_json_flat_number(&j, "us_per_step_mean", &run->step_mean_us) != 0)
+        run->step_mean_us = run->step_us;
     if (nn_json_flat_number(&j, "phases.allreduce_us", &run->allreduce_us) != 0)
         run->allreduce_us = 0;       /* one rank sums nothing */
     nn_json_flat_number(&j, "threads", &threads);
@@ -78,10 +80,11 @@ static void bench_run(const nn_ranks_sweep *sw, const char *exe, int ranks, int 
     snprintf(n, sizeof n, "%d", ranks);
     snprintf(steps, sizeof steps, "%ld", sw->steps);
     snprintf(warmup, sizeof warmup, "%ld", sw->warmup);
-    /* one rank: a plain bench, the list ends before "--ranks" */
+    /* one rank: a plain bench, the list ends before "--ranks"; the ranks
+     * sum as the sweep prices them (--no-overlap: one sum after backward) */
     char *argv[] = { (char *)exe, "bench", "--preset", (char *)sw->preset_arg, "--device", (char *)sw->device,
                      "--batch", b, "--steps", steps, "--warmup", warmup, "--json", "--quiet",
-                     ranks > 1 ? "--ranks" : NULL, n, NULL };
+                     ranks > 1 ? "--ranks" : NULL, n, sw->overlap ? NULL : "--no-overlap", NULL };
     if (torch_child_run(argv, RUN_TIMEOUT_S, child_cancelled, rc, c) != 0 || c->spawn_errno)
         snprintf(run->error, sizeof run->error, "cannot run %s", exe);
     else if (c->exit_code != 0) {

@@ -41,8 +41,19 @@ void ui_lesson_step_of_settings(const ui_lab *lab, nn_lesson_step *s)
         nn_strlcpy(s->device, "cpu", sizeof s->device);
         return;
     }
-    s->kind = NN_LESSON_RACE;
     s->batch = set->batch;
+    if (set->ranks > 1) {            /* the race of 1 rank against N: measured here, on the CPU */
+        s->kind = NN_LESSON_RANKS;
+        s->ranks = set->ranks;
+        s->measure = 1;
+        s->overlap = !set->no_overlap;
+        nn_strlcpy(s->device, "cpu", sizeof s->device);
+        snprintf(s->text, sizeof s->text, "%s: %d ranks at batch %d each on this machine against one rank at %d, "
+                 "measured. (Saved from the lab's settings: write here what the class should look at.)", s->preset,
+                 set->ranks, set->batch, set->ranks * set->batch);
+        return;
+    }
+    s->kind = NN_LESSON_RACE;
     if (gpu) {                       /* the GPU's switches as set: they decide nnlab's GPU way */
         s->way = set->cuda_graph ? NN_WAY_GRAPH : NN_WAY_EAGER;
         s->data_on_device = set->data_on_device;

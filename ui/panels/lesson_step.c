@@ -15,6 +15,7 @@
 
 #include "draw.h"
 #include "nnlab/export.h"
+#include "nnlab/observe.h"
 #include "nnlab/torch_step.h"
 #include "panels/calib_dialog.h"
 #include "panels/race_predicted.h"
@@ -184,6 +185,12 @@ static int apply_step(ui_lab *lab, ui_lesson_run *lr, const nn_lesson_step *s, c
     set->sync_every_step = s->sync_every_step >= 0 ? s->sync_every_step : 0;
     if (s->pinned >= 0)
         set->pinned = s->pinned;
+    set->no_overlap = 0;
+    if (s->kind == NN_LESSON_RANKS) {    /* measured here: the race of 1 rank against N on the CPU */
+        set->compare[0] = '\0';
+        set->ranks = s->ranks;
+        set->no_overlap = !s->overlap;
+    }
     set->sweep_steps = UI_LESSON_SWEEP_STEPS;
     set->sweep_all = 0;
     set->sweep_pytorch = s->pytorch && nn_torch_find(&py, err, err_len) == NN_TORCH_OK;
@@ -224,7 +231,7 @@ ui_action ui_lesson_run_step(ui_lab *lab, ui_lesson_run *lr, int k)
         not_run(lr, k, "no GPU profile: ", err);
         return UI_ACT_HANDLED;
     }
-    if (s->kind == NN_LESSON_RACE || s->kind == NN_LESSON_SWEEP) {
+    if (s->kind == NN_LESSON_RACE || s->kind == NN_LESSON_SWEEP || (s->kind == NN_LESSON_RANKS && s->measure)) {
         if (apply_step(lab, lr, s, err, sizeof err) != 0) {
             not_run(lr, k, "", err);
             return UI_ACT_HANDLED;
@@ -232,7 +239,7 @@ ui_action ui_lesson_run_step(ui_lab *lab, ui_lesson_run *lr, int k)
         lr->state[k] = UI_STEP_WAITING;
         lr->waiting = k;
         lab->in_lesson = 1;          /* back from the run or sweep screen comes here */
-        return s->kind == NN_LESSON_RACE ? UI_ACT_START_RUN : UI_ACT_START_SWEEP;
+        return s->kind == NN_LESSON_SWEEP ? UI_ACT_START_SWEEP : UI_ACT_START_RUN;
     }
     if (load_preset(s->preset, &p, path, sizeof path, err, sizeof err) != 0) {
         not_run(lr, k, "", err);
@@ -282,6 +289,26 @@ static void collect_race(ui_lab *lab, ui_lesson_run *lr, int k)
     keep_chart(lab, lr, k, &er, NULL);
 }
 
+/* A measured ranks step: its race's two lanes, 1 rank at N x B and the N
+ * ranks, each one's mean step and the ranks' all-reduce phase. */
+static void collect_ranks(ui_lab *lab, ui_lesson_run *lr, int k)
+{
+    const nn_lesson_step *s = &lr->lesson.step[k];
+    const ui_run *run = &lab->run;
+    if (!run->ranks_race || run->n_jobs < 2 || run->j[0].snap.state != NN_JOB_DONE ||
+        run->j[1].snap.state != NN_JOB_DONE) {
+        not_run(lr, k, "", "its race of ranks did not run to its end (r runs it again)");
+        return;
+    }
+    const nn_snapshot *one = &run->j[0].snap, *ranks = &run->j[1].snap;
+    nn_lesson_ranks_run m = { ranks->batch, nn_measured_step_us(one), nn_measured_step_us(ranks),
+                              ranks->phase_valid & (1u << NN_PHASE_ALLREDUCE) ? ranks->host_phase_us[NN_PHASE_ALLREDUCE]
+                                                                              : 0.0, "" };
+    snprintf(m.how, sizeof m.how, "%ld steps each, one after the other, the mean step; the ranks under mpirun",
+             ranks->total_steps);
+    nn_lesson_ranks_measured_result(s, &m, &lr->result[k]);   /* no chart: the handout's figures say it */
+}
+
 static void collect_sweep(ui_lab *lab, ui_lesson_run *lr, int k)
 {
     if (!lab->sweep.finished || lab->sweep.cancelled) {
@@ -301,6 +328,8 @@ void ui_lesson_collect(ui_lab *lab, ui_lesson_run *lr)
     lr->state[k] = UI_STEP_DONE;
     if (lr->lesson.step[k].kind == NN_LESSON_RACE)
         collect_race(lab, lr, k);
+    else if (lr->lesson.step[k].kind == NN_LESSON_RANKS)
+        collect_ranks(lab, lr, k);
     else
         collect_sweep(lab, lr, k);
     settings_back(lab, lr);

@@ -45,13 +45,17 @@ static int draw_validation(ui_lab *lab, const ui_run_job *j, ui_rect in, int y, 
 }
 
 /* "ep1  1.0218 64.1%", or where that is too wide (a race's panel at 80
- * columns, beside a long label) "ep1 1.0218 64%": its figures, never cut. */
+ * columns, beside a long label) "ep1 1.0218 64%", or beside a longer one
+ * ("cpu 2 ranks") "1.0218 64%": its figures, never cut. */
 static void put_epoch_accuracy(const nn_epoch_result *e, const char *loss, int y, int x, int w)
 {
     char line[64];
+    const char *bare = loss + strspn(loss, " ");
     snprintf(line, sizeof line, "ep%d %s %.1f%%", e->epoch, loss, 100.0 * e->val_accuracy);
     if (ui_text_cols(line) > w)
-        snprintf(line, sizeof line, "ep%d %s %.0f%%", e->epoch, loss + strspn(loss, " "), 100.0 * e->val_accuracy);
+        snprintf(line, sizeof line, "ep%d %s %.0f%%", e->epoch, bare, 100.0 * e->val_accuracy);
+    if (ui_text_cols(line) > w)
+        snprintf(line, sizeof line, "%s %.0f%%", bare, 100.0 * e->val_accuracy);
     ui_put(y, x, w, A_NORMAL, line);
 }
 

@@ -606,6 +606,7 @@ void ui_setup_job_config(const ui_lab *lab, nn_job_config *cfg)
     cfg->tf32 = s->tf32;
     cfg->deterministic = s->deterministic;
     cfg->ranks = ui_settings_trains(s) && s->ranks > 1 ? s->ranks : 0;
+    cfg->no_overlap = s->no_overlap;
     if (!ui_settings_trains(s)) {
         cfg->jac_val = s->batch;     /* a Jacobian preset's batch field is its val */
         cfg->jac_method = s->method;

@@ -310,7 +310,7 @@ static int read_device(const step_reader *r)
  * shared memory is a link only once calibrated. */
 static int read_ranks(const step_reader *r)
 {
-    static const char *const keys[] = { "ranks", "link", "overlap" };
+    static const char *const keys[] = { "ranks", "link", "overlap", "measure" };
     nn_lesson_step *s = r->s;
     const char *ranks = step_raw(r, "ranks");
     char why[NN_ERR_LEN];
@@ -318,7 +318,7 @@ static int read_ranks(const step_reader *r)
     int overlap;
     nn_link l;
     if (s->kind != NN_LESSON_RANKS) {
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             if (step_raw(r, keys[k]))
                 return step_error(r, keys[k], "only a ranks step has %s (this one is a %s)", keys[k],
                                   nn_lesson_kind_name(s->kind));
@@ -334,6 +334,15 @@ static int read_ranks(const step_reader *r)
     if (switch_value(r, "overlap", &overlap) != 0)
         return -1;
     s->overlap = overlap != 0;       /* not given (-1): overlapped, as DDP does */
+    if (switch_value(r, "measure", &s->measure) != 0)
+        return -1;
+    s->measure = s->measure == 1;
+    /* measured ranks are this machine's CPU ranks, summing over its own memory */
+    if (s->measure && nn_device_kind_of(s->device).gpu)
+        return step_error(r, "measure", "ranks measured here run on the CPU: set device = cpu, or drop measure");
+    if (s->measure && s->link[0])
+        return step_error(r, "link", "ranks measured here sum over this machine's shared memory: drop link, "
+                          "or drop measure");
     return 0;
 }
 

@@ -18,7 +18,7 @@ static const char *const lesson_keys[] = { "name", "title", "description" };
 static const char *const step_keys[] = {
     "text", "kind", "preset", "device", "gpu_profile", "batch", "batches", "way", "pair", "pytorch",
     "data_on_device", "graph", "sync_every_step", "pinned", "question", "answers", "expect", "val", "method",
-    "ranks", "link", "overlap",
+    "ranks", "link", "overlap", "measure",
 };
 
 int nn_lesson_key_known(int lesson, const char *key)

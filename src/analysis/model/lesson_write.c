@@ -77,6 +77,8 @@ static void put_step(nn_ini_writer *w, int k, const nn_lesson_step *s)
         nn_ini_put(w, "pytorch = true\n");
     if (s->kind == NN_LESSON_RANKS) {
         nn_ini_put(w, "ranks = %d\noverlap = %s\n", s->ranks, s->overlap ? "true" : "false");
+        if (s->measure)
+            nn_ini_put(w, "measure = true\n");
         put_text(w, "link", s->link);
     }
     put_switch(w, "data_on_device", s->data_on_device);

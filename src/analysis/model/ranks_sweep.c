@@ -43,7 +43,9 @@ void nn_ranks_cell_finish(nn_ranks_sweep *sw, int c, int b)
     int n = sw->counts[c];
     cell->speedup = cell->efficiency = cell->allreduce_share = 0;
     if (cell->ranks.state == NN_RANKS_DONE && cell->ranks.step_us > 0) {
-        cell->allreduce_share = cell->ranks.allreduce_us / cell->ranks.step_us;
+        /* a part over the whole of the same statistic: the phases are means */
+        double mean = cell->ranks.step_mean_us > 0 ? cell->ranks.step_mean_us : cell->ranks.step_us;
+        cell->allreduce_share = cell->ranks.allreduce_us / mean;
         if (cell->one.state == NN_RANKS_DONE) {
             cell->speedup = cell->one.step_us / cell->ranks.step_us;
             cell->efficiency = cell->speedup / n;

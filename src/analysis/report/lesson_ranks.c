@@ -2,15 +2,17 @@
  * data-parallel ranks at the step's batch each against one rank at their
  * global batch, from the cost model's one prediction (nn_ranks_predict,
  * which `nnlab explain --ranks` prints too), in the words the CLI, the
- * lab and the handout share. Every figure is predicted; runs of N ranks
- * measured would fill the same result with r->source "measured". */
+ * lab and the handout share; or, for a step with measure = true, from the
+ * two runs measured here (nn_lesson_ranks_measured_result). */
 #include "nnlab/lesson_report.h"
 #include "lesson_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "nnlab/device.h"
+#include "nnlab/sweep.h"
 #include "nnlab/verdict.h"
 #include "util.h"
 
@@ -94,4 +96,56 @@ void nn_lesson_ranks_result(const nn_lesson_step *s, const nn_preset *p, const n
              nn_link_origin(l));
     nn_lesson_result_add_line(r, line);
     ranks_expect(s, &x, cal, r);
+}
+
+/* expect = pays for measured steps: a lead only beyond a measurement's noise. */
+static void measured_expect(const nn_lesson_step *s, const nn_lesson_ranks_run *m, double speedup,
+                            nn_lesson_result *r)
+{
+    if (s->expect != NN_EXPECT_PAYS)
+        return;
+    if (fabs(speedup - 1.0) <= NN_SWEEP_NOISE) {
+        snprintf(r->expected_why, sizeof r->expected_why, "too close to call: %.2fx is within the %.0f%% two runs "
+                 "of one step differ by here; every answer stands", speedup, 100 * NN_SWEEP_NOISE);
+        return;
+    }
+    r->expected = nn_lesson_key_of(s, speedup > 1.0 ? "yes" : "no");
+    snprintf(r->expected_why, sizeof r->expected_why, "%d ranks are %.2fx one rank's speed on the same %d samples "
+             "(measured)", s->ranks, speedup, s->ranks * m->batch);
+}
+
+void nn_lesson_ranks_measured_result(const nn_lesson_step *s, const nn_lesson_ranks_run *m, nn_lesson_result *r)
+{
+    char what[96], line[3 * NN_TEXT_LEN];
+    nn_ranks_prediction x;           /* the words' figures, measured here */
+    memset(r, 0, sizeof *r);
+    r->writeup = -1;
+    if (!(m->one_us > 0) || !(m->ranks_us > 0)) {
+        snprintf(r->why, sizeof r->why, "the ranks' runs gave no step (%s)", m->how);
+        return;
+    }
+    memset(&x, 0, sizeof x);
+    x.ranks = s->ranks;
+    x.rank_batch = m->batch;
+    x.global_batch = s->ranks * m->batch;
+    x.speedup = m->one_us / m->ranks_us;
+    x.efficiency = x.speedup / s->ranks;
+    x.allreduce_share = m->allreduce_us / m->ranks_us;
+    r->ran = 1;
+    nn_strlcpy(r->source, "measured", sizeof r->source);
+    snprintf(r->headline, sizeof r->headline, "%d ranks: %.2fx one rank", s->ranks, x.speedup);
+    snprintf(r->label, sizeof r->label, "%d CPU ranks at batch %d each on this machine, against one rank at batch "
+             "%d: measured (%s)", s->ranks, m->batch, x.global_batch, m->how);
+    snprintf(what, sizeof what, "%d ranks' step", s->ranks);
+    nn_lesson_add_number(r, what, m->ranks_us, 1, "measured");
+    nn_lesson_add_number(r, "the all-reduce waited for", m->allreduce_us, 1, "measured");
+    snprintf(what, sizeof what, "one rank at batch %d", x.global_batch);
+    nn_lesson_add_number(r, what, m->one_us, 1, "measured");
+    nn_ranks_words(&x, line, sizeof line);
+    nn_lesson_result_add_line(r, line);
+    snprintf(line, sizeof line, "speedup %.2fx, efficiency %.0f%%: the ranks waited %.1f us a step for the sum "
+             "(%.0f%% of their step; measured), on cores they share", x.speedup, 100 * x.efficiency,
+             m->allreduce_us, 100 * x.allreduce_share);
+    nn_lesson_result_add_line(r, line);
+    measured_expect(s, m, x.speedup, r);
 }

@@ -30,7 +30,8 @@ enum nn_lesson_kind {
     NN_LESSON_JACOBIAN,          /* a Jacobian method at val on the CPU and the GPU, predicted
                                     (nnlab/jacobian.h's val sweep at one val) */
     NN_LESSON_RANKS,             /* N data-parallel ranks against one rank on the same samples,
-                                    predicted (nnlab/link.h's nn_ranks_predict) */
+                                    predicted (nnlab/link.h's nn_ranks_predict), or with
+                                    measure = true run here */
     NN_LESSON_NOTE,              /* text only */
     NN_LESSON_KINDS
 };
@@ -81,6 +82,10 @@ typedef struct nn_lesson_step {
     char link[NN_NAME_LEN];      /* ranks: the link profile ("": nn_link_default_name(gpu), found
                                     when the step runs) */
     int overlap;                 /* ranks: the sums during backward (1, the default) or after */
+    int measure;                 /* ranks: 1 runs them here, measured (this machine's CPU, its
+                                    ranks under mpirun, summing over its shared memory: the
+                                    lab's race of 1 rank against N, `nnlab sweep --ranks`'s
+                                    pair in the CLI); 0 predicted over the link */
     char question[NN_TEXT_LEN];  /* "" when none */
     int n_answers;
     nn_lesson_answer answers[NN_LESSON_MAX_ANSWERS];

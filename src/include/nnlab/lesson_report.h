@@ -98,6 +98,23 @@ void nn_lesson_jacobian_result(const nn_lesson_step *s, const nn_preset *p, cons
 void nn_lesson_ranks_result(const nn_lesson_step *s, const nn_preset *p, const nn_calibration *cal,
                             const nn_gpu_profile *prof, const nn_link *l, const char *source, nn_lesson_result *r);
 
+/* What a ranks step with measure = true ran here: s->ranks ranks at batch
+ * each and one rank at ranks x batch, each one's mean step (us) as its own
+ * run measured it (the lab's race of 1 rank against N, the CLI's `sweep
+ * --ranks` pair), and the ranks' all-reduce phase; how says how they ran
+ * ("400 steps each, one after the other, mpirun over shared memory"). */
+typedef struct nn_lesson_ranks_run {
+    int batch;                   /* each rank's */
+    double one_us, ranks_us, allreduce_us;
+    char how[NN_TEXT_LEN];
+} nn_lesson_ranks_run;
+
+/* The same result as nn_lesson_ranks_result's, measured: headline "2 ranks:
+ * 0.93x one rank", every figure labelled measured (r->source), the answer
+ * of expect = pays when the two steps differ by more than a measurement's
+ * noise (NN_SWEEP_NOISE: two repetitions of a point agree within it). */
+void nn_lesson_ranks_measured_result(const nn_lesson_step *s, const nn_lesson_ranks_run *m, nn_lesson_result *r);
+
 /* The link a ranks step is priced over: its own, else its device's default
  * (nn_link_default_name). 0, or -1 with one line in err naming it. */
 int nn_lesson_ranks_link(const nn_lesson_step *s, nn_link *l, char *err, size_t err_len);

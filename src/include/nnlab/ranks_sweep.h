@@ -24,6 +24,7 @@ enum nn_ranks_cell_state { NN_RANKS_NOT_RUN, NN_RANKS_DONE, NN_RANKS_FAILED };
 typedef struct nn_ranks_run {
     int state;                   /* enum nn_ranks_cell_state */
     double step_us;              /* median us a step over its timed steps */
+    double step_mean_us;         /* mean us a step: the statistic of its phases */
     double allreduce_us;         /* its all-reduce phase, mean a step (0 for one rank) */
     int threads;                 /* each rank's threads */
     char error[256];             /* a failed run's last line */
@@ -34,7 +35,7 @@ typedef struct nn_ranks_cell {
     nn_ranks_run one;            /* one rank at N x B (for N = 1 the same run) */
     double speedup;              /* one.step_us / ranks.step_us: the same samples */
     double efficiency;           /* speedup / N */
-    double allreduce_share;      /* ranks.allreduce_us / ranks.step_us */
+    double allreduce_share;      /* ranks.allreduce_us / ranks.step_mean_us: both means */
     nn_ranks_prediction predicted;   /* the model's, over the sweep's link */
 } nn_ranks_cell;
 
