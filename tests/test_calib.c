@@ -152,6 +152,40 @@ static void test_h200_through_the_cache(void **state)
     rmdir(dir);
 }
 
+/* A calibration at a rank's threads is cached apart: the device's own file
+ * stays the device's, and each reads back only as what it is. */
+static void test_threads_cached_apart(void **state)
+{
+    nn_calibration own, rank, back;
+    char dir[] = "/tmp/nnlab-calib-XXXXXX", err[NN_ERR_LEN], path[NN_PATH_LEN], nn_dir[NN_PATH_LEN + 8];
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    setenv("XDG_CACHE_HOME", dir, 1);
+    load_h200(&own);
+    nn_machine_description(own.machine, sizeof own.machine);
+    own.created = 1;
+    own.threads = 16;
+    rank = own;
+    rank.threads = 1;
+    rank.gemm_gflops = own.gemm_gflops / 8;
+    assert_int_equal(nn_calibration_save(&own, err, sizeof err), 0);
+    assert_int_equal(nn_calibration_save_threads(&rank, err, sizeof err), 0);
+    assert_int_equal(nn_calibration_load("gpu", &back), 0);
+    assert_int_equal(back.threads, 16);              /* the rank's did not replace it */
+    assert_int_equal(nn_calibration_load_threads("gpu", 1, &back), 0);
+    assert_int_equal(back.threads, 1);
+    assert_float_equal(back.gemm_gflops, rank.gemm_gflops, 1e-6 * rank.gemm_gflops);
+    assert_int_equal(nn_calibration_load_threads("gpu", 2, &back), -1);   /* none at 2 */
+    assert_int_equal(nn_calibration_path_threads("gpu", 1, path, sizeof path), 0);
+    assert_non_null(strstr(path, "calibration-gpu-1threads.txt"));
+    assert_int_equal(remove(path), 0);
+    assert_int_equal(nn_calibration_path("gpu", path, sizeof path), 0);
+    assert_int_equal(remove(path), 0);
+    snprintf(nn_dir, sizeof nn_dir, "%s/nnlab", dir);
+    rmdir(nn_dir);
+    rmdir(dir);
+}
+
 /* ---- a sane calibration, and each check alone --------------------------------------------- */
 
 /* An H200-like calibration whose figures agree: fixed cost 2 us, the
@@ -367,6 +401,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_h200_file_flagged),
         cmocka_unit_test(test_h200_through_the_cache),
+        cmocka_unit_test(test_threads_cached_apart),
         cmocka_unit_test(test_sane_not_flagged),
         cmocka_unit_test(test_rate_above_peak),
         cmocka_unit_test(test_fixed_cost_above_smallest),

@@ -4,7 +4,9 @@
 # the batch against 2 ranks at the batch, one after the other; the 2 ranks'
 # job (a child `nnlab train --ranks 2 --progress-lines` under mpirun) shows
 # a bar per rank with its all-reduce's share of its step, measured; pause
-# is refused with its reason; at the end the pair's ratio. A cancel of a
+# is refused with its reason; at the end the pair's ratio, and the model's
+# beside it, labelled (this CPU calibrated at a rank's thread once the lanes
+# ended, cached apart from its own calibration). A cancel of a
 # longer run leaves no rank, mpirun or preset file behind. Skips where
 # nnlab was built without MPI or mpirun is missing. Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
@@ -47,6 +49,11 @@ else not_ok "the pair's ratio"; fi
 # (Open MPI keeps its session folder there too: only the preset files are ours)
 presets_left() { ls "$TMPDIR" | grep '^nnlab-ranks-.*[.]ini$'; }
 if [ -z "$(presets_left)" ]; then ok "no preset file left"; else presets_left | sed 's/^/# /'; not_ok "no preset file left"; fi
+# the model's figure beside it, once this CPU is calibrated at a rank's thread (after the lanes)
+expect "the prediction beside the race, labelled" "│Predicted \(cost model\)" 10
+expect "the predicted speedup, after a rank's calibration" "│ 2 ranks [0-9.]+x one rank" 90
+if ls "$XDG_CACHE_HOME"/nnlab/calibration-cpu-1threads.txt >/dev/null 2>&1; then ok "a rank's calibration cached apart"
+else not_ok "a rank's calibration cached apart"; fi
 
 # --- cancel: nothing left behind -----------------------------------------------------------------
 keys Enter

@@ -16,10 +16,9 @@
 #include "util.h"
 
 /* Each count's ranks share this host's cores, as they run measured: this
- * CPU calibrated at the threads each rank runs (the cache holds the one
- * rank's, at every core: a rank's is measured now, a few seconds, and not
- * cached, nor measured twice for two counts of the same threads). 0, or
- * -1 with why. */
+ * CPU calibrated at the threads each rank runs (cached under its thread
+ * count, beside the device's own: measured once, a few seconds, and
+ * shared with the lab's race of ranks). 0, or -1 with why. */
 static int rank_calibrations(nn_ranks_sweep *sw, char *why, size_t len)
 {
     char err[NN_ERR_LEN];
@@ -40,12 +39,17 @@ static int rank_calibrations(nn_ranks_sweep *sw, char *why, size_t len)
         else if (same >= 0)
             sw->rank_cal[c] = sw->rank_cal[same];
         else {
-            fprintf(stderr, "nnlab: calibrating %s at %d thread%s, a rank's, for the prediction (not cached)\n",
-                    sw->device, t, t == 1 ? "" : "s");
-            if (nn_calibrate(sw->device, t, &sw->rank_cal[c], NULL, NULL, err, sizeof err) != 0) {
+            char warning[NN_ERR_LEN];
+            if (nn_calibration_load_threads(sw->device, t, &sw->rank_cal[c]) != 0)
+                fprintf(stderr, "nnlab: calibrating %s at %d thread%s, a rank's, for the prediction\n", sw->device,
+                        t, t == 1 ? "" : "s");
+            if (nn_calibration_get_threads(sw->device, t, 0, NULL, NULL, &sw->rank_cal[c], err, sizeof err, warning,
+                                           sizeof warning) != 0) {
                 snprintf(why, len, "no prediction beside: %.400s", err);
                 return -1;
             }
+            if (warning[0])
+                fprintf(stderr, "nnlab: warning: %s\n", warning);
         }
     }
     return 0;

@@ -67,7 +67,8 @@ static void run(nn_job *job)
         return;
     }
     /* the one place a fresh calibration is cached, whichever front end asked */
-    if (nn_calibration_save(&cal, err, sizeof err) != 0)
+    if ((job->cfg.cache_at_threads ? nn_calibration_save_threads(&cal, err, sizeof err)
+                                   : nn_calibration_save(&cal, err, sizeof err)) != 0)
         nn_errorf(job->draft.note, sizeof job->draft.note, "calibration not cached: %s", err);
     end_done(job, &cal);
 }

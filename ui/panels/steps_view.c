@@ -87,12 +87,13 @@ static void steps_draw_side(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
     ui_rect in = ui_rect_inner(box);
     ui_run *r = &lab->run;
     const nn_race_ways *fw = ds->has_ways ? &ds->ways : NULL;
-    int rows = ui_race_summary_rows(lab, fw), ended = (r->n_jobs >= 2 || fw) && !ui_run_active(r);
+    int pr = ui_ranks_pred_rows(&ds->ranks_pred);   /* a race of ranks: the model's figure below */
+    int rows = ui_race_summary_rows(lab, fw) + pr, ended = (r->n_jobs >= 2 || fw) && !ui_run_active(r);
     /* once a race has ended its summary comes first: where the panel has no
      * room for both (three jobs at 80x24), the validation rows give way (the
      * chart and the job rows still show each job's end), and where it has no
      * room for the whole summary, the compact one shows the pairs */
-    int compact = ended && in.h < rows && in.h >= ui_race_summary_rows_compact(lab, fw);
+    int compact = ended && in.h < rows && in.h >= ui_race_summary_rows_compact(lab, fw) + pr;
     int summary = ended && in.h >= rows;
     int validation = !(summary || compact) || in.h >= rows + 4;
     int avail = in.h - (summary ? rows : 0), y = in.y;
@@ -108,6 +109,8 @@ static void steps_draw_side(ui_lab *lab, ui_dashboard_state *ds, ui_rect box)
         ui_race_summary_draw(lab, fw, in, in.y + in.h - rows);   /* ui/panels/race_view.c */
     else if (compact)
         ui_race_summary_draw_compact(lab, fw, in, in.y);
+    if (summary || compact)
+        ui_ranks_pred_draw(lab, &ds->ranks_pred, in, in.y + in.h - pr);
 }
 
 /* The parts of a step as the bar shows them: those of the measured step

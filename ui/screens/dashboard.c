@@ -33,6 +33,7 @@ static int run_enter(ui_lab *lab)
     const char *names[2];
     const nn_device_status *dev[2] = { NULL, NULL };
     ui_dashboard_state *ds = ui_dashboard_of(lab);
+    ui_ranks_pred_stop(&ds->ranks_pred);           /* whatever run came before */
     int predicted = ui_predicted_run_start(lab);   /* a GPU not here: raced as predicted */
     if (predicted != 0) {
         if (predicted < 0)
@@ -60,6 +61,7 @@ static int run_enter(ui_lab *lab)
     }
     lab->log_scale = 0;
     ui_explain_jobs_init(lab, ds);
+    ui_ranks_pred_start(lab, &ds->ranks_pred);          /* a race of ranks: the model's figure beside */
     ds->has_ways = ui_race_ways_init(lab, &ds->ways);   /* a race with a GPU: the framework pair beside */
     ui_race_torch_arm(lab, &ds->torch, ds->has_ways);
     return 0;
@@ -82,6 +84,7 @@ static int run_active(const ui_lab *lab)
 static void run_stop(ui_lab *lab)
 {
     ui_race_torch_stop(&ui_dashboard_of(lab)->torch);
+    ui_ranks_pred_stop(&ui_dashboard_of(lab)->ranks_pred);
     ui_run_free(&lab->run);          /* cancels and waits for the trainers */
 }
 
@@ -149,6 +152,8 @@ static void run_poll(ui_lab *lab, double now)
     if (ui_predicted_moving(lab))    /* predicted lanes go on at the model's pace */
         lab->pending |= UI_D_JOBS;
     poll_torch(lab);
+    if (ui_ranks_pred_poll(lab, &ui_dashboard_of(lab)->ranks_pred))
+        lab->dirty |= UI_D_SIDE | UI_D_STATUS;
 }
 
 /* ---- job rows ----------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "panels/explain_panel.h"
 #include "panels/jacobian_panel.h"
 #include "panels/race_torch.h"
+#include "panels/ranks_predicted.h"
 
 typedef struct ui_dashboard_state {
     nn_explainer explain[UI_RUN_MAX_JOBS];
@@ -30,6 +31,7 @@ typedef struct ui_dashboard_state {
     int has_ways;                    /* a race against a GPU: its four lanes, predicted */
     nn_race_ways ways;               /*   (ui/panels/race_view.c, ui_race_ways_init) */
     ui_race_torch torch;             /* its framework lanes measured with PyTorch after it */
+    ui_ranks_pred ranks_pred;        /* a race of ranks: the model's figure beside it */
 } ui_dashboard_state;
 
 /* The run screen (ui/screens/screens.c lists it). */

@@ -81,6 +81,15 @@ int nn_calibration_path(const char *device, char *path, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int nn_calibration_path_threads(const char *device, int threads, char *path, size_t len)
+{
+    char dir[NN_PATH_LEN];
+    if (threads < 1 || nn_xdg_dir(NN_XDG_CACHE, NULL, dir, sizeof dir) != 0)
+        return -1;
+    int n = snprintf(path, len, "%s/calibration-%s-%dthreads.txt", dir, device, threads);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 /* The fields of the cache file, in order: those of format 1, then those
  * formats 2, 3, 4 and 5 added. Every one must be there for the file to be read. */
 #define CAL_FIELDS(X)                                                          \
@@ -287,14 +296,26 @@ static int fill_calibration(FILE *f, const void *ctx)
     return write_products(f, c);
 }
 
-int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len)
+/* c into the file at path (the device's, or its thread count's). */
+static int save_at(const nn_calibration *c, int path_rc, const char *path, char *err, size_t err_len)
 {
     if (c->profile)
         return nn_errorf(err, err_len, "%s is a GPU profile's, not a measurement: not cached", c->note);
-    char path[4096];
-    if (nn_calibration_path(c->device, path, sizeof path) != 0)
+    if (path_rc != 0)
         return nn_errorf(err, err_len, "no cache folder: neither XDG_CACHE_HOME nor HOME is set");
     return nn_write_atomic(path, fill_calibration, c, err, err_len);
+}
+
+int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len)
+{
+    char path[4096];
+    return save_at(c, nn_calibration_path(c->device, path, sizeof path), path, err, err_len);
+}
+
+int nn_calibration_save_threads(const nn_calibration *c, char *err, size_t err_len)
+{
+    char path[4096];
+    return save_at(c, nn_calibration_path_threads(c->device, c->threads, path, sizeof path), path, err, err_len);
 }
 
 /* One "key = value" line into c; *seen gets the key's bit, *format the
@@ -347,13 +368,14 @@ static void parse_line(nn_calibration *c, const char *key, const char *value, un
         c->n_products = -1;      /* a malformed line: the file is not read */
 }
 
-int nn_calibration_load(const char *device, nn_calibration *out)
+/* Reads the file at path (path_rc: whether there is one) as device's. */
+static int load_at(const char *device, int path_rc, const char *path, nn_calibration *out)
 {
-    char path[4096], line[1024], here[256];
+    char line[1024], here[256];
     unsigned long long seen = 0;
     long format = 1;                 /* format 1 files have no format line */
     FILE *f;
-    if (nn_calibration_path(device, path, sizeof path) != 0 || !(f = fopen(path, "r")))
+    if (path_rc != 0 || !(f = fopen(path, "r")))
         return -1;
     memset(out, 0, sizeof *out);
     while (fgets(line, sizeof line, f)) {
@@ -372,4 +394,18 @@ int nn_calibration_load(const char *device, nn_calibration *out)
         format != NN_CALIBRATION_FORMAT || seen != ALL_KEYS || out->n_products < 0)
         return -1;
     return 0;
+}
+
+int nn_calibration_load(const char *device, nn_calibration *out)
+{
+    char path[4096];
+    return load_at(device, nn_calibration_path(device, path, sizeof path), path, out);
+}
+
+int nn_calibration_load_threads(const char *device, int threads, nn_calibration *out)
+{
+    char path[4096];
+    if (load_at(device, nn_calibration_path_threads(device, threads, path, sizeof path), path, out) != 0)
+        return -1;
+    return out->threads == threads ? 0 : -1;
 }

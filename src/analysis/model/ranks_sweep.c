@@ -51,11 +51,17 @@ void nn_ranks_cell_finish(nn_ranks_sweep *sw, int c, int b)
             cell->efficiency = cell->speedup / n;
         }
     }
-    if (sw->has_prediction) {
-        nn_explain_options opt = { .host_memory = 1, .data_on_device = 1 };
-        nn_ranks_predict_shared(&sw->p, sw->batches[b], n, &sw->cal, &sw->rank_cal[c], sw->timeshare[c], &opt,
-                                &sw->link, sw->overlap, &cell->predicted);
-    }
+    if (sw->has_prediction)
+        nn_ranks_predict_here(&sw->p, sw->batches[b], n, &sw->cal, &sw->rank_cal[c], sw->timeshare[c], &sw->link,
+                              sw->overlap, &cell->predicted);
+}
+
+void nn_ranks_predict_here(const nn_preset *p, int rank_batch, int ranks, const nn_calibration *cal,
+                           const nn_calibration *rank_cal, double timeshare, const nn_link *l, int overlap,
+                           nn_ranks_prediction *out)
+{
+    nn_explain_options opt = { .host_memory = 1, .data_on_device = 1 };
+    nn_ranks_predict_shared(p, rank_batch, ranks, cal, rank_cal, timeshare, &opt, l, overlap, out);
 }
 
 /* The measured count above one with the best speedup at b; -1 when none. */

@@ -31,6 +31,22 @@ int nn_calibration_get(const char *device, int threads, int remeasure, nn_progre
     return 0;
 }
 
+int nn_calibration_get_threads(const char *device, int threads, int remeasure, nn_progress_fn progress, void *ctx,
+                               nn_calibration *out, char *err, size_t err_len, char *warning, size_t warning_len)
+{
+    char why[NN_ERR_LEN];
+    if (warning && warning_len)
+        warning[0] = '\0';
+    if (!remeasure && nn_calibration_load_threads(device, threads, out) == 0 &&
+        nn_calibration_quality(out, NULL, 0) == NN_CAL_GOOD)
+        return 0;
+    if (nn_calibrate(device, threads, out, progress, ctx, err, err_len) != 0)
+        return -1;
+    if (nn_calibration_save_threads(out, why, sizeof why) != 0)
+        nn_errorf(warning, warning_len, "calibration at %d threads not cached: %s", threads, why);
+    return 0;
+}
+
 /* ---- the lab's store ------------------------------------------------------------------- */
 
 /* The entry of device, added (UNKNOWN) when new; NULL when the store is full. */

@@ -197,6 +197,16 @@ int nn_calibration_save(const nn_calibration *c, char *err, size_t err_len);
 /* The cache file of device. */
 int nn_calibration_path(const char *device, char *path, size_t len);
 
+/* A CPU calibrated at a rank's threads (data-parallel ranks that share the
+ * host: nn_ranks_predict_shared), cached beside the device's own in a file
+ * of its thread count (calibration-cpu-1threads.txt), so that it never
+ * stands in for the device's calibration that every other figure reads. */
+int nn_calibration_path_threads(const char *device, int threads, char *path, size_t len);
+/* The cached one measured at exactly threads: 0, or -1 as nn_calibration_load. */
+int nn_calibration_load_threads(const char *device, int threads, nn_calibration *out);
+/* Caches c under its own thread count (c->threads). */
+int nn_calibration_save_threads(const nn_calibration *c, char *err, size_t err_len);
+
 /* ---- whether a calibration can be trusted (calibration_quality.c) ------------------------ */
 
 enum nn_cal_quality {
@@ -256,6 +266,10 @@ void nn_calibration_describe(const nn_calibration *c, long long now, char *buf, 
  * was not cached or is not good ("" otherwise). */
 int nn_calibration_get(const char *device, int threads, int remeasure, nn_progress_fn progress, void *ctx,
                        nn_calibration *out, char *err, size_t err_len, char *warning, size_t warning_len);
+/* The same at a rank's threads (nn_calibration_load_threads, else measured
+ * at threads and cached under them). */
+int nn_calibration_get_threads(const char *device, int threads, int remeasure, nn_progress_fn progress, void *ctx,
+                               nn_calibration *out, char *err, size_t err_len, char *warning, size_t warning_len);
 
 /* The lab's calibrations: which devices have one, in memory or in the
  * cache, and why one has none. The store never measures: the front end

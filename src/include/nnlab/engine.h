@@ -92,6 +92,10 @@ typedef struct nn_job_config {
                                     0 or 1: this process trains alone (or as the rank a
                                     launcher made it: nnlab/ranks.h) */
 
+    int cache_at_threads;        /* NN_JOB_CALIBRATE: cache the result under its thread
+                                    count (nn_calibration_save_threads: a rank's), not as
+                                    the device's own */
+
     /* NN_JOB_JACOBIAN: reads device, seed, threads, graph, tf32, deterministic and these */
     int jac_val;                 /* samples in the batch, 0 = the preset's [task] val */
     int jac_method;              /* enum nn_jac_method; init: the preset's [task] method */

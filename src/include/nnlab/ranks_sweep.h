@@ -63,6 +63,15 @@ typedef struct nn_ranks_sweep {
  * 0, or -1 with err naming the bad element. */
 int nn_ranks_parse_counts(const char *list, int *counts, int *n, char *err, size_t err_len);
 
+/* The model's figure beside a measured pair of runs on this host (a
+ * sweep's cell, the lab's race of 1 rank against N): `ranks` ranks at
+ * rank_batch sharing its cores (rank_cal: this CPU at a rank's threads,
+ * slowed by timeshare: nn_ranks_threads_each) against one rank at ranks x
+ * rank_batch on every core (cal), the data in host memory, over l. */
+void nn_ranks_predict_here(const nn_preset *p, int rank_batch, int ranks, const nn_calibration *cal,
+                           const nn_calibration *rank_cal, double timeshare, const nn_link *l, int overlap,
+                           nn_ranks_prediction *out);
+
 /* A cell's speedup, efficiency and share from its runs, and its prediction
  * (when the sweep has a calibration); called as each cell's runs end. */
 void nn_ranks_cell_finish(nn_ranks_sweep *sw, int c, int b);
