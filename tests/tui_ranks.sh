@@ -6,7 +6,8 @@
 # a bar per rank with its all-reduce's share of its step, measured; pause
 # is refused with its reason; at the end the pair's ratio, and the model's
 # beside it, labelled (this CPU calibrated at a rank's thread once the lanes
-# ended, cached apart from its own calibration). A cancel of a
+# ended, cached apart from its own calibration). A rank killed fails the
+# job with mpirun's line naming it. A cancel of a
 # longer run leaves no rank, mpirun or preset file behind. Skips where
 # nnlab was built without MPI or mpirun is missing. Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
@@ -54,12 +55,41 @@ expect "the prediction beside the race, labelled" "│Predicted \(cost model\)" 
 expect "the predicted speedup, after a rank's calibration" "│ 2 ranks [0-9.]+x one rank" 90
 if ls "$XDG_CACHE_HOME"/nnlab/calibration-cpu-1threads.txt >/dev/null 2>&1; then ok "a rank's calibration cached apart"
 else not_ok "a rank's calibration cached apart"; fi
+# x: the export names each lane as the lab does, the ranks' with its count
+keys x
+expect "x exports the race" "exported .*/nnlab/exports/mnist-mlp-128-run-" 10
+json=$(ls "$XDG_DATA_HOME"/nnlab/exports/mnist-mlp-128-run-*.json 2>/dev/null | head -n 1)
+if [ -n "$json" ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+jobs = d["jobs"]
+assert [(j["way"], j["ranks"]) for j in jobs] == [("nnlab", 1), ("ranks", 2)], jobs
+names = json.dumps(d.get("pairs", d))
+assert "cpu 2 ranks" in names and "cpu nnlab" in names, names
+' "$json" 2>"$tmp/err"; then ok "the export: each lane its way and ranks, the pair by name"
+else sed 's/^/# /' "$tmp/err"; not_ok "the export: each lane its way and ranks, the pair by name"; fi
+
+# --- a rank killed: the job fails with mpirun's word on it, nothing left behind ------------------
+rank_pids() {   # the ranks themselves: not the lab's child (--ranks) nor mpirun
+    pgrep -a -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" | grep -v -e "--ranks" -e "mpirun" | cut -d' ' -f1
+}
+keys Enter
+wait_for ">Steps" 5
+field "Steps" && keys 2 0 0 0 0 Enter
+expect "20000 steps" "Steps +20000" 5
+keys Enter
+expect "the 2 ranks' job runs" "│ +rank 1 ██*[░ ]* +[0-9]+%" 90
+victim=$(rank_pids | tail -n 1)
+[ -n "$victim" ] && kill -9 "$victim"
+expect "a rank killed: the job fails saying which rank died" "│cpu 2 ranks failed: .*rank 1" 30
+sleep 1
+if [ -n "$(rank_pids)" ] || pgrep -f "mpirun.*nnlab-ranks-" >/dev/null 2>&1; then not_ok "no rank or mpirun left after the kill"
+else ok "no rank or mpirun left after the kill"; fi
+if [ -z "$(presets_left)" ]; then ok "no preset file left after the kill"; else not_ok "no preset file left after the kill"; fi
 
 # --- cancel: nothing left behind -----------------------------------------------------------------
 keys Enter
 wait_for ">Steps" 5
-field "Steps" && keys 3 0 0 0 0 Enter
-expect "30000 steps" "Steps +30000" 5
 keys Enter
 expect "the 2 ranks' job runs, the 1 rank's done" "│ +rank 1 ██*[░ ]* +[0-9]+%" 90
 keys c

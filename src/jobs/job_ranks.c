@@ -16,6 +16,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include <ctype.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ typedef struct ranks_argv {
     int n;
     char text[24][32];           /* the numbers' text */
     int n_text;
+    char seed[24];
 } ranks_argv;
 
 static void arg(ranks_argv *v, const char *s)
@@ -104,7 +106,9 @@ static void build_argv(ranks_argv *v, const char *exe, const char *ini, const nn
     if (c->bench)
         arg_number(v, "--warmup", "%ld", (double)c->warmup);
     arg_number(v, "--lr", "%.17g", c->lr);
-    arg_number(v, "--seed", "%ld", (double)c->seed);
+    snprintf(v->seed, sizeof v->seed, "%llu", (unsigned long long)c->seed);   /* whole: past 2^53 too */
+    arg(v, "--seed");
+    arg(v, v->seed);
     arg_number(v, "--log-every", "%ld", (double)c->log_every);
     if (c->threads > 0)
         arg_number(v, "--threads", "%ld", c->threads);
@@ -240,8 +244,7 @@ static void on_line(const char *text, void *ctx)
     ranks_run *run = ctx;
     nn_snapshot *s = &run->job->draft;
     ranks_line l;
-    if (ranks_line_parse(text, NN_RANKS_JOB_MAX > s->launched_ranks ? NN_RANKS_JOB_MAX : s->launched_ranks,
-                         &l) != 0 || l.ranks != s->launched_ranks)
+    if (ranks_line_parse(text, s->launched_ranks, &l) != 0 || l.ranks != s->launched_ranks)
         return;                      /* not one of this job's ranks' lines */
     if (l.rank < NN_RANKS_JOB_MAX) {
         nn_rank_progress *r = &s->rank_rows[l.rank];
@@ -267,6 +270,30 @@ static int child_cancelled(void *ctx)
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
+/* The child's last line of nnlab's own on stderr ("nnlab: rank 1 of 2:
+ * ..."), else its last line with words in it: mpirun closes with a banner
+ * of dashes after the line that says which rank died and how. */
+static void child_message(const torch_child *c, char *buf, size_t len)
+{
+    const char *s = c->err_tail, *own = NULL, *worded = NULL;
+    for (const char *line = s; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n')) {
+        size_t n = strcspn(line, "\n");
+        if (n > 7 && strncmp(line, "nnlab: ", 7) == 0)
+            own = line;
+        for (size_t i = 0; i < n; i++)
+            if (isalnum((unsigned char)line[i])) {
+                worded = line;
+                break;
+            }
+    }
+    const char *pick = own ? own : worded;
+    if (!pick) {
+        buf[0] = '\0';
+        return;
+    }
+    snprintf(buf, len, "%.*s", (int)strcspn(pick, "\n"), pick);
+}
+
 /* How the child ended, as the job's end. */
 static void finish(ranks_run *run, const torch_child *c, const char *exe)
 {
@@ -281,7 +308,7 @@ static void finish(ranks_run *run, const torch_child *c, const char *exe)
         engine_fail(job, msg);
         return;
     }
-    torch_child_last_line(c, last, sizeof last);
+    child_message(c, last, sizeof last);
     if (run->heard_rank0 && run->last0.state == NN_JOB_DIVERGED) {
         nn_strlcpy(job->draft.error, run->last0.error, sizeof job->draft.error);
         job->draft.diverged_step = run->last0.step;

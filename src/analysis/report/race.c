@@ -82,6 +82,8 @@ const char *nn_race_way_word(const nn_race_job *j, nn_gpu_way w)
 
 const char *nn_snapshot_way_word(const nn_snapshot *s)
 {
+    if (s->launched_ranks > 1)
+        return "ranks";              /* data-parallel ranks this job started */
     if (!s->has_switches)
         return "nnlab";
     return nn_gpu_way_key(s->graph ? NN_WAY_GRAPH : NN_WAY_EAGER);

@@ -63,7 +63,8 @@ nn_gpu_way nn_race_way(const nn_race_job *j, const nn_job_config *base, const nn
 const char *nn_race_way_word(const nn_race_job *j, nn_gpu_way w);
 /* The way word of a finished or running job from its snapshot alone:
  * "graph" or "eager" as a GPU job applied its switches, "nnlab" for a job
- * that has none (a CPU's). The exports' `way`. */
+ * that has none (a CPU's), "ranks" for a job over ranks it started (their
+ * count: launched_ranks). The exports' `way`. */
 const char *nn_snapshot_way_word(const nn_snapshot *s);
 /* "gpu graph", "gpu eager", "cpu nnlab", in a race of ranks "cpu 1 rank",
  * "cpu 2 ranks": every row, bar and curve's label. */
