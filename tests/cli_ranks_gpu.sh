@@ -8,7 +8,10 @@
 # with dropout and for LeNet, 2 ranks at B end with the parameters 1 rank
 # gets at 2B (the tolerance of tests/cli_ranks.sh), with the graph asked for
 # and without; NNLAB_RANKS_CHECK=1 holds every step; the JSON has the
-# all-reduce phase and says why no graph ran; NCCL missing is said. Speaks
+# all-reduce phase and says why no graph ran; the sums in buckets by default
+# (allreduce_start: on a real GPU a stream of their own beside the backward;
+# the stand-in sums each at once) and one sum with --no-overlap, the same
+# parameters either way; NCCL missing is said. Speaks
 # TAP; skips the whole without MPI, mpirun or the emulated module.
 # Needs NNLAB and top_srcdir, which `make check` exports.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}"
@@ -44,11 +47,17 @@ python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["ranks"] == 2 and d["global_batch"] == 32 and d["batch_per_rank"] == 16, d
 assert d["phases"]["allreduce_us"] > 0, d["phases"]
-assert d["overlap"] is False, d["overlap"]' "$tmp/two.json" >"$tmp/err" 2>&1 \
-    && ok "the JSON: 2 ranks, the all-reduce phase, no overlap on the GPU" \
-    || not_ok "the JSON: 2 ranks, the all-reduce phase, no overlap on the GPU"
+assert d["overlap"] is True, d["overlap"]
+assert d["allreduce_overlapped_us"] is None, d["allreduce_overlapped_us"]' "$tmp/two.json" >"$tmp/err" 2>&1 \
+    && ok "the JSON: 2 ranks, the all-reduce phase, buckets (their time in flight not timed)" \
+    || not_ok "the JSON: 2 ranks, the all-reduce phase, buckets (their time in flight not timed)"
 grep_ok "the note says why no CUDA graph ran" "$tmp/two.json" "ranks on the GPU: no CUDA graph"
 same_params "MLP, --no-graph --no-overlap" mnist-mlp-128 16 6 --no-graph --no-overlap
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["overlap"] is False, d["overlap"]' "$tmp/two.json" >"$tmp/err" 2>&1 \
+    && ok "the JSON with --no-overlap: one sum after the backward" \
+    || not_ok "the JSON with --no-overlap: one sum after the backward"
 same_params "LeNet" lenet-cifar10 8 3
 
 # a control: 1 rank at B is not 2 ranks at B (the comparison can fail)

@@ -174,6 +174,9 @@ typedef struct gpu_state {
     /* Data-parallel ranks (cuda_ranks.cu): joined by ranks_open, left at close. */
     int ranks_joined, rank, ranks;
     void *nccl_comm;                 /* ncclComm_t (a real GPU) */
+    cudaStream_t sum_stream;         /* the sums allreduce_start starts (a real GPU) */
+    cudaEvent_t sum_after, sum_done; /* the work a started sum waits for; the sums' end */
+    int sums_started;                /* since the last allreduce_finish */
     nn_host_allreduce_fn host_allreduce;     /* the emulated GPU's stand-in's sum */
     void *host_ctx;
 

@@ -1,7 +1,8 @@
 /* backends/cuda/cuda_ranks.cu - data-parallel ranks on GPUs (backend_ops.def's
- * ranks_id, ranks_open, allreduce_sum, ranks_close): one rank a GPU, the
- * gradients summed by NCCL on the module's stream, device memory to device
- * memory. docs/ranks.md says how the engine uses them.
+ * ranks_id, ranks_open, allreduce_sum, allreduce_start, allreduce_finish,
+ * ranks_close): one rank a GPU, the gradients summed by NCCL device memory
+ * to device memory, on the module's stream after the backward, or bucket by
+ * bucket on a stream of the sums' own while the backward goes on. docs/ranks.md says how the engine uses them.
  *
  * NCCL is loaded with dlopen at the first ranks_id, never linked: a job of
  * one rank, and nnlab on a machine without NCCL, never need it (as nnlab
@@ -146,6 +147,13 @@ int gpu_ranks_open(nn_backend *b, const nn_ranks_config *cfg)
                    "ncclCommInitRank", doing))
         return -1;
     s->nccl_comm = comm;
+    if (gpu_cuda(b, cudaStreamCreateWithFlags(&s->sum_stream, cudaStreamNonBlocking), "ranks_open",
+                 "cudaStreamCreateWithFlags", "the stream the started sums run on") ||
+        gpu_cuda(b, cudaEventCreateWithFlags(&s->sum_after, cudaEventDisableTiming), "ranks_open",
+                 "cudaEventCreateWithFlags", "the event a started sum waits for") ||
+        gpu_cuda(b, cudaEventCreateWithFlags(&s->sum_done, cudaEventDisableTiming), "ranks_open",
+                 "cudaEventCreateWithFlags", "the event the sums end with"))
+        return -1;
 #endif
     s->rank = cfg->rank, s->ranks = cfg->size;
     s->ranks_joined = 1;
@@ -160,6 +168,15 @@ __global__ void ranks_scale_kernel(size_t n, float scale, float *__restrict__ x)
         x[i] = scale == 0.0f ? 0.0f : x[i] * scale;
 }
 
+/* The scale kernel in stream order (what both sums start with). */
+static int scale_grads(nn_backend *b, gpu_state *s, size_t n, float *buf, float scale, const char *op)
+{
+    if (scale == 1.0f)
+        return 0;
+    NN_LAUNCH(ranks_scale_kernel, blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, s->stream, n, scale, buf);
+    return gpu_launched(b, op, "ranks_scale_kernel");
+}
+
 int gpu_allreduce_sum(nn_backend *b, size_t n, float *buf, float scale)
 {
     gpu_state *s = gpu_of(b);
@@ -169,12 +186,8 @@ int gpu_allreduce_sum(nn_backend *b, size_t n, float *buf, float scale)
         return gpu_fail(b, "allreduce_sum: not while recording a graph (the sum runs between replays)");
     if (n == 0)
         return 0;
-    if (scale != 1.0f) {
-        NN_LAUNCH(ranks_scale_kernel, blocks_for(n, GPU_MAX_BLOCKS), GPU_THREADS, 0, s->stream, n,
-                  scale, buf);
-        if (gpu_launched(b, "allreduce_sum", "ranks_scale_kernel") != 0)
-            return -1;
-    }
+    if (scale_grads(b, s, n, buf, scale, "allreduce_sum") != 0)
+        return -1;
 #ifdef NN_CUDA_EMULATION
     /* the stand-in: the device's work so far done, then the host's sum of
      * the arena (host memory here), on the calling thread, in call order */
@@ -195,6 +208,51 @@ int gpu_allreduce_sum(nn_backend *b, size_t n, float *buf, float scale)
     return 0;
 }
 
+int gpu_allreduce_start(nn_backend *b, size_t n, float *buf, float scale)
+{
+    gpu_state *s = gpu_of(b);
+    if (!s->ranks_joined)
+        return gpu_fail(b, "allreduce_start: ranks_open was not called");
+    if (s->capturing)
+        return gpu_fail(b, "allreduce_start: not while recording a graph");
+    if (n == 0)
+        return 0;
+#ifdef NN_CUDA_EMULATION
+    /* the stand-in cannot sum beside the device's work: it sums now, as allreduce_sum */
+    return gpu_allreduce_sum(b, n, buf, scale);
+#else
+    if (scale_grads(b, s, n, buf, scale, "allreduce_start") != 0 ||
+        gpu_cuda(b, cudaEventRecord(s->sum_after, s->stream), "allreduce_start", "cudaEventRecord",
+                 "marking the gradients a bucket sums") ||
+        gpu_cuda(b, cudaStreamWaitEvent(s->sum_stream, s->sum_after, 0), "allreduce_start",
+                 "cudaStreamWaitEvent", "the sum waiting for its gradients") ||
+        nccl_check(b, nccl.all_reduce(buf, buf, n, ncclFloat32, ncclSum, (ncclComm_t)s->nccl_comm,
+                                      s->sum_stream),
+                   "allreduce_start", "ncclAllReduce", "summing a bucket of gradients over the ranks"))
+        return -1;
+    s->sums_started++;
+    gpu_count_library(b);
+    return 0;
+#endif
+}
+
+int gpu_allreduce_finish(nn_backend *b)
+{
+    gpu_state *s = gpu_of(b);
+    if (!s->ranks_joined)
+        return gpu_fail(b, "allreduce_finish: ranks_open was not called");
+#ifndef NN_CUDA_EMULATION
+    if (s->sums_started > 0 &&
+        (gpu_cuda(b, cudaEventRecord(s->sum_done, s->sum_stream), "allreduce_finish", "cudaEventRecord",
+                  "marking the sums' end") ||
+         gpu_cuda(b, cudaStreamWaitEvent(s->stream, s->sum_done, 0), "allreduce_finish", "cudaStreamWaitEvent",
+                  "the optimiser waiting for the sums")))
+        return -1;
+#endif
+    s->sums_started = 0;
+    return 0;
+}
+
 void gpu_ranks_close(nn_backend *b)
 {
     gpu_state *s = gpu_of(b);
@@ -203,10 +261,20 @@ void gpu_ranks_close(nn_backend *b)
 #ifndef NN_CUDA_EMULATION
     if (s->nccl_comm) {
         cudaStreamSynchronize(s->stream);
+        if (s->sum_stream)
+            cudaStreamSynchronize(s->sum_stream);
         cudaGetLastError();
         nccl.comm_destroy((ncclComm_t)s->nccl_comm);
         s->nccl_comm = NULL;
     }
+    if (s->sum_stream)
+        cudaStreamDestroy(s->sum_stream);
+    if (s->sum_after)
+        cudaEventDestroy(s->sum_after);
+    if (s->sum_done)
+        cudaEventDestroy(s->sum_done);
+    s->sum_stream = NULL;
+    s->sum_after = s->sum_done = NULL;
 #endif
     s->ranks_joined = 0;
 }

@@ -248,7 +248,11 @@ int cli_ranks_end(nn_job *job, const cli_options *o, const nn_snapshot *s, const
 
 void cli_ranks_text(const nn_snapshot *s)
 {
-    if (s->ranks > 1 && s->overlap)
+    if (s->ranks > 1 && s->overlap && !isfinite(s->overlap_us))
+        fprintf(stderr, "  ranks: %d over %s (%s); sums in buckets on a stream of their own beside the "
+                "backward (their time in flight not timed apart); all-reduce: the wait after it\n",
+                s->ranks, s->comm_transport, s->comm_library);
+    else if (s->ranks > 1 && s->overlap)
         fprintf(stderr, "  ranks: %d over %s (%s); sums in buckets in flight during the backward "
                 "%.1f us/step (measured, part of backward); all-reduce: the wait after it\n",
                 s->ranks, s->comm_transport, s->comm_library, s->overlap_us);

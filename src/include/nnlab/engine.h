@@ -237,7 +237,9 @@ typedef struct nn_snapshot {
     int overlap;                 /* the sums overlapped the backward (buckets) */
     double overlap_us;           /*   then: the mean time per step from the first bucket
                                     started to the backward's end, while sums were in
-                                    flight beside it; part of the backward phase */
+                                    flight beside it; part of the backward phase (NaN on
+                                    a GPU: its sums run on a stream of their own, their
+                                    time in flight the device's, not timed apart) */
 
     /* A job that started its ranks (NN_JOB_RANKS): how many (0 for any other
      * job), and each one's progress, the first NN_RANKS_JOB_MAX of them. The

@@ -178,6 +178,9 @@ static int step_eager(nn_job *job, int n, long step, int split, double *t_fwd, d
                       double *t_sum)
 {
     nn_net *net = &job->net;
+    /* the buckets the backward starts, fresh for this step (a rank's) */
+    if (job->device_ranks && engine_ranks_begin_step(job, n) != 0)
+        return -1;
     /* a rank past the epoch's last global batch has no samples: it adds zeros */
     const float *out = n > 0 ? nn_net_forward(net, n, 1, step) : net->x;
     if (!out || (split && mark(job, engine_phase_mark(NN_PHASE_FORWARD)) != 0))

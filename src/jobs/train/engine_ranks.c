@@ -214,12 +214,26 @@ static void weigh_grads(nn_job *job, size_t lo, size_t hi, int n)
         g[i] = n > 0 ? g[i] * w : 0.0f;
 }
 
+/* A device's bucket: weighed and started on the device (its sum runs on a
+ * stream of its own beside the backward's; allreduce_finish waits). */
+static int start_device_bucket(nn_job *job, engine_buckets *eb, const rank_bucket *bk)
+{
+    nn_backend *b = &job->backend;
+    int n = eb->n_here;
+    float w = n > 0 && job->step_n_global > 0 ? (float)n / (float)job->step_n_global : 0.0f;
+    if (b->ops->allreduce_start(b, bk->hi - bk->lo, job->net.grads + bk->lo, w) != 0)
+        return nn_backend_fail(b, "rank %d: starting a bucket's sum on the GPU: %s", job->rank, b->last_error);
+    return 0;
+}
+
 /* Starts bucket k's sum: its floats weighted by this rank's share first. */
 static int start_bucket(nn_job *job, engine_buckets *eb, int k)
 {
     rank_bucket *bk = &eb->b[k];
     nn_comm *c = job->comm;
     float *g = job->net.grads;
+    if (job->device_ranks)
+        return start_device_bucket(job, eb, bk);
     weigh_grads(job, bk->lo, bk->hi, eb->n_here);
     if (eb->first_start == 0.0)
         eb->first_start = nn_now();
@@ -237,6 +251,8 @@ static int start_ready(nn_job *job, engine_buckets *eb)
     while (eb->next < eb->n && eb->b[eb->next].left == 0)
         if (start_bucket(job, eb, eb->next++) != 0)
             return -1;
+    if (job->device_ranks)
+        return 0;                    /* the device's sums move on by themselves */
     for (int k = 0; k < eb->next; k++) {
         int done = 0;
         if (eb->b[k].req >= 0 && c->ops->test(c, eb->b[k].req, &done) != 0)
@@ -283,10 +299,17 @@ static int finish_buckets(nn_job *job, engine_buckets *eb)
     nn_comm *c = job->comm;
     if (eb->failed)
         return -1;
-    job->step_overlap_s = eb->first_start > 0.0 ? nn_now() - eb->first_start : 0.0;
+    /* a device's host issues ahead of it: its time from the first start says nothing */
+    job->step_overlap_s = eb->first_start > 0.0 && !job->device_ranks ? nn_now() - eb->first_start : 0.0;
     while (eb->next < eb->n)
         if (start_bucket(job, eb, eb->next++) != 0)
             return -1;
+    if (job->device_ranks) {
+        nn_backend *b = &job->backend;
+        if (b->ops->allreduce_finish(b) != 0)
+            return nn_backend_fail(b, "rank %d: waiting for the GPU's sums: %s", job->rank, b->last_error);
+        return 0;
+    }
     for (int k = 0; k < eb->n; k++)
         if (eb->b[k].req >= 0 && c->ops->wait(c, eb->b[k].req) != 0)
             return nn_backend_fail(&job->backend, "rank %d: waiting for a bucket's sum: %s",
@@ -299,11 +322,8 @@ int engine_ranks_buckets_prepare(nn_job *job, char *err, size_t err_len)
     nn_snapshot *s = &job->draft;
     if (!job->comm || job->cfg.no_overlap)
         return 0;
-    if (job->device_ranks) {         /* on a GPU one sum after the backward, on its stream */
-        nn_strlcpy(s->note, "ranks on the GPU: one NCCL sum after the backward (no buckets during it)",
-                   sizeof s->note);
-        return 0;
-    }
+    if (job->device_ranks && (!job->backend.ops->allreduce_start || !job->backend.ops->allreduce_finish))
+        return 0;                    /* a device that only sums after the backward */
     job->buckets = malloc(sizeof *job->buckets);
     if (!job->buckets)
         return nn_errorf(err, err_len, "out of memory for the gradient buckets");

@@ -1,6 +1,7 @@
 /* src/jobs/train/engine_stats.c - per-step statistics: the sums of the timed steps,
  * the bench's median, the phase times (the device's clock where it has one),
  * the backend's counters per step, and rate and ETA; see engine_internal.h. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,7 +172,9 @@ static void timed_means(nn_job *job)
             s->phase_valid &= ~(1u << NN_PHASE_ALLREDUCE);
     }
     s->us_per_step = tot->step_s_total / (double)tot->timed * 1e6;
-    s->overlap_us = tot->overlap_s / (double)tot->timed * 1e6;
+    /* a GPU's sums run on a stream of their own: their time in flight is
+     * the device's, not timed apart (NaN: not known) */
+    s->overlap_us = job->device_ranks ? NAN : tot->overlap_s / (double)tot->timed * 1e6;
     s->timed_steps = tot->timed;
     if (s->has_counters)
         step_counters(job);
