@@ -144,20 +144,26 @@ static int write_preset(const nn_preset *p, char *path, size_t len, char *err, s
 
 /* ---- the lines, into the snapshot ------------------------------------------------------------ */
 
-/* Grows the loss history under the lock (readers copy it under the lock). */
+/* Room for one more item in *buf (n of *cap used), doubling from first: 0,
+ * or -1 (out of memory: the item is dropped, the rest kept). */
+static int room_for_one(void **buf, long n, long *cap, size_t item, long first)
+{
+    if (n < *cap)
+        return 0;
+    long c = *cap ? 2 * *cap : first;
+    void *p = realloc(*buf, (size_t)c * item);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
+/* The histories grow under the lock: readers copy them under it. */
 static int add_point(nn_job *job, const nn_loss_point *pt)
 {
-    int ok = 1;
     pthread_mutex_lock(&job->lock);
-    if (job->n_points == job->cap_points) {
-        long cap = job->cap_points ? 2 * job->cap_points : 256;
-        nn_loss_point *p = realloc(job->points, (size_t)cap * sizeof *p);
-        if (p) {
-            job->points = p;
-            job->cap_points = cap;
-        }
-        ok = p != NULL;
-    }
+    int ok = room_for_one((void **)&job->points, job->n_points, &job->cap_points, sizeof *pt, 256) == 0;
     if (ok)
         job->points[job->n_points++] = *pt;
     pthread_mutex_unlock(&job->lock);
@@ -166,17 +172,10 @@ static int add_point(nn_job *job, const nn_loss_point *pt)
 
 static int add_epoch(nn_job *job, const nn_epoch_result *e)
 {
-    int ok = 1;
     pthread_mutex_lock(&job->lock);
-    if (job->n_epoch_results == job->cap_epoch_results) {
-        int cap = job->cap_epoch_results ? 2 * job->cap_epoch_results : 16;
-        nn_epoch_result *p = realloc(job->epoch_results, (size_t)cap * sizeof *p);
-        if (p) {
-            job->epoch_results = p;
-            job->cap_epoch_results = cap;
-        }
-        ok = p != NULL;
-    }
+    long cap = job->cap_epoch_results;
+    int ok = room_for_one((void **)&job->epoch_results, job->n_epoch_results, &cap, sizeof *e, 16) == 0;
+    job->cap_epoch_results = (int)cap;
     if (ok)
         job->epoch_results[job->n_epoch_results++] = *e;
     pthread_mutex_unlock(&job->lock);
