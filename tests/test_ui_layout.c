@@ -53,6 +53,7 @@ static void test_every_size_is_sound(void **state)
         check_sound(sizes[i][0], sizes[i][1], UI_RUN, 1);
         check_sound(sizes[i][0], sizes[i][1], UI_RUN, 2);
         check_sound(sizes[i][0], sizes[i][1], UI_RUN, 3);   /* a CPU and a GPU's two ways */
+        check_sound(sizes[i][0], sizes[i][1], UI_RUN, 4);   /* two lanes and four ranks' rows */
         check_sound(sizes[i][0], sizes[i][1], UI_SWEEP, 1);
     }
 }

@@ -7,7 +7,8 @@
 # is refused with its reason; at the end the pair's ratio, and the model's
 # beside it, labelled (this CPU calibrated at a rank's thread once the lanes
 # ended, cached apart from its own calibration). A rank killed fails the
-# job with mpirun's line naming it. A cancel of a
+# job with mpirun's line naming it; 3 ranks at 80x24 show rank 0's row and
+# one summing up the rest. A cancel of a
 # longer run leaves no rank, mpirun or preset file behind. Skips where
 # nnlab was built without MPI or mpirun is missing. Speaks TAP.
 : "${NNLAB:=./nnlab}" "${top_srcdir:=.}" "${top_builddir:=.}"
@@ -99,6 +100,18 @@ if pgrep -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" >/dev/null 2>&1; then
     pgrep -a -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" | sed 's/^/# /'; not_ok "no rank or mpirun left"
 else ok "no rank or mpirun left"; fi
 if [ -z "$(presets_left)" ]; then ok "no preset file left after the cancel"; else not_ok "no preset file left after the cancel"; fi
+
+# --- 3 ranks at 80x24: rank 0's row, the other two summed up in one ----------------------------------
+keys Enter
+wait_for ">Steps" 5
+field "Ranks" && keys Right
+expect "Ranks 3" ">Ranks +3 \(1 vs 3 ranks\)" 5
+field "Steps" && keys 2 0 0 Enter
+expect "200 steps" "Steps +200" 5
+keys Enter
+expect "3 ranks: the last row sums up ranks 1-2" "│ +ranks 1-2: steps [0-9]+ to [0-9]+ of [0-9]+ \([0-9] heard\)" 120
+expect "3 ranks: rank 0's own row" "│ +rank 0 .*[0-9]+%" 5
+expect "3 ranks: the job done" "│cpu 3 ranks .*100%.*done" 120
 keys q
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -10,7 +10,8 @@
 
 #include "lab_state.h"
 
-/* At most this many rows for one job's ranks (80x24 has room for 2). */
+/* At most this many rows for one job's ranks (80x24 has room for 2, a
+ * terminal of 40 rows or more for 4: ui/text/layout.c). */
 #define UI_RANK_ROWS_MAX 4
 
 /* The rows job k of the run wants for its ranks: 0 for a job that is not

@@ -109,7 +109,9 @@ int ui_layout_compute(int cols, int rows, enum ui_screen screen, int n_jobs, ui_
     int body_y = 1, body_h = rows - 2;
     switch (screen) {
     case UI_SETUP: layout_setup(out, body_y, body_h); break;
-    case UI_RUN: layout_run(out, body_y, body_h, clamp(n_jobs, 1, 3)); break;   /* UI_RUN_MAX_JOBS rows */
+    /* UI_RUN_MAX_JOBS rows a pair; from 40 rows one pair more, for the rows of
+     * a job's ranks (ui/panels/rank_rows.c: 4 fit then) */
+    case UI_RUN: layout_run(out, body_y, body_h, clamp(n_jobs, 1, rows >= 40 ? 4 : 3)); break;
     case UI_SWEEP: layout_sweep(out, body_y, body_h); break;
     case UI_LESSON: break;           /* one box, the body whole (ui/screens/lesson_screen.c) */
     case UI_N_SCREENS: break;        /* a count, not a screen */
