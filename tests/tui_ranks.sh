@@ -74,8 +74,9 @@ else sed 's/^/# /' "$tmp/err"; not_ok "the export: each lane its way and ranks, 
 rank_pids() {   # the ranks themselves: not the lab's child (--ranks) nor mpirun
     pgrep -a -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" | grep -v -e "--ranks" -e "mpirun" | cut -d' ' -f1
 }
-keys Enter
-wait_for ">Steps" 5
+keys Enter                           # back to setup (a sanitizer build is slow to get there)
+expect_quiet() { wait_for "$1" "$2" || { echo "# waited for: $1"; not_ok "$3"; }; }
+expect_quiet "Presets \([0-9]+\)" 30 "back to the setup screen"
 field "Steps" && keys 2 0 0 0 0 Enter
 expect "20000 steps" "Steps +20000" 5
 keys Enter
@@ -89,8 +90,8 @@ else ok "no rank or mpirun left after the kill"; fi
 if [ -z "$(presets_left)" ]; then ok "no preset file left after the kill"; else not_ok "no preset file left after the kill"; fi
 
 # --- cancel: nothing left behind -----------------------------------------------------------------
-keys Enter
-wait_for ">Steps" 5
+keys Enter                           # back to setup
+expect_quiet "Presets \([0-9]+\)" 30 "back to the setup screen"
 keys Enter
 expect "the 2 ranks' job runs, the 1 rank's done" "│ +rank 1 ██*[░ ]* +[0-9]+%" 90
 keys c
@@ -102,8 +103,8 @@ else ok "no rank or mpirun left"; fi
 if [ -z "$(presets_left)" ]; then ok "no preset file left after the cancel"; else not_ok "no preset file left after the cancel"; fi
 
 # --- 3 ranks at 80x24: rank 0's row, the other two summed up in one ----------------------------------
-keys Enter
-wait_for ">Steps" 5
+keys Enter                           # back to setup
+expect_quiet "Presets \([0-9]+\)" 30 "back to the setup screen"
 field "Ranks" && keys Right
 expect "Ranks 3" ">Ranks +3 \(1 vs 3 ranks\)" 5
 field "Steps" && keys 2 0 0 Enter

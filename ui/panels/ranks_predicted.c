@@ -51,6 +51,7 @@ void ui_ranks_pred_start(ui_lab *lab, ui_ranks_pred *rp)
     const ui_run *r = &lab->run;
     const char *why = NULL;
     ui_ranks_pred_stop(rp);
+    ui_ranks_pred_settle(rp);        /* no calibration beside the run */
     if (!r->ranks_race || r->n_jobs < 2 || nn_device_kind_of(r->j[1].device).gpu)
         return;                      /* UI_RP_NONE */
     rp->ranks = r->j[1].way.ranks;
@@ -91,8 +92,18 @@ int ui_ranks_pred_poll(ui_lab *lab, ui_ranks_pred *rp)
 {
     nn_snapshot s;
     nn_calibration rank_cal;
-    if (rp->state == UI_RP_WAITING && !ui_run_active(&lab->run)) {
-        start_calibration(lab, rp);
+    const ui_run *r = &lab->run;
+    if (rp->leftover) {              /* a cancelled calibration that has ended by now */
+        nn_job_snapshot(rp->leftover, &s);
+        if (nn_job_state_ended(s.state))
+            ui_ranks_pred_settle(rp);
+    }
+    if (rp->state == UI_RP_WAITING && !ui_run_active(r)) {
+        /* only for a race run to its end: a failed or cancelled one has no pair to price */
+        if (r->j[0].snap.state == NN_JOB_DONE && r->j[1].snap.state == NN_JOB_DONE)
+            start_calibration(lab, rp);
+        else
+            rp->state = UI_RP_NONE;
         return 1;
     }
     if (rp->state != UI_RP_CALIBRATING)
@@ -112,11 +123,21 @@ int ui_ranks_pred_poll(ui_lab *lab, ui_ranks_pred *rp)
 
 void ui_ranks_pred_stop(ui_ranks_pred *rp)
 {
-    if (rp->calib) {
+    nn_job *left = rp->leftover;
+    if (rp->calib) {                 /* it ends by itself; the UI does not wait for it */
         nn_job_cancel(rp->calib);
-        nn_job_free(rp->calib);
+        if (left)
+            nn_job_free(left);       /* two at once: the older one first */
+        left = rp->calib;
     }
     memset(rp, 0, sizeof *rp);       /* UI_RP_NONE: nothing beside the next run until it starts one */
+    rp->leftover = left;
+}
+
+void ui_ranks_pred_settle(ui_ranks_pred *rp)
+{
+    nn_job_free(rp->leftover);       /* waits for it; NULL: nothing */
+    rp->leftover = NULL;
 }
 
 int ui_ranks_pred_rows(const ui_ranks_pred *rp)

@@ -4,8 +4,9 @@
  * (nn_ranks_predict_here: the ranks sharing this host's cores, this CPU
  * calibrated at a rank's threads, over the shared-memory link profile).
  * The calibration at a rank's threads is read from the cache, or measured
- * once the race has ended (never beside its lanes: it would slow them) by
- * a calibration job, cached under its thread count. */
+ * once both lanes have finished (never beside them: it would slow them;
+ * not after a race that failed or was cancelled) by a calibration job,
+ * cached under its thread count. */
 #ifndef NNLAB_UI_RANKS_PREDICTED_H
 #define NNLAB_UI_RANKS_PREDICTED_H
 
@@ -26,6 +27,9 @@ typedef struct ui_ranks_pred {
     int threads;                     /* each rank's */
     double timeshare;
     nn_job *calib;                   /* the calibration at threads, while it runs */
+    nn_job *leftover;                /* one cancelled by leaving the run, still ending (a
+                                        calibration cannot stop part way): freed once it
+                                        ended, or before the next run starts */
     nn_ranks_prediction pred;
     char link[NN_NAME_LEN];
     char why[NN_ERR_LEN];
@@ -35,8 +39,12 @@ typedef struct ui_ranks_pred {
 void ui_ranks_pred_start(ui_lab *lab, ui_ranks_pred *rp);
 /* Moves it on (the race ended, the calibration ended); 1 when it changed. */
 int ui_ranks_pred_poll(ui_lab *lab, ui_ranks_pred *rp);
-/* Cancels and frees its calibration job; back to UI_RP_NONE. */
+/* Cancels its calibration job without waiting for it (kept as the
+ * leftover); back to UI_RP_NONE. */
 void ui_ranks_pred_stop(ui_ranks_pred *rp);
+/* Waits for and frees a leftover calibration: before a run starts, so that
+ * none runs beside it, and when the lab closes. */
+void ui_ranks_pred_settle(ui_ranks_pred *rp);
 /* Its rows in the summary: 2 for a race of ranks, else 0. */
 int ui_ranks_pred_rows(const ui_ranks_pred *rp);
 /* "Predicted (1 thread a rank):" and " 2 ranks 1.09x one rank" (or what it waits for). */

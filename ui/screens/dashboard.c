@@ -33,7 +33,8 @@ static int run_enter(ui_lab *lab)
     const char *names[2];
     const nn_device_status *dev[2] = { NULL, NULL };
     ui_dashboard_state *ds = ui_dashboard_of(lab);
-    ui_ranks_pred_stop(&ds->ranks_pred);           /* whatever run came before */
+    ui_ranks_pred_stop(&ds->ranks_pred);           /* whatever run came before, */
+    ui_ranks_pred_settle(&ds->ranks_pred);         /* and its calibration: none beside this run */
     int predicted = ui_predicted_run_start(lab);   /* a GPU not here: raced as predicted */
     if (predicted != 0) {
         if (predicted < 0)
@@ -110,6 +111,7 @@ static void run_leave(ui_lab *lab)
 static void run_close(ui_lab *lab)
 {
     run_stop(lab);
+    ui_ranks_pred_settle(&ui_dashboard_of(lab)->ranks_pred);
     ui_overlay_free(&lab->past);
 }
 
