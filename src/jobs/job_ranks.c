@@ -18,6 +18,7 @@
 #endif
 #include <ctype.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,6 @@ typedef struct ranks_argv {
     int n;
     char text[24][32];           /* the numbers' text */
     int n_text;
-    char seed[24];
 } ranks_argv;
 
 static void arg(ranks_argv *v, const char *s)
@@ -58,15 +58,17 @@ static void arg(ranks_argv *v, const char *s)
         v->a[v->n++] = (char *)s;
 }
 
-static void arg_number(ranks_argv *v, const char *name, const char *fmt, double x)
+/* "--name VALUE", the value printed by fmt (the lr to its last digit). */
+static void arg_text(ranks_argv *v, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void arg_text(ranks_argv *v, const char *name, const char *fmt, ...)
 {
     if (v->n_text >= (int)(sizeof v->text / sizeof v->text[0]))
         return;
     char *t = v->text[v->n_text++];
-    if (strchr(fmt, 'g'))
-        snprintf(t, 32, fmt, x);
-    else
-        snprintf(t, 32, fmt, (long)x);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t, sizeof v->text[0], fmt, ap);
+    va_end(ap);
     arg(v, name);
     arg(v, t);
 }
@@ -99,19 +101,17 @@ static void build_argv(ranks_argv *v, const char *exe, const char *ini, const nn
     arg(v, ini);
     arg(v, "--device");
     arg(v, c->device);
-    arg_number(v, "--batch", "%ld", c->batch);
-    arg_number(v, "--epochs", "%ld", c->epochs);
+    arg_text(v, "--batch", "%ld", (long)c->batch);
+    arg_text(v, "--epochs", "%ld", (long)c->epochs);
     if (c->steps > 0)
-        arg_number(v, "--steps", "%ld", (double)c->steps);
+        arg_text(v, "--steps", "%ld", (long)c->steps);
     if (c->bench)
-        arg_number(v, "--warmup", "%ld", (double)c->warmup);
-    arg_number(v, "--lr", "%.17g", c->lr);
-    snprintf(v->seed, sizeof v->seed, "%llu", (unsigned long long)c->seed);   /* whole: past 2^53 too */
-    arg(v, "--seed");
-    arg(v, v->seed);
-    arg_number(v, "--log-every", "%ld", (double)c->log_every);
+        arg_text(v, "--warmup", "%ld", (long)c->warmup);
+    arg_text(v, "--lr", "%.17g", c->lr);
+    arg_text(v, "--seed", "%llu", (unsigned long long)c->seed);
+    arg_text(v, "--log-every", "%ld", (long)c->log_every);
     if (c->threads > 0)
-        arg_number(v, "--threads", "%ld", c->threads);
+        arg_text(v, "--threads", "%ld", (long)c->threads);
     if (c->data_dir[0]) {
         arg(v, "--data");
         arg(v, c->data_dir);
@@ -119,7 +119,7 @@ static void build_argv(ranks_argv *v, const char *exe, const char *ini, const nn
     if (c->no_validation && !c->bench)
         arg(v, "--no-validation");
     arg_switches(v, c);
-    arg_number(v, "--ranks", "%ld", c->ranks);
+    arg_text(v, "--ranks", "%ld", (long)c->ranks);
     arg(v, "--progress-lines");
     arg(v, "--quiet");
     v->a[v->n] = NULL;

@@ -1,10 +1,12 @@
 /* ui/screens/setup_devices.c - the setup screen's devices: the survey (nnlab/device.h)
  * on a thread of its own, at start and on F5, its answer kept in the lab's
  * order (the baseline first), and the list drawn under the preset's details,
- * each device available with its backend's line, or why it is not. */
+ * each device available with its backend's line, or why it is not; and the
+ * lookups of its answer the other screens make (setup_fields.h). */
 #include "draw.h"
 #include "lab_state.h"
 #include "setup_screen.h"
+#include "setup_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -114,4 +116,36 @@ void ui_setup_draw_devices(ui_lab *lab, ui_rect in, int y)
             y += ui_put_wrapped(y, in.x + 10, in.w - 10, WHY_ROWS, ui_attr(lab, UI_ERROR),
                                 why_line(lab->devices.st[d].why, line, sizeof line));
     }
+}
+
+/* ---- the survey's answer, looked up ------------------------------------------------- */
+
+const nn_device_status *ui_device_status(const ui_lab *lab, const char *name)
+{
+    for (int d = 0; d < lab->devices.n; d++)
+        if (!strcmp(lab->devices.st[d].name, name))
+            return &lab->devices.st[d];
+    return NULL;
+}
+
+int ui_device_ok(const ui_lab *lab, const char *name)
+{
+    const nn_device_status *st = ui_device_status(lab, name);
+    return lab->devices.known && st && st->available;   /* none while checking */
+}
+
+const nn_device_status *ui_device_baseline(const ui_lab *lab)
+{
+    for (int d = 0; d < lab->devices.n; d++)
+        if (lab->devices.st[d].threaded)
+            return &lab->devices.st[d];
+    return NULL;
+}
+
+const nn_device_status *ui_device_gpu(const ui_lab *lab)
+{
+    for (int d = 0; d < lab->devices.n; d++)
+        if (lab->devices.st[d].gpu)
+            return &lab->devices.st[d];
+    return NULL;
 }

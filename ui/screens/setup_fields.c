@@ -16,37 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- the devices ---------------------------------------------------------------- */
-
-const nn_device_status *ui_device_status(const ui_lab *lab, const char *name)
-{
-    for (int d = 0; d < lab->devices.n; d++)
-        if (!strcmp(lab->devices.st[d].name, name))
-            return &lab->devices.st[d];
-    return NULL;
-}
-
-int ui_device_ok(const ui_lab *lab, const char *name)
-{
-    const nn_device_status *st = ui_device_status(lab, name);
-    return lab->devices.known && st && st->available;   /* none while checking */
-}
-
-const nn_device_status *ui_device_baseline(const ui_lab *lab)
-{
-    for (int d = 0; d < lab->devices.n; d++)
-        if (lab->devices.st[d].threaded)
-            return &lab->devices.st[d];
-    return NULL;
-}
-
-const nn_device_status *ui_device_gpu(const ui_lab *lab)
-{
-    for (int d = 0; d < lab->devices.n; d++)
-        if (lab->devices.st[d].gpu)
-            return &lab->devices.st[d];
-    return NULL;
-}
+/* ---- the devices the settings run (the survey's lookups: setup_devices.c) ------------- */
 
 int ui_settings_devices(const ui_settings *s, const char *names[2])
 {
