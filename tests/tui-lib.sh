@@ -61,6 +61,11 @@ wait_whole() {
 # expect NAME PATTERN [SECONDS]
 expect() { if wait_for "$2" "$3"; then ok "$1"; else echo "# waited for: $2"; not_ok "$1"; fi; }
 keys() { T send-keys -t lab "$@"; }
+# grep_screen NAME PATTERN: a check that PATTERN (grep -E) is on screen,
+# polled for up to 3 s: tmux can catch a frame half drawn (a box's title
+# before its rows), so a one-shot look right after another wait can miss
+# rows that are a moment away. Checks of absence grep the screen directly.
+grep_screen() { if wait_for "$2" 3; then ok "$1"; else echo "# no: $2"; not_ok "$1"; fi; }
 # focused: the focused setting's row, up to its border ("│>Steps   40 ")
 focused() { grep -o '│>[A-Za-z][^│]*' "$tmp/screen" | head -n 1; }
 # press KEY: sends KEY and waits (up to 2 s) until the focused setting's row
@@ -71,6 +76,15 @@ press() {
     keys "$1"
     end=$(($(date +%s) + 2))
     while cap && [ "$(focused)" = "$before" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
+}
+# select_preset NAME [KEY]: moves the preset list (KEY: Down, the default, or
+# Up) until NAME is selected; 1 when it never is
+select_preset() {
+    i=0
+    while ! grep -q "> $1 " "$tmp/screen" && [ $i -lt 12 ]; do
+        keys "${2:-Down}"; i=$((i + 1)); wait_for "> $1 " 1
+    done
+    grep -q "> $1 " "$tmp/screen"
 }
 # field NAME: moves the focus down the settings to the field NAME (the list
 # scrolls to keep the focused field on screen); 1 when it is not there

@@ -64,8 +64,7 @@ expect "the lab opens on the setup screen" "Presets \([0-9]+\)"
 expect "a broken preset is listed as broken" "  broken +broken"
 keys Home
 expect "selected, it shows its error" "This preset does not load"
-i=0
-while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+select_preset mnist-mlp-128
 expect "mnist-mlp-128 is selected" "> mnist-mlp-128 "
 expect "its network summary: layers, parameters, FLOPs" "linear 784->128.*100.5k"
 expect "the data it would use" "data +(Fashion-MNIST \(real|synthetic 1x28x28)"

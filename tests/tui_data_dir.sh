@@ -14,8 +14,7 @@ T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 "'$NNLAB'; exec sleep 30
     { echo "1..0 # SKIP tmux cannot start"; exit 0; }
 wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
 keys Home
-i=0
-while ! grep -q '> lenet-cifar10 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> lenet-cifar10 ' 1; done
+select_preset lenet-cifar10
 wait_for "cpu +(unavailable|available)" 10
 if grep -q -E "gpu +unavailable" "$tmp/screen"; then
     if grep -q '\.\.\.│$' "$tmp/screen"

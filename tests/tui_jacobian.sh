@@ -14,8 +14,7 @@ tui_begin jac-test 210
 "$NNLAB" calibrate --device cpu >/dev/null 2>&1
 T new-session -d -s lab -x 132 -y 40 "$NNLAB" || { echo "1..0 # SKIP tmux cannot start a session"; exit 0; }
 expect "the preset is listed" "mlp-jacobian" 10
-i=0
-while ! grep -q '> mlp-jacobian ' "$tmp/screen" && [ $i -lt 12 ]; do keys Up; i=$((i + 1)); wait_for '> mlp-jacobian ' 1; done
+select_preset mlp-jacobian Up
 expect "selected" "> mlp-jacobian " 2
 expect "the setup names the task" "task   Jacobian by rows at val 100 " 5
 expect "the batch field is val" "^│ val +100 " 2

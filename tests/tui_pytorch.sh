@@ -21,8 +21,7 @@ T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 40 \
     "NNLAB_PYTHON='$python' NNLAB_TORCH_HELPER='$stub' NNLAB_TORCH_STUB_PARAMS=101770 '$NNLAB'; exec sleep 300" ||
     { echo "1..0 # SKIP tmux cannot start"; exit 0; }
 wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
-i=0
-while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+select_preset mnist-mlp-128
 wait_for "cpu +(unavailable|available)" 10
 keys Tab
 wait_for ">Device" 3

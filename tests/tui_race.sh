@@ -15,8 +15,7 @@ tui_begin race 400
 T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 50 "NNLAB_GPU_EMULATION=1 '$NNLAB'; exec sleep 600" ||
     { echo "1..0 # SKIP tmux cannot start"; exit 0; }
 wait_for "Presets \([0-9]+\)" 10 || { echo "1..0 # SKIP the lab does not open in tmux"; exit 0; }
-i=0
-while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+select_preset mnist-mlp-128
 expect "the emulated GPU is here" "gpu +available +emulated" 20
 keys Tab
 wait_for ">Device" 3
@@ -31,7 +30,6 @@ keys Enter
 expect "the title names the three jobs by device and way" \
     "cpu nnlab vs gpu eager vs gpu graph, one after the other" 150
 expect "three bars, each labelled with its way" "│gpu graph .*(waiting|[0-9]+%)" 10
-grep_screen() { if grep -q -E -e "$2" "$tmp/screen"; then ok "$1"; else echo "# no: $2"; not_ok "$1"; fi; }
 grep_screen "the cpu's bar" "│cpu nnlab .*[0-9]+%"
 grep_screen "the gpu eager's bar" "│gpu eager "
 expect "the run ends" "finished: Enter/Esc back" 120

@@ -17,8 +17,7 @@ open_lab() {
     sock=$sock_base-$opened
     T -f "$tmp/tmux.conf" new-session -d -s lab -x "$1" -y "$2" "'$NNLAB'; exec sleep 300" || return 1
     wait_for "Presets \([0-9]+\)" 10 || return 1
-    i=0
-    while ! grep -q '> mnist-mlp-128 ' "$tmp/screen" && [ $i -lt 12 ]; do keys Down; i=$((i + 1)); wait_for '> mnist-mlp-128 ' 1; done
+    select_preset mnist-mlp-128
     wait_for "gpu +(unavailable|available)" 10
     keys Tab
     wait_for ">Device" 3

@@ -28,10 +28,7 @@ race() {
     sock=$sock_base-$opened
     T -f "$tmp/tmux.conf" new-session -d -s lab -x 80 -y 24 "'$NNLAB'; exec sleep 300" || return 1
     wait_for "Presets \([0-9]+\)" 10 || return 1
-    i=0
-    while ! grep -q "> $1 " "$tmp/screen" && [ $i -lt 10 ]; do keys Up; i=$((i + 1)); wait_for "> $1 " 1; done
-    i=0
-    while ! grep -q "> $1 " "$tmp/screen" && [ $i -lt 10 ]; do keys Down; i=$((i + 1)); wait_for "> $1 " 1; done
+    select_preset "$1" Up || select_preset "$1"
     wait_for "gpu +(unavailable|available)" 10
     keys Tab
     wait_for ">Device" 3 || return 1
@@ -83,8 +80,7 @@ opened=$((opened + 1))
 sock=$sock_base-$opened
 T -f "$tmp/tmux.conf" new-session -d -s lab -x 200 -y 50 "'$NNLAB'; exec sleep 300"   # its words on one row
 wait_for "Presets \([0-9]+\)" 10
-i=0
-while ! grep -q "> mnist-mlp-128 " "$tmp/screen" && [ $i -lt 10 ]; do keys Down; i=$((i + 1)); wait_for "> mnist-mlp-128 " 1; done
+select_preset mnist-mlp-128
 keys Tab
 field "Sweep from" && keys 1 6 Enter
 field "Sweep to" && keys 2 5 6 Enter
