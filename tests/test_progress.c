@@ -270,7 +270,7 @@ static nn_export_run two_jobs(nn_snapshot *a, nn_snapshot *b)
 {
     *a = snap(NN_JOB_DONE, "cpu", 10.0, 35, 35);
     *b = snap(NN_JOB_DONE, "cpu-ref", 25.0, 35, 35);
-    nn_export_run run = { "mnist-mlp-128", 2, 0, { { a, pts, 4, eps, 1, 1 }, { b, pts, 2, NULL, 0, 1 } }, NULL, 0 };
+    nn_export_run run = { "mnist-mlp-128", 2, 0, { { a, pts, 4, eps, 1, 1, NULL }, { b, pts, 2, NULL, 0, 1, NULL } }, NULL, 0 };
     return run;
 }
 
@@ -345,6 +345,28 @@ static void test_run_json(void **state)
     assert_non_null(strstr(text, "{\"epoch\": 1, \"step\": 25, \"train_loss\": 2, \"val_loss\": 0.9"));
     assert_non_null(strstr(text, "\"val_accuracy\": null, \"time_s\": 4, \"seconds\": 1}"));
     assert_non_null(strstr(text, "\"threads\": 1, \"threads_asked\": 0,"));   /* those it ran with */
+    free(text);
+}
+
+/* A race of ranks: the ratios name each job as the lab labels it, its own
+ * name where the run gave one ("cpu 1 rank"), else device and ranks. */
+static void test_run_json_names(void **state)
+{
+    nn_snapshot a, b;
+    nn_export_run run = two_jobs(&a, &b);
+    char *text = NULL, name[64];
+    size_t len = 0;
+    (void)state;
+    strcpy(b.device, "cpu");
+    b.launched_ranks = 2;
+    run.job[0].name = "cpu 1 rank";
+    nn_export_job_name(&run.job[1], name, sizeof name);
+    assert_string_equal(name, "cpu 2 ranks");
+    FILE *m = open_memstream(&text, &len);
+    assert_int_equal(nn_export_run_json(m, &run), 0);
+    fclose(m);
+    assert_non_null(strstr(text, "{\"faster\": \"cpu 1 rank\", \"than\": \"cpu 2 ranks\", \"times\": 2.5}"));
+    assert_non_null(strstr(text, "\"way\": \"ranks\", \"ranks\": 2"));
     free(text);
 }
 
@@ -517,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_sweep_times),
         cmocka_unit_test(test_run_csv),
         cmocka_unit_test(test_run_json),
+        cmocka_unit_test(test_run_json_names),
         cmocka_unit_test(test_export_files),
         cmocka_unit_test(test_export_dir),
         cmocka_unit_test(test_file_stem),

@@ -383,7 +383,7 @@ static int write_svg(const char *dir, lesson_command *c, int k)
     if (!c->r[k].ran)
         return 1;
     nn_export_run run = { c->p.name, 1, 0, { { &c->snap, c->pts, c->n_pts > 0 ? c->n_pts : 0, NULL, 0,
-                                               c->snap.threads } }, &c->w, c->snap.total_steps };
+                                               c->snap.threads, NULL } }, &c->w, c->snap.total_steps };
     int rc = nn_lesson_step_svg(dir, &c->l, k, &run, c->p.lr, &c->sw, c->svg_name[k], sizeof c->svg_name[k], err,
                                 sizeof err);
     if (rc < 0) {

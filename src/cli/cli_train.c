@@ -376,7 +376,7 @@ static int write_svg(nn_job *job, const nn_job_config *cfg, const nn_snapshot *s
     if (pts && eps) {
         long n_pts = nn_job_loss_points(job, 0, pts, s->n_loss_points);
         int n_eps = nn_job_epoch_results(job, 0, eps, s->n_epoch_results);
-        nn_export_run run = { cfg->preset.name, 1, 0, { { s, pts, n_pts, eps, n_eps, s->threads } }, ways,
+        nn_export_run run = { cfg->preset.name, 1, 0, { { s, pts, n_pts, eps, n_eps, s->threads, NULL } }, ways,
                               s->total_steps };
         rc = nn_export_svg_file(path, &run, cfg->lr > 0 ? cfg->lr : cfg->preset.lr, NULL, 0, NULL, err,
                                 sizeof err);

@@ -29,7 +29,8 @@ static void run_export(const ui_lab *lab, const nn_race_ways *ways, nn_race_ways
         const ui_run_job *j = &r->j[k];
         if (!j->started)
             continue;                /* a later job of a sequential run, not run */
-        out->job[k] = (nn_export_job){ &j->snap, j->pts, j->n_pts, j->eps, j->n_eps, j->threads };
+        out->job[k] = (nn_export_job){ &j->snap, j->pts, j->n_pts, j->eps, j->n_eps, j->threads,
+                                        r->labelled ? j->label : NULL };
     }
 }
 

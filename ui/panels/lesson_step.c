@@ -285,7 +285,7 @@ static void collect_race(ui_lab *lab, ui_lesson_run *lr, int k)
         nn_lesson_torch_missing(&lr->result[k]);
     const ui_run_job *j = &run->j[cpu];
     nn_export_run er = { lab->chosen.preset.name, 1, 0, { { &j->snap, j->pts, j->n_pts, j->eps, j->n_eps,
-                                                            j->snap.threads } }, &w, j->snap.total_steps };
+                                                            j->snap.threads, NULL } }, &w, j->snap.total_steps };
     keep_chart(lab, lr, k, &er, NULL);
 }
 

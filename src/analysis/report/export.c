@@ -159,14 +159,23 @@ static void json_job(FILE *f, const nn_export_job *j)
     fprintf(f, "\n    }");
 }
 
-/* "device way" of a job: the name its ratios give it */
-static void json_job_name(FILE *f, const nn_snapshot *s)
+void nn_export_job_name(const nn_export_job *j, char *buf, size_t len)
+{
+    const nn_snapshot *s = j->snap;
+    if (j->name && j->name[0])
+        snprintf(buf, len, "%s", j->name);
+    else if (!s)
+        snprintf(buf, len, "?");
+    else if (s->launched_ranks > 1)  /* ranks it started: "cpu 2 ranks", as the lab labels them */
+        snprintf(buf, len, "%s %d ranks", s->device, s->launched_ranks);
+    else
+        snprintf(buf, len, "%s %s", s->device, nn_snapshot_way_word(s));
+}
+
+static void json_job_name(FILE *f, const nn_export_job *j)
 {
     char name[64];
-    if (s->launched_ranks > 1)       /* a race of ranks: "cpu 2 ranks", as the lab labels it */
-        snprintf(name, sizeof name, "%s %d ranks", s->device, s->launched_ranks);
-    else
-        snprintf(name, sizeof name, "%s %s", s->device, nn_snapshot_way_word(s));
+    nn_export_job_name(j, name, sizeof name);
     nn_json_string(f, name);
 }
 
@@ -184,9 +193,9 @@ static void json_ratios(FILE *f, const nn_export_run *run)
             if (!(ratio > 0))
                 continue;
             fprintf(f, "%s\n    {\"faster\": ", first ? "" : ",");
-            json_job_name(f, faster ? sb : sa);
+            json_job_name(f, &run->job[faster ? b : a]);
             fprintf(f, ", \"than\": ");
-            json_job_name(f, faster ? sa : sb);
+            json_job_name(f, &run->job[faster ? a : b]);
             fprintf(f, ", \"times\": %.4g}", ratio);
             first = 0;
         }

@@ -52,16 +52,16 @@ static void series_free(run_series *s)
     free(s->ax);
 }
 
-/* A job's name on the slide: its device, and beside several jobs its way
- * too ("gpu eager", "gpu graph", "cpu nnlab"; nnlab/race.h), as the lab
- * labels them. */
+/* A job's name on the slide: its device, and beside several jobs the name
+ * the ratios give it ("gpu eager", "cpu 1 rank"; nn_export_job_name), as the
+ * lab labels them. */
 static void job_label(const nn_export_run *run, int k, char *buf, size_t len)
 {
     const nn_snapshot *s = run->job[k].snap;
     if (!s)
         snprintf(buf, len, "?");
     else if (run->n_jobs > 1)
-        snprintf(buf, len, "%s %s", s->device, nn_snapshot_way_word(s));
+        nn_export_job_name(&run->job[k], buf, len);
     else
         snprintf(buf, len, "%s", s->device);
 }

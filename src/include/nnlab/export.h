@@ -21,6 +21,9 @@ typedef struct nn_export_job {
     const nn_epoch_result *eps;
     int n_eps;
     int threads;                 /* the threads it was given (0: the engine's choice) */
+    const char *name;            /* the run's own name for it, as its screen labels it
+                                    ("cpu 1 rank" in a race of ranks); NULL: its device
+                                    and way (nn_export_job_name) */
 } nn_export_job;
 
 /* The jobs a run exports at most: a CPU and a GPU's two ways (nnlab/race.h). */
@@ -37,6 +40,11 @@ typedef struct nn_export_run {
                                     filled in), NULL when none */
     long ways_steps;             /*   the steps each lane is timed for */
 } nn_export_run;
+
+/* A job's name in the ratios and on the slide: its own name where the run
+ * gave one, else "device way" ("gpu graph", "cpu nnlab"; a job over ranks it
+ * started "cpu 2 ranks"). */
+void nn_export_job_name(const nn_export_job *j, char *buf, size_t len);
 
 /* ---- JSON pieces -------------------------------------------------------------------------- */
 
