@@ -153,6 +153,76 @@ static void test_thread_rule_on_simulated_loads(void **state)
     assert_int_equal(nn_cpu_thread_rule(2, half, 3, why, sizeof why), 2);
 }
 
+/* Simulated steps through the measured choice (nn_thread_trial_step): the
+ * step at count k takes step_us[k] us. Runs `steps` steps from *now and
+ * returns the count the last one ran at; *slower counts the steps run at
+ * more than the fastest count's time. */
+static int run_steps(nn_thread_trial *t, int cap, const double *step_us, int steps, double *now, int *slower)
+{
+    double fastest = 0;
+    for (int k = 1; k <= cap; k++)
+        fastest = k == 1 || step_us[k] < fastest ? step_us[k] : fastest;
+    int count = 0;
+    for (int i = 0; i < steps; i++) {
+        count = nn_thread_trial_step(t, cap, *now);
+        assert_true(count >= 1 && count <= cap);
+        if (slower && step_us[count] > fastest * 1.001)
+            (*slower)++;
+        *now += step_us[count] * 1e-6;
+    }
+    return count;
+}
+
+/* The measured choice on simulated steps: it keeps the fastest count on
+ * the halving path whatever the load says, pays a few steps a trial, and
+ * follows a regime change of the host at the next trial. */
+static void test_thread_trial_on_simulated_steps(void **state)
+{
+    (void)state;
+    double now = 1.0;
+    int slower = 0;
+    /* 2 cores, a small step: two threads 3x one's (a host taking the other vCPU) */
+    const double two_slow[3] = { 0, 33, 107 };
+    nn_thread_trial t = { 0 };
+    assert_int_equal(run_steps(&t, 2, two_slow, 100, &now, &slower), 1);
+    assert_true(slower <= 4);                /* the trial's steps at 2: three, and step 1 */
+    /* the regime ends: two threads faster again, found at the next trial */
+    const double two_fast[3] = { 0, 33, 28 };
+    slower = 0;
+    now += 2.5;                              /* past the next trial's time */
+    assert_int_equal(run_steps(&t, 2, two_fast, 100, &now, &slower), 2);
+    assert_true(slower <= 3);
+    /* a large step where two threads pay: it stays at 2, one trial's steps at 1 */
+    nn_thread_trial big = { 0 };
+    const double scales[3] = { 0, 82000, 43000 };
+    slower = 0;
+    now = 1.0;
+    assert_int_equal(run_steps(&big, 2, scales, 200, &now, &slower), 2);
+    /* ~8.6 s of steps: a trial at most every 40x its own time (~0.4 s: every ~16 s here) */
+    assert_true(slower <= 12);
+    print_message("# b1024-like steps: %d of 200 at 1 thread\n", slower);
+    /* 16 cores: 4 threads fastest (TabNet at 64: 652 us on 16, 412 on 1) */
+    double sixteen[17] = { 0 };
+    for (int k = 1; k <= 16; k++)
+        sixteen[k] = k == 16 ? 652 : k == 8 ? 500 : k == 4 ? 380 : k == 2 ? 395 : k == 1 ? 412 : 600;
+    nn_thread_trial many = { 0 };
+    now = 1.0;
+    assert_int_equal(run_steps(&many, 16, sixteen, 60, &now, NULL), 4);
+    /* the load takes cores: at most its count, measured again below it */
+    assert_int_equal(run_steps(&many, 3, sixteen, 20, &now, NULL), 2);
+    /* noise only slows: one slow sample of the best count does not lose it */
+    nn_thread_trial noisy = { 0 };
+    const double even[3] = { 0, 50, 30 };
+    now = 1.0;
+    assert_int_equal(nn_thread_trial_step(&noisy, 2, now), 2);      /* step 1: not timed */
+    now += 500e-6;
+    assert_int_equal(nn_thread_trial_step(&noisy, 2, now), 2);      /* the trial: 2 first */
+    now += 300e-6;                                                  /* a slow sample (preempted) */
+    assert_int_equal(nn_thread_trial_step(&noisy, 2, now), 2);
+    now += 30e-6;
+    assert_int_equal(run_steps(&noisy, 2, even, 20, &now, NULL), 2);
+}
+
 /* The probe's arithmetic (nn_cpu_others_busy): a core kept busy by a thread
  * of this process is not another program's (a calibration's pool still
  * spinning made the next job's backend take one thread on an idle machine);
@@ -271,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_default_threads_leave_a_busy_core),
         cmocka_unit_test(test_own_ticks_are_not_another_programs),
         cmocka_unit_test(test_thread_rule_on_simulated_loads),
+        cmocka_unit_test(test_thread_trial_on_simulated_steps),
         cmocka_unit_test(test_operations_never_wait_for_absent_workers),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);

@@ -98,8 +98,34 @@ int nn_cpu_choice_largest(const nn_thread_choice *c);
  * load read and the count revised; 1 when it was (nn_cpu_choice_now then
  * says the count and why), 0 when no window ended. */
 int nn_cpu_choice_tick(nn_thread_choice *c);
+/* At a training step's start (set_step), on the issuing thread: the count
+ * measured (nn_thread_trial_step, at most the load's count); 1 when it
+ * changed, 0 when not, -1 when the count was asked for (never revised). */
+int nn_cpu_choice_step(nn_thread_choice *c);
 /* The count now, and why in words. */
 int nn_cpu_choice_now(nn_thread_choice *c, char *why, size_t why_len);
+
+/* The measured choice's state (cpu_thread_choice.c's opening comment): the
+ * steps timed at the load's count, then at the powers of two below it while
+ * a smaller count is faster; the fastest kept; run again every few seconds
+ * or when the load's count changes. Zeroed to start. */
+typedef struct nn_thread_trial {
+    int cap;                     /* the load's count at the last step */
+    int trying;                  /* the count being timed; 0: no trial running */
+    int best;                    /* the trial's fastest count so far */
+    double best_s, try_s;        /* their fastest step (s) */
+    int samples;                 /* steps timed at `trying` */
+    int pick;                    /* the last trial's answer; 0: none yet */
+    double pick_s;
+    int running;                 /* the count the step now running was given */
+    double last_start, began, next;  /* the last step's start, the trial's, the next trial's */
+    long steps;
+} nn_thread_trial;
+/* A training step starts at `now` (seconds) with the load's count `cap`:
+ * the step that just ended is timed, and the count for the one starting
+ * returned (1..cap). A pure function of its arguments and state: tests
+ * feed it simulated steps. */
+int nn_thread_trial_step(nn_thread_trial *t, int cap, double now);
 /* The rule, on the other programs' busy cores of the windows so far
  * (others[n - 1] the latest): a core is taken when it was busy in each of
  * the last few windows; at least 1 of allowed. why: in words. */

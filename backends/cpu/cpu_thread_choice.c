@@ -20,6 +20,18 @@
  * program does not fight it for its first second; its answer is only the
  * first window, and the next one corrects it.
  *
+ * The load says how many cores are ours, not how many threads a step is
+ * worth: on a virtual machine whose other vCPU the host takes now and then,
+ * two threads' step at batch 4 ran 3x one thread's for seconds at a time
+ * with /proc/stat calling both cores free (bench/results/threads-2c-
+ * 2026-11-29*.md), and on 16 cores TabNet at 64 ran 652 us on all of them
+ * against 412 on one. So where the engine marks its training steps
+ * (set_step), the count is also measured (nn_thread_trial below): the
+ * steps are timed at the load's count, then at the powers of two below it
+ * while a smaller count is faster; the fastest is kept, and the trial is
+ * run again every few seconds (a regime of the host ends) or when the
+ * load's count changes. Jobs without training steps keep the load's count.
+ *
  * The threads beyond the count are parked (cpu_threads.c), never spun: a
  * parked worker leaves its core to the other program. Sizes planned for the
  * largest count (workspaces) stay valid, as every parallel loop lets
@@ -162,13 +174,95 @@ int nn_cpu_thread_rule(int allowed, const double others[], int n, char *why, siz
     return threads;
 }
 
+/* ---- the measured choice ------------------------------------------------------------------ */
+
+/* Steps timed at each count tried (their fastest is the count's figure: noise only slows). */
+#define TRIAL_SAMPLES 3
+/* A smaller count is kept only when this much faster (less: not worth a change). */
+#define TRIAL_GAIN 0.97
+/* The next trial starts TRIAL_EVERY_S after one ends, and never sooner than
+ * TRIAL_COST_RATIO x that trial's own time: each costs a few steps at a worse
+ * count, at most ~1/TRIAL_COST_RATIO of the job's. */
+#define TRIAL_EVERY_S 2.0
+#define TRIAL_COST_RATIO 40.0
+
+static void trial_begin(nn_thread_trial *t, int cap, double now)
+{
+    t->trying = cap;
+    t->best = 0;
+    t->best_s = 0;
+    t->try_s = 0;
+    t->samples = 0;
+    t->began = now;
+}
+
+static void trial_end(nn_thread_trial *t, double now)
+{
+    t->pick = t->best;
+    t->pick_s = t->best_s;
+    t->trying = 0;
+    double cost = now - t->began;
+    t->next = now + (TRIAL_EVERY_S > TRIAL_COST_RATIO * cost ? TRIAL_EVERY_S : TRIAL_COST_RATIO * cost);
+}
+
+/* The count tried has its figure: keep it when it is the first or enough
+ * faster than the best, then go on down (the power of two below it: 6, 4,
+ * 2, 1), else the trial ends. */
+static void trial_next_count(nn_thread_trial *t, double now)
+{
+    int faster = t->best == 0 || t->try_s < t->best_s * TRIAL_GAIN;
+    if (faster) {
+        t->best = t->trying;
+        t->best_s = t->try_s;
+    }
+    int lower = 1;
+    while (lower * 2 < t->trying)
+        lower *= 2;
+    if (faster && lower < t->trying) {
+        t->trying = lower;
+        t->try_s = 0;
+        t->samples = 0;
+    } else {
+        trial_end(t, now);
+    }
+}
+
+int nn_thread_trial_step(nn_thread_trial *t, int cap, double now)
+{
+    double took = t->last_start > 0 ? now - t->last_start : -1;
+    int ran = t->running;                /* the count the step just ended ran at */
+    t->last_start = now;
+    t->steps++;
+    if (cap < 1)
+        cap = 1;
+    if (cap != t->cap) {                 /* the load's count moved: measure again below it */
+        t->cap = cap;
+        if (t->steps > 1)
+            trial_begin(t, cap, now);
+    }
+    if (t->steps == 2 && !t->trying)     /* step 1 (first touches, allocations) was not timed */
+        trial_begin(t, cap, now);
+    else if (t->trying && took > 0 && ran == t->trying) {
+        t->try_s = t->samples == 0 || took < t->try_s ? took : t->try_s;
+        if (++t->samples >= TRIAL_SAMPLES)
+            trial_next_count(t, now);
+    } else if (!t->trying && t->steps > 2 && now >= t->next) {
+        trial_begin(t, cap, now);
+    }
+    int count = t->trying ? t->trying : t->pick > 0 && t->pick < cap ? t->pick : cap;
+    t->running = count;
+    return count;
+}
+
 /* ---- a backend's choice ------------------------------------------------------------------ */
 
 struct nn_thread_choice {
     cpu_set_t set;
     int allowed;                 /* the cores this process may run on */
     int threads;                 /* the current count */
+    int load_threads;            /* the load's count (nn_cpu_thread_rule): the most threads now */
     int automatic;               /* 0: asked for explicitly, never revised */
+    nn_thread_trial trial;       /* the count measured, from the steps the engine marks */
     double window_end;           /* nn_now() when the current window ends */
     double others[TAKEN_WINDOWS];
     int n_others;
@@ -235,6 +329,7 @@ nn_thread_choice *nn_cpu_choice_open(int asked, int max_threads)
         if (first >= 0)
             c->others[c->n_others++] = first;
         c->threads = nn_cpu_thread_rule(c->allowed, c->others, c->n_others, c->why, sizeof c->why);
+        c->load_threads = c->threads;
         mark_load(&c->set, &c->start);
         c->window_end = nn_now() + WINDOW_S;
     }
@@ -242,6 +337,8 @@ nn_thread_choice *nn_cpu_choice_open(int asked, int max_threads)
         c->allowed = max_threads;
     if (c->threads > max_threads)
         c->threads = max_threads;
+    if (c->load_threads > max_threads)
+        c->load_threads = max_threads;
     return c;
 }
 
@@ -273,18 +370,43 @@ int nn_cpu_choice_tick(nn_thread_choice *c)
     c->others[c->n_others++] = v;
     char why[sizeof c->why];
     int t = nn_cpu_thread_rule(c->allowed, c->others, c->n_others, why, sizeof why);
+    if (t > c->allowed)
+        t = c->allowed;
     pthread_mutex_lock(&c->lock);
-    c->threads = t;
+    c->load_threads = t;
+    /* below the load's count stays what the steps measured, till the next step says */
+    if (c->threads > t || !c->trial.steps)
+        c->threads = t;
     memcpy(c->why, why, sizeof why);
     pthread_mutex_unlock(&c->lock);
     return 1;
+}
+
+int nn_cpu_choice_step(nn_thread_choice *c)
+{
+    if (!c->automatic)
+        return -1;
+    int t = nn_thread_trial_step(&c->trial, c->load_threads, nn_now());
+    pthread_mutex_lock(&c->lock);
+    int changed = t != c->threads;
+    c->threads = t;
+    pthread_mutex_unlock(&c->lock);
+    return changed;
 }
 
 int nn_cpu_choice_now(nn_thread_choice *c, char *why, size_t why_len)
 {
     pthread_mutex_lock(&c->lock);
     int t = c->threads;
-    if (why && why_len)
+    const nn_thread_trial *tr = &c->trial;
+    if (!why || !why_len)
+        ;
+    else if (tr->trying)
+        snprintf(why, why_len, "revised while it runs: %s; timing %d thread%s a step", c->why, t, t == 1 ? "" : "s");
+    else if (c->automatic && tr->pick > 0 && t < c->load_threads)
+        snprintf(why, why_len, "revised while it runs: %s; %d measured faster a step (%.0f us)", c->why, t,
+                 tr->pick_s * 1e6);
+    else
         snprintf(why, why_len, "%s%s", c->automatic ? "revised while it runs: " : "", c->why);
     pthread_mutex_unlock(&c->lock);
     return t;

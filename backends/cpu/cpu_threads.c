@@ -351,6 +351,22 @@ static void revise_threads(nn_backend *b)
         pool_set_active(&s->pool, b->threads_now);
 }
 
+/* A training step starts: the count the steps measure fastest
+ * (cpu_thread_choice.c), set between two steps, never inside one. */
+int nn_cpu_set_step(nn_backend *b, const nn_step_values *v)
+{
+    cpu_state *s = state(b);
+    (void)v;                         /* the values are for graphs; ours run eagerly */
+    int changed = nn_cpu_choice_step(s->choice);
+    if (changed < 0)
+        return 0;                    /* asked for: never revised */
+    /* the words follow the trial even where the count stays (a trial that keeps it) */
+    b->threads_now = nn_cpu_choice_now(s->choice, b->threads_why, sizeof b->threads_why);
+    if (changed)
+        pool_set_active(&s->pool, b->threads_now);
+    return 0;
+}
+
 void nn_cpu_par_for(nn_backend *b, int parts, int count, item_fn fn, void *ctx)
 {
     if (parts > count)
