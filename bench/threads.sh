@@ -5,23 +5,28 @@
 # lent GPU machine's 16-core host).
 #
 #   bench/threads.sh [--budget S] [--presets LIST] [--batches LIST]
-#                    [--threads LIST] [--steps N] [--out DIR]
+#                    [--threads LIST] [--steps N] [--rounds R] [--no-torch]
+#                    [--out DIR]
 #
 # Per preset: nnlab's step at each batch and thread count (`nnlab bench
 # --device cpu --threads T`, median us; also with no --threads, nnlab's own
 # choice), then PyTorch's at the same points in one process
 # (bench/torch_grid.py: torch.set_num_threads(T), the helper's step and
-# median), then nnlab's again: the faster of nnlab's two runs is compared, both
-# are shown (a drift of the machine shows as two different figures). Nothing
-# runs beside anything else; nnlab's JSON goes to a file. --budget S ends
-# within S seconds: a preset that finds the time spent is left out, and said
-# so. Writes DIR/threads-<cores>c-<date>.md (default bench/results) and keeps
-# the raw JSON in DIR/threads-<cores>c-<date>/.
+# median), then nnlab's again (--rounds R: R rounds of nnlab in all, the
+# first before PyTorch; default 2): the fastest of nnlab's rounds is
+# compared, every round is shown (a drift of the machine shows as different
+# figures). --no-torch times nnlab alone. The table ends with the many-core
+# target's count: in how many cells nnlab's own choice ("auto") is within 10%
+# of its best fixed thread count, and which are not. Nothing runs beside
+# anything else; nnlab's JSON goes to a file. --budget S ends within S
+# seconds: a preset that finds the time spent is left out, and said so.
+# Writes DIR/threads-<cores>c-<date>.md (default bench/results) and keeps the
+# raw JSON in DIR/threads-<cores>c-<date>/.
 #
 # NNLAB names the program (default: build/nnlab); NNLAB_PRESETS_DIR the presets.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-budget=0 steps=10 out_dir=$here/results
+budget=0 steps=10 rounds=2 torch=1 out_dir=$here/results
 presets="mnist-mlp-1000 mnist-mlp-128 lenet-cifar10 tabnet-regression lenet5-cifar10 conv1d-regression"
 batches="4,64,1024"
 cores=$(nproc)
@@ -33,8 +38,10 @@ while [ $# -gt 0 ]; do
         --batches) batches=$2; shift ;;
         --threads) threads=$2; shift ;;
         --steps) steps=$2; shift ;;
+        --rounds) rounds=$2; shift ;;
+        --no-torch) torch=0 ;;
         --out) out_dir=$2; shift ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "threads.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -47,9 +54,12 @@ fi
 nnlab=${NNLAB:-$here/../build/nnlab}
 [ -x "$nnlab" ] || { echo "threads.sh: no nnlab program at $nnlab (set NNLAB)" >&2; exit 2; }
 export NNLAB_PRESETS_DIR=${NNLAB_PRESETS_DIR:-$here/../presets}
-python3 -c 'import torch' 2>/dev/null || { echo "threads.sh: python3 cannot import torch" >&2; exit 2; }
+case $rounds in ''|*[!0-9]*|0) echo "threads.sh: --rounds wants a count from 1" >&2; exit 2 ;; esac
+if [ "$torch" = 1 ]; then
+    python3 -c 'import torch' 2>/dev/null || { echo "threads.sh: python3 cannot import torch (--no-torch: nnlab alone)" >&2; exit 2; }
+fi
 
-start=$(date +%s)
+start=$(date +%s) load_before=$(cut -d' ' -f1 /proc/loadavg)
 left() { if [ "$budget" -gt 0 ]; then echo $((start + budget - $(date +%s))); else echo 86400; fi; }
 timed() { local s; s=$(left); [ "$s" -gt 1 ] || return 124; timeout -k 2 "$s" "$@"; }
 stamp=$(date -u +%Y-%m-%d)
@@ -77,14 +87,30 @@ for p in $presets; do
     echo "threads.sh: $p" >&2
     nnlab_round "$p" 1
     deadline=0; [ "$budget" -gt 0 ] && deadline=$((start + budget))
-    timed python3 "$here/torch_grid.py" "$NNLAB_PRESETS_DIR/$p.ini" --out "$raw" --device cpu \
-        --batches "$batches" --threads "$threads" --steps "$steps" --warmup 2 --deadline "$deadline" \
-        >"$raw/torch-$p.err" 2>&1
-    nnlab_round "$p" 2
+    [ "$torch" = 1 ] &&
+        timed python3 "$here/torch_grid.py" "$NNLAB_PRESETS_DIR/$p.ini" --out "$raw" --device cpu \
+            --batches "$batches" --threads "$threads" --steps "$steps" --warmup 2 --deadline "$deadline" \
+            >"$raw/torch-$p.err" 2>&1
+    r=2
+    while [ "$r" -le "$rounds" ]; do nnlab_round "$p" "$r"; r=$((r + 1)); done
+    cut -d' ' -f1 /proc/loadavg >"$raw/load-$p.txt"     # this preset's load, as it ended
     done_presets="$done_presets $p"
 done
 
 min2() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { if (a <= 0) print b; else if (b <= 0 || a < b) print a; else print b }'; }
+# cell P T B: sets $ours, the fastest of nnlab's rounds ("" when none ran),
+# and $runs, every round's figure
+cell() {
+    local r=1 v
+    ours="" runs=""
+    while [ "$r" -le "$rounds" ]; do
+        v=$(json_field us_per_step "$raw/nnlab-$1-t$2-$3-$r.json")
+        runs="$runs${runs:+ / }${v:--}"
+        ours=$(min2 "$ours" "$v")
+        r=$((r + 1))
+    done
+    [ "$ours" = 0 ] && ours=""
+}
 table=$out_dir/threads-${cores}c-$stamp.md
 {
     echo "# nnlab against PyTorch on the CPU by thread count, µs per training step (median)"
@@ -92,26 +118,39 @@ table=$out_dir/threads-${cores}c-$stamp.md
     echo "- date: $stamp; $("$nnlab" --version 2>/dev/null); $cores cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
     echo "- nnlab's CPU: $("$nnlab" devices 2>/dev/null | grep -m1 '^cpu ' | sed 's/  */ /g')"
     echo "- nnlab: \`nnlab bench --device cpu --batch B --threads T --steps $steps --warmup 2 --json\` (to a file),"
-    echo "  run before and after PyTorch: the faster is compared, both shown; \"auto\": no --threads"
-    echo "- PyTorch: bench/torch_grid.py ($(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)), torch.set_num_threads(T), the same step, median"
-    echo "- load average (1 min) at the end of each preset's rows"
+    echo "  $rounds round(s), one preset's points in turn each round$([ "$torch" = 1 ] && echo ", the first before PyTorch"): the fastest is compared, all shown; \"auto\": no --threads"
+    if [ "$torch" = 1 ]; then
+        echo "- PyTorch: bench/torch_grid.py ($(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)), torch.set_num_threads(T), the same step, median"
+    else
+        echo "- PyTorch: not run (--no-torch)"
+    fi
+    echo "- load average (1 min): $load_before before the first run; as each preset's runs ended, below its rows"
     echo
     echo "| preset | batch | threads | nnlab µs | (runs) | PyTorch µs | PyTorch / nnlab |"
     echo "|---|---:|---:|---:|---|---:|---:|"
 } >"$table"
+cells=0 within=0 outside=""
 for p in $done_presets; do
     for b in $(echo "$batches" | tr ',' ' '); do
+        fixed_best=""
         for t in $(echo "$threads" | tr ',' ' ') auto; do
-            a=$(json_field us_per_step "$raw/nnlab-$p-t$t-$b-1.json")
-            c=$(json_field us_per_step "$raw/nnlab-$p-t$t-$b-2.json")
-            ours=$(min2 "$a" "$c")
+            cell "$p" "$t" "$b"
             theirs=""
             [ "$t" != auto ] && theirs=$(json_field us_per_step "$raw/torch-$p-cpu-t$t-$b.json")
             ratio=$(awk -v a="${theirs:-0}" -v b="${ours:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }')
-            echo "| $p | $b | $t | ${ours:--} | ${a:--} / ${c:--} | ${theirs:--} | $ratio |" >>"$table"
+            echo "| $p | $b | $t | ${ours:--} | $runs | ${theirs:--} | $ratio |" >>"$table"
+            if [ "$t" != auto ]; then
+                fixed_best=$(min2 "$fixed_best" "$ours")
+            elif [ -n "$ours" ] && [ -n "$fixed_best" ] && [ "$fixed_best" != 0 ]; then
+                cells=$((cells + 1))
+                q=$(awk -v a="$ours" -v b="$fixed_best" 'BEGIN { printf "%.2f", a / b }')
+                if awk -v q="$q" 'BEGIN { exit !(q <= 1.10) }'; then within=$((within + 1))
+                else outside="$outside, $p b$b ${q}x"; fi
+            fi
         done
     done
-    echo "| (load $(cut -d' ' -f1 /proc/loadavg)) | | | | | | |" >>"$table"
+    echo "| (load $(cat "$raw/load-$p.txt" 2>/dev/null)) | | | | | | |" >>"$table"
 done
+echo "- nnlab's own thread count within 10% of its best fixed count ($threads): $within of $cells cells${outside:+; outside:${outside#,}}" >>"$table"
 [ -n "$left_out" ] && echo "- not run (--budget $budget s spent):$left_out" >>"$table"
 echo "$table"
