@@ -42,6 +42,17 @@ check "--ranks on a GPU that is not here is refused" 2 env NNLAB_MODULE_DIR="$tm
 grep_ok "--ranks on a missing GPU: says so before any rank starts" "$tmp/err" "--ranks 2: device gpu: not available"
 one_line_err "--ranks on a missing GPU: one-line error"
 
+# N ranks hold N data sets on this host: a set that fits once but not 4
+# times (rows from MemAvailable: ~40% of it a rank) is refused before
+# mpirun starts, naming each rank's parts (the kernel's OOM killer ended
+# rank 15 of 16 before)
+avail_kb=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB$/\1/p' /proc/meminfo)
+rows=$(( ${avail_kb:-0} * 1024 / 10 * 4 / 340 ))     # 85 floats a row: 340 bytes
+sed -e "s/^rows = .*/rows = $rows/" "$top_srcdir/presets/conv1d-regression.ini" >"$tmp/big.ini"
+check "4 ranks that do not fit are refused" 2 "$NNLAB" train --preset "$tmp/big.ini" --ranks 4 --steps 1
+grep_ok "4 ranks that do not fit: each rank's parts named" "$tmp/err" "needs ~.* (4 ranks, each: parameters .* data "
+one_line_err "4 ranks that do not fit: one-line error"
+
 # The small presets: the shipped ones, with fewer rows where they have a
 # million (the same network); TabNet with its first batch norm made a ghost
 # one too, so that every batch norm matches (a plain one sees each rank's share).

@@ -443,6 +443,23 @@ static void test_too_large_for_memory_is_refused(void **state)
     nn_job_memory_estimate(&cfg, &m);
     assert_int_equal(m.device, 1);
     assert_true(m.host >= m.data && m.host - m.fixed < m.data + m.batch);
+
+    /* N ranks on this host hold N of it (a training config that starts its
+     * ranks runs as the ranks kind); the refusal says each one's parts */
+    nn_memory_estimate one;
+    strcpy(cfg.device, "cpu");
+    cfg.batch = 64;
+    nn_job_memory_estimate(&cfg, &one);
+    cfg.ranks = 4;
+    nn_job_memory_estimate(&cfg, &m);
+    assert_int_equal(m.copies, 4);
+    assert_true(fabs(m.host - 4 * one.host) < 1e-6 * one.host);
+    assert_true(m.params == one.params && m.data == one.data);   /* the parts stay each rank's */
+    m.available = 2.5 * one.host;                                /* room for two of them */
+    assert_int_equal(nn_job_check_sizes(&cfg, &m, "--batch", err, sizeof err), -1);
+    print_message("# %s\n", err);
+    assert_non_null(strstr(err, "(4 ranks, each: parameters "));
+    cfg.ranks = 0;
 }
 
 /* The estimate adds up to what a job allocates: the data set, the network

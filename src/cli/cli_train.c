@@ -534,6 +534,14 @@ static int run_job(int argc, char **argv, enum cli_command command)
     if (cli_load_preset(o.preset, &p) != 0 || cli_job_config(&o, &p, &cfg) != 0)
         return CLI_EXIT_USAGE;
     nn_ranks_info ranks;         /* mpirun started, or this process joined (cli_ranks.c) */
+    if (o.ranks > 1 && !nn_ranks_launched()) {
+        /* the launcher: all N ranks hold their share on this host, checked
+         * before mpirun starts them (else the kernel's OOM killer ends one) */
+        nn_job_config all = cfg;
+        all.ranks = (int)o.ranks;
+        if (cli_check_sizes(o.batch > 0 ? "--batch" : NULL, o.preset, &all) != 0)
+            return CLI_EXIT_USAGE;
+    }
     if (cli_ranks_start(argc, argv, &o, cfg.device[0] ? cfg.device : p.device, &ranks, &rc))
         return rc;
     if (o.race)                  /* the job on several devices and ways (cli_race.c) */

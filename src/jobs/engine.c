@@ -224,8 +224,7 @@ static int resolve_config(nn_job_config *c, const nn_job_config *in, char *err, 
     *c = *in;
     /* training over ranks from a process that is not one: they are
      * processes a launcher starts, the ranks kind's child (job_ranks.c) */
-    if (c->kind == NN_JOB_TRAIN && c->ranks > 1)
-        c->kind = NN_JOB_RANKS;
+    c->kind = job_kind_run_as(c);
     const nn_job_kind_def *kind = job_kind_of(c->kind);
     if (!c->device[0])
         nn_strlcpy(c->device, c->preset.device, sizeof c->device);

@@ -57,5 +57,8 @@ extern const nn_job_kind_def job_kind_ranks;
 
 /* The kind's entry; NULL for a value that names none. */
 const nn_job_kind_def *job_kind_of(enum nn_job_kind kind);
+/* The kind cfg runs as: training over ranks (ranks > 1) from a process that
+ * is not one of them runs as NN_JOB_RANKS, the ranks' launcher; else cfg's. */
+enum nn_job_kind job_kind_run_as(const nn_job_config *cfg);
 
 #endif

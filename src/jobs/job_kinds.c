@@ -19,6 +19,11 @@ const nn_job_kind_def *job_kind_of(enum nn_job_kind kind)
     return NULL;
 }
 
+enum nn_job_kind job_kind_run_as(const nn_job_config *cfg)
+{
+    return cfg->kind == NN_JOB_TRAIN && cfg->ranks > 1 ? NN_JOB_RANKS : cfg->kind;
+}
+
 /* A value that names no kind reads as training, the default (as a config
  * that does not set its kind is one). */
 const nn_job_traits *nn_job_traits_of(enum nn_job_kind kind)

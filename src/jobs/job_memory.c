@@ -88,8 +88,10 @@ double nn_address_room(void)
 
 /* Host memory a job may take now: MemAvailable (what can be had without
  * swapping), or the free pages where the kernel does not say, lowered to a
- * cgroup's or ulimit's room; 0 when nothing tells. */
-static double available_bytes(void)
+ * cgroup's or ulimit's room; 0 when nothing tells. A job of several
+ * processes (ranks) shares MemAvailable and the cgroup, but each has its
+ * own ulimit: that one is checked per process (check_address_space). */
+static double available_bytes(int processes)
 {
     double kb = read_number("/proc/meminfo", "MemAvailable:");
     double avail = kb >= 0 ? kb * 1024.0 : -1;
@@ -97,7 +99,7 @@ static double available_bytes(void)
         long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
         avail = pages > 0 && size > 0 ? (double)pages * (double)size : 0;
     }
-    double limits[2] = { cgroup_room(), rlimit_room() };
+    double limits[2] = { cgroup_room(), processes > 1 ? -1 : rlimit_room() };
     for (int i = 0; i < 2; i++)
         if (limits[i] >= 0 && (avail <= 0 || limits[i] < avail))
             avail = limits[i] > 0 ? limits[i] : 1;   /* 0 would read as "unknown" */
@@ -170,12 +172,12 @@ static double library_bytes(const nn_backend_ops *ops, const nn_backend *b, int 
 void job_memory_estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b,
                          nn_memory_estimate *m)
 {
-    const nn_job_kind_def *kind = job_kind_of(cfg->kind);
+    const nn_job_kind_def *kind = job_kind_of(job_kind_run_as(cfg));
     memset(m, 0, sizeof *m);
     m->big_layer = -1;
     if (kind && kind->estimate)
         kind->estimate(cfg, ops, b, m);
-    m->available = available_bytes();
+    m->available = available_bytes(m->copies);
     m->library_threads = library_threads(cfg, b);
     m->library = library_bytes(ops, b, m->library_threads);
     m->address_room = rlimit_room();
@@ -194,11 +196,12 @@ void nn_job_memory_estimate(const nn_job_config *cfg, nn_memory_estimate *m)
 static int check_address_space(const nn_memory_estimate *m, char *err, size_t err_len)
 {
     char need[16], room[16], mem[16], lib[16], blas[16];
-    if (m->address_room < 0 || m->library <= 0 || m->host + m->library <= m->address_room)
+    double host = m->copies > 1 ? m->host / m->copies : m->host;   /* each process its own limit */
+    if (m->address_room < 0 || m->library <= 0 || host + m->library <= m->address_room)
         return 0;
-    nn_format_bytes(m->host + m->library, need, sizeof need);
+    nn_format_bytes(host + m->library, need, sizeof need);
     nn_format_bytes(m->address_room, room, sizeof room);
-    nn_format_bytes(m->host, mem, sizeof mem);
+    nn_format_bytes(host, mem, sizeof mem);
     nn_format_bytes(m->library, lib, sizeof lib);
     nn_format_bytes(NN_OPENBLAS_BUFFER_BYTES, blas, sizeof blas);
     return nn_errorf(err, err_len, "address space: needs ~%s (memory %s; up to %d threads' own buffers, stacks "
@@ -209,7 +212,7 @@ static int check_address_space(const nn_memory_estimate *m, char *err, size_t er
 int nn_job_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *size_key,
                        char *err, size_t err_len)
 {
-    const nn_job_kind_def *kind = job_kind_of(cfg->kind);
+    const nn_job_kind_def *kind = job_kind_of(job_kind_run_as(cfg));
     if (!kind || !kind->check_sizes)
         return 0;
     if (kind->check_sizes(cfg, m, size_key, err, err_len) != 0)

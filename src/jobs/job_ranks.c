@@ -372,11 +372,14 @@ static int resolve(nn_job_config *c, char *err, size_t err_len)
     return 0;
 }
 
-/* Each rank holds what one job of its batch holds; the check is one rank's
- * (the ranks check their own once started, each in its process). */
+/* Each rank holds what one job of its batch holds, all of them on this host
+ * (mpirun starts them here): host memory must hold N of them. A GPU rank's
+ * device parts are its own GPU's. */
 static void estimate(const nn_job_config *cfg, const nn_backend_ops *ops, nn_backend *b, nn_memory_estimate *m)
 {
     job_kind_train.estimate(cfg, ops, b, m);
+    m->copies = cfg->ranks > 1 ? cfg->ranks : 1;
+    m->host *= m->copies;
 }
 
 static int check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, const char *size_key, char *err,

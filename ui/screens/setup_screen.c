@@ -298,8 +298,8 @@ static void memory_text(const ui_lab *lab, int width, ui_text *t)
     nn_format_bytes(m.available, avail, sizeof avail);
     int fits = nn_job_check_sizes(&cfg, &m, ui_setup_size_key(lab, key, sizeof key), err, sizeof err) == 0;
     if (fits)
-        snprintf(line, sizeof line, "needs ~%s of %s available%s", need, avail,
-                 m.device ? " (host; the rest on the device)" : "");
+        snprintf(line, sizeof line, "needs ~%s of %s available%s%s", need, avail,
+                 m.copies > 1 ? " (all ranks)" : "", m.device ? " (host; the rest on the device)" : "");
     else
         snprintf(line, sizeof line, "%s", err);
     add_labelled(t, fits ? UI_TS_NORMAL : UI_TS_ERROR, "memory", width, line);

@@ -298,6 +298,10 @@ typedef struct nn_memory_estimate {
                                     may hold fewer, checked again once loaded) */
     int big_layer;               /* the layer with the most parameters (0-based), -1 none */
     double big_layer_bytes;      /*   its part of params */
+    int copies;                  /* processes on this host that each hold params, batch,
+                                    workspace, data and fixed: a job over N ranks, N
+                                    (host is their sum; a device's parts are each rank's
+                                    own GPU's); 0 or 1: this process alone */
 } nn_memory_estimate;
 
 /* What a training job touches besides the arrays the estimate adds up, the

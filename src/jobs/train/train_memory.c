@@ -124,10 +124,13 @@ int train_check_sizes(const nn_job_config *cfg, const nn_memory_estimate *m, con
     nn_format_bytes(m->batch + m->workspace, parts[1], sizeof parts[1]);
     nn_format_bytes(m->data, parts[2], sizeof parts[2]);
     nn_format_bytes(m->fixed, parts[3], sizeof parts[3]);
+    char ranks[48] = "";             /* N ranks on this host: the parts are each one's */
+    if (m->copies > 1)
+        snprintf(ranks, sizeof ranks, "%d ranks, each: ", m->copies);
     if (m->device)
-        return nn_errorf(err, err_len, "%s: needs ~%s of host memory (data %s), %s available", what,
-                         need, parts[2], avail);
-    return nn_errorf(err, err_len, "%s: needs ~%s of memory (parameters %s, a batch %s, data %s, "
-                     "the job's own %s), %s available", what, need, parts[0], parts[1], parts[2], parts[3],
-                     avail);
+        return nn_errorf(err, err_len, "%s: needs ~%s of host memory (%sdata %s), %s available", what,
+                         need, ranks, parts[2], avail);
+    return nn_errorf(err, err_len, "%s: needs ~%s of memory (%sparameters %s, a batch %s, data %s, "
+                     "the job's own %s), %s available", what, need, ranks, parts[0], parts[1], parts[2],
+                     parts[3], avail);
 }
