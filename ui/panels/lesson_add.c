@@ -48,9 +48,11 @@ void ui_lesson_step_of_settings(const ui_lab *lab, nn_lesson_step *s)
         s->measure = 1;
         s->overlap = !set->no_overlap;
         nn_strlcpy(s->device, "cpu", sizeof s->device);
+        /* a lesson measures ranks on the CPU only (lesson_file.c refuses a GPU's): said where the lab's was one */
         snprintf(s->text, sizeof s->text, "%s: %d ranks at batch %d each on this machine against one rank at %d, "
-                 "measured. (Saved from the lab's settings: write here what the class should look at.)", s->preset,
-                 set->ranks, set->batch, set->ranks * set->batch);
+                 "measured%s. (Saved from the lab's settings: write here what the class should look at.)", s->preset,
+                 set->ranks, set->batch, set->ranks * set->batch,
+                 gpu ? " on the CPU (a lesson's measured ranks run there; the lab's device was the GPU)" : "");
         return;
     }
     s->kind = NN_LESSON_RACE;
