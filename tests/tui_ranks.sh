@@ -71,8 +71,12 @@ if [ -n "$json" ] && grep -q "cpu 1 rank vs cpu 2 ranks" "${json%.json}.svg"; th
 else not_ok "the SVG's title: the lab's names"; fi
 
 # --- a rank killed: the job fails with mpirun's word on it, nothing left behind ------------------
+# this test's ranks only: their preset file is in its own $TMPDIR (make -j2
+# check runs tests side by side, and tui_lesson.sh starts ranks of its own:
+# a pattern without the folder once killed one of those)
+ours="$TMPDIR/nnlab-ranks-[A-Za-z0-9]{6}[.]ini"
 rank_pids() {   # the ranks themselves: not the lab's child (--ranks) nor mpirun
-    pgrep -a -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" | grep -v -e "--ranks" -e "mpirun" | cut -d' ' -f1
+    pgrep -a -f "$ours" | grep -v -e "--ranks" -e "mpirun" | cut -d' ' -f1
 }
 keys Enter                           # back to setup (a sanitizer build is slow to get there)
 expect_quiet() { wait_for "$1" "$2" || { echo "# waited for: $1"; not_ok "$3"; }; }
@@ -91,7 +95,7 @@ if [ -n "$victim" ] && kill -9 "$victim"; then ok "the 2 ranks' job runs: a rank
 else not_ok "the 2 ranks' job runs: a rank killed"; fi
 expect "a rank killed: the job fails saying which rank died" "│cpu 2 ranks failed: .*rank 1" 30
 sleep 1
-if [ -n "$(rank_pids)" ] || pgrep -f "mpirun.*nnlab-ranks-" >/dev/null 2>&1; then not_ok "no rank or mpirun left after the kill"
+if [ -n "$(rank_pids)" ] || pgrep -f "mpirun.*$ours" >/dev/null 2>&1; then not_ok "no rank or mpirun left after the kill"
 else ok "no rank or mpirun left after the kill"; fi
 if [ -z "$(presets_left)" ]; then ok "no preset file left after the kill"; else not_ok "no preset file left after the kill"; fi
 
@@ -103,8 +107,8 @@ expect "the 2 ranks' job runs, the 1 rank's done" "│ +rank 1 ██*[░ ]* +[
 keys c
 expect "the cancel ends the 2 ranks' job" "│cpu 2 ranks .*cancelled│" 30
 sleep 1
-if pgrep -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" >/dev/null 2>&1; then
-    pgrep -a -f "nnlab-ranks-[A-Za-z0-9]{6}[.]ini" | sed 's/^/# /'; not_ok "no rank or mpirun left"
+if pgrep -f "$ours" >/dev/null 2>&1; then
+    pgrep -a -f "$ours" | sed 's/^/# /'; not_ok "no rank or mpirun left"
 else ok "no rank or mpirun left"; fi
 if [ -z "$(presets_left)" ]; then ok "no preset file left after the cancel"; else not_ok "no preset file left after the cancel"; fi
 
