@@ -100,7 +100,7 @@ expect "the memory a run needs, and what is available" "memory +needs ~[0-9]+ [K
 field "Steps" && keys 2 0 0 0 0 Enter   # (field: the list of settings grows)
 expect "a step count is typed into its field" ">Steps +20000"
 expect "the Enter that confirms it starts nothing" "Steps set: Enter or r runs"
-if grep -q "Presets (" "$tmp/screen"; then ok "still on the setup screen"; else not_ok "still on the setup screen"; fi
+grep_screen "still on the setup screen" "Presets \("
 keys Up 1 . 5 Enter
 expect "a typed value that is not a whole number is refused, with the range" "Epochs: '1\.5' is not a whole number: type 1\.\.100000"
 keys Enter

@@ -181,8 +181,7 @@ visit_sweep() {
     keys w
     expect "${size}: a sweep runs" "done: [0-9]+ of [0-9]+ points" 60
     fits "the sweep screen"
-    if grep -q -E "gpu [a-z]+\*" "$tmp/screen"; then ok "${size}: the sweep shows the predicted GPU's series"
-    else not_ok "${size}: the sweep shows the predicted GPU's series"; fi
+    grep_screen "${size}: the sweep shows the predicted GPU's series" "gpu [a-z]+\*"
     keys e
     wait_for "Explain" 3
     fits "the Explain panel on the sweep screen"
