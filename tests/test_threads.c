@@ -192,15 +192,18 @@ static void test_thread_trial_on_simulated_steps(void **state)
     now += 2.5;                              /* past the next trial's time */
     assert_int_equal(run_steps(&t, 2, two_fast, 100, &now, &slower), 2);
     assert_true(slower <= 3);
-    /* a large step where two threads pay: it stays at 2, one trial's steps at 1 */
+    /* a large step (work every thread shares): never tried at fewer threads */
     nn_thread_trial big = { 0 };
     const double scales[3] = { 0, 82000, 43000 };
     slower = 0;
     now = 1.0;
     assert_int_equal(run_steps(&big, 2, scales, 200, &now, &slower), 2);
-    /* ~8.6 s of steps: a trial at most every 40x its own time (~0.4 s: every ~16 s here) */
-    assert_true(slower <= 12);
-    print_message("# b1024-like steps: %d of 200 at 1 thread\n", slower);
+    assert_int_equal(slower, 0);
+    /* one just under the bound is: 3 ms at 2, 2.5 ms at 1 thread */
+    nn_thread_trial mid = { 0 };
+    const double mid_us[3] = { 0, 2500, 3000 };
+    now = 1.0;
+    assert_int_equal(run_steps(&mid, 2, mid_us, 40, &now, NULL), 1);
     /* 16 cores: 4 threads fastest (TabNet at 64: 652 us on 16, 412 on 1) */
     double sixteen[17] = { 0 };
     for (int k = 1; k <= 16; k++)

@@ -27,8 +27,9 @@
  * 2026-11-29*.md), and on 16 cores TabNet at 64 ran 652 us on all of them
  * against 412 on one. So where the engine marks its training steps
  * (set_step), the count is also measured (nn_thread_trial below): the
- * steps are timed at the load's count, then at the powers of two below it
- * while a smaller count is faster; the fastest is kept, and the trial is
+ * steps are timed at the load's count, then (a step under 5 ms: a larger one
+ * is work every thread shares) at the powers of two below it while a smaller
+ * count is faster; the fastest is kept, and the trial is
  * run again every few seconds (a regime of the host ends) or when the
  * load's count changes. Jobs without training steps keep the load's count.
  *
@@ -185,6 +186,12 @@ int nn_cpu_thread_rule(int allowed, const double others[], int n, char *why, siz
  * count, at most ~1/TRIAL_COST_RATIO of the job's. */
 #define TRIAL_EVERY_S 2.0
 #define TRIAL_COST_RATIO 40.0
+/* A step this long at the load's count is not tried at fewer: such a step is
+ * work, which every thread shares (LeNet at 1024 on two threads: 21 ms, 38 on
+ * one), and a timed run's few steps at a worse count would weigh in its mean
+ * (explain's 20 steps: +15%). The counts that win below the load's are small
+ * steps' (TabNet at 64: 412 us on one thread of 16, 652 on all). */
+#define TRIAL_MAX_STEP_S 0.005
 
 static void trial_begin(nn_thread_trial *t, int cap, double now)
 {
@@ -218,7 +225,7 @@ static void trial_next_count(nn_thread_trial *t, double now)
     int lower = 1;
     while (lower * 2 < t->trying)
         lower *= 2;
-    if (faster && lower < t->trying) {
+    if (faster && lower < t->trying && t->try_s <= TRIAL_MAX_STEP_S) {
         t->trying = lower;
         t->try_s = 0;
         t->samples = 0;
