@@ -261,6 +261,14 @@ grep_ok "calibrate: one core's FMA peak measured, where the CPU has FMA" "$tmp/o
 check "calibrate --json cpu-ref" 0 "$NNLAB" calibrate --device cpu-ref --json
 if grep -q "one core's sgemm ran" "$tmp/out"; then not_ok "calibrate: the reference's own loops are not judged as OpenBLAS's"
 else ok "calibrate: the reference's own loops are not judged as OpenBLAS's"; fi
+# --threads N: cached apart under N, the device's own (the free cores') left as it is
+own=$(cksum <"$XDG_CACHE_HOME/nnlab/calibration-cpu-ref.txt")
+check "calibrate --threads 1" 0 "$NNLAB" calibrate --device cpu-ref --threads 1 --json
+grep_ok "calibrate --threads 1: says where it is cached" "$tmp/err" "cpu-ref at 1 thread: cached apart as .*calibration-cpu-ref-1threads.txt"
+if [ -s "$XDG_CACHE_HOME/nnlab/calibration-cpu-ref-1threads.txt" ] &&
+    [ "$(cksum <"$XDG_CACHE_HOME/nnlab/calibration-cpu-ref.txt")" = "$own" ]; then
+    ok "calibrate --threads 1: cached apart, the device's own unchanged"
+else not_ok "calibrate --threads 1: cached apart, the device's own unchanged"; fi
 check "calibrate --json" 0 "$NNLAB" calibrate --device cpu --json
 grep_ok "calibrate: the CPU's extensions and OpenBLAS's version" "$tmp/out" '"extensions": "[^"]*AVX.*"openblas_version": "[0-9]'
 grep_ok "calibrate: whether BLIS runs products, or why not" "$tmp/out" '"blis_version": "[0-9.]*", "blis_arch": "[a-z0-9_]*", "blis_used": \(true\|false\), "blis_why": "'

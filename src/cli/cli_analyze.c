@@ -232,7 +232,17 @@ static int check_save_profile(const cli_options *o)
 /* Caching the figures is what `nnlab calibrate` is for: each is read back,
  * and one that is not in the cache (a folder that cannot be written, a full
  * disk) fails the command after its figures are printed. */
-static int cached_all(char names[][16], const nn_calibration *cal, int n)
+/* --threads N on a CPU: the calibration at N threads, cached apart (as a
+ * rank's, calibration-DEVICE-Nthreads.txt), not as the device's own, which
+ * holds the free cores' and which every other command reads (a calibration
+ * at one thread had replaced it: explain then priced two threads' steps at
+ * one thread's rates). */
+static int apart(const cli_options *o, const char *name)
+{
+    return o->threads > 0 && !nn_device_kind_of(name).gpu;
+}
+
+static int cached_all(const cli_options *o, char names[][16], const nn_calibration *cal, int n)
 {
     nn_calibration *back = malloc(sizeof *back);
     int rc = 0;
@@ -241,7 +251,9 @@ static int cached_all(char names[][16], const nn_calibration *cal, int n)
         return EXIT_FAILURE;
     }
     for (int i = 0; i < n; i++)
-        if (nn_calibration_load(names[i], back) != 0 || back->created != cal[i].created) {
+        if ((apart(o, names[i]) ? nn_calibration_load_threads(names[i], (int)o->threads, back)
+                                : nn_calibration_load(names[i], back)) != 0 ||
+            back->created != cal[i].created) {
             fprintf(stderr, "nnlab: calibrate: %s's figures above are not cached (the warning says why)\n",
                     names[i]);
             rc = EXIT_FAILURE;
@@ -263,7 +275,8 @@ static int calibrate_and_print(cli_options *o, void *state)
         o->device = "gpu";
     int n = calibrate_devices(o, names);
     for (int i = 0; i < n; i++)
-        if (cli_calibration(names[i], (int)o->threads, 1, o->json, &cal[i]) != 0)
+        if ((apart(o, names[i]) ? cli_calibration_threads(names[i], (int)o->threads, 1, o->json, &cal[i])
+                                : cli_calibration(names[i], (int)o->threads, 1, o->json, &cal[i])) != 0)
             return EXIT_FAILURE;
     if (o->save_profile && save_profile(o->save_profile, &cal[0]) != 0)
         return EXIT_FAILURE;
@@ -276,7 +289,13 @@ static int calibrate_and_print(cli_options *o, void *state)
         for (int i = 0; i < n; i++)
             print_calibration_text(&cal[i]);
     }
-    return cached_all(names, cal, n);
+    for (int i = 0; i < n; i++) {
+        char path[NN_PATH_LEN];
+        if (apart(o, names[i]) && nn_calibration_path_threads(names[i], (int)o->threads, path, sizeof path) == 0)
+            fprintf(stderr, "nnlab: %s at %ld thread%s: cached apart as %s (the device's own calibration, of "
+                    "the free cores, is unchanged)\n", names[i], o->threads, o->threads == 1 ? "" : "s", path);
+    }
+    return cached_all(o, names, cal, n);
 }
 
 int nn_cli_calibrate(int argc, char **argv)

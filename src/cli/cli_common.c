@@ -131,17 +131,30 @@ static void show_progress(void *ctx, double fraction, const char *what)
         fprintf(stderr, "\n");
 }
 
-int cli_calibration(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal)
+/* The warning or error of a calibration got, said; 0 or -1 as got. */
+static int said(int rc, const char *err, const char *warning)
 {
-    char err[NN_ERR_LEN], warning[NN_ERR_LEN];
-    if (nn_calibration_get(device, threads, remeasure, quiet ? NULL : show_progress, NULL, cal, err, sizeof err,
-                           warning, sizeof warning) != 0) {
+    if (rc != 0) {
         fprintf(stderr, "nnlab: %s\n", err);
         return -1;
     }
     if (warning[0])
         fprintf(stderr, "nnlab: warning: %s\n", warning);
     return 0;
+}
+
+int cli_calibration(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal)
+{
+    char err[NN_ERR_LEN], warning[NN_ERR_LEN];
+    return said(nn_calibration_get(device, threads, remeasure, quiet ? NULL : show_progress, NULL, cal, err,
+                                   sizeof err, warning, sizeof warning), err, warning);
+}
+
+int cli_calibration_threads(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal)
+{
+    char err[NN_ERR_LEN], warning[NN_ERR_LEN];
+    return said(nn_calibration_get_threads(device, threads, remeasure, quiet ? NULL : show_progress, NULL, cal,
+                                           err, sizeof err, warning, sizeof warning), err, warning);
 }
 
 int cli_gpu_profile(const cli_options *o, int required, nn_gpu_profile *out)

@@ -104,6 +104,10 @@ void cli_conv_algorithms_json(const nn_conv_algorithm_info *a, int n);
  * none or remeasure is set; progress on stderr unless quiet. 0, or -1
  * after a one-line error. */
 int cli_calibration(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal);
+/* The same at a thread count of its own (threads > 0), cached apart under it
+ * (nn_calibration_get_threads: as a rank's); the device's own cache, the free
+ * cores' calibration, is left as it is. */
+int cli_calibration_threads(const char *device, int threads, int remeasure, int quiet, nn_calibration *cal);
 
 /* The GPU profile the options name (--gpu-profile), else the default one
  * (nn_profile_default_name). 0, or -1: with required, after a one-line
