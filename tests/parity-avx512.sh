@@ -37,6 +37,17 @@ else
         run "$prog on the AVX-512 path" "$prog"
         run "$prog on the AVX2 path (NNLAB_NO_AVX512=1)" "$prog" NNLAB_NO_AVX512=1
     done
+    # the twins compiled from the baseline's own C (GLU's rows, cpu_tab.c) claim
+    # its very bits: TabNet trained on both paths ends with the same file
+    sed -e 's/^rows = .*/rows = 2048/' -e 's/^val_rows = .*/val_rows = 128/' \
+        "${top_srcdir:-.}/presets/tabnet-regression.ini" >"$tmp/tabnet.ini"
+    for e in 0 1; do
+        NNLAB_NO_AVX512=$e "$NNLAB" train --preset "$tmp/tabnet.ini" --batch 128 --steps 12 --threads 1 \
+            --no-validation -q --save-params "$tmp/tabnet-$e.npy" >"$tmp/out" 2>&1
+    done
+    if [ -s "$tmp/tabnet-0.npy" ] && cmp -s "$tmp/tabnet-0.npy" "$tmp/tabnet-1.npy"; then
+        ok "TabNet trained on both paths: the same parameters, bit for bit"
+    else not_ok "TabNet trained on both paths: the same parameters, bit for bit"; fi
 fi
 echo "1..$n"
 [ "$failed" -eq 0 ]
