@@ -39,70 +39,24 @@ static void bn_item(const bn_task *t, int item, int *f0, int *w, int *r0, int *r
     *r1 = *r0 + t->chunk < t->g->n ? *r0 + t->chunk : t->g->n;
 }
 
-/* Mean and invstd of features [f0, f0+w) over rows [r0, r1). */
-static void bn_chunk_stats(const bn_task *t, int f0, int w, int r0, int r1, float *mean,
-                           float *var, float *invstd)
-{
-    const int c = t->g->c;
-    for (int j = 0; j < w; j++)
-        mean[j] = var[j] = 0.0f;
-    for (int i = r0; i < r1; i++) {
-        const float *row = t->x + (size_t)i * c + f0;
-        for (int j = 0; j < w; j++)
-            mean[j] += row[j];
-    }
-    for (int j = 0; j < w; j++)
-        mean[j] /= (float)(r1 - r0);
-    for (int i = r0; i < r1; i++) {
-        const float *row = t->x + (size_t)i * c + f0;
-        for (int j = 0; j < w; j++)
-            var[j] += (row[j] - mean[j]) * (row[j] - mean[j]);
-    }
-    for (int j = 0; j < w; j++) {
-        var[j] /= (float)(r1 - r0);
-        invstd[j] = 1.0f / sqrtf(var[j] + t->g->eps);
-    }
-}
-
-static void bn_normalise(const bn_task *t, int f0, int w, int r0, int r1, const float *mean,
-                         const float *invstd)
-{
-    const int c = t->g->c;
-    for (int i = r0; i < r1; i++) {
-        const float *xr = t->x + (size_t)i * c + f0;
-        float *yr = t->y + (size_t)i * c + f0;
-        for (int j = 0; j < w; j++)
-            yr[j] = (xr[j] - mean[j]) * invstd[j] * t->gamma[f0 + j] + t->beta[f0 + j];
-    }
-}
-
-/* Forward of one (feature block, ghost batch): y, and in training the
- * chunk's mean and variance into the scratch for the running update. */
-static void bn_forward_item(void *ctx, int item, int part)
-{
-    const bn_task *t = ctx;
-    const nn_bn_geom *g = t->g;
-    int f0, w, r0, r1;
-    float mean[FEAT_BLOCK], var[FEAT_BLOCK], invstd[FEAT_BLOCK];
-    (void)part;
-    bn_item(t, item, &f0, &w, &r0, &r1);
-    if (!t->training) {
-        const float *rm = t->running + f0, *rv = t->running + g->c + f0;
-        for (int j = 0; j < w; j++) {
-            mean[j] = rm[j];
-            invstd[j] = 1.0f / sqrtf(rv[j] + g->eps);
-        }
-        bn_normalise(t, f0, w, r0, r1, mean, invstd);
-        return;
-    }
-    bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
-    bn_normalise(t, f0, w, r0, r1, mean, invstd);
-    float *sum = t->sums + (size_t)(r0 / t->chunk) * 2 * (size_t)g->c + f0;
-    for (int j = 0; j < w; j++) {
-        sum[j] = mean[j];
-        sum[g->c + j] = var[j];
-    }
-}
+/* The per-item kernels, twice (cpu_tab_bn.inc): the baseline's, and the same
+ * C for AVX-512 where the CPU runs it (nn_cpu_avx512_kernels), named _avx512. */
+#define BN_NAME(name) name
+#include "cpu_tab_bn.inc"
+#undef BN_NAME
+#if defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#define BN_NAME(name) name##_avx512
+#include "cpu_tab_bn.inc"
+#undef BN_NAME
+#pragma GCC pop_options
+#define BN_WIDE() nn_cpu_avx512_kernels()
+#else
+#define bn_forward_item_avx512 bn_forward_item
+#define bn_backward_item_avx512 bn_backward_item
+#define BN_WIDE() 0
+#endif
 
 /* The running statistics updated chunk by chunk, in order. */
 static void bn_running_update(const bn_task *t)
@@ -117,46 +71,6 @@ static void bn_running_update(const bn_task *t)
             rv[j] = (1.0f - g->momentum) * rv[j] + g->momentum * var[j] * (float)m / (float)(m - 1);
         }
     }
-}
-
-/* One chunk's gradient for features [f0, f0+w): dx, and its sums into dg, db
- * (the chunk's own area of the scratch, summed over the chunks later). */
-static void bn_backward_chunk(const bn_task *t, int f0, int w, int r0, int r1, float *dg, float *db)
-{
-    const int c = t->g->c, m = r1 - r0;
-    float mean[FEAT_BLOCK], var[FEAT_BLOCK], invstd[FEAT_BLOCK], sdy[FEAT_BLOCK], sdyx[FEAT_BLOCK];
-    bn_chunk_stats(t, f0, w, r0, r1, mean, var, invstd);
-    for (int j = 0; j < w; j++)
-        sdy[j] = sdyx[j] = 0.0f;
-    for (int i = r0; i < r1; i++) {
-        const float *xr = t->x + (size_t)i * c + f0, *dyr = t->dy + (size_t)i * c + f0;
-        for (int j = 0; j < w; j++) {
-            sdy[j] += dyr[j];
-            sdyx[j] += dyr[j] * (xr[j] - mean[j]) * invstd[j];
-        }
-    }
-    for (int j = 0; j < w; j++) {
-        dg[j] = sdyx[j];
-        db[j] = sdy[j];
-    }
-    for (int i = r0; t->dx && i < r1; i++) {
-        const float *xr = t->x + (size_t)i * c + f0, *dyr = t->dy + (size_t)i * c + f0;
-        float *dxr = t->dx + (size_t)i * c + f0;
-        for (int j = 0; j < w; j++) {
-            float xhat = (xr[j] - mean[j]) * invstd[j];
-            dxr[j] = t->gamma[f0 + j] * invstd[j] * (dyr[j] - sdy[j] / m - xhat * sdyx[j] / m);
-        }
-    }
-}
-
-static void bn_backward_item(void *ctx, int item, int part)
-{
-    const bn_task *t = ctx;
-    int f0, w, r0, r1;
-    (void)part;
-    bn_item(t, item, &f0, &w, &r0, &r1);
-    float *dg = t->sums + (size_t)(r0 / t->chunk) * 2 * (size_t)t->g->c + f0;
-    bn_backward_chunk(t, f0, w, r0, r1, dg, dg + t->g->c);
 }
 
 /* dgamma and dbeta: the chunks' sums added in chunk order. */
@@ -212,7 +126,8 @@ int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, c
 {
     bn_task t = { .g = g, .training = training, .x = x, .gamma = gamma, .beta = beta,
                   .running = running, .y = y };
-    return bn_run(b, "batchnorm_forward", &t, bn_forward_item, bn_running_update);
+    return bn_run(b, "batchnorm_forward", &t, BN_WIDE() ? bn_forward_item_avx512 : bn_forward_item,
+                  bn_running_update);
 }
 
 int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x,
@@ -221,7 +136,8 @@ int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x
 {
     bn_task t = { .g = g, .training = 1, .x = x, .gamma = gamma, .dy = dy, .dx = dx,
                   .dgamma = dgamma, .dbeta = dbeta };
-    return bn_run(b, "batchnorm_backward", &t, bn_backward_item, bn_grad_sums);
+    return bn_run(b, "batchnorm_backward", &t, BN_WIDE() ? bn_backward_item_avx512 : bn_backward_item,
+                  bn_grad_sums);
 }
 
 /* ---- rows: GLU and sparsemax ----------------------------------------------------- */
