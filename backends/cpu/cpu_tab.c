@@ -44,7 +44,7 @@ static void bn_item(const bn_task *t, int item, int *f0, int *w, int *r0, int *r
 #define BN_NAME(name) name
 #include "cpu_tab_bn.inc"
 #undef BN_NAME
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)   /* clang has no #pragma GCC target */
 #pragma GCC push_options
 #pragma GCC target("avx512f")
 #define BN_NAME(name) name##_avx512
