@@ -18,7 +18,7 @@
 #define FEAT_BLOCK 64        /* features per batch norm item (stack accumulators) */
 #define ROW_BLOCK 64         /* rows per GLU and sparsemax item */
 
-/* ---- batch norm ------------------------------------------------------------- */
+/* ---- the tasks: batch norm's (feature blocks x ghost batches), the rows' ----- */
 
 typedef struct bn_task {
     const nn_bn_geom *g;
@@ -39,24 +39,60 @@ static void bn_item(const bn_task *t, int item, int *f0, int *w, int *r0, int *r
     *r1 = *r0 + t->chunk < t->g->n ? *r0 + t->chunk : t->g->n;
 }
 
-/* The per-item kernels, twice (cpu_tab_bn.inc): the baseline's, and the same
- * C for AVX-512 where the CPU runs it (nn_cpu_avx512_kernels), named _avx512. */
-#define BN_NAME(name) name
-#include "cpu_tab_bn.inc"
-#undef BN_NAME
+typedef struct row_task {
+    int n, width;                /* rows; GLU: half, sparsemax: d */
+    float sparsity;
+    const float *x, *y, *dy;
+    float *out;
+} row_task;
+
+static void row_range(const row_task *t, int item, int *lo, int *hi)
+{
+    *lo = item * ROW_BLOCK;
+    *hi = t->n - *lo < ROW_BLOCK ? t->n : *lo + ROW_BLOCK;
+}
+
+/* sigmoid(g) = 1 / (1 + e^-g) with mish.h's branch-free exponential, so that
+ * the GLU loops vectorise: glibc's expf, called once per element, was 18%
+ * of a tabnet-regression step's instructions at batch 128 (callgrind: 85 M
+ * of 482 M over 42 steps; the rest of expf's calls made the data set). e^t is exact in form up to t = 88 (2^127 scale), so -g is
+ * clamped to [-87, 87]: below, sigmoid is 1 to float precision; above, it
+ * is e^-87 ~ 1.6e-38 where the true value is smaller still, a difference
+ * under float's smallest normal. A NaN g gives a NaN (the clamp alone would
+ * turn it into -87). */
+static inline float glu_sigmoid(float g)
+{
+    float t = -g;
+    t = t > -87.0f ? (t < 87.0f ? t : 87.0f) : -87.0f;
+    const float s = 1.0f / (1.0f + nn_mish_exp_clamped(t));
+    return g != g ? g : s;   /* (not "g == g ? s : g": gcc 12 vectorises only this form) */
+}
+
+/* The per-item kernels of batch norm and GLU, twice (cpu_tab_kernels.inc):
+ * the baseline's (4 floats a vector), and the same C for AVX-512 (16) where
+ * the CPU runs it (nn_cpu_avx512_kernels), named _avx512. The same
+ * operations in the same order (no contraction in ISO C mode: cpu_avx512.c's
+ * guard), so the same bits. */
+#define TAB_NAME(name) name
+#include "cpu_tab_kernels.inc"
+#undef TAB_NAME
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)   /* clang has no #pragma GCC target */
 #pragma GCC push_options
 #pragma GCC target("avx512f")
-#define BN_NAME(name) name##_avx512
-#include "cpu_tab_bn.inc"
-#undef BN_NAME
+#define TAB_NAME(name) name##_avx512
+#include "cpu_tab_kernels.inc"
+#undef TAB_NAME
 #pragma GCC pop_options
-#define BN_WIDE() nn_cpu_avx512_kernels()
+#define TAB_WIDE() nn_cpu_avx512_kernels()
 #else
 #define bn_forward_item_avx512 bn_forward_item
 #define bn_backward_item_avx512 bn_backward_item
-#define BN_WIDE() 0
+#define glu_forward_item_avx512 glu_forward_item
+#define glu_backward_item_avx512 glu_backward_item
+#define TAB_WIDE() 0
 #endif
+
+/* ---- batch norm ------------------------------------------------------------- */
 
 /* The running statistics updated chunk by chunk, in order. */
 static void bn_running_update(const bn_task *t)
@@ -126,7 +162,7 @@ int nn_cpu_batchnorm_forward(nn_backend *b, const nn_bn_geom *g, int training, c
 {
     bn_task t = { .g = g, .training = training, .x = x, .gamma = gamma, .beta = beta,
                   .running = running, .y = y };
-    return bn_run(b, "batchnorm_forward", &t, BN_WIDE() ? bn_forward_item_avx512 : bn_forward_item,
+    return bn_run(b, "batchnorm_forward", &t, TAB_WIDE() ? bn_forward_item_avx512 : bn_forward_item,
                   bn_running_update);
 }
 
@@ -136,24 +172,11 @@ int nn_cpu_batchnorm_backward(nn_backend *b, const nn_bn_geom *g, const float *x
 {
     bn_task t = { .g = g, .training = 1, .x = x, .gamma = gamma, .dy = dy, .dx = dx,
                   .dgamma = dgamma, .dbeta = dbeta };
-    return bn_run(b, "batchnorm_backward", &t, BN_WIDE() ? bn_backward_item_avx512 : bn_backward_item,
+    return bn_run(b, "batchnorm_backward", &t, TAB_WIDE() ? bn_backward_item_avx512 : bn_backward_item,
                   bn_grad_sums);
 }
 
 /* ---- rows: GLU and sparsemax ----------------------------------------------------- */
-
-typedef struct row_task {
-    int n, width;                /* rows; GLU: half, sparsemax: d */
-    float sparsity;
-    const float *x, *y, *dy;
-    float *out;
-} row_task;
-
-static void row_range(const row_task *t, int item, int *lo, int *hi)
-{
-    *lo = item * ROW_BLOCK;
-    *hi = t->n - *lo < ROW_BLOCK ? t->n : *lo + ROW_BLOCK;
-}
 
 static void rows_run(nn_backend *b, row_task *t, double cost, item_fn fn)
 {
@@ -162,93 +185,12 @@ static void rows_run(nn_backend *b, row_task *t, double cost, item_fn fn)
     nn_cpu_par_for(b, nn_cpu_threads_for(b, work, PAR_MIN_ELEMS), items, fn, t);
 }
 
-/* sigmoid(g) = 1 / (1 + e^-g) with mish.h's branch-free exponential, so that
- * the GLU loops vectorise: glibc's expf, called once per element, was 18%
- * of a tabnet-regression step's instructions at batch 128 (callgrind: 85 M
- * of 482 M over 42 steps; the rest of expf's calls made the data set). e^t is exact in form up to t = 88 (2^127 scale), so -g is
- * clamped to [-87, 87]: below, sigmoid is 1 to float precision; above, it
- * is e^-87 ~ 1.6e-38 where the true value is smaller still, a difference
- * under float's smallest normal. A NaN g gives a NaN (the clamp alone would
- * turn it into -87). */
-static inline float glu_sigmoid(float g)
-{
-    float t = -g;
-    t = t > -87.0f ? (t < 87.0f ? t : 87.0f) : -87.0f;
-    const float s = 1.0f / (1.0f + nn_mish_exp_clamped(t));
-    return g != g ? g : s;   /* (not "g == g ? s : g": gcc 12 vectorises only this form) */
-}
-
-/* A row of GLU forward and backward, twice: the baseline's (4 floats a
- * vector) and, where the CPU runs AVX-512 (nn_cpu_avx512_kernels), the same
- * C compiled for it (16 a vector). The same operations in the same order
- * (no contraction in ISO C mode: cpu_avx512.c's guard), so the same bits. */
-#define GLU_ROWS(suffix, attr)                                                                              \
-    attr static void glu_forward_row##suffix(const float *restrict a, const float *restrict g,            \
-                                             float *restrict y, int h)                                      \
-    {                                                                                                       \
-        for (int j = 0; j < h; j++)                                                                         \
-            y[j] = a[j] * glu_sigmoid(g[j]);                                                                \
-    }                                                                                                       \
-    attr static void glu_backward_row##suffix(const float *restrict a, const float *restrict g,           \
-                                              const float *restrict dy, float *restrict da,                 \
-                                              float *restrict dg, int h)                                    \
-    {                                                                                                       \
-        for (int j = 0; j < h; j++) {                                                                       \
-            float s = glu_sigmoid(g[j]);                                                                    \
-            da[j] = dy[j] * s;                                                                              \
-            dg[j] = dy[j] * a[j] * s * (1.0f - s);                                                          \
-        }                                                                                                   \
-    }
-GLU_ROWS(, )
-#if defined(__x86_64__) && defined(__GNUC__)
-GLU_ROWS(_avx512, __attribute__((target("avx512f"))))
-#define GLU_WIDE() nn_cpu_avx512_kernels()
-#else
-#define glu_forward_row_avx512 glu_forward_row
-#define glu_backward_row_avx512 glu_backward_row
-#define GLU_WIDE() 0
-#endif
-
-static void glu_forward_item(void *ctx, int item, int part)
-{
-    const row_task *t = ctx;
-    const int h = t->width, wide = GLU_WIDE();
-    int lo, hi;
-    (void)part;
-    row_range(t, item, &lo, &hi);
-    for (int i = lo; i < hi; i++) {
-        const float *a = t->x + (size_t)i * 2 * h;
-        float *y = t->out + (size_t)i * h;
-        if (wide)
-            glu_forward_row_avx512(a, a + h, y, h);
-        else
-            glu_forward_row(a, a + h, y, h);
-    }
-}
-
-static void glu_backward_item(void *ctx, int item, int part)
-{
-    const row_task *t = ctx;
-    const int h = t->width, wide = GLU_WIDE();
-    int lo, hi;
-    (void)part;
-    row_range(t, item, &lo, &hi);
-    for (int i = lo; i < hi; i++) {
-        const float *a = t->x + (size_t)i * 2 * h;
-        float *da = t->out + (size_t)i * 2 * h;
-        if (wide)
-            glu_backward_row_avx512(a, a + h, t->dy + (size_t)i * h, da, da + h, h);
-        else
-            glu_backward_row(a, a + h, t->dy + (size_t)i * h, da, da + h, h);
-    }
-}
-
 int nn_cpu_glu_forward(nn_backend *b, int n, int half, const float *x, float *y)
 {
     if (n < 0 || half < 1)
         return nn_backend_fail(b, "glu_forward: bad shape (n %d, half %d)", n, half);
     row_task t = { .n = n, .width = half, .x = x, .out = y };
-    rows_run(b, &t, 10.0, glu_forward_item);
+    rows_run(b, &t, 10.0, TAB_WIDE() ? glu_forward_item_avx512 : glu_forward_item);
     return 0;
 }
 
@@ -258,7 +200,7 @@ int nn_cpu_glu_backward(nn_backend *b, int n, int half, const float *x, const fl
     if (n < 0 || half < 1)
         return nn_backend_fail(b, "glu_backward: bad shape (n %d, half %d)", n, half);
     row_task t = { .n = n, .width = half, .x = x, .dy = dy, .out = dx };
-    rows_run(b, &t, 10.0, glu_backward_item);
+    rows_run(b, &t, 10.0, TAB_WIDE() ? glu_backward_item_avx512 : glu_backward_item);
     return 0;
 }
 

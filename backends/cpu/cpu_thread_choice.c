@@ -377,8 +377,6 @@ int nn_cpu_choice_tick(nn_thread_choice *c)
     c->others[c->n_others++] = v;
     char why[sizeof c->why];
     int t = nn_cpu_thread_rule(c->allowed, c->others, c->n_others, why, sizeof why);
-    if (t > c->allowed)
-        t = c->allowed;
     pthread_mutex_lock(&c->lock);
     c->load_threads = t;
     /* below the load's count stays what the steps measured, till the next step says */
