@@ -99,8 +99,9 @@ int nn_cpu_choice_largest(const nn_thread_choice *c);
  * says the count and why), 0 when no window ended. */
 int nn_cpu_choice_tick(nn_thread_choice *c);
 /* At a training step's start (set_step), on the issuing thread: the count
- * measured (nn_thread_trial_step, at most the load's count); 1 when it
- * changed, 0 when not, -1 when the count was asked for (never revised). */
+ * measured (nn_thread_trial_step, at most the load's count); 1 when it or
+ * its words changed (nn_cpu_choice_now says them), 0 when not (most steps),
+ * -1 when the count was asked for (never revised). */
 int nn_cpu_choice_step(nn_thread_choice *c);
 /* The count now, and why in words. */
 int nn_cpu_choice_now(nn_thread_choice *c, char *why, size_t why_len);

@@ -189,7 +189,7 @@ int nn_cpu_thread_rule(int allowed, const double others[], int n, char *why, siz
 /* A step this long at the load's count is not tried at fewer: such a step is
  * work, which every thread shares (LeNet at 1024 on two threads: 21 ms, 38 on
  * one), and a timed run's few steps at a worse count would weigh in its mean
- * (explain's 20 steps: +15%). The counts that win below the load's are small
+ * (arithmetic: 3 of explain's default 20 steps at twice the time, +15%). The counts that win below the load's are small
  * steps' (TabNet at 64: 412 us on one thread of 16, 652 on all). */
 #define TRIAL_MAX_STEP_S 0.005
 
@@ -391,12 +391,16 @@ int nn_cpu_choice_step(nn_thread_choice *c)
 {
     if (!c->automatic)
         return -1;
+    const nn_thread_trial was = c->trial;
     int t = nn_thread_trial_step(&c->trial, c->load_threads, nn_now());
+    /* the words (nn_cpu_choice_now) follow the trial where the count stays */
+    int said = c->trial.trying != was.trying || c->trial.pick != was.pick || c->trial.pick_s != was.pick_s;
+    if (t == c->threads)
+        return said;                 /* most steps: nothing to lock, print or wake */
     pthread_mutex_lock(&c->lock);
-    int changed = t != c->threads;
     c->threads = t;
     pthread_mutex_unlock(&c->lock);
-    return changed;
+    return 1;
 }
 
 int nn_cpu_choice_now(nn_thread_choice *c, char *why, size_t why_len)

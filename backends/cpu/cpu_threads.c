@@ -357,12 +357,10 @@ int nn_cpu_set_step(nn_backend *b, const nn_step_values *v)
 {
     cpu_state *s = state(b);
     (void)v;                         /* the values are for graphs; ours run eagerly */
-    int changed = nn_cpu_choice_step(s->choice);
-    if (changed < 0)
-        return 0;                    /* asked for: never revised */
-    /* the words follow the trial even where the count stays (a trial that keeps it) */
+    if (nn_cpu_choice_step(s->choice) <= 0)
+        return 0;                    /* asked for (never revised), or nothing new: most steps */
     b->threads_now = nn_cpu_choice_now(s->choice, b->threads_why, sizeof b->threads_why);
-    if (changed)
+    if (b->threads_now != atomic_load_explicit(&s->pool.active, memory_order_relaxed))
         pool_set_active(&s->pool, b->threads_now);
     return 0;
 }
