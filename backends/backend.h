@@ -166,6 +166,10 @@ typedef struct nn_backend_counters {
     uint64_t syncs;              /* times the host waited for the device */
 } nn_backend_counters;
 
+/* What an optional fused op returns when it does not fuse the shape it was
+ * given and touched nothing: the caller runs the plain ops instead. */
+#define NN_OP_DECLINED 1
+
 /* What a probe that fails returns (nn_backend_ops.probe). */
 #define NN_PROBE_ABSENT (-1)
 #define NN_PROBE_UNUSABLE (-2)

@@ -199,6 +199,61 @@ static void test_small_linear(void **state)
     small_case(4, 128, 10, case_seed(SEED, 4, k++));
 }
 
+/* Adam fused into the weight gradient (cpu_linear_adam.c's AVX-512 rows and
+ * bias) against the two kernels it fuses, run apart: the same bits, rows
+ * split in two as two threads' shares. */
+static void dw_adam_case(int n, int in, int out, uint64_t seed)
+{
+    nn_rng r;
+    nn_rng_seed(&r, seed);
+    const size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+    const size_t block = nw + (size_t)out;      /* weights, then bias */
+    float *x = fbuf(nx), *dy = fbuf(ny), *g = fbuf(block);
+    float *p[2], *m[2], *v[2];
+    for (int k = 0; k < 2; k++)
+        p[k] = fbuf(block), m[k] = fbuf(block), v[k] = fbuf(block);
+    fill(&r, x, nx, -1, 1);
+    fill(&r, dy, ny, -1, 1);
+    fill(&r, p[0], block, -1, 1);
+    fill(&r, m[0], block, -0.1, 0.1);
+    fill(&r, v[0], block, 0, 0.01);
+    memcpy(p[1], p[0], block * sizeof *p[0]);
+    memcpy(m[1], m[0], block * sizeof *m[0]);
+    memcpy(v[1], v[0], block * sizeof *v[0]);
+    const nn_adam_hyper h = { 0.01f, 0.9f, 0.999f, 1e-8f, 0.01f };
+    const nn_adam_consts c = nn_cpu_adam_consts(&h, 3);
+    int mid = out / 2;
+    /* apart: the gradient into memory (the bias's as column sums), then Adam */
+    nn_avx512_small_dw_rows(n, in, out, dy, x, g, 0, out);
+    for (int o = 0; o < out; o++) {
+        g[nw + (size_t)o] = 0.0f;
+        for (int k = 0; k < n; k++)
+            g[nw + (size_t)o] += dy[(size_t)k * (size_t)out + (size_t)o];
+    }
+    nn_avx512_adam(0, block, p[0], g, m[0], v[0], &c);
+    /* fused */
+    nn_avx512_small_dw_adam_rows(n, in, out, dy, x, p[1], m[1], v[1], &c, 0, mid);
+    nn_avx512_small_dw_adam_rows(n, in, out, dy, x, p[1], m[1], v[1], &c, mid, out);
+    nn_avx512_bias_adam(n, out, dy, p[1] + nw, m[1] + nw, v[1] + nw, &c, 0, out);
+    assert_same_bits("fused Adam: parameters", block, p[0], p[1]);
+    assert_same_bits("fused Adam: m", block, m[0], m[1]);
+    assert_same_bits("fused Adam: v", block, v[0], v[1]);
+    free(x); free(dy); free(g);
+    for (int k = 0; k < 2; k++)
+        free(p[k]), free(m[k]), free(v[k]);
+}
+
+static void test_small_dw_adam(void **state)
+{
+    (void)state;
+    static const int ins[] = { 1, 15, 16, 17, 37 };
+    int k = 0;
+    for (int n = 1; n <= NN_AVX512_SMALL_MAX_N; n++)
+        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++)
+            dw_adam_case(n, ins[i], 1 + (k % 19), case_seed(SEED, 8, k)), k++;
+    dw_adam_case(4, 784, 128, case_seed(SEED, 8, k++));     /* mnist-mlp-128 at batch 4 */
+}
+
 /* The narrow input gradient at every width it takes (4 .. 24), with row
  * counts off its block of 4, against cpu-ref's dx. */
 static void test_narrow_dx(void **state)
@@ -476,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_sgd),
         cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_small_linear),
+        cmocka_unit_test(test_small_dw_adam),
         cmocka_unit_test(test_narrow_dx),
         cmocka_unit_test(test_direct_conv),
         cmocka_unit_test(test_fma_same_bits),

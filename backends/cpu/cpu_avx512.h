@@ -61,6 +61,13 @@ void nn_avx512_small_dw_rows(int n, int in, int out, const float *dy, const floa
                              int lo, int hi);
 void nn_avx512_small_fwd_rows(int n, int in, int out, const float *x, const float *w,
                               const float *bias, float *y, int lo, int hi);
+/* cpu_linear_adam.c's fused weight gradient and Adam for rows [lo, hi) of w
+ * (the bits of small_dw_rows, then adam), and the bias's for [lo, hi). */
+void nn_avx512_small_dw_adam_rows(int n, int in, int out, const float *dy, const float *x,
+                                  float *w, float *m, float *v, const nn_adam_consts *c, int lo,
+                                  int hi);
+void nn_avx512_bias_adam(int n, int out, const float *dy, float *bias, float *m, float *v,
+                         const nn_adam_consts *c, int lo, int hi);
 
 /* cpu_linear_narrow.c's dx rows [lo, hi) for in a multiple of 4 up to 24. */
 void nn_avx512_narrow_dx(const float *dy, int out, const float *w, float *dx, int in, size_t lo,

@@ -20,6 +20,7 @@ const nn_backend_ops nn_backend_cpu = {
 #define NN_CPU_SLOT_ref(op) .op = nn_ref_##op,
 #define NN_CPU_SLOT_none(op)
 #define NN_CPU_SLOT_cpu(op) .op = nn_cpu_##op,
+#define NN_CPU_SLOT_host NN_CPU_SLOT_cpu
 #define NN_OP(ret, op, params, cpu) NN_CPU_SLOT_##cpu(op)
 #include "backend_ops.def"
 };

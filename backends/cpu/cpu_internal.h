@@ -158,6 +158,7 @@ enum nn_cpu_switch {
     NN_CPU_SW_SMALL_DW,              /* NNLAB_NO_SMALL_DW: the weight gradient of small batches */
     NN_CPU_SW_POOL_SIMD,             /* NNLAB_NO_POOL_SIMD: the max-pool gradient on masks */
     NN_CPU_SW_OWN_ADAM,              /* NNLAB_NO_OWN_ADAM: our Adam */
+    NN_CPU_SW_FUSED_ADAM,            /* NNLAB_NO_FUSED_ADAM: Adam fused into the weight gradient */
     NN_CPU_SW_COUNT
 };
 
@@ -287,6 +288,7 @@ void nn_cpu_direct_backward(nn_backend *b, const nn_conv_geom *g, const float *x
 #define NN_CPU_PROTO_ref(ret, op, params)
 #define NN_CPU_PROTO_none(ret, op, params)
 #define NN_CPU_PROTO_cpu(ret, op, params) ret nn_cpu_##op params;
+#define NN_CPU_PROTO_host NN_CPU_PROTO_cpu
 #define NN_OP(ret, op, params, cpu) NN_CPU_PROTO_##cpu(ret, op, params)
 #include "backend_ops.def"
 

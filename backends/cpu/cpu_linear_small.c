@@ -100,32 +100,53 @@ KERNEL float hsum8(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* y[r][o] = x[r] . w[o] (+ bias[o]) for r < N and the P (1 or 2) rows of w
+ * from o: each load of x serves both rows (why two: the AVX-512 twin's
+ * comment; here only while 2N accumulators leave registers for the rest,
+ * N <= 4). Each output is one chain over the columns in order, as with one
+ * row at a time: the same bits. */
+KERNEL void small_fwd_rows(const int N, const int P, int in, int out, int o, const float *x,
+                           const float *w, const float *bias, float *y)
+{
+    const float *w0 = w + (size_t)o * (size_t)in, *w1 = P == 2 ? w0 + in : w0;
+    __m256 acc[2][SMALL_DW_MAX_N];
+#pragma GCC unroll 8
+    for (int r = 0; r < N; r++)
+        acc[0][r] = acc[1][r] = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= in; i += 8) {
+        __m256 wv0 = _mm256_loadu_ps(w0 + i), wv1 = P == 2 ? _mm256_loadu_ps(w1 + i) : wv0;
+#pragma GCC unroll 8
+        for (int r = 0; r < N; r++) {
+            __m256 xv = _mm256_loadu_ps(x + (size_t)r * (size_t)in + i);
+            acc[0][r] = _mm256_fmadd_ps(wv0, xv, acc[0][r]);
+            if (P == 2)
+                acc[1][r] = _mm256_fmadd_ps(wv1, xv, acc[1][r]);
+        }
+    }
+    for (int j = 0; j < P; j++) {
+        const float *wo = j ? w1 : w0;
+        for (int r = 0; r < N; r++) {
+            float sum = hsum8(acc[j][r]);
+            const float *xr = x + (size_t)r * (size_t)in;
+            for (int c = i; c < in; c++)
+                sum = __builtin_fmaf(wo[c], xr[c], sum);
+            y[(size_t)r * (size_t)out + (size_t)(o + j)] = bias ? sum + bias[o + j] : sum;
+        }
+    }
+}
+
 /* y[r][o] = x[r] . w[o] (+ bias[o]) for r < N and o in [lo, hi): each row
  * of w is read once, for all N rows of x at a time (which stay in L1). */
 KERNEL void small_fwd_block(const int N, int in, int out, int lo, int hi, const float *x,
                             const float *w, const float *bias, float *y)
 {
-    for (int o = lo; o < hi; o++) {
-        const float *wo = w + (size_t)o * (size_t)in;
-        __m256 acc[SMALL_DW_MAX_N];
-#pragma GCC unroll 8
-        for (int r = 0; r < N; r++)
-            acc[r] = _mm256_setzero_ps();
-        int i = 0;
-        for (; i + 8 <= in; i += 8) {
-            __m256 wv = _mm256_loadu_ps(wo + i);
-#pragma GCC unroll 8
-            for (int r = 0; r < N; r++)
-                acc[r] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (size_t)r * (size_t)in + i), acc[r]);
-        }
-        for (int r = 0; r < N; r++) {
-            float sum = hsum8(acc[r]);
-            const float *xr = x + (size_t)r * (size_t)in;
-            for (int j = i; j < in; j++)
-                sum = __builtin_fmaf(wo[j], xr[j], sum);
-            y[(size_t)r * (size_t)out + (size_t)o] = bias ? sum + bias[o] : sum;
-        }
-    }
+    int o = lo;
+    if (N <= 4)
+        for (; o + 2 <= hi; o += 2)
+            small_fwd_rows(N, 2, in, out, o, x, w, bias, y);
+    for (; o < hi; o++)
+        small_fwd_rows(N, 1, in, out, o, x, w, bias, y);
 }
 
 #define SMALL_FWD_CASE(N)                                                                         \

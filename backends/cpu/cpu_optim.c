@@ -12,6 +12,7 @@
  * best and which computed the bias corrections (two pow calls) per item. */
 #include "cpu_internal.h"
 
+#include "cpu_adam_lanes.h"
 #include "cpu_avx512.h"
 #include "cpu_ref/cpu_ref.h"
 
@@ -104,41 +105,21 @@ nn_adam_consts nn_cpu_adam_consts(const nn_adam_hyper *h, long t)
 static void adam_scalar(size_t lo, size_t hi, float *restrict p, const float *restrict g,
                         float *restrict m, float *restrict v, const adam_consts *c)
 {
-    for (size_t i = lo; i < hi; i++) {
-        float gi = g[i] + c->wd * p[i];
-        float mi = c->b1 * m[i] + c->one_minus_b1 * gi;
-        float vi = c->b2 * v[i] + c->one_minus_b2 * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] -= c->step * mi / (sqrtf(vi) * c->inv_sqrt_bc2 + c->eps);
-    }
+    for (size_t i = lo; i < hi; i++)
+        nn_cpu_adam_one(p + i, g[i], m + i, v + i, c);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-
 /* adam_scalar eight floats at a time: the same operations in the same order
  * (no FMA: cpu-ref, compiled in ISO C mode, does not contract either). */
 __attribute__((target("avx2"))) static void adam_avx2(size_t lo, size_t hi, float *p,
                                                       const float *g, float *m, float *v,
                                                       const adam_consts *c)
 {
-    const __m256 b1 = _mm256_set1_ps(c->b1), b2 = _mm256_set1_ps(c->b2);
-    const __m256 nb1 = _mm256_set1_ps(c->one_minus_b1), nb2 = _mm256_set1_ps(c->one_minus_b2);
-    const __m256 eps = _mm256_set1_ps(c->eps), wd = _mm256_set1_ps(c->wd);
-    const __m256 step = _mm256_set1_ps(c->step), isb = _mm256_set1_ps(c->inv_sqrt_bc2);
+    const nn_adam_regs8 a = nn_cpu_adam_regs8(c);
     size_t i = lo;
-    for (; i + 8 <= hi; i += 8) {
-        __m256 pi = _mm256_loadu_ps(p + i);
-        __m256 gi = _mm256_add_ps(_mm256_loadu_ps(g + i), _mm256_mul_ps(wd, pi));
-        __m256 mi = _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)), _mm256_mul_ps(nb1, gi));
-        __m256 vi = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
-                                  _mm256_mul_ps(_mm256_mul_ps(nb2, gi), gi));
-        _mm256_storeu_ps(m + i, mi);
-        _mm256_storeu_ps(v + i, vi);
-        __m256 den = _mm256_add_ps(_mm256_mul_ps(_mm256_sqrt_ps(vi), isb), eps);
-        _mm256_storeu_ps(p + i, _mm256_sub_ps(pi, _mm256_div_ps(_mm256_mul_ps(step, mi), den)));
-    }
+    for (; i + 8 <= hi; i += 8)
+        nn_cpu_adam_lanes8(p + i, _mm256_loadu_ps(g + i), m + i, v + i, &a);
     adam_scalar(i, hi, p, g, m, v, c);
 }
 #endif

@@ -399,6 +399,7 @@ const nn_backend_ops nn_backend_cpu_ref = {
 #define NN_REF_SLOT_ref NN_REF_SLOT_own
 #define NN_REF_SLOT_none(op)
 #define NN_REF_SLOT_cpu(op)
+#define NN_REF_SLOT_host(op)
 #define NN_OP(ret, op, params, cpu) NN_REF_SLOT_##cpu(op)
 #include "backend_ops.def"
 };

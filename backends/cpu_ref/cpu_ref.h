@@ -17,6 +17,7 @@
 #define NN_REF_PROTO_ref NN_REF_PROTO_own
 #define NN_REF_PROTO_none(ret, op, params)
 #define NN_REF_PROTO_cpu(ret, op, params)
+#define NN_REF_PROTO_host(ret, op, params)
 #define NN_OP(ret, op, params, cpu) NN_REF_PROTO_##cpu(ret, op, params)
 #include "backend_ops.def"
 

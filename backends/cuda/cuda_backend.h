@@ -306,7 +306,12 @@ static inline long long gpu_t_arg(nn_backend *b, long t)
  * activations, dropout, losses, optimisers, gather_rows), cuda_merge.cu
  * (add, mul, slice, accumulate), cuda_tab.cu (batch norm, GLU, sparsemax)
  * and cuda_graph.cu (set_step, step graphs, counters, timing). */
-#define NN_OP(ret, op, params, cpu) ret gpu_##op params;
+#define NN_GPU_PROTO_own(ret, op, params) ret gpu_##op params;
+#define NN_GPU_PROTO_ref NN_GPU_PROTO_own
+#define NN_GPU_PROTO_none NN_GPU_PROTO_own
+#define NN_GPU_PROTO_cpu NN_GPU_PROTO_own
+#define NN_GPU_PROTO_host(ret, op, params)      /* the fast CPU backend's only */
+#define NN_OP(ret, op, params, cpu) NN_GPU_PROTO_##cpu(ret, op, params)
 #include "backend_ops.def"
 
 /* ---- cuda_dense.cu ------------------------------------------------------------- */

@@ -517,8 +517,13 @@ static void ops_init(void)
     o->name = "gpu";
     o->summary = NN_GPU_SUMMARY;
     o->host_memory = 0;
-    /* gpu_<op> in every slot of backend_ops.def */
-#define NN_OP(ret, op, params, cpu) o->op = gpu_##op;
+    /* gpu_<op> in every slot of backend_ops.def but the fast CPU backend's own */
+#define NN_GPU_SLOT_own(op) o->op = gpu_##op;
+#define NN_GPU_SLOT_ref NN_GPU_SLOT_own
+#define NN_GPU_SLOT_none NN_GPU_SLOT_own
+#define NN_GPU_SLOT_cpu NN_GPU_SLOT_own
+#define NN_GPU_SLOT_host(op)
+#define NN_OP(ret, op, params, cpu) NN_GPU_SLOT_##cpu(op)
 #include "backend_ops.def"
 }
 

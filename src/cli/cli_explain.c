@@ -67,7 +67,7 @@ static void print_parts_text(const nn_step_measure *m)
     int first = 1;
     for (int p = 0; p < NN_STEP_PARTS; p++)
         if (m->part_valid & (1u << p)) {
-            printf("%s%s %.1f", first ? " = " : " + ", nn_step_part_name(p), m->part_us[p]);
+            printf("%s%s %.1f", first ? " = " : " + ", nn_step_part_label(m, p), m->part_us[p]);
             first = 0;
         }
 }

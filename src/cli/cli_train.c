@@ -178,6 +178,7 @@ static void print_json_conv(nn_job *job)
 static void print_json_cpu(const nn_snapshot *s)
 {
     if (s->threads_now > 0) {   /* the threads at the end, and why (revised as it ran) */
+        printf("  \"adam_fused_layers\": %d,\n", s->adam_fused_layers);
         printf("  \"threads_now\": %d, \"threads_why\": ", s->threads_now);
         cli_json_string(stdout, s->threads_why);
         printf(",\n");
@@ -249,7 +250,7 @@ static void print_parts(const nn_step_measure *m)
     int first = 1;
     for (int p = 0; p < NN_STEP_PARTS; p++)
         if (m->part_valid & (1u << p)) {
-            fprintf(stderr, "%s%s %.1f", first ? " = " : " + ", nn_step_part_name(p), m->part_us[p]);
+            fprintf(stderr, "%s%s %.1f", first ? " = " : " + ", nn_step_part_label(m, p), m->part_us[p]);
             first = 0;
         }
 }
@@ -266,6 +267,10 @@ static void print_step(const nn_snapshot *s, int bench)
     fprintf(stderr, "%.1f us/step (%s)", m.step_us, NN_STEP_STAT);
     print_parts(&m);
     fprintf(stderr, "\n");
+    if (m.adam_fused_layers > 0)
+        fprintf(stderr, "  backward+adam: Adam's update of %d linear layer%s ran in %s weight "
+                "gradient's pass; optimizer: the other parameters'\n", m.adam_fused_layers,
+                m.adam_fused_layers == 1 ? "" : "s", m.adam_fused_layers == 1 ? "its" : "each one's");
     if (s->phase_device_clock) {
         fprintf(stderr, "  on the device's clock:");
         for (int p = NN_PHASE_COPY; p <= NN_PHASE_OPTIMIZER; p++)

@@ -55,6 +55,16 @@ int nn_layer_takes_key(enum nn_layer_kind k, const char *key);
 
 /* What the network hands a kind's forward or backward: the backend, the layer,
  * the batch and the buffers it keeps for the layer. */
+/* Adam applied by a layer's backward to its own parameter block (weights,
+ * then bias, as the arena holds them), when the network fuses the
+ * optimiser into the backward (nn_net_fuse_adam). */
+typedef struct nn_layer_adam {
+    float *param, *m, *v;        /* the block in the parameter and moment arenas */
+    const nn_adam_hyper *h;
+    long t;
+    int *done;                   /* set to 1 by a backward that applied it */
+} nn_layer_adam;
+
 typedef struct nn_layer_call {
     nn_backend *b;
     const nn_layer_spec *s;
@@ -68,6 +78,11 @@ typedef struct nn_layer_call {
     uint64_t seed, counter;      /* dropout's mask: seed, and a counter unique per (step, layer) */
     const float *x2;             /* two-input kinds: the second input */
     float *dx2;                  /*   and its gradient in backward (NULL: not wanted) */
+    /* In backward, when set, the layer may apply Adam to its block at once
+     * through a fused op instead of writing dw and dbias, and says so in
+     * *adam->done; it may as well write the gradients (the optimiser then
+     * runs as usual). NULL: write them. */
+    const nn_layer_adam *adam;
 } nn_layer_call;
 
 /* ---- the entry --------------------------------------------------------------- */

@@ -423,6 +423,42 @@ static void grads_done(nn_net *net, int i)
         net->grads_ready(net->grads_ready_ctx, l->param_owner);
 }
 
+/* Layer i may apply Adam to its block in this backward: fusion asked for,
+ * the block its own and no other layer's (a shared block's gradient is a
+ * sum of several backwards), and this backward writes it (not scratch). */
+static int adam_fusable(const nn_net *net, int i, int shared)
+{
+    const nn_layer *l = &net->layers[i];
+    if (!net->fuse_adam || shared || l->n_weights == 0 || l->param_owner != i)
+        return 0;
+    for (int j = 0; j < net->n_layers; j++)
+        if (j != i && net->layers[j].param_owner == i)
+            return 0;
+    return 1;
+}
+
+/* The layer call's fused Adam for layer i, into *a, when it may have one. */
+static void offer_adam(nn_net *net, int i, int shared, nn_layer_call *c, nn_layer_adam *a,
+                       int *done)
+{
+    const nn_layer *l = &net->layers[i];
+    *done = 0;
+    if (!adam_fusable(net, i, shared))
+        return;
+    *a = (nn_layer_adam){ .param = net->params + l->param_offset,
+                          .m = net->opt_a + l->param_offset, .v = net->opt_b + l->param_offset,
+                          .h = &net->fused_h, .t = net->fused_t, .done = done };
+    c->adam = a;
+}
+
+static void note_adam(nn_net *net, int i, int done)
+{
+    if (done) {
+        net->adam_done[i] = 1;
+        net->fused_layers++;
+    }
+}
+
 static int backward_chain(nn_net *net, int n, long step, const float *dout)
 {
     unsigned char written[NN_MAX_LAYERS] = { 0 };
@@ -438,9 +474,12 @@ static int backward_chain(nn_net *net, int n, long step, const float *dout)
             dx = dy == net->grad_a ? net->grad_b : net->grad_a;
         /* without parameters and without dx to compute, nothing to do */
         nn_layer_call c = layer_call(net, i, n, 1, step);
-        int shared = param_target(net, i, &c, written);
+        int shared = param_target(net, i, &c, written), done;
+        nn_layer_adam adam;
+        offer_adam(net, i, shared, &c, &adam, &done);
         if ((dx || l->n_weights > 0) && d->backward(&c, net->in_ptr[i], net->out_ptr[i], dy, dx) != 0)
             return -1;
+        note_adam(net, i, done);
         if (shared && param_sum(net, i) != 0)
             return -1;
         grads_done(net, i);
@@ -487,10 +526,13 @@ static int backward_graph(nn_net *net, int n, long step)
         nn_layer_call c = layer_call(net, i, n, 1, step);
         c.x2 = nn_layer_n_inputs(&l->spec) == 2 ? input_of(net, i, 1) : NULL;
         c.dx2 = dx[1];
-        int shared = param_target(net, i, &c, params_written);
+        int shared = param_target(net, i, &c, params_written), done;
+        nn_layer_adam adam;
+        offer_adam(net, i, shared, &c, &adam, &done);
         if ((dx[0] || dx[1] || l->n_weights > 0) &&
             d->backward(&c, net->in_ptr[i], net->out_ptr[i], l->dy, dx[0]) != 0)
             return -1;
+        note_adam(net, i, done);
         for (int j = 0; j < 2; j++) {
             const nn_shape *in = j ? &l->spec.in2_shape : &l->spec.in_shape;
             size_t count = (size_t)n * (size_t)nn_shape_count(in);
@@ -506,15 +548,54 @@ static int backward_graph(nn_net *net, int n, long step)
 
 int nn_net_backward(nn_net *net, int n, long step, const float *dout)
 {
+    net->fused_layers = 0;
+    memset(net->adam_done, 0, sizeof net->adam_done);
     return net->graph ? backward_graph(net, n, step) : backward_chain(net, n, step, dout);
+}
+
+void nn_net_fuse_adam(nn_net *net, const nn_preset *p, float lr)
+{
+    net->fuse_adam = p->opt == NN_OPT_ADAM && net->b->ops->linear_backward_adam &&
+                     !net->grads_ready;
+    net->fused_h = (nn_adam_hyper){ lr, p->beta1, p->beta2, p->eps, p->weight_decay };
+    net->fused_t = net->opt_t + 1;
+}
+
+/* Adam over the arena but the blocks the backward updated (adam_done):
+ * elementwise, so the same bits as one pass over the whole. Owners' blocks
+ * lie in layer order in the arena, padding between them. */
+static int adam_rest(nn_net *net, const nn_adam_hyper *h)
+{
+    nn_backend *b = net->b;
+    size_t from = 0;
+    for (int i = 0; i <= net->n_layers; i++) {
+        size_t to = net->n_params, end = net->n_params;
+        if (i < net->n_layers) {
+            const nn_layer *l = &net->layers[i];
+            if (!net->adam_done[i])
+                continue;
+            to = l->param_offset;
+            end = l->param_offset + l->n_weights + l->n_bias;
+        }
+        if (to > from && b->ops->adam_step(b, to - from, net->params + from, net->grads + from,
+                                           net->opt_a + from, net->opt_b + from, h,
+                                           net->opt_t) != 0)
+            return -1;
+        from = end;
+    }
+    return 0;
 }
 
 int nn_net_optimize(nn_net *net, const nn_preset *p, float lr)
 {
     nn_backend *b = net->b;
+    int fused = net->fuse_adam && net->fused_layers > 0;
     net->opt_t++;
+    net->fuse_adam = 0;              /* asked for again before each backward */
     if (p->opt == NN_OPT_ADAM) {
         nn_adam_hyper h = { lr, p->beta1, p->beta2, p->eps, p->weight_decay };
+        if (fused)
+            return adam_rest(net, &h);
         return b->ops->adam_step(b, net->n_params, net->params, net->grads, net->opt_a,
                                  net->opt_b, &h, net->opt_t);
     }

@@ -78,6 +78,15 @@ typedef struct nn_net {
      * with the owner layer of the block, in backward order. NULL: none. */
     void (*grads_ready)(void *ctx, int owner);
     void *grads_ready_ctx;
+
+    /* Adam fused into the next backward (nn_net_fuse_adam): its step's
+     * hyperparameters and t, and the layers whose blocks that backward
+     * updated, which nn_net_optimize then skips. */
+    int fuse_adam;
+    nn_adam_hyper fused_h;
+    long fused_t;
+    unsigned char adam_done[NN_MAX_LAYERS];
+    int fused_layers;                /* how many, in the last backward */
 } nn_net;
 
 /* Builds the network of p (already checked by nn_preset_check) on backend b,
@@ -106,6 +115,14 @@ int nn_net_set_step(nn_net *net, long step);
  * nn_net_backward backpropagates through every layer into net->grads. */
 int nn_net_loss(nn_net *net, int n, const float *out, float *dout);
 int nn_net_backward(nn_net *net, int n, long step, const float *dout);
+
+/* Lets the next nn_net_backward apply Adam itself to the blocks of the layers
+ * that have a fused op for it (linear layers at small batches on the fast
+ * CPU backend), with the hyper-parameters nn_net_optimize will be given (p,
+ * lr); nn_net_optimize then updates only the rest. The caller promises that
+ * nothing reads the gradients between the two (data-parallel ranks, which
+ * sum them, never call it). The results are the same bits either way. */
+void nn_net_fuse_adam(nn_net *net, const nn_preset *p, float lr);
 
 /* One optimiser step over the whole arena with the preset's hyper-parameters
  * (lr as given, so that a job can override it). */

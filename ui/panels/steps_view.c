@@ -121,9 +121,12 @@ static int parts_legend(const nn_step_measure *m, int wide, char *buf, size_t le
                                                           "graph" };
     int n = 0;
     buf[0] = '\0';
-    for (int p = 0; p < NN_STEP_PARTS && (size_t)n < len; p++)
+    for (int p = 0; p < NN_STEP_PARTS && (size_t)n < len; p++) {
+        /* nn_step_part_label's "backward+adam", short */
+        const char *name = p == NN_PHASE_BACKWARD && m->adam_fused_layers > 0 ? "bwd+adam" : names[p];
         if (m->part_valid & (1u << p))
-            n += snprintf(buf + n, len - (size_t)n, wide ? " %s %.0f " : " %.1s %.0f", names[p], m->part_us[p]);
+            n += snprintf(buf + n, len - (size_t)n, wide ? " %s %.0f " : " %.1s %.0f", name, m->part_us[p]);
+    }
     if ((size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, wide ? "= %.0f us/step, %s" : " = %.0f us %s", m->step_us,
                       NN_STEP_STAT);

@@ -19,6 +19,7 @@ void nn_measure_step(const nn_snapshot *s, nn_step_measure *out)
         return;
     out->timed_steps = s->timed_steps;
     out->step_us = s->us_per_step;
+    out->adam_fused_layers = s->adam_fused_layers;
     for (int p = 0; p < NN_PHASE_COUNT; p++) {
         if (s->has_graph_us && (in_graph & (1u << p)))
             continue;
@@ -32,6 +33,13 @@ void nn_measure_step(const nn_snapshot *s, nn_step_measure *out)
         out->part_us[NN_PART_GRAPH] = out->step_us > sum ? out->step_us - sum : 0.0;
         out->part_valid |= 1u << NN_PART_GRAPH;
     }
+}
+
+const char *nn_step_part_label(const nn_step_measure *m, int part)
+{
+    if (part == NN_PHASE_BACKWARD && m->adam_fused_layers > 0)
+        return "backward+adam";
+    return nn_step_part_name(part);
 }
 
 const char *nn_step_part_key(int part)
@@ -70,7 +78,7 @@ static int parts_text(const nn_step_measure *m, char *buf, size_t len)
         if (!(m->part_valid & (1u << p)))
             continue;
         char v[32];
-        int w = snprintf(buf + n, len - n, "%s%s %s", n ? ", " : "", nn_step_part_name(p),
+        int w = snprintf(buf + n, len - n, "%s%s %s", n ? ", " : "", nn_step_part_label(m, p),
                          us_words(m->part_us[p], v, sizeof v));
         if (w < 0)
             break;
@@ -79,7 +87,7 @@ static int parts_text(const nn_step_measure *m, char *buf, size_t len)
             largest = p;
     }
     if (largest >= 0 && n + 1 < len)
-        snprintf(buf + n, len - n, " us, the %s the largest", nn_step_part_name(largest));
+        snprintf(buf + n, len - n, " us, the %s the largest", nn_step_part_label(m, largest));
     return largest;
 }
 
@@ -92,9 +100,11 @@ int nn_explain_measured_part(const nn_explanation *e, const nn_step_measure *m, 
         return 0;
     if (parts_text(m, parts, sizeof parts) < 0)
         snprintf(parts, sizeof parts, "no part measured");
-    /* the one part the model prices on its own: the optimiser's pass */
+    /* the one part the model prices on its own: the optimiser's pass (not
+     * when the backward held part of it) */
     double measured_opt = m->part_us[NN_PHASE_OPTIMIZER];
-    if ((m->part_valid & (1u << NN_PHASE_OPTIMIZER)) && measured_opt > 0 && e->optimizer_us > 0) {
+    if ((m->part_valid & (1u << NN_PHASE_OPTIMIZER)) && measured_opt > 0 && e->optimizer_us > 0 &&
+        m->adam_fused_layers == 0) {
         double r = e->optimizer_us / measured_opt;
         if (r > NN_MODEL_OFF_BY || r < 1.0 / NN_MODEL_OFF_BY)
             snprintf(opt, sizeof opt, "; the model's optimiser's pass %s us is %.2gx the measured %s",

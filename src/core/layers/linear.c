@@ -69,6 +69,17 @@ static int backward(const nn_layer_call *c, const float *x, const float *y, cons
                     float *dx)
 {
     (void)y;
+    if (c->adam && c->b->ops->linear_backward_adam) {
+        const nn_layer_adam *a = c->adam;
+        int rc = c->b->ops->linear_backward_adam(c->b, c->n, c->s->in, c->s->out, x, dy, dx,
+                                                 a->param, c->bias != NULL, a->m, a->v, a->h,
+                                                 a->t);
+        if (rc != NN_OP_DECLINED) {
+            if (rc == 0)
+                *a->done = 1;
+            return rc;
+        }
+    }
     return c->b->ops->linear_backward(c->b, c->n, c->s->in, c->s->out, x, c->w, dy, dx, c->dw,
                                       c->dbias);
 }

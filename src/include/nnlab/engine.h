@@ -206,6 +206,9 @@ typedef struct nn_snapshot {
     int threads_now;             /* a CPU device: the threads taking part now, which it
                                     revises as other programs come and go; 0: n/a */
     char threads_why[128];       /* why that many, in words */
+    int adam_fused_layers;       /* a CPU job: layers whose Adam update ran inside their
+                                    backward in the last step (nn_net_fuse_adam): the
+                                    backward phase holds it, the optimizer the rest */
 
     /* The GPU teaching switches as applied; valid when has_switches (a device
      * backend; sync_every_step applies everywhere). note says why one asked

@@ -34,6 +34,7 @@ typedef struct nn_step_measure {
      * snapshot's phase_us when phase_device_clock. */
     double part_us[NN_STEP_PARTS];
     unsigned part_valid;         /* bit p: part p was measured */
+    int adam_fused_layers;       /* > 0: the backward part holds those layers' Adam update */
 } nn_step_measure;
 
 void nn_measure_step(const nn_snapshot *s, nn_step_measure *out);
@@ -41,6 +42,10 @@ void nn_measure_step(const nn_snapshot *s, nn_step_measure *out);
 double nn_measured_step_us(const nn_snapshot *s);
 /* "copy", "forward", "backward", "optimizer", "sync", "all-reduce", "graph" */
 const char *nn_step_part_name(int part);
+/* The part's name as a measured step shows it: "backward+adam" where the
+ * backward held Adam's update of some layers (the optimizer part is then
+ * the rest of the parameters'), else nn_step_part_name. */
+const char *nn_step_part_label(const nn_step_measure *m, int part);
 /* The same as a JSON or CSV key: "allreduce" for the all-reduce, so that
  * "phases.allreduce_us" reads as one name. */
 const char *nn_step_part_key(int part);

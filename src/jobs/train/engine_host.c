@@ -24,6 +24,10 @@ int engine_host_step(nn_job *job, long pos, int n, long step, double t[NN_PHASE_
     t2 = nn_now();
     if (engine_ranks_begin_step(job, n) != 0)
         return -1;
+    /* Adam in the backward where a layer can take it (the same bits); never
+     * with ranks, whose sum must see the gradients first */
+    if (!job->comm)
+        nn_net_fuse_adam(net, &job->cfg.preset, (float)job->cfg.lr);
     if (n > 0 && (nn_net_loss(net, n, out, nn_net_dout(net)) != 0 ||
                   nn_net_backward(net, n, step, nn_net_dout(net)) != 0))
         return -1;

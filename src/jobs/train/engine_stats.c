@@ -168,6 +168,7 @@ static void timed_means(nn_job *job)
         for (int p = 0; p < NN_PHASE_COUNT; p++)
             s->phase_us[p] = s->host_phase_us[p];
         s->phase_valid = (1u << NN_PHASE_COUNT) - 1;
+        s->adam_fused_layers = job->net.fused_layers;
         if (job->ranks <= 1)         /* one rank sums nothing */
             s->phase_valid &= ~(1u << NN_PHASE_ALLREDUCE);
     }
