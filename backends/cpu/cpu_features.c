@@ -44,6 +44,7 @@ static const struct {
     [NN_CPU_SW_POOL_SIMD] = {"NNLAB_NO_POOL_SIMD", 0},
     [NN_CPU_SW_OWN_ADAM] = {"NNLAB_NO_OWN_ADAM", 0},
     [NN_CPU_SW_FUSED_ADAM] = {"NNLAB_NO_FUSED_ADAM", 0},
+    [NN_CPU_SW_DROPOUT_SIMD] = {"NNLAB_NO_DROPOUT_SIMD", 0},
 };
 
 /* The switches as read, once (switches_read, under switches_once): the

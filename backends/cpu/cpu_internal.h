@@ -159,6 +159,7 @@ enum nn_cpu_switch {
     NN_CPU_SW_POOL_SIMD,             /* NNLAB_NO_POOL_SIMD: the max-pool gradient on masks */
     NN_CPU_SW_OWN_ADAM,              /* NNLAB_NO_OWN_ADAM: our Adam */
     NN_CPU_SW_FUSED_ADAM,            /* NNLAB_NO_FUSED_ADAM: Adam fused into the weight gradient */
+    NN_CPU_SW_DROPOUT_SIMD,          /* NNLAB_NO_DROPOUT_SIMD: dropout's mask hashed four at a time */
     NN_CPU_SW_COUNT
 };
 
