@@ -21,6 +21,7 @@
 #include "cpu_adam_lanes.h"
 #include "cpu_avx512.h"
 #include "cpu_internal.h"
+#include "cpu_small_dw.h"
 
 #include <stdlib.h>
 
@@ -46,26 +47,15 @@ KERNEL void small_dw_adam_block(const int N, int in, int out, int lo, int hi, co
     for (int o = lo; o < hi; o++) {
         float coef[SMALL_DW_MAX_N];
         __m256 cv[SMALL_DW_MAX_N];
-#pragma GCC unroll 8
-        for (int r = 0; r < N; r++) {
-            coef[r] = dy[(size_t)r * (size_t)out + (size_t)o];
-            cv[r] = _mm256_set1_ps(coef[r]);
-        }
+        nn_small_dw_coefs(N, dy, out, o, coef, cv);
         const size_t row = (size_t)o * (size_t)in;
         int i = 0;
-        for (; i + 8 <= in; i += 8) {
-            __m256 g = _mm256_mul_ps(cv[0], _mm256_loadu_ps(x + i));
-#pragma GCC unroll 8
-            for (int r = 1; r < N; r++)
-                g = _mm256_fmadd_ps(cv[r], _mm256_loadu_ps(x + (size_t)r * (size_t)in + i), g);
-            nn_cpu_adam_lanes8(w + row + i, g, m + row + i, v + row + i, &a);
-        }
-        for (; i < in; i++) {
-            float g = coef[0] * x[i];
-            for (int r = 1; r < N; r++)
-                g = __builtin_fmaf(coef[r], x[(size_t)r * (size_t)in + i], g);
-            nn_cpu_adam_one(w + row + i, g, m + row + i, v + row + i, c);
-        }
+        for (; i + 8 <= in; i += 8)
+            nn_cpu_adam_lanes8(w + row + i, nn_small_dw_lanes8(N, cv, x, in, i), m + row + i,
+                               v + row + i, &a);
+        for (; i < in; i++)
+            nn_cpu_adam_one(w + row + i, nn_small_dw_one(N, coef, x, in, i), m + row + i,
+                            v + row + i, c);
     }
 }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "cpu_avx512.h"
+#include "cpu_small_dw.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
@@ -47,26 +48,13 @@ KERNEL void small_dw_block(const int N, int in, int out, int lo, int hi, const f
     for (int o = lo; o < hi; o++) {
         float coef[SMALL_DW_MAX_N];
         __m256 cv[SMALL_DW_MAX_N];
-#pragma GCC unroll 8
-        for (int r = 0; r < N; r++) {
-            coef[r] = dy[(size_t)r * (size_t)out + (size_t)o];
-            cv[r] = _mm256_set1_ps(coef[r]);
-        }
+        nn_small_dw_coefs(N, dy, out, o, coef, cv);
         float *row = dw + (size_t)o * (size_t)in;
         int i = 0;
-        for (; i + 8 <= in; i += 8) {
-            __m256 acc = _mm256_mul_ps(cv[0], _mm256_loadu_ps(x + i));
-#pragma GCC unroll 8
-            for (int r = 1; r < N; r++)
-                acc = _mm256_fmadd_ps(cv[r], _mm256_loadu_ps(x + (size_t)r * (size_t)in + i), acc);
-            _mm256_storeu_ps(row + i, acc);
-        }
-        for (; i < in; i++) {
-            float acc = coef[0] * x[i];
-            for (int r = 1; r < N; r++)
-                acc = __builtin_fmaf(coef[r], x[(size_t)r * (size_t)in + i], acc);
-            row[i] = acc;
-        }
+        for (; i + 8 <= in; i += 8)
+            _mm256_storeu_ps(row + i, nn_small_dw_lanes8(N, cv, x, in, i));
+        for (; i < in; i++)
+            row[i] = nn_small_dw_one(N, coef, x, in, i);
     }
 }
 
