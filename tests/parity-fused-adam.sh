@@ -10,8 +10,9 @@
 # batch the fused kernel takes (1 to 8) on 1 and 2 threads; a batch of 9,
 # which it declines; TabNet (a graph, weights shared between layers, which
 # are never fused); and, on a CPU with AVX-512, the AVX2 kernels
-# (NNLAB_NO_AVX512=1) as well. Speaks TAP. Needs NNLAB, which `make check`
-# exports.
+# (NNLAB_NO_AVX512=1) as well. Then that the measured step says so: bench's
+# backward+adam part and its line, explain's adam_fused_layers. Speaks TAP.
+# Needs NNLAB, which `make check` exports.
 : "${NNLAB:=./nnlab}"
 n=0 failed=0
 tmp=$(mktemp -d) || exit 99
@@ -100,5 +101,19 @@ else
         n=$((n + 1)); echo "ok $n # SKIP MLP batch $batch on the AVX2 kernels: this CPU runs them already ($kernels)"
     done
 fi
+# the measured step names what its backward part holds, in bench's text and explain's JSON
+"$NNLAB" bench --preset "$tmp/mlp.ini" --batch 4 --steps 5 >/dev/null 2>"$tmp/bench"
+if grep -q ' + backward+adam [0-9]' "$tmp/bench" &&
+    grep -q "backward+adam: Adam's update of 3 linear layers ran in each one's weight gradient's pass" "$tmp/bench"; then
+    ok "bench: the backward part is named backward+adam, and the line says of how many layers"
+else cp "$tmp/bench" "$tmp/err"; not_ok "bench: the backward part is named backward+adam"; fi
+NNLAB_NO_FUSED_ADAM=1 "$NNLAB" bench --preset "$tmp/mlp.ini" --batch 4 --steps 5 >/dev/null 2>"$tmp/bench"
+if grep -q ' + backward [0-9]' "$tmp/bench" && ! grep -q 'backward+adam' "$tmp/bench"; then
+    ok "bench with NNLAB_NO_FUSED_ADAM=1: the plain backward part"
+else cp "$tmp/bench" "$tmp/err"; not_ok "bench with NNLAB_NO_FUSED_ADAM=1: the plain backward part"; fi
+"$NNLAB" explain --preset "$tmp/mlp.ini" --batch 4 --device cpu --steps 5 --json >"$tmp/explain.json" 2>"$tmp/err"
+if grep -q '"adam_fused_layers": 3' "$tmp/explain.json"; then
+    ok "explain --json: adam_fused_layers 3"
+else not_ok "explain --json: adam_fused_layers 3"; fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -236,7 +236,8 @@ static void print_measured_json(const explain_view *v)
         else
             printf("null");
     }
-    printf("},\n");
+    /* the backward part's name in the text: "backward+adam" when > 0 */
+    printf("},\n  \"adam_fused_layers\": %d,\n", v->m->adam_fused_layers);
 }
 
 /* "profile": {...}: the profile to hand and, for a GPU measured here, its

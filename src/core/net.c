@@ -559,6 +559,10 @@ void nn_net_fuse_adam(nn_net *net, const nn_preset *p, float lr)
                      !net->grads_ready;
     net->fused_h = (nn_adam_hyper){ lr, p->beta1, p->beta2, p->eps, p->weight_decay };
     net->fused_t = net->opt_t + 1;
+    /* what a backward fused is counted again by the next (a step without one
+     * must not skip blocks on an earlier step's word) */
+    net->fused_layers = 0;
+    memset(net->adam_done, 0, sizeof net->adam_done);
 }
 
 /* Adam over the arena but the blocks the backward updated (adam_done):
