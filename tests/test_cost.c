@@ -287,6 +287,61 @@ static void test_explain_sync(void **state)
     assert_float_equal(e.sync_us, 7.0, 1e-9);
 }
 
+/* Adam fused into the linear layers' backward (decision 0161): where the
+ * calibration says the device does it at this batch, each fused parameter's
+ * gradient is neither written by the backward nor read by the optimiser
+ * (8 bytes less a step), the FLOPs unchanged; not at a larger batch, not for
+ * SGD, not when the options ask for the passes apart (a framework, ranks). */
+static void test_explain_fused_adam(void **state)
+{
+    (void)state;
+    nn_preset p;
+    nn_explanation apart, fused;
+    nn_calibration cal = free_device();
+    nn_explain_options cpu = { .host_memory = 1 }, unfused = { .host_memory = 1, .unfused = 1 };
+    load("mnist-mlp-1000", &p);            /* Adam; three linear layers of their own */
+    cal.mem_gbps = 10.0;
+    cal.fused_adam_max_batch = 8;
+    nn_explain(&p, 4, &cal, &unfused, &apart);
+    nn_explain(&p, 4, &cal, &cpu, &fused);
+    const double params = (double)apart.cost.params;
+    assert_float_equal(fused.cost.adam_fused_params, params, 0.5);
+    assert_float_equal(apart.cost.adam_fused_params, 0, 0);
+    assert_float_equal(apart.cost.total.bytes - fused.cost.total.bytes, 8.0 * params, 0.5);
+    assert_float_equal(apart.cost.optimizer.bytes - fused.cost.optimizer.bytes, 4.0 * params, 0.5);
+    assert_float_equal(fused.cost.total.flops, apart.cost.total.flops, 0);
+    assert_true(fused.predicted_us < apart.predicted_us);
+    nn_explain(&p, 9, &cal, &cpu, &fused);   /* past the device's batch: apart */
+    assert_float_equal(fused.cost.adam_fused_params, 0, 0);
+    nn_explain_options gpu = { 0 };          /* a device that is not host memory */
+    nn_explain(&p, 4, &cal, &gpu, &fused);
+    assert_float_equal(fused.cost.adam_fused_params, 0, 0);
+    p.opt = NN_OPT_SGD;
+    nn_explain(&p, 4, &cal, &cpu, &fused);
+    assert_float_equal(fused.cost.adam_fused_params, 0, 0);
+    /* a block shared by two layers is never fused, the other layers still are */
+    nn_preset t;
+    load("tabnet-regression", &t);
+    nn_cost c, plain;
+    nn_cost_model(&t, 8, &plain);
+    c = plain;
+    nn_cost_fuse_adam(&t, &c);
+    int layers = 0;              /* the engine fuses 6 here (parity-fused-adam.sh's TabNet case) */
+    for (int i = 0; i < t.n_layers; i++)
+        layers += c.layers[i].bwd.bytes < plain.layers[i].bwd.bytes;
+    assert_int_equal(layers, 6);
+    double own = 0;
+    for (int i = 0; i < t.n_layers; i++) {
+        int shared = t.layers[i].weights != 0;
+        for (int j = 0; j < t.n_layers; j++)
+            shared |= t.layers[j].weights == i + 1;
+        if (t.layers[i].kind == NN_LAYER_LINEAR && !shared)
+            own += (double)c.layers[i].params;
+    }
+    assert_true(own > 0);
+    assert_float_equal(c.adam_fused_params, own, 0.5);
+}
+
 /* Rates interpolate linearly in log(FLOPs) and hold at the ends. */
 static void test_curve_interpolation(void **state)
 {
@@ -415,6 +470,7 @@ static void test_cache_staleness(void **state)
     c.threads = 2;
     c.spread[NN_SPREAD_GEMM] = 0.125;
     c.spread[NN_SPREAD_HOST_COPY] = 0.5;
+    c.fused_adam_max_batch = 8;
     assert_int_equal(nn_calibration_path("cpu", path, sizeof path), 0);
 
     /* the round trip */
@@ -434,6 +490,11 @@ static void test_cache_staleness(void **state)
     assert_float_equal(back.spread[NN_SPREAD_GEMM], 0.125, 1e-9);
     assert_float_equal(back.spread[NN_SPREAD_HOST_COPY], 0.5, 1e-9);
     assert_float_equal(back.spread[NN_SPREAD_MEM], 0, 1e-12);
+    assert_float_equal(back.fused_adam_max_batch, 8, 1e-12);
+    /* a format-5 file (before the fused Adam's batch) is stale */
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    drop_line(path, "fused_adam_max_batch");
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
 
     /* a file of format 1 (before graphs, pinned copies and curves) is stale,
      * not a calibration with zeros */
@@ -481,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_explain_graph),
         cmocka_unit_test(test_explain_pinned),
         cmocka_unit_test(test_explain_sync),
+        cmocka_unit_test(test_explain_fused_adam),
         cmocka_unit_test(test_curve_interpolation),
         cmocka_unit_test(test_explain_sized_rates),
         cmocka_unit_test_setup_teardown(test_cache_staleness, make_cache, remove_cache),

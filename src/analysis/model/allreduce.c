@@ -99,11 +99,14 @@ static void predict(const nn_preset *p, int rank_batch, int ranks, const nn_cali
                     const nn_link *l, int hide, nn_ranks_prediction *out)
 {
     nn_explanation one, all;
+    nn_explain_options rank_opt = *opt;
     memset(out, 0, sizeof *out);
     out->ranks = ranks < 1 ? 1 : ranks;
     out->rank_batch = rank_batch;
     out->global_batch = out->ranks * rank_batch;
-    nn_explain(p, rank_batch, rank_cal ? rank_cal : cal, opt, &one);
+    /* ranks sum the gradients before the optimiser: none fuses Adam (nn_net_fuse_adam) */
+    rank_opt.unfused = opt->unfused || out->ranks > 1;
+    nn_explain(p, rank_batch, rank_cal ? rank_cal : cal, &rank_opt, &one);
     nn_explain(p, out->global_batch, cal, opt, &all);
     out->gradient_bytes = 4.0 * (double)one.cost.params;
     /* ranks taking turns on a core each wait for the others' share of it */

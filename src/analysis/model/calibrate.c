@@ -333,6 +333,38 @@ static const struct {
 #define N_FIGURES (int)(sizeof figures / sizeof figures[0])
 #define ALL_FIGURES (~0u)
 
+/* The largest batch (from 1, up to 64) at which the backend fuses Adam into a
+ * linear layer's backward: asked of linear_backward_adam itself on a 16x16
+ * layer in the scratch buffers (zeroed first, used by nothing after), so the
+ * model prices what the backend does without knowing its rule. */
+#define FUSE_PROBE_MAX_BATCH 64
+#define FUSE_PROBE_WIDTH 16
+
+static int probe_fused_adam(nn_backend *b, const bench_ctx *c, nn_calibration *out)
+{
+    const size_t block = FUSE_PROBE_WIDTH * (FUSE_PROBE_WIDTH + 1);   /* weights, bias */
+    const size_t acts = (size_t)FUSE_PROBE_MAX_BATCH * FUSE_PROBE_WIDTH;
+    const nn_adam_hyper h = { 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f };
+    float *param = c->w, *m = c->w + block, *v = c->w + 2 * block;
+    out->fused_adam_max_batch = 0;
+    if (!b->ops->linear_backward_adam)
+        return 0;
+    if (b->ops->zero(b, c->x, acts * sizeof(float)) != 0 ||
+        b->ops->zero(b, c->y, acts * sizeof(float)) != 0 ||
+        b->ops->zero(b, c->w, 3 * block * sizeof(float)) != 0)
+        return -1;
+    for (int n = 1; n <= FUSE_PROBE_MAX_BATCH; n++) {
+        int rc = b->ops->linear_backward_adam(b, n, FUSE_PROBE_WIDTH, FUSE_PROBE_WIDTH, c->x, c->y,
+                                              NULL, param, 1, m, v, &h, 1);
+        if (rc == NN_OP_DECLINED)
+            break;
+        if (rc != 0)
+            return -1;
+        out->fused_adam_max_batch = n;
+    }
+    return 0;
+}
+
 /* Measures the figures of `mask` (bits of enum nn_spread_figure; ALL_FIGURES
  * the first time, with the device's peak) on the opened backend b. */
 static int measure(nn_backend *b, unsigned mask, nn_calibration *out, nn_progress_fn progress, void *ctx,
@@ -348,6 +380,8 @@ static int measure(nn_backend *b, unsigned mask, nn_calibration *out, nn_progres
         report(progress, ctx, mask == ALL_FIGURES ? figures[i].at : 0.92, figures[i].what);
         rc = figures[i].fn(b, &c, out);
     }
+    if (rc == 0 && mask == ALL_FIGURES)
+        rc = probe_fused_adam(b, &c, out);
     if (rc != 0 && err && !err[0])
         nn_errorf(err, err_len, "calibrating %s: %s", b->ops->name, b->last_error);
     free_buffers(&c);

@@ -135,6 +135,36 @@ void nn_cost_model(const nn_preset *p, int batch, nn_cost *out)
                        (p->loss == NN_LOSS_XENT ? 4.0 * n : F * n * p->targets);
 }
 
+/* The engine's rule (nn_net_fuse_adam, src/core/net.c): a linear layer with
+ * parameters of its own that no other layer's `weights` names. */
+static int adam_fusable(const nn_preset *p, int i)
+{
+    const nn_layer_spec *s = &p->layers[i];
+    if (s->kind != NN_LAYER_LINEAR || s->weights != 0)
+        return 0;
+    for (int j = 0; j < p->n_layers; j++)
+        if (j != i && p->layers[j].weights == i + 1)
+            return 0;
+    return 1;
+}
+
+void nn_cost_fuse_adam(const nn_preset *p, nn_cost *c)
+{
+    double fused = 0;
+    if (p->opt != NN_OPT_ADAM)
+        return;
+    for (int i = 0; i < p->n_layers && i < c->n_layers; i++) {
+        if (!adam_fusable(p, i) || c->layers[i].params == 0)
+            continue;
+        double params = (double)c->layers[i].params;
+        c->layers[i].bwd.bytes -= F * params;        /* dw and dbias never written */
+        fused += params;
+    }
+    c->optimizer.bytes -= F * fused;                 /* nor read back by the optimiser */
+    c->total.bytes -= 2.0 * F * fused;
+    c->adam_fused_params = fused;
+}
+
 double nn_cost_forward_flops_per_sample(const nn_preset *p)
 {
     nn_cost c;

@@ -549,6 +549,9 @@ void nn_explain(const nn_preset *p, int batch, const nn_calibration *cal,
 {
     memset(out, 0, sizeof *out);
     nn_cost_model(p, batch, &out->cost);
+    /* nnlab's own step on a device that fuses Adam at this batch (the CPU) */
+    if (!opt->unfused && opt->host_memory && cal->fused_adam_max_batch >= batch)
+        nn_cost_fuse_adam(p, &out->cost);
     price_work(out, cal);
     price_issue(out, p, cal, opt);
     price_calls(out, cal, opt);

@@ -220,7 +220,8 @@ int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibrati
     nn_explanation e;
     memset(&opt, 0, sizeof opt);
     memset(out, 0, sizeof *out);
-    opt.host_memory = 1;         /* nnlab's own CPU step, as the sweep's cpu rows run it */
+    opt.host_memory = 1;         /* nnlab's own CPU step, as the sweep's cpu rows run it, */
+    opt.unfused = 1;             /* but with Adam's pass apart, as the framework runs it */
     nn_explain(p, batch, cpu_cal, &opt, &e);
     if (nnlab_out)
         *nnlab_out = e;

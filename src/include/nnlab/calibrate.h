@@ -152,6 +152,12 @@ typedef struct nn_calibration {
     int n_products;
     nn_product_choice products[NN_MAX_PRODUCTS];
 
+    /* Since cache format 6: the largest batch at which the device does
+     * Adam's update inside a linear layer's backward (linear_backward_adam,
+     * asked batch by batch from 1; decision 0161), 0 when it never does.
+     * The model then prices those layers' gradient as never stored. */
+    double fused_adam_max_batch;
+
     /* Not in the cache file. */
     int profile;                 /* the figures are a GPU profile's (profile.h): what the model
                                     gives with them is predicted for it, never measured */
@@ -188,7 +194,7 @@ void nn_machine_description(char *buf, size_t len);
  * missing a figure.
  * A stale cache is measured again rather than read as zeros. Its quality
  * is the caller's to judge (nn_calibration_quality). */
-#define NN_CALIBRATION_FORMAT 5
+#define NN_CALIBRATION_FORMAT 6
 int nn_calibration_load(const char *device, nn_calibration *out);
 /* Writes it atomically (temp file, fsync, rename), its spreads with it (a
  * calibration that is not good is cached marked so: the front ends measure

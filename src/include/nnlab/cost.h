@@ -36,10 +36,20 @@ typedef struct nn_cost {
     double input_bytes;          /* the batch copied to the device: samples and labels */
     nn_op_class loss_class, optimizer_class;
     double loss_elems;           /* logits or predictions; the optimiser's are the params */
+    double adam_fused_params;    /* parameters whose Adam update nn_cost_fuse_adam moved into
+                                    their layer's backward (0: none) */
 } nn_cost;
 
 /* Models one training step of p (already checked) at batch size `batch`. */
 void nn_cost_model(const nn_preset *p, int batch, nn_cost *out);
+
+/* The step as a device that fuses Adam into the linear layers' backward runs
+ * it (the fast CPU backend at small batches, decision 0161; the caller knows
+ * when: nn_calibration.fused_adam_max_batch): a linear layer whose block is
+ * its own and shared by no other has its gradient never stored, so its
+ * backward writes no dw or dbias and the optimiser reads no gradient for
+ * those parameters. The FLOPs do not change. Nothing for SGD. */
+void nn_cost_fuse_adam(const nn_preset *p, nn_cost *c);
 
 /* FLOPs of one sample's forward pass (the whole network). */
 double nn_cost_forward_flops_per_sample(const nn_preset *p);

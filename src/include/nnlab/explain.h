@@ -45,6 +45,10 @@ typedef struct nn_explain_options {
     double framework_step_us;    /* its fixed host cost per step */
     double framework_conv_us;    /* its further host cost per convolution layer (cuDNN) */
     double framework_device_ratio; /* the share of nnlab's device time its step adds */
+    int unfused;                 /* price Adam's pass apart even where the device fuses it
+                                    into the backward (the calibration's
+                                    fused_adam_max_batch): a framework's kernels, a rank of
+                                    several (they sum the gradients first) */
 } nn_explain_options;
 
 /* The three ways a GPU step can be run, which a GPU profile predicts side
