@@ -6,7 +6,7 @@
  * memory traffic, not arithmetic. Run apart, the weight gradient writes
  * 7.2 MB that Adam reads back at once, and the step's arrays (weights,
  * gradients and both moments: 28.8 MB, with OpenBLAS's packing on top) no
- * longer fit a 32 MB L3: about 84 MB moved a step, which at the 2 cores'
+ * longer fit a 32 MB L3: about 84 MB moved a step (counted, not measured), which at the 2 cores'
  * ~75 GB/s is the whole of its 1,125 us (docs/decisions/0161). Fused, the
  * gradient never reaches memory and the arrays a step touches are 21.6 MB.
  *
@@ -59,11 +59,6 @@ KERNEL void small_dw_adam_block(const int N, int in, int out, int lo, int hi, co
     }
 }
 
-#define SMALL_DW_ADAM_CASE(N)                                                                     \
-    case N:                                                                                       \
-        small_dw_adam_block(N, in, out, lo, hi, dy, x, w, m, v, c);                               \
-        break;
-
 __attribute__((target("avx2,fma"))) static void dw_adam_rows(int n, int in, int out,
                                                              const float *dy, const float *x,
                                                              float *w, float *m, float *v,
@@ -74,12 +69,9 @@ __attribute__((target("avx2,fma"))) static void dw_adam_rows(int n, int in, int 
         nn_avx512_small_dw_adam_rows(n, in, out, dy, x, w, m, v, c, lo, hi);
         return;
     }
-    switch (n) {
-        SMALL_DW_ADAM_CASE(1) SMALL_DW_ADAM_CASE(2) SMALL_DW_ADAM_CASE(3) SMALL_DW_ADAM_CASE(4)
-        SMALL_DW_ADAM_CASE(5) SMALL_DW_ADAM_CASE(6) SMALL_DW_ADAM_CASE(7) SMALL_DW_ADAM_CASE(8)
-    default:
-        abort();     /* fused_adam_usable admits 1..SMALL_DW_MAX_N only */
-    }
+#define SMALL_DW_ADAM(N) small_dw_adam_block(N, in, out, lo, hi, dy, x, w, m, v, c)
+    NN_SMALL_N_CASES(n, SMALL_DW_ADAM)  /* fused_adam_usable admits 1..SMALL_DW_MAX_N only */
+#undef SMALL_DW_ADAM
 }
 
 /* The bias over outputs [lo, hi): its gradient the column sum of dy from 0

@@ -58,11 +58,6 @@ KERNEL void small_dw_block(const int N, int in, int out, int lo, int hi, const f
     }
 }
 
-#define SMALL_DW_CASE(N)                                                                          \
-    case N:                                                                                       \
-        small_dw_block(N, in, out, lo, hi, dy, x, dw);                                            \
-        break;
-
 __attribute__((target("avx2,fma"))) void nn_cpu_small_dw_rows(int n, int in, int out,
                                                               const float *dy, const float *x,
                                                               float *dw, int lo, int hi)
@@ -71,12 +66,9 @@ __attribute__((target("avx2,fma"))) void nn_cpu_small_dw_rows(int n, int in, int
         nn_avx512_small_dw_rows(n, in, out, dy, x, dw, lo, hi);
         return;
     }
-    switch (n) {
-        SMALL_DW_CASE(1) SMALL_DW_CASE(2) SMALL_DW_CASE(3) SMALL_DW_CASE(4)
-        SMALL_DW_CASE(5) SMALL_DW_CASE(6) SMALL_DW_CASE(7) SMALL_DW_CASE(8)
-    default:
-        abort();     /* nn_cpu_small_dw_usable admits 1..SMALL_DW_MAX_N only */
-    }
+#define SMALL_DW(N) small_dw_block(N, in, out, lo, hi, dy, x, dw)
+    NN_SMALL_N_CASES(n, SMALL_DW)     /* nn_cpu_small_dw_usable admits 1..SMALL_DW_MAX_N only */
+#undef SMALL_DW
 }
 
 /* The sum of a register's eight floats. */
@@ -137,11 +129,6 @@ KERNEL void small_fwd_block(const int N, int in, int out, int lo, int hi, const 
         small_fwd_rows(N, 1, in, out, o, x, w, bias, y);
 }
 
-#define SMALL_FWD_CASE(N)                                                                         \
-    case N:                                                                                       \
-        small_fwd_block(N, in, out, lo, hi, x, w, bias, y);                                       \
-        break;
-
 __attribute__((target("avx2,fma"))) void nn_cpu_small_fwd_rows(int n, int in, int out,
                                                                const float *x, const float *w,
                                                                const float *bias, float *y,
@@ -151,12 +138,9 @@ __attribute__((target("avx2,fma"))) void nn_cpu_small_fwd_rows(int n, int in, in
         nn_avx512_small_fwd_rows(n, in, out, x, w, bias, y, lo, hi);
         return;
     }
-    switch (n) {
-        SMALL_FWD_CASE(1) SMALL_FWD_CASE(2) SMALL_FWD_CASE(3) SMALL_FWD_CASE(4)
-        SMALL_FWD_CASE(5) SMALL_FWD_CASE(6) SMALL_FWD_CASE(7) SMALL_FWD_CASE(8)
-    default:
-        abort();     /* nn_cpu_small_dw_usable admits 1..SMALL_DW_MAX_N only */
-    }
+#define SMALL_FWD(N) small_fwd_block(N, in, out, lo, hi, x, w, bias, y)
+    NN_SMALL_N_CASES(n, SMALL_FWD)    /* the same batches */
+#undef SMALL_FWD
 }
 
 #else

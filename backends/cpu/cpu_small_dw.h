@@ -9,6 +9,7 @@
 #define NNLAB_CPU_SMALL_DW_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "cpu_internal.h"  /* SMALL_DW_MAX_N */
 
@@ -16,6 +17,22 @@
 #include <immintrin.h>
 
 #define NN_SMALL_DW_KERNEL static inline __attribute__((always_inline, target("avx2,fma")))
+
+/* CALL(N) with the batch n as a constant N, 1..SMALL_DW_MAX_N (callers admit
+ * no other, so any other aborts): each small-batch kernel's dispatch, so that
+ * its batch loops unroll (AVX-512: cpu_avx512_kernels.inc's SMALL512_CASES). */
+#define NN_SMALL_N_CASES(n, CALL)                                                                 \
+    switch (n) {                                                                                  \
+    case 1: CALL(1); break;                                                                       \
+    case 2: CALL(2); break;                                                                       \
+    case 3: CALL(3); break;                                                                       \
+    case 4: CALL(4); break;                                                                       \
+    case 5: CALL(5); break;                                                                       \
+    case 6: CALL(6); break;                                                                       \
+    case 7: CALL(7); break;                                                                       \
+    case 8: CALL(8); break;                                                                       \
+    default: abort();                                                                             \
+    }
 
 /* Row o's coefficients dy[r][o], r < N: as floats and broadcast. */
 NN_SMALL_DW_KERNEL void nn_small_dw_coefs(const int N, const float *dy, int out, int o,

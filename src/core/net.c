@@ -109,6 +109,9 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
         if (l->out_floats > *widest)
             *widest = l->out_floats;
     }
+    for (int i = 0; i < net->n_layers; i++)
+        if (net->layers[i].param_owner != i)
+            net->layers[i].block_shared = net->layers[net->layers[i].param_owner].block_shared = 1;
     net->n_params = offset;
     net->first_working = nn_layer_first_working(p->layers, p->n_layers);
     net->graph = !nn_layer_is_chain(p->layers, p->n_layers);
@@ -423,27 +426,14 @@ static void grads_done(nn_net *net, int i)
         net->grads_ready(net->grads_ready_ctx, l->param_owner);
 }
 
-/* Layer i may apply Adam to its block in this backward: fusion asked for,
- * the block its own and no other layer's (a shared block's gradient is a
- * sum of several backwards), and this backward writes it (not scratch). */
-static int adam_fusable(const nn_net *net, int i, int shared)
-{
-    const nn_layer *l = &net->layers[i];
-    if (!net->fuse_adam || shared || l->n_weights == 0 || l->param_owner != i)
-        return 0;
-    for (int j = 0; j < net->n_layers; j++)
-        if (j != i && net->layers[j].param_owner == i)
-            return 0;
-    return 1;
-}
-
-/* The layer call's fused Adam for layer i, into *a, when it may have one. */
-static void offer_adam(nn_net *net, int i, int shared, nn_layer_call *c, nn_layer_adam *a,
-                       int *done)
+/* The layer call's fused Adam for layer i, into *a, when it may have one:
+ * fusion asked for, and the block its own and no other layer's (a shared
+ * block's gradient is a sum of several backwards). */
+static void offer_adam(nn_net *net, int i, nn_layer_call *c, nn_layer_adam *a, int *done)
 {
     const nn_layer *l = &net->layers[i];
     *done = 0;
-    if (!adam_fusable(net, i, shared))
+    if (!net->fuse_adam || l->n_weights == 0 || l->block_shared)
         return;
     *a = (nn_layer_adam){ .param = net->params + l->param_offset,
                           .m = net->opt_a + l->param_offset, .v = net->opt_b + l->param_offset,
@@ -476,7 +466,7 @@ static int backward_chain(nn_net *net, int n, long step, const float *dout)
         nn_layer_call c = layer_call(net, i, n, 1, step);
         int shared = param_target(net, i, &c, written), done;
         nn_layer_adam adam;
-        offer_adam(net, i, shared, &c, &adam, &done);
+        offer_adam(net, i, &c, &adam, &done);
         if ((dx || l->n_weights > 0) && d->backward(&c, net->in_ptr[i], net->out_ptr[i], dy, dx) != 0)
             return -1;
         note_adam(net, i, done);
@@ -528,7 +518,7 @@ static int backward_graph(nn_net *net, int n, long step)
         c.dx2 = dx[1];
         int shared = param_target(net, i, &c, params_written), done;
         nn_layer_adam adam;
-        offer_adam(net, i, shared, &c, &adam, &done);
+        offer_adam(net, i, &c, &adam, &done);
         if ((dx[0] || dx[1] || l->n_weights > 0) &&
             d->backward(&c, net->in_ptr[i], net->out_ptr[i], l->dy, dx[0]) != 0)
             return -1;
@@ -553,57 +543,3 @@ int nn_net_backward(nn_net *net, int n, long step, const float *dout)
     return net->graph ? backward_graph(net, n, step) : backward_chain(net, n, step, dout);
 }
 
-void nn_net_fuse_adam(nn_net *net, const nn_preset *p, float lr)
-{
-    net->fuse_adam = p->opt == NN_OPT_ADAM && net->b->ops->linear_backward_adam &&
-                     !net->grads_ready;
-    net->fused_h = (nn_adam_hyper){ lr, p->beta1, p->beta2, p->eps, p->weight_decay };
-    net->fused_t = net->opt_t + 1;
-    /* what a backward fused is counted again by the next (a step without one
-     * must not skip blocks on an earlier step's word) */
-    net->fused_layers = 0;
-    memset(net->adam_done, 0, sizeof net->adam_done);
-}
-
-/* Adam over the arena but the blocks the backward updated (adam_done):
- * elementwise, so the same bits as one pass over the whole. Owners' blocks
- * lie in layer order in the arena, padding between them. */
-static int adam_rest(nn_net *net, const nn_adam_hyper *h)
-{
-    nn_backend *b = net->b;
-    size_t from = 0;
-    for (int i = 0; i <= net->n_layers; i++) {
-        size_t to = net->n_params, end = net->n_params;
-        if (i < net->n_layers) {
-            const nn_layer *l = &net->layers[i];
-            if (!net->adam_done[i])
-                continue;
-            to = l->param_offset;
-            end = l->param_offset + l->n_weights + l->n_bias;
-        }
-        if (to > from && b->ops->adam_step(b, to - from, net->params + from, net->grads + from,
-                                           net->opt_a + from, net->opt_b + from, h,
-                                           net->opt_t) != 0)
-            return -1;
-        from = end;
-    }
-    return 0;
-}
-
-int nn_net_optimize(nn_net *net, const nn_preset *p, float lr)
-{
-    nn_backend *b = net->b;
-    int fused = net->fuse_adam && net->fused_layers > 0;
-    net->opt_t++;
-    net->fuse_adam = 0;              /* asked for again before each backward */
-    if (p->opt == NN_OPT_ADAM) {
-        nn_adam_hyper h = { lr, p->beta1, p->beta2, p->eps, p->weight_decay };
-        if (fused)
-            return adam_rest(net, &h);
-        return b->ops->adam_step(b, net->n_params, net->params, net->grads, net->opt_a,
-                                 net->opt_b, &h, net->opt_t);
-    }
-    nn_sgd_hyper h = { lr, p->momentum, p->dampening, p->weight_decay, p->nesterov };
-    return b->ops->sgd_step(b, net->n_params, net->params, net->grads, net->opt_a, &h,
-                            net->opt_t);
-}

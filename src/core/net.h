@@ -27,6 +27,7 @@ typedef struct nn_layer {
                                         out_floats); a view's is its root's; NULL in a chain */
     int grads_final_here;            /* the first user in layer order of its parameter block:
                                         after its backward the block's gradient is final */
+    int block_shared;                /* its parameter block has another user (weights =) */
 } nn_layer;
 
 typedef struct nn_net {
