@@ -137,6 +137,15 @@ static void test_fma_peak_measured(void **state)
 #endif
     assert_true(first >= 0);
     assert_true(nn_cpu_fma_peak_measured() == first);
+    /* the widest: never below the AVX2 loop, the AVX2 loop's figure itself
+     * on a CPU without AVX-512, and also measured once */
+    double widest = nn_cpu_fma_peak_widest();
+    assert_true(widest >= first);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (!__builtin_cpu_supports("avx512f"))
+        assert_true(widest == first);
+#endif
+    assert_true(nn_cpu_fma_peak_widest() == widest);
 }
 
 /* This machine: the reading agrees with the compiler's cpuid checks, names

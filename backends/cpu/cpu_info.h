@@ -107,6 +107,12 @@ int nn_cpu_blas_below_cpu(const nn_cpu_info *ci, char *why, size_t why_len);
  * generic family or a nominal clock. */
 double nn_cpu_fma_peak_measured(void);
 
+/* The same loop at the widest vectors our own kernels run: the AVX2 loop's
+ * rate, or the AVX-512 one's where it is faster and the AVX-512 kernels run
+ * (nn_cpu_avx512_kernels: the CPU has them, NNLAB_NO_AVX512 unset); measured
+ * once per process, 0 without FMA. What a rate of our kernels cannot pass. */
+double nn_cpu_fma_peak_widest(void);
+
 /* 1 and a warning with the remedy when a measured single-core sgemm rate is
  * below half the core's FMA peak (the measured one when filled in, else the
  * estimate); 0 when it is not or the peak is unknown. */
