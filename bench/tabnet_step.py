@@ -19,12 +19,22 @@ and the parameter counts (all, and those the forward pass uses).
 import argparse
 import importlib.metadata
 import json
+import os
 import statistics
 import sys
 import time
 
-import torch
-from pytorch_tabnet.tab_network import TabNet
+# --threads bounds every pool before torch loads them: torch.set_num_threads
+# alone leaves OpenBLAS's (PyTorch's CPU matrix products) at every core
+# (tools/nnlab-torch-step.py, bound_pools).
+_threads = next((int(v) for k, v in zip(sys.argv, sys.argv[1:]) if k == "--threads" and v.isdigit()),
+                next((int(a[10:]) for a in sys.argv if a.startswith("--threads=") and a[10:].isdigit()), 0))
+if _threads:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        os.environ[_var] = str(_threads)
+
+import torch  # noqa: E402
+from pytorch_tabnet.tab_network import TabNet  # noqa: E402
 
 FEATURES = 84
 LAMBDA_SPARSE = 1e-3
@@ -79,7 +89,7 @@ def main():
         if step >= a.warmup:
             times.append(time.perf_counter() - t0)
     print(json.dumps({"peer": "pytorch-tabnet", "tabnet": importlib.metadata.version("pytorch-tabnet"), "torch": torch.__version__,
-                      "threads": torch.get_num_threads(), "batch": a.batch, "steps": a.steps,
+                      "threads": torch.get_num_threads(), "blas_threads": _threads or None, "batch": a.batch, "steps": a.steps,
                       "params": total, "params_used": used,
                       "us_per_step": round(statistics.median(times) * 1e6, 1)}))
 

@@ -34,8 +34,10 @@ TF32 is off on a CUDA device for every way (matmul and cuDNN), as nnlab's
 default FP32 math.
 
 It prints one JSON object on one line and exits with:
-    0  the result: torch's version, the device, threads, batch, steps, the
-       parameter count, the median and mean microseconds per step;
+    0  the result: torch's version, the device, threads (--threads bounds
+       BLAS's pool too, blas_threads: OpenBLAS runs PyTorch's CPU matrix
+       products on a pool of its own), batch, steps, the parameter count,
+       the median and mean microseconds per step;
     1  {"error": ...}: the step could not run (no CUDA device, a batch
        PyTorch refuses, out of memory);
     2  {"error": ...}: the preset cannot be built (naming the file, the
@@ -447,8 +449,10 @@ def device_name(torch, device):
 
 
 def run(torch, preset, args):
+    blas_threads = None
     if args.threads:
         torch.set_num_threads(args.threads)
+        blas_threads = bound_blas_now(args.threads)
     torch.manual_seed(args.seed)
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise Failure(EXIT_RUNTIME, "device", f"--device {args.device}: this PyTorch sees no CUDA device "
@@ -474,7 +478,9 @@ def run(torch, preset, args):
             "way": way, "timing": "blocks of steps" if args.way != "eager" else "each step",
             "tf32": False if args.device.startswith("cuda") else None,
             "data": "on the device" if on_device else "copied from pageable host memory every step",
-            "threads": torch.get_num_threads(), "batch": args.batch, "steps": args.steps,
+            "threads": torch.get_num_threads(),
+            "blas_threads": blas_threads,
+            "batch": args.batch, "steps": args.steps,
             "warmup": args.warmup, "params": params,
             "us_per_step": round(median, 3), "us_per_step_median": round(median, 3),
             "us_per_step_mean": round(statistics.fmean(times), 3),
@@ -513,6 +519,38 @@ def parse_args(argv):
     return args
 
 
+# The pools a CPU step can run on besides torch's own: torch.set_num_threads
+# bounds its intra-op pool, not the BLAS Debian's PyTorch calls for its
+# matrix products (OpenBLAS's pthreads pool, sized to every core when the
+# library loads). With --threads 1 alone, torch.mm of 1024^3 ran on both cores
+# of the 2-core Zen 5 of 2026-11-29 (CPU time 1.98x the wall time, 234
+# GFLOP/s; 1.00x and 123 GFLOP/s with OPENBLAS_NUM_THREADS=1). Set before
+# torch is imported: the libraries read them when they load.
+POOL_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def bound_pools(threads):
+    for var in POOL_VARS:
+        os.environ[var] = str(threads)
+
+
+def bound_blas_now(threads):
+    """OpenBLAS's pool bounded in a process where it is loaded already (bench/torch_grid.py runs
+    many thread counts in one); its own count after, None where this PyTorch loads no OpenBLAS."""
+    import ctypes
+    for name in ("libopenblas.so.0", "libopenblas.so"):
+        try:
+            lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)   # only one loaded already
+        except OSError:
+            continue
+        try:
+            lib.openblas_set_num_threads(ctypes.c_int(threads))
+            return int(lib.openblas_get_num_threads())
+        except AttributeError:
+            return None
+    return None
+
+
 def import_torch():
     try:
         import torch
@@ -527,6 +565,8 @@ def main(argv):
     try:
         args = parse_args(argv)
         preset = None if args.probe else Preset(args.preset)   # read before torch: no torch needed
+        if args.threads:
+            bound_pools(args.threads)
         torch = import_torch()
         if args.probe:
             result = {"helper": "nnlab-torch-step", "torch": torch.__version__,
