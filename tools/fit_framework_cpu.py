@@ -79,6 +79,87 @@ def fit_nonnegative(X, y, given=None):
         free.remove(min(neg, key=lambda c: x[c]))
 
 
+SPLIT_FIGURES = ("step_us", "op_ratio", "linear_ratio", "conv_ratio", "act_ratio", "other_ratio", "param_passes")
+
+
+def split_columns(r):
+    """--form split: nnlab's predicted work split by the kind of op, a ratio to each (not shipped)."""
+    return [1.0, r["ops"] * r["op_us"], r["linear_us"], r["conv_us"], r["act_us"], r["other_us"], r["param_us"]]
+
+
+def split_thread_columns(r, t0):
+    """The split form's two thread figures: the dispatch and the kinds' work, per thread beyond t0."""
+    beyond = r["threads"] - t0
+    return [r["ops"] * r["op_us"] * beyond,
+            (r["linear_us"] + r["conv_us"] + r["act_us"] + r["other_us"]) * beyond]
+
+
+def split_predict(r, x, thread=(0.0, 0.0), t0=None):
+    extra = sum(c * v for c, v in zip(split_thread_columns(r, t0), thread)) if t0 is not None else 0.0
+    return sum(c * v for c, v in zip(split_columns(r), x)) + extra
+
+
+def split_errors(rows, x, thread=(0.0, 0.0), t0=None):
+    e = [split_predict(r, x, thread, t0) / r["torch_us"] - 1 for r in rows]
+    return math.sqrt(sum(v * v for v in e) / len(e)), max(abs(v) for v in e), sum(1 for v in e if abs(v) > 0.25)
+
+
+def split_report(rows, fit_hosts, thread_hosts):
+    """The split form fitted on fit_hosts (one thread count), its two thread figures on
+    thread_hosts with those held, every host's errors, each host alone against the others of its
+    thread count, and the fitted hosts' tables."""
+    fitted = [r for r in rows if r["host"] in fit_hosts]
+    threads = {r["threads"] for r in fitted}
+    if len(threads) != 1:
+        sys.exit("fit_framework_cpu: --form split fits hosts of one thread count, not %s" % threads)
+    t0 = min(threads)
+    x = fit_nonnegative([split_columns(r) for r in fitted], [r["torch_us"] for r in fitted])
+    others = [r for r in rows if r["host"] in thread_hosts]
+    thread = (fit_nonnegative([split_thread_columns(r, t0) for r in others], [r["torch_us"] for r in others],
+                              [split_predict(r, x) for r in others]) if len(others) >= 2 else [0.0, 0.0])
+    print("# --form split (not shipped), fitted on %s (%d steps, %d threads); thread figures on %s (%d steps)" %
+          ("+".join(fit_hosts), len(fitted), t0, "+".join(thread_hosts) or "-", len(others)))
+    for k, v in zip(SPLIT_FIGURES, x):
+        print("%s = %.6g" % (k, v))
+    print("thread_op_ratio = %.6g\nthread_work_ratio = %.6g" % tuple(thread))
+    print("\n| host | threads | steps | rms | largest | beyond 25% |\n|---|---:|---:|---:|---:|---:|")
+    hosts = list(dict.fromkeys(r["host"] for r in rows))
+    for h in hosts:
+        mine = [r for r in rows if r["host"] == h]
+        rms, mx, n25 = split_errors(mine, x, thread, t0)
+        how = "fitted" if h in fit_hosts else "thread figures" if h in thread_hosts else "not fitted"
+        print("| %s (%s) | %d | %d | %.1f%% | %.1f%% | %d |" % (h, how, mine[0]["threads"], len(mine), 100 * rms,
+                                                             100 * mx, n25))
+    print("\nEach host of that thread count fitted alone:\n")
+    for h in hosts:
+        mine = [r for r in rows if r["host"] == h]
+        if mine[0]["threads"] not in threads:
+            continue
+        xh = fit_nonnegative([split_columns(r) for r in mine], [r["torch_us"] for r in mine])
+        cells = []
+        for o in hosts:
+            other = [r for r in rows if r["host"] == o]
+            if other[0]["threads"] in threads:
+                rms, mx, n25 = split_errors(other, xh)
+                cells.append("%s %.1f%% (largest %.1f%%, %d beyond 25%%)" % (o, 100 * rms, 100 * mx, n25))
+        print("- fitted on %s alone (%s): %s" % (h, " ".join("%.4g" % v for v in xh), "; ".join(cells)))
+    for h in fit_hosts:
+        mine = [r for r in rows if r["host"] == h]
+        presets = list(dict.fromkeys(r["preset"] for r in mine))
+        batches = sorted({r["batch"] for r in mine})
+        print("\n%s, --form split, predicted / PyTorch measured (us a step):\n" % h)
+        print("| preset | " + " | ".join("b%d" % b for b in batches) + " |")
+        print("|---|" + "---|" * len(batches))
+        for p in presets:
+            cells = []
+            for b in batches:
+                m = [r for r in mine if r["preset"] == p and r["batch"] == b]
+                pr = sum(c * v for c, v in zip(split_columns(m[0]), x)) if m else 0
+                cells.append("%.0f / %.0f (%+.0f%%)" % (pr, m[0]["torch_us"], 100 * (pr / m[0]["torch_us"] - 1))
+                             if m else "-")
+            print("| %s | %s |" % (p, " | ".join(cells)))
+
+
 def thread_columns(r, fitted_threads):
     """What the two thread figures multiply: the dispatch and the kernels, per thread beyond."""
     beyond = r["threads"] - fitted_threads
@@ -162,6 +243,9 @@ def main():
     ap.add_argument("--thread-hosts", default="xeon16", help="the hosts the thread figure is fitted to")
     ap.add_argument("--max-batch", type=int, default=0, help="leave out rows of a larger batch (0: none)")
     ap.add_argument("--convert", help="print a calibration JSON in the cache file's form, and stop")
+    ap.add_argument("--form", choices=("shipped", "split"), default="shipped",
+                    help="split: a ratio to each kind of nnlab's predicted work (linear, conv, per-element "
+                         "ops, bytes-priced layers), fitted on --fit-hosts, no thread figures; not shipped")
     a = ap.parse_args()
     if a.convert:
         convert(a.convert)
@@ -175,6 +259,9 @@ def main():
         ap.error("--build or --terms")
     rows = [r for r in read_terms(text) if not a.max_batch or r["batch"] <= a.max_batch]
     fit_hosts = a.fit_hosts.split(",")
+    if a.form == "split":
+        split_report(rows, fit_hosts, [h for h in a.thread_hosts.split(",") if h])
+        return
     thread_hosts = [h for h in a.thread_hosts.split(",") if h]
     fitted = [r for r in rows if r["host"] in fit_hosts]
     threads = {r["threads"] for r in fitted}

@@ -91,6 +91,8 @@ static double add_work(nn_explanation *e, nn_op_cost c, const nn_calibration *ca
         t_bytes = t_flops;
     double work = t_flops > t_bytes ? t_flops : t_bytes;
     e->work_us += work;
+    if (k >= 0 && k < NN_OP_CLASSES)
+        e->class_work_us[k] += work;
     e->sized_compute_us += t_flops;
     e->compute_us += t_peak;
     e->memory_us += t_bytes;

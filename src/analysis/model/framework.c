@@ -233,6 +233,11 @@ int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibrati
     out->param_us = 4.0 * (double)e.cost.params / (cpu_cal->mem_gbps * 1e3);
     out->nnlab_us = e.predicted_us;
     out->threads = cpu_cal->threads > 0 ? cpu_cal->threads : 1;
+    out->linear_us = e.class_work_us[NN_OP_LINEAR];
+    out->conv_us = e.class_work_us[NN_OP_CONV];
+    for (int k = NN_OP_RELU; k <= NN_OP_MSE; k++)
+        out->act_us += e.class_work_us[k];
+    out->other_us = e.class_work_us[NN_OP_NONE];
     return 0;
 }
 

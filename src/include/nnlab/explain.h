@@ -145,6 +145,9 @@ typedef struct nn_explanation {
                                     rate larger calls reach (the best rate calibrated at their
                                     size or above): what a larger batch would amortise */
     double optimizer_us;         /* the optimiser's pass: one per step, whatever the batch */
+    double class_work_us[NN_OP_CLASSES];   /* work_us by the class of its op (the loss's and
+                                    the optimiser's included): the terms a framework's
+                                    kernels can be priced by, class by class */
     double overhead_us;          /* fixed costs (issue, sync, the products' fixed cost, the
                                     copies' fixed cost) + shortfall + optimiser */
     double scaling_us;           /* the rest: the work that grows with the batch */

@@ -78,6 +78,13 @@
 typedef struct nn_framework_sample {
     int ops, threads;
     double op_us, elem_us, param_us, nnlab_us;
+    /* nnlab's predicted work split by the kind of op (nn_explanation's
+     * class_work_us): matrix products of linear layers, convolutions, the
+     * ops with a calibrated cost per element (activations, dropout, pools,
+     * the loss), the layers priced by their bytes (batch norms, GLUs,
+     * sparsemax, adds). Not in the form: tools/fit_framework_cpu.py
+     * --form split fits a ratio to each (docs/ways.md, "Split by kind"). */
+    double linear_us, conv_us, act_us, other_us;
     double framework_us;
 } nn_framework_sample;
 
