@@ -65,7 +65,7 @@ static nn_framework_cpu shipped_cpu(void)
  * dev2, dev3, xeon16); nnlab_us (nnlab's measured step there) is only shown. */
 static int read_samples(nn_framework_sample *s, cpu_row *rows, int max, double *nnlab_measured)
 {
-    static const char *const hosts[] = { "dev2", "dev3", "xeon16", "dev4" };
+    static const char *const hosts[] = { "dev2", "dev3", "xeon16", "dev4", "dev5" };
     enum { HOSTS = sizeof hosts / sizeof hosts[0] };
     static nn_calibration cal[HOSTS];
     char line[256], path[NN_PATH_LEN];
@@ -165,6 +165,8 @@ static const struct { const char *host; double rms, max; } bounds[] = {
     { "dev2", 0.22, 0.45 }, { "dev3", 0.33, 0.59 }, { "xeon16", 0.29, 0.60 },
     /* not fitted: one thread, the same minutes as its calibration (29.3%, 79.5%) */
     { "dev4", 0.31, 0.81 },
+    /* not fitted: one thread, every pool bounded, three rounds' medians (27.0%, 52.0%) */
+    { "dev5", 0.28, 0.54 },
 };
 
 /* The fit from the data is the one the shipped figures record (to their
@@ -287,6 +289,37 @@ static void test_form_against_torch_csv(void **state)
     assert_true(faster >= 24);
 }
 
+/* The split of nnlab's predicted work by kind (what tools/fit_framework_cpu.py
+ * --form split fits) adds up: the four kinds and the optimiser's pass are the
+ * model's whole work, each preset's kinds where its layers are (LeNet has
+ * convolutions and no bytes-priced layer, TabNet the reverse). */
+static void test_split_terms_add_up(void **state)
+{
+    (void)state;
+    static const struct { const char *preset; int conv, other; } cases[] = {
+        { "lenet-cifar10", 1, 0 }, { "mnist-mlp-1000", 0, 0 }, { "conv1d-regression", 1, 0 },
+        { "tabnet-regression", 0, 1 },
+    };
+    nn_calibration cal;
+    assert_int_equal(cal_fixture_load("calibration-cpu-dev5.txt", &cal), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static nn_preset p;
+        nn_framework_sample s;
+        nn_explanation e;
+        load_preset(cases[i].preset, &p);
+        assert_int_equal(nn_framework_cpu_sample_of(&p, 64, &cal, &s, &e), 0);
+        double kinds = s.linear_us + s.conv_us + s.act_us + s.other_us;
+        double all = kinds + e.class_work_us[e.cost.optimizer_class];
+        print_message("# %s at 64: linear %.1f, conv %.1f, per element %.1f, by bytes %.1f, optimiser %.1f us; "
+                      "work %.1f us\n", cases[i].preset, s.linear_us, s.conv_us, s.act_us, s.other_us,
+                      e.class_work_us[e.cost.optimizer_class], e.work_us);
+        assert_true(fabs(all - e.work_us) <= 1e-9 * e.work_us);
+        assert_true(s.linear_us > 0 && s.act_us > 0);
+        assert_int_equal(s.conv_us > 0, cases[i].conv);
+        assert_int_equal(s.other_us > 0, cases[i].other);
+    }
+}
+
 /* --terms: every fixture row's terms, one CSV line each. */
 static int print_terms(void)
 {
@@ -294,11 +327,12 @@ static int print_terms(void)
     static cpu_row rows[MAX_SAMPLES];
     static double nnlab_measured[MAX_SAMPLES];
     int n = read_samples(s, rows, MAX_SAMPLES, nnlab_measured);
-    printf("host,preset,batch,torch_us,nnlab_us,threads,ops,op_us,elem_us,param_us,nnlab_pred_us\n");
+    printf("host,preset,batch,torch_us,nnlab_us,threads,ops,op_us,elem_us,param_us,nnlab_pred_us,linear_us,conv_us,"
+           "act_us,other_us\n");
     for (int i = 0; i < n; i++)
-        printf("%s,%s,%d,%.1f,%.1f,%d,%d,%.9g,%.9g,%.9g,%.9g\n", rows[i].host, rows[i].preset, rows[i].batch,
-               s[i].framework_us, nnlab_measured[i], s[i].threads, s[i].ops, s[i].op_us, s[i].elem_us, s[i].param_us,
-               s[i].nnlab_us);
+        printf("%s,%s,%d,%.1f,%.1f,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", rows[i].host, rows[i].preset,
+               rows[i].batch, s[i].framework_us, nnlab_measured[i], s[i].threads, s[i].ops, s[i].op_us, s[i].elem_us,
+               s[i].param_us, s[i].nnlab_us, s[i].linear_us, s[i].conv_us, s[i].act_us, s[i].other_us);
     return 0;
 }
 
@@ -468,6 +502,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_form_against_torch_csv),
         cmocka_unit_test(test_profiles_read_framework),
         cmocka_unit_test(test_direction_of_the_writeups),
+        cmocka_unit_test(test_split_terms_add_up),
         cmocka_unit_test(test_gpu_fit_recomputed),
         cmocka_unit_test(test_gpu_model_is_the_form),
     };
