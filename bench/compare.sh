@@ -65,17 +65,24 @@ target_for() {  # preset batch
 
 min_of() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { if (a <= 0) print b; else if (b <= 0 || a < b) print a; else print b }'; }
 
-# The fastest peer: "us version threads"
+# The fastest peer: "us version threads". Each PyTorch at its own default (torch's
+# pool and OpenBLAS's as it sizes them: on 2 cores torch 1, OpenBLAS 2, its fastest
+# for large products) and with every pool at 1 and at all the cores (--threads).
 peer_best() {  # preset batch
     best=""
     for py in $peers; do
-        for t in 1 "$cores"; do
+        for t in default 1 "$cores"; do
+            targ="--threads $t"
+            [ "$t" = default ] && targ=""
+            # shellcheck disable=SC2086  # $targ: no word or two
             line=$("$py" "$here/pytorch_step.py" "$NNLAB_PRESETS_DIR/$1.ini" --batch "$2" \
-                   --steps "$(steps_for "$2")" --warmup 5 --threads "$t" 2>/dev/null) || continue
+                   --steps "$(steps_for "$2")" --warmup 5 $targ 2>/dev/null) || continue
             us=$(echo "$line" | json_field us_per_step)
             ver=$(echo "$line" | sed -n 's/.*"torch": "\([^"]*\)".*/\1/p')
+            label=$t    # one word: the table's row splits the line on spaces
+            [ "$t" = default ] && label="default(torch:$(echo "$line" | json_field threads),BLAS:$(echo "$line" | json_field blas_threads))"
             if [ -z "$best" ] || awk -v a="$us" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-                best="$us $ver $t"
+                best="$us $ver $label"
             fi
         done
     done
@@ -92,7 +99,7 @@ mkdir -p "$here/results"
     echo
     echo "- date: $date; $("$nnlab" --version)${commit:+ (commit $commit)}; machine: $cores cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
     echo "- nnlab: \`nnlab bench --device cpu --batch B --steps S --warmup 3\`"
-    echo "- PyTorch: \`bench/pytorch_step.py\` with each of:$peers; threads 1 and $cores; the fastest is shown"
+    echo "- PyTorch: \`bench/pytorch_step.py\` with each of:$peers; its default threads, and every pool (torch's, OpenBLAS's) at 1 and at $cores; the fastest is shown"
     echo
     echo "- nnlab runs before and after PyTorch (both shown: first / second); the faster is compared"
     echo

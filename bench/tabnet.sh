@@ -38,7 +38,7 @@ nnlab_us() {  # batch
         --warmup 3 --json >"$nnlab_json" 2>/dev/null || true
     json_field us_per_step <"$nnlab_json"
 }
-peer_us() {  # batch threads
+peer_us() {  # batch threads (0: PyTorch's own default: torch's pool at its count, OpenBLAS's at its)
     "$py" "$here/tabnet_step.py" --batch "$1" --steps "$(steps_for "$1")" --warmup 3 --threads "$2" |
         json_field us_per_step
 }
@@ -53,25 +53,27 @@ info=$("$py" "$here/tabnet_step.py" --batch 128 --steps 1 --warmup 0 --threads 1
     echo
     echo "- date: $date; $("$nnlab" --version)${commit:+ (commit $commit)}; machine: $cores cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
     echo "- nnlab: \`nnlab bench --preset tabnet-regression --device cpu --batch B --steps S --warmup 3\`"
-    echo "- peer: \`bench/tabnet_step.py\` (pytorch-tabnet $(echo "$info" | json_field tabnet), torch $(echo "$info" | json_field torch)), threads 1 and $cores, the faster shown; its network has $(echo "$info" | json_field params) parameters, $(echo "$info" | json_field params_used) used"
+    echo "- peer: \`bench/tabnet_step.py\` (pytorch-tabnet $(echo "$info" | json_field tabnet), torch $(echo "$info" | json_field torch)), its default threads and every pool at 1 and at $cores, the fastest shown; its network has $(echo "$info" | json_field params) parameters, $(echo "$info" | json_field params_used) used"
     echo "- load average before: $(load)"
     echo
     echo "| batch | nnlab µs/step | pytorch-tabnet µs/step (threads) | pytorch-tabnet / nnlab | load average after |"
     echo "|---:|---:|---:|---:|---|"
     for b in $batches; do
-        : > /tmp/nn.$$; : > /tmp/p1.$$; : > /tmp/pn.$$
+        : > /tmp/nn.$$; : > /tmp/p0.$$; : > /tmp/p1.$$; : > /tmp/pn.$$
         r=0
         while [ $r -lt "$rounds" ]; do
             nnlab_us "$b" >> /tmp/nn.$$
+            peer_us "$b" 0 >> /tmp/p0.$$
             peer_us "$b" 1 >> /tmp/p1.$$
             peer_us "$b" "$cores" >> /tmp/pn.$$
             r=$((r + 1))
         done
-        ours=$(median < /tmp/nn.$$); p1=$(median < /tmp/p1.$$); pn=$(median < /tmp/pn.$$)
+        ours=$(median < /tmp/nn.$$); p0=$(median < /tmp/p0.$$); p1=$(median < /tmp/p1.$$); pn=$(median < /tmp/pn.$$)
         if awk -v a="$p1" -v b="$pn" 'BEGIN { exit !(a <= b) }'; then peer=$p1 t=1; else peer=$pn t=$cores; fi
+        if awk -v a="$p0" -v b="$peer" 'BEGIN { exit !(a > 0 && a < b) }'; then peer=$p0 t=default; fi
         ratio=$(awk -v a="$peer" -v b="$ours" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "?" }')
         echo "| $b | $ours | $peer ($t) | $ratio | $(load) |"
     done
-    rm -f /tmp/nn.$$ /tmp/p1.$$ /tmp/pn.$$
+    rm -f /tmp/nn.$$ /tmp/p0.$$ /tmp/p1.$$ /tmp/pn.$$
 } | tee "$out"
 echo "saved to $out" >&2

@@ -449,10 +449,12 @@ def device_name(torch, device):
 
 
 def run(torch, preset, args):
-    blas_threads = None
     if args.threads:
         torch.set_num_threads(args.threads)
-        blas_threads = bound_blas_now(args.threads)
+    # PyTorch's default (no --threads) is its own: on the 2-core Zen 5, torch's pool at 1 and
+    # OpenBLAS's at 2, faster there for mnist-mlp-1000 at 256 (18.7 ms) than 1 and 1 (27.1)
+    # or 2 and 2 (35.5-40.0: the two pools contend for the cores)
+    blas_threads = bound_blas_now(args.threads)
     torch.manual_seed(args.seed)
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         raise Failure(EXIT_RUNTIME, "device", f"--device {args.device}: this PyTorch sees no CUDA device "
@@ -536,18 +538,18 @@ def bound_pools(threads):
 
 def bound_blas_now(threads):
     """OpenBLAS's pool bounded in a process where it is loaded already (bench/torch_grid.py runs
-    many thread counts in one); its own count after, None where this PyTorch loads no OpenBLAS."""
+    many thread counts in one; threads 0: left as it is); its own count after, None where this
+    PyTorch loads no OpenBLAS."""
     import ctypes
-    for name in ("libopenblas.so.0", "libopenblas.so"):
+    # Debian's libblas.so.3 may be OpenBLAS itself (the alternative Debian points it at)
+    for name in ("libopenblas.so.0", "libopenblas.so", "libblas.so.3"):
         try:
             lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)   # only one loaded already
-        except OSError:
-            continue
-        try:
-            lib.openblas_set_num_threads(ctypes.c_int(threads))
+            if threads:
+                lib.openblas_set_num_threads(ctypes.c_int(threads))
             return int(lib.openblas_get_num_threads())
-        except AttributeError:
-            return None
+        except (OSError, AttributeError):
+            continue        # not loaded, or not OpenBLAS
     return None
 
 
