@@ -144,20 +144,7 @@ def split_report(rows, fit_hosts, thread_hosts):
                 cells.append("%s %.1f%% (largest %.1f%%, %d beyond 25%%)" % (o, 100 * rms, 100 * mx, n25))
         print("- fitted on %s alone (%s): %s" % (h, " ".join("%.4g" % v for v in xh), "; ".join(cells)))
     for h in fit_hosts:
-        mine = [r for r in rows if r["host"] == h]
-        presets = list(dict.fromkeys(r["preset"] for r in mine))
-        batches = sorted({r["batch"] for r in mine})
-        print("\n%s, --form split, predicted / PyTorch measured (us a step):\n" % h)
-        print("| preset | " + " | ".join("b%d" % b for b in batches) + " |")
-        print("|---|" + "---|" * len(batches))
-        for p in presets:
-            cells = []
-            for b in batches:
-                m = [r for r in mine if r["preset"] == p and r["batch"] == b]
-                pr = sum(c * v for c, v in zip(split_columns(m[0]), x)) if m else 0
-                cells.append("%.0f / %.0f (%+.0f%%)" % (pr, m[0]["torch_us"], 100 * (pr / m[0]["torch_us"] - 1))
-                             if m else "-")
-            print("| %s | %s |" % (p, " | ".join(cells)))
+        table(rows, h, lambda r: split_predict(r, x, thread, t0), "--form split, ")
 
 
 def thread_columns(r, fitted_threads):
@@ -184,11 +171,12 @@ def errors(rows, x, thread, fitted_threads):
     return rms, max(abs(v) for v in e), sum(1 for v in e if abs(v) > 0.25)
 
 
-def table(rows, x, thread, fitted_threads, host):
+def table(rows, host, pred, form=""):
+    """host's rows, preset x batch: pred(row) / PyTorch's measured step."""
     mine = [r for r in rows if r["host"] == host]
     presets = list(dict.fromkeys(r["preset"] for r in mine))
     batches = sorted({r["batch"] for r in mine})
-    print("\n%s, predicted / PyTorch measured (us a step):\n" % host)
+    print("\n%s, %spredicted / PyTorch measured (us a step):\n" % (host, form))
     print("| preset | " + " | ".join("b%d" % b for b in batches) + " |")
     print("|---|" + "---|" * len(batches))
     for p in presets:
@@ -198,7 +186,7 @@ def table(rows, x, thread, fitted_threads, host):
             if not m:
                 cells.append("-")
                 continue
-            pr = predict(m[0], x, thread, fitted_threads)
+            pr = pred(m[0])
             cells.append("%.0f / %.0f (%+.0f%%)" % (pr, m[0]["torch_us"], 100 * (pr / m[0]["torch_us"] - 1)))
         print("| %s | %s |" % (p, " | ".join(cells)))
 
@@ -297,7 +285,7 @@ def main():
                 cells.append("%s %.1f%% (largest %.1f%%)" % (o, 100 * rms, 100 * mx))
             print("- fitted on %s alone (%s): %s" % (h, " ".join("%.4g" % v for v in xh), "; ".join(cells)))
     for h in hosts:
-        table(rows, x, thread, t0, h)
+        table(rows, h, lambda r: predict(r, x, thread, t0))
 
 
 if __name__ == "__main__":

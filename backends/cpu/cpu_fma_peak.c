@@ -38,65 +38,43 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* iters rounds of 12 independent 8-lane FMAs; the sum keeps the compiler from
- * dropping them. Twelve named accumulators, not an array: GCC keeps an array
- * of vectors in memory, and the loop then times store-to-load forwarding. */
-__attribute__((target("avx2,fma"), noinline)) static float fma_rounds(long iters)
-{
-    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-    __m256 c0 = _mm256_set1_ps(0), c1 = _mm256_set1_ps(1), c2 = _mm256_set1_ps(2);
-    __m256 c3 = _mm256_set1_ps(3), c4 = _mm256_set1_ps(4), c5 = _mm256_set1_ps(5);
-    __m256 c6 = _mm256_set1_ps(6), c7 = _mm256_set1_ps(7), c8 = _mm256_set1_ps(8);
-    __m256 c9 = _mm256_set1_ps(9), c10 = _mm256_set1_ps(10), c11 = _mm256_set1_ps(11);
-    for (long i = 0; i < iters; i++) {
-        c0 = _mm256_fmadd_ps(c0, a, b);
-        c1 = _mm256_fmadd_ps(c1, a, b);
-        c2 = _mm256_fmadd_ps(c2, a, b);
-        c3 = _mm256_fmadd_ps(c3, a, b);
-        c4 = _mm256_fmadd_ps(c4, a, b);
-        c5 = _mm256_fmadd_ps(c5, a, b);
-        c6 = _mm256_fmadd_ps(c6, a, b);
-        c7 = _mm256_fmadd_ps(c7, a, b);
-        c8 = _mm256_fmadd_ps(c8, a, b);
-        c9 = _mm256_fmadd_ps(c9, a, b);
-        c10 = _mm256_fmadd_ps(c10, a, b);
-        c11 = _mm256_fmadd_ps(c11, a, b);
+/* name(iters): iters rounds of 12 independent FMAs of `lanes` floats in
+ * vectors V (intrinsics P##_...: _mm256 or _mm512), built for isa; the sum
+ * keeps the compiler from dropping them. Twelve named accumulators, not an
+ * array: GCC keeps an array of vectors in memory, and the loop then times
+ * store-to-load forwarding. */
+#define FMA_ROUNDS(name, isa, V, P, lanes)                                                      \
+    __attribute__((target(isa), noinline)) static float name(long iters)                      \
+    {                                                                                          \
+        const V a = P##_set1_ps(0.999999f), b = P##_set1_ps(1e-7f);                            \
+        V c0 = P##_set1_ps(0), c1 = P##_set1_ps(1), c2 = P##_set1_ps(2), c3 = P##_set1_ps(3);  \
+        V c4 = P##_set1_ps(4), c5 = P##_set1_ps(5), c6 = P##_set1_ps(6), c7 = P##_set1_ps(7);  \
+        V c8 = P##_set1_ps(8), c9 = P##_set1_ps(9), c10 = P##_set1_ps(10);                     \
+        V c11 = P##_set1_ps(11);                                                               \
+        for (long i = 0; i < iters; i++) {                                                     \
+            c0 = P##_fmadd_ps(c0, a, b);                                                       \
+            c1 = P##_fmadd_ps(c1, a, b);                                                       \
+            c2 = P##_fmadd_ps(c2, a, b);                                                       \
+            c3 = P##_fmadd_ps(c3, a, b);                                                       \
+            c4 = P##_fmadd_ps(c4, a, b);                                                       \
+            c5 = P##_fmadd_ps(c5, a, b);                                                       \
+            c6 = P##_fmadd_ps(c6, a, b);                                                       \
+            c7 = P##_fmadd_ps(c7, a, b);                                                       \
+            c8 = P##_fmadd_ps(c8, a, b);                                                       \
+            c9 = P##_fmadd_ps(c9, a, b);                                                       \
+            c10 = P##_fmadd_ps(c10, a, b);                                                     \
+            c11 = P##_fmadd_ps(c11, a, b);                                                     \
+        }                                                                                      \
+        V s = P##_add_ps(P##_add_ps(P##_add_ps(c0, c1), P##_add_ps(c2, c3)),                   \
+                         P##_add_ps(P##_add_ps(c4, c5), P##_add_ps(c6, c7)));                  \
+        s = P##_add_ps(s, P##_add_ps(P##_add_ps(c8, c9), P##_add_ps(c10, c11)));               \
+        float out[lanes];                                                                      \
+        P##_storeu_ps(out, s);                                                                 \
+        return out[0] + out[lanes - 1];                                                        \
     }
-    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
-                             _mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)));
-    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11)));
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    return out[0] + out[7];
-}
 
-/* The same 12 chains 16 floats wide. */
-__attribute__((target("avx512f"), noinline)) static float fma_rounds_512(long iters)
-{
-    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-    __m512 c0 = _mm512_set1_ps(0), c1 = _mm512_set1_ps(1), c2 = _mm512_set1_ps(2);
-    __m512 c3 = _mm512_set1_ps(3), c4 = _mm512_set1_ps(4), c5 = _mm512_set1_ps(5);
-    __m512 c6 = _mm512_set1_ps(6), c7 = _mm512_set1_ps(7), c8 = _mm512_set1_ps(8);
-    __m512 c9 = _mm512_set1_ps(9), c10 = _mm512_set1_ps(10), c11 = _mm512_set1_ps(11);
-    for (long i = 0; i < iters; i++) {
-        c0 = _mm512_fmadd_ps(c0, a, b);
-        c1 = _mm512_fmadd_ps(c1, a, b);
-        c2 = _mm512_fmadd_ps(c2, a, b);
-        c3 = _mm512_fmadd_ps(c3, a, b);
-        c4 = _mm512_fmadd_ps(c4, a, b);
-        c5 = _mm512_fmadd_ps(c5, a, b);
-        c6 = _mm512_fmadd_ps(c6, a, b);
-        c7 = _mm512_fmadd_ps(c7, a, b);
-        c8 = _mm512_fmadd_ps(c8, a, b);
-        c9 = _mm512_fmadd_ps(c9, a, b);
-        c10 = _mm512_fmadd_ps(c10, a, b);
-        c11 = _mm512_fmadd_ps(c11, a, b);
-    }
-    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), _mm512_add_ps(c2, c3)),
-                             _mm512_add_ps(_mm512_add_ps(c4, c5), _mm512_add_ps(c6, c7)));
-    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11)));
-    return _mm512_reduce_add_ps(s);
-}
+FMA_ROUNDS(fma_rounds, "avx2,fma", __m256, _mm256, 8)
+FMA_ROUNDS(fma_rounds_512, "avx512f", __m512, _mm512, 16)
 
 /* The best of seven timed runs of `rounds` (iters rounds of 12 FMAs of
  * `lanes` floats: 96 MFLOP at 8 lanes, 2-3 ms on today's cores; the best: an
