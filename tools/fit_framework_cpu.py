@@ -104,6 +104,20 @@ def split_errors(rows, x, thread=(0.0, 0.0), t0=None):
     return math.sqrt(sum(v * v for v in e) / len(e)), max(abs(v) for v in e), sum(1 for v in e if abs(v) > 0.25)
 
 
+def host_errors(rows, err, fit_hosts, thread_hosts, threads_column):
+    """The table of each host's errors (err(its rows): rms, largest, beyond 25%); the hosts."""
+    print("\n| host |%s steps | rms | largest | beyond 25%% |\n|---|%s---:|---:|---:|---:|" %
+          ((" threads |", "---:|") if threads_column else ("", "")))
+    hosts = list(dict.fromkeys(r["host"] for r in rows))
+    for h in hosts:
+        mine = [r for r in rows if r["host"] == h]
+        rms, mx, n25 = err(mine)
+        how = "fitted" if h in fit_hosts else "thread figures" if h in thread_hosts else "not fitted"
+        threads = " %d |" % mine[0]["threads"] if threads_column else ""
+        print("| %s (%s) |%s %d | %.1f%% | %.1f%% | %d |" % (h, how, threads, len(mine), 100 * rms, 100 * mx, n25))
+    return hosts
+
+
 def split_report(rows, fit_hosts, thread_hosts):
     """The split form fitted on fit_hosts (one thread count), its two thread figures on
     thread_hosts with those held, every host's errors, each host alone against the others of its
@@ -122,14 +136,7 @@ def split_report(rows, fit_hosts, thread_hosts):
     for k, v in zip(SPLIT_FIGURES, x):
         print("%s = %.6g" % (k, v))
     print("thread_op_ratio = %.6g\nthread_work_ratio = %.6g" % tuple(thread))
-    print("\n| host | threads | steps | rms | largest | beyond 25% |\n|---|---:|---:|---:|---:|---:|")
-    hosts = list(dict.fromkeys(r["host"] for r in rows))
-    for h in hosts:
-        mine = [r for r in rows if r["host"] == h]
-        rms, mx, n25 = split_errors(mine, x, thread, t0)
-        how = "fitted" if h in fit_hosts else "thread figures" if h in thread_hosts else "not fitted"
-        print("| %s (%s) | %d | %d | %.1f%% | %.1f%% | %d |" % (h, how, mine[0]["threads"], len(mine), 100 * rms,
-                                                             100 * mx, n25))
+    hosts = host_errors(rows, lambda mine: split_errors(mine, x, thread, t0), fit_hosts, thread_hosts, True)
     print("\nEach host of that thread count fitted alone:\n")
     for h in hosts:
         mine = [r for r in rows if r["host"] == h]
@@ -267,13 +274,7 @@ def main():
     for k, v in zip(FIGURES, shipped):
         print("%s = %.6g" % (k, v))
     print("cpu_thread_op_ratio = %.6g\ncpu_thread_work_ratio = %.6g" % tuple(thread))
-    print("\n| host | steps | rms | largest | beyond 25% |\n|---|---:|---:|---:|---:|")
-    hosts = list(dict.fromkeys(r["host"] for r in rows))
-    for h in hosts:
-        mine = [r for r in rows if r["host"] == h]
-        rms, mx, n25 = errors(mine, x, thread, t0)
-        how = "fitted" if h in fit_hosts else "thread figures" if h in thread_hosts else "not fitted"
-        print("| %s (%s) | %d | %.1f%% | %.1f%% | %d |" % (h, how, len(mine), 100 * rms, 100 * mx, n25))
+    hosts = host_errors(rows, lambda mine: errors(mine, x, thread, t0), fit_hosts, thread_hosts, False)
     if len(fit_hosts) > 1:
         print("\nEach fitted host held out (the five figures fitted on one host alone, no thread figure):\n")
         for h in fit_hosts:
