@@ -77,14 +77,27 @@ press() {
     end=$(($(date +%s) + 2))
     while cap && [ "$(focused)" = "$before" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
 }
+# selected: the preset list's selected row ("│> mnist-mlp-128")
+selected() { grep -o '│> [^ │]*' "$tmp/screen" | head -n 1; }
+# step_list KEY: sends KEY and waits (up to 2 s) until the selected preset
+# changes: each preset passed costs a redraw, not a timeout (waiting for the
+# name after every key cost the full wait at each preset that was not it)
+step_list() {
+    cap
+    before=$(selected)
+    keys "$1"
+    end=$(($(date +%s) + 2))
+    while cap && [ "$(selected)" = "$before" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
+}
 # select_preset NAME [KEY]: moves the preset list (KEY: Down, the default, or
 # Up) until NAME is selected; 1 when it never is
 select_preset() {
     i=0
+    cap
     while ! grep -q "> $1 " "$tmp/screen" && [ $i -lt 12 ]; do
-        keys "${2:-Down}"; i=$((i + 1)); wait_for "> $1 " 1
+        step_list "${2:-Down}"; i=$((i + 1))
     done
-    grep -q "> $1 " "$tmp/screen"
+    wait_for "> $1 " 1
 }
 # field NAME: moves the focus down the settings to the field NAME (the list
 # scrolls to keep the focused field on screen); 1 when it is not there

@@ -37,14 +37,14 @@ wait_change() {
 # focus_field LABEL: moves the focus to the settings, then down to LABEL
 focus_field() {
     cap
-    grep -q '^│>[A-Z]' "$tmp/screen" || keys Tab
+    grep -q '^│>[A-Z]' "$tmp/screen" || { keys Tab; wait_for '^│>[A-Z]' 2; }
     i=0
     while [ $i -lt 20 ]; do   # more than the settings' fields
-        wait_for "^│>$1 " 1 && return 0
-        keys Down
+        grep -q "^│>$1 " "$tmp/screen" && return 0
+        press Down            # tui-lib.sh: waits for the focus to move, not for LABEL
         i=$((i + 1))
     done
-    return 1
+    wait_for "^│>$1 " 1
 }
 rows() { cap; sed -n "$1p" "$tmp/screen" >"$2"; }
 # child_of PID: the first process whose parent is PID (the pane's shell runs the lab)

@@ -20,26 +20,28 @@ select_preset() {
         cap
         grep -q '^│>[A-Za-z]' "$tmp/screen" && keys Tab
         keys Home
+        wait_for "> [a-z]" 2             # 2 s: a sanitizer build redraws slowly
         i=0
         while [ $i -lt 12 ]; do
-            wait_for "> $1 " 2 && return 0      # 2 s: a sanitizer build redraws slowly
-            keys Down
+            grep -q "> $1 " "$tmp/screen" && return 0
+            step_list Down               # tui-lib.sh: waits for the selection to move
             i=$((i + 1))
         done
+        wait_for "> $1 " 2 && return 0
     done
     return 1
 }
 # focus_field LABEL: the settings' field LABEL
 focus_field() {
     cap
-    grep -q '^│>[A-Za-z]' "$tmp/screen" || keys Tab
+    grep -q '^│>[A-Za-z]' "$tmp/screen" || { keys Tab; wait_for '^│>[A-Za-z]' 2; }
     i=0
     while [ $i -lt 16 ]; do
-        wait_for "^│>$1 " 1 && return 0
-        keys Down
+        grep -q "^│>$1 " "$tmp/screen" && return 0
+        press Down                       # tui-lib.sh: waits for the focus to move
         i=$((i + 1))
     done
-    return 1
+    wait_for "^│>$1 " 1
 }
 # page_to_end KEY MARKER: presses KEY until MARKER ("more (PgDn)") is gone
 page_to_end() {
