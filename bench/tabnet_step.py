@@ -18,20 +18,31 @@ and the parameter counts (all, and those the forward pass uses).
 """
 import argparse
 import importlib.metadata
+import importlib.util
 import json
 import os
 import statistics
 import sys
 import time
 
+
+def _step_helper():
+    """tools/nnlab-torch-step.py (standard library only until it runs a step): its bound_pools."""
+    sys.dont_write_bytecode = True
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tools", "nnlab-torch-step.py")
+    sys.path.insert(0, os.path.dirname(path))
+    spec = importlib.util.spec_from_file_location("nnlab_torch_step", path)
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    return helper
+
+
 # --threads bounds every pool before torch loads them: torch.set_num_threads
-# alone leaves OpenBLAS's (PyTorch's CPU matrix products) at every core
-# (tools/nnlab-torch-step.py, bound_pools).
+# alone leaves OpenBLAS's (PyTorch's CPU matrix products) at every core.
 _threads = next((int(v) for k, v in zip(sys.argv, sys.argv[1:]) if k == "--threads" and v.isdigit()),
                 next((int(a[10:]) for a in sys.argv if a.startswith("--threads=") and a[10:].isdigit()), 0))
 if _threads:
-    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
-        os.environ[_var] = str(_threads)
+    _step_helper().bound_pools(_threads)
 
 import torch  # noqa: E402
 from pytorch_tabnet.tab_network import TabNet  # noqa: E402

@@ -68,27 +68,24 @@ keys() { T send-keys -t lab "$@"; }
 grep_screen() { if wait_for "$2" 3; then ok "$1"; else echo "# no: $2"; not_ok "$1"; fi; }
 # focused: the focused setting's row, up to its border ("│>Steps   40 ")
 focused() { grep -o '│>[A-Za-z][^│]*' "$tmp/screen" | head -n 1; }
-# press KEY: sends KEY and waits (up to 2 s) until the focused setting's row
-# changes, so that the next look sees the key's effect, not the screen before it
-press() {
+# until_moved ROW KEY: sends KEY and waits (up to 2 s) until what the function
+# ROW reads off the screen changes, so that the next look sees the key's
+# effect, not the screen before it
+until_moved() {
     cap
-    before=$(focused)
-    keys "$1"
+    before=$($1)
+    keys "$2"
     end=$(($(date +%s) + 2))
-    while cap && [ "$(focused)" = "$before" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
+    while cap && [ "$($1)" = "$before" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
 }
+# press KEY: KEY, then the focused setting's row changes
+press() { until_moved focused "$1"; }
 # selected: the preset list's selected row ("│> mnist-mlp-128")
 selected() { grep -o '│> [^ │]*' "$tmp/screen" | head -n 1; }
-# step_list KEY: sends KEY and waits (up to 2 s) until the selected preset
-# changes: each preset passed costs a redraw, not a timeout (waiting for the
-# name after every key cost the full wait at each preset that was not it)
-step_list() {
-    cap
-    before=$(selected)
-    keys "$1"
-    end=$(($(date +%s) + 2))
-    while cap && [ "$(selected)" = "$before" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
-}
+# step_list KEY: KEY, then the selected preset changes: each preset passed
+# costs a redraw, not a timeout (waiting for the name after every key cost
+# the full wait at each preset that was not it)
+step_list() { until_moved selected "$1"; }
 # select_preset NAME [KEY]: moves the preset list (KEY: Down, the default, or
 # Up) until NAME is selected; 1 when it never is
 select_preset() {

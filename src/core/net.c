@@ -77,6 +77,7 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
         l->n_weights = nn_layer_weights(&l->spec);
         l->n_bias = nn_layer_bias(&l->spec);
         l->param_owner = nn_layer_param_owner(p->layers, i);
+        l->block_shared = nn_layer_block_shared(p->layers, p->n_layers, i);
         for (int j = 0; j < 2; j++) {
             int two = nn_layer_n_inputs(&l->spec) == 2;
             l->source[j] = j && !two ? -1 : nn_layer_source(p->layers, i, j);
@@ -109,9 +110,6 @@ static int plan_layers(nn_net *net, const nn_preset *p, size_t *widest)
         if (l->out_floats > *widest)
             *widest = l->out_floats;
     }
-    for (int i = 0; i < net->n_layers; i++)
-        if (net->layers[i].param_owner != i)
-            net->layers[i].block_shared = net->layers[net->layers[i].param_owner].block_shared = 1;
     net->n_params = offset;
     net->first_working = nn_layer_first_working(p->layers, p->n_layers);
     net->graph = !nn_layer_is_chain(p->layers, p->n_layers);

@@ -135,17 +135,11 @@ void nn_cost_model(const nn_preset *p, int batch, nn_cost *out)
                        (p->loss == NN_LOSS_XENT ? 4.0 * n : F * n * p->targets);
 }
 
-/* The engine's rule (nn_net_fuse_adam, src/core/net.c): a linear layer with
- * parameters of its own that no other layer's `weights` names. */
+/* The engine's rule (offer_adam, src/core/net.c): a linear layer whose
+ * parameter block no other layer uses. */
 static int adam_fusable(const nn_preset *p, int i)
 {
-    const nn_layer_spec *s = &p->layers[i];
-    if (s->kind != NN_LAYER_LINEAR || s->weights != 0)
-        return 0;
-    for (int j = 0; j < p->n_layers; j++)
-        if (j != i && p->layers[j].weights == i + 1)
-            return 0;
-    return 1;
+    return p->layers[i].kind == NN_LAYER_LINEAR && !nn_layer_block_shared(p->layers, p->n_layers, i);
 }
 
 void nn_cost_fuse_adam(const nn_preset *p, nn_cost *c)

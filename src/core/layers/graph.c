@@ -49,3 +49,12 @@ int nn_layer_param_owner(const nn_layer_spec *layers, int i)
         i = layers[i].weights - 1;
     return i;
 }
+
+int nn_layer_block_shared(const nn_layer_spec *layers, int n, int i)
+{
+    int owner = nn_layer_param_owner(layers, i);
+    for (int j = 0; j < n; j++)
+        if (j != i && nn_layer_param_owner(layers, j) == owner)
+            return 1;
+    return 0;
+}

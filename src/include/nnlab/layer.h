@@ -142,6 +142,11 @@ int nn_layer_is_chain(const nn_layer_spec *layers, int n);
 /* The 0-based layer whose parameters layer i uses: i itself, or the owner
  * its `weights` key names (followed to the end). */
 int nn_layer_param_owner(const nn_layer_spec *layers, int i);
+/* 1 when layer i's parameter block has another user among the n layers (its
+ * owner's block named by some layer's `weights`): its gradient is then a sum
+ * of several backwards, so no one layer's backward may update it alone (the
+ * fused Adam: the engine's offer_adam, the model's nn_cost_fuse_adam). */
+int nn_layer_block_shared(const nn_layer_spec *layers, int n, int i);
 
 /* Fills c with what layer s costs over a batch of `batch` samples; need_dx
  * says whether its backward computes the input gradient (see above). */
