@@ -211,11 +211,12 @@ void test_linear(void **state)
          * odd rows, a split over threads, widths beside its range */
         { 100, 20, 400 }, { 9, 24, 33 }, { 5, 8, 7 }, { 3, 4, 1 }, { 2003, 12, 50 }, { 6, 16, 9 },
         { 1, 20, 3 }, { 3, 17, 1 }, { 6, 25, 9 }, { 7, 28, 5 },
-        /* small batches (1..8: cpu_linear_small.c's forward and weight
-         * gradient, at every batch it has), widths off the vector's 8, a
-         * split over threads, and 9 just beyond its range */
+        /* small batches (1..8: cpu_linear_small.c's forward, weight and
+         * input gradients, at every batch it has), widths off the vector's
+         * 8 and the input gradient's 64-column tile, a split over threads,
+         * and 9 just beyond its range */
         { 1, 784, 128 }, { 2, 1000, 10 }, { 3, 35, 17 }, { 5, 1, 40 }, { 6, 7, 3 },
-        { 8, 784, 1000 }, { 8, 3, 300 }, { 9, 784, 128 },
+        { 8, 784, 1000 }, { 8, 3, 300 }, { 9, 784, 128 }, { 4, 1000, 1000 }, { 7, 129, 65 },
     };
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
         parity_linear_case(f, 0, case_seed(f->seed, 1, (int)k), fixed[k][0], fixed[k][1],

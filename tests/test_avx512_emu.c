@@ -254,6 +254,43 @@ static void test_small_dw_adam(void **state)
     dw_adam_case(4, 784, 128, case_seed(SEED, 8, k++));     /* mnist-mlp-128 at batch 4 */
 }
 
+/* The small-batch input gradient at batches 1..8 (row blocks of 4 and the
+ * rest), widths around its 16-float registers and 64-column tiles, against
+ * cpu-ref's dx, columns in two calls as two threads' shares (a split at a
+ * multiple of 64, as cpu_linear.c's). */
+static void small_dx_case(int n, int in, int out, uint64_t seed)
+{
+    nn_rng r;
+    nn_rng_seed(&r, seed);
+    size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+    float *x = fbuf(nx), *w = fbuf(nw), *dy = fbuf(ny), *ref = fbuf(nx), *got = fbuf(nx);
+    fill(&r, x, nx, -1, 1);
+    fill(&r, w, nw, -1, 1);
+    fill(&r, dy, ny, -1, 1);
+    expect_ok(&REF, nn_ref_linear_backward(&REF, n, in, out, x, w, dy, ref, NULL, NULL),
+              "linear_backward");
+    int mid = in > 64 ? 64 * (in / 128) : 0;
+    nn_avx512_small_dx_cols(n, in, out, dy, w, got, 0, mid);
+    nn_avx512_small_dx_cols(n, in, out, dy, w, got, mid, in);
+    char shape[64];
+    snprintf(shape, sizeof shape, "n=%d in=%d out=%d", n, in, out);
+    expect_close("small dx", shape, seed, ref, got, nx, REDUCTION);
+    free(x); free(w); free(dy); free(ref); free(got);
+}
+
+static void test_small_dx(void **state)
+{
+    (void)state;
+    static const int ins[] = { 1, 15, 16, 17, 33, 63, 64, 65, 100, 129 };
+    int k = 0;
+    for (int n = 1; n <= NN_AVX512_SMALL_MAX_N; n++)
+        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++)
+            small_dx_case(n, ins[i], 1 + (k % 17), case_seed(SEED, 9, k)), k++;
+    small_dx_case(4, 400, 120, case_seed(SEED, 9, k++));     /* LeNet-5's first linear layer */
+    small_dx_case(4, 120, 84, case_seed(SEED, 9, k++));
+    small_dx_case(4, 1000, 1000, case_seed(SEED, 9, k++));   /* mnist-mlp-1000 */
+}
+
 /* The narrow input gradient at every width it takes (4 .. 24), with row
  * counts off its block of 4, against cpu-ref's dx. */
 static void test_narrow_dx(void **state)
@@ -464,6 +501,25 @@ static void fma_small_dw(nn_rng *r)
         }
 }
 
+/* dx at batches 1..8, widths around both kernels' tiles (24 columns in
+ * AVX2, 64 in AVX-512) and a single column: the same bits. */
+static void fma_small_dx(nn_rng *r)
+{
+    static const int ins[] = { 1, 7, 8, 23, 24, 25, 64, 65, 400 };
+    for (int n = 1; n <= NN_AVX512_SMALL_MAX_N; n++)
+        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
+            int in = ins[i], out = 37;
+            float *dy = fbuf((size_t)n * out), *w = fbuf((size_t)out * in);
+            float *a = fbuf((size_t)n * in), *b = fbuf((size_t)n * in);
+            fill(r, dy, (size_t)n * out, -1, 1);
+            fill(r, w, (size_t)out * in, -1, 1);
+            nn_cpu_small_dx_cols(n, in, out, dy, w, a, 0, in);
+            emu_fma_small_dx_cols(n, in, out, dy, w, b, 0, in);
+            assert_same_bits("small dx", (size_t)n * in, a, b);
+            free(dy); free(w); free(a); free(b);
+        }
+}
+
 static void fma_narrow_dx(nn_rng *r)
 {
     nn_backend cpu;
@@ -508,6 +564,7 @@ static void test_fma_same_bits(void **state)
     nn_rng r;
     nn_rng_seed(&r, case_seed(SEED, 7, 0));
     fma_small_dw(&r);
+    fma_small_dx(&r);
     fma_narrow_dx(&r);
     const nn_conv_geom lenet1 = conv_geom(1, 3, 32, 32, 6, 5, 1, 0);
     const nn_conv_geom lenet2 = conv_geom(1, 6, 14, 14, 16, 5, 1, 0);
@@ -532,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_small_linear),
         cmocka_unit_test(test_small_dw_adam),
+        cmocka_unit_test(test_small_dx),
         cmocka_unit_test(test_narrow_dx),
         cmocka_unit_test(test_direct_conv),
         cmocka_unit_test(test_fma_same_bits),

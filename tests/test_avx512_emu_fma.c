@@ -14,6 +14,12 @@ void emu_fma_small_dw_rows(int n, int in, int out, const float *dy, const float 
     nn_avx512_small_dw_rows(n, in, out, dy, x, dw, lo, hi);
 }
 
+void emu_fma_small_dx_cols(int n, int in, int out, const float *dy, const float *w, float *dx,
+                           int lo, int hi)
+{
+    nn_avx512_small_dx_cols(n, in, out, dy, w, dx, lo, hi);
+}
+
 void emu_fma_narrow_dx(const float *dy, int out, const float *w, float *dx, int in, size_t lo,
                        size_t hi)
 {

@@ -7,6 +7,8 @@
 
 void emu_fma_small_dw_rows(int n, int in, int out, const float *dy, const float *x, float *dw,
                            int lo, int hi);
+void emu_fma_small_dx_cols(int n, int in, int out, const float *dy, const float *w, float *dx,
+                           int lo, int hi);
 void emu_fma_narrow_dx(const float *dy, int out, const float *w, float *dx, int in, size_t lo,
                        size_t hi);
 void emu_fma_conv_taps(int rows, size_t kr, const float *w, const int *offs, const float *in,

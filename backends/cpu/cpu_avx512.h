@@ -13,8 +13,9 @@
  * Each variant keeps its AVX2 twin's arithmetic, so that their results are
  * the same bits where the twin's order allows it: Adam and SGD (cpu-ref's
  * operations, no FMA), relu and tanh's gradient, the small-batch weight
- * gradient, the narrow input gradient and the direct convolution's forward
- * and input gradient (one FMA chain per output, in the same order). The
+ * gradient, the narrow and the small-batch input gradients and the direct
+ * convolution's forward and input gradient (one FMA chain per output, in
+ * the same order). The
  * small-batch forward and the convolution's weight gradient sum their lanes
  * in another order: within the parity suite's tolerance, not the same bits. */
 #ifndef NNLAB_CPU_AVX512_H
@@ -72,6 +73,12 @@ void nn_avx512_bias_adam(int n, int out, const float *dy, float *bias, float *m,
 /* cpu_linear_narrow.c's dx rows [lo, hi) for in a multiple of 4 up to 24. */
 void nn_avx512_narrow_dx(const float *dy, int out, const float *w, float *dx, int in, size_t lo,
                          size_t hi);
+
+/* cpu_linear_small.c's input gradient dx (n, in) = dy (n, out) . w (out, in)
+ * for columns [lo, hi) of dx, every row n (any n; the backend calls it for
+ * 1..NN_AVX512_SMALL_MAX_N). */
+void nn_avx512_small_dx_cols(int n, int in, int out, const float *dy, const float *w, float *dx,
+                             int lo, int hi);
 
 /* cpu_conv_direct.c's taps_rows: out[m][q] = sum_r w[m][r] in[offs[r] + q]
  * for rows [0, rows) and positions [q0, q1) (multiples of 16). */

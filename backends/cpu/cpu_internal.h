@@ -192,6 +192,10 @@ void nn_cpu_small_dw_rows(int n, int in, int out, const float *dy, const float *
  * columns [lo, hi) of y, under the same condition. */
 void nn_cpu_small_fwd_rows(int n, int in, int out, const float *x, const float *w,
                            const float *bias, float *y, int lo, int hi);
+/* ... and the input gradient dx (n, in) = dy (n, out) . w (out, in), the
+ * columns [lo, hi) of dx, under the same condition. */
+void nn_cpu_small_dx_cols(int n, int in, int out, const float *dy, const float *w, float *dx,
+                          int lo, int hi);
 
 /* Splits [0, len) into `parts` pieces whose boundaries are multiples of
  * `align` (except the end); piece `part` is [*lo, *hi), possibly empty. */

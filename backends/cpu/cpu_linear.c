@@ -11,6 +11,11 @@
 #include <cblas.h>
 #include <string.h>
 
+/* The small input gradient's blocks of columns are multiples of the AVX-512
+ * kernel's tile (64 columns), so that no tile is cut; the AVX2 kernel takes
+ * any range. */
+#define SMALL_DX_COLS 64
+
 /* Row-major C (m, n) = op(A) op(B) + beta C, cut into `blocks` blocks. */
 typedef struct gemm_args {
     enum CBLAS_TRANSPOSE ta, tb;
@@ -75,9 +80,10 @@ static void gemm_block(const gemm_args *g, int block)
     }
 }
 
-/* Items: the blocks of up to two gemms, then `dw_blocks` blocks of rows of
- * a small batch's weight gradient (cpu_linear_small.c), then `sum_blocks`
- * blocks of the column sums dbias[o] = sum over rows of dy[:, o]. */
+/* Items: the blocks of up to two gemms, then `dx_blocks` blocks of columns
+ * of a small batch's input gradient and `dw_blocks` blocks of rows of its
+ * weight gradient (cpu_linear_small.c), then `sum_blocks` blocks of the
+ * column sums dbias[o] = sum over rows of dy[:, o]. */
 typedef struct linear_task {
     gemm_args g[2];
     int ngemm;
@@ -88,6 +94,9 @@ typedef struct linear_task {
     const float *x;              /* the small weight gradient's input (rows, in) */
     float *dw;                   /*   and its output (cols, in) */
     int in, dw_blocks;
+    const float *w;              /* the small input gradient's weights (cols, in) */
+    float *dx;                   /*   and its output (rows, in) */
+    int dx_blocks;
 } linear_task;
 
 /* dbias[o] = sum over the rows of dy[:, o], for o in [lo, hi) */
@@ -113,6 +122,14 @@ static void linear_item(void *ctx, int item, int part)
         item -= t->g[i].blocks;
     }
     size_t lo, hi;
+    if (item < t->dx_blocks) {
+        nn_cpu_split_range((size_t)t->in, item, t->dx_blocks, SMALL_DX_COLS, &lo, &hi);
+        if (hi > lo)
+            nn_cpu_small_dx_cols((int)t->rows, t->in, (int)t->cols, t->dy, t->w, t->dx, (int)lo,
+                                 (int)hi);
+        return;
+    }
+    item -= t->dx_blocks;
     if (item < t->dw_blocks) {
         nn_cpu_split_range(t->cols, item, t->dw_blocks, 1, &lo, &hi);
         nn_cpu_small_dw_rows((int)t->rows, t->in, (int)t->cols, t->dy, t->x, t->dw, (int)lo,
@@ -137,6 +154,16 @@ static void linear_run(nn_backend *b, linear_task *t)
         t->g[i].blocks = gemm_blocks(b, &t->g[i]);
         count += t->g[i].blocks;
         macs += (double)t->g[i].m * t->g[i].n * t->g[i].k;
+    }
+    if (t->dx_blocks) {
+        double dx_macs = (double)t->rows * t->cols * t->in;
+        int threads = nn_cpu_threads_for(b, dx_macs, PAR_MIN_MACS);
+        int widest = (t->in + SMALL_DX_COLS - 1) / SMALL_DX_COLS;
+        t->dx_blocks = threads == 1 ? 1 : 2 * threads;
+        if (t->dx_blocks > widest)
+            t->dx_blocks = widest;
+        count += t->dx_blocks;
+        macs += dx_macs;
     }
     if (t->dw_blocks) {
         double dw_macs = (double)t->rows * t->cols * t->in;
@@ -213,10 +240,17 @@ int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out,
 {
     if (n <= 0 || in <= 0 || out <= 0)
         return nn_backend_fail(b, "linear_backward: bad shape n=%d in=%d out=%d", n, in, out);
-    linear_task t = { .dy = dy, .rows = (size_t)n, .cols = (size_t)out, .dbias = dbias };
+    linear_task t = { .dy = dy, .rows = (size_t)n, .cols = (size_t)out, .dbias = dbias,
+                      .in = in };
     if (dx && nn_cpu_narrow_dx_usable(in)) {     /* cpu_linear_narrow.c says why */
         if (nn_cpu_narrow_dx(b, n, in, out, dy, w, dx) != 0)
             return -1;
+        dx = NULL;
+    }
+    if (dx && nn_cpu_small_dw_usable(n)) {       /* cpu_linear_small.c says why */
+        t.w = w;
+        t.dx = dx;
+        t.dx_blocks = 1;         /* linear_run sizes it */
         dx = NULL;
     }
     if (dx)     /* dx (n, in) = dy (n, out) . w (out, in) */
@@ -225,7 +259,6 @@ int nn_cpu_linear_backward(nn_backend *b, int n, int in, int out,
     if (dw && nn_cpu_small_dw_usable(n)) {     /* cpu_linear_small.c says why */
         t.x = x;
         t.dw = dw;
-        t.in = in;
         t.dw_blocks = 1;         /* linear_run sizes it */
     } else if (dw)     /* dw (out, in) = dy^T (out, n) . x (n, in) */
         t.g[t.ngemm++] = (gemm_args){ CblasTrans, CblasNoTrans, out, in, n, dy, out, x, in,

@@ -1,7 +1,8 @@
 /* backends/cpu/cpu_linear_small.c - a linear layer's products at small batches
  * (n up to SMALL_DW_MAX_N), by AVX2 kernels: the weight gradient
- * dw (out, in) = dy^T (out, n) . x (n, in) and the forward
- * y (n, out) = x (n, in) . w^T + bias.
+ * dw (out, in) = dy^T (out, n) . x (n, in), the forward
+ * y (n, out) = x (n, in) . w^T + bias and the input gradient
+ * dx (n, in) = dy (n, out) . w (out, in).
  *
  * Why (small batches): at batch 4 this product is an outer-product
  * sum of rank 4 whose result (784 x 128 floats in mnist-mlp-128, 400 KB) is
@@ -11,7 +12,12 @@
  * of its instructions in that memset and 10% in the packing. This kernel
  * writes each element of dw once, from registers. The forward has the
  * mirror problem: OpenBLAS packs all of w (read and written again) for a
- * product with 4 rows; the kernel below reads each row of w once.
+ * product with 4 rows; the kernel below reads each row of w once. So does
+ * the input gradient's (small_dx_tile): under perf, LeNet-5's batch-4 step
+ * on two threads spent 4% of its samples in OpenBLAS's packing and kernel
+ * for its linear layers' dx (400 x 120 and 120 x 84 weights, 4 rows);
+ * with this kernel the backward went 55 -> 51 us, mnist-mlp-1000's (whose
+ * Adam-fused backward still computes dx apart) 490 -> 415 us (decision 0164).
  *
  * How: a row of dw is 8 columns a ymm register; the n rows of x it reads
  * (n x in floats: 12.5 KB at batch 4) stay in L1 across the rows of dw. The
@@ -143,6 +149,85 @@ __attribute__((target("avx2,fma"))) void nn_cpu_small_fwd_rows(int n, int in, in
 #undef SMALL_FWD
 }
 
+/* R rows (1..4) of dx (n, in) = dy (n, out) . w (out, in), columns
+ * [c, c + 8 C) (C 1..3 registers a row): each element one FMA chain over
+ * out, in order, from zero (sgemm's arithmetic, in another order than
+ * OpenBLAS's blocking: within the parity tolerances). Each row of w is read
+ * where it lies, 8 C columns at a time, and serves the R rows of dx. */
+KERNEL void small_dx_tile(const float *dy, int out, const float *w, int in, float *dx, int c,
+                          const int R, const int C)
+{
+    __m256 acc[4][3];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 3
+        for (int j = 0; j < C; j++)
+            acc[r][j] = _mm256_setzero_ps();
+    for (int k = 0; k < out; k++) {
+        const float *wk = w + (size_t)k * (size_t)in + (size_t)c;
+        __m256 wv[3];
+#pragma GCC unroll 3
+        for (int j = 0; j < C; j++)
+            wv[j] = _mm256_loadu_ps(wk + 8 * j);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m256 s = _mm256_broadcast_ss(dy + (size_t)r * (size_t)out + (size_t)k);
+#pragma GCC unroll 3
+            for (int j = 0; j < C; j++)
+                acc[r][j] = _mm256_fmadd_ps(s, wv[j], acc[r][j]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 3
+        for (int j = 0; j < C; j++)
+            _mm256_storeu_ps(dx + (size_t)r * (size_t)in + (size_t)c + 8 * (size_t)j, acc[r][j]);
+}
+
+/* R rows of dx, columns [lo, hi): 24 at a time, then whole registers, then
+ * single columns, each the same chain. */
+KERNEL void small_dx_rows(const float *dy, int out, const float *w, int in, float *dx, int lo,
+                          int hi, const int R)
+{
+    int c = lo;
+    for (; c + 24 <= hi; c += 24)
+        small_dx_tile(dy, out, w, in, dx, c, R, 3);
+    if (c + 16 <= hi)
+        small_dx_tile(dy, out, w, in, dx, c, R, 2), c += 16;
+    if (c + 8 <= hi)
+        small_dx_tile(dy, out, w, in, dx, c, R, 1), c += 8;
+    for (; c < hi; c++)
+        for (int r = 0; r < R; r++) {
+            float acc = 0.0f;
+            for (int k = 0; k < out; k++)
+                acc = __builtin_fmaf(dy[(size_t)r * (size_t)out + (size_t)k],
+                                     w[(size_t)k * (size_t)in + (size_t)c], acc);
+            dx[(size_t)r * (size_t)in + (size_t)c] = acc;
+        }
+}
+
+__attribute__((target("avx2,fma"))) void nn_cpu_small_dx_cols(int n, int in, int out,
+                                                              const float *dy, const float *w,
+                                                              float *dx, int lo, int hi)
+{
+    if (nn_cpu_avx512_kernels()) {
+        nn_avx512_small_dx_cols(n, in, out, dy, w, dx, lo, hi);
+        return;
+    }
+    int r = 0;
+    for (; r + 4 <= n; r += 4)
+        small_dx_rows(dy + (size_t)r * (size_t)out, out, w, in, dx + (size_t)r * (size_t)in, lo,
+                      hi, 4);
+    const float *dyr = dy + (size_t)r * (size_t)out;
+    float *dxr = dx + (size_t)r * (size_t)in;
+    switch (n - r) {
+    case 1: small_dx_rows(dyr, out, w, in, dxr, lo, hi, 1); break;
+    case 2: small_dx_rows(dyr, out, w, in, dxr, lo, hi, 2); break;
+    case 3: small_dx_rows(dyr, out, w, in, dxr, lo, hi, 3); break;
+    default: break;
+    }
+}
+
 #else
 
 int nn_cpu_small_dw_usable(int n)
@@ -162,6 +247,13 @@ void nn_cpu_small_fwd_rows(int n, int in, int out, const float *x, const float *
                            const float *bias, float *y, int lo, int hi)
 {
     (void)n, (void)in, (void)out, (void)x, (void)w, (void)bias, (void)y, (void)lo, (void)hi;
+    abort();        /* unreachable: nn_cpu_small_dw_usable says no */
+}
+
+void nn_cpu_small_dx_cols(int n, int in, int out, const float *dy, const float *w, float *dx,
+                          int lo, int hi)
+{
+    (void)n, (void)in, (void)out, (void)dy, (void)w, (void)dx, (void)lo, (void)hi;
     abort();        /* unreachable: nn_cpu_small_dw_usable says no */
 }
 
