@@ -40,13 +40,19 @@
 #include "backend.h"
 
 /* ------------------------------------------------------------------------ */
-/* Tuning, measured on a 2-core Zen 3. These only move work between threads  */
-/* and gemm calls; the parity test checks every path they choose.            */
+/* Tuning, measured on 2-core Zen 3 and Zen 5 machines. These only move     */
+/* work between threads and gemm calls; the parity test checks every path   */
+/* they choose.                                                              */
 
-/* Work below which a parallel item is not worth a thread: a wake-up and a
- * claim cost about a microsecond, i.e. ~50k multiply-adds. */
-#define PAR_MIN_MACS 150000.0
-#define PAR_MIN_ELEMS 16384
+/* Work below which a parallel item is not worth a thread. A parallel region
+ * with the pool's workers spinning (cpu_threads.c) costs 0.07-0.15 us on the
+ * 2-core Zen 5 (an empty one, and one of two small items: 20,000 in a row),
+ * where the first pool's blocking wake-ups cost about a microsecond; 30k
+ * multiply-adds are ~0.3 us of one core's sgemm at batch 4's sizes. Measured
+ * on the steps (decision 0164): LeNet-5 at batch 4 on two threads 92 ->
+ * 85 us with these against 150k and 16,384; 60k and 6,000 gave 88-90. */
+#define PAR_MIN_MACS 30000.0
+#define PAR_MIN_ELEMS 3000
 /* Elements per item of an elementwise loop. */
 #define EW_BLOCK 16384
 /* Partial weight gradients of a convolution: the batch's chunks are grouped
