@@ -254,11 +254,12 @@ static void test_small_dw_adam(void **state)
     dw_adam_case(4, 784, 128, case_seed(SEED, 8, k++));     /* mnist-mlp-128 at batch 4 */
 }
 
-/* The small-batch input gradient at batches 1..8 (row blocks of 4 and the
- * rest), widths around its 16-float registers and 64-column tiles, against
- * cpu-ref's dx, columns in two calls as two threads' shares (a split at a
- * multiple of 64, as cpu_linear.c's). */
-static void small_dx_case(int n, int in, int out, uint64_t seed)
+/* An input-gradient kernel run over the whole of dx (n, in). */
+typedef void (*dx_kernel)(int n, int in, int out, const float *dy, const float *w, float *dx);
+
+/* dx = dy . w by `kernel` against cpu-ref's linear_backward, random data. */
+static void dx_against_ref(const char *what, dx_kernel kernel, int n, int in, int out,
+                           uint64_t seed, parity_tol tol)
 {
     nn_rng r;
     nn_rng_seed(&r, seed);
@@ -269,30 +270,46 @@ static void small_dx_case(int n, int in, int out, uint64_t seed)
     fill(&r, dy, ny, -1, 1);
     expect_ok(&REF, nn_ref_linear_backward(&REF, n, in, out, x, w, dy, ref, NULL, NULL),
               "linear_backward");
-    int mid = in > 64 ? 64 * (in / 128) : 0;
-    nn_avx512_small_dx_cols(n, in, out, dy, w, got, 0, mid);
-    nn_avx512_small_dx_cols(n, in, out, dy, w, got, mid, in);
+    kernel(n, in, out, dy, w, got);
     char shape[64];
     snprintf(shape, sizeof shape, "n=%d in=%d out=%d", n, in, out);
-    expect_close("small dx", shape, seed, ref, got, nx, REDUCTION);
+    expect_close(what, shape, seed, ref, got, nx, tol);
     free(x); free(w); free(dy); free(ref); free(got);
 }
 
+/* The small-batch kernel's columns in two calls, as two threads' shares (a
+ * split at a multiple of 64, as cpu_linear.c's). */
+static void small_dx_in_two(int n, int in, int out, const float *dy, const float *w, float *dx)
+{
+    int mid = in > 64 ? 64 * (in / 128) : 0;
+    nn_avx512_small_dx_cols(n, in, out, dy, w, dx, 0, mid);
+    nn_avx512_small_dx_cols(n, in, out, dy, w, dx, mid, in);
+}
+
+static void narrow_dx_all(int n, int in, int out, const float *dy, const float *w, float *dx)
+{
+    nn_avx512_narrow_dx(dy, out, w, dx, in, 0, (size_t)n);
+}
+
+/* The small-batch input gradient at batches 1..8 (row blocks of 4 and the
+ * rest), widths around its 16-float registers and 64-column tiles. */
 static void test_small_dx(void **state)
 {
     (void)state;
     static const int ins[] = { 1, 15, 16, 17, 33, 63, 64, 65, 100, 129 };
     int k = 0;
     for (int n = 1; n <= NN_AVX512_SMALL_MAX_N; n++)
-        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++)
-            small_dx_case(n, ins[i], 1 + (k % 17), case_seed(SEED, 9, k)), k++;
-    small_dx_case(4, 400, 120, case_seed(SEED, 9, k++));     /* LeNet-5's first linear layer */
-    small_dx_case(4, 120, 84, case_seed(SEED, 9, k++));
-    small_dx_case(4, 1000, 1000, case_seed(SEED, 9, k++));   /* mnist-mlp-1000 */
+        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++, k++)
+            dx_against_ref("small dx", small_dx_in_two, n, ins[i], 1 + (k % 17),
+                           case_seed(SEED, 9, k), REDUCTION);
+    /* LeNet-5's first two linear layers, mnist-mlp-1000's hidden one */
+    dx_against_ref("small dx", small_dx_in_two, 4, 400, 120, case_seed(SEED, 9, k++), REDUCTION);
+    dx_against_ref("small dx", small_dx_in_two, 4, 120, 84, case_seed(SEED, 9, k++), REDUCTION);
+    dx_against_ref("small dx", small_dx_in_two, 4, 1000, 1000, case_seed(SEED, 9, k++), REDUCTION);
 }
 
 /* The narrow input gradient at every width it takes (4 .. 24), with row
- * counts off its block of 4, against cpu-ref's dx. */
+ * counts off its block of 4. */
 static void test_narrow_dx(void **state)
 {
     (void)state;
@@ -300,24 +317,9 @@ static void test_narrow_dx(void **state)
     int k = 0;
     for (int in = 4; in <= 24; in += 4)
         for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
-            for (size_t b = 0; b < sizeof outs / sizeof outs[0]; b++, k++) {
-                int n = ns[a], out = outs[b];
-                uint64_t seed = case_seed(SEED, 5, k);
-                nn_rng r;
-                nn_rng_seed(&r, seed);
-                size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
-                float *x = fbuf(nx), *w = fbuf(nw), *dy = fbuf(ny), *ref = fbuf(nx), *got = fbuf(nx);
-                fill(&r, x, nx, -1, 1);
-                fill(&r, w, nw, -1, 1);
-                fill(&r, dy, ny, -1, 1);
-                expect_ok(&REF, nn_ref_linear_backward(&REF, n, in, out, x, w, dy, ref, NULL, NULL),
-                          "linear_backward");
-                nn_avx512_narrow_dx(dy, out, w, got, in, 0, (size_t)n);
-                char shape[64];
-                snprintf(shape, sizeof shape, "n=%d in=%d out=%d", n, in, out);
-                expect_close("narrow dx", shape, seed, ref, got, nx, ELEMENTWISE);
-                free(x); free(w); free(dy); free(ref); free(got);
-            }
+            for (size_t b = 0; b < sizeof outs / sizeof outs[0]; b++, k++)
+                dx_against_ref("narrow dx", narrow_dx_all, ns[a], in, outs[b],
+                               case_seed(SEED, 5, k), ELEMENTWISE);
 }
 
 /* ---- the direct convolution ------------------------------------------------------------ */
@@ -481,43 +483,45 @@ static int cpu_has_fma(void)
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
-/* dw at batches 1..8 and widths off the register: the kernel the backend
- * runs (AVX2 here; the AVX-512 twin itself on an AVX-512 CPU) and the
- * emulated twin give the same bits. */
-static void fma_small_dw(nn_rng *r)
+/* A small-batch product as both kernels take it: (n, in, out, dy, the other
+ * operand, the result, a range of the result's rows or columns). */
+typedef void (*small_product_fn)(int n, int in, int out, const float *dy, const float *other,
+                                 float *result, int lo, int hi);
+
+/* At batches 1..8 and each width of ins, the kernel the backend runs (AVX2
+ * here; the AVX-512 twin itself on an AVX-512 CPU) and the emulated twin
+ * give the same bits. dx: the product is the input gradient (the other
+ * operand w, out x in; the result n x in, its columns the range), else the
+ * weight gradient (x, n x in; the result out x in, its rows the range). */
+static void fma_small_product(nn_rng *r, const char *what, small_product_fn backend,
+                              small_product_fn emulated, const int *ins, size_t n_ins, int out,
+                              int dx)
 {
-    static const int ins[] = { 1, 15, 16, 17, 33, 784 };
     for (int n = 1; n <= NN_AVX512_SMALL_MAX_N; n++)
-        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-            int in = ins[i], out = 5;
-            float *dy = fbuf((size_t)n * out), *x = fbuf((size_t)n * in);
-            float *a = fbuf((size_t)out * in), *b = fbuf((size_t)out * in);
+        for (size_t i = 0; i < n_ins; i++) {
+            int in = ins[i];
+            size_t n_other = (size_t)(dx ? out : n) * in, n_result = (size_t)(dx ? n : out) * in;
+            float *dy = fbuf((size_t)n * out), *other = fbuf(n_other);
+            float *a = fbuf(n_result), *b = fbuf(n_result);
             fill(r, dy, (size_t)n * out, -1, 1);
-            fill(r, x, (size_t)n * in, -1, 1);
-            nn_cpu_small_dw_rows(n, in, out, dy, x, a, 0, out);
-            emu_fma_small_dw_rows(n, in, out, dy, x, b, 0, out);
-            assert_same_bits("small dw", (size_t)out * in, a, b);
-            free(dy); free(x); free(a); free(b);
+            fill(r, other, n_other, -1, 1);
+            backend(n, in, out, dy, other, a, 0, dx ? in : out);
+            emulated(n, in, out, dy, other, b, 0, dx ? in : out);
+            assert_same_bits(what, n_result, a, b);
+            free(dy); free(other); free(a); free(b);
         }
 }
 
-/* dx at batches 1..8, widths around both kernels' tiles (24 columns in
- * AVX2, 64 in AVX-512) and a single column: the same bits. */
-static void fma_small_dx(nn_rng *r)
+/* dw at widths off the register; dx at widths around both kernels' tiles
+ * (24 columns in AVX2, 64 in AVX-512) and a single column. */
+static void fma_small_dw_dx(nn_rng *r)
 {
-    static const int ins[] = { 1, 7, 8, 23, 24, 25, 64, 65, 400 };
-    for (int n = 1; n <= NN_AVX512_SMALL_MAX_N; n++)
-        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-            int in = ins[i], out = 37;
-            float *dy = fbuf((size_t)n * out), *w = fbuf((size_t)out * in);
-            float *a = fbuf((size_t)n * in), *b = fbuf((size_t)n * in);
-            fill(r, dy, (size_t)n * out, -1, 1);
-            fill(r, w, (size_t)out * in, -1, 1);
-            nn_cpu_small_dx_cols(n, in, out, dy, w, a, 0, in);
-            emu_fma_small_dx_cols(n, in, out, dy, w, b, 0, in);
-            assert_same_bits("small dx", (size_t)n * in, a, b);
-            free(dy); free(w); free(a); free(b);
-        }
+    static const int dw_ins[] = { 1, 15, 16, 17, 33, 784 };
+    static const int dx_ins[] = { 1, 7, 8, 23, 24, 25, 64, 65, 400 };
+    fma_small_product(r, "small dw", nn_cpu_small_dw_rows, emu_fma_small_dw_rows, dw_ins,
+                      sizeof dw_ins / sizeof dw_ins[0], 5, 0);
+    fma_small_product(r, "small dx", nn_cpu_small_dx_cols, emu_fma_small_dx_cols, dx_ins,
+                      sizeof dx_ins / sizeof dx_ins[0], 37, 1);
 }
 
 static void fma_narrow_dx(nn_rng *r)
@@ -563,8 +567,7 @@ static void test_fma_same_bits(void **state)
         skip();
     nn_rng r;
     nn_rng_seed(&r, case_seed(SEED, 7, 0));
-    fma_small_dw(&r);
-    fma_small_dx(&r);
+    fma_small_dw_dx(&r);
     fma_narrow_dx(&r);
     const nn_conv_geom lenet1 = conv_geom(1, 3, 32, 32, 6, 5, 1, 0);
     const nn_conv_geom lenet2 = conv_geom(1, 6, 14, 14, 16, 5, 1, 0);

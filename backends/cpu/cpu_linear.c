@@ -142,6 +142,15 @@ static void linear_item(void *ctx, int item, int part)
         column_sums(t->dy, t->rows, t->cols, lo, hi, t->dbias);
 }
 
+/* Blocks for a small-batch product of `macs` multiply-adds: about two for
+ * each thread it is worth, at most `widest` (its rows or column tiles). */
+static int small_blocks(const nn_backend *b, double macs, size_t widest)
+{
+    int threads = nn_cpu_threads_for(b, macs, PAR_MIN_MACS);
+    size_t blocks = threads == 1 ? 1 : 2 * (size_t)threads;
+    return (int)(blocks < widest ? blocks : widest);
+}
+
 static void linear_run(nn_backend *b, linear_task *t)
 {
     int count = t->sum_blocks;
@@ -155,24 +164,17 @@ static void linear_run(nn_backend *b, linear_task *t)
         count += t->g[i].blocks;
         macs += (double)t->g[i].m * t->g[i].n * t->g[i].k;
     }
+    /* the small products: rows x cols x in multiply-adds each */
+    double small_macs = (double)t->rows * t->cols * t->in;
     if (t->dx_blocks) {
-        double dx_macs = (double)t->rows * t->cols * t->in;
-        int threads = nn_cpu_threads_for(b, dx_macs, PAR_MIN_MACS);
-        int widest = (t->in + SMALL_DX_COLS - 1) / SMALL_DX_COLS;
-        t->dx_blocks = threads == 1 ? 1 : 2 * threads;
-        if (t->dx_blocks > widest)
-            t->dx_blocks = widest;
+        t->dx_blocks = small_blocks(b, small_macs, (t->in + SMALL_DX_COLS - 1) / SMALL_DX_COLS);
         count += t->dx_blocks;
-        macs += dx_macs;
+        macs += small_macs;
     }
     if (t->dw_blocks) {
-        double dw_macs = (double)t->rows * t->cols * t->in;
-        int threads = nn_cpu_threads_for(b, dw_macs, PAR_MIN_MACS);
-        t->dw_blocks = threads == 1 ? 1 : 2 * threads;
-        if ((size_t)t->dw_blocks > t->cols)
-            t->dw_blocks = (int)t->cols;
+        t->dw_blocks = small_blocks(b, small_macs, t->cols);
         count += t->dw_blocks;
-        macs += dw_macs;
+        macs += small_macs;
     }
     if (t->sum_blocks)
         macs += (double)t->rows * t->cols;
