@@ -98,6 +98,7 @@ mkdir -p "$here/results"
     echo "# nnlab vs PyTorch, CPU, µs per training step (median)"
     echo
     echo "- date: $date; $("$nnlab" --version)${commit:+ (commit $commit)}; machine: $cores cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+    echo "- nnlab's CPU: $("$nnlab" devices 2>/dev/null | grep -m1 '^cpu ' | sed 's/  */ /g')${NNLAB_NO_AVX512:+ (NNLAB_NO_AVX512=$NNLAB_NO_AVX512: our kernels at AVX2)}"
     echo "- nnlab: \`nnlab bench --device cpu --batch B --steps S --warmup 3\`"
     echo "- PyTorch: \`bench/pytorch_step.py\` with each of:$peers; its default threads, and every pool (torch's, OpenBLAS's) at 1 and at $cores; the fastest is shown"
     echo
