@@ -269,23 +269,35 @@ static int child_cancelled(void *ctx)
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
-/* The child's last line of nnlab's own on stderr ("nnlab: rank 1 of 2:
- * ..."), else its last line with words in it: mpirun closes with a banner
- * of dashes after the line that says which rank died and how. */
+/* What the child's stderr says of its end, in this order: mpirun's line that
+ * a rank ended on a signal ("mpirun noticed that process rank 1 ... exited
+ * on signal 9"), the cause, which the other ranks' words (a rank stopped by
+ * mpirun says it was cancelled) only follow; else the last line of nnlab's
+ * own ("nnlab: rank 1 of 2: ..."); else the last line with words in it.
+ * mpirun's banners come in either order: a rank killed while another is
+ * still starting can have "a non-zero exit code. Per user-direction, the job
+ * has been aborted." last, after the line that names the rank (seen once in
+ * CI's sanitizer build, 2026-11-29). */
 static void child_message(const torch_child *c, char *buf, size_t len)
 {
-    const char *s = c->err_tail, *own = NULL, *worded = NULL;
+    const char *s = c->err_tail, *signal_end = NULL, *own = NULL, *worded = NULL;
     for (const char *line = s; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n')) {
         size_t n = strcspn(line, "\n");
         if (n > 7 && strncmp(line, "nnlab: ", 7) == 0)
             own = line;
+        const char *rank = strstr(line, "noticed that process rank ");
+        if (rank && rank < line + n) {
+            const char *on_signal = strstr(rank, "on signal");
+            if (on_signal && on_signal < line + n)
+                signal_end = line;
+        }
         for (size_t i = 0; i < n; i++)
             if (isalnum((unsigned char)line[i])) {
                 worded = line;
                 break;
             }
     }
-    const char *pick = own ? own : worded;
+    const char *pick = signal_end ? signal_end : own ? own : worded;
     if (!pick) {
         buf[0] = '\0';
         return;
