@@ -108,6 +108,20 @@ field() {
     done
     return 1
 }
+# focus_field LABEL: moves the focus into the settings (Tab, from the preset
+# list), then down to the field LABEL, each key waiting for the focus to move
+# (press), not for LABEL; 1 when it is not there
+focus_field() {
+    cap
+    grep -q '^│>[A-Za-z]' "$tmp/screen" || { keys Tab; wait_for '^│>[A-Za-z]' 2; }
+    i=0
+    while [ $i -lt 20 ]; do      # more than the settings' fields
+        grep -q "^│>$1 " "$tmp/screen" && return 0
+        press Down
+        i=$((i + 1))
+    done
+    wait_for "^│>$1 " 1
+}
 # set_to PATTERN KEY: presses KEY (Left or Right) on the focused setting until
 # its row matches PATTERN (grep -E); 1 when it never does
 set_to() {

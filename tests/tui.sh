@@ -34,18 +34,6 @@ wait_change() {
         sleep 0.1
     done
 }
-# focus_field LABEL: moves the focus to the settings, then down to LABEL
-focus_field() {
-    cap
-    grep -q '^│>[A-Z]' "$tmp/screen" || { keys Tab; wait_for '^│>[A-Z]' 2; }
-    i=0
-    while [ $i -lt 20 ]; do   # more than the settings' fields
-        grep -q "^│>$1 " "$tmp/screen" && return 0
-        press Down            # tui-lib.sh: waits for the focus to move, not for LABEL
-        i=$((i + 1))
-    done
-    wait_for "^│>$1 " 1
-}
 rows() { cap; sed -n "$1p" "$tmp/screen" >"$2"; }
 # child_of PID: the first process whose parent is PID (the pane's shell runs the lab)
 child_of() {

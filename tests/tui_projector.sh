@@ -31,18 +31,6 @@ select_preset() {
     done
     return 1
 }
-# focus_field LABEL: the settings' field LABEL
-focus_field() {
-    cap
-    grep -q '^│>[A-Za-z]' "$tmp/screen" || { keys Tab; wait_for '^│>[A-Za-z]' 2; }
-    i=0
-    while [ $i -lt 16 ]; do
-        grep -q "^│>$1 " "$tmp/screen" && return 0
-        press Down                       # tui-lib.sh: waits for the focus to move
-        i=$((i + 1))
-    done
-    wait_for "^│>$1 " 1
-}
 # page_to_end KEY MARKER: presses KEY until MARKER ("more (PgDn)") is gone
 page_to_end() {
     i=0
