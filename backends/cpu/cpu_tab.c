@@ -7,7 +7,8 @@
  * over the chunks in order on one thread (the reference's order); GLU and
  * sparsemax in items of rows. Sums in float. Sparsemax finds tau without a
  * sort by Michelot's iteration (tau from the elements above the last tau
- * until none drops out), which ends on the sort's support exactly. */
+ * until none drops out), which ends on the sort's support exactly; its sums
+ * run in 16 lanes (cpu_tab_kernels.inc). */
 #include "cpu_internal.h"
 #include "ghost_batch.h"
 #include "mish.h"
@@ -17,6 +18,7 @@
 
 #define FEAT_BLOCK 64        /* features per batch norm item (stack accumulators) */
 #define ROW_BLOCK 64         /* rows per GLU and sparsemax item */
+#define SPARSEMAX_LANES 16   /* Michelot's partial sums: element j in lane j % 16 */
 
 /* ---- the tasks: batch norm's (feature blocks x ghost batches), the rows' ----- */
 
@@ -89,6 +91,7 @@ static inline float glu_sigmoid(float g)
 #define bn_backward_item_avx512 bn_backward_item
 #define glu_forward_item_avx512 glu_forward_item
 #define glu_backward_item_avx512 glu_backward_item
+#define sparsemax_forward_item_avx512 sparsemax_forward_item
 #define TAB_WIDE() 0
 #endif
 
@@ -204,50 +207,6 @@ int nn_cpu_glu_backward(nn_backend *b, int n, int half, const float *x, const fl
     return 0;
 }
 
-/* Michelot: tau = (sum of the elements above the previous tau - 1) / their
- * count, from tau = -inf, until the count stops falling (at most d rounds;
- * each round keeps a subset that contains the support). z = x - max(x). */
-static float michelot_tau(const float *restrict z, int d, float top)
-{
-    float tau = -INFINITY;
-    int kept = d + 1;
-    for (;;) {
-        float sum = 0.0f;
-        int k = 0;
-        for (int j = 0; j < d; j++) {
-            float v = z[j] - top;
-            int in = v > tau;
-            sum += in ? v : 0.0f;
-            k += in;
-        }
-        if (k == kept || k == 0)
-            return tau;
-        kept = k;
-        tau = (sum - 1.0f) / (float)k;
-    }
-}
-
-static void sparsemax_forward_item(void *ctx, int item, int part)
-{
-    const row_task *t = ctx;
-    const int d = t->width;
-    int lo, hi;
-    (void)part;
-    row_range(t, item, &lo, &hi);
-    for (int i = lo; i < hi; i++) {
-        const float *restrict x = t->x + (size_t)i * d;
-        float *restrict y = t->out + (size_t)i * d;
-        float top = x[0];
-        for (int j = 1; j < d; j++)
-            top = x[j] > top ? x[j] : top;
-        float tau = michelot_tau(x, d, top);
-        for (int j = 0; j < d; j++) {
-            float v = x[j] - top - tau;
-            y[j] = v > 0.0f ? v : 0.0f;
-        }
-    }
-}
-
 /* -(log(y + 1e-15) + y / (y + 1e-15)): the entropy term's gradient */
 static float entropy_grad(float y)
 {
@@ -283,7 +242,7 @@ int nn_cpu_sparsemax_forward(nn_backend *b, int n, int d, const float *x, float 
     if (n < 0 || d < 1)
         return nn_backend_fail(b, "sparsemax_forward: bad shape (n %d, d %d)", n, d);
     row_task t = { .n = n, .width = d, .x = x, .out = y };
-    rows_run(b, &t, 8.0, sparsemax_forward_item);
+    rows_run(b, &t, 8.0, TAB_WIDE() ? sparsemax_forward_item_avx512 : sparsemax_forward_item);
     return 0;
 }
 
