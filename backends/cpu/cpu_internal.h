@@ -208,15 +208,28 @@ void nn_cpu_small_dx_cols(int n, int in, int out, const float *dy, const float *
  * `align` (except the end); piece `part` is [*lo, *hi), possibly empty. */
 void nn_cpu_split_range(size_t len, int part, int parts, size_t align, size_t *lo, size_t *hi);
 
-/* An elementwise loop over [0, n) in items of EW_BLOCK elements: fn gets the
- * item's range from nn_cpu_ew_range. `cost` weighs an element against a
- * plain copy (mish is ~10). */
+/* An elementwise loop over [0, n) in items of nn_cpu_ew_block(n) elements:
+ * fn gets the item's range from nn_cpu_ew_range. `cost` weighs an element
+ * against a plain copy (mish is ~10). */
 void nn_cpu_ew_run(nn_backend *b, size_t n, double cost, item_fn fn, void *ctx);
+
+/* EW_BLOCK, but an array shorter than two blocks is cut in two halves (a
+ * multiple of 16 floats first): as one block and its remainder, or as one
+ * item, it left a second thread idle or waiting on the first. Every loop run
+ * so is elementwise, so no result depends on where the items end. */
+static inline size_t nn_cpu_ew_block(size_t n)
+{
+    if (n >= 2 * (size_t)EW_BLOCK)
+        return EW_BLOCK;
+    const size_t half = ((n + 1) / 2 + 15) & ~(size_t)15;
+    return half ? half : 16;
+}
 
 static inline void nn_cpu_ew_range(size_t n, int item, size_t *lo, size_t *hi)
 {
-    *lo = (size_t)item * EW_BLOCK;
-    *hi = n - *lo < EW_BLOCK ? n : *lo + EW_BLOCK;
+    const size_t block = nn_cpu_ew_block(n);
+    *lo = (size_t)item * block;
+    *hi = n - *lo < block ? n : *lo + block;
 }
 
 /* ------------------------------------------------------------------------ */

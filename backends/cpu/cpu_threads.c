@@ -391,7 +391,8 @@ void nn_cpu_split_range(size_t len, int part, int parts, size_t align, size_t *l
 
 void nn_cpu_ew_run(nn_backend *b, size_t n, double cost, item_fn fn, void *ctx)
 {
-    int items = (int)((n + EW_BLOCK - 1) / EW_BLOCK);
+    const size_t block = nn_cpu_ew_block(n);
+    int items = (int)((n + block - 1) / block);
     nn_cpu_par_for(b, nn_cpu_threads_for(b, (double)n * cost, PAR_MIN_ELEMS), items, fn, ctx);
 }
 
