@@ -109,6 +109,16 @@ for p in lenet-cifar10 conv1d-regression tabnet-regression; do
     json_ok "$p: labelled measured with PyTorch X.Y" "$tmp/out" \
         "j['pytorch']['source'].startswith('measured with PyTorch ') and j['pytorch']['device'] == 'cpu'"
 done
+# the helper's own JSON: the eager way's page faults and system time a step (getrusage), with
+# the python3 that imports torch (the runner's order: python3 on PATH, then /usr/bin/python3)
+torch_py=
+for py in "$python" /usr/bin/python3; do
+    if [ -n "$py" ] && "$py" -c 'import torch' >/dev/null 2>&1; then torch_py=$py; break; fi
+done
+check "helper: the eager way at one thread" 0 "$torch_py" "$helper" "$top_srcdir/presets/lenet-cifar10.ini" \
+    --batch 2 --steps 2 --warmup 1 --threads 1
+json_ok "helper: its page faults and system time per step" "$tmp/out" \
+    "j['way'] == 'framework' and j['minor_faults_per_step'] >= 0 and j['system_us_per_step'] >= 0"
 check "side by side in the text" 0 "$NNLAB" bench --steps 2 --warmup 0 --batch 2 --preset mnist-mlp-128 --with-pytorch
 grep_ok "side by side: nnlab's row" "$tmp/err" "^    nnlab  *[0-9.]* us/step"
 grep_ok "side by side: PyTorch's row and ratio" "$tmp/err" "^    PyTorch [0-9.]*  *[0-9.]* us/step (median of 2.*x nnlab's"

@@ -37,7 +37,9 @@ It prints one JSON object on one line and exits with:
     0  the result: torch's version, the device, threads (--threads bounds
        BLAS's pool too, blas_threads: OpenBLAS runs PyTorch's CPU matrix
        products on a pool of its own), batch, steps, the parameter count,
-       the median and mean microseconds per step;
+       the median and mean microseconds per step, and (the eager way) the
+       process's minor page faults and system time per timed step
+       (getrusage: memory PyTorch maps fresh, which the kernel zeroes);
     1  {"error": ...}: the step could not run (no CUDA device, a batch
        PyTorch refuses, out of memory);
     2  {"error": ...}: the preset cannot be built (naming the file, the
@@ -58,6 +60,7 @@ import json
 import math
 import os
 import re
+import resource
 import statistics
 import sys
 import time
@@ -342,6 +345,8 @@ def time_steps(torch, preset, net, args):
     xs, ys = make_data(torch, preset, args.batch, device if args.data_on_device else torch.device("cpu"))
     times = []
     for step in range(args.warmup + args.steps):
+        if step == args.warmup:
+            usage0 = resource.getrusage(resource.RUSAGE_SELF)
         x, y = xs[step % len(xs)], ys[step % len(ys)]
         t0 = time.perf_counter()
         if not args.data_on_device:
@@ -357,7 +362,14 @@ def time_steps(torch, preset, net, args):
         dt = time.perf_counter() - t0
         if step >= args.warmup:
             times.append(dt * 1e6)
-    return times, value
+    return times, value, usage_per_step(usage0, resource.getrusage(resource.RUSAGE_SELF), args.steps)
+
+
+def usage_per_step(before, after, steps):
+    """The timed steps' minor page faults and system microseconds, per step (all of the process's
+    threads): what the kernel did for PyTorch's freshly mapped memory."""
+    return {"minor_faults_per_step": round((after.ru_minflt - before.ru_minflt) / steps, 1),
+            "system_us_per_step": round((after.ru_stime - before.ru_stime) * 1e6 / steps, 1)}
 
 
 def loss_of(criterion, out, aux, y):
@@ -464,8 +476,9 @@ def run(torch, preset, args):
         torch.backends.cudnn.allow_tf32 = False
     net, params = build_network(torch, preset)
     try:
+        usage = {}
         if args.way == "eager":
-            times, loss = time_steps(torch, preset, net, args)
+            times, loss, usage = time_steps(torch, preset, net, args)
         else:
             times, loss = time_captured(torch, preset, net, args)
     except (RuntimeError, ValueError) as e:
@@ -486,7 +499,7 @@ def run(torch, preset, args):
             "warmup": args.warmup, "params": params,
             "us_per_step": round(median, 3), "us_per_step_median": round(median, 3),
             "us_per_step_mean": round(statistics.fmean(times), 3),
-            "loss": loss if math.isfinite(loss) else None}
+            "loss": loss if math.isfinite(loss) else None, **usage}
 
 
 class Arguments(argparse.ArgumentParser):
