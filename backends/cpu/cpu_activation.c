@@ -25,12 +25,14 @@ typedef struct act_task {
 
 /* The loops, over [lo, hi); restrict parameters, which is what lets the
  * compiler vectorise them. */
-NN_AVX2_CLONES static void relu_fwd(size_t lo, size_t hi, const float *restrict x, float *restrict y)
+NN_AVX2_CLONES
+static void relu_fwd(size_t lo, size_t hi, const float *restrict x, float *restrict y)
 {
     FOR_EACH_8(i, lo, hi, y[i] = x[i] < 0.0f ? 0.0f : x[i]);   /* a NaN passes, as torch.relu */
 }
 
-NN_AVX2_CLONES static void relu_bwd(size_t lo, size_t hi, const float *restrict x, const float *restrict dy,
+NN_AVX2_CLONES
+static void relu_bwd(size_t lo, size_t hi, const float *restrict x, const float *restrict dy,
                      float *restrict dx)
 {
     /* 0 at x == 0, as PyTorch; dy loaded unconditionally, or the select
@@ -41,18 +43,21 @@ NN_AVX2_CLONES static void relu_bwd(size_t lo, size_t hi, const float *restrict 
     });
 }
 
-NN_AVX2_CLONES static void tanh_bwd(size_t lo, size_t hi, const float *restrict y, const float *restrict dy,
+NN_AVX2_CLONES
+static void tanh_bwd(size_t lo, size_t hi, const float *restrict y, const float *restrict dy,
                      float *restrict dx)
 {
     FOR_EACH_8(i, lo, hi, dx[i] = dy[i] * (1.0f - y[i] * y[i]));   /* from the saved output */
 }
 
-NN_AVX2_CLONES static void mish_fwd(size_t lo, size_t hi, const float *restrict x, float *restrict y)
+NN_AVX2_CLONES
+static void mish_fwd(size_t lo, size_t hi, const float *restrict x, float *restrict y)
 {
     FOR_EACH_8(i, lo, hi, y[i] = nn_mish_fast(x[i]));
 }
 
-NN_AVX2_CLONES static void mish_bwd(size_t lo, size_t hi, const float *restrict x, const float *restrict dy,
+NN_AVX2_CLONES
+static void mish_bwd(size_t lo, size_t hi, const float *restrict x, const float *restrict dy,
                      float *restrict dx)
 {
     FOR_EACH_8(i, lo, hi, dx[i] = dy[i] * nn_mish_grad_fast(x[i]));

@@ -21,7 +21,8 @@
 /* cpu-ref's SGD in the same arithmetic order, one loop per case so that no
  * loop holds a branch: the first step (t = 1) stores g itself in the velocity
  * without reading it, as PyTorch creates its buffer. */
-NN_AVX2_CLONES static void sgd_range(size_t lo, size_t hi, float *restrict p, const float *restrict g,
+NN_AVX2_CLONES
+static void sgd_range(size_t lo, size_t hi, float *restrict p, const float *restrict g,
                       float *restrict v, const nn_sgd_hyper *h, long t)
 {
     const float lr = h->lr, wd = h->weight_decay, mom = h->momentum;
