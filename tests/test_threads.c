@@ -338,6 +338,35 @@ static void test_operations_never_wait_for_absent_workers(void **state)
     nn_backend_close(&b);
 }
 
+/* An elementwise loop's items (nn_cpu_ew_block, nn_cpu_ew_range): they
+ * cover [0, n) in order, none empty, each starting on a multiple of 16
+ * floats; an array under two EW_BLOCKs is two items (one below 17 floats),
+ * a longer one EW_BLOCK items. The lengths tried sit on every boundary. */
+static void test_elementwise_items_cover_the_array(void **state)
+{
+    (void)state;
+    const size_t B = EW_BLOCK;
+    const size_t lengths[] = { 1, 2, 15, 16, 17, 31, 32, 33, 3000, B - 1, B, B + 1, 2 * B - 1,
+                               2 * B, 2 * B + 1, 5 * B + 7 };
+    for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+        const size_t n = lengths[k], block = nn_cpu_ew_block(n);
+        const size_t items = (n + block - 1) / block;
+        size_t next = 0;
+        for (size_t i = 0; i < items; i++) {
+            size_t lo, hi;
+            nn_cpu_ew_range(n, (int)i, &lo, &hi);
+            if (lo != next || hi <= lo || lo % 16 != 0)
+                fail_msg("n %zu: item %zu is [%zu, %zu), the last ended at %zu", n, i, lo, hi, next);
+            next = hi;
+        }
+        if (next != n)
+            fail_msg("n %zu: the items end at %zu", n, next);
+        const size_t want = n >= 2 * B ? (n + B - 1) / B : n > 16 ? 2 : 1;
+        if (items != want)
+            fail_msg("n %zu: %zu items, not %zu", n, items, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_thread_rule_on_simulated_loads),
         cmocka_unit_test(test_thread_trial_on_simulated_steps),
         cmocka_unit_test(test_operations_never_wait_for_absent_workers),
+        cmocka_unit_test(test_elementwise_items_cover_the_array),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
