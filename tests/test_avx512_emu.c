@@ -367,13 +367,9 @@ static void conv_wgrad_sample(const nn_conv_geom *g, conv_bufs *c)
         size_t q1 = q0 + 256 < d->lw_pad ? q0 + 256 : d->lw_pad;
         for (int m0 = 0; m0 < g->c_out; m0 += NN_AVX512_CONV_MR) {
             int mr = g->c_out - m0 < NN_AVX512_CONV_MR ? g->c_out - m0 : NN_AVX512_CONV_MR;
-            for (size_t r = 0; r < K; r += 2) {
-                const float *x0 = c->xp + c->offs[r] + q0;
-                const float *x1 = r + 1 < K ? c->xp + c->offs[r + 1] + q0 : x0;
-                nn_avx512_conv_wgrad(mr, x0, x1, dy0 + (size_t)m0 * d->dyp_plane + q0,
-                                     d->dyp_plane, q1 - q0, c->acc + (size_t)m0 * ld_acc + r * 8,
-                                     ld_acc);
-            }
+            const float *dym = dy0 + (size_t)m0 * d->dyp_plane + q0;
+            nn_avx512_conv_wgrad(mr, K, c->offs, c->xp + q0, dym, d->dyp_plane, q1 - q0,
+                                 c->acc + (size_t)m0 * ld_acc, ld_acc);
         }
     }
 }

@@ -85,10 +85,12 @@ void nn_avx512_small_dx_cols(int n, int in, int out, const float *dy, const floa
 void nn_avx512_conv_taps(int rows, size_t kr, const float *w, const int *offs, const float *in,
                          float *out, size_t ld_out, size_t q0, size_t q1);
 
-/* cpu_conv_direct.c's wgrad_block: acc[m][0..8) and acc[m][8..16) (rows
- * ld_acc apart) += the dot products over positions [0, n) (a multiple of
- * 16) of dy's rows m < mr (ld_dy apart) with x0 and x1, folded into 8 lanes. */
-void nn_avx512_conv_wgrad(int mr, const float *x0, const float *x1, const float *dy,
+/* cpu_conv_direct.c's wgrad_block for every pair of taps r, r + 1 < K (an
+ * odd last one paired with itself), in order: acc[m][8r..8r+8) and
+ * acc[m][8r+8..8r+16) (rows ld_acc apart) += the dot products over positions
+ * [0, n) (a multiple of 16) of dy's rows m < mr (ld_dy apart) with x +
+ * offs[r] and x + offs[r + 1], folded into 8 lanes. */
+void nn_avx512_conv_wgrad(int mr, size_t K, const int *offs, const float *x, const float *dy,
                           size_t ld_dy, size_t n, float *acc, size_t ld_acc);
 #endif
 

@@ -369,15 +369,16 @@ AVX2 static void wgrad_positions(const nn_conv_geom *g, const dconv_dims *d, con
     for (int m0 = 0; m0 < g->c_out; m0 += MR_MAX) {
         const int mr = g->c_out - m0 < MR_MAX ? g->c_out - m0 : MR_MAX;
         const float *dym = dy0 + (size_t)m0 * d->dyp_plane + q0;
+        if (avx512) {       /* every pair of taps in one call */
+            nn_avx512_conv_wgrad(mr, K, offs, xp + q0, dym, d->dyp_plane, q1 - q0,
+                                 acc + (size_t)m0 * ld_acc, ld_acc);
+            continue;
+        }
         for (size_t r = 0; r < K; r += 2) {
             /* an odd last tap is paired with itself; its second sum is dropped */
             const float *x0 = xp + offs[r] + q0;
             const float *x1 = r + 1 < K ? xp + offs[r + 1] + q0 : x0;
             float *ar = acc + (size_t)m0 * ld_acc + r * 8;
-            if (avx512) {
-                nn_avx512_conv_wgrad(mr, x0, x1, dym, d->dyp_plane, q1 - q0, ar, ld_acc);
-                continue;
-            }
             switch (mr) {
 #define WGRAD(MR) wgrad_block(MR, x0, x1, dym, d->dyp_plane, q1 - q0, ar, ld_acc)
             case 6: WGRAD(6); break;
