@@ -46,6 +46,7 @@ static void emu_mask_storeu_ps(void *p, simde__mmask16 k, simde__m512 a)
 #include "cpu/cpu_avx512.h"
 #define AVX512_FN static __attribute__((unused))   /* each includer uses some */
 #define AVX512_KERNEL static inline __attribute__((always_inline))   /* as the real build: constants propagate */
+#define AVX512_IN_REGISTER(v) ((void)0)   /* SIMDe's vectors are not registers */
 #include "cpu/cpu_avx512_kernels.inc"
 
 #endif

@@ -22,6 +22,7 @@
 #define AVX512_TARGET "avx512f,avx2,fma"
 #define AVX512_FN __attribute__((target(AVX512_TARGET)))
 #define AVX512_KERNEL static inline __attribute__((always_inline, target(AVX512_TARGET)))
+#define AVX512_IN_REGISTER(v) __asm__("" : "+v"(v))
 
 #include "cpu_avx512_kernels.inc"
 
