@@ -41,6 +41,41 @@ static void max2x2_row(const float *restrict r0, const float *restrict r1, float
         y[ow] = max2x2(r0, r1, 2 * ow);
 }
 
+/* The AVX2 row below (0 windows where it may not run): the windows it did. */
+static size_t forward_row_2x2_avx2(const float *r0, const float *r1, float *y, size_t WO);
+static int pool_simd(void);
+
+static void maxpool_forward_planes(const nn_pool_geom *g, const float *x, float *y,
+                                   size_t p0, size_t p1)
+{
+    const int simd = pool_simd();
+    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
+    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
+    const size_t SH = (size_t)g->stride_h, SW = (size_t)g->stride_w;
+    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
+    for (size_t plane = p0; plane < p1; plane++) {
+        const float *xp = x + plane * HI * WI;
+        float *yp = y + plane * HO * WO;
+        if (KH == 2 && KW == 2 && SH == 2 && SW == 2) {
+            for (size_t oh = 0; oh < HO; oh++) {
+                const float *r0 = xp + 2 * oh * WI, *r1 = r0 + WI;
+                float *yrow = yp + oh * WO;
+                max2x2_row(r0, r1, yrow, simd ? forward_row_2x2_avx2(r0, r1, yrow, WO) : 0, WO);
+            }
+            continue;
+        }
+        for (size_t oh = 0; oh < HO; oh++)
+            for (size_t ow = 0; ow < WO; ow++) {
+                const float *win = xp + oh * SH * WI + ow * SW;
+                float m = win[0];
+                for (size_t kh = 0; kh < KH; kh++)
+                    for (size_t kw = 0; kw < KW; kw++)
+                        m = max_nan(m, win[kh * WI + kw]);
+                yp[oh * WO + ow] = m;
+            }
+    }
+}
+
 /* cond ? v : 0.0f as a bit mask, without a branch (and without 0 * v, which
  * would turn an infinite gradient into NaN) */
 static inline float keep_if(int cond, float v)
@@ -84,19 +119,25 @@ __attribute__((target("avx2"))) static inline __m256 max_nan8(__m256 best, __m25
     return _mm256_blendv_ps(best, v, take);
 }
 
-__attribute__((target("avx2"))) static inline __m128 max_nan4(__m128 best, __m128 v)
+/* The windows' maxima of 16 columns, a0|a1 of the first row and b0|b1 of
+ * the second, in column order: max2x2's three max_nan in its order, on
+ * lanes. The shuffles as the backward's below: windows in the order
+ * 0 1 4 5 | 2 3 6 7, put back by one permute. */
+__attribute__((target("avx2"))) static inline __m256 max2x2_lanes(__m256 a0, __m256 a1,
+                                                                 __m256 b0, __m256 b1)
 {
-    const __m128 take = _mm_or_ps(_mm_cmpgt_ps(v, best), _mm_cmpunord_ps(v, v));
-    return _mm_blendv_ps(best, v, take);
+    __m256 m = max_nan8(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
+    m = max_nan8(m, _mm256_shuffle_ps(b0, b1, 0x88));
+    m = max_nan8(m, _mm256_shuffle_ps(b0, b1, 0xDD));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xD8));
 }
 
 /* Windows [0, WO rounded down to 4) of one output row of the forward, 8
- * (then 4) at a time: max2x2's three max_nan in its order, on lanes, so the
- * same bits, NaN and signed zeros included. Returns how many windows it did.
- * Why: LeNet's rows are 14 and 5 windows, which the scalar loop's blocks of
- * 8 left mostly to its one-at-a-time tail: 6% of lenet-cifar10's one-thread
- * step at batch 4 (perf). The shuffles as the backward's below: windows in
- * the order 0 1 4 5 | 2 3 6 7, put back by one permute. */
+ * (then 4: the second half of the columns zeros, the low half of the result
+ * stored) at a time, the same bits as max2x2, NaN and signed zeros included.
+ * Returns how many windows it did. Why: LeNet's rows are 14 and 5 windows,
+ * which the scalar loop's blocks of 8 left mostly to its one-at-a-time
+ * tail: 6% of lenet-cifar10's one-thread step at batch 4 (perf). */
 __attribute__((target("avx2"))) static size_t forward_row_2x2_avx2(const float *r0,
                                                                    const float *r1, float *y,
                                                                    size_t WO)
@@ -104,21 +145,15 @@ __attribute__((target("avx2"))) static size_t forward_row_2x2_avx2(const float *
     size_t ow = 0;
     for (; ow + 8 <= WO; ow += 8) {
         const size_t c = 2 * ow;
-        const __m256 a0 = _mm256_loadu_ps(r0 + c), a1 = _mm256_loadu_ps(r0 + c + 8);
-        const __m256 b0 = _mm256_loadu_ps(r1 + c), b1 = _mm256_loadu_ps(r1 + c + 8);
-        __m256 m = max_nan8(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
-        m = max_nan8(m, _mm256_shuffle_ps(b0, b1, 0x88));
-        m = max_nan8(m, _mm256_shuffle_ps(b0, b1, 0xDD));
-        _mm256_storeu_ps(y + ow, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xD8)));
+        const __m256 m = max2x2_lanes(_mm256_loadu_ps(r0 + c), _mm256_loadu_ps(r0 + c + 8),
+                                      _mm256_loadu_ps(r1 + c), _mm256_loadu_ps(r1 + c + 8));
+        _mm256_storeu_ps(y + ow, m);
     }
+    const __m256 zero = _mm256_setzero_ps();
     for (; ow + 4 <= WO; ow += 4) {
         const size_t c = 2 * ow;
-        const __m128 a0 = _mm_loadu_ps(r0 + c), a1 = _mm_loadu_ps(r0 + c + 4);
-        const __m128 b0 = _mm_loadu_ps(r1 + c), b1 = _mm_loadu_ps(r1 + c + 4);
-        __m128 m = max_nan4(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xDD));
-        m = max_nan4(m, _mm_shuffle_ps(b0, b1, 0x88));
-        m = max_nan4(m, _mm_shuffle_ps(b0, b1, 0xDD));
-        _mm_storeu_ps(y + ow, m);
+        const __m256 m = max2x2_lanes(_mm256_loadu_ps(r0 + c), zero, _mm256_loadu_ps(r1 + c), zero);
+        _mm_storeu_ps(y + ow, _mm256_castps256_ps128(m));
     }
     return ow;
 }
@@ -209,37 +244,6 @@ static size_t forward_row_2x2_avx2(const float *r0, const float *r1, float *y, s
     return 0;
 }
 #endif
-
-static void maxpool_forward_planes(const nn_pool_geom *g, const float *x, float *y,
-                                   size_t p0, size_t p1)
-{
-    const int simd = pool_simd();
-    const size_t HI = (size_t)g->h_in, WI = (size_t)g->w_in;
-    const size_t HO = (size_t)g->h_out, WO = (size_t)g->w_out;
-    const size_t SH = (size_t)g->stride_h, SW = (size_t)g->stride_w;
-    const size_t KH = (size_t)g->k_h, KW = (size_t)g->k_w;
-    for (size_t plane = p0; plane < p1; plane++) {
-        const float *xp = x + plane * HI * WI;
-        float *yp = y + plane * HO * WO;
-        if (KH == 2 && KW == 2 && SH == 2 && SW == 2) {
-            for (size_t oh = 0; oh < HO; oh++) {
-                const float *r0 = xp + 2 * oh * WI, *r1 = r0 + WI;
-                float *yrow = yp + oh * WO;
-                max2x2_row(r0, r1, yrow, simd ? forward_row_2x2_avx2(r0, r1, yrow, WO) : 0, WO);
-            }
-            continue;
-        }
-        for (size_t oh = 0; oh < HO; oh++)
-            for (size_t ow = 0; ow < WO; ow++) {
-                const float *win = xp + oh * SH * WI + ow * SW;
-                float m = win[0];
-                for (size_t kh = 0; kh < KH; kh++)
-                    for (size_t kw = 0; kw < KW; kw++)
-                        m = max_nan(m, win[kh * WI + kw]);
-                yp[oh * WO + ow] = m;
-            }
-    }
-}
 
 /* Non-overlapping 2x2 windows of stride 2: every dx inside one is written
  * once; only the floor-mode leftovers (odd last row/column) need zeros. */
