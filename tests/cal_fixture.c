@@ -38,6 +38,8 @@ static void read_elem_ns(const char *v, double ns[NN_OP_CLASSES][2])
 
 #define NUMBERS(X) X(gemm_gflops) X(gemm_gflops_1thread) X(mem_gbps) X(op_us) X(sync_us) X(upload_us) \
     X(upload_gbps) X(host_copy_gbps) X(download_us) X(matrix_op_us)
+/* Format 7's: a fixture recorded before it has neither (0: no fresh pages priced). */
+#define OPTIONAL_NUMBERS(X) X(fresh_page_us) X(vector_floats)
 
 /* "gemm:0.02 mem:0.03 ...": the repetitions' spreads, by nn_spread_name's keys. */
 static void read_spreads(const char *v, double spread[NN_SPREADS])
@@ -63,6 +65,9 @@ static int take(nn_calibration *c, const char *key, const char *v)
 #define NUMBER(f) if (!strcmp(key, #f)) { c->f = atof(v); return 1; }
     NUMBERS(NUMBER)
 #undef NUMBER
+#define OPTIONAL(f) if (!strcmp(key, #f)) { c->f = atof(v); return 0; }
+    OPTIONAL_NUMBERS(OPTIONAL)
+#undef OPTIONAL
     if (!strcmp(key, "device"))
         nn_strlcpy(c->device, v, sizeof c->device);
     else if (!strcmp(key, "machine"))

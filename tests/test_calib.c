@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "model/calibrate_internal.h"
 #include "nnlab/calibrate.h"
+#include "cpu/cpu_info.h"
 #include "util.h"
 
 /* The H200's FP32 peak: 132 SMs x 128 FP32 lanes (sm_90) x 2 x 1980 MHz. */
@@ -392,8 +393,26 @@ static void test_degenerate_product_slower(void **state)
     assert_int_equal(nn_calibrate_ops(&ops, 1, &c, NULL, NULL, err, sizeof err), 0);
     assert_true(c.smallest_product_us > 0 && c.smallest_product_us < 300);
     assert_true(c.matrix_op_us > 0 && c.matrix_op_us <= c.smallest_product_us);
+    assert_true(c.fresh_page_us > 0 && c.vector_floats >= 4);   /* a CPU device measures them */
     int n = nn_calibration_check(&c, f, 2 * NN_SPREADS);
     assert_false(failed_with(f, n, "matrix_op_us", "smallest product's measured time"));
+}
+
+/* A fresh page's first touch: measured, positive and of a page's order
+ * (a fault and a 4 KiB zeroing: microseconds, never a millisecond), and the
+ * vector's floats as the CPU's extensions say; the CPU's calibration has both. */
+static void test_fresh_pages_measured(void **state)
+{
+    static nn_calibration c;
+    nn_cpu_info ci;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    nn_cpu_info_read(&ci);
+    assert_int_equal(nn_cal_fresh_pages(&c), 0);
+    print_message("# fresh page %.3f us, %g floats\n", c.fresh_page_us, c.vector_floats);
+    assert_true(c.fresh_page_us > 0 && c.fresh_page_us < 1000);
+    assert_float_equal(c.vector_floats,
+                       (ci.features & NN_CPU_AVX512F) ? 16 : (ci.features & NN_CPU_AVX2) ? 8 : 4, 0);
 }
 
 int main(void)
@@ -409,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_disagreeing_twice_is_contradictory),
         cmocka_unit_test(test_disagreeing_once_is_measured_again),
         cmocka_unit_test(test_degenerate_product_slower),
+        cmocka_unit_test(test_fresh_pages_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -471,6 +471,8 @@ static void test_cache_staleness(void **state)
     c.spread[NN_SPREAD_GEMM] = 0.125;
     c.spread[NN_SPREAD_HOST_COPY] = 0.5;
     c.fused_adam_max_batch = 8;
+    c.fresh_page_us = 1.625;
+    c.vector_floats = 16;
     assert_int_equal(nn_calibration_path("cpu", path, sizeof path), 0);
 
     /* the round trip */
@@ -491,6 +493,15 @@ static void test_cache_staleness(void **state)
     assert_float_equal(back.spread[NN_SPREAD_HOST_COPY], 0.5, 1e-9);
     assert_float_equal(back.spread[NN_SPREAD_MEM], 0, 1e-12);
     assert_float_equal(back.fused_adam_max_batch, 8, 1e-12);
+    assert_float_equal(back.fresh_page_us, 1.625, 1e-12);
+    assert_float_equal(back.vector_floats, 16, 1e-12);
+    /* a format-6 file (before the fresh page's cost and the vector) is stale */
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    drop_line(path, "fresh_page_us");
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
+    assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
+    drop_line(path, "vector_floats");
+    assert_int_equal(nn_calibration_load("cpu", &back), -1);
     /* a format-5 file (before the fused Adam's batch) is stale */
     assert_int_equal(nn_calibration_save(&c, err, sizeof err), 0);
     drop_line(path, "fused_adam_max_batch");

@@ -71,8 +71,8 @@ static void print_calibration_json(const nn_calibration *c, int last)
     print_optional_json("pinned_upload_gbps", c->has_pinned, c->pinned_upload_gbps);
     print_optional_json("graph_launch_us", c->has_graph, c->graph_launch_us);
     print_optional_json("graph_node_us", c->has_graph, c->graph_node_us);
-    printf(", \"matrix_op_us\": %.4g, \"fused_adam_max_batch\": %.0f", c->matrix_op_us,
-           c->fused_adam_max_batch);
+    printf(", \"matrix_op_us\": %.4g, \"fused_adam_max_batch\": %.0f, \"fresh_page_us\": %.4g, "
+           "\"vector_floats\": %.0f", c->matrix_op_us, c->fused_adam_max_batch, c->fresh_page_us, c->vector_floats);
     print_checks_json(c);
     print_curve_json("linear_fwd", &c->linear_fwd);
     print_curve_json("linear_bwd", &c->linear_bwd);
@@ -145,6 +145,9 @@ static void print_calibration_text(const nn_calibration *c)
     if (c->has_graph)
         printf("  graph replay:     %.3f us a launch + %.3f us a node\n", c->graph_launch_us, c->graph_node_us);
     printf("  host memcpy:      %.1f GB/s\n", c->host_copy_gbps);
+    if (c->fresh_page_us > 0)
+        printf("  fresh page:       %.3f us (a 4 KiB page's first touch after mmap: what a framework's "
+               "new tensors pay)\n", c->fresh_page_us);
     if (c->fused_adam_max_batch > 0)
         printf("  Adam in backward: linear layers at batches up to %.0f (their gradient never "
                "stored; NNLAB_NO_FUSED_ADAM=1 keeps it)\n", c->fused_adam_max_batch);

@@ -50,6 +50,15 @@ typedef struct nn_cal_timing {
 int nn_cal_time(nn_backend *b, const bench_ctx *c, nn_cal_call_fn call, const void *arg, const nn_cal_timing *t,
                 double *per_call_s, double *spread);
 
+/* ---- fresh pages (calibrate_pages.c) ---------------------------------------------------- */
+
+/* The host's fresh_page_us (the median of five 64 MiB blocks mapped, each
+ * page touched once, unmapped; per 4 KiB: a larger page is counted in 4 KiB
+ * parts, as the framework's bytes are) and vector_floats (from the CPU's
+ * extensions). -1 when the mapping fails: fresh_page_us stays 0, not
+ * measured, and the framework way prices no fresh pages. */
+int nn_cal_fresh_pages(nn_calibration *out);
+
 /* ---- the curves and per-element costs (calibrate_sizes.c) ------------------------------ */
 
 /* Rate curves of linear layers (at the presets' shapes, the 1024^3 sgemm

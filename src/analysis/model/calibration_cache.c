@@ -91,13 +91,14 @@ int nn_calibration_path_threads(const char *device, int threads, char *path, siz
 }
 
 /* The fields of the cache file, in order: those of format 1, then those
- * formats 2, 3, 4, 5 and 6 added. Every one must be there for the file to be read. */
+ * formats 2 to 7 added. Every one must be there for the file to be read. */
 #define CAL_FIELDS(X)                                                          \
     X(gemm_gflops) X(gemm_gflops_1thread) X(mem_gbps) X(op_us) X(sync_us)      \
     X(upload_us) X(upload_gbps) X(host_copy_gbps)                              \
     X(download_us) X(pinned_upload_us) X(pinned_upload_gbps)                   \
     X(graph_launch_us) X(graph_node_us) X(matrix_op_us)                     \
-    X(device_peak_gflops) X(smallest_product_us) X(fused_adam_max_batch)
+    X(device_peak_gflops) X(smallest_product_us) X(fused_adam_max_batch)       \
+    X(fresh_page_us) X(vector_floats)
 #define CAL_FLAGS(X) X(has_pinned) X(has_graph) X(device_clock)
 #define CAL_CURVES(X) X(linear_fwd) X(linear_bwd) X(conv_fwd) X(conv_bwd)
 #define CAL_TABLES(X) X(elem_ns) X(spread) X(threads) X(device_peak_how) X(remeasured) \

@@ -158,6 +158,15 @@ typedef struct nn_calibration {
      * The model then prices those layers' gradient as never stored. */
     double fused_adam_max_batch;
 
+    /* Since cache format 7: what a framework's CPU step pays that nnlab's
+     * does not (nn_framework_fresh_bytes, docs/ways.md "Fresh pages"): a page
+     * of anonymous memory mapped fresh, its first touch timed (the fault and
+     * the kernel zeroing it; calibrate_pages.c), and the floats of the CPU's
+     * widest vector, the channel block of oneDNN's layouts. 0 on a GPU
+     * device (its host's pages are its CPU calibration's). */
+    double fresh_page_us;        /* one 4 KiB page's first touch after mmap, microseconds */
+    double vector_floats;        /* 16 with AVX-512, 8 with AVX2, 4 otherwise */
+
     /* Not in the cache file. */
     int profile;                 /* the figures are a GPU profile's (profile.h): what the model
                                     gives with them is predicted for it, never measured */
@@ -190,11 +199,12 @@ void nn_machine_description(char *buf, size_t len);
  * made on another machine, or it is stale: written in an older format
  * (NN_CALIBRATION_FORMAT; format 3 added the spreads, format 4 the device's
  * peak, the smallest product's time and the figures measured again, format
- * 5 the BLAS library of each product shape) or
+ * 5 the BLAS library of each product shape, format 6 the fused Adam's
+ * batch, format 7 a fresh page's cost and the vector's floats) or
  * missing a figure.
  * A stale cache is measured again rather than read as zeros. Its quality
  * is the caller's to judge (nn_calibration_quality). */
-#define NN_CALIBRATION_FORMAT 6
+#define NN_CALIBRATION_FORMAT 7
 int nn_calibration_load(const char *device, nn_calibration *out);
 /* Writes it atomically (temp file, fsync, rename), its spreads with it (a
  * calibration that is not good is cached marked so: the front ends measure
