@@ -96,7 +96,7 @@ def split_thread_columns(r, t0):
 
 def split_predict(r, x, thread=(0.0, 0.0), t0=None):
     extra = sum(c * v for c, v in zip(split_thread_columns(r, t0), thread)) if t0 is not None else 0.0
-    return sum(c * v for c, v in zip(split_columns(r), x)) + extra
+    return sum(c * v for c, v in zip(split_columns(r), x)) + extra + r["fresh_us"]
 
 
 def split_errors(rows, x, thread=(0.0, 0.0), t0=None):
@@ -127,7 +127,8 @@ def split_report(rows, fit_hosts, thread_hosts):
     if len(threads) != 1:
         sys.exit("fit_framework_cpu: --form split fits hosts of one thread count, not %s" % threads)
     t0 = min(threads)
-    x = fit_nonnegative([split_columns(r) for r in fitted], [r["torch_us"] for r in fitted])
+    x = fit_nonnegative([split_columns(r) for r in fitted], [r["torch_us"] for r in fitted],
+                        [r["fresh_us"] for r in fitted])
     others = [r for r in rows if r["host"] in thread_hosts]
     thread = (fit_nonnegative([split_thread_columns(r, t0) for r in others], [r["torch_us"] for r in others],
                               [split_predict(r, x) for r in others]) if len(others) >= 2 else [0.0, 0.0])
@@ -142,7 +143,8 @@ def split_report(rows, fit_hosts, thread_hosts):
         mine = [r for r in rows if r["host"] == h]
         if mine[0]["threads"] not in threads:
             continue
-        xh = fit_nonnegative([split_columns(r) for r in mine], [r["torch_us"] for r in mine])
+        xh = fit_nonnegative([split_columns(r) for r in mine], [r["torch_us"] for r in mine],
+                             [r["fresh_us"] for r in mine])
         cells = []
         for o in hosts:
             other = [r for r in rows if r["host"] == o]
@@ -163,7 +165,7 @@ def thread_columns(r, fitted_threads):
 def predict(r, x, thread, fitted_threads):
     """The form: x at fitted_threads, plus the thread figures for each thread beyond them."""
     return (sum(c * v for c, v in zip(columns(r), x)) +
-            sum(c * v for c, v in zip(thread_columns(r, fitted_threads), thread)))
+            sum(c * v for c, v in zip(thread_columns(r, fitted_threads), thread)) + r["fresh_us"])
 
 
 def fit_thread(rows, x, fitted_threads):
@@ -206,6 +208,7 @@ def read_terms(text):
                 r[k] = float(r[k])
         r["batch"] = int(r["batch"])
         r["threads"] = int(r["threads"])
+        r.setdefault("fresh_us", 0.0)     # terms printed before the fresh pages priced none
         rows.append(r)
     return rows
 
@@ -219,7 +222,7 @@ def convert(path):
                    "linear": "linear layers", "conv": "convolutions", "elem": "per element"}
     out = ["format = 5", "device = cpu", "machine = %s" % c["machine"]]
     for k in ("gemm_gflops", "gemm_gflops_1thread", "mem_gbps", "op_us", "sync_us", "upload_us", "upload_gbps",
-              "host_copy_gbps", "download_us", "matrix_op_us"):
+              "host_copy_gbps", "download_us", "matrix_op_us", "fresh_page_us", "vector_floats"):
         out.append("%s = %g" % (k, c.get(k) or 0))
     for k in ("linear_fwd", "linear_bwd", "conv_fwd", "conv_bwd"):
         out.append("%s = %s" % (k, " ".join("%g:%g" % (p["flops"], p["gflops"]) for p in c[k])))
@@ -238,6 +241,9 @@ def main():
     ap.add_argument("--thread-hosts", default="xeon16", help="the hosts the thread figure is fitted to")
     ap.add_argument("--max-batch", type=int, default=0, help="leave out rows of a larger batch (0: none)")
     ap.add_argument("--convert", help="print a calibration JSON in the cache file's form, and stop")
+    ap.add_argument("--fresh-page-us", default="",
+                    help="HOST=US,...: price those hosts' fresh bytes at US a page where their calibration "
+                         "predates the figure (an exploration: the shipped terms take the calibration's)")
     ap.add_argument("--form", choices=("shipped", "split"), default="shipped",
                     help="split: a ratio to each kind of nnlab's predicted work (linear, conv, per-element "
                          "ops, bytes-priced layers), fitted on --fit-hosts, no thread figures; not shipped")
@@ -253,6 +259,12 @@ def main():
     else:
         ap.error("--build or --terms")
     rows = [r for r in read_terms(text) if not a.max_batch or r["batch"] <= a.max_batch]
+    for item in filter(None, a.fresh_page_us.split(",")):
+        host, us = item.split("=")
+        for r in rows:
+            if r["host"] == host:
+                r["fresh_us"] = r.get("fresh_bytes", 0.0) / 4096 * float(us)
+        print("# %s: fresh pages priced at %s us (--fresh-page-us: not its calibration's)" % (host, us))
     fit_hosts = a.fit_hosts.split(",")
     if a.form == "split":
         split_report(rows, fit_hosts, [h for h in a.thread_hosts.split(",") if h])
@@ -263,7 +275,8 @@ def main():
     if len(threads) != 1:
         sys.exit("fit_framework_cpu: the fitted hosts ran %s threads: the five figures need one count" % threads)
     t0 = threads.pop()
-    x = fit_nonnegative([columns(r) for r in fitted], [r["torch_us"] for r in fitted])
+    x = fit_nonnegative([columns(r) for r in fitted], [r["torch_us"] for r in fitted],
+                        [r["fresh_us"] for r in fitted])
     others = [r for r in rows if r["host"] in thread_hosts]
     thread = fit_thread(others, x, t0) if len(others) >= 2 else [0.0, 0.0]
     print("# fitted on %s (%d steps, %d threads); thread figures on %s (%d steps)" %
@@ -279,7 +292,8 @@ def main():
         print("\nEach fitted host held out (the five figures fitted on one host alone, no thread figure):\n")
         for h in fit_hosts:
             mine = [r for r in rows if r["host"] == h]
-            xh = fit_nonnegative([columns(r) for r in mine], [r["torch_us"] for r in mine])
+            xh = fit_nonnegative([columns(r) for r in mine], [r["torch_us"] for r in mine],
+                                 [r["fresh_us"] for r in mine])
             cells = []
             for o in hosts:
                 rms, mx, _ = errors([r for r in rows if r["host"] == o], xh, (0.0, 0.0), t0)

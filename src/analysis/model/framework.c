@@ -22,7 +22,7 @@ double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cp
     double per_op = fc->op_ratio + fc->thread_op_ratio * extra_threads(s);
     double kernels = fc->work_ratio + fc->thread_work_ratio * extra_threads(s);
     return fc->step_us + per_op * s->ops * s->op_us + fc->elem_passes * s->elem_us +
-           fc->param_passes * s->param_us + kernels * s->nnlab_us;
+           fc->param_passes * s->param_us + kernels * s->nnlab_us + s->fresh_us;
 }
 
 /* Solves the k x k system a x = b by Gaussian elimination with partial
@@ -155,7 +155,7 @@ int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *
         row[2] = s[i].elem_us;
         row[3] = s[i].param_us;
         row[4] = s[i].nnlab_us;
-        given[i] = 0;
+        given[i] = s[i].fresh_us;   /* priced by the calibration, not fitted */
         measured[i] = s[i].framework_us;
     }
     rel_problem pr = { n, 5, cols, given, measured };
@@ -213,6 +213,46 @@ static double elementwise_bytes(const nn_cost *c)
     return bytes;
 }
 
+/* glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64 bits: a block this large is
+ * always mapped on its own, and unmapped on free. */
+#define GLIBC_MMAP_CEILING (32.0 * 1024 * 1024)
+
+/* Bytes of batch tensors of shape s (channels first) with the channels
+ * padded to a multiple of block, as oneDNN's blocked layouts hold them. */
+static double blocked_bytes(int batch, const nn_shape *s, double block)
+{
+    long per_sample = nn_shape_count(s);
+    int channels = s->dim[0];
+    if (per_sample <= 0 || channels <= 0)
+        return 0;
+    double padded = ceil(channels / block) * block;
+    return 4.0 * batch * ((double)per_sample / channels) * padded;
+}
+
+static double mapped_fresh(double bytes)
+{
+    return bytes >= GLIBC_MMAP_CEILING ? bytes : 0;
+}
+
+double nn_framework_fresh_bytes(const nn_preset *p, const nn_cost *c, double vector_floats)
+{
+    double bytes = 0;
+    int first = nn_layer_first_working(p->layers, p->n_layers);
+    if (!(vector_floats >= 1))
+        return 0;
+    for (int i = 0; i < c->n_layers && i < p->n_layers; i++) {
+        if (c->layers[i].op_class != NN_OP_CONV)
+            continue;
+        bytes += 2 * mapped_fresh(blocked_bytes(c->batch, &c->layers[i].out_shape, vector_floats));
+        if (i != first) {
+            int src = nn_layer_source(p->layers, i, 0);
+            nn_shape in = src < 0 ? nn_preset_input_shape(p) : c->layers[src].out_shape;
+            bytes += mapped_fresh(blocked_bytes(c->batch, &in, vector_floats));
+        }
+    }
+    return bytes;
+}
+
 int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
                                nn_framework_sample *out, nn_explanation *nnlab_out)
 {
@@ -238,6 +278,7 @@ int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibrati
     for (int k = NN_OP_RELU; k <= NN_OP_MSE; k++)
         out->act_us += e.class_work_us[k];
     out->other_us = e.class_work_us[NN_OP_NONE];
+    out->fresh_us = nn_framework_fresh_bytes(p, &e.cost, cpu_cal->vector_floats) / 4096.0 * cpu_cal->fresh_page_us;
     return 0;
 }
 

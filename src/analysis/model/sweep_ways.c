@@ -99,10 +99,13 @@ int nn_sweep_add_framework_cpu(nn_sweep *sw, const nn_calibration *cal, const nn
     sw->has_cal[d] = 0;
     const nn_framework_cpu *fc = &sw->prof.framework_cpu;
     int threads = cal->threads > 1 ? cal->threads : 1;
+    char fresh[64] = "";
+    if (cal->fresh_page_us > 0)
+        snprintf(fresh, sizeof fresh, " + its fresh pages x %.2f us", cal->fresh_page_us);
     snprintf(sw->cal_why[d], sizeof sw->cal_why[d], "a framework's CPU step is a fitted form, not the model's "
              "split: %.0f us + ops x %.0f op_us + %.2f elementwise and %.2f parameter passes + %.3f x nnlab's "
-             "step, at %d threads (nnlab(1), WAYS)", fc->step_us, fc->op_ratio + fc->thread_op_ratio * (threads - 1),
-             fc->elem_passes, fc->param_passes, fc->work_ratio + fc->thread_work_ratio * (threads - 1), threads);
+             "step%s, at %d threads (nnlab(1), WAYS)", fc->step_us, fc->op_ratio + fc->thread_op_ratio * (threads - 1),
+             fc->elem_passes, fc->param_passes, fc->work_ratio + fc->thread_work_ratio * (threads - 1), fresh, threads);
     return 0;
 }
 

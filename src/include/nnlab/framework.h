@@ -15,13 +15,16 @@
  *          + param_passes x 4 params / mem_gbps       its optimiser's and zeroing's passes
  *          + (work_ratio + thread_work_ratio x (threads - 1)) x nnlab's step
  *                                                     its kernels
+ *          + fresh bytes / 4096 x fresh_page_us       the memory it maps anew
  *
  * ops: nn_framework_ops (the operations PyTorch's autograd issues for one
  * step of the preset); op_us and mem_gbps: the calibration's cost of issuing
  * one op (the host's single-thread speed) and its streaming bandwidth;
  * elementwise bytes: nnlab's cost model's for every layer that is not a
  * matrix product; nnlab's step: its model's prediction from the same
- * calibration; threads: the calibration's (PyTorch's pool wakes them for
+ * calibration; fresh bytes: nn_framework_fresh_bytes, priced by the
+ * calibration's fresh_page_us (not fitted: 0 where the calibration has no
+ * such figure); threads: the calibration's (PyTorch's pool wakes them for
  * every op, and its kernels gain less from them than nnlab's calibrated
  * rates do). Five figures are fitted by least squares on relative errors to
  * PyTorch's measured CPU steps on the 2-core hosts with a calibration of
@@ -56,13 +59,13 @@
 
 /* The fitted figures (what a profile without a [framework] section reads;
  * profiles/t4.ini carries them with their source). */
-#define NN_FRAMEWORK_CPU_STEP_US 65.87
-#define NN_FRAMEWORK_CPU_OP_RATIO 465.73
-#define NN_FRAMEWORK_CPU_ELEM_PASSES 6.4687
-#define NN_FRAMEWORK_CPU_PARAM_PASSES 16.2240
-#define NN_FRAMEWORK_CPU_WORK_RATIO 0.2784
-#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 106.29
-#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0882
+#define NN_FRAMEWORK_CPU_STEP_US 65.22
+#define NN_FRAMEWORK_CPU_OP_RATIO 471.95
+#define NN_FRAMEWORK_CPU_ELEM_PASSES 6.1933
+#define NN_FRAMEWORK_CPU_PARAM_PASSES 16.0634
+#define NN_FRAMEWORK_CPU_WORK_RATIO 0.2912
+#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 105.90
+#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0885
 
 /* The GPU form's fitted figures (what a profile without them reads). */
 #define NN_FRAMEWORK_GPU_STEP_US 168.42
@@ -85,8 +88,27 @@ typedef struct nn_framework_sample {
      * sparsemax, adds). Not in the form: tools/fit_framework_cpu.py
      * --form split fits a ratio to each (docs/ways.md, "Split by kind"). */
     double linear_us, conv_us, act_us, other_us;
+    /* The pages PyTorch maps fresh each step, priced: nn_framework_fresh_bytes
+     * / 4096 x the calibration's fresh_page_us (0 where it has none). */
+    double fresh_us;
     double framework_us;
 } nn_framework_sample;
+
+/* The bytes one training step of PyTorch on the CPU maps fresh from the
+ * kernel, every page of them faulted and zeroed again each step (docs/ways.md,
+ * "Fresh pages"). glibc's malloc serves a block of 32 MiB or more
+ * (DEFAULT_MMAP_THRESHOLD_MAX on 64 bits, the most its dynamic threshold
+ * grows to) with a mapping of its own and unmaps it on free, whatever came
+ * before; PyTorch's convolutions (oneDNN) keep their output, and their
+ * output's and input's gradients, in a blocked layout whose channels are
+ * padded to the CPU's vector (vector_floats: 16 with AVX-512, 8 with AVX2:
+ * LeNet's 6 channels as 16, a 51 MB output at batch 1024). Each such tensor
+ * of 32 MiB or more counts: the output in the forward, its gradient in the
+ * backward, the input's gradient where the layer computes one. A lower
+ * bound: smaller blocks that the heap gives back when its top is trimmed
+ * are not counted (their pattern follows the allocator's history, not the
+ * network). 0 without convolutions, or with vector_floats 0. */
+double nn_framework_fresh_bytes(const nn_preset *p, const nn_cost *c, double vector_floats);
 
 typedef struct nn_framework_fit {
     nn_framework_cpu fc;
