@@ -159,6 +159,7 @@ static void test_stub_result_taken_and_labelled(void **state)
     assert_string_equal(r.python.version, "9.9.1+stub");
     assert_string_equal(r.python.path, python3);
     assert_true(r.us_per_step == 123.5 && r.us_per_step_mean == 130.25);
+    assert_true(r.minor_faults_per_step == 25088.0 && r.system_us_per_step == 41019.5);
     assert_int_equal(r.batch, 4);            /* the arguments reached it as given */
     assert_int_equal(r.steps, 2);
     assert_int_equal(r.threads, 7);
@@ -167,6 +168,11 @@ static void test_stub_result_taken_and_labelled(void **state)
     assert_string_equal(r.device_name, "stub \xc3\xa9");
     nn_torch_source(&r.python, source, sizeof source);
     assert_string_equal(source, "measured with PyTorch 9.9");
+    /* a helper that does not report them (an older one, or a graph way): -1, not 0 */
+    setenv("NNLAB_TORCH_STUB_NO_FAULTS", "1", 1);
+    assert_int_equal(run_stub("ok", &r, err, sizeof err), NN_TORCH_OK);
+    unsetenv("NNLAB_TORCH_STUB_NO_FAULTS");
+    assert_true(r.minor_faults_per_step == -1 && r.system_us_per_step == -1);
 }
 
 static void test_stub_other_network_refused(void **state)

@@ -75,6 +75,24 @@ else
     skip "no python3 on PATH: the sweep's stand-in cases"
 fi
 
+# On the CPU with the stand-in: its page faults and system time a step, measured, in the text
+# and the JSON; a helper without them (an older one) leaves them null
+stub_cpu="env NNLAB_PYTHON=$python NNLAB_TORCH_HELPER=$fixtures/torch-helper-stub.py NNLAB_TORCH_STUB_PARAMS=101770"
+if [ -z "$python" ]; then
+    skip "no python3 on PATH: the CPU stand-in cases"
+else
+    check "bench --with-pytorch, stand-in: runs" 0 $stub_cpu "$NNLAB" bench --preset mnist-mlp-128 \
+        --batch 4 --steps 3 --warmup 1 --with-pytorch --json
+    json_ok "stand-in: its faults and system time a step in the JSON" "$tmp/out" \
+        'j["pytorch"]["minor_faults_per_step"] == 25088 and j["pytorch"]["system_us_per_step"] == 41019.5'
+    grep_ok "stand-in: the text's fresh pages, labelled measured" "$tmp/err" \
+        "25088 pages a step mapped fresh (102.8 MB), 41020 us of system time a step (measured"
+    check "bench --with-pytorch, stand-in without them: runs" 0 $stub_cpu NNLAB_TORCH_STUB_NO_FAULTS=1 \
+        "$NNLAB" bench --preset mnist-mlp-128 --batch 4 --steps 3 --warmup 1 --with-pytorch --json
+    json_ok "stand-in without them: null, not 0" "$tmp/out" \
+        'j["pytorch"]["minor_faults_per_step"] is None and j["pytorch"]["system_us_per_step"] is None'
+fi
+
 # On a GPU (the emulated one, the stand-in seeing "CUDA"): PyTorch's whole
 # step as one CUDA graph beside nnlab's graph way; not with --no-graph
 stub_gpu="env NNLAB_GPU_EMULATION=1 NNLAB_PYTHON=$python NNLAB_TORCH_HELPER=$fixtures/torch-helper-stub.py NNLAB_TORCH_STUB_PARAMS=101770 NNLAB_TORCH_STUB_CUDA=1"

@@ -128,6 +128,10 @@ void cli_torch_text(const cli_torch *t, double nnlab_us, const char *stat, long 
     if (nnlab_us > 0)
         fprintf(stderr, ": %.2fx nnlab's", r->us_per_step / nnlab_us);
     fprintf(stderr, "\n");
+    if (r->minor_faults_per_step >= 0 && r->system_us_per_step >= 0)
+        fprintf(stderr, "    %-*s %10.0f pages a step mapped fresh (%.1f MB), %.0f us of system time a step "
+                "(measured: getrusage over its timed steps)\n", width, "", r->minor_faults_per_step,
+                r->minor_faults_per_step * 4096 / 1e6, r->system_us_per_step);
     if (!t->graph_done)
         return;
     fprintf(stderr, "    %-*s %10.1f us/step (median of blocks of %ld steps, its whole step one CUDA graph; "
@@ -135,6 +139,15 @@ void cli_torch_text(const cli_torch *t, double nnlab_us, const char *stat, long 
     if (nnlab_us > 0)
         fprintf(stderr, ": %.2fx nnlab's", t->graph.us_per_step / nnlab_us);
     fprintf(stderr, "\n");
+}
+
+/* ", key: v", or null where the helper reported none (v < 0) */
+static void print_optional(const char *key, double v)
+{
+    if (v >= 0)
+        printf(", \"%s\": %.1f", key, v);
+    else
+        printf(", \"%s\": null", key);
 }
 
 void cli_torch_json(const cli_torch *t)
@@ -155,8 +168,11 @@ void cli_torch_json(const cli_torch *t)
     printf(", \"device_name\": ");
     cli_json_string(stdout, r->device_name);
     printf(", \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"params\": %zu, "
-           "\"us_per_step\": %.3f, \"us_per_step_stat\": \"median\", \"us_per_step_mean\": %.3f},\n",
+           "\"us_per_step\": %.3f, \"us_per_step_stat\": \"median\", \"us_per_step_mean\": %.3f",
            r->batch, r->threads, r->steps, r->params, r->us_per_step, r->us_per_step_mean);
+    print_optional("minor_faults_per_step", r->minor_faults_per_step);
+    print_optional("system_us_per_step", r->system_us_per_step);
+    printf("},\n");
     if (t->graph_done)
         printf("  \"pytorch_graph\": {\"way\": \"%s\", \"us_per_step\": %.3f, \"us_per_step_stat\": "
                "\"median of blocks\", \"steps\": %ld},\n", nn_safe(t->graph.way), t->graph.us_per_step,

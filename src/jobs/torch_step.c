@@ -324,6 +324,13 @@ static enum nn_torch_status result_numbers(const nn_json_flat *j, nn_torch_resul
     out->steps = (long)steps;
     out->batch = (int)batch;
     out->threads = (int)threads;
+    /* optional: the eager ways' getrusage figures */
+    if (nn_json_flat_number(j, "minor_faults_per_step", &out->minor_faults_per_step) != 0 ||
+        !(out->minor_faults_per_step >= 0))
+        out->minor_faults_per_step = -1;
+    if (nn_json_flat_number(j, "system_us_per_step", &out->system_us_per_step) != 0 ||
+        !(out->system_us_per_step >= 0))
+        out->system_us_per_step = -1;
     return NN_TORCH_OK;
 }
 

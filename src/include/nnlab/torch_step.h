@@ -74,6 +74,12 @@ typedef struct nn_torch_result {
     char device[16];             /* "cpu" or "cuda" */
     char device_name[128];       /* "NVIDIA H200", "cpu" */
     char way[48];                /* the helper's: "framework", "pytorch-cuda-graph", ... */
+    /* What the process asked of the kernel per timed step (getrusage; the
+     * eager ways report them, -1 where the helper did not): pages it mapped
+     * fresh, each faulted and zeroed (docs/ways.md, "Fresh pages"), and its
+     * system time, which at more than one thread also holds its pools'
+     * threads yielding while they wait. */
+    double minor_faults_per_step, system_us_per_step;
 } nn_torch_result;
 
 /* The python3 with torch (cached after the first call in the process, until
