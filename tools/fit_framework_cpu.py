@@ -200,6 +200,22 @@ def table(rows, host, pred, form=""):
         print("| %s | %s |" % (p, " | ".join(cells)))
 
 
+def monotone_conflicts(rows, tol=0.25):
+    """The pairs of one host's points that no form growing with the batch can both hold within
+    tol: a smaller batch measured slower than (1 + tol) / (1 - tol) x a larger one of the same
+    preset. Every term of the form grows with the batch or stays (the operations, the bytes,
+    nnlab's predicted step, the fresh pages: so on every row of the fixture), so its prediction
+    at the smaller batch is at most that at the larger. Such a pair is the data's, not the
+    form's: it needs measuring again."""
+    out = []
+    for a in rows:
+        for b in rows:
+            if (a["host"] == b["host"] and a["preset"] == b["preset"] and a["batch"] < b["batch"] and
+                    (1 - tol) * a["torch_us"] > (1 + tol) * b["torch_us"]):
+                out.append((a, b))
+    return out
+
+
 def read_terms(text):
     rows = []
     for r in csv.DictReader(io.StringIO(text)):
@@ -299,6 +315,12 @@ def main():
                 rms, mx, _ = errors([r for r in rows if r["host"] == o], xh, (0.0, 0.0), t0)
                 cells.append("%s %.1f%% (largest %.1f%%)" % (o, 100 * rms, 100 * mx))
             print("- fitted on %s alone (%s): %s" % (h, " ".join("%.4g" % v for v in xh), "; ".join(cells)))
+    conflicts = monotone_conflicts(rows)
+    print("\nPoints no form growing with the batch can hold within 25%% (a smaller batch measured more than "
+          "1.25 / 0.75 x a larger one): %d\n" % len(conflicts))
+    for a, b in conflicts:
+        print("- %s %s: b%d %.0f us, b%d %.0f us" % (a["host"], a["preset"], a["batch"], a["torch_us"], b["batch"],
+                                                   b["torch_us"]))
     for h in hosts:
         table(rows, h, lambda r: predict(r, x, thread, t0))
 
