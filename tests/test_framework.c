@@ -385,6 +385,28 @@ static void test_fresh_bytes(void **state)
                        1e-6);
 }
 
+/* Every term of the form grows with the batch or stays, on every host and
+ * preset of the fixture (rows in batch order): what lets
+ * tools/fit_framework_cpu.py call a smaller batch measured much slower than
+ * a larger one the data's miss, not the form's. */
+static void test_terms_grow_with_the_batch(void **state)
+{
+    (void)state;
+    static nn_framework_sample s[MAX_SAMPLES];
+    static cpu_row rows[MAX_SAMPLES];
+    int n = read_samples(s, rows, MAX_SAMPLES, NULL), pairs = 0;
+    for (int i = 1; i < n; i++) {
+        if (strcmp(rows[i].host, rows[i - 1].host) != 0 || strcmp(rows[i].preset, rows[i - 1].preset) != 0)
+            continue;
+        const nn_framework_sample *a = &s[i - 1], *b = &s[i];
+        assert_true(rows[i].batch > rows[i - 1].batch);
+        assert_true(b->ops >= a->ops && b->elem_us >= a->elem_us && b->param_us >= a->param_us &&
+                    b->nnlab_us >= a->nnlab_us && b->fresh_us >= a->fresh_us);
+        pairs++;
+    }
+    assert_true(pairs > 200);
+}
+
 /* --terms: every fixture row's terms, one CSV line each. */
 static int print_terms(void)
 {
@@ -570,6 +592,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_direction_of_the_writeups),
         cmocka_unit_test(test_split_terms_add_up),
         cmocka_unit_test(test_fresh_bytes),
+        cmocka_unit_test(test_terms_grow_with_the_batch),
         cmocka_unit_test(test_gpu_fit_recomputed),
         cmocka_unit_test(test_gpu_model_is_the_form),
     };
