@@ -486,7 +486,7 @@ int nn_calibrate_ops(const nn_backend_ops *ops, int threads, nn_calibration *out
         rc = measure_pass(ops, &cfg, again, out, progress, ctx, err, err_len);
     }
     if (rc == 0 && ops->host_memory && nn_cal_fresh_pages(out) != 0)
-        add_note(out, "no fresh-page figure", "mmap of 64 MiB failed");
+        add_note(out, "no fresh-page figure", "mapping or unmapping 64 MiB failed");
     if (rc == 0 && ops == &nn_backend_cpu) {     /* the backend whose products read the table */
         report(progress, ctx, 0.98, "OpenBLAS against BLIS, product by product");
         if (nn_cal_products(out, NULL, 0) != 0)

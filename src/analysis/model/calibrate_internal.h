@@ -55,7 +55,7 @@ int nn_cal_time(nn_backend *b, const bench_ctx *c, nn_cal_call_fn call, const vo
 /* The host's fresh_page_us (the median of five 64 MiB blocks mapped, each
  * page touched once, unmapped; per 4 KiB: a larger page is counted in 4 KiB
  * parts, as the framework's bytes are) and vector_floats (from the CPU's
- * extensions). -1 when the mapping fails: fresh_page_us stays 0, not
+ * extensions). -1 when a mapping or unmapping fails: fresh_page_us stays 0, not
  * measured, and the framework way prices no fresh pages. */
 int nn_cal_fresh_pages(nn_calibration *out);
 

@@ -29,7 +29,7 @@ static double now_s(void)
 }
 
 /* Seconds to map FRESH_BYTES, write one byte of each page and unmap them;
- * -1 when the mapping fails. */
+ * -1 when the mapping or the unmapping fails. */
 static double one_block_s(size_t page)
 {
     double t0 = now_s();
@@ -38,7 +38,8 @@ static double one_block_s(size_t page)
         return -1;
     for (size_t off = 0; off < FRESH_BYTES; off += page)
         p[off] = 1;
-    munmap((void *)p, FRESH_BYTES);
+    if (munmap((void *)p, FRESH_BYTES) != 0)
+        return -1;
     return now_s() - t0;
 }
 
