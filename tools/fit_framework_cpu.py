@@ -5,8 +5,8 @@ The terms of every row of tests/fixtures/framework-cpu-fit.csv are priced by nnl
 from each host's calibration (tests/fixtures/calibration-cpu-HOST.txt); `tests/test_framework
 --terms` prints them. This script fits the form to them as the C code does
 (nn_framework_fit_cpu, nn_framework_fit_cpu_threads): least squares on relative errors, no figure
-negative, the five figures on the hosts of one thread count (the 2-core ones), the two thread
-figures on the others with the five held. It prints the figures as the profiles' [framework] keys, each
+negative, the six figures on the hosts of one thread count (the 2-core ones), the two thread
+figures on the others with the six held. It prints the figures as the profiles' [framework] keys, each
 host's root mean square and largest relative error, each fitted host held out (fitted on the
 others alone), and a table per host: preset x batch, predicted / measured (us).
 
@@ -29,12 +29,13 @@ import math
 import subprocess
 import sys
 
-FIGURES = ("cpu_step_us", "cpu_op_ratio", "cpu_elem_passes", "cpu_param_passes", "cpu_work_ratio")
+FIGURES = ("cpu_step_us", "cpu_op_ratio", "cpu_elem_passes", "cpu_param_passes", "cpu_work_ratio",
+           "cpu_arith_ratio")
 
 
 def columns(r):
-    """The form's five columns (the thread figure's is apart): what each figure multiplies."""
-    return [1.0, r["ops"] * r["op_us"], r["elem_us"], r["param_us"], r["nnlab_pred_us"]]
+    """The form's six columns (the thread figures' are apart): what each figure multiplies."""
+    return [1.0, r["ops"] * r["op_us"], r["elem_us"], r["param_us"], r["nnlab_pred_us"], r["arith_us"]]
 
 
 def solve(a, b):
@@ -169,7 +170,7 @@ def predict(r, x, thread, fitted_threads):
 
 
 def fit_thread(rows, x, fitted_threads):
-    """The two thread figures, the five held; neither negative."""
+    """The two thread figures, the six held; neither negative."""
     given = [predict(r, x, (0.0, 0.0), fitted_threads) for r in rows]
     return fit_nonnegative([thread_columns(r, fitted_threads) for r in rows], [r["torch_us"] for r in rows], given)
 
@@ -225,6 +226,7 @@ def read_terms(text):
         r["batch"] = int(r["batch"])
         r["threads"] = int(r["threads"])
         r.setdefault("fresh_us", 0.0)     # terms printed before the fresh pages priced none
+        r.setdefault("arith_us", 0.0)     # or before the per-element arithmetic
         rows.append(r)
     return rows
 
@@ -253,7 +255,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", help="a build folder: runs its tests/test_framework --terms")
     ap.add_argument("--terms", help="the terms as CSV (tests/test_framework --terms)")
-    ap.add_argument("--fit-hosts", default="dev2,dev3", help="the hosts the five figures are fitted to")
+    ap.add_argument("--fit-hosts", default="dev2,dev3", help="the hosts the six figures are fitted to")
     ap.add_argument("--thread-hosts", default="xeon16", help="the hosts the thread figure is fitted to")
     ap.add_argument("--max-batch", type=int, default=0, help="leave out rows of a larger batch (0: none)")
     ap.add_argument("--convert", help="print a calibration JSON in the cache file's form, and stop")
@@ -289,7 +291,7 @@ def main():
     fitted = [r for r in rows if r["host"] in fit_hosts]
     threads = {r["threads"] for r in fitted}
     if len(threads) != 1:
-        sys.exit("fit_framework_cpu: the fitted hosts ran %s threads: the five figures need one count" % threads)
+        sys.exit("fit_framework_cpu: the fitted hosts ran %s threads: the six figures need one count" % threads)
     t0 = threads.pop()
     x = fit_nonnegative([columns(r) for r in fitted], [r["torch_us"] for r in fitted],
                         [r["fresh_us"] for r in fitted])
@@ -305,7 +307,7 @@ def main():
     print("cpu_thread_op_ratio = %.6g\ncpu_thread_work_ratio = %.6g" % tuple(thread))
     hosts = host_errors(rows, lambda mine: errors(mine, x, thread, t0), fit_hosts, thread_hosts, False)
     if len(fit_hosts) > 1:
-        print("\nEach fitted host held out (the five figures fitted on one host alone, no thread figure):\n")
+        print("\nEach fitted host held out (the six figures fitted on one host alone, no thread figure):\n")
         for h in fit_hosts:
             mine = [r for r in rows if r["host"] == h]
             xh = fit_nonnegative([columns(r) for r in mine], [r["torch_us"] for r in mine],

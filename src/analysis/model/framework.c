@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#define MAX_COLS 5
+#define MAX_COLS 6
 
 /* A sample's threads beyond the first (a calibration without them ran one):
  * PyTorch's pool is woken for every op, and its kernels gain less from more
@@ -17,12 +17,24 @@ static int extra_threads(const nn_framework_sample *s)
     return s->threads > 1 ? s->threads - 1 : 0;
 }
 
+nn_framework_cpu nn_framework_cpu_shipped(void)
+{
+    return (nn_framework_cpu){ .step_us = NN_FRAMEWORK_CPU_STEP_US,
+                               .op_ratio = NN_FRAMEWORK_CPU_OP_RATIO,
+                               .elem_passes = NN_FRAMEWORK_CPU_ELEM_PASSES,
+                               .param_passes = NN_FRAMEWORK_CPU_PARAM_PASSES,
+                               .work_ratio = NN_FRAMEWORK_CPU_WORK_RATIO,
+                               .thread_op_ratio = NN_FRAMEWORK_CPU_THREAD_OP_RATIO,
+                               .thread_work_ratio = NN_FRAMEWORK_CPU_THREAD_WORK_RATIO,
+                               .arith_ratio = NN_FRAMEWORK_CPU_ARITH_RATIO };
+}
+
 double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc)
 {
     double per_op = fc->op_ratio + fc->thread_op_ratio * extra_threads(s);
     double kernels = fc->work_ratio + fc->thread_work_ratio * extra_threads(s);
     return fc->step_us + per_op * s->ops * s->op_us + fc->elem_passes * s->elem_us +
-           fc->param_passes * s->param_us + kernels * s->nnlab_us + s->fresh_us;
+           fc->param_passes * s->param_us + kernels * s->nnlab_us + fc->arith_ratio * s->arith_us + s->fresh_us;
 }
 
 /* Solves the k x k system a x = b by Gaussian elimination with partial
@@ -140,28 +152,31 @@ static void rel_errors(const rel_problem *pr, const double *x, double *rms, doub
 
 int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out)
 {
-    double cols[MAX_FIT_SAMPLES * 5], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 28 kB */
-    double x[5];
+    double cols[MAX_FIT_SAMPLES * 6], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 32 kB */
+    double x[6];
     memset(out, 0, sizeof *out);
-    if (n < 5 || n > MAX_FIT_SAMPLES)
+    if (n < 6 || n > MAX_FIT_SAMPLES)
         return -1;
     for (int i = 1; i < n; i++)
         if (s[i].threads != s[0].threads)
             return -1;           /* the thread figure is fitted on its own (below) */
-    for (int i = 0; i < n; i++) {    /* x = (step_us, op_ratio, elem_passes, param_passes, work_ratio) */
-        double *row = cols + (size_t)i * 5;
+    for (int i = 0; i < n; i++) {    /* x = (step_us, op_ratio, elem_passes, param_passes, work_ratio,
+                                        arith_ratio) */
+        double *row = cols + (size_t)i * 6;
         row[0] = 1;
         row[1] = s[i].ops * s[i].op_us;
         row[2] = s[i].elem_us;
         row[3] = s[i].param_us;
         row[4] = s[i].nnlab_us;
+        row[5] = s[i].arith_us;
         given[i] = s[i].fresh_us;   /* priced by the calibration, not fitted */
         measured[i] = s[i].framework_us;
     }
-    rel_problem pr = { n, 5, cols, given, measured };
+    rel_problem pr = { n, 6, cols, given, measured };
     if (fit_nonnegative(&pr, x) != 0)
         return -1;
-    out->fc = (nn_framework_cpu){ x[0], x[1], x[2], x[3], x[4], 0, 0 };
+    out->fc = (nn_framework_cpu){ .step_us = x[0], .op_ratio = x[1], .elem_passes = x[2],
+                                  .param_passes = x[3], .work_ratio = x[4], .arith_ratio = x[5] };
     out->n = n;
     rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
     return 0;
@@ -211,6 +226,20 @@ static double elementwise_bytes(const nn_cost *c)
             bytes += l->fwd.bytes + l->bwd.bytes;
     }
     return bytes;
+}
+
+/* nnlab's calibrated arithmetic of the per-element layers (activations,
+ * dropout, pools: elements x the calibration's ns an element, forward and
+ * backward), without their bytes. */
+static double per_element_arith_us(const nn_cost *c, const nn_calibration *cal)
+{
+    double us = 0;
+    for (int i = 0; i < c->n_layers; i++) {
+        nn_op_class k = c->layers[i].op_class;
+        if (k >= NN_OP_RELU && k <= NN_OP_POOL)
+            us += c->layers[i].elems * (cal->elem_ns[k][0] + cal->elem_ns[k][1]) * 1e-3;
+    }
+    return us;
 }
 
 /* glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64 bits: a block this large is
@@ -278,6 +307,7 @@ int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibrati
     for (int k = NN_OP_RELU; k <= NN_OP_MSE; k++)
         out->act_us += e.class_work_us[k];
     out->other_us = e.class_work_us[NN_OP_NONE];
+    out->arith_us = per_element_arith_us(&e.cost, cpu_cal);
     out->fresh_us = nn_framework_fresh_bytes(p, &e.cost, cpu_cal->vector_floats) / 4096.0 * cpu_cal->fresh_page_us;
     return 0;
 }

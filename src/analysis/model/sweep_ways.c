@@ -104,8 +104,9 @@ int nn_sweep_add_framework_cpu(nn_sweep *sw, const nn_calibration *cal, const nn
         snprintf(fresh, sizeof fresh, " + its fresh pages x %.2f us", cal->fresh_page_us);
     snprintf(sw->cal_why[d], sizeof sw->cal_why[d], "a framework's CPU step is a fitted form, not the model's "
              "split: %.0f us + ops x %.0f op_us + %.2f elementwise and %.2f parameter passes + %.3f x nnlab's "
-             "step%s, at %d threads (nnlab(1), WAYS)", fc->step_us, fc->op_ratio + fc->thread_op_ratio * (threads - 1),
-             fc->elem_passes, fc->param_passes, fc->work_ratio + fc->thread_work_ratio * (threads - 1), fresh, threads);
+             "step + %.2f x its per-element arithmetic%s, at %d threads (nnlab(1), WAYS)", fc->step_us,
+             fc->op_ratio + fc->thread_op_ratio * (threads - 1), fc->elem_passes, fc->param_passes,
+             fc->work_ratio + fc->thread_work_ratio * (threads - 1), fc->arith_ratio, fresh, threads);
     return 0;
 }
 

@@ -58,11 +58,7 @@ static void predict_cpu(nn_race_ways *w, const nn_preset *p, const nn_calibratio
     nn_gpu_profile figures;
     if (!prof) {                     /* the framework's CPU figures: the fitted ones */
         memset(&figures, 0, sizeof figures);
-        figures.framework_cpu = (nn_framework_cpu){ NN_FRAMEWORK_CPU_STEP_US, NN_FRAMEWORK_CPU_OP_RATIO,
-                                                    NN_FRAMEWORK_CPU_ELEM_PASSES, NN_FRAMEWORK_CPU_PARAM_PASSES,
-                                                    NN_FRAMEWORK_CPU_WORK_RATIO,
-                                                    NN_FRAMEWORK_CPU_THREAD_OP_RATIO,
-                                                    NN_FRAMEWORK_CPU_THREAD_WORK_RATIO };
+        figures.framework_cpu = nn_framework_cpu_shipped();
         prof = &figures;
     }
     double us = nn_framework_cpu_step_us(p, w->batch, cpu_cal, prof, &e);

@@ -82,6 +82,9 @@ typedef struct nn_framework_cpu {
                                     (its thread pool woken per op), in op_us */
     double thread_work_ratio;    /* and to work_ratio: its kernels gain less from more threads
                                     than the calibration's rates (nnlab's) do */
+    double arith_ratio;          /* its per-element layers' arithmetic (activations, dropout,
+                                    pools) against nnlab's calibrated ns an element: its mish
+                                    costs 3-8x nnlab's where its relu costs nnlab's */
 } nn_framework_cpu;
 
 /* "framework eager", "nnlab eager", "nnlab graph" */

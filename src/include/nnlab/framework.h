@@ -15,6 +15,7 @@
  *          + param_passes x 4 params / mem_gbps       its optimiser's and zeroing's passes
  *          + (work_ratio + thread_work_ratio x (threads - 1)) x nnlab's step
  *                                                     its kernels
+ *          + arith_ratio x per-element arithmetic     its activations' and pools' arithmetic
  *          + fresh bytes / 4096 x fresh_page_us       the memory it maps anew
  *
  * ops: nn_framework_ops (the operations PyTorch's autograd issues for one
@@ -26,7 +27,7 @@
  * calibration's fresh_page_us (not fitted: 0 where the calibration has no
  * such figure); threads: the calibration's (PyTorch's pool wakes them for
  * every op, and its kernels gain less from them than nnlab's calibrated
- * rates do). Five figures are fitted by least squares on relative errors to
+ * rates do). Six figures are fitted by least squares on relative errors to
  * PyTorch's measured CPU steps on the 2-core hosts with a calibration of
  * their own (nn_framework_fit_cpu), the two thread figures then to a
  * many-core host's (nn_framework_fit_cpu_threads; the data:
@@ -59,13 +60,14 @@
 
 /* The fitted figures (what a profile without a [framework] section reads;
  * profiles/t4.ini carries them with their source). */
-#define NN_FRAMEWORK_CPU_STEP_US 65.22
-#define NN_FRAMEWORK_CPU_OP_RATIO 471.95
-#define NN_FRAMEWORK_CPU_ELEM_PASSES 6.1933
-#define NN_FRAMEWORK_CPU_PARAM_PASSES 16.0634
-#define NN_FRAMEWORK_CPU_WORK_RATIO 0.2912
-#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 105.90
-#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0885
+#define NN_FRAMEWORK_CPU_STEP_US 57.05
+#define NN_FRAMEWORK_CPU_OP_RATIO 463.68
+#define NN_FRAMEWORK_CPU_ELEM_PASSES 5.5755
+#define NN_FRAMEWORK_CPU_PARAM_PASSES 17.2636
+#define NN_FRAMEWORK_CPU_WORK_RATIO 0.2000
+#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 107.19
+#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0781
+#define NN_FRAMEWORK_CPU_ARITH_RATIO 2.1568
 
 /* The GPU form's fitted figures (what a profile without them reads). */
 #define NN_FRAMEWORK_GPU_STEP_US 168.42
@@ -88,6 +90,11 @@ typedef struct nn_framework_sample {
      * sparsemax, adds). Not in the form: tools/fit_framework_cpu.py
      * --form split fits a ratio to each (docs/ways.md, "Split by kind"). */
     double linear_us, conv_us, act_us, other_us;
+    /* nnlab's calibrated arithmetic of the per-element layers (activations,
+     * dropout, pools: elements x the calibration's ns an element, forward
+     * and backward), their bytes apart: what arith_ratio multiplies
+     * (PyTorch's mish costs 3-8x nnlab's where its relu costs nnlab's). */
+    double arith_us;
     /* The pages PyTorch maps fresh each step, priced: nn_framework_fresh_bytes
      * / 4096 x the calibration's fresh_page_us (0 where it has none). */
     double fresh_us;
@@ -123,6 +130,10 @@ typedef struct nn_framework_fit {
 int nn_framework_cpu_sample_of(const nn_preset *p, int batch, const nn_calibration *cpu_cal,
                                nn_framework_sample *out, nn_explanation *nnlab_out);
 
+/* The fitted figures above as a struct (what a profile without a
+ * [framework] section reads). */
+nn_framework_cpu nn_framework_cpu_shipped(void);
+
 /* The form itself. */
 double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc);
 
@@ -130,7 +141,7 @@ double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cp
  * divided by its measured step, so a 1 ms and a 100 ms step weigh alike), no
  * figure negative, thread_op_ratio 0: every sample must have the same
  * threads (their op_ratio then holds the threads' share too); -1 with fewer
- * than five samples, samples of different threads or a singular system. */
+ * than six samples, samples of different threads or a singular system. */
 int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out);
 
 /* The thread figures, fitted (least squares on relative errors, neither
