@@ -256,6 +256,8 @@ grep_ok "calibrate measures sgemm" "$tmp/out" '"gemm_gflops": [0-9]'
 grep_ok "calibrate: the quality of the figures" "$tmp/out" '"quality": "\(good\|noisy\|contradictory\)"'
 grep_ok "calibrate: the spread of sgemm" "$tmp/out" '"spread": {"sgemm": [0-9]'
 grep_ok "calibrate: one core's sgemm beside its estimated FMA peak" "$tmp/out" '"fma_peak_gflops_core_estimated": [0-9].*"sgemm_gflops_1thread": [0-9].*"sgemm_of_peak": [0-9]'
+grep_ok "calibrate: a fresh page's first touch measured, and the CPU's vector" "$tmp/out" \
+    '"fresh_page_us": [0-9.]*[1-9][0-9.e+-]*, "vector_floats": \(4\|8\|16\)'
 grep_ok "calibrate: one core's FMA peak measured, where the CPU has FMA" "$tmp/out" \
     "$(if grep -q ' fma ' /proc/cpuinfo; then echo '"fma_peak_gflops_core_measured": [0-9]'; else echo '"fma_peak_gflops_core_measured": null'; fi)"
 check "calibrate --json cpu-ref" 0 "$NNLAB" calibrate --device cpu-ref --json
