@@ -28,20 +28,12 @@ static void print_curve_json(const char *name, const nn_rate_curve *c)
 }
 
 /* A figure the backend cannot have (no pinned memory, no graphs) is null. */
-static void print_optional_json(const char *name, int valid, double v)
-{
-    if (valid)
-        printf(", \"%s\": %.4g", name, v);
-    else
-        printf(", \"%s\": null", name);
-}
-
 /* What the checks compared the figures with (calibrate.h's
  * nn_calibration_check), the clock that timed them and what was measured
  * again; the checks' verdict is in "calibration". */
 static void print_checks_json(const nn_calibration *c)
 {
-    print_optional_json("device_peak_gflops", c->device_peak_gflops > 0, c->device_peak_gflops);
+    cli_json_optional("device_peak_gflops", c->device_peak_gflops > 0, c->device_peak_gflops, 4);
     printf(", \"device_peak_how\": ");
     cli_json_string(stdout, c->device_peak_how);
     printf(", \"smallest_product_us\": %.4g, \"clock\": \"%s\", \"measured_again\": [",
@@ -67,10 +59,10 @@ static void print_calibration_json(const nn_calibration *c, int last)
            "\"upload_gbps\": %.4g, \"host_copy_gbps\": %.4g, \"download_us\": %.4g",
            c->device, c->machine, c->gemm_gflops, c->gemm_gflops_1thread, c->mem_gbps, c->op_us, c->sync_us,
            c->upload_us, c->upload_gbps, c->host_copy_gbps, c->download_us);
-    print_optional_json("pinned_upload_us", c->has_pinned, c->pinned_upload_us);
-    print_optional_json("pinned_upload_gbps", c->has_pinned, c->pinned_upload_gbps);
-    print_optional_json("graph_launch_us", c->has_graph, c->graph_launch_us);
-    print_optional_json("graph_node_us", c->has_graph, c->graph_node_us);
+    cli_json_optional("pinned_upload_us", c->has_pinned, c->pinned_upload_us, 4);
+    cli_json_optional("pinned_upload_gbps", c->has_pinned, c->pinned_upload_gbps, 4);
+    cli_json_optional("graph_launch_us", c->has_graph, c->graph_launch_us, 4);
+    cli_json_optional("graph_node_us", c->has_graph, c->graph_node_us, 4);
     printf(", \"matrix_op_us\": %.4g, \"fused_adam_max_batch\": %.0f, \"fresh_page_us\": %.4g, "
            "\"vector_floats\": %.0f", c->matrix_op_us, c->fused_adam_max_batch, c->fresh_page_us, c->vector_floats);
     print_checks_json(c);

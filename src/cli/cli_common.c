@@ -105,6 +105,14 @@ void cli_json_float(const char *key, double v, int last)
     printf(last ? "\n" : ",\n");
 }
 
+void cli_json_optional(const char *key, int valid, double v, int digits)
+{
+    if (valid)
+        printf(", \"%s\": %.*g", key, digits, v);
+    else
+        printf(", \"%s\": null", key);
+}
+
 void cli_conv_algorithms_json(const nn_conv_algorithm_info *a, int n)
 {
     char shape[64];

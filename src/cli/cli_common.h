@@ -96,6 +96,9 @@ void cli_json_string(FILE *f, const char *s);
 void cli_json_number(const char *key, double v, int last);
 /* The same for a float, with the nine digits that give back its every bit. */
 void cli_json_float(const char *key, double v, int last);
+/* ", \"key\": v" inside an object, v with `digits` significant digits, or
+ * null where the figure is not there (!valid). */
+void cli_json_optional(const char *key, int valid, double v, int digits);
 /* "  \"conv_algorithms\": [...],": the convolution algorithms a GPU job
  * chose (nn_job_conv_algorithms); nothing when n is 0. */
 void cli_conv_algorithms_json(const nn_conv_algorithm_info *a, int n);

@@ -141,15 +141,6 @@ void cli_torch_text(const cli_torch *t, double nnlab_us, const char *stat, long 
     fprintf(stderr, "\n");
 }
 
-/* ", key: v", or null where the helper reported none (v < 0) */
-static void print_optional(const char *key, double v)
-{
-    if (v >= 0)
-        printf(", \"%s\": %.1f", key, v);
-    else
-        printf(", \"%s\": null", key);
-}
-
 void cli_torch_json(const cli_torch *t)
 {
     const nn_torch_result *r = &t->r;
@@ -170,8 +161,9 @@ void cli_torch_json(const cli_torch *t)
     printf(", \"batch\": %d, \"threads\": %d, \"steps\": %ld, \"params\": %zu, "
            "\"us_per_step\": %.3f, \"us_per_step_stat\": \"median\", \"us_per_step_mean\": %.3f",
            r->batch, r->threads, r->steps, r->params, r->us_per_step, r->us_per_step_mean);
-    print_optional("minor_faults_per_step", r->minor_faults_per_step);
-    print_optional("system_us_per_step", r->system_us_per_step);
+    /* null where the helper reported none (-1) */
+    cli_json_optional("minor_faults_per_step", r->minor_faults_per_step >= 0, r->minor_faults_per_step, 9);
+    cli_json_optional("system_us_per_step", r->system_us_per_step >= 0, r->system_us_per_step, 9);
     printf("},\n");
     if (t->graph_done)
         printf("  \"pytorch_graph\": {\"way\": \"%s\", \"us_per_step\": %.3f, \"us_per_step_stat\": "

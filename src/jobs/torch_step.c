@@ -308,6 +308,14 @@ static double timeout_of(const nn_torch_request *req)
     return req->timeout_s > 0 ? req->timeout_s : NN_TORCH_TIMEOUT_S;
 }
 
+/* A figure the helper may leave out (the eager ways' getrusage ones): -1
+ * where it did, or where it is not a number >= 0. */
+static double optional_figure(const nn_json_flat *j, const char *key)
+{
+    double v;
+    return nn_json_flat_number(j, key, &v) == 0 && v >= 0 ? v : -1;
+}
+
 /* The numbers of a result, each required. */
 static enum nn_torch_status result_numbers(const nn_json_flat *j, nn_torch_result *out, double *params,
                                            char *err, size_t err_len)
@@ -324,13 +332,8 @@ static enum nn_torch_status result_numbers(const nn_json_flat *j, nn_torch_resul
     out->steps = (long)steps;
     out->batch = (int)batch;
     out->threads = (int)threads;
-    /* optional: the eager ways' getrusage figures */
-    if (nn_json_flat_number(j, "minor_faults_per_step", &out->minor_faults_per_step) != 0 ||
-        !(out->minor_faults_per_step >= 0))
-        out->minor_faults_per_step = -1;
-    if (nn_json_flat_number(j, "system_us_per_step", &out->system_us_per_step) != 0 ||
-        !(out->system_us_per_step >= 0))
-        out->system_us_per_step = -1;
+    out->minor_faults_per_step = optional_figure(j, "minor_faults_per_step");
+    out->system_us_per_step = optional_figure(j, "system_us_per_step");
     return NN_TORCH_OK;
 }
 
