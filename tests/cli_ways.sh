@@ -1,8 +1,9 @@
 #!/bin/sh
 # tests/cli_ways.sh - the race of ways on the CLI (`nnlab train
 # --race-predicted`, src/cli/cli_ways.c, nnlab/race_ways.h), without a GPU:
-# with the recorded 2-core CPU calibration installed as this machine's cache
-# (tests/cal_install, so that a busy machine cannot flip a verdict), each
+# with a recorded CPU calibration installed as this machine's cache (dev7's:
+# one thread of the 2-core Zen 5, measured beside PyTorch; tests/cal_install,
+# so that a busy machine cannot flip a verdict), each
 # preset at its write-up's batch answers the write-up's question first, as a
 # framework runs it (lenet-cifar10, lenet5-cifar10 and mnist-mlp-128: the GPU
 # slower; mnist-mlp-1000, conv1d-regression and tabnet-regression: faster),
@@ -19,7 +20,7 @@ export XDG_CACHE_HOME="$tmp/cache"
 # the framework way predicted, as the verdicts below expect, even where a python3 imports torch
 # (a race measures it with PyTorch there: the stand-in helper's case at the end)
 export NNLAB_PYTHON=/nonexistent
-if ! "$top_builddir/tests/cal_install" calibration-cpu-dev2.txt 2>"$tmp/err"; then
+if ! "$top_builddir/tests/cal_install" calibration-cpu-dev7.txt 2>"$tmp/err"; then
     not_ok "the recorded calibration installed"
     echo "1..$n"; exit 1
 fi

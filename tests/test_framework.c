@@ -150,14 +150,32 @@ static void print_misses(const nn_framework_sample *s, const cpu_row *rows, int 
     }
 }
 
-/* The hosts the six figures are fitted to, of one thread count (the 2-core
- * ones at 2: dev2, dev3; dev4 ran one thread and is only checked) */
-static int two_core_samples(const nn_framework_sample *s, const cpu_row *rows, int n, const char *only,
-                            nn_framework_sample *out)
+/* The hosts the figures are fitted to (tests/fixtures/framework-cpu-fit.csv
+ * says why these): each one's calibration describes the nnlab measured
+ * beside PyTorch, and its PyTorch ran the threads it was given (dev5 and
+ * dev7 one, dev3 and dev6 two, xeon16 sixteen). Checked, not fitted: dev2
+ * (its calibration is of an older nnlab: it prices nnlab's own steps there
+ * at 1.5-3x what nnlab measured), dev4 (its PyTorch's matrix products ran
+ * on both cores at "one thread"), dev7-pt2 (another PyTorch release). */
+static const char *const fit_hosts[] = { "dev3", "dev5", "dev6", "dev7", "xeon16" };
+enum { FIT_HOSTS = sizeof fit_hosts / sizeof fit_hosts[0] };
+
+static int is_fit_host(const char *host)
+{
+    for (int h = 0; h < FIT_HOSTS; h++)
+        if (!strcmp(host, fit_hosts[h]))
+            return 1;
+    return 0;
+}
+
+/* The fitted hosts' samples, leaving out those of host left_out (NULL: none),
+ * or only those of host only (NULL: all). */
+static int fitted_samples(const nn_framework_sample *s, const cpu_row *rows, int n, const char *left_out,
+                          const char *only, nn_framework_sample *out)
 {
     int k = 0;
     for (int i = 0; i < n; i++)
-        if ((!strcmp(rows[i].host, "dev2") || !strcmp(rows[i].host, "dev3")) &&
+        if (is_fit_host(rows[i].host) && !(left_out && !strcmp(rows[i].host, left_out)) &&
             (!only || !strcmp(rows[i].host, only)))
             out[k++] = s[i];
     return k;
@@ -167,50 +185,43 @@ static int two_core_samples(const nn_framework_sample *s, const cpu_row *rows, i
  * error|), a little above what the shipped figures give: a change of the
  * form or the figures that does worse on any host fails here. */
 static const struct { const char *host; double rms, max; } bounds[] = {
-    { "dev2", 0.20, 0.42 }, { "dev3", 0.28, 0.52 }, { "xeon16", 0.29, 0.60 },
-    /* not fitted: one thread, the same minutes as its calibration (23.3%, 68.6%) */
-    { "dev4", 0.25, 0.70 },
-    /* not fitted: one thread, every pool bounded, three rounds' medians (21.5%, 51.2%) */
-    { "dev5", 0.23, 0.53 },
-    /* not fitted: two threads on dev5's VM, every pool bounded, three rounds' medians (24.6%, 51.6%) */
-    { "dev6", 0.26, 0.53 },
-    /* not fitted: one thread, every pool bounded, three rounds' medians, PyTorch 1.13.1 (23.8%, 52.0%) */
-    { "dev7", 0.25, 0.53 },
-    /* not fitted: the same minutes with PyTorch 2.15.0 from PyPI (34.6%, 79.9%) */
-    { "dev7-pt2", 0.36, 0.81 },
+    /* fitted: two threads, PyTorch 1.13.1 (17.7%, 42.1%) */
+    { "dev3", 0.18, 0.43 },
+    /* fitted: 16 threads, PyTorch 2.11 (26.7%, 59.0%) */
+    { "xeon16", 0.27, 0.60 },
+    /* fitted: one thread, every pool bounded, three rounds' medians (13.7%, 24.9%) */
+    { "dev5", 0.14, 0.25 },
+    /* fitted: two threads on dev5's VM, every pool bounded, three rounds' medians (15.1%, 36.1%) */
+    { "dev6", 0.16, 0.37 },
+    /* fitted: one thread, every pool bounded, three rounds' medians, PyTorch 1.13.1 (13.9%, 27.6%) */
+    { "dev7", 0.14, 0.28 },
+    /* not fitted: the same minutes with PyTorch 2.15.0 from PyPI (26.7%, 74.1%) */
+    { "dev7-pt2", 0.27, 0.75 },
+    /* not fitted, a calibration of an older nnlab (58.5%, 160.2%) */
+    { "dev2", 0.59, 1.61 },
+    /* not fitted, PyTorch's products on both cores at one thread (42.8%, 115.2%) */
+    { "dev4", 0.43, 1.16 },
 };
 
 /* The fit from the data is the one the shipped figures record (to their
- * printed digits): the six figures from the 2-core hosts (dev2, dev3), the
- * two thread figures from the 16-core Xeon with its own calibration; each host's
- * errors within its bound. Not every point is within the 25% asked of it
- * (docs/ways.md and docs/decisions/0151 say which and why): the test prints
- * them. */
+ * printed digits): the eight figures fitted together on the hosts above;
+ * each host's errors within its bound. Not every point is within the 25%
+ * asked of it (docs/ways.md and docs/decisions/0168 say which and why): the
+ * test prints them. */
 static void test_fit_recomputed(void **state)
 {
     (void)state;
     static nn_framework_sample s[MAX_SAMPLES], fit_s[MAX_SAMPLES];
     static cpu_row rows[MAX_SAMPLES];
     nn_framework_fit fit;
-    int n = read_samples(s, rows, MAX_SAMPLES, NULL), k = two_core_samples(s, rows, n, NULL, fit_s);
-    assert_true(k >= 60);
+    int n = read_samples(s, rows, MAX_SAMPLES, NULL), k = fitted_samples(s, rows, n, NULL, NULL, fit_s);
+    assert_int_equal(k, 172);
     assert_int_equal(nn_framework_fit_cpu(fit_s, k, &fit), 0);
-    print_message("# 2-core fit over %d samples: step_us %.2f, op_ratio %.2f (at 2 threads), elem_passes %.4f, "
-                  "param_passes %.4f, work_ratio %.4f, arith_ratio %.4f; rms %.1f%%, max %.1f%%\n", fit.n,
-                  fit.fc.step_us, fit.fc.op_ratio, fit.fc.elem_passes, fit.fc.param_passes, fit.fc.work_ratio,
-                  fit.fc.arith_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
-    assert_true(fabs(fit.fc.op_ratio - (NN_FRAMEWORK_CPU_OP_RATIO + NN_FRAMEWORK_CPU_THREAD_OP_RATIO)) < 0.05);
-    assert_true(fabs(fit.fc.work_ratio - (NN_FRAMEWORK_CPU_WORK_RATIO + NN_FRAMEWORK_CPU_THREAD_WORK_RATIO)) < 0.0005);
-    assert_int_equal(nn_framework_fit_cpu(s, n, &(nn_framework_fit){ 0 }), -1);   /* 2 and 16 threads mixed */
-    static nn_framework_sample xeon[MAX_SAMPLES];
-    int m = 0;
-    for (int i = 0; i < n; i++)      /* the thread figures: the 16-core host's steps only */
-        if (!strcmp(rows[i].host, "xeon16"))
-            xeon[m++] = s[i];
-    assert_int_equal(nn_framework_fit_cpu_threads(xeon, m, fit_s[0].threads, &fit), 0);
-    print_message("# thread figures over %d samples: thread_op_ratio %.2f, thread_work_ratio %.4f; op_ratio %.2f, "
-                  "work_ratio %.4f on one thread; rms %.1f%%, max %.1f%%\n", fit.n, fit.fc.thread_op_ratio,
-                  fit.fc.thread_work_ratio, fit.fc.op_ratio, fit.fc.work_ratio, 100 * fit.rms_rel, 100 * fit.max_rel);
+    print_message("# fit over %d samples: step_us %.2f, op_ratio %.2f, elem_passes %.4f, param_passes %.4f, "
+                  "work_ratio %.4f, arith_ratio %.4f, thread_op_ratio %.2f, thread_work_ratio %.4f; rms %.1f%%, "
+                  "max %.1f%%\n", fit.n, fit.fc.step_us, fit.fc.op_ratio, fit.fc.elem_passes, fit.fc.param_passes,
+                  fit.fc.work_ratio, fit.fc.arith_ratio, fit.fc.thread_op_ratio, fit.fc.thread_work_ratio,
+                  100 * fit.rms_rel, 100 * fit.max_rel);
     nn_framework_cpu want = shipped_cpu();
     assert_true(fabs(fit.fc.step_us - want.step_us) < 0.05);
     assert_true(fabs(fit.fc.op_ratio - want.op_ratio) < 0.05);
@@ -233,40 +244,42 @@ static void test_fit_recomputed(void **state)
     assert_true(fit.fc.step_us >= 0 && fit.fc.op_ratio > 0 && fit.fc.elem_passes >= 0 && fit.fc.param_passes >= 0 &&
                 fit.fc.work_ratio > 0 && fit.fc.thread_op_ratio >= 0 && fit.fc.arith_ratio >= 0 &&
                 fit.fc.thread_work_ratio >= 0);
+    /* one thread count alone cannot tell the thread figures from the others: they stay 0 */
+    k = fitted_samples(s, rows, n, NULL, "dev5", fit_s);
+    assert_int_equal(nn_framework_fit_cpu(fit_s, k, &fit), 0);
+    assert_true(fit.fc.thread_op_ratio == 0 && fit.fc.thread_work_ratio == 0 && fit.fc.work_ratio > 0);
+    assert_int_equal(nn_framework_fit_cpu(fit_s, 5, &fit), -1);   /* fewer samples than figures */
 }
 
-/* Each 2-core host held out: fitted on the other alone, the form does not
- * carry to it (docs/decisions/0151: at large batches dev2's calibration
- * predicts nnlab's own matrix-heavy steps at 1.5-3x what nnlab measured in
- * the same run, dev3's at 0.74-0.99x),
- * and docs/ways.md gives these figures: fitted on dev2, dev3's rms 35.1%;
- * fitted on dev3, dev2's 77.9% and the 16-core Xeon's 60.6% (before its
- * thread figure). */
+/* Each fitted host held out, the figures fitted on the others alone: each
+ * 2-core host is then predicted within 20% rms (docs/ways.md gives the
+ * figures), so the fit is not each host's own; the 16-core host is not
+ * (rms above 50%): only it tells what more threads cost PyTorch. */
 static void test_fit_held_out(void **state)
 {
     (void)state;
-    static nn_framework_sample s[MAX_SAMPLES], one[MAX_SAMPLES];
+    static nn_framework_sample s[MAX_SAMPLES], others[MAX_SAMPLES];
     static cpu_row rows[MAX_SAMPLES];
-    static const struct { const char *fitted, *held; double rms; } cases[] = {
-        { "dev2", "dev3", 0.333 }, { "dev3", "dev2", 0.706 }, { "dev3", "xeon16", 0.602 },
-    };
     int n = read_samples(s, rows, MAX_SAMPLES, NULL);
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    for (int h = 0; h < FIT_HOSTS; h++) {
         nn_framework_fit fit;
-        int k = two_core_samples(s, rows, n, cases[c].fitted, one);
-        assert_int_equal(nn_framework_fit_cpu(one, k, &fit), 0);
+        int k = fitted_samples(s, rows, n, fit_hosts[h], NULL, others);
+        assert_int_equal(nn_framework_fit_cpu(others, k, &fit), 0);
         double sq = 0;
         int m = 0;
         for (int i = 0; i < n; i++)
-            if (!strcmp(rows[i].host, cases[c].held)) {
+            if (!strcmp(rows[i].host, fit_hosts[h])) {
                 double rel = nn_framework_cpu_form(&s[i], &fit.fc) / s[i].framework_us - 1;
                 sq += rel * rel;
                 m++;
             }
         double rms = sqrt(sq / m);
-        print_message("# fitted on %s alone (rms %.1f%% there): %s held out, rms %.2f%%\n", cases[c].fitted,
-                      100 * fit.rms_rel, cases[c].held, 100 * rms);
-        assert_true(fabs(rms - cases[c].rms) < 0.0005);
+        print_message("# %s held out (fitted on the other %d samples, rms %.1f%% there): rms %.1f%%\n", fit_hosts[h],
+                      k, 100 * fit.rms_rel, 100 * rms);
+        if (!strcmp(fit_hosts[h], "xeon16"))
+            assert_true(rms > 0.5);
+        else
+            assert_true(rms < 0.20);
     }
 }
 
@@ -281,9 +294,7 @@ static void test_form_against_torch_csv(void **state)
     static cpu_row rows[MAX_SAMPLES];
     nn_framework_cpu fc = shipped_cpu(), no_threads = shipped_cpu();
     int n = read_samples(s, rows, MAX_SAMPLES, NULL), xeon = 0, faster = 0;
-    no_threads.op_ratio += no_threads.thread_op_ratio;   /* the 2-core figures as fitted */
-    no_threads.work_ratio += no_threads.thread_work_ratio;
-    no_threads.thread_op_ratio = no_threads.thread_work_ratio = 0;
+    no_threads.thread_op_ratio = no_threads.thread_work_ratio = 0;   /* one thread's figures */
     for (int i = 0; i < n; i++) {
         if (strcmp(rows[i].host, "xeon16") != 0)
             continue;
@@ -291,14 +302,14 @@ static void test_form_against_torch_csv(void **state)
         print_message("# xeon16 %-18s b%-5d predicted %7.0f us, PyTorch measured %7.0f (%+.1f%%)\n", rows[i].preset,
                       rows[i].batch, pred, s[i].framework_us, 100 * (pred / s[i].framework_us - 1));
         assert_int_equal(s[i].threads, 16);
-        if (fabs(pred / s[i].framework_us - 1) > bounds[2].max)
+        if (fabs(pred / s[i].framework_us - 1) > bounds[1].max)
             fail_msg("%s at %d: predicted %.0f us, PyTorch measured %.0f", rows[i].preset, rows[i].batch, pred,
                      s[i].framework_us);
         faster += nn_framework_cpu_form(&s[i], &no_threads) < 0.75 * s[i].framework_us;
         xeon++;
     }
     assert_int_equal(xeon, 32);
-    assert_true(faster >= 24);
+    assert_true(faster >= 28);
 }
 
 /* The split of nnlab's predicted work by kind (what tools/fit_framework_cpu.py
@@ -441,10 +452,14 @@ static void test_profiles_read_framework(void **state)
 }
 
 /* The write-ups' direction, each at its own batch: the framework's GPU
- * (predicted for T4 and for the GeForce 940M) against its CPU (predicted
- * from the recorded calibration of the 2-core machine). Slower:
- * lenet-cifar10, lenet5-cifar10, mnist-mlp-128; faster: mnist-mlp-1000,
- * conv1d-regression, tabnet-regression. */
+ * (predicted for T4 and for the GeForce 940M) against its CPU, predicted from
+ * the recorded calibrations of the hosts that gave PyTorch one core (dev5,
+ * dev7: the model holds their measured steps within 25%). Slower:
+ * LeNet at 4 (both), the 784-128-10 MLP at 32; faster: the 1000-wide MLP at
+ * 32, the 1-D convnet and TabNet at 1024 (seeds 000, 001, 003). Not asserted
+ * (docs/decisions/0168): two Zen 5 cores run PyTorch's TabNet at 1024 in
+ * 10.3-10.6 ms (measured, dev3 and dev6), a tie with a T4's predicted 10.7;
+ * dev2's calibration prices its own nnlab steps at 1.5-3x what it measured. */
 static void test_direction_of_the_writeups(void **state)
 {
     (void)state;
@@ -452,28 +467,32 @@ static void test_direction_of_the_writeups(void **state)
         { "lenet-cifar10", 1 },  { "lenet5-cifar10", 1 },    { "mnist-mlp-128", 1 },
         { "mnist-mlp-1000", 0 }, { "conv1d-regression", 0 }, { "tabnet-regression", 0 },
     };
+    enum { CASES = sizeof cases / sizeof cases[0] };
     static const char *const profiles[] = { "t4", "geforce-940m" };
-    nn_calibration cal;
-    assert_int_equal(cal_fixture_load("calibration-cpu-dev2.txt", &cal), 0);
+    static const char *const cpus[] = { "calibration-cpu-dev5.txt", "calibration-cpu-dev7.txt" };
     int wrong = 0;
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0] * 2; k++) {
-        size_t i = k % (sizeof cases / sizeof cases[0]);
-        nn_gpu_profile prof;
-        load_profile(profiles[k / (sizeof cases / sizeof cases[0])], &prof);
-        static nn_preset p;
-        nn_explanation gpu[NN_GPU_WAYS];
-        load_preset(cases[i].preset, &p);
-        double cpu_us = nn_framework_cpu_step_us(&p, p.batch, &cal, &prof, NULL);
-        nn_profile_predict(&p, p.batch, &prof, gpu);
-        double gpu_us = gpu[NN_WAY_FRAMEWORK].predicted_us;
-        print_message("# %s batch %d: framework cpu %.0f us, framework gpu (%s) %.0f us\n", cases[i].preset,
-                      p.batch, cpu_us, prof.name, gpu_us);
-        assert_true(cpu_us > 0 && gpu_us > 0);
-        if (cases[i].gpu_slower != (gpu_us > cpu_us)) {
-            print_message("WRONG: %s at batch %d: the framework's GPU (%s) %.0f us against its CPU %.0f us: "
-                          "the write-up has the GPU %s\n", cases[i].preset, p.batch, prof.name, gpu_us, cpu_us,
-                          cases[i].gpu_slower ? "slower" : "faster");
-            wrong++;
+    for (size_t c = 0; c < sizeof cpus / sizeof cpus[0]; c++) {
+        nn_calibration cal;
+        assert_int_equal(cal_fixture_load(cpus[c], &cal), 0);
+        for (size_t k = 0; k < CASES * 2; k++) {
+            size_t i = k % CASES;
+            nn_gpu_profile prof;
+            load_profile(profiles[k / CASES], &prof);
+            static nn_preset p;
+            nn_explanation gpu[NN_GPU_WAYS];
+            load_preset(cases[i].preset, &p);
+            double cpu_us = nn_framework_cpu_step_us(&p, p.batch, &cal, &prof, NULL);
+            nn_profile_predict(&p, p.batch, &prof, gpu);
+            double gpu_us = gpu[NN_WAY_FRAMEWORK].predicted_us;
+            print_message("# %s, %s batch %d: framework cpu %.0f us, framework gpu (%s) %.0f us\n", cpus[c],
+                          cases[i].preset, p.batch, cpu_us, prof.name, gpu_us);
+            assert_true(cpu_us > 0 && gpu_us > 0);
+            if (cases[i].gpu_slower != (gpu_us > cpu_us)) {
+                print_message("WRONG: %s at batch %d: the framework's GPU (%s) %.0f us against its CPU %.0f us: "
+                              "the write-up has the GPU %s\n", cases[i].preset, p.batch, prof.name, gpu_us, cpu_us,
+                              cases[i].gpu_slower ? "slower" : "faster");
+                wrong++;
+            }
         }
     }
     assert_int_equal(wrong, 0);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/tui_ways.sh - the lab's race of ways at 80x24 without a GPU, through
-# tmux: with the recorded 2-core CPU calibration installed as this machine's
-# (tests/cal_install: a busy machine cannot flip a verdict), each preset at
+# tmux: with a recorded CPU calibration installed as this machine's (dev7's:
+# one thread of the 2-core Zen 5, measured beside PyTorch; tests/cal_install:
+# a busy machine cannot flip a verdict), each preset at
 # its write-up's batch races nnlab's CPU step against the GPU and the
 # framework way predicted, and its summary answers the write-up's question
 # first, as a framework runs it: lenet-cifar10, lenet5-cifar10 and
@@ -16,7 +17,7 @@ tui_begin ways 420
 # the framework way predicted on both sides: a python3 with torch here would measure it
 # in the CLI's race (tests/tui_pytorch.sh covers the lab's measured lanes)
 export NNLAB_PYTHON=/nonexistent
-"$top_builddir/tests/cal_install" calibration-cpu-dev2.txt || { echo "1..0 # SKIP the fixture does not install"; exit 0; }
+"$top_builddir/tests/cal_install" calibration-cpu-dev7.txt || { echo "1..0 # SKIP the fixture does not install"; exit 0; }
 
 # race PRESET PROFILE: a fresh lab at 80x24, PRESET at its own batch, 40
 # steps, the GPU predicted (PROFILE 940: the GeForce 940M; else T4), Enter;

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#define MAX_COLS 6
+#define MAX_COLS 8
 
 /* A sample's threads beyond the first (a calibration without them ran one):
  * PyTorch's pool is woken for every op, and its kernels gain less from more
@@ -150,67 +150,48 @@ static void rel_errors(const rel_problem *pr, const double *x, double *rms, doub
 
 #define MAX_FIT_SAMPLES 512
 
-int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out)
+/* Whether the samples ran more than one thread count: only then can the
+ * thread figures be told apart from op_ratio and work_ratio. */
+static int threads_vary(const nn_framework_sample *s, int n)
 {
-    double cols[MAX_FIT_SAMPLES * 6], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 32 kB */
-    double x[6];
-    memset(out, 0, sizeof *out);
-    if (n < 6 || n > MAX_FIT_SAMPLES)
-        return -1;
     for (int i = 1; i < n; i++)
         if (s[i].threads != s[0].threads)
-            return -1;           /* the thread figure is fitted on its own (below) */
+            return 1;
+    return 0;
+}
+
+int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out)
+{
+    double cols[MAX_FIT_SAMPLES * MAX_COLS], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 40 kB */
+    double x[MAX_COLS];
+    memset(out, 0, sizeof *out);
+    if (n < 1 || n > MAX_FIT_SAMPLES)
+        return -1;
+    int k = threads_vary(s, n) ? 8 : 6;
     for (int i = 0; i < n; i++) {    /* x = (step_us, op_ratio, elem_passes, param_passes, work_ratio,
-                                        arith_ratio) */
-        double *row = cols + (size_t)i * 6;
+                                        arith_ratio, thread_op_ratio, thread_work_ratio) */
+        double *row = cols + (size_t)i * k, dispatch = s[i].ops * s[i].op_us;
         row[0] = 1;
-        row[1] = s[i].ops * s[i].op_us;
+        row[1] = dispatch;
         row[2] = s[i].elem_us;
         row[3] = s[i].param_us;
         row[4] = s[i].nnlab_us;
         row[5] = s[i].arith_us;
+        if (k == 8) {
+            row[6] = dispatch * extra_threads(&s[i]);
+            row[7] = s[i].nnlab_us * extra_threads(&s[i]);
+        }
         given[i] = s[i].fresh_us;   /* priced by the calibration, not fitted */
         measured[i] = s[i].framework_us;
     }
-    rel_problem pr = { n, 6, cols, given, measured };
+    rel_problem pr = { n, k, cols, given, measured };
     if (fit_nonnegative(&pr, x) != 0)
         return -1;
     out->fc = (nn_framework_cpu){ .step_us = x[0], .op_ratio = x[1], .elem_passes = x[2],
-                                  .param_passes = x[3], .work_ratio = x[4], .arith_ratio = x[5] };
+                                  .param_passes = x[3], .work_ratio = x[4], .arith_ratio = x[5],
+                                  .thread_op_ratio = k == 8 ? x[6] : 0, .thread_work_ratio = k == 8 ? x[7] : 0 };
     out->n = n;
     rel_errors(&pr, x, &out->rms_rel, &out->max_rel);
-    return 0;
-}
-
-/* The two thread figures by the same least squares, the other figures
- * held (what they price is the problem's given part): each column is what
- * a figure multiplies, times the threads beyond those fitted. */
-int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit)
-{
-    double cols[MAX_FIT_SAMPLES * 2], given[MAX_FIT_SAMPLES], measured[MAX_FIT_SAMPLES];   /* 16 kB */
-    nn_framework_cpu held = fit->fc;
-    double x[2];
-    int k = 0, below = fitted_threads > 1 ? fitted_threads - 1 : 0;
-    held.thread_op_ratio = held.thread_work_ratio = 0;
-    for (int i = 0; i < n && k < MAX_FIT_SAMPLES; i++) {
-        if (s[i].threads == fitted_threads)
-            continue;
-        double beyond = s[i].threads - fitted_threads;
-        cols[k * 2] = (double)s[i].ops * s[i].op_us * beyond;
-        cols[k * 2 + 1] = s[i].nnlab_us * beyond;
-        given[k] = nn_framework_cpu_form(&s[i], &held);
-        measured[k] = s[i].framework_us;
-        k++;
-    }
-    rel_problem pr = { k, 2, cols, given, measured };
-    if (k < 2 || fit_nonnegative(&pr, x) != 0)
-        return -1;
-    fit->fc.thread_op_ratio = x[0];
-    fit->fc.thread_work_ratio = x[1];
-    fit->fc.op_ratio = held.op_ratio - x[0] * below;      /* the same steps at fitted_threads */
-    fit->fc.work_ratio = held.work_ratio - x[1] * below;
-    fit->n = k;
-    rel_errors(&pr, x, &fit->rms_rel, &fit->max_rel);
     return 0;
 }
 

@@ -27,11 +27,12 @@
  * calibration's fresh_page_us (not fitted: 0 where the calibration has no
  * such figure); threads: the calibration's (PyTorch's pool wakes them for
  * every op, and its kernels gain less from them than nnlab's calibrated
- * rates do). Six figures are fitted by least squares on relative errors to
- * PyTorch's measured CPU steps on the 2-core hosts with a calibration of
- * their own (nn_framework_fit_cpu), the two thread figures then to a
- * many-core host's (nn_framework_fit_cpu_threads; the data:
- * tests/fixtures/framework-cpu-fit.csv, tools/fit_framework_cpu.py;
+ * rates do). The eight figures are fitted together by least squares on
+ * relative errors (nn_framework_fit_cpu) to PyTorch's measured CPU steps on
+ * the hosts whose calibration describes the nnlab that ran beside PyTorch
+ * and whose PyTorch ran the threads it was given (one, two and sixteen;
+ * the data: tests/fixtures/framework-cpu-fit.csv, which says which hosts
+ * and why, tools/fit_framework_cpu.py; docs/decisions/0168;
  * the figures and their sources: the GPU profiles' [framework] section,
  * profiles/t4.ini, read into nn_gpu_profile's framework_cpu). */
 /*
@@ -60,14 +61,14 @@
 
 /* The fitted figures (what a profile without a [framework] section reads;
  * profiles/t4.ini carries them with their source). */
-#define NN_FRAMEWORK_CPU_STEP_US 57.05
-#define NN_FRAMEWORK_CPU_OP_RATIO 463.68
-#define NN_FRAMEWORK_CPU_ELEM_PASSES 5.5755
-#define NN_FRAMEWORK_CPU_PARAM_PASSES 17.2636
-#define NN_FRAMEWORK_CPU_WORK_RATIO 0.2000
-#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 107.19
-#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0781
-#define NN_FRAMEWORK_CPU_ARITH_RATIO 2.1568
+#define NN_FRAMEWORK_CPU_STEP_US 66.42
+#define NN_FRAMEWORK_CPU_OP_RATIO 420.47
+#define NN_FRAMEWORK_CPU_ELEM_PASSES 3.8789
+#define NN_FRAMEWORK_CPU_PARAM_PASSES 14.2989
+#define NN_FRAMEWORK_CPU_WORK_RATIO 0.9881
+#define NN_FRAMEWORK_CPU_THREAD_OP_RATIO 108.65
+#define NN_FRAMEWORK_CPU_THREAD_WORK_RATIO 0.0297
+#define NN_FRAMEWORK_CPU_ARITH_RATIO 3.0508
 
 /* The GPU form's fitted figures (what a profile without them reads). */
 #define NN_FRAMEWORK_GPU_STEP_US 168.42
@@ -137,21 +138,15 @@ nn_framework_cpu nn_framework_cpu_shipped(void);
 /* The form itself. */
 double nn_framework_cpu_form(const nn_framework_sample *s, const nn_framework_cpu *fc);
 
-/* The form's least-squares fit on relative errors (each sample's row
- * divided by its measured step, so a 1 ms and a 100 ms step weigh alike), no
- * figure negative, thread_op_ratio 0: every sample must have the same
- * threads (their op_ratio then holds the threads' share too); -1 with fewer
- * than six samples, samples of different threads or a singular system. */
+/* The form's eight figures by least squares on relative errors (each
+ * sample's row divided by its measured step, so a 1 ms and a 100 ms step
+ * weigh alike), none negative (a figure whose estimate is negative is held
+ * at 0 and the others fitted again). The two thread figures multiply the
+ * threads beyond the first, so they are fitted only where the samples ran
+ * more than one thread count; samples of one count leave them 0 (op_ratio
+ * and work_ratio then hold that count's share). -1 with fewer samples than
+ * figures or a singular system. */
 int nn_framework_fit_cpu(const nn_framework_sample *s, int n, nn_framework_fit *out);
-
-/* The thread figures, fitted (least squares on relative errors, neither
- * negative) to the samples whose threads differ from those fit was made on
- * (fitted_threads), the other figures held: fit->fc gets thread_op_ratio and
- * thread_work_ratio, and op_ratio and work_ratio less the fitted threads'
- * share of them, so that the form gives the same steps at fitted_threads;
- * rms_rel and max_rel become those of the samples used. -1 with fewer than
- * two such samples. */
-int nn_framework_fit_cpu_threads(const nn_framework_sample *s, int n, int fitted_threads, nn_framework_fit *fit);
 
 /* The framework's CPU step of p at batch, priced with the CPU's calibration
  * and prof's [framework] figures; nnlab_out (may be NULL) gets nnlab's
