@@ -4,15 +4,15 @@
 The terms of every row of tests/fixtures/framework-cpu-fit.csv are priced by nnlab's own model
 from each host's calibration (tests/fixtures/calibration-cpu-HOST.txt); `tests/test_framework
 --terms` prints them. This script fits the form to them as the C code does
-(nn_framework_fit_cpu, nn_framework_fit_cpu_threads): least squares on relative errors, no figure
-negative, the six figures on the hosts of one thread count (the 2-core ones), the two thread
-figures on the others with the six held. It prints the figures as the profiles' [framework] keys, each
-host's root mean square and largest relative error, each fitted host held out (fitted on the
-others alone), and a table per host: preset x batch, predicted / measured (us).
+(nn_framework_fit_cpu): least squares on relative errors, no figure negative, the eight figures
+together on the fitted hosts (FIT_HOSTS below; the thread figures only where they ran more than
+one thread count). It prints the figures as the profiles' [framework] keys, each host's root
+mean square and largest relative error, each fitted host held out (the figures fitted on the
+others), and a table per host: preset x batch, predicted / measured (us).
 
     make -C build check TESTS= NVCC_GENCODE=...        # builds tests/test_framework
     tools/fit_framework_cpu.py --build build
-    tools/fit_framework_cpu.py --terms terms.csv --fit-hosts dev2,dev3 --thread-hosts xeon16
+    tools/fit_framework_cpu.py --terms terms.csv --fit-hosts dev3,dev5,dev6,dev7,xeon16
 
 A calibration recorded as JSON (`nnlab calibrate --device cpu --json`, as bench/results'
 tarballs hold them) becomes a fixture in the cache file's form with
