@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""tests/fit_framework_tool.py - tools/fit_framework_cpu.py fits what the C
+code fits: from tests/test_framework --terms (this build's), its joint fit on
+its FIT_HOSTS gives the eight [framework] figures profiles/t4.ini ships (to
+the tolerances test_framework's own recomputation uses), each host's errors
+are those the form gives with them, the 16-core host left out is far off, and
+a fixture row changed moves a figure (so the comparison can fail). Speaks
+TAP; python3's standard library only."""
+import configparser
+import importlib.util
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+top = os.environ.get("top_srcdir", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+build = os.environ.get("top_builddir", ".")
+spec = importlib.util.spec_from_file_location("fit", os.path.join(top, "tools", "fit_framework_cpu.py"))
+fit = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fit)
+
+n = 0
+failed = 0
+
+
+def check(ok, what):
+    global n, failed
+    n += 1
+    failed += not ok
+    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
+
+
+def shipped():
+    """The eight figures as profiles/t4.ini's [framework] section gives them."""
+    ini = configparser.ConfigParser(inline_comment_prefixes=(";",), comment_prefixes=(";", "#"))
+    ini.read(os.path.join(top, "profiles", "t4.ini"))
+    return [float(ini["framework"][k]) for k in fit.FIGURES + fit.THREAD_FIGURES]
+
+
+terms = subprocess.run([os.path.join(build, "tests", "test_framework"), "--terms"], check=True,
+                       capture_output=True, text=True).stdout
+rows = fit.read_terms(terms)
+fitted = [r for r in rows if r["host"] in fit.FIT_HOSTS]
+check(len(fitted) == 172 and {r["host"] for r in fitted} == set(fit.FIT_HOSTS),
+      "the fitted hosts' 172 steps are in the terms")
+
+x = fit.fit_joint(fitted)
+want = shipped()
+for name, got, w in zip(fit.FIGURES + fit.THREAD_FIGURES, x, want):
+    tol = 0.05 if name in ("cpu_step_us", "cpu_op_ratio", "cpu_thread_op_ratio") else 0.0005
+    check(abs(got - w) < tol, "%s: fitted %.6g, t4.ini ships %g" % (name, got, w))
+
+rms, largest, _ = fit.errors([r for r in rows if r["host"] == "dev5"], want)
+check(rms < 0.14 and largest < 0.25, "dev5 with the shipped figures: rms %.1f%%, largest %.1f%%"
+      % (100 * rms, 100 * largest))
+xh = fit.fit_joint([r for r in fitted if r["host"] != "xeon16"])
+rms, _, _ = fit.errors([r for r in rows if r["host"] == "xeon16"], xh)
+check(rms > 0.5, "xeon16 left out of the fit: rms %.1f%% (only it tells the thread figures)" % (100 * rms))
+one = fit.fit_joint([r for r in rows if r["host"] == "dev5"])
+check(one[6] == 0 and one[7] == 0, "one thread count alone leaves the thread figures 0")
+
+moved = [dict(r) for r in fitted]
+for r in moved:
+    if r["host"] == "dev7" and r["preset"] == "mnist-mlp-1000" and r["batch"] == 1024:
+        r["torch_us"] *= 2
+xm = fit.fit_joint(moved)
+check(abs(xm[4] - x[4]) > 0.0005, "one step measured twice as long moves the work ratio (%.4f -> %.4f)"
+      % (x[4], xm[4]))
+
+print("1..%d" % n)
+sys.exit(1 if failed else 0)
