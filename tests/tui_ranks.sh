@@ -91,6 +91,11 @@ while [ -z "$victim" ] && [ "$(date +%s)" -lt "$end" ]; do
     [ "$(rank_pids | wc -l)" -ge 2 ] && victim=$(rank_pids | tail -n 1)
     [ -z "$victim" ] && sleep 0.1
 done
+# a second for the ranks to start (cli_ranks.sh, too, waits for one to train): this test is
+# of a rank killed mid-run. One killed while both still started (no line from either yet)
+# once left mpirun or a rank running past this test's 30 s (CI's plain build, 2026-11-29, a
+# loaded machine; not seen again in 4 runs here, loaded or not): docs/ranks.md says so
+[ -n "$victim" ] && sleep 1
 if [ -n "$victim" ] && kill -9 "$victim"; then ok "the 2 ranks' job runs: a rank killed"
 else not_ok "the 2 ranks' job runs: a rank killed"; fi
 expect "a rank killed: the job fails saying which rank died" "│cpu 2 ranks failed: .*rank 1" 30
