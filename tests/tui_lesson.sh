@@ -131,7 +131,12 @@ walk() {
     fi
     keys q
     expect "$name: q leaves the lesson" "Presets \([0-9]+\)" 5
-    now=$(setup_now)
+    # the Presets row can be drawn before the rest of the screen is (a sanitizer build, a
+    # loaded machine: CI's of 2026-11-29 caught the handout's text still below it): poll
+    tries=0
+    while now=$(setup_now) && [ "$now" != "$before" ] && [ $tries -lt 50 ]; do
+        tries=$((tries + 1)); sleep 0.1
+    done
     if [ "$now" = "$before" ]; then ok "$name: the setup as it was before the lesson"
     else echo "# before '$before', after '$now'"; not_ok "$name: the setup as it was before the lesson"; fi
 }
