@@ -106,19 +106,18 @@ static int read_samples(nn_framework_sample *s, cpu_row *rows, int max, double *
     return n;
 }
 
-/* The relative errors of the shipped figures on one host's rows: their
- * root mean square and the largest. */
-static void host_errors(const nn_framework_sample *s, const cpu_row *rows, int n, const char *host, double *rms,
-                        double *max)
+/* The relative errors of figures fc on one host's rows: their root mean
+ * square and the largest. */
+static void host_errors(const nn_framework_sample *s, const cpu_row *rows, int n, const char *host,
+                        const nn_framework_cpu *fc, double *rms, double *max)
 {
-    nn_framework_cpu fc = shipped_cpu();
     double sq = 0;
     int k = 0;
     *max = 0;
     for (int i = 0; i < n; i++) {
         if (strcmp(rows[i].host, host) != 0)
             continue;
-        double rel = nn_framework_cpu_form(&s[i], &fc) / s[i].framework_us - 1;
+        double rel = nn_framework_cpu_form(&s[i], fc) / s[i].framework_us - 1;
         sq += rel * rel;
         *max = fabs(rel) > *max ? fabs(rel) : *max;
         k++;
@@ -210,6 +209,16 @@ static const struct { const char *host; double rms, max; } bounds[] = {
     { "dev4", 0.43, 1.16 },
 };
 
+/* The largest |relative error| bounds[] allows on host. */
+static double bound_max(const char *host)
+{
+    for (size_t h = 0; h < sizeof bounds / sizeof bounds[0]; h++)
+        if (!strcmp(bounds[h].host, host))
+            return bounds[h].max;
+    fail_msg("no bound for %s", host);
+    return 0;
+}
+
 /* The fit from the data is the one the shipped figures record (to their
  * printed digits): the eight figures fitted together on the hosts above;
  * each host's errors within its bound. Not every point is within the 25%
@@ -240,7 +249,7 @@ static void test_fit_recomputed(void **state)
     assert_true(fabs(fit.fc.arith_ratio - want.arith_ratio) < 0.0005);
     for (size_t h = 0; h < sizeof bounds / sizeof bounds[0]; h++) {
         double rms, max;
-        host_errors(s, rows, n, bounds[h].host, &rms, &max);
+        host_errors(s, rows, n, bounds[h].host, &want, &rms, &max);
         print_message("# %s: rms %.1f%%, max %.1f%% (bounds %.0f%%, %.0f%%)\n", bounds[h].host, 100 * rms, 100 * max,
                       100 * bounds[h].rms, 100 * bounds[h].max);
         assert_true(rms < bounds[h].rms);
@@ -272,15 +281,8 @@ static void test_fit_held_out(void **state)
         nn_framework_fit fit;
         int k = fitted_samples(s, rows, n, fit_hosts[h], NULL, others);
         assert_int_equal(nn_framework_fit_cpu(others, k, &fit), 0);
-        double sq = 0;
-        int m = 0;
-        for (int i = 0; i < n; i++)
-            if (!strcmp(rows[i].host, fit_hosts[h])) {
-                double rel = nn_framework_cpu_form(&s[i], &fit.fc) / s[i].framework_us - 1;
-                sq += rel * rel;
-                m++;
-            }
-        double rms = sqrt(sq / m);
+        double rms, max;
+        host_errors(s, rows, n, fit_hosts[h], &fit.fc, &rms, &max);
         print_message("# %s held out (fitted on the other %d samples, rms %.1f%% there): rms %.1f%%\n", fit_hosts[h],
                       k, 100 * fit.rms_rel, 100 * rms);
         if (!strcmp(fit_hosts[h], "xeon16"))
@@ -309,7 +311,7 @@ static void test_form_against_torch_csv(void **state)
         print_message("# xeon16 %-18s b%-5d predicted %7.0f us, PyTorch measured %7.0f (%+.1f%%)\n", rows[i].preset,
                       rows[i].batch, pred, s[i].framework_us, 100 * (pred / s[i].framework_us - 1));
         assert_int_equal(s[i].threads, 16);
-        if (fabs(pred / s[i].framework_us - 1) > bounds[1].max)
+        if (fabs(pred / s[i].framework_us - 1) > bound_max("xeon16"))
             fail_msg("%s at %d: predicted %.0f us, PyTorch measured %.0f", rows[i].preset, rows[i].batch, pred,
                      s[i].framework_us);
         faster += nn_framework_cpu_form(&s[i], &no_threads) < 0.75 * s[i].framework_us;
@@ -461,7 +463,8 @@ static void test_profiles_read_framework(void **state)
 /* The write-ups' direction, each at its own batch: the framework's GPU
  * (predicted for T4 and for the GeForce 940M) against its CPU, predicted from
  * the recorded calibrations of the hosts that gave PyTorch one core (dev5,
- * dev7: the model holds their measured steps within 25%). Slower:
+ * dev7: the model holds their measured steps at 14% rms, largest 25% and
+ * 28%). Slower:
  * LeNet at 4 (both), the 784-128-10 MLP at 32; faster: the 1000-wide MLP at
  * 32, the 1-D convnet and TabNet at 1024 (seeds 000, 001, 003). Not asserted
  * (docs/decisions/0168): two Zen 5 cores run PyTorch's TabNet at 1024 in

@@ -27,7 +27,6 @@ static void print_curve_json(const char *name, const nn_rate_curve *c)
     printf("]");
 }
 
-/* A figure the backend cannot have (no pinned memory, no graphs) is null. */
 /* What the checks compared the figures with (calibrate.h's
  * nn_calibration_check), the clock that timed them and what was measured
  * again; the checks' verdict is in "calibration". */
@@ -59,6 +58,7 @@ static void print_calibration_json(const nn_calibration *c, int last)
            "\"upload_gbps\": %.4g, \"host_copy_gbps\": %.4g, \"download_us\": %.4g",
            c->device, c->machine, c->gemm_gflops, c->gemm_gflops_1thread, c->mem_gbps, c->op_us, c->sync_us,
            c->upload_us, c->upload_gbps, c->host_copy_gbps, c->download_us);
+    /* a figure the backend cannot have (no pinned memory, no graphs) is null */
     cli_json_optional("pinned_upload_us", c->has_pinned, c->pinned_upload_us, 4);
     cli_json_optional("pinned_upload_gbps", c->has_pinned, c->pinned_upload_gbps, 4);
     cli_json_optional("graph_launch_us", c->has_graph, c->graph_launch_us, 4);
