@@ -12,7 +12,9 @@
 #   3. the Jacobian's methods on cpu and gpu (the Jacobian presets);
 #   4. PyTorch's eager step of the same networks, data on the device (bench/
 #      torch_grid.py over tools/nnlab-torch-step.py --data-on-device) on cuda
-#      and on the CPU, when python3 can import torch; on cuda also its whole
+#      and on the CPU, when python3 can import torch; on cuda also the
+#      framework way (each batch copied as .to() does: the fit's data, written
+#      beside the table as framework-gpu.csv, docs/ways.md), its whole
 #      step as a CUDA graph (--way graph) and torch.compile's reduce-overhead
 #      (--way compile, torch 2), TF32 off;
 #   5. with ncu, the per-kernel time of LeNet's eager step at batches 4 and 1024;
@@ -181,6 +183,12 @@ pytorch() {
                 --batches "$(echo $torch_batches | tr ' ' ',')" --deadline "$deadline" --data-on-device \
                 >"$raw/torch-$p-$d.err" 2>&1
             [ "$d" = cuda ] || continue
+            # the framework way as the write-ups ran it (docs/ways.md): each batch copied
+            # from pageable host memory, the loss read back, every step
+            log "PyTorch $p $d framework"
+            timed python3 "$here/torch_grid.py" "$presets_dir/$p.ini" --out "$raw" --device "$d" \
+                --batches "$(echo $torch_batches | tr ' ' ',')" --deadline "$deadline" \
+                >"$raw/torch-$p-$d-framework.err" 2>&1
             # PyTorch's best GPU ways: the whole step as a CUDA graph, and
             # torch.compile's reduce-overhead where this torch has it
             for w in graph compile; do
@@ -237,7 +245,7 @@ EOF
 stamp=$(date +%Y-%m-%d)
 mkdir -p "$out_dir" || exit 1
 table=$out_dir/gpu-$gpu-$stamp.md
-python3 "$here/gpu_table.py" "$raw" "$smoke" >"$table.tmp" && mv "$table.tmp" "$table" || {
+python3 "$here/gpu_table.py" "$raw" "$smoke" --fixture "$raw/framework-gpu.csv" >"$table.tmp" && mv "$table.tmp" "$table" || {
     log "the table could not be written"; exit 1; }
 rm -rf "$out_dir/gpu-$gpu-$stamp"
 cp -r "$raw" "$out_dir/gpu-$gpu-$stamp"

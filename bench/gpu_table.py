@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""bench/gpu_table.py RAW SMOKE - bench/gpu.sh's table, from the files it wrote
-in RAW (JSON from nnlab and bench/pytorch_step.py, ncu's CSV, the machine's
-facts), as Markdown on stdout. Only measured figures are printed; a missing
-file is a "-" (never a guess)."""
+"""bench/gpu_table.py RAW SMOKE [--fixture CSV] - bench/gpu.sh's table, from the
+files it wrote in RAW (JSON from nnlab and bench/pytorch_step.py, ncu's CSV, the
+machine's facts), as Markdown on stdout. Only measured figures are printed; a
+missing file is a "-" (never a guess). --fixture: PyTorch's framework way on
+cuda (each batch copied, torch-P-cuda-framework-B.json) also as CSV in the form
+of tests/fixtures/framework-gpu-h200.csv, its "# way: framework" line
+included: the data the GPU framework figures are refitted to (docs/ways.md)."""
 import csv
 import glob
 import json
@@ -78,9 +81,9 @@ def step_table(raw):
     extra = max([len(eager_runs(raw, p)) for p in presets] + [1]) - 1
     head = ("| preset | batch | nnlab cpu | nnlab gpu graph | nnlab gpu eager | nnlab gpu eager, copies, sync "
             + "".join(f"| (run {n + 2}) " for n in range(extra))
-            + "| PyTorch cuda | PyTorch cuda graph | PyTorch compile | PyTorch cpu | graph / PyTorch cuda "
-            + "| graph / PyTorch graph | eager / PyTorch cuda |")
-    rows = [head, "|---|---:|" + "---:|" * (11 + extra)]
+            + "| PyTorch cuda | PyTorch cuda, batch copied | PyTorch cuda graph | PyTorch compile | PyTorch cpu "
+            + "| graph / PyTorch cuda | graph / PyTorch graph | eager / PyTorch cuda |")
+    rows = [head, "|---|---:|" + "---:|" * (12 + extra)]
     for preset in presets:
         ways, synced = sweep_points(raw, preset, "graph"), eager_runs(raw, preset)
         first = synced[0] if synced else {}
@@ -91,10 +94,43 @@ def step_table(raw):
                            for n in range(extra))
             tc, tp = torch_us(raw, preset, "cuda", b), torch_us(raw, preset, "cpu", b)
             tg, tk = torch_us(raw, preset, "cuda", b, "graph"), torch_us(raw, preset, "cuda", b, "compile")
+            tf = torch_us(raw, preset, "cuda", b, "framework")
             rows.append(f"| {preset} | {b} | {fmt(ways.get(('cpu', 'nnlab', b)))} | {fmt(g)} | {fmt(e)} | {fmt(s)} "
-                        f"{more}| {fmt(tc)} | {fmt(tg)} | {fmt(tk)} | {fmt(tp)} | {ratio(g, tc)} | {ratio(g, tg)} "
-                        f"| {ratio(s, tc)} |")
+                        f"{more}| {fmt(tc)} | {fmt(tf)} | {fmt(tg)} | {fmt(tk)} | {fmt(tp)} | {ratio(g, tc)} "
+                        f"| {ratio(g, tg)} | {ratio(s, tc)} |")
     return rows
+
+
+def framework_points(raw):
+    """[(preset, batch, helper's JSON)] of PyTorch's framework way on cuda, the
+    batch copied each step, in preset then batch order."""
+    out = []
+    for path in glob.glob(os.path.join(raw, "torch-*-cuda-framework-*.json")):
+        m = re.match(r"torch-(.+)-cuda-framework-(\d+)\.json$", os.path.basename(path))
+        got = load_json(path)
+        if m and got and got.get("us_per_step_median") is not None:
+            out.append((m.group(1), int(m.group(2)), got))
+    return sorted(out, key=lambda p: (p[0], p[1]))
+
+
+def write_fixture(raw, path):
+    """framework_points as tests/fixtures/framework-gpu-*.csv's rows: the median
+    step and the mean, with where and how they were measured."""
+    points = framework_points(raw)
+    first = points[0][2] if points else {}
+    lines = ["# PyTorch's measured training step on a GPU, the framework way (bench/gpu.sh, "
+             "bench/gpu_table.py --fixture): "
+             f"{first.get('device_name', '-')}, PyTorch {first.get('torch', '-')}, "
+             f"{first.get('threads', '-')} threads, {first.get('steps', '-')} steps after "
+             f"{first.get('warmup', '-')} of warm-up; torch_us the median step, mean_us the mean;",
+             f"# the data: {first.get('data', '-')}. From {raw}.",
+             "# way: framework",
+             "preset,batch,torch_us,mean_us"]
+    lines += [f"{p},{b},{j['us_per_step_median']:.1f},{j.get('us_per_step_mean', j['us_per_step_median']):.1f}"
+              for p, b, j in points]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(points)
 
 
 def race_table(raw):
@@ -186,6 +222,11 @@ def machine(raw):
 
 def main():
     raw, smoke = sys.argv[1], sys.argv[2] == "1"
+    if len(sys.argv) == 5 and sys.argv[3] == "--fixture":
+        n = write_fixture(raw, sys.argv[4])
+        print(f"gpu_table: {n} steps of PyTorch's framework way on cuda in {sys.argv[4]}", file=sys.stderr)
+    elif len(sys.argv) != 3:
+        sys.exit("usage: gpu_table.py RAW SMOKE [--fixture CSV]")
     out = ["# nnlab on a GPU: bench/gpu.sh" + (" --smoke (emulated GPU: CPU times, not a GPU's)" if smoke else ""),
            "", "## The machine", ""] + machine(raw)
     out += ["", "## Step times, us (nnlab: the sweep's mean; PyTorch: median)", ""] + step_table(raw)

@@ -17,7 +17,9 @@
 # compared, every round is shown (a drift of the machine shows as different
 # figures). --no-torch times nnlab alone. The table ends with the many-core
 # target's count: in how many cells nnlab's own choice ("auto") is within 10%
-# of its best fixed thread count, and which are not. Nothing runs beside
+# of its best fixed thread count, and which are not. Before the presets, this
+# CPU's calibration at each thread count (calibrate-cpu-tT.json: the framework
+# way's CPU terms are priced from it, docs/ways.md). Nothing runs beside
 # anything else; nnlab's JSON goes to a file. --budget S ends within S
 # seconds: a preset that finds the time spent is left out, and said so.
 # Writes DIR/threads-<cores>c-<date>.md (default bench/results) and keeps the
@@ -80,6 +82,15 @@ nnlab_round() {
         done
     done
 }
+
+# this CPU calibrated at each thread count (a few seconds each): what prices the
+# framework way's CPU terms of these steps, so that PyTorch's steps here can join
+# tests/fixtures/framework-cpu-fit.csv as a host a thread count
+# (tools/fit_framework_cpu.py --convert turns each into the fixture's calibration)
+for t in $(echo "$threads" | tr ',' ' '); do
+    timed "$nnlab" calibrate --device cpu --threads "$t" --json \
+        >"$raw/calibrate-cpu-t$t.json" 2>"$raw/calibrate-cpu-t$t.err"
+done
 
 done_presets="" left_out=""
 for p in $presets; do

@@ -11,6 +11,14 @@ written as that helper's one JSON object to its own file:
 
     OUT/torch-PRESET-DEVICE-BATCH.json           (no --threads: PyTorch's default)
     OUT/torch-PRESET-DEVICE-tTHREADS-BATCH.json  (--threads given)
+    OUT/torch-PRESET-cuda-framework-BATCH.json   (on a GPU, the batch copied each step)
+
+The helper's framework way copies each batch to the device as `.to(device)` does;
+--data-on-device keeps the batches there (its way framework-data-on-device). On
+the CPU the two are one step (`.to("cpu")` is the tensor itself), so the CPU's
+files carry no way; on a GPU the data-on-device step keeps the plain name (what
+every recorded run before 2026-11-30 measured) and the copied one is tagged
+"framework-".
 
     python3 bench/torch_grid.py PRESET.ini --out DIR --batches 1,4,16 [--threads 1,4,16]
         [--device cpu|cuda] [--steps 20] [--warmup 3] [--deadline EPOCH_SECONDS]
@@ -40,6 +48,13 @@ def load_helper():
 
 def int_list(text):
     return [int(v) for v in text.split(",") if v.strip()]
+
+
+def way_tag(args):
+    """The way's part of a point's file name (the module's docstring)."""
+    if args.way != "eager":
+        return f"{args.way}-"
+    return "" if args.data_on_device or args.device == "cpu" else "framework-"
 
 
 def main(argv):
@@ -84,7 +99,7 @@ def main(argv):
                 result = helper.run(torch, preset, point)
             except helper.Failure as f:
                 result, failed = f.as_json(), failed + 1
-            tag = (f"t{threads}-" if args.threads else "") + (f"{args.way}-" if args.way != "eager" else "")
+            tag = (f"t{threads}-" if args.threads else "") + way_tag(args)
             path = os.path.join(args.out, f"torch-{name}-{args.device}-{tag}{batch}.json")
             with open(path, "w") as f:
                 f.write(json.dumps(result) + "\n")

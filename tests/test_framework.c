@@ -2,14 +2,19 @@
  * the fit recomputed from its data (tests/fixtures/framework-cpu-fit.csv)
  * gives the figures the profiles carry; the form reproduces PyTorch's
  * measured CPU steps on each host within the bounds docs/ways.md states;
- * the shipped profile reads them; and, with a recorded CPU calibration of the 2-core development
- * machine (tests/fixtures/calibration-cpu-dev2.txt) and the default GPU
- * profile (T4), the framework's GPU is slower than its CPU where the
- * write-ups found it slower and faster where they found it faster.
+ * the shipped profile reads them; with the one-thread calibrations recorded
+ * beside PyTorch (tests/fixtures/calibration-cpu-dev5.txt, -dev7.txt) and the
+ * T4 and 940M profiles, the framework's GPU is slower than its CPU where the
+ * write-ups found it slower and faster where they found it faster; and on
+ * the GPU the recorded H200 run's fit, and a refit of steps that copied
+ * their batch.
  *
  * Run with --terms it prints every fixture row's terms as CSV instead (what
- * tools/fit_framework_cpu.py fits and tabulates). */
+ * tools/fit_framework_cpu.py fits and tabulates); with --gpu-fit CSV PROFILE
+ * the GPU figures refitted to a GPU fixture's steps (bench/gpu_table.py
+ * --fixture writes one from a lent GPU's run) and its table. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -517,27 +522,45 @@ typedef struct gpu_row {
     int batch;
 } gpu_row;
 
-/* tests/fixtures/framework-gpu-h200.csv (preset,batch,torch_us,mean_us) as
- * samples priced with the h200 profile's calibration. */
-static int read_gpu_samples(nn_framework_gpu_sample *s, gpu_row *rows, int max)
+/* The way a GPU fixture's steps had their batch, from its "# way: " line
+ * (the helper's way: framework copies each batch, framework-data-on-device
+ * keeps them there; bench/gpu_table.py writes it); -1 when none is said. */
+static int fixture_batch_way(const char *line)
 {
-    char line[256], path[NN_PATH_LEN];
+    if (!strcmp(line, "# way: framework\n"))
+        return NN_FRAMEWORK_BATCH_COPIED;
+    if (!strcmp(line, "# way: framework-data-on-device\n"))
+        return NN_FRAMEWORK_BATCH_ON_DEVICE;
+    return -1;
+}
+
+/* A GPU fixture (preset,batch,torch_us,mean_us: tests/fixtures/framework-gpu-h200.csv,
+ * or bench/gpu_table.py --fixture's) as samples priced with a profile's
+ * calibration, each with the batch as the fixture's way line says the run
+ * had it. */
+static int read_gpu_samples(const char *path, const char *profile, nn_framework_gpu_sample *s, gpu_row *rows,
+                            int max)
+{
+    char line[256];
     nn_gpu_profile prof;
     nn_calibration cal;
-    int n = 0;
-    load_profile("h200", &prof);
+    int n = 0, batch_way = -1;
+    load_profile(profile, &prof);
     nn_profile_calibration(&prof, &cal);
-    snprintf(path, sizeof path, "%s/framework-gpu-h200.csv", FIXTURES_DIR);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     while (fgets(line, sizeof line, f) && n < max) {
         static nn_preset p;
         double torch_us, mean_us;
+        if (fixture_batch_way(line) >= 0)
+            batch_way = fixture_batch_way(line);
         if (line[0] == '#' || !strncmp(line, "preset,", 7))
             continue;
         assert_int_equal(sscanf(line, "%63[^,],%d,%lf,%lf", rows[n].preset, &rows[n].batch, &torch_us, &mean_us), 4);
+        if (batch_way < 0)
+            fail_msg("%s: no \"# way: \" line before its first step", path);
         load_preset(rows[n].preset, &p);
-        assert_int_equal(nn_framework_gpu_sample_of(&p, rows[n].batch, &cal, &s[n]), 0);
+        assert_int_equal(nn_framework_gpu_sample_of(&p, rows[n].batch, &cal, batch_way, &s[n]), 0);
         s[n].framework_us = torch_us;
         n++;
     }
@@ -554,7 +577,9 @@ static void test_gpu_fit_recomputed(void **state)
     static nn_framework_gpu_sample s[MAX_GPU_SAMPLES];
     static gpu_row rows[MAX_GPU_SAMPLES];
     nn_framework_gpu_fit fit;
-    int n = read_gpu_samples(s, rows, MAX_GPU_SAMPLES);
+    char path[NN_PATH_LEN];
+    snprintf(path, sizeof path, "%s/framework-gpu-h200.csv", FIXTURES_DIR);
+    int n = read_gpu_samples(path, "h200", s, rows, MAX_GPU_SAMPLES);
     assert_int_equal(n, 35);
     assert_int_equal(nn_framework_fit_gpu(s, n, &fit), 0);
     print_message("# gpu fit over %d samples: step_us %.2f, op_us %.3f, conv_us %.2f, device_ratio %.4f; "
@@ -593,7 +618,7 @@ static void test_gpu_model_is_the_form(void **state)
         nn_framework_gpu_sample s;
         nn_explain_options opt;
         nn_explanation on_device, way[NN_GPU_WAYS];
-        assert_int_equal(nn_framework_gpu_sample_of(&p, batch, &cal, &s), 0);
+        assert_int_equal(nn_framework_gpu_sample_of(&p, batch, &cal, NN_FRAMEWORK_BATCH_ON_DEVICE, &s), 0);
         nn_gpu_way_options(NN_WAY_FRAMEWORK, &prof.framework_gpu, &opt);
         opt.data_on_device = 1;
         nn_explain(&p, batch, &cal, &opt, &on_device);
@@ -604,13 +629,96 @@ static void test_gpu_model_is_the_form(void **state)
         assert_true(fabs(way[NN_WAY_FRAMEWORK].copy_us - copy) < 1e-6);   /* samples and labels */
         assert_true(fabs(way[NN_WAY_FRAMEWORK].predicted_us - on_device.predicted_us -
                          way[NN_WAY_FRAMEWORK].copy_us) < 1e-6);
+        /* a sample of a step that copied its batch: the form is the way's prediction */
+        assert_int_equal(nn_framework_gpu_sample_of(&p, batch, &cal, NN_FRAMEWORK_BATCH_COPIED, &s), 0);
+        assert_true(fabs(nn_framework_gpu_form(&s, &prof.framework_gpu) - way[NN_WAY_FRAMEWORK].predicted_us) < 1e-6);
     }
+}
+
+/* A re-measure with the framework way itself (each batch copied: bench/gpu.sh's
+ * torch-P-cuda-framework-B.json) refits the same four figures: the copy is a
+ * given term, priced from the calibration, so steps made by the form with
+ * known figures and their copies give those figures back, and pricing the
+ * same steps as if the batch were on the device does not (the copy, growing
+ * with the batch, lands in the device's ratio). */
+static void test_gpu_fit_of_copied_steps(void **state)
+{
+    (void)state;
+    static const char *presets[] = { "lenet-cifar10", "lenet5-cifar10", "mnist-mlp-128", "mnist-mlp-1000",
+                                     "conv1d-regression" };
+    static nn_framework_gpu_sample copied[64], on_device[64];
+    const nn_framework_gpu truth = { 150.0, 18.0, 170.0, 0.25 };
+    nn_gpu_profile prof;
+    nn_calibration cal;
+    nn_framework_gpu_fit fit, wrong;
+    int n = 0;
+    load_profile("h200", &prof);
+    nn_profile_calibration(&prof, &cal);
+    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
+        static nn_preset p;
+        load_preset(presets[i], &p);
+        for (int batch = 1; batch <= 1024; batch *= 4, n++) {
+            assert_int_equal(nn_framework_gpu_sample_of(&p, batch, &cal, NN_FRAMEWORK_BATCH_COPIED, &copied[n]), 0);
+            assert_int_equal(nn_framework_gpu_sample_of(&p, batch, &cal, NN_FRAMEWORK_BATCH_ON_DEVICE,
+                                                        &on_device[n]), 0);
+            assert_true(copied[n].given_us > on_device[n].given_us);     /* the copy, priced */
+            copied[n].framework_us = on_device[n].framework_us = nn_framework_gpu_form(&copied[n], &truth);
+        }
+    }
+    assert_int_equal(nn_framework_fit_gpu(copied, n, &fit), 0);
+    print_message("# copied steps refitted: %.2f %.3f %.2f %.4f (rms %.2g)\n", fit.fw.step_us, fit.fw.op_us,
+                  fit.fw.conv_us, fit.fw.device_ratio, fit.rms_rel);
+    assert_true(fabs(fit.fw.step_us - truth.step_us) < 1e-3 && fabs(fit.fw.op_us - truth.op_us) < 1e-4);
+    assert_true(fabs(fit.fw.conv_us - truth.conv_us) < 1e-3);
+    assert_true(fabs(fit.fw.device_ratio - truth.device_ratio) < 1e-6);
+    assert_true(fit.max_rel < 1e-9);
+    assert_int_equal(nn_framework_fit_gpu(on_device, n, &wrong), 0);
+    print_message("# the same steps priced with the batch on the device: %.2f %.3f %.2f %.4f (max %.1f%%)\n",
+                  wrong.fw.step_us, wrong.fw.op_us, wrong.fw.conv_us, wrong.fw.device_ratio, 100 * wrong.max_rel);
+    assert_true(wrong.max_rel > 0.01);
+}
+
+/* --gpu-fit CSV PROFILE: the refit a re-measure on a lent GPU needs (docs/ways.md,
+ * "The framework way on a GPU"): the four figures fitted to CSV's steps priced
+ * with PROFILE, then each step predicted with them and with the figures the
+ * profile carries, as a table. */
+static int print_gpu_fit(const char *path, const char *profile)
+{
+    static nn_framework_gpu_sample s[MAX_GPU_SAMPLES];
+    static gpu_row rows[MAX_GPU_SAMPLES];
+    nn_framework_gpu_fit fit;
+    nn_gpu_profile prof;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "test_framework: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    fclose(f);
+    int n = read_gpu_samples(path, profile, s, rows, MAX_GPU_SAMPLES);
+    load_profile(profile, &prof);
+    if (nn_framework_fit_gpu(s, n, &fit) != 0) {
+        fprintf(stderr, "test_framework: %s: %d steps, no fit (at least 4, not singular)\n", path, n);
+        return 1;
+    }
+    printf("# %s, priced with the %s profile: %d steps\n", path, profile, n);
+    printf("fitted: gpu_step_us %.2f, gpu_op_us %.3f, gpu_conv_us %.2f, gpu_device_ratio %.4f; rms %.1f%%, "
+           "largest %.1f%%\n", fit.fw.step_us, fit.fw.op_us, fit.fw.conv_us, fit.fw.device_ratio,
+           100 * fit.rms_rel, 100 * fit.max_rel);
+    printf("preset,batch,measured_us,fitted_us,fitted_rel,profile_us,profile_rel\n");
+    for (int i = 0; i < n; i++) {
+        double f = nn_framework_gpu_form(&s[i], &fit.fw), q = nn_framework_gpu_form(&s[i], &prof.framework_gpu);
+        printf("%s,%d,%.1f,%.1f,%+.3f,%.1f,%+.3f\n", rows[i].preset, rows[i].batch, s[i].framework_us, f,
+               f / s[i].framework_us - 1, q, q / s[i].framework_us - 1);
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--terms"))
         return print_terms();
+    if (argc == 4 && !strcmp(argv[1], "--gpu-fit"))
+        return print_gpu_fit(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recomputed),
         cmocka_unit_test(test_fit_held_out),
@@ -622,6 +730,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_terms_grow_with_the_batch),
         cmocka_unit_test(test_gpu_fit_recomputed),
         cmocka_unit_test(test_gpu_model_is_the_form),
+        cmocka_unit_test(test_gpu_fit_of_copied_steps),
     };
     return cmocka_run_group_tests_name("framework", tests, NULL, NULL);
 }

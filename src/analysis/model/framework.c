@@ -305,19 +305,21 @@ double nn_framework_cpu_step_us(const nn_preset *p, int batch, const nn_calibrat
 /* ---- the GPU ------------------------------------------------------------------------ */
 
 int nn_framework_gpu_sample_of(const nn_preset *p, int batch, const nn_calibration *gpu_cal,
-                               nn_framework_gpu_sample *out)
+                               nn_framework_batch batch_way, nn_framework_gpu_sample *out)
 {
     nn_explain_options opt;
     nn_explanation e;
     nn_framework_gpu none = { 0, 0, 0, 0 };
     nn_gpu_way_options(NN_WAY_FRAMEWORK, &none, &opt);
-    opt.data_on_device = 1;      /* what the recorded run measured: the batch already there */
+    opt.data_on_device = batch_way == NN_FRAMEWORK_BATCH_ON_DEVICE;
     nn_explain(p, batch, gpu_cal, &opt, &e);
     memset(out, 0, sizeof *out);
     out->ops = e.ops;
     out->conv_layers = nn_framework_conv_layers(&e.cost);
     out->launch_us = gpu_cal->op_us;
-    out->given_us = e.sync_us;
+    /* the copy is priced, not fitted: the calibration's pageable upload, as
+     * the framework way's prediction adds it */
+    out->given_us = e.sync_us + (opt.data_on_device ? 0 : e.copy_us);
     out->device_us = e.fixed_us + e.calls_us + e.work_us;
     return isfinite(out->device_us) && out->ops > 0 ? 0 : -1;
 }

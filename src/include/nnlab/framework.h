@@ -157,9 +157,9 @@ double nn_framework_cpu_step_us(const nn_preset *p, int batch, const nn_calibrat
 
 /* One GPU step's terms, from nnlab's model on a GPU's calibration (a
  * profile's): the operations, the convolution layers, the launch of one op,
- * what the form takes as given (the loss read back) and nnlab's device time
- * (its kernels' fixed times and work); framework_us, the measured step, for
- * a fit. */
+ * what the form takes as given (the loss read back, and the batch's copy
+ * where the step copied it) and nnlab's device time (its kernels' fixed
+ * times and work); framework_us, the measured step, for a fit. */
 typedef struct nn_framework_gpu_sample {
     int ops, conv_layers;
     double launch_us, given_us, device_us;
@@ -172,12 +172,22 @@ typedef struct nn_framework_gpu_fit {
     double rms_rel, max_rel;
 } nn_framework_gpu_fit;
 
-/* The terms of p's step at batch with the batch on the device (what the
- * recorded run measured); -1 when they cannot be priced. */
-int nn_framework_gpu_sample_of(const nn_preset *p, int batch, const nn_calibration *gpu_cal,
-                               nn_framework_gpu_sample *out);
+/* How the measured step had its batch: already on the device (the helper's
+ * framework-data-on-device way, what the recorded H200 run measured), or
+ * copied from pageable host memory each step (the framework way itself). */
+typedef enum nn_framework_batch {
+    NN_FRAMEWORK_BATCH_ON_DEVICE,
+    NN_FRAMEWORK_BATCH_COPIED
+} nn_framework_batch;
 
-/* The GPU form with the batch on the device (no copy). */
+/* The terms of p's step at batch with its batch as `batch_way` says (the
+ * copy, priced from the calibration, is then given); -1 when they cannot be
+ * priced. */
+int nn_framework_gpu_sample_of(const nn_preset *p, int batch, const nn_calibration *gpu_cal,
+                               nn_framework_batch batch_way, nn_framework_gpu_sample *out);
+
+/* The GPU form: the sample's given terms (the read-back, a copy where the
+ * sample has one) and the host's or the device's time. */
 double nn_framework_gpu_form(const nn_framework_gpu_sample *s, const nn_framework_gpu *fw);
 
 /* The GPU form's least-squares fit on relative errors, no figure negative;
