@@ -13,22 +13,12 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-top = os.environ.get("top_srcdir", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-build = os.environ.get("top_builddir", ".")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import build, check, finish, top  # noqa: E402
+
 spec = importlib.util.spec_from_file_location("fit", os.path.join(top, "tools", "fit_framework_cpu.py"))
 fit = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fit)
-
-n = 0
-failed = 0
-
-
-def check(ok, what):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-
 
 def shipped():
     """The eight figures as profiles/t4.ini's [framework] section gives them."""
@@ -67,5 +57,4 @@ xm = fit.fit_joint(moved)
 check(abs(xm[4] - x[4]) > 0.0005, "one step measured twice as long moves the work ratio (%.4f -> %.4f)"
       % (x[4], xm[4]))
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+finish()

@@ -17,22 +17,12 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True
-top = os.environ.get("top_srcdir", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-build = os.environ.get("top_builddir", ".")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import build, check, finish, top  # noqa: E402
+
 spec = importlib.util.spec_from_file_location("torch_grid", os.path.join(top, "bench", "torch_grid.py"))
 grid = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(grid)
-
-n = 0
-failed = 0
-
-
-def check(ok, what):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-
 
 def tag(device, way="eager", on_device=False):
     return grid.way_tag(argparse.Namespace(device=device, way=way, data_on_device=on_device))
@@ -114,5 +104,4 @@ with tempfile.TemporaryDirectory() as raw:
     r3 = subprocess.run([fit, "--gpu-fit", no_way, "h200"], capture_output=True, text=True)
     check(r3.returncode != 0 and "way" in (r3.stdout + r3.stderr), "a fixture without its way line is refused")
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+finish()
