@@ -19,7 +19,8 @@
 #      way, each batch copied, written as the fit's fixture framework-gpu.csv),
 #      the Jacobian;
 #   5. bench/threads.sh --budget: nnlab against PyTorch at every thread count,
-#      batches 1 to 1024 (NNLAB_THREADS_BATCHES), this CPU calibrated at each:
+#      batches 1 to 1024 (NNLAB_THREADS_BATCHES), PyTorch's grid in three rounds
+#      (each point their median), this CPU calibrated at each thread count:
 #      the 16-core host's rows of the framework fit, measured again.
 # Everything goes to OUT/results.tar.gz, packed again after each stage, so that
 # a call stopped at its limit still brings back what was measured.
@@ -94,7 +95,7 @@ threads_budget=$(( $(left) - 20 ))
 note "threads.sh, budget $threads_budget s"
 # every batch of the framework fit's fixture: these steps, with the calibration at each
 # thread count threads.sh takes first, are the 16-core host's rows re-measured (docs/ways.md)
-set -- --batches "${NNLAB_THREADS_BATCHES:-1,4,16,64,256,1024}"
+set -- --batches "${NNLAB_THREADS_BATCHES:-1,4,16,64,256,1024}" --torch-rounds 3
 [ -n "${NNLAB_THREADS_PRESETS:-}" ] && set -- "$@" --presets "$NNLAB_THREADS_PRESETS"
 [ "$threads_budget" -gt 20 ] && bench/threads.sh --out "$res" --budget "$threads_budget" "$@" \
     >"$res/threads-sh.txt" 2>&1

@@ -5,8 +5,8 @@
 # lent GPU machine's 16-core host).
 #
 #   bench/threads.sh [--budget S] [--presets LIST] [--batches LIST]
-#                    [--threads LIST] [--steps N] [--rounds R] [--no-torch]
-#                    [--out DIR]
+#                    [--threads LIST] [--steps N] [--rounds R] [--torch-rounds R]
+#                    [--no-torch] [--out DIR]
 #
 # Per preset: nnlab's step at each batch and thread count (`nnlab bench
 # --device cpu --threads T`, median us; also with no --threads, nnlab's own
@@ -15,7 +15,9 @@
 # median), then nnlab's again (--rounds R: R rounds of nnlab in all, the
 # first before PyTorch; default 2): the fastest of nnlab's rounds is
 # compared, every round is shown (a drift of the machine shows as different
-# figures). --no-torch times nnlab alone. The table ends with the many-core
+# figures). --torch-rounds R: PyTorch's grid measured R times, round after
+# round, each point the median of its rounds (default 1). --no-torch times
+# nnlab alone. The table ends with the many-core
 # target's count: in how many cells nnlab's own choice ("auto") is within 10%
 # of its best fixed thread count, and which are not. Before the presets, this
 # CPU's calibration at each thread count (calibrate-cpu-tT.json: the framework
@@ -28,7 +30,7 @@
 # NNLAB names the program (default: build/nnlab); NNLAB_PRESETS_DIR the presets.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-budget=0 steps=10 rounds=2 torch=1 out_dir=$here/results
+budget=0 steps=10 rounds=2 torch_rounds=1 torch=1 out_dir=$here/results
 presets="mnist-mlp-1000 mnist-mlp-128 lenet-cifar10 tabnet-regression lenet5-cifar10 conv1d-regression"
 batches="4,64,1024"
 cores=$(nproc)
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
         --threads) threads=$2; shift ;;
         --steps) steps=$2; shift ;;
         --rounds) rounds=$2; shift ;;
+        --torch-rounds) torch_rounds=$2; shift ;;
         --no-torch) torch=0 ;;
         --out) out_dir=$2; shift ;;
         -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -57,6 +60,7 @@ nnlab=${NNLAB:-$here/../build/nnlab}
 [ -x "$nnlab" ] || { echo "threads.sh: no nnlab program at $nnlab (set NNLAB)" >&2; exit 2; }
 export NNLAB_PRESETS_DIR=${NNLAB_PRESETS_DIR:-$here/../presets}
 case $rounds in ''|*[!0-9]*|0) echo "threads.sh: --rounds wants a count from 1" >&2; exit 2 ;; esac
+case $torch_rounds in ''|*[!0-9]*|0) echo "threads.sh: --torch-rounds wants a count from 1" >&2; exit 2 ;; esac
 if [ "$torch" = 1 ]; then
     python3 -c 'import torch' 2>/dev/null || { echo "threads.sh: python3 cannot import torch (--no-torch: nnlab alone)" >&2; exit 2; }
 fi
@@ -100,7 +104,8 @@ for p in $presets; do
     deadline=0; [ "$budget" -gt 0 ] && deadline=$((start + budget))
     [ "$torch" = 1 ] &&
         timed python3 "$here/torch_grid.py" "$NNLAB_PRESETS_DIR/$p.ini" --out "$raw" --device cpu \
-            --batches "$batches" --threads "$threads" --steps "$steps" --warmup 2 --deadline "$deadline" \
+            --batches "$batches" --threads "$threads" --steps "$steps" --warmup 2 --rounds "$torch_rounds" \
+            --deadline "$deadline" \
             >"$raw/torch-$p.err" 2>&1
     r=2
     while [ "$r" -le "$rounds" ]; do nnlab_round "$p" "$r"; r=$((r + 1)); done
@@ -131,7 +136,7 @@ table=$out_dir/threads-${cores}c-$stamp.md
     echo "- nnlab: \`nnlab bench --device cpu --batch B --threads T --steps $steps --warmup 2 --json\` (to a file),"
     echo "  $rounds round(s), one preset's points in turn each round$([ "$torch" = 1 ] && echo ", the first before PyTorch"): the fastest is compared, all shown; \"auto\": no --threads"
     if [ "$torch" = 1 ]; then
-        echo "- PyTorch: bench/torch_grid.py ($(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)), torch.set_num_threads(T), the same step, median"
+        echo "- PyTorch: bench/torch_grid.py ($(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)), every pool at T threads, the same step, median; $torch_rounds round(s) of the grid, the median of them"
     else
         echo "- PyTorch: not run (--no-torch)"
     fi

@@ -3,7 +3,8 @@
 framework way goes through (docs/ways.md, "The framework way on a GPU"), on
 made-up helper files, no GPU or torch needed: bench/torch_grid.py names the
 step that copied its batch on cuda torch-P-cuda-framework-B.json (the CPU's
-and the data-on-device step keep their names); bench/gpu_table.py puts it in
+and the data-on-device step keep their names) and takes the median of a
+point's rounds; bench/gpu_table.py puts it in
 its own column and, with --fixture, writes the fixture CSV with its
 "# way: framework" line, failed points left out; and tests/test_framework
 --gpu-fit reads that CSV, prices the copy it says the steps made, and fits.
@@ -32,6 +33,15 @@ check(tag("cuda") == "framework-", "torch_grid: cuda, the batch copied: framewor
 check(tag("cuda", on_device=True) == "", "torch_grid: cuda, data on the device: the plain name")
 check(tag("cpu") == "", "torch_grid: the CPU: the plain name (.to('cpu') copies nothing)")
 check(tag("cuda", "graph") == "graph-", "torch_grid: --way graph keeps its tag")
+three = grid.combine([{"us_per_step_median": 300.0, "us_per_step_mean": 310.0, "torch": "x"},
+                      {"us_per_step_median": 900.0, "us_per_step_mean": 950.0, "torch": "x"},
+                      {"us_per_step_median": 320.0, "us_per_step_mean": 330.0, "torch": "x"}])
+check(three["us_per_step"] == three["us_per_step_median"] == 320.0 and three["rounds_us"] == [300.0, 900.0, 320.0]
+      and three["rounds"] == 3 and abs(three["us_per_step_mean"] - 530.0) < 1e-9,
+      "torch_grid --rounds: a point's figure the median of its rounds, an outlier round kept but not taken (%s)"
+      % three)
+check(grid.combine([{"us_per_step_median": 300.0}, {"error": "out of memory"}]) == {"error": "out of memory"},
+      "torch_grid --rounds: a failed round makes the point the failure")
 
 STEPS = {("lenet-cifar10", 4): 1710.0, ("lenet-cifar10", 64): 1840.0, ("lenet-cifar10", 1024): 3650.0,
          ("mnist-mlp-128", 1): 1400.0, ("mnist-mlp-128", 256): 1390.0, ("conv1d-regression", 16): 2700.0}
