@@ -4,13 +4,17 @@ code fits: from tests/test_framework --terms (this build's), its joint fit on
 its FIT_HOSTS gives the eight [framework] figures profiles/t4.ini ships (to
 the tolerances test_framework's own recomputation uses), each host's errors
 are those the form gives with them, the 16-core host left out is far off, and
-a fixture row changed moves a figure (so the comparison can fail). Speaks
-TAP; python3's standard library only."""
+a fixture row changed moves a figure (so the comparison can fail); and
+--from-threads turns a lent machine's bench/threads.sh folder into fixture
+hosts and calibrations. Speaks TAP; python3's standard library only."""
 import configparser
 import importlib.util
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -56,5 +60,37 @@ for r in moved:
 xm = fit.fit_joint(moved)
 check(abs(xm[4] - x[4]) > 0.0005, "one step measured twice as long moves the work ratio (%.4f -> %.4f)"
       % (x[4], xm[4]))
+
+# --from-threads: a lent machine's bench/threads.sh folder as fixture hosts, one a thread count
+with tempfile.TemporaryDirectory() as raw:
+    shutil.copy(os.path.join(top, "tests", "fixtures", "calibrate-cpu-sample.json"),
+                os.path.join(raw, "calibrate-cpu-t1.json"))
+    points = {"torch-mnist-mlp-128-cpu-t1-4.json": {"us_per_step_median": 500.0, "torch": "2.11.0", "rounds": 3},
+              "torch-mnist-mlp-128-cpu-t1-64.json": {"us_per_step_median": 900.0, "torch": "2.11.0", "rounds": 3},
+              "torch-mnist-mlp-128-cpu-t1-16.json": {"error": "killed"},
+              "torch-mnist-mlp-128-cpu-t4-4.json": {"us_per_step_median": 300.0, "torch": "2.11.0"},
+              "nnlab-mnist-mlp-128-t1-4-1.json": {"us_per_step": 40.0},
+              "nnlab-mnist-mlp-128-t1-4-2.json": {"us_per_step": 35.0},
+              "nnlab-mnist-mlp-128-t1-64-1.json": {"us_per_step": 300.0},
+              "nnlab-mnist-mlp-128-t4-4-1.json": {"us_per_step": 20.0}}
+    for name, obj in points.items():
+        with open(os.path.join(raw, name), "w") as f:
+            json.dump(obj, f)
+    out = os.path.join(raw, "out")
+    r = subprocess.run([sys.executable, os.path.join(top, "tools", "fit_framework_cpu.py"), "--from-threads", raw,
+                        "lent", out], capture_output=True, text=True)
+    rows = [l for l in open(os.path.join(out, "framework-cpu-lent.csv")).read().splitlines()
+            if l and not l.startswith("#")] if r.returncode == 0 else []
+    check(rows == ["host,preset,batch,torch_us,nnlab_us", "lent-t1,mnist-mlp-128,4,500.0,35.0",
+                   "lent-t1,mnist-mlp-128,64,900.0,300.0"],
+          "--from-threads: PyTorch's median and nnlab's fastest round a row, host NAME-tT (%r)" % rows)
+    check("b16 t1 left out: PyTorch failed" in r.stderr and "b4 t4 left out: no calibration at 4 threads" in r.stderr,
+          "--from-threads: a failed point and one without its calibration left out, said so")
+    cal = os.path.join(out, "calibration-cpu-lent-t1.txt")
+    text = open(cal).read() if os.path.exists(cal) else ""
+    check(text.startswith("# A CPU calibration of host lent-t1") and
+          text.split("\n", 3)[3].strip() == fit.calibration_text(os.path.join(raw, "calibrate-cpu-t1.json")) and
+          "\nthreads = 1" in text and "\nfresh_page_us = " in text,
+          "--from-threads: the calibration at that count in the fixture's form, as --convert gives it")
 
 finish()

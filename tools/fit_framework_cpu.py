@@ -23,9 +23,12 @@ No third-party modules: python3's standard library only.
 """
 import argparse
 import csv
+import glob
 import io
 import json
 import math
+import os
+import re
 import subprocess
 import sys
 
@@ -247,6 +250,11 @@ def read_terms(text):
 
 def convert(path):
     """A `nnlab calibrate --json` object as the cache file's lines cal_fixture.c reads."""
+    print(calibration_text(path))
+
+
+def calibration_text(path):
+    """convert's lines, as one text."""
     c = json.load(open(path))
     c = c[0] if isinstance(c, list) else c
     spread_keys = {"gemm": "sgemm", "gemm_1thread": "sgemm on one thread", "mem": "streaming",
@@ -262,7 +270,70 @@ def convert(path):
     spread = c.get("calibration", {}).get("spread", {})
     out.append("spread = " + " ".join("%s:%g" % (k, spread[v]) for k, v in spread_keys.items() if v in spread))
     out.append("threads = %d" % c["threads"])
-    print("\n".join(out))
+    return "\n".join(out)
+
+
+def fastest_nnlab(raw, preset, threads, batch):
+    """The fastest of nnlab's rounds at a point (bench/threads.sh's nnlab-P-tT-B-R.json, as its
+    table compares them), or None."""
+    best = None
+    for path in glob.glob(os.path.join(raw, "nnlab-%s-t%d-%d-*.json" % (preset, threads, batch))):
+        try:
+            us = json.load(open(path)).get("us_per_step")
+        except (OSError, ValueError):
+            continue
+        if us and (best is None or us < best):
+            best = us
+    return best
+
+
+def from_threads(raw, name, out):
+    """bench/threads.sh's raw folder (a lent machine's CPU: bench/lent-gpu.sh) as the fixture's
+    hosts, one a thread count: out/framework-cpu-NAME.csv (host NAME-tT, PyTorch's median step,
+    the fastest of nnlab's rounds) and out/calibration-cpu-NAME-tT.txt from the calibration
+    threads.sh took at that count. A point without its calibration or nnlab's step is left out
+    and said so. Returns the rows written."""
+    os.makedirs(out, exist_ok=True)
+    cals = {}
+    for path in glob.glob(os.path.join(raw, "calibrate-cpu-t*.json")):
+        t = int(re.search(r"-t(\d+)\.json$", path).group(1))
+        try:
+            text = calibration_text(path)
+        except (OSError, ValueError, KeyError) as e:
+            print("from-threads: %s: not a calibration (%s)" % (path, e), file=sys.stderr)
+            continue
+        cals[t] = path
+        with open(os.path.join(out, "calibration-cpu-%s-t%d.txt" % (name, t)), "w") as f:
+            f.write("# A CPU calibration of host %s-t%d: `nnlab calibrate --device cpu --threads %d --json` by\n"
+                    "# bench/threads.sh before its steps (%s), converted by tools/fit_framework_cpu.py\n"
+                    "# --from-threads.\n%s\n" % (name, t, t, path, text))
+    rows = []
+    for path in sorted(glob.glob(os.path.join(raw, "torch-*-cpu-t*-*.json"))):
+        m = re.match(r"torch-(.+)-cpu-t(\d+)-(\d+)\.json$", os.path.basename(path))
+        if not m:
+            continue
+        preset, t, batch = m.group(1), int(m.group(2)), int(m.group(3))
+        got = json.load(open(path))
+        torch_us = got.get("us_per_step_median")
+        nnlab_us = fastest_nnlab(raw, preset, t, batch)
+        why = ("PyTorch failed: %s" % got.get("error", "?") if torch_us is None else
+               "no calibration at %d threads" % t if t not in cals else
+               "no nnlab step" if nnlab_us is None else "")
+        if why:
+            print("from-threads: %s b%d t%d left out: %s" % (preset, batch, t, why), file=sys.stderr)
+            continue
+        rows.append((t, preset, batch, torch_us, nnlab_us, got.get("torch", "-"), got.get("rounds", 1)))
+    rows.sort()
+    lines = ["# hosts %s-tT: bench/threads.sh in %s, one host a thread count T: PyTorch %s's median step"
+             % (name, raw, rows[0][5] if rows else "-"),
+             "#   (bench/torch_grid.py, every pool at T, %s round(s)), nnlab's fastest round (nnlab bench"
+             % (rows[0][6] if rows else "-"),
+             "#   --threads T), each priced from calibration-cpu-%s-tT.txt" % name,
+             "host,preset,batch,torch_us,nnlab_us"]
+    lines += ["%s-t%d,%s,%d,%.1f,%.1f" % (name, t, p, b, tu, nu) for t, p, b, tu, nu, _, _ in rows]
+    with open(os.path.join(out, "framework-cpu-%s.csv" % name), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(rows)
 
 
 def main():
@@ -274,6 +345,9 @@ def main():
                     "fitted to")
     ap.add_argument("--max-batch", type=int, default=0, help="leave out rows of a larger batch (0: none)")
     ap.add_argument("--convert", help="print a calibration JSON in the cache file's form, and stop")
+    ap.add_argument("--from-threads", nargs=3, metavar=("RAW", "NAME", "OUT"),
+                    help="bench/threads.sh's RAW folder as fixture hosts NAME-tT in OUT "
+                         "(framework-cpu-NAME.csv, calibration-cpu-NAME-tT.txt), and stop")
     ap.add_argument("--fresh-page-us", default="",
                     help="HOST=US,...: price those hosts' fresh bytes at US a page where their calibration "
                          "predates the figure (an exploration: the shipped terms take the calibration's)")
@@ -283,6 +357,11 @@ def main():
     a = ap.parse_args()
     if a.convert:
         convert(a.convert)
+        return
+    if a.from_threads:
+        n = from_threads(*a.from_threads)
+        print("from-threads: %d steps in %s" % (n, os.path.join(a.from_threads[2], "framework-cpu-%s.csv"
+                                                                  % a.from_threads[1])))
         return
     if a.build:
         text = subprocess.run([a.build + "/tests/test_framework", "--terms"], check=True, capture_output=True,
