@@ -70,12 +70,12 @@ def combine(results):
             return r
     medians = sorted(r["us_per_step_median"] for r in results)
     k = len(medians)
-    median = medians[k // 2] if k % 2 else (medians[k // 2 - 1] + medians[k // 2]) / 2
+    median = round(medians[k // 2] if k % 2 else (medians[k // 2 - 1] + medians[k // 2]) / 2, 3)   # as the helper's
     out = dict(results[-1])
     out.update(us_per_step=median, us_per_step_median=median, rounds=k,
                rounds_us=[r["us_per_step_median"] for r in results])
     if all(r.get("us_per_step_mean") is not None for r in results):
-        out["us_per_step_mean"] = sum(r["us_per_step_mean"] for r in results) / k
+        out["us_per_step_mean"] = round(sum(r["us_per_step_mean"] for r in results) / k, 3)
     return out
 
 
