@@ -4,7 +4,8 @@
 # all). SKIP (comma-separated) leaves stages out when an earlier call already
 # measured them: parity (tests/parity-avx512.sh and the two paths' steps),
 # jacobian (bench/gpu.sh's Jacobian stage). NNLAB_THREADS_PRESETS orders
-# bench/threads.sh's presets (the ones a budget may cut go last).
+# bench/threads.sh's presets (the ones a budget may cut go last; by default the
+# framework fit's worst 16-core rows first).
 #
 # Run from the checkout's root on the GPU machine, with the build packed by
 # ../shared/tools/gpu-bundle.sh into .gpu/ (docs/gpu-backend.md, "Running on the GPU machine": the
@@ -96,7 +97,9 @@ note "threads.sh, budget $threads_budget s"
 # every batch of the framework fit's fixture: these steps, with the calibration at each
 # thread count threads.sh takes first, are the 16-core host's rows re-measured (docs/ways.md)
 set -- --batches "${NNLAB_THREADS_BATCHES:-1,4,16,64,256,1024}" --torch-rounds 3
-[ -n "${NNLAB_THREADS_PRESETS:-}" ] && set -- "$@" --presets "$NNLAB_THREADS_PRESETS"
+# the 16-core rows that miss most first (docs/ways.md: conv1d at 1-64, the LeNets at 1 and 256,
+# TabNet at 1024), the MLPs last: the budget cuts from the end
+set -- "$@" --presets "${NNLAB_THREADS_PRESETS:-conv1d-regression,lenet-cifar10,lenet5-cifar10,tabnet-regression,mnist-mlp-1000,mnist-mlp-128}"
 [ "$threads_budget" -gt 20 ] && bench/threads.sh --out "$res" --budget "$threads_budget" "$@" \
     >"$res/threads-sh.txt" 2>&1
 note "done"
