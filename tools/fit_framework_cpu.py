@@ -316,7 +316,9 @@ def from_threads(raw, name, out):
         got = json.load(open(path))
         torch_us = got.get("us_per_step_median")
         nnlab_us = fastest_nnlab(raw, preset, t, batch)
-        why = ("PyTorch failed: %s" % got.get("error", "?") if torch_us is None else
+        error = got.get("error", "?")
+        why = ("PyTorch failed: %s" % (error.get("message", error) if isinstance(error, dict) else error)
+               if torch_us is None else
                "no calibration at %d threads" % t if t not in cals else
                "no nnlab step" if nnlab_us is None else "")
         if why:
