@@ -66,8 +66,9 @@ static nn_framework_cpu shipped_cpu(void)
 }
 
 /* The fixture's rows (host,preset,batch,torch_us,nnlab_us; '#' comments, a
- * header), each priced from its host's calibration (calibration-cpu-HOST.txt:
- * dev2, dev3, xeon16); nnlab_us (nnlab's measured step there) is only shown. */
+ * header), each priced from its host's calibration (calibration-cpu-NAME.txt,
+ * NAME as hosts[] pairs them); nnlab_us (nnlab's measured step there) is only
+ * shown. */
 static int read_samples(nn_framework_sample *s, cpu_row *rows, int max, double *nnlab_measured)
 {
     /* each host and its calibration: dev7's two PyTorch releases ran in the same minutes */
@@ -162,8 +163,9 @@ static void print_misses(const nn_framework_sample *s, const cpu_row *rows, int 
  * dev7 one, dev3 and dev6 two, xeon16 sixteen). Checked, not fitted: dev2
  * (its calibration is of an older nnlab: it prices nnlab's own steps there
  * at 1.5-3x what nnlab measured), dev4 (its PyTorch's matrix products ran
- * on both cores at "one thread"), dev7-pt2 (another PyTorch release), dev8
- * and dev8-pt2 (recorded after the fit: its test on a host it never saw). */
+ * on both cores at "one thread"), dev7-pt2 (another PyTorch release), dev8,
+ * dev8-pt2, dev9-pt2-t1 and dev9-pt2-t2 (recorded after the fit: its test on
+ * hosts it never saw). */
 static const char *const fit_hosts[] = { "dev3", "dev5", "dev6", "dev7", "xeon16" };
 enum { FIT_HOSTS = sizeof fit_hosts / sizeof fit_hosts[0] };
 
@@ -560,8 +562,9 @@ static int read_gpu_samples(const char *path, const char *profile, nn_framework_
     while (fgets(line, sizeof line, f) && n < max) {
         static nn_preset p;
         double torch_us, mean_us;
-        if (fixture_batch_way(line) >= 0)
-            batch_way = fixture_batch_way(line);
+        int said = fixture_batch_way(line);
+        if (said >= 0)
+            batch_way = said;
         if (line[0] == '#' || !strncmp(line, "preset,", 7))
             continue;
         assert_int_equal(sscanf(line, "%63[^,],%d,%lf,%lf", rows[n].preset, &rows[n].batch, &torch_us, &mean_us), 4);
